@@ -1,0 +1,688 @@
+/* The command line. Owns argument parsing, --help texts, exit codes, and how listings
+ * are printed (aligned tables or --json). Reads results only through store's listing
+ * functions and runs sweeps only through sweep.h; never writes SQL or builds trials. */
+#include "cli.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag.h"
+#include "json.h"
+#include "stats.h"
+#include "store.h"
+#include "sweep.h"
+#include "trialcfg.h"
+
+#define MAX_POS 8
+
+/* Parsed arguments of one command. */
+typedef struct {
+  const char *cmd;
+  const char *pos[MAX_POS];
+  int n_pos;
+  const char *db, *name, *model, *hardware, *format, *output;
+  int parallel, trials, json, help, has_seed;
+  double hours;
+  long long seed;
+} args;
+
+typedef struct {
+  const char *name;
+  const char *usage;
+  const char *help;
+  int (*run)(args *a);
+  int min_pos, max_pos;
+  const char *options; /* the options it accepts, space-separated */
+} command;
+
+static const command *find_command(const char *name);
+
+/* ---- shared helpers ---- */
+
+static const char *db_path(const args *a) {
+  if (a->db) return a->db;
+  const char *env = getenv("FLAGTUNE_DB");
+  return env && *env ? env : "flagtune.db";
+}
+
+static int fail(int code, char *err) {
+  diag_error(err);
+  free(err);
+  return diag_exit_code(code);
+}
+
+static int open_store(const args *a, store **s, char **err) {
+  return store_open(db_path(a), STORE_READONLY, s, err);
+}
+
+static void print_json(const cJSON *j) {
+  char *s = cJSON_Print(j);
+  printf("%s\n", s);
+  free(s);
+}
+
+static const char *jstr(const cJSON *o, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static double jnum(const cJSON *o, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* Prints a number for a table cell, or "-" when missing. */
+static void cell_num(char *buf, size_t n, double v, const char *fmt) {
+  if (isnan(v))
+    snprintf(buf, n, "-");
+  else
+    snprintf(buf, n, fmt, v);
+}
+
+static double *steps_of(const cJSON *o, const char *key, int *n) {
+  const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, key);
+  *n = cJSON_IsArray(arr) ? cJSON_GetArraySize(arr) : 0;
+  double *v = xcalloc((size_t)*n + 1, sizeof(double));
+  int i = 0;
+  const cJSON *it;
+  cJSON_ArrayForEach(it, arr) v[i++] = it->valuedouble;
+  return v;
+}
+
+/* The speedup of BEST over BASE with its 95% interval, from their stored step times
+ * (the warm-up steps the experiment skips are left out). Returns 0 when computable. */
+static int speedup_interval(const cJSON *best, const char *best_key, const cJSON *base,
+                            const char *base_key, int skip, double *sp, double *lo, double *hi) {
+  int nb, na;
+  double *b = steps_of(best, best_key, &nb), *a = steps_of(base, base_key, &na);
+  int rc = -1;
+  if (nb > skip && na > skip)
+    rc = stats_speedup_ci(a + skip, na - skip, b + skip, nb - skip, 12345, sp, lo, hi);
+  free(a);
+  free(b);
+  return rc;
+}
+
+/* The experiment's skip, recorded in the sweep's options. */
+static int skip_of(const cJSON *sweep_obj) {
+  const char *opts = jstr(sweep_obj, "options_json");
+  cJSON *o = opts ? cJSON_Parse(opts) : NULL;
+  double v = jnum(o, "skip");
+  cJSON_Delete(o);
+  return isnan(v) ? 0 : (int)v;
+}
+
+/* ---- run, resume, check ---- */
+
+static sweep_opts to_opts(const args *a) {
+  sweep_opts o = {db_path(a), a->parallel, a->trials, a->hours, a->seed, a->has_seed, a->name};
+  return o;
+}
+
+static int print_summary(const args *a, long long id);
+static int print_export(store *s, const cJSON *sweep_obj, const cJSON *best, const cJSON *base,
+                        export_format fmt, FILE *out, char **err);
+
+static int finish_sweep(args *a, int rc, int64_t id, int unhealthy, char *err) {
+  if (rc != 0 && id == 0) return fail(rc, err);
+  if (rc != 0) diag_error(err);
+  free(err);
+  if (id > 0 && print_summary(a, id) != 0) return 1;
+  if (rc != 0) return diag_exit_code(rc);
+  return unhealthy ? 1 : 0;
+}
+
+static int cmd_run(args *a) {
+  sweep_opts o = to_opts(a);
+  int64_t id = 0;
+  int unhealthy = 0;
+  char *err = NULL;
+  int rc = sweep_run(a->pos[0], &o, &id, &unhealthy, &err);
+  return finish_sweep(a, rc, id, unhealthy, err);
+}
+
+static int cmd_resume(args *a) {
+  sweep_opts o = to_opts(a);
+  int64_t id = 0;
+  int unhealthy = 0;
+  char *err = NULL;
+  int rc = sweep_resume(a->pos[0], &o, &id, &unhealthy, &err);
+  return finish_sweep(a, rc, id, unhealthy, err);
+}
+
+static int cmd_check(args *a) {
+  sweep_opts o = to_opts(a);
+  char *summary = NULL, *err = NULL;
+  int rc = sweep_check(a->pos[0], &o, &summary, &err);
+  if (rc != 0) return fail(rc, err);
+  printf("%s\n", summary);
+  free(summary);
+  return 0;
+}
+
+/* ---- sweeps ---- */
+
+static int cmd_sweeps(args *a) {
+  store *s = NULL;
+  cJSON *list = NULL;
+  char *err = NULL;
+  int rc = open_store(a, &s, &err);
+  if (rc == 0) rc = store_list_sweeps(s, &list, &err);
+  store_close(s);
+  if (rc != 0) return fail(rc, err);
+  if (a->json) {
+    print_json(list);
+  } else {
+    printf("%4s  %-24s %-16s %-22s %-11s %6s %5s %10s %10s %8s\n", "ID", "NAME", "MODEL",
+           "HARDWARE", "STATUS", "TRIALS", "OK", "BEST_MS", "BASE_MS", "SPEEDUP");
+    const cJSON *it;
+    cJSON_ArrayForEach(it, list) {
+      char best[32], base[32], sp[32];
+      cell_num(best, sizeof best, jnum(it, "best_ms"), "%.2f");
+      cell_num(base, sizeof base, jnum(it, "baseline_ms"), "%.2f");
+      cell_num(sp, sizeof sp, jnum(it, "speedup"), "%.3fx");
+      printf("%4.0f  %-24.24s %-16.16s %-22.22s %-11s %6.0f %5.0f %10s %10s %8s\n",
+             jnum(it, "id"), jstr(it, "name"), jstr(it, "model"), jstr(it, "hardware"),
+             jstr(it, "status"), jnum(it, "trials"), jnum(it, "ok"), best, base, sp);
+    }
+  }
+  cJSON_Delete(list);
+  return 0;
+}
+
+/* ---- show ---- */
+
+static void print_counts(const cJSON *sw) {
+  const cJSON *counts = cJSON_GetObjectItemCaseSensitive(sw, "counts"), *it;
+  printf("outcomes:");
+  cJSON_ArrayForEach(it, counts) printf(" %s %d", it->string, it->valueint);
+  printf("\n");
+}
+
+static void print_best_line(const cJSON *sw) {
+  const cJSON *best = cJSON_GetObjectItemCaseSensitive(sw, "best");
+  const cJSON *base = cJSON_GetObjectItemCaseSensitive(sw, "baseline");
+  double bv = jnum(base, "value");
+  if (!cJSON_IsObject(best)) {
+    printf("best: none (no trial ended ok)%s\n", isnan(bv) ? "; the baseline failed too" : "");
+    return;
+  }
+  printf("best: trial %.0f, %.2f ms", jnum(best, "number"), jnum(best, "value"));
+  double sp, lo, hi;
+  if (!isnan(bv) &&
+      speedup_interval(best, "steps", base, "steps", skip_of(sw), &sp, &lo, &hi) == 0)
+    printf(" vs baseline %.2f ms: %.3fx (95%% CI %.3f-%.3f)", bv, bv / jnum(best, "value"), lo,
+           hi);
+  else if (isnan(bv))
+    printf(" (the baseline did not end ok: no speedup)");
+  printf("\n  %s\n", jstr(best, "label") ? jstr(best, "label") : "");
+}
+
+static void print_trials(const cJSON *sw) {
+  printf("%5s  %-8s %-11s %10s %6s %8s  %s\n", "TRIAL", "ROLE", "STATUS", "VALUE_MS", "STEPS",
+         "SECONDS", "CONFIGURATION");
+  const cJSON *it;
+  cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(sw, "trials")) {
+    char val[32], dur[32];
+    cell_num(val, sizeof val, jnum(it, "value"), "%.2f");
+    cell_num(dur, sizeof dur, jnum(it, "duration_s"), "%.1f");
+    const char *label = jstr(it, "label");
+    printf("%5.0f  %-8s %-11s %10s %6.0f %8s  %s\n", jnum(it, "number"), jstr(it, "role"),
+           jstr(it, "status"), val, jnum(it, "n_steps"), dur,
+           strcmp(jstr(it, "role"), "baseline") == 0 ? "(baseline)" : label ? label : "");
+  }
+}
+
+static int load_sweep(const args *a, const char *ref, store **s, cJSON **obj, char **err) {
+  store_sweep sw = {0};
+  int rc = open_store(a, s, err);
+  if (rc == 0) rc = store_sweep_get(*s, ref, &sw, err);
+  if (rc == 0) rc = store_show_sweep(*s, sw.id, obj, err);
+  store_sweep_clear(&sw);
+  return rc;
+}
+
+static void print_header(const cJSON *sw) {
+  printf("sweep %.0f \"%s\": model %s on %s, strategy %s, status %s\n", jnum(sw, "id"),
+         jstr(sw, "name"), jstr(sw, "model"), jstr(sw, "hardware"), jstr(sw, "strategy"),
+         jstr(sw, "status"));
+  if (jstr(sw, "error")) printf("error: %s\n", jstr(sw, "error"));
+}
+
+static int cmd_show(args *a) {
+  store *s = NULL;
+  cJSON *obj = NULL;
+  char *err = NULL;
+  int rc = load_sweep(a, a->pos[0], &s, &obj, &err);
+  store_close(s);
+  if (rc != 0) return fail(rc, err);
+  if (a->json) {
+    print_json(obj);
+  } else {
+    print_header(obj);
+    print_counts(obj);
+    print_best_line(obj);
+    printf("\n");
+    print_trials(obj);
+  }
+  cJSON_Delete(obj);
+  return 0;
+}
+
+/* Prints the end-of-run report: counts, best vs baseline, and the export snippet. */
+static int print_summary(const args *a, long long id) {
+  store *s = NULL;
+  cJSON *obj = NULL;
+  char *err = NULL, ref[32];
+  snprintf(ref, sizeof ref, "%lld", id);
+  int rc = load_sweep(a, ref, &s, &obj, &err);
+  if (rc == 0) {
+    printf("\n");
+    print_header(obj);
+    print_counts(obj);
+    print_best_line(obj);
+    const cJSON *best = cJSON_GetObjectItemCaseSensitive(obj, "best");
+    if (cJSON_IsObject(best)) {
+      printf("\n");
+      rc = print_export(s, obj, best, cJSON_GetObjectItemCaseSensitive(obj, "baseline"), EXPORT_SH,
+                        stdout, &err);
+    }
+  }
+  store_close(s);
+  cJSON_Delete(obj);
+  if (rc != 0) return fail(rc, err);
+  return 0;
+}
+
+/* ---- best ---- */
+
+static int cmd_best(args *a) {
+  store *s = NULL;
+  cJSON *list = NULL;
+  char *err = NULL;
+  int rc = open_store(a, &s, &err);
+  if (rc == 0) rc = store_best(s, a->model, a->hardware, &list, &err);
+  store_close(s);
+  if (rc != 0) return fail(rc, err);
+  if (a->json) {
+    print_json(list);
+    cJSON_Delete(list);
+    return 0;
+  }
+  if (cJSON_GetArraySize(list) == 0) printf("no ok trial yet%s\n", a->model || a->hardware ?
+                                                                    " for that model/hardware" : "");
+  const cJSON *it;
+  cJSON_ArrayForEach(it, list) {
+    char base[32], sp[32];
+    cell_num(base, sizeof base, jnum(it, "baseline_ms"), "%.2f ms");
+    cell_num(sp, sizeof sp, jnum(it, "speedup"), "%.3fx");
+    printf("%s on %s: %.2f ms vs baseline %s (%s), sweep %.0f \"%s\" trial %.0f\n",
+           jstr(it, "model"), jstr(it, "hardware"), jnum(it, "value"), base, sp,
+           jnum(it, "sweep_id"), jstr(it, "sweep_name"), jnum(it, "trial"));
+    printf("  XLA_FLAGS=%s\n", jstr(it, "xla_flags") ? jstr(it, "xla_flags") : "");
+  }
+  cJSON_Delete(list);
+  return 0;
+}
+
+/* ---- export ---- */
+
+static int parse_format(const char *f, export_format *out, char **err) {
+  if (!f || strcmp(f, "sh") == 0) *out = EXPORT_SH;
+  else if (strcmp(f, "env") == 0) *out = EXPORT_ENV;
+  else if (strcmp(f, "json") == 0) *out = EXPORT_JSON;
+  else return diag_set(err, FT_EINPUT, "unknown export format '%s' (use sh, env or json)", f);
+  return 0;
+}
+
+static int print_export(store *s, const cJSON *sweep_obj, const cJSON *best, const cJSON *base,
+                        export_format fmt, FILE *out, char **err) {
+  (void)s;
+  char *c1 = xasprintf("flagtune: sweep %.0f \"%s\", model %s on %s", jnum(sweep_obj, "id"),
+                       jstr(sweep_obj, "name"), jstr(sweep_obj, "model"),
+                       jstr(sweep_obj, "hardware"));
+  double bv = jnum(base, "value"), v = jnum(best, "value"), sp, lo, hi;
+  char *c2;
+  if (!isnan(bv) &&
+      speedup_interval(best, "steps", base, "steps", skip_of(sweep_obj), &sp, &lo, &hi) == 0)
+    c2 = xasprintf("step %.2f ms vs baseline %.2f ms (%.3fx, 95%% CI %.3f-%.3f), trial %.0f", v,
+                   bv, bv / v, lo, hi, jnum(best, "number"));
+  else
+    c2 = xasprintf("step %.2f ms (no baseline measurement), trial %.0f", v, jnum(best, "number"));
+  const char *comments[2] = {c1, c2};
+  cJSON *env = cJSON_Parse(jstr(best, "env") ? jstr(best, "env") : "{}");
+  int n_env = cJSON_GetArraySize(env), i = 0;
+  const char **names = xcalloc((size_t)n_env + 1, sizeof(char *));
+  const char **values = xcalloc((size_t)n_env + 1, sizeof(char *));
+  const cJSON *it;
+  cJSON_ArrayForEach(it, env) {
+    names[i] = it->string;
+    values[i++] = cJSON_IsString(it) ? it->valuestring : "";
+  }
+  export_info info = {comments, 2, jstr(best, "xla_flags"), jstr(best, "tpu_args"),
+                      names, values, i};
+  int rc = trialcfg_export(out, fmt, &info, err);
+  free(names);
+  free(values);
+  cJSON_Delete(env);
+  free(c1);
+  free(c2);
+  return rc;
+}
+
+/* The best of (model, hardware) across sweeps, shaped like a sweep listing for print_export. */
+static int best_across(store *s, const args *a, cJSON **sweep_obj, cJSON **best, char **err) {
+  cJSON *list = NULL;
+  int rc = store_best(s, a->model, a->hardware, &list, err);
+  if (rc != 0) return rc;
+  if (cJSON_GetArraySize(list) != 1) {
+    int n = cJSON_GetArraySize(list);
+    cJSON_Delete(list);
+    return diag_set(err, FT_EINPUT, n == 0 ? "no ok trial for model '%s' on '%s'"
+                                           : "several (model, hardware) pairs match '%s' / '%s': "
+                                             "give both --model and --hardware",
+                    a->model ? a->model : "*", a->hardware ? a->hardware : "*");
+  }
+  cJSON *row = cJSON_DetachItemFromArray(list, 0);
+  cJSON_Delete(list);
+  char ref[32];
+  snprintf(ref, sizeof ref, "%.0f", jnum(row, "sweep_id"));
+  store_sweep sw = {0};
+  rc = store_sweep_get(s, ref, &sw, err);
+  if (rc == 0) rc = store_show_sweep(s, sw.id, sweep_obj, err);
+  store_sweep_clear(&sw);
+  *best = row;
+  return rc;
+}
+
+static int write_export(args *a, store *s, cJSON *sw, const cJSON *best, const cJSON *base,
+                        char **err) {
+  export_format fmt;
+  int rc = parse_format(a->format, &fmt, err);
+  if (rc != 0) return rc;
+  FILE *out = stdout;
+  char *tmp = NULL;
+  if (a->output) {
+    tmp = xasprintf("%s.tmp", a->output);
+    out = fopen(tmp, "w");
+    if (!out) {
+      rc = diag_set(err, FT_EINPUT, "cannot write %s", a->output);
+      free(tmp);
+      return rc;
+    }
+  }
+  rc = print_export(s, sw, best, base, fmt, out, err);
+  if (a->output) {
+    if (fclose(out) != 0 && rc == 0) rc = diag_set(err, FT_ESYS, "cannot write %s", a->output);
+    if (rc == 0 && rename(tmp, a->output) != 0)
+      rc = diag_set(err, FT_ESYS, "cannot write %s", a->output);
+    if (rc != 0) remove(tmp);
+    free(tmp);
+  }
+  return rc;
+}
+
+static int cmd_export(args *a) {
+  store *s = NULL;
+  cJSON *sw = NULL, *best_row = NULL;
+  char *err = NULL;
+  int rc;
+  if (a->n_pos == 0 && !a->model && !a->hardware) {
+    diag_error("export needs a SWEEP or --model/--hardware (see flagtune export --help)");
+    return 2;
+  }
+  rc = open_store(a, &s, &err);
+  if (rc == 0 && a->n_pos > 0) {
+    store_sweep one = {0};
+    rc = store_sweep_get(s, a->pos[0], &one, &err);
+    if (rc == 0) rc = store_show_sweep(s, one.id, &sw, &err);
+    store_sweep_clear(&one);
+  } else if (rc == 0) {
+    rc = best_across(s, a, &sw, &best_row, &err);
+  }
+  const cJSON *best = best_row ? best_row : cJSON_GetObjectItemCaseSensitive(sw, "best");
+  if (rc == 0 && !cJSON_IsObject(best))
+    rc = diag_set(&err, FT_EINPUT, "sweep %s has no ok trial to export", a->pos[0]);
+  if (rc == 0)
+    rc = write_export(a, s, sw, best, cJSON_GetObjectItemCaseSensitive(sw, "baseline"), &err);
+  cJSON_Delete(sw);
+  cJSON_Delete(best_row);
+  store_close(s);
+  if (rc != 0) return fail(rc, err);
+  return 0;
+}
+
+/* ---- query ---- */
+
+static void print_cell(const cJSON *v) {
+  if (cJSON_IsNull(v)) printf("NULL");
+  else if (cJSON_IsString(v)) printf("%s", v->valuestring);
+  else if (cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble) && fabs(v->valuedouble) < 1e15)
+    printf("%.0f", v->valuedouble);
+  else if (cJSON_IsNumber(v)) printf("%.10g", v->valuedouble);
+}
+
+static int cmd_query(args *a) {
+  store *s = NULL;
+  cJSON *cols = NULL, *rows = NULL;
+  char *err = NULL;
+  int rc = open_store(a, &s, &err);
+  if (rc == 0) rc = store_query(s, a->pos[0], &cols, &rows, &err);
+  store_close(s);
+  if (rc != 0) return fail(rc, err);
+  const cJSON *row, *c, *v;
+  if (a->json) {
+    cJSON *out = cJSON_CreateArray();
+    cJSON_ArrayForEach(row, rows) {
+      cJSON *o = cJSON_CreateObject();
+      int i = 0;
+      cJSON_ArrayForEach(v, row) {
+        cJSON_AddItemToObject(o, cJSON_GetArrayItem(cols, i++)->valuestring, cJSON_Duplicate(v, 1));
+      }
+      cJSON_AddItemToArray(out, o);
+    }
+    print_json(out);
+    cJSON_Delete(out);
+  } else {
+    int i = 0;
+    cJSON_ArrayForEach(c, cols) printf("%s%s", i++ ? "|" : "", c->valuestring);
+    printf("\n");
+    cJSON_ArrayForEach(row, rows) {
+      i = 0;
+      cJSON_ArrayForEach(v, row) {
+        if (i++) printf("|");
+        print_cell(v);
+      }
+      printf("\n");
+    }
+  }
+  cJSON_Delete(cols);
+  cJSON_Delete(rows);
+  return 0;
+}
+
+/* ---- help and parsing ---- */
+
+static int cmd_help(args *a);
+
+static const command commands[] = {
+    {"run", "run EXPERIMENT.lua [--db PATH] [--parallel N] [--trials N] [--hours H] [--seed S] "
+            "[--name NAME]",
+     "Runs a new sweep: the baseline, then the strategy's trials, each recorded in the database.\n"
+     "Prints the best configuration, its speedup over the baseline and the export snippet.\n"
+     "Exit 0 when it finished with an ok baseline and an ok trial, 1 when it ran but that is not\n"
+     "so, 2 for bad input (nothing written), 130 when interrupted (continue with `resume`).",
+     cmd_run, 1, 1, "db parallel trials hours seed name"},
+    {"resume", "resume SWEEP [--db PATH] [--parallel N] [--trials N] [--hours H]",
+     "Continues an interrupted sweep: trials left running become lost and are run again with\n"
+     "the interrupted ones; the strategy is rebuilt from the stored trials.",
+     cmd_resume, 1, 1, "db parallel trials hours"},
+    {"check", "check EXPERIMENT.lua",
+     "Validates an experiment file (keys, types, units, space, strategy) without running or\n"
+     "writing anything. Errors read `file:line: message`; exit 2.",
+     cmd_check, 1, 1, "parallel trials hours seed"},
+    {"sweeps", "sweeps [--db PATH] [--json]",
+     "Lists past sweeps: id, name, model, hardware, status, trials, best, baseline, speedup.",
+     cmd_sweeps, 0, 0, "db json"},
+    {"show", "show SWEEP [--db PATH] [--json]",
+     "Shows one sweep: outcome counts, best vs baseline with a 95% interval, every trial.",
+     cmd_show, 1, 1, "db json"},
+    {"best", "best [--model M] [--hardware H] [--db PATH] [--json]",
+     "The best ok configuration per (model, hardware) across all sweeps, with its speedup over\n"
+     "the baseline of its own sweep.",
+     cmd_best, 0, 0, "db json model hardware"},
+    {"export", "export (SWEEP | --model M [--hardware H]) [--format sh|env|json] [-o FILE]",
+     "Prints the winning flags as a snippet: `source <(flagtune export 3)` in bash. sh quotes\n"
+     "every value so it is safe to source in bash, zsh and dash; env writes NAME=value lines;\n"
+     "json one object. -o writes FILE atomically.",
+     cmd_export, 0, 1, "db model hardware format output"},
+    {"query", "query \"SQL\" [--db PATH] [--json]",
+     "Runs one read-only SQL statement against the database (see docs/SCHEMA.md).",
+     cmd_query, 1, 1, "db json"},
+    {"help", "help [COMMAND]", "Shows help for a command.", cmd_help, 0, 1, ""},
+};
+
+#define N_COMMANDS (int)(sizeof commands / sizeof commands[0])
+
+static const command *find_command(const char *name) {
+  for (int i = 0; i < N_COMMANDS; i++)
+    if (strcmp(commands[i].name, name) == 0) return &commands[i];
+  return NULL;
+}
+
+static void usage(FILE *f) {
+  fprintf(f, "flagtune %s: tune XLA/JAX performance flags by measurement\n\nusage:\n",
+          FLAGTUNE_VERSION);
+  for (int i = 0; i < N_COMMANDS; i++) fprintf(f, "  flagtune %s\n", commands[i].usage);
+  fprintf(f, "\nThe database is ./flagtune.db unless --db or $FLAGTUNE_DB says otherwise.\n"
+             "Global options: -v (tracebacks), -q (no progress). `flagtune COMMAND --help` for "
+             "more.\n");
+}
+
+static int cmd_help(args *a) {
+  if (a->n_pos == 0) {
+    usage(stdout);
+    return 0;
+  }
+  const command *c = find_command(a->pos[0]);
+  if (!c) {
+    fprintf(stderr, "flagtune: no command '%s'\n", a->pos[0]);
+    return 2;
+  }
+  printf("usage: flagtune %s\n\n%s\n", c->usage, c->help);
+  return 0;
+}
+
+static int accepts(const command *c, const char *opt) {
+  size_t n = strlen(opt);
+  for (const char *p = c->options; (p = strstr(p, opt)) != NULL; p += n)
+    if ((p == c->options || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0')) return 1;
+  return 0;
+}
+
+static int parse_int(const char *opt, const char *v, int min, int *out, char **err) {
+  char *end;
+  long x = strtol(v, &end, 10);
+  if (*v == '\0' || *end != '\0' || x < min || x > 1000000000)
+    return diag_set(err, FT_EINPUT, "--%s needs a whole number >= %d, got '%s'", opt, min, v);
+  *out = (int)x;
+  return 0;
+}
+
+static int set_option(args *a, const char *opt, const char *v, char **err) {
+  if (strcmp(opt, "db") == 0) a->db = v;
+  else if (strcmp(opt, "name") == 0) a->name = v;
+  else if (strcmp(opt, "model") == 0) a->model = v;
+  else if (strcmp(opt, "hardware") == 0) a->hardware = v;
+  else if (strcmp(opt, "format") == 0) a->format = v;
+  else if (strcmp(opt, "output") == 0) a->output = v;
+  else if (strcmp(opt, "parallel") == 0) return parse_int(opt, v, 1, &a->parallel, err);
+  else if (strcmp(opt, "trials") == 0) return parse_int(opt, v, 2, &a->trials, err);
+  else if (strcmp(opt, "seed") == 0) {
+    char *end;
+    a->seed = strtoll(v, &end, 10);
+    a->has_seed = 1;
+    if (*v == '\0' || *end != '\0')
+      return diag_set(err, FT_EINPUT, "--seed needs a whole number, got '%s'", v);
+  } else if (strcmp(opt, "hours") == 0) {
+    char *end;
+    a->hours = strtod(v, &end);
+    if (*v == '\0' || *end != '\0' || !(a->hours > 0))
+      return diag_set(err, FT_EINPUT, "--hours needs a positive number, got '%s'", v);
+  }
+  return 0;
+}
+
+/* One "--name[=value]" (or -o) argument; may consume the next one as its value. */
+static int parse_option(args *a, const command *c, int argc, char **argv, int *i, char **err) {
+  const char *arg = argv[*i];
+  char name[64];
+  const char *eq = strchr(arg, '=');
+  const char *body = strcmp(arg, "-o") == 0 ? "output" : arg + 2;
+  size_t len = eq ? (size_t)(eq - body) : strlen(body);
+  if (len >= sizeof name) len = sizeof name - 1;
+  memcpy(name, body, len);
+  name[len] = '\0';
+  if (strcmp(name, "help") == 0) return a->help = 1, 0;
+  if (strcmp(name, "json") == 0 && accepts(c, "json")) return a->json = 1, 0;
+  if (!accepts(c, name) || strcmp(name, "json") == 0)
+    return diag_set(err, FT_EINPUT, "%s: unknown option '%s' (see `flagtune %s --help`)", c->name,
+                    arg, c->name);
+  const char *v = eq ? eq + 1 : NULL;
+  if (!v) {
+    if (*i + 1 >= argc) return diag_set(err, FT_EINPUT, "option --%s needs a value", name);
+    v = argv[++*i];
+  }
+  return set_option(a, name, v, err);
+}
+
+static int parse_args(const command *c, int argc, char **argv, args *a, char **err) {
+  for (int i = 0; i < argc; i++) {
+    const char *arg = argv[i];
+    int is_opt = (strncmp(arg, "--", 2) == 0 && arg[2]) || strcmp(arg, "-o") == 0 ||
+                 strcmp(arg, "-h") == 0;
+    if (strcmp(arg, "-h") == 0) {
+      a->help = 1;
+    } else if (is_opt) {
+      int rc = parse_option(a, c, argc, argv, &i, err);
+      if (rc) return rc;
+    } else if (a->n_pos < MAX_POS) {
+      a->pos[a->n_pos++] = arg;
+    }
+  }
+  if (!a->help && (a->n_pos < c->min_pos || a->n_pos > c->max_pos))
+    return diag_set(err, FT_EINPUT, "usage: flagtune %s", c->usage);
+  return 0;
+}
+
+int cli_main(int argc, char **argv) {
+  int i = 1;
+  for (; i < argc && argv[i][0] == '-'; i++) {
+    if (strcmp(argv[i], "-v") == 0) diag_verbose = 1;
+    else if (strcmp(argv[i], "-q") == 0) diag_quiet = 1;
+    else if (strcmp(argv[i], "--version") == 0) return printf("flagtune %s\n", FLAGTUNE_VERSION), 0;
+    else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return usage(stdout), 0;
+    else return usage(stderr), 2;
+  }
+  if (i >= argc) {
+    usage(stderr);
+    return 2;
+  }
+  const command *c = find_command(argv[i]);
+  if (!c) {
+    fprintf(stderr, "flagtune: unknown command '%s' (see `flagtune --help`)\n", argv[i]);
+    return 2;
+  }
+  args a = {0};
+  a.cmd = c->name;
+  a.hours = -1;
+  char *err = NULL;
+  if (parse_args(c, argc - i - 1, argv + i + 1, &a, &err) != 0) return fail(FT_EINPUT, err);
+  if (a.help) {
+    printf("usage: flagtune %s\n\n%s\n", c->usage, c->help);
+    return 0;
+  }
+  return c->run(&a);
+}

@@ -1,0 +1,64 @@
+/* The experiment file: loaded and validated whole (by lua/dsl.lua) before anything runs,
+ * then copied into a C struct the orchestrator reads. The search space and strategy spec
+ * stay in Lua, held by a registry ref. */
+#ifndef FLAGTUNE_EXPERIMENT_H
+#define FLAGTUNE_EXPERIMENT_H
+
+#include <stdint.h>
+
+#include "lhost.h"
+#include "parse.h"
+#include "stats.h"
+
+typedef struct {
+  lhost *host;          /* not owned */
+  int spec_ref;         /* the validated experiment table (lua/dsl.lua's shape) */
+
+  char *path;           /* as the user gave it; used as the chunk name */
+  char *text;           /* the file's bytes */
+  char hash[17];        /* FNV-1a 64 of text, hex */
+
+  char *name, *model, *hardware; /* hardware may be "auto" until resolved */
+  char **command;       /* NULL-terminated argv template; "{steps}" is substituted */
+  char *workdir;        /* where trials run: `workdir` key, default the current directory */
+
+  metric_kind metric;
+  char *metric_field;   /* json = ... */
+  char *metric_pattern; /* pattern = ... */
+  int metric_skip;      /* steps dropped before reducing (warm-up, compile) */
+  reduce_kind metric_reduce;
+  double metric_scale;  /* unit of the read value in ms: 1 for ms, 1000 for s */
+  int min_steps;        /* valid steps needed for ok, default skip + 1 */
+
+  int budget_trials;    /* including the baseline */
+  double budget_hours;  /* 0: none */
+  int budget_steps;     /* default step budget per trial ({steps}) */
+  int parallel;
+  int gpus_per_trial;   /* 0: CUDA_VISIBLE_DEVICES left alone */
+  double timeout_s;     /* per trial, 0: none */
+  double grace_s;       /* SIGTERM -> SIGKILL */
+  int64_t seed;
+  int has_seed;
+
+  char **oom_patterns;     /* extra substrings meaning OOM */
+  int n_oom_patterns;
+  char **invalid_patterns; /* extra substrings meaning the configuration was refused */
+  int n_invalid_patterns;
+
+  char *strategy_name;  /* "random", "grid", "tpe", or a file path */
+  char *strategy_desc;  /* e.g. "tpe{startup=10}" for display */
+  int n_params;         /* searched flags + vars */
+  double space_size;    /* number of configurations (may be huge) */
+} experiment;
+
+/* Loads PATH (or TEXT when not NULL, named PATH) and validates everything: keys, types,
+ * units, space constructors, strategy spec. Errors are "path:line: message" with a
+ * "did you mean" where one helps; code FT_EINPUT. */
+int experiment_load(lhost *h, const char *path, const char *text, experiment **out, char **err);
+void experiment_free(experiment *e);
+
+/* The metric spec for parse_step(); pattern metrics match through Lua's string.match.
+ * Valid while E lives. */
+metric_spec experiment_metric(experiment *e);
+
+#endif

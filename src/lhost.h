@@ -1,0 +1,39 @@
+/* The Lua host: one lua_State with flagtune's embedded runtime (lua/, search/), the only
+ * protected-call path into Lua (traceback handler, instruction budget), and registry refs
+ * that are counted so a leak is caught in debug builds. */
+#ifndef FLAGTUNE_LHOST_H
+#define FLAGTUNE_LHOST_H
+
+#include <lua.h>
+
+typedef struct lhost lhost;
+
+/* A new state with the standard libraries, `require` able to load embedded modules
+ * ("dsl" -> lua/dsl.lua, "search.grid" -> search/grid.lua; a directory in
+ * $FLAGTUNE_SEARCH_PATH overrides search/ files), and the C helpers in the global
+ * table `ft` (ft.parse_bytes, ft.parse_duration, ft.format_bytes, ft.json_decode). */
+int lhost_new(lhost **out, char **err);
+/* Closes the state. In debug builds, asserts that no counted ref is still live. */
+void lhost_free(lhost *h);
+lua_State *lhost_state(lhost *h);
+
+/* Calls the function below NARGS arguments on the stack (lua.c's docall), with a message
+ * handler that keeps "path:line: message" and adds a traceback when diag_verbose is set.
+ * BUDGET > 0 limits the call to about that many VM instructions; past it the call fails
+ * with "...: instruction budget of N exceeded". Returns 0, or FT_ELUA with *err set. */
+int lhost_pcall(lhost *h, int nargs, int nresults, long budget, char **err);
+
+/* Loads and runs TEXT (LEN bytes) as chunk "@PATH" with NRESULTS results. */
+int lhost_dostring(lhost *h, const char *path, const char *text, size_t len, int nresults,
+                   char **err);
+
+/* Pushes require(NAME). */
+int lhost_require(lhost *h, const char *name, char **err);
+
+/* Counted registry refs: pops the value at the top and returns its ref. */
+int lhost_ref(lhost *h);
+void lhost_push_ref(lhost *h, int ref);
+void lhost_unref(lhost *h, int ref);
+int lhost_live_refs(const lhost *h);
+
+#endif

@@ -1,0 +1,34 @@
+/* Reading step times out of a trial's output lines: pure functions, no loop, no Lua. */
+#ifndef FLAGTUNE_PARSE_H
+#define FLAGTUNE_PARSE_H
+
+#include <stddef.h>
+
+typedef enum { METRIC_JSON = 0, METRIC_PATTERN = 1 } metric_kind;
+
+/* A pattern matcher supplied by the caller (the experiment module wraps Lua's
+ * string.match). Returns 1 and sets *out when the line holds a capture that reads as a
+ * number, 0 otherwise. */
+typedef int (*metric_match_fn)(void *ctx, const char *line, size_t len, double *out);
+
+typedef struct {
+  metric_kind kind;
+  const char *field;       /* METRIC_JSON: key, dotted for nesting ("timing.step_ms") */
+  metric_match_fn match;   /* METRIC_PATTERN */
+  void *match_ctx;
+  double scale;            /* multiply what was read to get milliseconds; 0 means 1 */
+} metric_spec;
+
+enum {
+  PARSE_NONE = 0,    /* the line holds no step time */
+  PARSE_STEP = 1,    /* *ms is a finite, positive step time */
+  PARSE_BAD = -1,    /* the line holds the metric but its value is NaN, infinite, <= 0 or absurd */
+};
+
+/* Looks for a step time in one line. Never reads past LEN; LINE need not be NUL-terminated. */
+int parse_step(const metric_spec *m, const char *line, size_t len, double *ms);
+
+/* Longest step time accepted, in ms (one day): beyond it a value is absurd. */
+#define PARSE_MAX_MS 86400000.0
+
+#endif

@@ -1,0 +1,142 @@
+/* The results database: every SQL statement flagtune runs lives here or in the store/ SQL files.
+ * WAL mode, busy timeout, migrations by PRAGMA user_version, prepared statements cached,
+ * short BEGIN IMMEDIATE transactions. Never calls up into other modules. */
+#ifndef FLAGTUNE_STORE_H
+#define FLAGTUNE_STORE_H
+
+#include <cjson/cJSON.h>
+#include <stdint.h>
+
+typedef struct store store;
+
+enum { STORE_READONLY = 1 };
+
+/* Opens (creating when absent, unless STORE_READONLY) and migrates the database at PATH.
+ * Errors: FT_EINPUT for what the user can fix about PATH (a database newer than this
+ * flagtune, a read-only open of a missing file, a missing or read-only directory, a file
+ * that is not a flagtune database); FT_ESTORE otherwise. */
+int store_open(const char *path, int flags, store **out, char **err);
+/* Finalizes every cached statement and closes the connection. Returns 0, or FT_ESTORE when
+ * SQLite refused to close (a statement was left unfinalized: a bug). S may be NULL. */
+int store_close(store *s);
+
+/* ---- sweeps ---- */
+
+typedef struct {
+  const char *name, *model, *hardware;
+  const char *experiment_path, *experiment_text, *experiment_hash;
+  const char *strategy;     /* e.g. "random", "tpe{startup=10}" */
+  int64_t seed;
+  int budget_trials;
+  double budget_hours;      /* 0: none */
+  int budget_steps;
+  int parallel;
+  const char *host;         /* machine running the orchestrator */
+  const char *options_json; /* command-line overrides, replayed by resume */
+} store_sweep_new;
+
+/* Creates a sweep with status 'running' and pid = this process. Budgets of 0 mean none. */
+int store_sweep_create(store *s, const store_sweep_new *n, int64_t *id, char **err);
+
+/* Sets status (running, done, interrupted, failed) and the error text (may be NULL);
+ * sets finished_at unless the status is running (then clears it and records PID as the
+ * orchestrator's process id). */
+int store_sweep_set_status(store *s, int64_t id, const char *status, const char *error, int pid,
+                           char **err);
+
+typedef struct {
+  int64_t id;
+  /* Owned; NULL where the column is NULL (name, model, hardware, status never are). */
+  char *name, *model, *hardware, *experiment_path, *experiment_text, *strategy, *status;
+  char *options_json;
+  int64_t seed;
+  int budget_trials, budget_steps, parallel;
+  double budget_hours;
+  int pid; /* orchestrator pid while running */
+} store_sweep;
+
+/* Finds a sweep by id ("12") or unique name. FT_EINPUT with a clear message when there
+ * is none or the name is ambiguous (listing the ids). */
+int store_sweep_get(store *s, const char *ref, store_sweep *out, char **err);
+void store_sweep_clear(store_sweep *sw);
+
+/* ---- trials ---- */
+
+typedef struct {
+  int64_t sweep_id;
+  int number;               /* 0 is the baseline */
+  const char *role;         /* "baseline", "search", "rerun", "confirm" */
+  const char *config_json;  /* canonical JSON of the searched values ("{}" for the baseline) */
+  const char *label;        /* short human form */
+  const char *xla_flags;    /* exact XLA_FLAGS given to the child (NULL if unset) */
+  const char *tpu_args;     /* exact LIBTPU_INIT_ARGS (NULL if unset) */
+  const char *env_json;     /* variables flagtune set: {"NAME": "value"} */
+  const char *command_json; /* the argv as a JSON array */
+  int steps_budget;
+  int slot;
+  const char *log_path;
+  int rerun_of;             /* trial number this re-runs, 0 for none */
+} store_trial_new;
+
+/* Inserts a trial with status 'running' and started_at now. A NULL role means "baseline"
+ * for number 0 and "search" otherwise; NULL config/env mean "{}". */
+int store_trial_begin(store *s, const store_trial_new *t, int64_t *trial_id, char **err);
+int store_trial_set_pid(store *s, int64_t trial_id, int pid, char **err);
+
+typedef struct {
+  const char *status;       /* outcome_name() */
+  double value;             /* reduced step time in ms, NaN for none */
+  int has_exit;             /* exit_code is meaningful */
+  int64_t exit_code;
+  int term_signal;          /* 0 for none */
+  double duration_s;
+  const char *error;        /* excerpt (last stderr lines) or reason; may be NULL */
+} store_trial_end;
+
+/* Finishes a trial and stores all its step times (numbered from 1), in one transaction.
+ * The value is stored only when the status is "ok" (the schema's rule). */
+int store_trial_finish(store *s, int64_t trial_id, const store_trial_end *e, const double *steps_ms,
+                       int n_steps, char **err);
+
+/* Changes every trial of SWEEP_ID in status FROM to status TO (e.g. running -> lost);
+ * *n receives the count (may be NULL). */
+int store_trials_mark(store *s, int64_t sweep_id, const char *from, const char *to, int *n,
+                      char **err);
+
+typedef struct {
+  int64_t id;
+  int number;
+  char *role, *status, *config_json;
+  double value;             /* NaN for none */
+  int steps_budget;
+  int pid;
+  double *steps;            /* step times in ms, in step order */
+  int n_steps;
+} store_trial;
+
+/* All trials of a sweep, ordered by number, with their step times. */
+int store_trials_load(store *s, int64_t sweep_id, store_trial **out, int *n, char **err);
+void store_trials_free(store_trial *t, int n);
+
+/* ---- listings for the CLI and reports (cJSON, caller deletes) ---- */
+
+/* Array of sweeps: id, name, model, hardware, status, strategy, started_at, finished_at,
+ * trials, ok, best_ms, baseline_ms, speedup, best_trial. */
+int store_list_sweeps(store *s, cJSON **out, char **err);
+
+/* Object: the sweep's columns, "counts" {status: n}, "trials" [ {number, role, status,
+ * value, steps_budget, n_steps, duration_s, exit_code, signal, label, config, xla_flags,
+ * env, error, log_path} ], "best" (the best ok trial object with "steps" array or null),
+ * "baseline" (the baseline trial with "steps" or null). */
+int store_show_sweep(store *s, int64_t sweep_id, cJSON **out, char **err);
+
+/* Array: best ok trial per (model, hardware), optionally filtered (NULL = any): model,
+ * hardware, sweep_id, sweep_name, trial, value, baseline_ms, speedup, xla_flags, env,
+ * config, finished_at, plus "steps" and "baseline_steps" arrays. */
+int store_best(store *s, const char *model, const char *hardware, cJSON **out, char **err);
+
+/* Runs one read-only statement. *columns: array of names; *rows: array of arrays.
+ * A statement that would write is refused with FT_EINPUT. */
+int store_query(store *s, const char *sql, cJSON **columns, cJSON **rows, char **err);
+
+#endif

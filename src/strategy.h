@@ -1,0 +1,61 @@
+/* The strategy host, C side: creates a search strategy (a file of search/ or a user file) for
+ * an experiment, and asks and tells it under a protected call with an instruction budget.
+ * Protocol checks (valid configurations, no duplicates, rendering) run in lua/host.lua. */
+#ifndef FLAGTUNE_STRATEGY_H
+#define FLAGTUNE_STRATEGY_H
+
+#include <stdint.h>
+
+#include "classify.h"
+#include "experiment.h"
+#include "trialcfg.h"
+
+typedef struct strategy strategy;
+
+/* One configuration to run, rendered. Everything is owned by the proposal. */
+typedef struct {
+  char *config_json;   /* canonical JSON of the searched values, keys sorted; "{}" = baseline */
+  char *label;         /* short human form: "lhs=true ag_thr=512MiB" */
+  int steps;           /* step budget; 0 = the experiment's budget.steps */
+  setting *settings;   /* fixed flags and env first, then searched, stable order */
+  int n_settings;
+} proposal;
+
+void proposal_clear(proposal *p);
+
+/* What happened to a trial, as the strategy is told (and as history replays it). */
+typedef struct {
+  const char *config_json;
+  outcome status;
+  double value;          /* NaN when none */
+  const double *steps;   /* step times in ms */
+  int n_steps;
+  int steps_budget;
+  int number;
+} trial_report;
+
+/* Instruction budget per strategy call. */
+#define STRATEGY_BUDGET 50000000L
+
+/* Creates the experiment's strategy seeded with SEED, replaying HISTORY (finished trials of
+ * this sweep, for resume) through tell. FT_EINPUT for user errors (bad strategy file). */
+int strategy_new(experiment *e, int64_t seed, const trial_report *history, int n_history,
+                 strategy **out, char **err);
+void strategy_free(strategy *s);
+
+/* Asks for up to N new configurations. *out (caller frees each with proposal_clear and the
+ * array with free) may hold fewer, or none when the strategy is exhausted or waiting for
+ * results of running trials. */
+int strategy_ask(strategy *s, int n, proposal **out, int *n_out, char **err);
+
+/* Reports a finished trial. */
+int strategy_tell(strategy *s, const trial_report *r, char **err);
+
+/* 1 when the strategy has nothing more to propose (grid exhausted, done() true). */
+int strategy_done(strategy *s);
+
+/* Renders a stored configuration (the baseline is "{}") into a proposal, e.g. to re-run
+ * a lost trial. FT_EINPUT when it no longer fits the experiment's space. */
+int strategy_render(strategy *s, const char *config_json, proposal *out, char **err);
+
+#endif

@@ -1,0 +1,802 @@
+/* The orchestrator. Owns one sweep's life on one libuv loop: the slots, the budget and
+ * deadline, the queue of trials to run (baseline and re-runs first, then the strategy's
+ * proposals), the per-trial state while output arrives, and the signal policy.
+ * It decides nothing about syntax (experiment), quoting (trialcfg), process handling
+ * (exec), outcome rules (classify) or SQL (store): it wires them together. */
+#include "sweep.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "classify.h"
+#include "diag.h"
+#include "exec.h"
+#include "experiment.h"
+#include "hardware.h"
+#include "json.h"
+#include "lhost.h"
+#include "parse.h"
+#include "stats.h"
+#include "store.h"
+#include "strategy.h"
+#include "trialcfg.h"
+
+extern char **environ;
+
+#define EXCERPT_LINES 20   /* last stderr lines kept for the error excerpt */
+#define EXCERPT_WIDTH 400  /* bytes kept of each */
+#define MAX_STEPS 1000000  /* step times kept per trial */
+
+typedef struct sweep sweep;
+
+/* A trial waiting for a slot. */
+typedef struct {
+  proposal prop;
+  const char *role;
+  int rerun_of;
+} pending;
+
+/* A trial in a slot. */
+typedef struct {
+  sweep *sw;
+  int slot;
+  int number;
+  int64_t trial_id;
+  const char *role;
+  proposal prop;
+  int steps_budget;
+  exec_trial *exec;
+  double *steps;
+  int n_steps, cap_steps;
+  int n_bad_values;
+  trial_facts facts;
+  char *excerpt[EXCERPT_LINES];
+  int excerpt_next;
+  char *last_stdout;
+} running;
+
+struct sweep {
+  uv_loop_t loop;
+  uv_signal_t sigint, sigterm;
+  lhost *host;
+  experiment *exp;
+  strategy *strat;
+  store *db;
+  int64_t id;
+  int64_t seed;
+  int parallel;
+  int budget_trials;  /* trials that count: everything but lost and interrupted */
+  int counted;        /* trials started (or finished) that count against the budget */
+  double deadline;    /* monotonic seconds; 0: none */
+  int next_number;
+  running **slots;
+  int n_running;
+  pending *queue;
+  int n_queue, cap_queue;
+  int stopping;       /* 1: first signal seen, 2: second */
+  int strategy_exhausted;
+  int failed;         /* a store or strategy error ended the sweep */
+  char *fail_reason;
+  char *log_dir;
+  char **gpu_ids;     /* the devices the slots share out */
+  int n_gpu_ids;
+  metric_spec metric;
+  classify_patterns patterns;
+  double baseline_ms;
+  double best_ms;
+  int n_ok;
+  int baseline_ok;
+};
+
+static double now_s(void) { return (double)uv_hrtime() / 1e9; }
+
+/* ---- the queue ---- */
+
+static void queue_push(sweep *sw, proposal *p, const char *role, int rerun_of) {
+  if (sw->n_queue == sw->cap_queue) {
+    sw->cap_queue = sw->cap_queue ? sw->cap_queue * 2 : 8;
+    sw->queue = xrealloc(sw->queue, sizeof(pending) * (size_t)sw->cap_queue);
+  }
+  pending *q = &sw->queue[sw->n_queue++];
+  q->prop = *p;
+  q->role = role;
+  q->rerun_of = rerun_of;
+  memset(p, 0, sizeof *p);
+}
+
+static pending queue_pop(sweep *sw) {
+  pending first = sw->queue[0];
+  memmove(sw->queue, sw->queue + 1, sizeof(pending) * (size_t)(sw->n_queue - 1));
+  sw->n_queue--;
+  return first;
+}
+
+static void fail(sweep *sw, const char *why) {
+  if (sw->failed) return;
+  sw->failed = 1;
+  sw->fail_reason = xstrdup(why);
+  diag_error(why);
+}
+
+/* ---- per-trial output ---- */
+
+static void excerpt_add(running *r, const char *line, size_t len) {
+  if (len > EXCERPT_WIDTH) len = EXCERPT_WIDTH;
+  free(r->excerpt[r->excerpt_next]);
+  char *copy = xstrndup(line, len);
+  for (char *p = copy; *p; p++) /* keep the excerpt printable */
+    if ((unsigned char)*p < 0x20 && *p != '\t') *p = '?';
+  r->excerpt[r->excerpt_next] = copy;
+  r->excerpt_next = (r->excerpt_next + 1) % EXCERPT_LINES;
+}
+
+static char *excerpt_text(running *r) {
+  size_t cap = 1, n = 0;
+  for (int i = 0; i < EXCERPT_LINES; i++)
+    if (r->excerpt[i]) cap += strlen(r->excerpt[i]) + 1;
+  if (cap == 1) return r->last_stdout ? xstrdup(r->last_stdout) : NULL;
+  char *out = xmalloc(cap);
+  for (int k = 0; k < EXCERPT_LINES; k++) {
+    const char *l = r->excerpt[(r->excerpt_next + k) % EXCERPT_LINES];
+    if (!l) continue;
+    size_t len = strlen(l);
+    memcpy(out + n, l, len);
+    n += len;
+    out[n++] = '\n';
+  }
+  out[n ? n - 1 : 0] = '\0';
+  return out;
+}
+
+static void add_step(running *r, double ms) {
+  if (r->n_steps >= MAX_STEPS) return;
+  if (r->n_steps == r->cap_steps) {
+    r->cap_steps = r->cap_steps ? r->cap_steps * 2 : 64;
+    r->steps = xrealloc(r->steps, sizeof(double) * (size_t)r->cap_steps);
+  }
+  r->steps[r->n_steps++] = ms;
+}
+
+static void stop_for(running *r, stop_reason why) {
+  if (r->facts.stopped != STOPPED_NONE) return;
+  r->facts.stopped = why;
+  exec_stop_trial(r->exec);
+}
+
+static void on_line(void *ud, int stream, const char *line, size_t len, int truncated) {
+  running *r = ud;
+  (void)truncated;
+  double ms;
+  int p = parse_step(&r->sw->metric, line, len, &ms);
+  if (p == PARSE_STEP) add_step(r, ms);
+  else if (p == PARSE_BAD) r->n_bad_values++;
+  switch (classify_line(&r->sw->patterns, line, len)) {
+    case LINE_OOM_FATAL:
+      r->facts.saw_oom_fatal = 1;
+      stop_for(r, STOPPED_OOM);
+      break;
+    case LINE_INVALID:
+      r->facts.saw_invalid = 1;
+      stop_for(r, STOPPED_INVALID);
+      break;
+    case LINE_OOM_SOFT: r->facts.saw_oom_soft = 1; break;
+    case LINE_BAD_VALUE:
+      diag_warn("trial %d: %.*s", r->number, (int)(len > 200 ? 200 : len), line);
+      break;
+    default: break;
+  }
+  if (stream == EXEC_STDERR) {
+    excerpt_add(r, line, len);
+  } else if (p != PARSE_STEP && len > 0) {
+    free(r->last_stdout);
+    r->last_stdout = xstrndup(line, len > EXCERPT_WIDTH ? EXCERPT_WIDTH : len);
+  }
+}
+
+/* ---- finishing a trial ---- */
+
+static void running_free(running *r) {
+  proposal_clear(&r->prop);
+  free(r->steps);
+  free(r->last_stdout);
+  for (int i = 0; i < EXCERPT_LINES; i++) free(r->excerpt[i]);
+  free(r);
+}
+
+static void schedule(sweep *sw);
+
+static void report_progress(sweep *sw, running *r, outcome o, double value) {
+  char val[64] = "";
+  if (o == OUTCOME_OK) {
+    if (sw->baseline_ms > 0 && r->number != 0)
+      snprintf(val, sizeof val, "%9.2f ms %5.3fx", value, sw->baseline_ms / value);
+    else
+      snprintf(val, sizeof val, "%9.2f ms", value);
+  }
+  diag_note("[%4d/%d] %-11s %-26s %s", r->number, sw->budget_trials - 1, outcome_name(o), val,
+            r->number == 0 ? "(baseline)" : r->prop.label);
+}
+
+static void tell_strategy(sweep *sw, running *r, outcome o, double value) {
+  if (strcmp(r->role, "baseline") == 0 || o == OUTCOME_INTERRUPTED || sw->failed) return;
+  trial_report rep = {r->prop.config_json, o, value, r->steps, r->n_steps, r->steps_budget,
+                      r->number};
+  char *err = NULL;
+  if (strategy_tell(sw->strat, &rep, &err) != 0) fail(sw, err);
+  free(err);
+}
+
+static void track_best(sweep *sw, running *r, outcome o, double value) {
+  if (o != OUTCOME_OK) return;
+  if (r->number == 0 || strcmp(r->role, "baseline") == 0) {
+    sw->baseline_ms = value;
+    sw->baseline_ok = 1;
+    return;
+  }
+  sw->n_ok++;
+  if (isnan(sw->best_ms) || value < sw->best_ms) sw->best_ms = value;
+}
+
+static void on_exit_trial(void *ud, const exec_result *res) {
+  running *r = ud;
+  sweep *sw = r->sw;
+  r->facts.spawn_failed = res->spawn_error != 0;
+  r->facts.exit_code = (long)res->exit_status;
+  r->facts.term_signal = res->term_signal;
+  if (res->stopped == EXEC_STOP_TIMEOUT && r->facts.stopped == STOPPED_NONE)
+    r->facts.stopped = STOPPED_TIMEOUT;
+  outcome o = classify_trial(&r->facts);
+  double value = NAN;
+  if (o == OUTCOME_OK) value = stats_reduce(sw->exp->metric_reduce, r->steps, r->n_steps,
+                                            sw->exp->metric_skip);
+  char *excerpt = res->spawn_error ? xstrdup(res->spawn_message) : excerpt_text(r);
+  if (o == OUTCOME_NO_METRIC && r->n_bad_values > 0) {
+    char *why = xasprintf("%d step time(s) were NaN, negative or absurd%s%s", r->n_bad_values,
+                          excerpt ? "\n" : "", excerpt ? excerpt : "");
+    free(excerpt);
+    excerpt = why;
+  }
+  store_trial_end end = {outcome_name(o), value, !res->spawn_error && !res->term_signal,
+                         res->exit_status, res->term_signal, res->wall_s, excerpt};
+  char *err = NULL;
+  if (store_trial_finish(sw->db, r->trial_id, &end, r->steps, r->n_steps, &err) != 0)
+    fail(sw, err);
+  free(err);
+  free(excerpt);
+  if (o == OUTCOME_INTERRUPTED) sw->counted--;
+  track_best(sw, r, o, value);
+  report_progress(sw, r, o, value);
+  tell_strategy(sw, r, o, value);
+  sw->slots[r->slot] = NULL;
+  sw->n_running--;
+  running_free(r);
+  schedule(sw);
+}
+
+/* ---- starting a trial ---- */
+
+static char *settings_env_json(const proposal *p) {
+  cJSON *o = cJSON_CreateObject();
+  for (int i = 0; i < p->n_settings; i++)
+    if (p->settings[i].target == TARGET_ENV)
+      cJSON_AddStringToObject(o, p->settings[i].name, p->settings[i].value);
+  char *s = json_print(o);
+  cJSON_Delete(o);
+  return s;
+}
+
+static char *argv_json(char **argv) {
+  cJSON *a = cJSON_CreateArray();
+  for (char **p = argv; *p; p++) cJSON_AddItemToArray(a, cJSON_CreateString(*p));
+  char *s = json_print(a);
+  cJSON_Delete(a);
+  return s;
+}
+
+/* CUDA_VISIBLE_DEVICES for SLOT: its own gpus_per_trial devices. */
+static char *slot_devices(sweep *sw, int slot) {
+  int g = sw->exp->gpus_per_trial;
+  size_t cap = 16;
+  char *out = xmalloc(cap);
+  size_t n = (size_t)snprintf(out, cap, "CUDA_VISIBLE_DEVICES=");
+  for (int i = 0; i < g; i++) {
+    const char *id = sw->gpu_ids[slot * g + i];
+    size_t need = n + strlen(id) + 2;
+    if (need > cap) out = xrealloc(out, cap = need * 2);
+    n += (size_t)snprintf(out + n, cap - n, "%s%s", i ? "," : "", id);
+  }
+  return out;
+}
+
+typedef struct {
+  char **argv;
+  trial_env env;
+  char *extra[6];
+  char *log_path;
+} launch;
+
+static void launch_free(launch *l) {
+  trialcfg_free_strv(l->argv);
+  trialcfg_env_free(&l->env);
+  for (int i = 0; i < 6; i++) free(l->extra[i]);
+  free(l->log_path);
+}
+
+static int build_launch(sweep *sw, running *r, launch *l, char **err) {
+  memset(l, 0, sizeof *l);
+  int rc = trialcfg_argv(sw->exp->command, r->steps_budget, &l->argv, err);
+  if (rc) return rc;
+  int k = 0;
+  l->extra[k++] = xasprintf("FLAGTUNE_TRIAL=%d", r->number);
+  l->extra[k++] = xasprintf("FLAGTUNE_SWEEP=%lld", (long long)sw->id);
+  l->extra[k++] = xasprintf("FLAGTUNE_STEPS=%d", r->steps_budget);
+  if (sw->exp->gpus_per_trial > 0) l->extra[k++] = slot_devices(sw, r->slot);
+  rc = trialcfg_env(environ, r->prop.settings, r->prop.n_settings, l->extra, &l->env, err);
+  if (rc) return rc;
+  l->log_path = xasprintf("%s/trial-%04d.log", sw->log_dir, r->number);
+  return 0;
+}
+
+static int record_trial(sweep *sw, running *r, launch *l, int rerun_of, char **err) {
+  char *env_json = settings_env_json(&r->prop);
+  char *cmd_json = argv_json(l->argv);
+  store_trial_new t = {sw->id, r->number, r->role, r->prop.config_json,
+                       r->prop.label, l->env.xla_flags, l->env.tpu_args, env_json,
+                       cmd_json, r->steps_budget, r->slot, l->log_path, rerun_of};
+  int rc = store_trial_begin(sw->db, &t, &r->trial_id, err);
+  free(env_json);
+  free(cmd_json);
+  return rc;
+}
+
+static int start_trial(sweep *sw, int slot, pending *q) {
+  running *r = xcalloc(1, sizeof *r);
+  r->sw = sw;
+  r->slot = slot;
+  r->number = sw->next_number++;
+  r->role = q->role;
+  r->prop = q->prop;
+  r->steps_budget = r->prop.steps > 0 ? r->prop.steps : sw->exp->budget_steps;
+  r->facts.min_steps = sw->exp->min_steps;
+  launch l;
+  char *err = NULL;
+  int rc = build_launch(sw, r, &l, &err);
+  if (rc == 0) rc = record_trial(sw, r, &l, q->rerun_of, &err);
+  if (rc == 0) {
+    exec_spec spec = {l.argv, l.env.envp, sw->exp->workdir, sw->exp->timeout_s,
+                      sw->exp->grace_s, 0, l.log_path, 0};
+    exec_callbacks cb = {on_line, on_exit_trial};
+    rc = exec_start(&sw->loop, &spec, &cb, r, &r->exec, &err);
+  }
+  launch_free(&l);
+  if (rc != 0) {
+    fail(sw, err ? err : "cannot start a trial");
+    free(err);
+    running_free(r);
+    return rc;
+  }
+  if (exec_pid(r->exec) > 0) store_trial_set_pid(sw->db, r->trial_id, exec_pid(r->exec), NULL);
+  sw->slots[slot] = r;
+  sw->n_running++;
+  return 0;
+}
+
+/* ---- scheduling ---- */
+
+static int free_slot(sweep *sw) {
+  for (int i = 0; i < sw->parallel; i++)
+    if (!sw->slots[i]) return i;
+  return -1;
+}
+
+static int may_start(sweep *sw) {
+  if (sw->stopping || sw->failed) return 0;
+  if (sw->counted >= sw->budget_trials) return 0;
+  if (sw->deadline > 0 && now_s() >= sw->deadline) return 0;
+  return 1;
+}
+
+/* Asks the strategy for up to N proposals and queues them. */
+static void refill_queue(sweep *sw, int n) {
+  if (sw->strategy_exhausted) return;
+  proposal *props = NULL;
+  int got = 0;
+  char *err = NULL;
+  if (strategy_ask(sw->strat, n, &props, &got, &err) != 0) {
+    fail(sw, err);
+    free(err);
+    return;
+  }
+  for (int i = 0; i < got; i++) queue_push(sw, &props[i], "search", 0);
+  free(props);
+  if (got == 0 && (strategy_done(sw->strat) || sw->n_running == 0)) sw->strategy_exhausted = 1;
+}
+
+static void close_handles(sweep *sw) {
+  if (!uv_is_closing((uv_handle_t *)&sw->sigint)) uv_close((uv_handle_t *)&sw->sigint, NULL);
+  if (!uv_is_closing((uv_handle_t *)&sw->sigterm)) uv_close((uv_handle_t *)&sw->sigterm, NULL);
+}
+
+static void schedule(sweep *sw) {
+  int slot;
+  while (may_start(sw) && (slot = free_slot(sw)) >= 0) {
+    int want = sw->budget_trials - sw->counted;
+    int free_n = sw->parallel - sw->n_running;
+    if (sw->n_queue == 0) refill_queue(sw, want < free_n ? want : free_n);
+    if (sw->n_queue == 0) break;
+    pending q = queue_pop(sw);
+    sw->counted++;
+    if (start_trial(sw, slot, &q) != 0) break;
+  }
+  if (sw->n_running == 0) close_handles(sw);
+}
+
+static void on_signal(uv_signal_t *h, int signum) {
+  sweep *sw = h->data;
+  sw->stopping++;
+  if (sw->stopping == 1)
+    diag_note("flagtune: %s: stopping; running trials are terminated and recorded as interrupted "
+              "(again to kill at once)",
+              signum == SIGINT ? "interrupt" : "terminate");
+  for (int i = 0; i < sw->parallel; i++) {
+    running *r = sw->slots[i];
+    if (!r) continue;
+    if (r->facts.stopped == STOPPED_NONE) r->facts.stopped = STOPPED_INTERRUPTED;
+    if (sw->stopping == 1) exec_stop_trial(r->exec);
+    else exec_kill_trial(r->exec);
+  }
+  if (sw->n_running == 0) close_handles(sw);
+}
+
+/* ---- setup and teardown ---- */
+
+static void sweep_free(sweep *sw) {
+  for (int i = 0; i < sw->n_queue; i++) proposal_clear(&sw->queue[i].prop);
+  free(sw->queue);
+  free(sw->slots);
+  for (int i = 0; i < sw->n_gpu_ids; i++) free(sw->gpu_ids[i]);
+  free(sw->gpu_ids);
+  free(sw->log_dir);
+  free(sw->fail_reason);
+  strategy_free(sw->strat);
+  experiment_free(sw->exp);
+  store_close(sw->db);
+  lhost_free(sw->host);
+  free(sw);
+}
+
+/* Splits CUDA_VISIBLE_DEVICES (or 0..n-1) into the ids slots share out. */
+static int plan_gpus(sweep *sw, char **err) {
+  int need = sw->exp->gpus_per_trial * sw->parallel;
+  if (need == 0) return 0;
+  const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+  sw->gpu_ids = xcalloc((size_t)need, sizeof(char *));
+  if (visible && *visible) {
+    char *copy = xstrdup(visible), *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save); tok && sw->n_gpu_ids < need;
+         tok = strtok_r(NULL, ",", &save))
+      sw->gpu_ids[sw->n_gpu_ids++] = xstrdup(tok);
+    free(copy);
+    if (sw->n_gpu_ids < need)
+      return diag_set(err, FT_EINPUT,
+                      "parallel = %d with gpus_per_trial = %d needs %d GPUs, but "
+                      "CUDA_VISIBLE_DEVICES lists %d",
+                      sw->parallel, sw->exp->gpus_per_trial, need, sw->n_gpu_ids);
+    return 0;
+  }
+  for (int i = 0; i < need; i++) sw->gpu_ids[sw->n_gpu_ids++] = xasprintf("%d", i);
+  return 0;
+}
+
+static int make_dirs(const char *path, char **err) {
+  char *copy = xstrdup(path);
+  for (char *p = copy + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = '\0';
+    if (mkdir(copy, 0777) != 0 && errno != EEXIST) break;
+    *p = '/';
+  }
+  int rc = 0;
+  if (mkdir(copy, 0777) != 0 && errno != EEXIST)
+    rc = diag_set(err, FT_ESYS, "cannot create log directory %s: %s", copy, strerror(errno));
+  free(copy);
+  return rc;
+}
+
+static char *log_dir_for(const char *db_path, int64_t id) {
+  const char *slash = strrchr(db_path, '/');
+  if (!slash) return xasprintf("flagtune-logs/sweep-%lld", (long long)id);
+  return xasprintf("%.*s/flagtune-logs/sweep-%lld", (int)(slash - db_path), db_path,
+                   (long long)id);
+}
+
+static void apply_opts(sweep *sw, const sweep_opts *o) {
+  experiment *e = sw->exp;
+  sw->parallel = o->parallel > 0 ? o->parallel : e->parallel;
+  sw->budget_trials = o->trials > 0 ? o->trials : e->budget_trials;
+  double hours = o->hours >= 0 ? o->hours : e->budget_hours;
+  sw->deadline = hours > 0 ? now_s() + hours * 3600.0 : 0;
+  sw->seed = o->has_seed ? o->seed : e->has_seed ? e->seed : (int64_t)time(NULL) % 1000000;
+  sw->slots = xcalloc((size_t)sw->parallel, sizeof(running *));
+  sw->metric = experiment_metric(e);
+  sw->patterns.oom = (const char *const *)e->oom_patterns;
+  sw->patterns.n_oom = e->n_oom_patterns;
+  sw->patterns.invalid = (const char *const *)e->invalid_patterns;
+  sw->patterns.n_invalid = e->n_invalid_patterns;
+  sw->best_ms = NAN;
+  sw->baseline_ms = NAN;
+}
+
+/* Loads the experiment and creates the strategy: everything that can be the user's fault. */
+static int prepare(sweep *sw, const char *path, const char *text, const sweep_opts *o,
+                   const trial_report *hist, int n_hist, char **err) {
+  int rc = lhost_new(&sw->host, err);
+  if (rc == 0) rc = experiment_load(sw->host, path, text, &sw->exp, err);
+  if (rc != 0) return rc;
+  apply_opts(sw, o);
+  if (sw->budget_trials < 2)
+    return diag_set(err, FT_EINPUT, "--trials must be at least 2: the baseline takes one");
+  rc = plan_gpus(sw, err);
+  if (rc == 0) rc = strategy_new(sw->exp, sw->seed, hist, n_hist, &sw->strat, err);
+  return rc;
+}
+
+static char *options_json(const sweep *sw, const sweep_opts *o) {
+  cJSON *j = cJSON_CreateObject();
+  if (o->parallel > 0) cJSON_AddNumberToObject(j, "parallel", o->parallel);
+  if (o->trials > 0) cJSON_AddNumberToObject(j, "trials", o->trials);
+  if (o->hours >= 0) cJSON_AddNumberToObject(j, "hours", o->hours);
+  cJSON_AddNumberToObject(j, "seed", (double)sw->seed);
+  cJSON_AddNumberToObject(j, "skip", sw->exp->metric_skip);
+  cJSON_AddStringToObject(j, "reduce", stats_reduce_name(sw->exp->metric_reduce));
+  char *s = json_print(j);
+  cJSON_Delete(j);
+  return s;
+}
+
+static char *resolve_hardware(const experiment *e) {
+  if (strcmp(e->hardware, "auto") != 0) return xstrdup(e->hardware);
+  char *note = NULL;
+  char *hw = hardware_fingerprint(&note);
+  if (note) diag_note("flagtune: %s", note);
+  free(note);
+  return hw;
+}
+
+static int create_sweep(sweep *sw, const sweep_opts *o, char **err) {
+  experiment *e = sw->exp;
+  char host[256] = "";
+  gethostname(host, sizeof host - 1);
+  char *hw = resolve_hardware(e);
+  char *opts = options_json(sw, o);
+  store_sweep_new n = {o->name ? o->name : e->name, e->model, hw, e->path, e->text, e->hash,
+                       e->strategy_desc, sw->seed, sw->budget_trials,
+                       o->hours >= 0 ? o->hours : e->budget_hours, e->budget_steps, sw->parallel,
+                       host, opts};
+  int rc = store_sweep_create(sw->db, &n, &sw->id, err);
+  free(hw);
+  free(opts);
+  return rc;
+}
+
+/* Runs the loop until every trial has ended, then records how the sweep ended. */
+static int drive(sweep *sw, char **err) {
+  uv_signal_init(&sw->loop, &sw->sigint);
+  uv_signal_init(&sw->loop, &sw->sigterm);
+  sw->sigint.data = sw->sigterm.data = sw;
+  uv_signal_start(&sw->sigint, on_signal, SIGINT);
+  uv_signal_start(&sw->sigterm, on_signal, SIGTERM);
+  int rc = make_dirs(sw->log_dir, err);
+  if (rc != 0) fail(sw, *err);
+  schedule(sw);
+  uv_run(&sw->loop, UV_RUN_DEFAULT);
+  const char *status = sw->failed ? "failed" : sw->stopping ? "interrupted" : "done";
+  store_sweep_set_status(sw->db, sw->id, status, sw->fail_reason, 0, NULL);
+  if (uv_loop_close(&sw->loop) != 0) diag_warn("event loop closed with handles still open");
+  if (sw->failed) return diag_set(err, FT_ESYS, "sweep %lld failed: %s", (long long)sw->id,
+                                  sw->fail_reason);
+  if (sw->stopping)
+    return diag_set(err, FT_EINTR, "sweep %lld interrupted; continue it with `flagtune resume %lld`",
+                    (long long)sw->id, (long long)sw->id);
+  return 0;
+}
+
+static int begin(sweep *sw, int64_t *sweep_id, char **err) {
+  *sweep_id = sw->id;
+  int rc = store_sweep_set_status(sw->db, sw->id, "running", NULL, (int)getpid(), err);
+  if (rc == 0) rc = uv_loop_init(&sw->loop) == 0 ? 0 : diag_set(err, FT_ESYS, "uv_loop_init");
+  return rc;
+}
+
+static void set_log_dir(sweep *sw, const char *db_path) {
+  const char *over = getenv("FLAGTUNE_LOG_DIR");
+  free(sw->log_dir);
+  if (over && *over)
+    sw->log_dir = xasprintf("%s/sweep-%lld", over, (long long)sw->id);
+  else
+    sw->log_dir = log_dir_for(db_path, sw->id);
+}
+
+/* Everything up to the first database write: experiment, strategy, baseline, first ask. */
+static int validate(sweep *sw, const char *path, const sweep_opts *o, char **err) {
+  int rc = prepare(sw, path, NULL, o, NULL, 0, err);
+  if (rc == 0) {
+    proposal base;
+    rc = strategy_render(sw->strat, "{}", &base, err);
+    if (rc == 0) queue_push(sw, &base, "baseline", 0);
+  }
+  if (rc == 0) refill_queue(sw, sw->parallel); /* a strategy that fails at once writes nothing */
+  if (rc == 0 && sw->failed) rc = diag_set(err, FT_EINPUT, "%s", sw->fail_reason);
+  if (rc != 0 && rc != FT_ESYS && rc != FT_ESTORE) rc = FT_EINPUT;
+  sw->strategy_exhausted = 0;
+  return rc;
+}
+
+int sweep_check(const char *path, const sweep_opts *o, char **summary, char **err) {
+  sweep *sw = xcalloc(1, sizeof *sw);
+  int rc = validate(sw, path, o, err);
+  if (rc == 0) {
+    experiment *e = sw->exp;
+    *summary = xasprintf("%s: ok: %d searched parameter%s, %.6g configurations, strategy %s, "
+                         "%d trials (baseline + %d), parallel %d",
+                         path, e->n_params, e->n_params == 1 ? "" : "s", e->space_size,
+                         e->strategy_desc, sw->budget_trials, sw->budget_trials - 1, sw->parallel);
+  }
+  sweep_free(sw);
+  return rc;
+}
+
+int sweep_run(const char *path, const sweep_opts *o, int64_t *sweep_id, int *unhealthy,
+              char **err) {
+  sweep *sw = xcalloc(1, sizeof *sw);
+  *sweep_id = 0;
+  *unhealthy = 0;
+  int rc = validate(sw, path, o, err);
+  if (rc != 0) {
+    sweep_free(sw);
+    return rc;
+  }
+  rc = store_open(o->db_path, 0, &sw->db, err);
+  if (rc == 0) rc = create_sweep(sw, o, err);
+  if (rc == 0) rc = begin(sw, sweep_id, err);
+  if (rc == 0) {
+    set_log_dir(sw, o->db_path);
+    diag_note("flagtune: sweep %lld \"%s\": %d trials (baseline + %d), parallel %d, seed %lld",
+              (long long)sw->id, o->name ? o->name : sw->exp->name, sw->budget_trials,
+              sw->budget_trials - 1, sw->parallel, (long long)sw->seed);
+    rc = drive(sw, err);
+  }
+  *unhealthy = !sw->baseline_ok || sw->n_ok == 0;
+  sweep_free(sw);
+  return rc;
+}
+
+/* ---- resume ---- */
+
+static int is_rerunnable(const char *status) {
+  return strcmp(status, "lost") == 0 || strcmp(status, "interrupted") == 0 ||
+         strcmp(status, "running") == 0;
+}
+
+/* True when some finished trial already holds CONFIG (so a lost copy needs no re-run). */
+static int config_done(store_trial *t, int n, const char *config) {
+  for (int i = 0; i < n; i++)
+    if (!is_rerunnable(t[i].status) && strcmp(t[i].config_json, config) == 0) return 1;
+  return 0;
+}
+
+static trial_report *history_of(store_trial *t, int n, int *n_hist) {
+  trial_report *h = xcalloc((size_t)n + 1, sizeof *h);
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    if (is_rerunnable(t[i].status) || strcmp(t[i].role, "baseline") == 0) continue;
+    h[k++] = (trial_report){t[i].config_json, outcome_from_name(t[i].status), t[i].value,
+                            t[i].steps, t[i].n_steps, t[i].steps_budget, t[i].number};
+  }
+  *n_hist = k;
+  return h;
+}
+
+/* Queues the baseline (if it never finished) and one re-run per lost config. */
+static int queue_reruns(sweep *sw, store_trial *t, int n, char **err) {
+  for (int i = 0; i < n; i++) {
+    if (!is_rerunnable(t[i].status) || config_done(t, n, t[i].config_json)) continue;
+    int seen = 0;
+    for (int k = 0; k < sw->n_queue; k++)
+      if (strcmp(sw->queue[k].prop.config_json, t[i].config_json) == 0) seen = 1;
+    if (seen) continue;
+    proposal p;
+    int rc = strategy_render(sw->strat, t[i].config_json, &p, err);
+    if (rc != 0) return rc;
+    int base = strcmp(t[i].role, "baseline") == 0;
+    queue_push(sw, &p, base ? "baseline" : "rerun", base ? 0 : t[i].number);
+  }
+  return 0;
+}
+
+static void count_finished(sweep *sw, store_trial *t, int n) {
+  for (int i = 0; i < n; i++) {
+    if (t[i].number >= sw->next_number) sw->next_number = t[i].number + 1;
+    if (is_rerunnable(t[i].status)) continue;
+    sw->counted++;
+    if (strcmp(t[i].status, "ok") != 0) continue;
+    if (strcmp(t[i].role, "baseline") == 0) {
+      sw->baseline_ok = 1;
+      sw->baseline_ms = t[i].value;
+    } else {
+      sw->n_ok++;
+    }
+  }
+}
+
+static int orchestrator_alive(const store_sweep *s) {
+  return s->pid > 0 && s->pid != (int)getpid() && kill(s->pid, 0) == 0;
+}
+
+/* Replays the sweep's stored command-line overrides under the ones given now. */
+static void merge_options(const store_sweep *stored, const sweep_opts *o, sweep_opts *out) {
+  *out = *o;
+  cJSON *j = stored->options_json ? cJSON_Parse(stored->options_json) : NULL;
+  const cJSON *v;
+  if (out->parallel <= 0 && (v = cJSON_GetObjectItem(j, "parallel"))) out->parallel = v->valueint;
+  if (out->trials <= 0 && (v = cJSON_GetObjectItem(j, "trials"))) out->trials = v->valueint;
+  if (out->hours < 0 && (v = cJSON_GetObjectItem(j, "hours"))) out->hours = v->valuedouble;
+  out->seed = stored->seed;
+  out->has_seed = 1;
+  cJSON_Delete(j);
+}
+
+static int resume_prepare(sweep *sw, store_sweep *s, const sweep_opts *o, char **err) {
+  int rc = 0;
+  if (strcmp(s->status, "done") == 0)
+    return diag_set(err, FT_EINPUT, "sweep %lld is already done (use `flagtune show %lld`)",
+                    (long long)s->id, (long long)s->id);
+  if (strcmp(s->status, "running") == 0 && orchestrator_alive(s))
+    return diag_set(err, FT_EINPUT, "sweep %lld is still running (orchestrator pid %d)",
+                    (long long)s->id, s->pid);
+  rc = store_trials_mark(sw->db, s->id, "running", "lost", NULL, err);
+  store_trial *t = NULL;
+  int n = 0, n_hist = 0;
+  if (rc == 0) rc = store_trials_load(sw->db, s->id, &t, &n, err);
+  if (rc != 0) return rc;
+  trial_report *hist = history_of(t, n, &n_hist);
+  sweep_opts merged;
+  merge_options(s, o, &merged);
+  rc = prepare(sw, s->experiment_path, s->experiment_text, &merged, hist, n_hist, err);
+  if (rc == 0) rc = queue_reruns(sw, t, n, err);
+  if (rc == 0) count_finished(sw, t, n);
+  free(hist);
+  store_trials_free(t, n);
+  return rc;
+}
+
+int sweep_resume(const char *ref, const sweep_opts *o, int64_t *sweep_id, int *unhealthy,
+                 char **err) {
+  sweep *sw = xcalloc(1, sizeof *sw);
+  store_sweep s = {0};
+  *unhealthy = 0;
+  int rc = store_open(o->db_path, 0, &sw->db, err);
+  if (rc == 0) rc = store_sweep_get(sw->db, ref, &s, err);
+  if (rc == 0) {
+    sw->id = s.id;
+    rc = resume_prepare(sw, &s, o, err);
+  }
+  if (rc == 0) rc = begin(sw, sweep_id, err);
+  if (rc == 0) {
+    set_log_dir(sw, o->db_path);
+    diag_note("flagtune: resuming sweep %lld \"%s\": %d of %d trials done, %d to re-run",
+              (long long)sw->id, s.name, sw->counted, sw->budget_trials, sw->n_queue);
+    rc = drive(sw, err);
+  }
+  *unhealthy = !sw->baseline_ok || sw->n_ok == 0;
+  store_sweep_clear(&s);
+  sweep_free(sw);
+  return rc;
+}

@@ -1,0 +1,37 @@
+/* The orchestrator: one sweep on one libuv loop. Asks the strategy, builds each trial,
+ * launches it through the executor, reads its lines, classifies the outcome, stores it,
+ * tells the strategy, and stops on budget, deadline, exhaustion or a signal. */
+#ifndef FLAGTUNE_SWEEP_H
+#define FLAGTUNE_SWEEP_H
+
+#include <stdint.h>
+
+typedef struct {
+  const char *db_path;
+  int parallel;       /* 0: the experiment's */
+  int trials;         /* 0: the experiment's budget.trials */
+  double hours;       /* < 0: the experiment's budget.hours */
+  int64_t seed;
+  int has_seed;
+  const char *name;   /* NULL: the experiment's name */
+} sweep_opts;
+
+/* Runs a new sweep of the experiment at PATH. Validates everything (and asks the strategy
+ * for its first proposals) before the first database row is written. *sweep_id receives
+ * the new sweep's id once created (0 before). Returns FT_OK, FT_EINPUT (nothing written),
+ * FT_EINTR (interrupted: resumable), or another code when the sweep failed. *failed_trials
+ * tells whether no trial ended ok or the baseline failed. */
+int sweep_run(const char *path, const sweep_opts *o, int64_t *sweep_id, int *unhealthy,
+              char **err);
+
+/* Continues the sweep REF (id or name): running trials become lost, lost and interrupted
+ * trials are re-run, the strategy is rebuilt from the stored history. */
+int sweep_resume(const char *ref, const sweep_opts *o, int64_t *sweep_id, int *unhealthy,
+                 char **err);
+
+/* Validates the experiment at PATH as `run` would (including creating the strategy and
+ * asking it for its first proposals), writing nothing. On success *summary holds a
+ * one-line description. */
+int sweep_check(const char *path, const sweep_opts *o, char **summary, char **err);
+
+#endif

@@ -1,0 +1,73 @@
+/* How a configuration becomes a process: the argv, the environment, the one XLA_FLAGS
+ * string, and the export snippet. All flag assembly and all shell quoting live here. */
+#ifndef FLAGTUNE_TRIALCFG_H
+#define FLAGTUNE_TRIALCFG_H
+
+#include <stdio.h>
+
+typedef enum { TARGET_XLA = 0, TARGET_TPU = 1, TARGET_ENV = 2 } setting_target;
+
+/* One rendered setting: a flag (to XLA_FLAGS or LIBTPU_INIT_ARGS) or an environment variable.
+ * VALUE is already in its final text form ("true", "536870912", "0.9"). */
+typedef struct {
+  setting_target target;
+  const char *name;
+  const char *value;
+} setting;
+
+/* "--name=value"; the value is double-quoted when it holds whitespace or quotes
+ * (as XLA's flag parser reads them). Caller frees. */
+char *trialcfg_flag_token(const char *name, const char *value);
+
+/* Replaces every "{steps}" in each TEMPLATE element (also inside a larger string, as in
+ * "--steps={steps}") with STEPS. When STEPS <= 0 a template that uses "{steps}" is refused
+ * with FT_EINPUT (a trial must not silently run 0 steps); one that does not is copied.
+ * An empty command is FT_EINPUT. *out_argv is NULL-terminated; free with trialcfg_free_strv. */
+int trialcfg_argv(char *const *tmpl, int steps, char ***out_argv, char **err);
+
+typedef struct {
+  char **envp;       /* complete child environment, NULL-terminated */
+  char *xla_flags;   /* the XLA_FLAGS value set (NULL if none) */
+  char *tpu_args;    /* the LIBTPU_INIT_ARGS value set (NULL if none) */
+} trial_env;
+
+/* Builds the child environment: BASE (usually environ), then every TARGET_ENV setting
+ * (overriding), then XLA_FLAGS = the base's XLA_FLAGS (if any) followed by every
+ * TARGET_XLA flag token in the order given; LIBTPU_INIT_ARGS likewise; then each
+ * EXTRA "NAME=value" string (CUDA_VISIBLE_DEVICES, FLAGTUNE_TRIAL, ...). Each name
+ * appears once (first of duplicate BASE entries kept, as getenv reads it); single spaces
+ * join the flags; a TARGET_ENV setting named XLA_FLAGS replaces the base value our flags
+ * are appended to. xla_flags / tpu_args are what the child will see (NULL when unset).
+ * Bad names (env: [A-Za-z_][A-Za-z0-9_]*; flags: no whitespace, '=', quotes, leading '-')
+ * are FT_EINPUT with *out zeroed. Free with trialcfg_env_free. */
+int trialcfg_env(char *const *base, const setting *s, int n, char *const *extra, trial_env *out,
+                 char **err);
+void trialcfg_env_free(trial_env *e);
+void trialcfg_free_strv(char **v);
+
+/* POSIX single-quoted form of S: safe in bash, zsh and dash whatever S holds. Caller frees. */
+char *trialcfg_shell_quote(const char *s);
+
+typedef enum { EXPORT_SH = 0, EXPORT_ENV = 1, EXPORT_JSON = 2 } export_format;
+
+typedef struct {
+  const char *const *comments;   /* "# ..." lines (sh), ignored (env), "comments" array (json) */
+  int n_comments;
+  const char *xla_flags;         /* NULL or "" to omit */
+  const char *tpu_args;
+  const char *const *env_names;  /* variables to set */
+  const char *const *env_values;
+  int n_env;
+} export_info;
+
+/* Writes the snippet: XLA_FLAGS, then LIBTPU_INIT_ARGS (each only when set), then the
+ * env variables in order. sh: "# ..." comment lines (control bytes replaced by spaces so
+ * a comment cannot end early) and "export NAME='value'" lines, safe to source in bash, zsh
+ * and dash; env: NAME=value lines for env files (docker --env-file, systemd) with values
+ * unquoted and line breaks refused; json: {"comments": [...], "XLA_FLAGS": "..." (always,
+ * maybe ""), "LIBTPU_INIT_ARGS": "..." (when set), "env": {...}}. Names must match
+ * [A-Za-z_][A-Za-z0-9_]* and appear once. Everything is checked before the first byte is
+ * written. Returns 0, FT_EINPUT with *err set, or FT_ESYS when writing fails. */
+int trialcfg_export(FILE *out, export_format fmt, const export_info *info, char **err);
+
+#endif
