@@ -25,7 +25,12 @@ enum {
   PARSE_BAD = -1,    /* the line holds the metric but its value is NaN, infinite, <= 0 or absurd */
 };
 
-/* Looks for a step time in one line. Never reads past LEN; LINE need not be NUL-terminated. */
+/* Looks for a step time in one line. Never reads past LEN; LINE need not be NUL-terminated.
+ * METRIC_JSON: only a line that is one JSON object (leading/trailing whitespace allowed, no
+ * NUL, at most 1 MiB); FIELD is walked by dots, else tried as a literal key. A number or a
+ * decimal numeric string is read; a present field that is null, a bool, a container, a
+ * non-numeric string, or the non-JSON tokens NaN/Infinity is PARSE_BAD. *ms is set only
+ * for PARSE_STEP. */
 int parse_step(const metric_spec *m, const char *line, size_t len, double *ms);
 
 /* Longest step time accepted, in ms (one day): beyond it a value is absurd. */

@@ -1,0 +1,120 @@
+/* Outcome classification: the one place that knows which XLA/JAX/CUDA/NCCL texts mean
+ * out-of-memory or a refused configuration, and how the facts about a finished trial
+ * become exactly one outcome. Pure functions over bytes and structs: must not touch
+ * processes, the loop, the store or Lua. Patterns match the message text, never the
+ * exception class, which JAX has renamed (XlaRuntimeError -> JaxRuntimeError). */
+#include "classify.h"
+
+#include <string.h>
+
+static const char *const outcome_names[OUTCOME_COUNT] = {
+    "running", "ok",        "oom",    "invalid",     "timeout",
+    "crash",   "no_metric", "pruned", "interrupted", "lost",
+};
+
+const char *outcome_name(outcome o) {
+  return (o >= 0 && o < OUTCOME_COUNT) ? outcome_names[o] : "unknown";
+}
+
+int outcome_from_name(const char *name) {
+  if (!name) return -1;
+  for (int i = 0; i < OUTCOME_COUNT; i++)
+    if (strcmp(name, outcome_names[i]) == 0) return i;
+  return -1;
+}
+
+/* Substring search bounded by LEN (not strstr: lines may hold NUL bytes and need no
+ * terminator; memmem is a GNU extension). memchr finds candidate first bytes quickly.
+ * An empty needle matches nothing, or one empty pattern would match every line. */
+static int has(const char *line, size_t len, const char *needle) {
+  size_t n = strlen(needle);
+  if (n == 0) return 0;
+  const char *p = line, *end = line + len;
+  while ((size_t)(end - p) >= n && (p = memchr(p, needle[0], (size_t)(end - p) - n + 1))) {
+    if (memcmp(p, needle, n) == 0) return 1;
+    p++;
+  }
+  return 0;
+}
+
+static int has_any(const char *line, size_t len, const char *const *needles, int n) {
+  for (int i = 0; i < n; i++)
+    if (needles && needles[i] && has(line, len, needles[i])) return 1;
+  return 0;
+}
+
+/* XLA's fatal out-of-memory errors. All arrive as "RESOURCE_EXHAUSTED: ..." in the final
+ * exception; "Out of memory while trying to allocate" is XLA's own wording and is fatal
+ * even when a wrapper dropped the status prefix. */
+static int is_oom_fatal(const char *line, size_t len) {
+  if (has(line, len, "Out of memory while trying to allocate")) return 1;
+  if (!has(line, len, "RESOURCE_EXHAUSTED")) return 0;
+  /* The TPU compiler's "Ran out of memory in memory space hbm" is the same failure. */
+  static const char *const with_status[] = {
+      "RESOURCE_EXHAUSTED: Out of memory",
+      "Failed to allocate request for",
+      "Ran out of memory in memory space",
+  };
+  return has_any(line, len, with_status, 3);
+}
+
+/* CUDA/cuBLAS/cuDNN/NCCL allocation failures. XLA retries or falls back after several of
+ * them (convolution autotuning), so they mean OOM only if the process then fails. */
+static int is_oom_soft(const char *line, size_t len) {
+  static const char *const soft[] = {
+      "CUDA_ERROR_OUT_OF_MEMORY",
+      "CUBLAS_STATUS_ALLOC_FAILED",
+      "CUDNN_STATUS_ALLOC_FAILED",
+      "cudaErrorMemoryAllocation",
+  };
+  if (has_any(line, len, soft, 4)) return 1;
+  /* NCCL: "NCCL WARN Cuda failure 'out of memory'" (older) / "Cuda failure 2 'out of memory'". */
+  if (has(line, len, "'out of memory'") && has(line, len, "Cuda failure")) return 1;
+  return has(line, len, "NCCL WARN") && has(line, len, "out of memory");
+}
+
+/* The BFC allocator's warning says in so many words that it is not a failure. */
+static int is_benign_oom(const char *line, size_t len) {
+  return has(line, len, "The caller indicates that this is not a failure");
+}
+
+line_signal classify_line(const classify_patterns *p, const char *line, size_t len) {
+  if (!line) return LINE_PLAIN;
+  if (has(line, len, "Unknown flag(s) in XLA_FLAGS") ||
+      has(line, len, "Unknown flags in XLA_FLAGS"))
+    return LINE_INVALID;
+  if (has(line, len, "Couldn't interpret value")) return LINE_BAD_VALUE;
+  int benign = is_benign_oom(line, len);
+  if (!benign && is_oom_fatal(line, len)) return LINE_OOM_FATAL;
+  if (!benign && is_oom_soft(line, len)) return LINE_OOM_SOFT;
+  if (!p) return LINE_PLAIN;
+  /* The experiment's own substrings mean what the user says: an OOM pattern stops the
+   * trial now, like XLA's fatal text. */
+  if (!benign && has_any(line, len, p->oom, p->n_oom)) return LINE_OOM_FATAL;
+  if (has_any(line, len, p->invalid, p->n_invalid)) return LINE_INVALID;
+  return LINE_PLAIN;
+}
+
+/* Exited on its own with status 0. */
+static int exited_clean(const trial_facts *f) { return f->term_signal == 0 && f->exit_code == 0; }
+
+outcome classify_trial(const trial_facts *f) {
+  if (!f || f->spawn_failed) return OUTCOME_CRASH;
+  if (f->stopped == STOPPED_INTERRUPTED) return OUTCOME_INTERRUPTED;
+  if (f->stopped == STOPPED_PRUNED) return OUTCOME_PRUNED;
+  /* A refused configuration outranks everything it may cause later (an OOM, a timeout):
+   * it must never be retried or modelled as slow. */
+  if (f->saw_invalid || f->stopped == STOPPED_INVALID) return OUTCOME_INVALID;
+  if (f->stopped == STOPPED_OOM || f->saw_oom_fatal) return OUTCOME_OOM;
+  if (f->stopped == STOPPED_TIMEOUT) return OUTCOME_TIMEOUT;
+  if (exited_clean(f)) {
+    /* min_steps <= 0 would call a run with no step time "ok": one step is the floor. */
+    int need = f->min_steps > 0 ? f->min_steps : 1;
+    return f->n_steps >= need ? OUTCOME_OK : OUTCOME_NO_METRIC;
+  }
+  /* It failed. A soft allocation failure before the failure is the likely cause. */
+  if (f->saw_oom_soft) return OUTCOME_OOM;
+  /* Everything else is a crash, a bare SIGKILL included: it may be the kernel's OOM
+   * killer, but kill -9 looks the same, and a false OOM would teach the strategy wrongly. */
+  return OUTCOME_CRASH;
+}

@@ -1,0 +1,113 @@
+/* Small statistics over step times: reductions and bootstrap speedup intervals.
+ * Owns the reduction names and the bootstrap method (resampled medians, percentile
+ * interval, splitmix64 so a seed gives the same interval on every machine).
+ * Must not modify its inputs, print, or keep state between calls. */
+#include "stats.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag.h"
+
+/* Resamples per interval: enough for stable 2.5/97.5 percentiles, cheap at our sizes. */
+#define BOOT_RESAMPLES 2000
+
+static const char *const reduce_names[] = {"median", "mean", "min"};
+
+int stats_reduce_from_name(const char *name) {
+  if (!name) return -1;
+  for (int i = 0; i < 3; i++)
+    if (strcmp(name, reduce_names[i]) == 0) return i;
+  return -1;
+}
+
+const char *stats_reduce_name(reduce_kind k) {
+  return (k >= REDUCE_MEDIAN && k <= REDUCE_MIN) ? reduce_names[k] : "unknown";
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Median of V, sorting V in place; N > 0. */
+static double median_inplace(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double stats_median(const double *v, int n) {
+  if (!v || n <= 0) return NAN;
+  double *copy = xmalloc((size_t)n * sizeof *copy);
+  memcpy(copy, v, (size_t)n * sizeof *copy);
+  double m = median_inplace(copy, n);
+  free(copy);
+  return m;
+}
+
+double stats_reduce(reduce_kind k, const double *v, int n, int skip) {
+  if (skip < 0) skip = 0;
+  if (!v || n - skip <= 0) return NAN;
+  const double *s = v + skip;
+  int m = n - skip;
+  switch (k) {
+    case REDUCE_MEDIAN: return stats_median(s, m);
+    case REDUCE_MEAN: {
+      double sum = 0;
+      for (int i = 0; i < m; i++) sum += s[i];
+      return sum / m;
+    }
+    case REDUCE_MIN: {
+      double lo = s[0];
+      for (int i = 1; i < m; i++)
+        if (s[i] < lo) lo = s[i];
+      return lo;
+    }
+  }
+  return NAN;
+}
+
+/* splitmix64 (Steele, Lea, Flood): tiny, fast, and the same sequence everywhere. */
+static uint64_t splitmix64(uint64_t *state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/* Median of N draws with replacement from V, using SCRATCH (N doubles). */
+static double resampled_median(const double *v, int n, double *scratch, uint64_t *rng) {
+  for (int i = 0; i < n; i++) scratch[i] = v[splitmix64(rng) % (uint64_t)n];
+  return median_inplace(scratch, n);
+}
+
+/* The P-th quantile (0..1) of sorted V by linear interpolation between ranks. */
+static double quantile_sorted(const double *v, int n, double p) {
+  double pos = p * (n - 1);
+  int i = (int)floor(pos);
+  if (i >= n - 1) return v[n - 1];
+  return v[i] + (pos - i) * (v[i + 1] - v[i]);
+}
+
+int stats_speedup_ci(const double *a, int na, const double *b, int nb, unsigned long seed,
+                     double *speedup, double *lo, double *hi) {
+  if (!a || !b || na <= 0 || nb <= 0) return -1;
+  double *sa = xmalloc((size_t)na * sizeof *sa);
+  double *sb = xmalloc((size_t)nb * sizeof *sb);
+  double *ratios = xmalloc(BOOT_RESAMPLES * sizeof *ratios);
+  uint64_t rng = (uint64_t)seed;
+  for (int r = 0; r < BOOT_RESAMPLES; r++) {
+    double ma = resampled_median(a, na, sa, &rng);
+    ratios[r] = ma / resampled_median(b, nb, sb, &rng);
+  }
+  qsort(ratios, BOOT_RESAMPLES, sizeof *ratios, cmp_double);
+  if (speedup) *speedup = stats_median(a, na) / stats_median(b, nb);
+  if (lo) *lo = quantile_sorted(ratios, BOOT_RESAMPLES, 0.025);
+  if (hi) *hi = quantile_sorted(ratios, BOOT_RESAMPLES, 0.975);
+  free(sa);
+  free(sb);
+  free(ratios);
+  return 0;
+}

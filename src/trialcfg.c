@@ -1,0 +1,373 @@
+/* How a configuration becomes a process and a snippet: flag tokens, the one XLA_FLAGS /
+ * LIBTPU_INIT_ARGS string, the child's argv and environment, shell quoting and the export
+ * formats. This is the only module that assembles flags or quotes for a shell, so every
+ * quoting rule lives here. Must not spawn, touch the store or Lua, or read the process's
+ * own environment (callers pass it in), so it stays testable without a loop. */
+#include "trialcfg.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag.h"
+
+/* A growable byte string; always NUL-terminated once anything was added. */
+typedef struct {
+  char *s;
+  size_t len, cap;
+} strbuf;
+
+static void sb_addn(strbuf *b, const char *s, size_t n) {
+  if (b->len + n + 1 > b->cap) {
+    b->cap = (b->len + n + 1) * 2;
+    b->s = xrealloc(b->s, b->cap);
+  }
+  memcpy(b->s + b->len, s, n);
+  b->len += n;
+  b->s[b->len] = '\0';
+}
+
+static void sb_add(strbuf *b, const char *s) { sb_addn(b, s, strlen(s)); }
+static void sb_addc(strbuf *b, char c) { sb_addn(b, &c, 1); }
+
+/* The finished string, owned by the caller ("" when nothing was added). */
+static char *sb_take(strbuf *b) { return b->s ? b->s : xstrdup(""); }
+
+/* ---- flag tokens and argv -------------------------------------------------------------- */
+
+/* XLA's flag tokenizer splits on whitespace and reads a double-quoted value with backslash
+ * escapes; a value without whitespace or quotes is read verbatim, backslashes included. */
+static int needs_flag_quotes(const char *v) {
+  for (; *v; v++)
+    if (isspace((unsigned char)*v) || *v == '"' || *v == '\'') return 1;
+  return 0;
+}
+
+char *trialcfg_flag_token(const char *name, const char *value) {
+  if (!value) value = "";
+  if (!needs_flag_quotes(value)) return xasprintf("--%s=%s", name, value);
+  strbuf b = {0};
+  sb_add(&b, "--");
+  sb_add(&b, name);
+  sb_add(&b, "=\"");
+  for (const char *p = value; *p; p++) {
+    if (*p == '"' || *p == '\\') sb_addc(&b, '\\');
+    sb_addc(&b, *p);
+  }
+  sb_addc(&b, '"');
+  return sb_take(&b);
+}
+
+/* S with every "{steps}" replaced by STEPS. */
+static char *substitute_steps(const char *s, const char *steps) {
+  strbuf b = {0};
+  const char *p = s, *hit;
+  while ((hit = strstr(p, "{steps}")) != NULL) {
+    sb_addn(&b, p, (size_t)(hit - p));
+    sb_add(&b, steps);
+    p = hit + strlen("{steps}");
+  }
+  sb_add(&b, p);
+  return sb_take(&b);
+}
+
+int trialcfg_argv(char *const *tmpl, int steps, char ***out_argv, char **err) {
+  *out_argv = NULL;
+  if (!tmpl || !tmpl[0] || !tmpl[0][0]) return diag_set(err, FT_EINPUT, "the command is empty");
+  int n = 0;
+  for (; tmpl[n]; n++) {
+    /* Checked before allocating so an error leaves nothing to free. */
+    if (steps <= 0 && strstr(tmpl[n], "{steps}"))
+      return diag_set(err, FT_EINPUT,
+                      "the command uses {steps} (argument %d) but the trial has no step budget "
+                      "(set budget.steps)",
+                      n + 1);
+  }
+  char num[24];
+  snprintf(num, sizeof num, "%d", steps);
+  char **argv = xcalloc((size_t)n + 1, sizeof *argv);
+  for (int i = 0; i < n; i++) argv[i] = substitute_steps(tmpl[i], num);
+  *out_argv = argv;
+  return 0;
+}
+
+void trialcfg_free_strv(char **v) {
+  if (!v) return;
+  for (char **p = v; *p; p++) free(*p);
+  free(v);
+}
+
+/* ---- the environment ------------------------------------------------------------------- */
+
+/* A POSIX environment variable name: what every shell can export. */
+static int valid_env_name(const char *s, size_t n) {
+  if (n == 0 || !(isalpha((unsigned char)s[0]) || s[0] == '_')) return 0;
+  for (size_t i = 1; i < n; i++)
+    if (!(isalnum((unsigned char)s[i]) || s[i] == '_')) return 0;
+  return 1;
+}
+
+/* A flag name must survive tokenizing: no whitespace, '=', quotes or control bytes, and no
+ * leading '-' (we add "--"). */
+static int valid_flag_name(const char *s) {
+  if (!*s || *s == '-') return 0;
+  for (; *s; s++)
+    if (isspace((unsigned char)*s) || iscntrl((unsigned char)*s) || strchr("=\"'\\", *s)) return 0;
+  return 1;
+}
+
+/* Environment entries "NAME=value", each NAME at most once, in first-seen order. */
+typedef struct {
+  char **v;
+  int n, cap;
+} envlist;
+
+static int env_find(const envlist *l, const char *name, size_t n) {
+  for (int i = 0; i < l->n; i++)
+    if (strncmp(l->v[i], name, n) == 0 && l->v[i][n] == '=') return i;
+  return -1;
+}
+
+/* Takes ENTRY ("NAME=value"). An existing NAME is replaced when REPLACE, else ENTRY is
+ * dropped (getenv reads the first of duplicate base entries, so the first one wins). */
+static void env_put(envlist *l, char *entry, int replace) {
+  size_t n = (size_t)(strchr(entry, '=') - entry);
+  int at = env_find(l, entry, n);
+  if (at >= 0) {
+    if (replace) {
+      free(l->v[at]);
+      l->v[at] = entry;
+    } else {
+      free(entry);
+    }
+    return;
+  }
+  if (l->n + 2 > l->cap) {
+    l->cap = l->cap ? l->cap * 2 : 64;
+    l->v = xrealloc(l->v, (size_t)l->cap * sizeof *l->v);
+  }
+  l->v[l->n++] = entry;
+  l->v[l->n] = NULL;
+}
+
+static const char *env_get(const envlist *l, const char *name) {
+  int at = env_find(l, name, strlen(name));
+  return at >= 0 ? strchr(l->v[at], '=') + 1 : NULL;
+}
+
+static int check_settings(const setting *s, int n, char **err) {
+  if (n > 0 && !s) return diag_set(err, FT_EINPUT, "%d settings but no array", n);
+  for (int i = 0; i < n; i++) {
+    if (!s[i].name || !s[i].value)
+      return diag_set(err, FT_EINPUT, "setting %d has no name or value", i + 1);
+    if (s[i].target == TARGET_ENV && !valid_env_name(s[i].name, strlen(s[i].name)))
+      return diag_set(err, FT_EINPUT, "'%s' is not a valid environment variable name", s[i].name);
+    if (s[i].target != TARGET_ENV && !valid_flag_name(s[i].name))
+      return diag_set(err, FT_EINPUT, "'%s' is not a valid flag name", s[i].name);
+  }
+  return 0;
+}
+
+static int check_extra(char *const *extra, char **err) {
+  for (int i = 0; extra && extra[i]; i++) {
+    const char *eq = strchr(extra[i], '=');
+    if (!eq || !valid_env_name(extra[i], (size_t)(eq - extra[i])))
+      return diag_set(err, FT_EINPUT, "'%s' is not a NAME=value environment entry", extra[i]);
+  }
+  return 0;
+}
+
+/* BASE (trimmed) then every flag of TARGET as a token, single spaces between. NULL when no
+ * setting has that target, so an inherited value is left exactly as it was. */
+static char *join_flags(const char *base, const setting *s, int n, setting_target target) {
+  int any = 0;
+  for (int i = 0; i < n; i++) any |= s[i].target == target;
+  if (!any) return NULL;
+  strbuf b = {0};
+  if (base) {
+    while (isspace((unsigned char)*base)) base++;
+    size_t len = strlen(base);
+    while (len > 0 && isspace((unsigned char)base[len - 1])) len--;
+    sb_addn(&b, base, len);
+  }
+  for (int i = 0; i < n; i++) {
+    if (s[i].target != target) continue;
+    if (b.len) sb_addc(&b, ' ');
+    char *tok = trialcfg_flag_token(s[i].name, s[i].value);
+    sb_add(&b, tok);
+    free(tok);
+  }
+  return sb_take(&b);
+}
+
+/* Sets VAR to the joined flags of TARGET on top of whatever VAR holds so far. */
+static void put_flags(envlist *env, const char *var, const setting *s, int n, setting_target t) {
+  char *joined = join_flags(env_get(env, var), s, n, t);
+  if (!joined) return;
+  env_put(env, xasprintf("%s=%s", var, joined), 1);
+  free(joined);
+}
+
+static char *dup_or_null(const char *s) { return s ? xstrdup(s) : NULL; }
+
+int trialcfg_env(char *const *base, const setting *s, int n, char *const *extra, trial_env *out,
+                 char **err) {
+  memset(out, 0, sizeof *out);
+  int rc = check_settings(s, n, err);
+  if (rc == 0) rc = check_extra(extra, err);
+  if (rc != 0) return rc;
+  envlist env = {0};
+  for (int i = 0; base && base[i]; i++) {
+    const char *eq = strchr(base[i], '=');
+    if (eq && eq != base[i]) env_put(&env, xstrdup(base[i]), 0);
+  }
+  /* A TARGET_ENV setting of XLA_FLAGS itself becomes the base our flags are appended to. */
+  for (int i = 0; i < n; i++)
+    if (s[i].target == TARGET_ENV) env_put(&env, xasprintf("%s=%s", s[i].name, s[i].value), 1);
+  put_flags(&env, "XLA_FLAGS", s, n, TARGET_XLA);
+  put_flags(&env, "LIBTPU_INIT_ARGS", s, n, TARGET_TPU);
+  for (int i = 0; extra && extra[i]; i++) env_put(&env, xstrdup(extra[i]), 1);
+  if (!env.v) env.v = xcalloc(1, sizeof *env.v);
+  out->envp = env.v;
+  /* Report what the child will really see, extras included. */
+  out->xla_flags = dup_or_null(env_get(&env, "XLA_FLAGS"));
+  out->tpu_args = dup_or_null(env_get(&env, "LIBTPU_INIT_ARGS"));
+  return 0;
+}
+
+void trialcfg_env_free(trial_env *e) {
+  if (!e) return;
+  trialcfg_free_strv(e->envp);
+  free(e->xla_flags);
+  free(e->tpu_args);
+  memset(e, 0, sizeof *e);
+}
+
+/* ---- shell quoting and export ---------------------------------------------------------- */
+
+char *trialcfg_shell_quote(const char *s) {
+  /* Inside '...' every byte is literal in POSIX sh, bash and zsh; a quote closes the string,
+   * is written as \' and the string reopens. Runs of quotes become \'\' so no '' pair ever
+   * appears (zsh's RC_QUOTES would read '' inside quotes as a quote). */
+  strbuf b = {0};
+  int open = 0;
+  for (const char *p = s ? s : ""; *p; p++) {
+    if (*p == '\'') {
+      if (open) sb_addc(&b, '\'');
+      open = 0;
+      sb_add(&b, "\\'");
+      continue;
+    }
+    if (!open) sb_addc(&b, '\'');
+    open = 1;
+    sb_addc(&b, *p);
+  }
+  if (open) sb_addc(&b, '\'');
+  if (!b.len) sb_add(&b, "''");
+  return sb_take(&b);
+}
+
+static int is_set(const char *s) { return s && *s; }
+
+/* Every variable the snippet sets, in output order, so checks and writers agree. */
+typedef struct {
+  const char *name;
+  const char *value;
+} export_var;
+
+static int collect_vars(const export_info *info, export_var **out, char **err) {
+  if (info->n_env < 0 || info->n_comments < 0 || (info->n_comments > 0 && !info->comments) ||
+      (info->n_env > 0 && (!info->env_names || !info->env_values)))
+    return diag_set(err, FT_EINPUT, "malformed export request");
+  export_var *v = xcalloc((size_t)info->n_env + 2, sizeof *v);
+  int n = 0;
+  if (is_set(info->xla_flags)) v[n++] = (export_var){"XLA_FLAGS", info->xla_flags};
+  if (is_set(info->tpu_args)) v[n++] = (export_var){"LIBTPU_INIT_ARGS", info->tpu_args};
+  for (int i = 0; i < info->n_env; i++) {
+    const char *name = info->env_names[i], *value = info->env_values[i];
+    int rc = 0;
+    if (!name || !value || !valid_env_name(name, strlen(name)))
+      rc = diag_set(err, FT_EINPUT, "'%s' is not a valid environment variable name",
+                    name ? name : "(null)");
+    for (int j = 0; rc == 0 && j < n; j++)
+      if (strcmp(v[j].name, name) == 0)
+        rc = diag_set(err, FT_EINPUT, "variable %s is set twice in the export", name);
+    if (rc != 0) {
+      free(v);
+      return rc;
+    }
+    v[n++] = (export_var){name, value};
+  }
+  *out = v;
+  return n;
+}
+
+/* A comment line that cannot end early: a newline or other control byte inside it would
+ * let the rest of the "comment" run as a command when the snippet is sourced. */
+static void write_comment(FILE *out, const char *c) {
+  fputs("# ", out);
+  for (const unsigned char *p = (const unsigned char *)(c ? c : ""); *p; p++)
+    fputc(*p < 0x20 || *p == 0x7f ? ' ' : *p, out);
+  fputc('\n', out);
+}
+
+static int write_sh(FILE *out, const export_info *info, const export_var *v, int n) {
+  for (int i = 0; i < info->n_comments; i++) write_comment(out, info->comments[i]);
+  for (int i = 0; i < n; i++) {
+    char *q = trialcfg_shell_quote(v[i].value);
+    fprintf(out, "export %s=%s\n", v[i].name, q);
+    free(q);
+  }
+  return 0;
+}
+
+static int write_env(FILE *out, const export_var *v, int n, char **err) {
+  /* An env file has no quoting: a line break would split the value. Check all first so a
+   * refused export writes nothing. */
+  for (int i = 0; i < n; i++)
+    if (strpbrk(v[i].value, "\n\r"))
+      return diag_set(err, FT_EINPUT,
+                      "the value of %s holds a line break, which an env file cannot carry "
+                      "(use --format sh or json)",
+                      v[i].name);
+  for (int i = 0; i < n; i++) fprintf(out, "%s=%s\n", v[i].name, v[i].value);
+  return 0;
+}
+
+static int write_json(FILE *out, const export_info *info, char **err) {
+  cJSON *root = cJSON_CreateObject();
+  cJSON *comments = cJSON_AddArrayToObject(root, "comments");
+  for (int i = 0; i < info->n_comments; i++)
+    cJSON_AddItemToArray(comments, cJSON_CreateString(info->comments[i] ? info->comments[i] : ""));
+  /* XLA_FLAGS is always present (maybe "") so readers need no existence check. */
+  cJSON_AddStringToObject(root, "XLA_FLAGS", is_set(info->xla_flags) ? info->xla_flags : "");
+  if (is_set(info->tpu_args)) cJSON_AddStringToObject(root, "LIBTPU_INIT_ARGS", info->tpu_args);
+  cJSON *env = cJSON_AddObjectToObject(root, "env");
+  for (int i = 0; i < info->n_env; i++)
+    cJSON_AddStringToObject(env, info->env_names[i], info->env_values[i]);
+  char *text = cJSON_Print(root);
+  cJSON_Delete(root);
+  if (!text) return diag_set(err, FT_ESYS, "out of memory while printing the export");
+  fprintf(out, "%s\n", text);
+  free(text);
+  return 0;
+}
+
+int trialcfg_export(FILE *out, export_format fmt, const export_info *info, char **err) {
+  if (!out || !info) return diag_set(err, FT_EINPUT, "nothing to export");
+  export_var *v = NULL;
+  int n = collect_vars(info, &v, err);
+  if (n < 0) return n;
+  int rc;
+  switch (fmt) {
+    case EXPORT_SH: rc = write_sh(out, info, v, n); break;
+    case EXPORT_ENV: rc = write_env(out, v, n, err); break;
+    case EXPORT_JSON: rc = write_json(out, info, err); break;
+    default: rc = diag_set(err, FT_EINPUT, "unknown export format %d", (int)fmt); break;
+  }
+  free(v);
+  if (rc == 0 && (fflush(out) != 0 || ferror(out)))
+    rc = diag_set(err, FT_ESYS, "could not write the export");
+  return rc;
+}

@@ -1,0 +1,287 @@
+/* classify: the real XLA/JAX/CUDA/NCCL texts (shapes from FIELD-NOTES and the cited issues),
+ * the look-alikes that must not count as OOM, and the outcome precedence. */
+#include <signal.h>
+#include <stdlib.h>
+
+#include "classify.h"
+#include "test.h"
+
+static line_signal line_of(const char *s) { return classify_line(NULL, s, strlen(s)); }
+
+/* Classifies every line of a multi-line log and returns the strongest signal seen, in
+ * the order the orchestrator acts on them. */
+static line_signal worst_of(const char *log) {
+  line_signal worst = LINE_PLAIN;
+  static const int rank[] = {0, 4, 2, 5, 1}; /* PLAIN, OOM_FATAL, OOM_SOFT, INVALID, BAD_VALUE */
+  for (const char *p = log; *p;) {
+    const char *nl = strchr(p, '\n');
+    size_t n = nl ? (size_t)(nl - p) : strlen(p);
+    line_signal s = classify_line(NULL, p, n);
+    if (rank[s] > rank[worst]) worst = s;
+    p += n + (nl ? 1 : 0);
+  }
+  return worst;
+}
+
+TEST(outcome_names_round_trip) {
+  const char *names[] = {"running", "ok",        "oom",    "invalid",     "timeout",
+                         "crash",   "no_metric", "pruned", "interrupted", "lost"};
+  CHECK_INT(OUTCOME_COUNT, 10);
+  for (int i = 0; i < OUTCOME_COUNT; i++) {
+    CHECK_STR(outcome_name((outcome)i), names[i]);
+    CHECK_INT(outcome_from_name(names[i]), i);
+  }
+  CHECK_INT(outcome_from_name("OK"), -1);
+  CHECK_INT(outcome_from_name(""), -1);
+  CHECK_INT(outcome_from_name(NULL), -1);
+  CHECK_INT(outcome_from_name("oom "), -1);
+  CHECK_STR(outcome_name(OUTCOME_COUNT), "unknown");
+}
+
+/* jax-ml/jax#13428 / #22755 shape: the allocator's warnings, the executor's error, the
+ * buffer report, then the Python traceback ending in the runtime error. */
+static const char *const OOM_TRACEBACK =
+    "2024-03-01 12:00:01.123456: W external/xla/xla/tsl/framework/bfc_allocator.cc:482] "
+    "Allocator (GPU_0_bfc) ran out of memory trying to allocate 16.00GiB (rounded to "
+    "17179869184)requested by op \n"
+    "2024-03-01 12:00:01.123500: W external/xla/xla/tsl/framework/bfc_allocator.cc:494] "
+    "****************************************************************************________\n"
+    "2024-03-01 12:00:01.123600: E external/xla/xla/pjrt/pjrt_stream_executor_client.cc:2826] "
+    "Execution of replica 0 failed: RESOURCE_EXHAUSTED: Out of memory while trying to allocate "
+    "17179869184 bytes.\n"
+    "BufferAssignment OOM Debugging.\n"
+    "BufferAssignment stats:\n"
+    "             parameter allocation:    8.00GiB\n"
+    "              constant allocation:         0B\n"
+    "Traceback (most recent call last):\n"
+    "  File \"/workspace/train.py\", line 88, in <module>\n"
+    "    state, loss = train_step(state, batch)\n"
+    "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to "
+    "allocate 17179869184 bytes.\n";
+
+TEST(oom_fatal_real_texts) {
+  CHECK_INT(line_of("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory "
+                    "while trying to allocate 17179869184 bytes."),
+            LINE_OOM_FATAL);
+  /* Newer JAX renamed the class; the text is what counts. */
+  CHECK_INT(line_of("jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying "
+                    "to allocate 2147483648 bytes."),
+            LINE_OOM_FATAL);
+  CHECK_INT(line_of("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Failed to allocate "
+                    "request for 176.00MiB (184549376B) on device ordinal 0"),
+            LINE_OOM_FATAL);
+  CHECK_INT(line_of("E0301 12:00:01.123600 pjrt_stream_executor_client.cc:2826] Execution of "
+                    "replica 0 failed: RESOURCE_EXHAUSTED: Out of memory while trying to allocate "
+                    "1024 bytes."),
+            LINE_OOM_FATAL);
+  /* Wrapped by a launcher that dropped the status prefix: XLA's own wording still counts. */
+  CHECK_INT(line_of("ERROR: Out of memory while trying to allocate 17179869184 bytes."),
+            LINE_OOM_FATAL);
+  CHECK_INT(line_of("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: XLA:TPU compile "
+                    "permanent error. Ran out of memory in memory space hbm. Used 17.54G of "
+                    "15.48G hbm. Exceeded hbm capacity by 2.06G."),
+            LINE_OOM_FATAL);
+  CHECK_INT(worst_of(OOM_TRACEBACK), LINE_OOM_FATAL);
+}
+
+TEST(oom_look_alikes_are_plain) {
+  /* flatironinstitute/nemos#345: the BFC allocator says it is not a failure. */
+  CHECK_INT(line_of("2024-05-10 14:01:02.345678: W external/xla/xla/tsl/framework/"
+                    "bfc_allocator.cc:291] Allocator (GPU_0_bfc) ran out of memory trying to "
+                    "allocate 3.37GiB with freed_by_count=0. The caller indicates that this is "
+                    "not a failure, but this may mean that there could be performance gains if "
+                    "more memory were available."),
+            LINE_PLAIN);
+  /* The same warning without the disclaimer is still only a warning. */
+  CHECK_INT(line_of("W external/xla/xla/tsl/framework/bfc_allocator.cc:482] Allocator (GPU_0_bfc) "
+                    "ran out of memory trying to allocate 16.00GiB (rounded to 17179869184)"),
+            LINE_PLAIN);
+  CHECK_INT(line_of("W bfc_allocator.cc:494] *****************************************_____"),
+            LINE_PLAIN);
+  /* Allocation wording without RESOURCE_EXHAUSTED is not XLA's fatal error. */
+  CHECK_INT(line_of("I allocator.cc:12] Failed to allocate request for 2.00MiB, retrying after "
+                    "freeing cached buffers"),
+            LINE_PLAIN);
+  CHECK_INT(line_of("INFO: no RESOURCE_EXHAUSTED errors in the last 100 steps"), LINE_PLAIN);
+  CHECK_INT(line_of("note: out of memory while trying to allocate is printed on failure"),
+            LINE_PLAIN);
+  CHECK_INT(line_of("BufferAssignment OOM Debugging."), LINE_PLAIN);
+  CHECK_INT(line_of("{\"step\": 3, \"step_time_ms\": 412.3, \"oom_retries\": 0}"), LINE_PLAIN);
+  CHECK_INT(line_of("XLA_FLAGS=--xla_gpu_enable_latency_hiding_scheduler=true"), LINE_PLAIN);
+  CHECK_INT(line_of(""), LINE_PLAIN);
+}
+
+TEST(oom_soft_real_texts) {
+  /* jax-ml/jax#788: during convolution autotuning; XLA falls back afterwards. */
+  CHECK_INT(line_of("2019-06-04 21:12:58.123456: E external/org_tensorflow/tensorflow/compiler/"
+                    "xla/service/gpu/cuda_gpu_executor.cc:477] failed to allocate 3.94G "
+                    "(4233691136 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory"),
+            LINE_OOM_SOFT);
+  CHECK_INT(line_of("E0301 12:00:00.1 cuda_blas.cc:190] failed to create cublas handle: "
+                    "CUBLAS_STATUS_ALLOC_FAILED"),
+            LINE_OOM_SOFT);
+  CHECK_INT(line_of("node01:12345:12399 [0] include/alloc.h:103 NCCL WARN Cuda failure "
+                    "'out of memory'"),
+            LINE_OOM_SOFT);
+  CHECK_INT(line_of("node01:1234:1288 [2] include/alloc.h:125 NCCL WARN Cuda failure 2 "
+                    "'out of memory'"),
+            LINE_OOM_SOFT);
+  CHECK_INT(line_of("node01:1234:1288 [2] NCCL WARN Failed to allocate: out of memory"),
+            LINE_OOM_SOFT);
+  CHECK_INT(line_of("jaxlib.xla_extension.XlaRuntimeError: INTERNAL: CUDA error: "
+                    "cudaErrorMemoryAllocation : out of memory"),
+            LINE_OOM_SOFT);
+  /* NCCL's follow-up lines and ordinary warnings are plain. */
+  CHECK_INT(line_of("node01:12345:12399 [3] NCCL INFO include/alloc.h:110 -> 1"), LINE_PLAIN);
+  CHECK_INT(line_of("node01:12345:12399 [3] NCCL WARN NET/IB : No device found."), LINE_PLAIN);
+}
+
+TEST(invalid_and_bad_value_texts) {
+  CHECK_INT(line_of("2024-03-01 12:00:00.000000: F external/xla/xla/parse_flags_from_env.cc:226] "
+                    "Unknown flag(s) in XLA_FLAGS: --xla_gpu_enable_foo=true Perhaps you meant to "
+                    "specify these on the TF_XLA_FLAGS envvar?"),
+            LINE_INVALID);
+  CHECK_INT(line_of("F0301 parse_flags_from_env.cc:226] Unknown flags in XLA_FLAGS: "
+                    "--xla_gpu_bogus=1"),
+            LINE_INVALID);
+  CHECK_INT(line_of("E0301 command_line_flags.cc:104] Couldn't interpret value maybe for flag "
+                    "xla_gpu_enable_latency_hiding_scheduler."),
+            LINE_BAD_VALUE);
+  CHECK_INT(line_of("Perhaps you meant to specify these on the TF_XLA_FLAGS envvar?"), LINE_PLAIN);
+  CHECK_INT(line_of("Unknown flags in TF_XLA_FLAGS: --foo"), LINE_PLAIN);
+  const char *abort_log =
+      "2024-03-01 12:00:00.000000: F external/xla/xla/parse_flags_from_env.cc:226] Unknown "
+      "flag(s) in XLA_FLAGS: --xla_gpu_enable_foo=true Perhaps you meant to specify these on the "
+      "TF_XLA_FLAGS envvar?\n"
+      "*** Check failure stack trace: ***\n"
+      "    @     0x7f2b3c0d1e23  absl::log_internal::LogMessageFatal::~LogMessageFatal()\n"
+      "Fatal Python error: Aborted\n";
+  CHECK_INT(worst_of(abort_log), LINE_INVALID);
+}
+
+TEST(bounded_by_len_and_nul_safe) {
+  const char *s = "RESOURCE_EXHAUSTED: Out of memory while trying to allocate 8 bytes.";
+  /* Cut before "memory": the rest is beyond LEN and must not be read. */
+  CHECK_INT(classify_line(NULL, s, strlen("RESOURCE_EXHAUSTED: Out of ")), LINE_PLAIN);
+  CHECK_INT(classify_line(NULL, s, 0), LINE_PLAIN);
+  /* An unterminated heap copy: ASan catches any read past the end. */
+  size_t n = strlen(s);
+  char *heap = malloc(n);
+  memcpy(heap, s, n);
+  CHECK_INT(classify_line(NULL, heap, n), LINE_OOM_FATAL);
+  free(heap);
+  /* Binary junk with a NUL before the text is still searched as bytes. */
+  const char junk[] = "\xff\xfe\0\x01 Unknown flags in XLA_FLAGS: --x";
+  CHECK_INT(classify_line(NULL, junk, sizeof junk - 1), LINE_INVALID);
+  CHECK_INT(classify_line(NULL, NULL, 5), LINE_PLAIN);
+}
+
+TEST(experiment_patterns) {
+  const char *oom[] = {"torch.cuda.OutOfMemoryError", ""};
+  const char *inv[] = {"unrecognized arguments:", NULL};
+  classify_patterns p = {oom, 2, inv, 2};
+  const char *l1 = "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB";
+  CHECK_INT(classify_line(&p, l1, strlen(l1)), LINE_OOM_FATAL);
+  CHECK_INT(classify_line(NULL, l1, strlen(l1)), LINE_PLAIN);
+  const char *l2 = "train.py: error: unrecognized arguments: --bogus";
+  CHECK_INT(classify_line(&p, l2, strlen(l2)), LINE_INVALID);
+  /* An empty pattern matches nothing (it would otherwise match every line). */
+  const char *l3 = "step 3: 412.3 ms";
+  CHECK_INT(classify_line(&p, l3, strlen(l3)), LINE_PLAIN);
+  /* Case-sensitive. */
+  const char *l4 = "TORCH.CUDA.OUTOFMEMORYERROR";
+  CHECK_INT(classify_line(&p, l4, strlen(l4)), LINE_PLAIN);
+  /* Built-ins win over the experiment's own patterns. */
+  const char *both[] = {"Couldn't"};
+  classify_patterns q = {both, 1, NULL, 0};
+  const char *l5 = "Couldn't interpret value x for flag y.";
+  CHECK_INT(classify_line(&q, l5, strlen(l5)), LINE_BAD_VALUE);
+  /* OOM patterns are tried before invalid ones. */
+  const char *same[] = {"boom"};
+  classify_patterns r = {same, 1, same, 1};
+  CHECK_INT(classify_line(&r, "boom", 4), LINE_OOM_FATAL);
+}
+
+static trial_facts exited(long code) {
+  trial_facts f = {0};
+  f.exit_code = code;
+  f.min_steps = 4;
+  return f;
+}
+
+TEST(trial_ok_and_no_metric) {
+  trial_facts f = exited(0);
+  f.n_steps = 4;
+  CHECK_INT(classify_trial(&f), OUTCOME_OK);
+  f.n_steps = 3;
+  CHECK_INT(classify_trial(&f), OUTCOME_NO_METRIC);
+  f.n_steps = 0;
+  f.min_steps = 0; /* a floor of one step: nothing read is never ok */
+  CHECK_INT(classify_trial(&f), OUTCOME_NO_METRIC);
+  /* Autotuning's CUDA_ERROR_OUT_OF_MEMORY then a clean exit: the run was fine. */
+  f = exited(0);
+  f.n_steps = 10;
+  f.saw_oom_soft = 1;
+  CHECK_INT(classify_trial(&f), OUTCOME_OK);
+}
+
+TEST(trial_failures) {
+  trial_facts f = exited(1);
+  CHECK_INT(classify_trial(&f), OUTCOME_CRASH);
+  f.saw_oom_soft = 1;
+  CHECK_INT(classify_trial(&f), OUTCOME_OOM);
+  f = exited(0);
+  f.term_signal = SIGSEGV;
+  f.n_steps = 10;
+  CHECK_INT(classify_trial(&f), OUTCOME_CRASH);
+  f.saw_oom_soft = 1;
+  CHECK_INT(classify_trial(&f), OUTCOME_OOM);
+  /* A bare SIGKILL (maybe the kernel OOM killer, maybe kill -9) stays a crash. */
+  f = exited(0);
+  f.term_signal = SIGKILL;
+  CHECK_INT(classify_trial(&f), OUTCOME_CRASH);
+  f = exited(0);
+  f.spawn_failed = 1;
+  f.n_steps = 10;
+  CHECK_INT(classify_trial(&f), OUTCOME_CRASH);
+  /* An abort after "Unknown flags" is invalid whatever the exit looked like. */
+  f = exited(0);
+  f.term_signal = SIGABRT;
+  f.saw_invalid = 1;
+  CHECK_INT(classify_trial(&f), OUTCOME_INVALID);
+  f = exited(1);
+  f.saw_oom_fatal = 1;
+  CHECK_INT(classify_trial(&f), OUTCOME_OOM);
+}
+
+TEST(trial_stop_reasons_and_precedence) {
+  trial_facts f = exited(0);
+  f.term_signal = SIGTERM;
+  f.stopped = STOPPED_TIMEOUT;
+  CHECK_INT(classify_trial(&f), OUTCOME_TIMEOUT);
+  f.saw_oom_fatal = 1; /* an OOM seen before the timer fired explains it */
+  CHECK_INT(classify_trial(&f), OUTCOME_OOM);
+  f.stopped = STOPPED_OOM;
+  f.saw_oom_fatal = 0;
+  CHECK_INT(classify_trial(&f), OUTCOME_OOM);
+  f.stopped = STOPPED_INVALID;
+  CHECK_INT(classify_trial(&f), OUTCOME_INVALID);
+  f.stopped = STOPPED_OOM;
+  f.saw_invalid = 1;
+  CHECK_INT(classify_trial(&f), OUTCOME_INVALID);
+  f.stopped = STOPPED_PRUNED;
+  CHECK_INT(classify_trial(&f), OUTCOME_PRUNED);
+  f.stopped = STOPPED_INTERRUPTED;
+  CHECK_INT(classify_trial(&f), OUTCOME_INTERRUPTED);
+  f.spawn_failed = 1;
+  CHECK_INT(classify_trial(&f), OUTCOME_CRASH);
+  f = exited(0);
+  f.stopped = STOPPED_TIMEOUT;
+  f.saw_oom_soft = 1;
+  CHECK_INT(classify_trial(&f), OUTCOME_TIMEOUT);
+  f = exited(0);
+  f.n_steps = 100;
+  f.stopped = STOPPED_PRUNED;
+  CHECK_INT(classify_trial(&f), OUTCOME_PRUNED);
+  CHECK_INT(classify_trial(NULL), OUTCOME_CRASH);
+}

@@ -1,0 +1,480 @@
+/* trialcfg: flag tokens, argv substitution, environment assembly, shell quoting, and the
+ * export formats, including byte-exact round trips through the real shells (bash, dash,
+ * and zsh when installed) with values that try to run commands. */
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "diag.h"
+#include "test.h"
+#include "trialcfg.h"
+
+/* ---- flag tokens and argv ---- */
+
+static void check_token(const char *name, const char *value, const char *want) {
+  char *t = trialcfg_flag_token(name, value);
+  CHECK_STR(t, want);
+  free(t);
+}
+
+TEST(flag_tokens) {
+  check_token("xla_gpu_enable_latency_hiding_scheduler", "true",
+              "--xla_gpu_enable_latency_hiding_scheduler=true");
+  check_token("xla_gpu_all_gather_combine_threshold_bytes", "536870912",
+              "--xla_gpu_all_gather_combine_threshold_bytes=536870912");
+  check_token("xla_dump_to", "/tmp/my dumps", "--xla_dump_to=\"/tmp/my dumps\"");
+  check_token("f", "a\"b", "--f=\"a\\\"b\"");
+  check_token("f", "it's", "--f=\"it's\"");
+  check_token("f", "a\\b c", "--f=\"a\\\\b c\"");
+  check_token("f", "tab\there", "--f=\"tab\there\"");
+  /* Without whitespace or quotes XLA reads the value verbatim, backslashes included. */
+  check_token("f", "C:\\dir", "--f=C:\\dir");
+  check_token("f", "", "--f=");
+}
+
+static void free_err(char **err) {
+  free(*err);
+  *err = NULL;
+}
+
+TEST(argv_steps_substitution) {
+  char *tmpl[] = {"python3", "train.py", "--steps", "{steps}", "--tag=s{steps}-{steps}",
+                  "{step}",  NULL};
+  char **argv = NULL;
+  char *err = NULL;
+  CHECK_INT(trialcfg_argv(tmpl, 50, &argv, &err), 0);
+  CHECK(err == NULL);
+  CHECK_STR(argv[0], "python3");
+  CHECK_STR(argv[2], "--steps");
+  CHECK_STR(argv[3], "50");
+  CHECK_STR(argv[4], "--tag=s50-50");
+  CHECK_STR(argv[5], "{step}");
+  CHECK(argv[6] == NULL);
+  /* The template is not modified. */
+  CHECK_STR(tmpl[3], "{steps}");
+  trialcfg_free_strv(argv);
+}
+
+TEST(argv_errors) {
+  char **argv = (char **)1;
+  char *err = NULL;
+  char *uses[] = {"train", "--steps={steps}", NULL};
+  CHECK_INT(trialcfg_argv(uses, 0, &argv, &err), FT_EINPUT);
+  CHECK(argv == NULL);
+  CHECK(err && strstr(err, "{steps}"));
+  free_err(&err);
+  CHECK_INT(trialcfg_argv(uses, -3, &argv, &err), FT_EINPUT);
+  free_err(&err);
+  /* Without {steps}, no budget is fine. */
+  char *plain[] = {"train", "--fast", NULL};
+  CHECK_INT(trialcfg_argv(plain, 0, &argv, &err), 0);
+  CHECK_STR(argv[1], "--fast");
+  trialcfg_free_strv(argv);
+  char *empty[] = {NULL};
+  CHECK_INT(trialcfg_argv(empty, 5, &argv, &err), FT_EINPUT);
+  CHECK(err != NULL);
+  free_err(&err);
+  char *blank[] = {"", NULL};
+  CHECK_INT(trialcfg_argv(blank, 5, &argv, &err), FT_EINPUT);
+  free_err(&err);
+  CHECK_INT(trialcfg_argv(NULL, 5, &argv, &err), FT_EINPUT);
+  free_err(&err);
+}
+
+/* ---- environment ---- */
+
+/* The value of NAME in ENVP, or NULL; fails the test when NAME appears twice. */
+static const char *envp_get(char **envp, const char *name) {
+  const char *found = NULL;
+  size_t n = strlen(name);
+  for (char **p = envp; *p; p++) {
+    if (strncmp(*p, name, n) != 0 || (*p)[n] != '=') continue;
+    CHECK(found == NULL);
+    found = *p + n + 1;
+  }
+  return found;
+}
+
+static int envp_count(char **envp) {
+  int n = 0;
+  while (envp[n]) n++;
+  return n;
+}
+
+TEST(env_assembly) {
+  char *base[] = {"PATH=/usr/bin",
+                  "XLA_FLAGS= --xla_gpu_autotune_level=2  ",
+                  "NCCL_PROTO=LL",
+                  "HOME=/root",
+                  "CUDA_VISIBLE_DEVICES=0,1,2,3",
+                  NULL};
+  setting s[] = {
+      {TARGET_XLA, "xla_gpu_enable_latency_hiding_scheduler", "true"},
+      {TARGET_ENV, "NCCL_PROTO", "SIMPLE"},
+      {TARGET_XLA, "xla_dump_to", "/tmp/a b"},
+      {TARGET_ENV, "XLA_PYTHON_CLIENT_MEM_FRACTION", "0.9"},
+      {TARGET_TPU, "xla_tpu_enable_async_all_gather", "true"},
+  };
+  char *extra[] = {"CUDA_VISIBLE_DEVICES=4,5", "FLAGTUNE_TRIAL=7", "NCCL_PROTO=LL128", NULL};
+  trial_env e;
+  char *err = NULL;
+  CHECK_INT(trialcfg_env(base, s, 5, extra, &e, &err), 0);
+  CHECK_STR(e.xla_flags,
+            "--xla_gpu_autotune_level=2 --xla_gpu_enable_latency_hiding_scheduler=true "
+            "--xla_dump_to=\"/tmp/a b\"");
+  CHECK_STR(envp_get(e.envp, "XLA_FLAGS"), e.xla_flags);
+  CHECK_STR(e.tpu_args, "--xla_tpu_enable_async_all_gather=true");
+  CHECK_STR(envp_get(e.envp, "LIBTPU_INIT_ARGS"), e.tpu_args);
+  CHECK_STR(envp_get(e.envp, "PATH"), "/usr/bin");
+  CHECK_STR(envp_get(e.envp, "HOME"), "/root");
+  CHECK_STR(envp_get(e.envp, "NCCL_PROTO"), "LL128"); /* extra beats setting beats base */
+  CHECK_STR(envp_get(e.envp, "CUDA_VISIBLE_DEVICES"), "4,5");
+  CHECK_STR(envp_get(e.envp, "FLAGTUNE_TRIAL"), "7");
+  CHECK_STR(envp_get(e.envp, "XLA_PYTHON_CLIENT_MEM_FRACTION"), "0.9");
+  CHECK_INT(envp_count(e.envp), 8);
+  /* Base order is kept: PATH first, XLA_FLAGS replaced in place. */
+  CHECK(strncmp(e.envp[0], "PATH=", 5) == 0);
+  CHECK(strncmp(e.envp[1], "XLA_FLAGS=", 10) == 0);
+  trialcfg_env_free(&e);
+  CHECK(e.envp == NULL);
+}
+
+TEST(env_without_flags) {
+  char *base[] = {"XLA_FLAGS=--xla_foo=1", "A=1", "A=2", "NOEQUALS", "=nameless", NULL};
+  trial_env e;
+  CHECK_INT(trialcfg_env(base, NULL, 0, NULL, &e, NULL), 0);
+  /* Inherited XLA_FLAGS is reported as-is; nothing new is added. */
+  CHECK_STR(e.xla_flags, "--xla_foo=1");
+  CHECK(e.tpu_args == NULL);
+  CHECK_STR(envp_get(e.envp, "A"), "1"); /* the first of duplicates, as getenv reads */
+  CHECK_INT(envp_count(e.envp), 2);
+  trialcfg_env_free(&e);
+
+  char *none[] = {NULL};
+  setting s[] = {{TARGET_ENV, "X", "y z"}};
+  CHECK_INT(trialcfg_env(none, s, 1, NULL, &e, NULL), 0);
+  CHECK(e.xla_flags == NULL);
+  CHECK(envp_get(e.envp, "XLA_FLAGS") == NULL);
+  CHECK_STR(envp_get(e.envp, "X"), "y z");
+  trialcfg_env_free(&e);
+
+  CHECK_INT(trialcfg_env(NULL, NULL, 0, NULL, &e, NULL), 0);
+  CHECK(e.envp != NULL && e.envp[0] == NULL);
+  trialcfg_env_free(&e);
+}
+
+TEST(env_xla_flags_setting_is_the_base) {
+  char *base[] = {"XLA_FLAGS=--from_user=1", NULL};
+  setting s[] = {{TARGET_XLA, "b", "2"}, {TARGET_ENV, "XLA_FLAGS", "--from_experiment=1"}};
+  trial_env e;
+  CHECK_INT(trialcfg_env(base, s, 2, NULL, &e, NULL), 0);
+  CHECK_STR(e.xla_flags, "--from_experiment=1 --b=2");
+  trialcfg_env_free(&e);
+  /* An extra XLA_FLAGS overrides everything and is what gets reported. */
+  char *extra[] = {"XLA_FLAGS=--only", NULL};
+  CHECK_INT(trialcfg_env(base, s, 2, extra, &e, NULL), 0);
+  CHECK_STR(e.xla_flags, "--only");
+  CHECK_STR(envp_get(e.envp, "XLA_FLAGS"), "--only");
+  trialcfg_env_free(&e);
+}
+
+TEST(env_rejects_bad_names) {
+  trial_env e;
+  char *err = NULL;
+  setting bad_env[] = {{TARGET_ENV, "1BAD", "x"}};
+  CHECK_INT(trialcfg_env(NULL, bad_env, 1, NULL, &e, &err), FT_EINPUT);
+  CHECK(e.envp == NULL && e.xla_flags == NULL);
+  CHECK(err && strstr(err, "1BAD"));
+  setting bad_flag[] = {{TARGET_XLA, "xla foo", "1"}};
+  CHECK_INT(trialcfg_env(NULL, bad_flag, 1, NULL, &e, &err), FT_EINPUT);
+  setting dashed[] = {{TARGET_XLA, "--xla_foo", "1"}};
+  CHECK_INT(trialcfg_env(NULL, dashed, 1, NULL, &e, &err), FT_EINPUT);
+  setting eq[] = {{TARGET_TPU, "a=b", "1"}};
+  CHECK_INT(trialcfg_env(NULL, eq, 1, NULL, &e, &err), FT_EINPUT);
+  setting nul[] = {{TARGET_ENV, "A", NULL}};
+  CHECK_INT(trialcfg_env(NULL, nul, 1, NULL, &e, &err), FT_EINPUT);
+  char *extra[] = {"NOVALUE", NULL};
+  CHECK_INT(trialcfg_env(NULL, NULL, 0, extra, &e, &err), FT_EINPUT);
+  CHECK(err && strstr(err, "NOVALUE"));
+  free(err);
+}
+
+/* ---- shell quoting ---- */
+
+static void check_quote(const char *in, const char *want) {
+  char *q = trialcfg_shell_quote(in);
+  CHECK_STR(q, want);
+  free(q);
+}
+
+TEST(shell_quote_forms) {
+  check_quote("it's", "'it'\\''s'");
+  check_quote("", "''");
+  check_quote("plain", "'plain'");
+  check_quote("'", "\\'");
+  check_quote("a''b", "'a'\\'\\''b'");
+  check_quote("'x'", "\\''x'\\'");
+  check_quote("$HOME `id` \\ \"", "'$HOME `id` \\ \"'");
+  check_quote("a\nb", "'a\nb'");
+}
+
+/* ---- export text ---- */
+
+/* Writes the export into a string; returns the code. *text is always set; caller frees. */
+static int export_to_string(export_format fmt, const export_info *info, char **text, char **err) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  int rc = trialcfg_export(f, fmt, info, err);
+  fclose(f);
+  *text = buf;
+  return rc;
+}
+
+TEST(export_sh_text) {
+  const char *comments[] = {"flagtune: sweep 12 \"llama2-7b-fsdp\"",
+                            "evil\nrm -rf /tmp/x\r\x1b[2J; echo \x7f"};
+  const char *names[] = {"XLA_PYTHON_CLIENT_MEM_FRACTION", "NCCL_PROTO"};
+  const char *values[] = {"0.9", "LL,LL128,SIMPLE"};
+  export_info info = {comments, 2, "--a=true --b=\"x y\"", NULL, names, values, 2};
+  char *text, *err = NULL;
+  CHECK_INT(export_to_string(EXPORT_SH, &info, &text, &err), 0);
+  CHECK_STR(text,
+            "# flagtune: sweep 12 \"llama2-7b-fsdp\"\n"
+            "# evil rm -rf /tmp/x  [2J; echo  \n"
+            "export XLA_FLAGS='--a=true --b=\"x y\"'\n"
+            "export XLA_PYTHON_CLIENT_MEM_FRACTION='0.9'\n"
+            "export NCCL_PROTO='LL,LL128,SIMPLE'\n");
+  free(text);
+  info.tpu_args = "--t=1";
+  info.xla_flags = "";
+  info.n_comments = 0;
+  CHECK_INT(export_to_string(EXPORT_SH, &info, &text, &err), 0);
+  CHECK_STR(text,
+            "export LIBTPU_INIT_ARGS='--t=1'\n"
+            "export XLA_PYTHON_CLIENT_MEM_FRACTION='0.9'\n"
+            "export NCCL_PROTO='LL,LL128,SIMPLE'\n");
+  free(text);
+}
+
+TEST(export_env_text) {
+  const char *comments[] = {"ignored"};
+  const char *names[] = {"A", "B"};
+  const char *values[] = {"x y 'z'", ""};
+  export_info info = {comments, 1, "--a=1", "--t=2", names, values, 2};
+  char *text, *err = NULL;
+  CHECK_INT(export_to_string(EXPORT_ENV, &info, &text, &err), 0);
+  CHECK_STR(text, "XLA_FLAGS=--a=1\nLIBTPU_INIT_ARGS=--t=2\nA=x y 'z'\nB=\n");
+  free(text);
+  /* A line break cannot be carried: refused, and nothing is written. */
+  values[1] = "two\nlines";
+  CHECK_INT(export_to_string(EXPORT_ENV, &info, &text, &err), FT_EINPUT);
+  CHECK(err && strstr(err, "B") && strstr(err, "line break"));
+  CHECK_STR(text, "");
+  free(text);
+  free_err(&err);
+  values[1] = "ok";
+  info.xla_flags = "--a=\"x\r\"";
+  CHECK_INT(export_to_string(EXPORT_ENV, &info, &text, &err), FT_EINPUT);
+  CHECK(err && strstr(err, "XLA_FLAGS"));
+  free(text);
+  free(err);
+}
+
+TEST(export_json_text) {
+  const char *comments[] = {"line one", "two\nlines"};
+  const char *names[] = {"A", "B"};
+  const char *values[] = {"1", "it's \"q\"\n"};
+  export_info info = {comments, 2, "--a=1", NULL, names, values, 2};
+  char *text, *err = NULL;
+  CHECK_INT(export_to_string(EXPORT_JSON, &info, &text, &err), 0);
+  cJSON *j = cJSON_Parse(text);
+  CHECK(j != NULL);
+  if (j) {
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(j, "comments");
+    CHECK_INT(cJSON_GetArraySize(c), 2);
+    CHECK_STR(cJSON_GetArrayItem(c, 1)->valuestring, "two\nlines");
+    CHECK_STR(cJSON_GetObjectItemCaseSensitive(j, "XLA_FLAGS")->valuestring, "--a=1");
+    CHECK(cJSON_GetObjectItemCaseSensitive(j, "LIBTPU_INIT_ARGS") == NULL);
+    const cJSON *env = cJSON_GetObjectItemCaseSensitive(j, "env");
+    CHECK_INT(cJSON_GetArraySize(env), 2);
+    CHECK_STR(cJSON_GetObjectItemCaseSensitive(env, "B")->valuestring, "it's \"q\"\n");
+    cJSON_Delete(j);
+  }
+  free(text);
+  /* XLA_FLAGS stays present when empty; LIBTPU_INIT_ARGS appears when set. */
+  info.xla_flags = NULL;
+  info.tpu_args = "--t=1";
+  info.n_env = 0;
+  CHECK_INT(export_to_string(EXPORT_JSON, &info, &text, &err), 0);
+  j = cJSON_Parse(text);
+  CHECK(j != NULL);
+  if (j) {
+    CHECK_STR(cJSON_GetObjectItemCaseSensitive(j, "XLA_FLAGS")->valuestring, "");
+    CHECK_STR(cJSON_GetObjectItemCaseSensitive(j, "LIBTPU_INIT_ARGS")->valuestring, "--t=1");
+    CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "env")), 0);
+    cJSON_Delete(j);
+  }
+  free(text);
+}
+
+TEST(export_rejects_bad_names) {
+  const char *bad_names[][1] = {{"1X"}, {"A-B"}, {"A B"}, {""}, {"X;rm"}, {"$(x)"}};
+  const char *values[] = {"v"};
+  export_format fmts[] = {EXPORT_SH, EXPORT_ENV, EXPORT_JSON};
+  for (size_t i = 0; i < sizeof bad_names / sizeof bad_names[0]; i++) {
+    for (int f = 0; f < 3; f++) {
+      export_info info = {NULL, 0, "--a=1", NULL, bad_names[i], values, 1};
+      char *text, *err = NULL;
+      CHECK_INT(export_to_string(fmts[f], &info, &text, &err), FT_EINPUT);
+      CHECK(err != NULL);
+      CHECK_STR(text, ""); /* nothing half-written */
+      free(text);
+      free(err);
+    }
+  }
+  /* The same name twice, or an env entry that collides with XLA_FLAGS. */
+  const char *dup[] = {"A", "A"};
+  const char *vals[] = {"1", "2"};
+  export_info info = {NULL, 0, NULL, NULL, dup, vals, 2};
+  char *text, *err = NULL;
+  CHECK_INT(export_to_string(EXPORT_SH, &info, &text, &err), FT_EINPUT);
+  free(text);
+  const char *xf[] = {"XLA_FLAGS"};
+  export_info info2 = {NULL, 0, "--a=1", NULL, xf, vals, 1};
+  CHECK_INT(export_to_string(EXPORT_SH, &info2, &text, &err), FT_EINPUT);
+  CHECK(err && strstr(err, "XLA_FLAGS"));
+  free(text);
+  free(err);
+}
+
+/* ---- round trips through real shells ---- */
+
+static char tmpdir[64];
+
+static void make_tmpdir(void) {
+  snprintf(tmpdir, sizeof tmpdir, "/tmp/ft_trialcfg_XXXXXX");
+  CHECK(mkdtemp(tmpdir) != NULL);
+}
+
+static int have_shell(const char *sh) {
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", sh);
+  return system(cmd) == 0;
+}
+
+/* Runs SHELL sourcing FILE and printing $NAME; returns what it printed (caller frees). */
+static char *source_and_print(const char *shell, const char *file, const char *name, size_t *n) {
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "%s -c '. %s; printf %%s \"$%s\"' 2>&1", shell, file, name);
+  FILE *p = popen(cmd, "r");
+  char *out = NULL;
+  size_t len = 0, cap = 0;
+  char chunk[4096];
+  size_t got;
+  while (p && (got = fread(chunk, 1, sizeof chunk, p)) > 0) {
+    if (len + got + 1 > cap) out = xrealloc(out, cap = (len + got + 1) * 2);
+    memcpy(out + len, chunk, got);
+    len += got;
+  }
+  int status = p ? pclose(p) : -1;
+  CHECK_INT(status, 0);
+  if (!out) out = xstrdup("");
+  out[len] = '\0';
+  *n = len;
+  return out;
+}
+
+static int exists(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0;
+}
+
+/* Exports VALUE as FT_V (and as XLA_FLAGS), sources it in SHELL, and checks the bytes. */
+static void round_trip(const char *shell, const char *value, const char *comment) {
+  char file[128];
+  snprintf(file, sizeof file, "%s/snippet.sh", tmpdir);
+  FILE *f = fopen(file, "w");
+  CHECK(f != NULL);
+  if (!f) return;
+  const char *names[] = {"FT_V"};
+  const char *values[] = {value};
+  const char *comments[] = {comment};
+  export_info info = {comments, 1, value, NULL, names, values, 1};
+  char *err = NULL;
+  CHECK_INT(trialcfg_export(f, EXPORT_SH, &info, &err), 0);
+  fclose(f);
+  free(err);
+  const char *vars[] = {"FT_V", "XLA_FLAGS"};
+  for (int i = 0; i < 2; i++) {
+    size_t n;
+    char *got = source_and_print(shell, file, vars[i], &n);
+    if (n != strlen(value) || memcmp(got, value, n) != 0) {
+      fprintf(stderr, "  %s: $%s came back as [%s], expected [%s]\n", shell, vars[i], got, value);
+      test_failures++;
+    }
+    free(got);
+  }
+  unlink(file);
+}
+
+TEST(export_sh_round_trips_in_shells) {
+  make_tmpdir();
+  char pwned[8][96];
+  for (int i = 0; i < 8; i++) snprintf(pwned[i], sizeof pwned[i], "%s/pwned_%d", tmpdir, i);
+  char v[8][256];
+  snprintf(v[0], sizeof v[0], "$(touch %s)", pwned[0]);
+  snprintf(v[1], sizeof v[1], "`touch %s`", pwned[1]);
+  snprintf(v[2], sizeof v[2], "'; touch %s; '", pwned[2]);
+  snprintf(v[3], sizeof v[3], "\"; touch %s; \"", pwned[3]);
+  snprintf(v[4], sizeof v[4], "x'\n touch %s\n'", pwned[4]);
+  snprintf(v[5], sizeof v[5], "\\'$(touch %s)\\'", pwned[5]);
+  char comment_attack[400];
+  snprintf(comment_attack, sizeof comment_attack, "sweep\ntouch %s\r\ntouch %s", pwned[6],
+           pwned[7]);
+  const char *plain[] = {
+      "with spaces  and\ttabs",
+      "it's a 'quoted' \"string\"",
+      "$HOME and ${HOME} and ~ and *",
+      "back\\slash \\\\ \\n \\'",
+      "new\nline\n\n",
+      "\nleading",
+      "ünïcødé ✓ 日本語 \xf0\x9f\x9a\x80",
+      "\xff\xfe not utf-8 \xc3",
+      "''''",
+      "",
+      "-n",
+      "100% !history !! ;&|<>(){}[]#",
+      "--xla_dump_to=\"/tmp/a b\" --xla_gpu_enable_latency_hiding_scheduler=true",
+      "cr\rlf\r\n",
+  };
+  const char *shells[] = {"bash", "dash", "zsh"};
+  for (int s = 0; s < 3; s++) {
+    if (!have_shell(shells[s])) {
+      fprintf(stderr, "  note: %s not installed, skipping its round trips\n", shells[s]);
+      continue;
+    }
+    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
+      round_trip(shells[s], plain[i], "flagtune export");
+    for (int i = 0; i < 6; i++) round_trip(shells[s], v[i], comment_attack);
+  }
+  for (int i = 0; i < 8; i++) {
+    if (exists(pwned[i])) fprintf(stderr, "  a command ran: %s exists\n", pwned[i]);
+    CHECK(!exists(pwned[i]));
+    unlink(pwned[i]);
+  }
+  rmdir(tmpdir);
+}
+
+TEST(export_sh_long_value) {
+  make_tmpdir();
+  size_t n = 20000;
+  char *big = xmalloc(n + 1);
+  for (size_t i = 0; i < n; i++) big[i] = "a' \"$`\\\n"[i % 8];
+  big[n] = '\0';
+  if (have_shell("bash")) round_trip("bash", big, "long");
+  if (have_shell("dash")) round_trip("dash", big, "long");
+  free(big);
+  rmdir(tmpdir);
+}
