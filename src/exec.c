@@ -1,0 +1,355 @@
+/* The local executor: one trial = one child process on the caller's libuv loop. Owns the
+ * child's lifetime (spawn as its own process group, SIGTERM then SIGKILL to the group), its
+ * output (two pipes cut into bounded lines, a capped raw log) and the moment the trial is over.
+ * It must not interpret output (classification and step parsing live elsewhere) and must not
+ * touch the store: it reports only through the callbacks it was given.
+ *
+ * A trial ends when every handle it owns is closed (a refcount, as neovim's proc.c): the
+ * process handle after its exit callback, the two pipes after EOF (or after a drain delay, so
+ * that a grandchild holding stdout cannot hang us), and the three timers last. */
+#include "exec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "diag.h"
+#include "lines.h"
+
+enum {
+  EXEC_READ_SIZE = 64 * 1024,
+  EXEC_DRAIN_MS = 1000, /* how long pipes may stay open after the child exited */
+};
+#define EXEC_DEFAULT_GRACE_S 5.0
+#define EXEC_DEFAULT_LOG_LIMIT ((int64_t)64 * 1024 * 1024)
+
+typedef struct {
+  exec_trial *t;
+  int id; /* EXEC_STDOUT or EXEC_STDERR */
+  int open;
+  uv_pipe_t pipe;
+  lines_buf lb;
+} exec_stream;
+
+struct exec_trial {
+  uv_loop_t *loop;
+  exec_callbacks cb;
+  void *ud;
+  char *file; /* argv[0], for the spawn error message */
+  uv_process_t proc;
+  exec_stream out, err;
+  uv_timer_t timeout_timer, grace_timer, drain_timer;
+  int refs;   /* handles initialised and not yet closed */
+  int pid;    /* 0 until spawned; also the process group id */
+  int exited; /* exit callback seen (or spawn failed) */
+  int term_sent;
+  int timers_closed;
+  uint64_t grace_ms, started_ns;
+  int log_fd;
+  int64_t log_written, log_limit;
+  int log_capped, log_at_bol;
+  exec_result res;
+  char rbuf[EXEC_READ_SIZE]; /* shared by both pipes: a read is consumed before the next */
+};
+
+static void on_handle_closed(uv_handle_t *h);
+
+static uint64_t seconds_to_ms(double s) { return s <= 0 ? 0 : (uint64_t)(s * 1000.0 + 0.5); }
+
+/* ---- log ---------------------------------------------------------------------------------- */
+
+static void log_raw(exec_trial *t, const char *p, size_t n) {
+  while (n > 0) {
+    ssize_t w = write(t->log_fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      t->log_capped = 1; /* a full disk must not stop the trial; the log just ends */
+      return;
+    }
+    p += w;
+    n -= (size_t)w;
+  }
+}
+
+/* Appends a chunk of output to the log, and the truncation marker once the cap is reached. */
+static void log_append(exec_trial *t, const char *p, size_t n) {
+  if (t->log_fd < 0 || t->log_capped || n == 0) return;
+  int64_t room = t->log_limit - t->log_written;
+  size_t take = (int64_t)n < room ? n : (size_t)room;
+  log_raw(t, p, take);
+  t->log_written += (int64_t)take;
+  if (take > 0) t->log_at_bol = p[take - 1] == '\n';
+  if (take == n || t->log_capped) return;
+  char mark[96];
+  int len = snprintf(mark, sizeof mark, "%s[flagtune: log truncated at %lld bytes]\n",
+                     t->log_at_bol ? "" : "\n", (long long)t->log_limit);
+  log_raw(t, mark, (size_t)len);
+  t->log_capped = 1;
+}
+
+static int log_open(exec_trial *t, const exec_spec *spec, char **err) {
+  t->log_fd = -1;
+  t->log_at_bol = 1;
+  t->log_limit = spec->log_limit > 0 ? spec->log_limit : EXEC_DEFAULT_LOG_LIMIT;
+  if (!spec->log_path) return 0;
+  t->log_fd = open(spec->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (t->log_fd < 0)
+    return diag_set(err, FT_ESYS, "cannot open log %s: %s", spec->log_path, strerror(errno));
+  return 0;
+}
+
+/* ---- signals and teardown ----------------------------------------------------------------- */
+
+/* Signals the whole group. Once the leader is reaped and our pipes are closed, nothing of the
+ * trial is left to signal and the id could, in principle, name a stranger's group by now. */
+static void signal_group(exec_trial *t, int sig) {
+  if (t->pid <= 0) return;
+  if (t->exited && !t->out.open && !t->err.open) return;
+  if (kill(-t->pid, sig) != 0 && errno != ESRCH)
+    diag_warn("kill(-%d): %s", t->pid, strerror(errno));
+}
+
+/* Every handle's data points at its trial, except the pipes' (reads need to know which
+ * stream); on_handle_closed looks through a pipe to its trial. */
+static void close_handle(uv_handle_t *h) {
+  if (!uv_is_closing(h)) uv_close(h, on_handle_closed);
+}
+
+/* The last step of a trial: once the process is gone and both pipes are closed, nothing
+ * can happen any more, so the timers go too. Their close callbacks end the trial. */
+static void maybe_close_timers(exec_trial *t) {
+  if (!t->exited || t->out.open || t->err.open || t->timers_closed) return;
+  t->timers_closed = 1;
+  close_handle((uv_handle_t *)&t->timeout_timer);
+  close_handle((uv_handle_t *)&t->grace_timer);
+  close_handle((uv_handle_t *)&t->drain_timer);
+}
+
+static void deliver_line(void *ud, const char *line, size_t len, int truncated) {
+  exec_stream *s = ud;
+  if (s->t->cb.on_line) s->t->cb.on_line(s->t->ud, s->id, line, len, truncated);
+}
+
+/* Stops reading a stream for good: its last partial line goes out, then the pipe closes. */
+static void stream_close(exec_stream *s) {
+  if (!s->open) return;
+  s->open = 0;
+  uv_read_stop((uv_stream_t *)&s->pipe);
+  lines_finish(&s->lb, deliver_line, s);
+  close_handle((uv_handle_t *)&s->pipe);
+  maybe_close_timers(s->t);
+}
+
+static void finish(exec_trial *t) {
+  if (t->log_fd >= 0) close(t->log_fd);
+  t->log_fd = -1;
+  if (t->cb.on_exit) t->cb.on_exit(t->ud, &t->res);
+  lines_free(&t->out.lb);
+  lines_free(&t->err.lb);
+  free(t->file);
+  free(t);
+}
+
+static void on_handle_closed(uv_handle_t *h) {
+  exec_trial *t = h->data;
+  if (h->type == UV_NAMED_PIPE) t = ((exec_stream *)h->data)->t;
+  if (--t->refs == 0) finish(t);
+}
+
+/* ---- timers ------------------------------------------------------------------------------- */
+
+static void on_grace(uv_timer_t *timer) {
+  exec_trial *t = timer->data;
+  signal_group(t, SIGKILL);
+}
+
+/* SIGTERM now and SIGKILL after the grace; a second call changes nothing. */
+static void terminate(exec_trial *t) {
+  if (t->term_sent || t->exited) return;
+  t->term_sent = 1;
+  signal_group(t, SIGTERM);
+  uv_timer_start(&t->grace_timer, on_grace, t->grace_ms, 0);
+}
+
+static void on_timeout(uv_timer_t *timer) {
+  exec_trial *t = timer->data;
+  if (t->res.stopped == EXEC_STOP_NONE) t->res.stopped = EXEC_STOP_TIMEOUT;
+  terminate(t);
+}
+
+/* The child is gone but something (a grandchild, or one that left with setsid) still holds
+ * our pipes. Kill what is left of the group and stop listening. */
+static void on_drain(uv_timer_t *timer) {
+  exec_trial *t = timer->data;
+  signal_group(t, SIGKILL);
+  stream_close(&t->out);
+  stream_close(&t->err);
+}
+
+/* ---- process and pipes -------------------------------------------------------------------- */
+
+static void on_proc_exit(uv_process_t *proc, int64_t exit_status, int term_signal) {
+  exec_trial *t = proc->data;
+  t->res.exit_status = exit_status;
+  t->res.term_signal = term_signal;
+  t->res.wall_s = (double)(uv_hrtime() - t->started_ns) / 1e9;
+  t->exited = 1;
+  uv_timer_stop(&t->timeout_timer);
+  uv_timer_stop(&t->grace_timer);
+  close_handle((uv_handle_t *)proc);
+  if (t->out.open || t->err.open) uv_timer_start(&t->drain_timer, on_drain, EXEC_DRAIN_MS, 0);
+  maybe_close_timers(t);
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
+  exec_stream *s = h->data;
+  (void)suggested;
+  *buf = uv_buf_init(s->t->rbuf, sizeof s->t->rbuf);
+}
+
+static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
+  exec_stream *s = stream->data;
+  if (nread > 0) {
+    log_append(s->t, buf->base, (size_t)nread);
+    lines_feed(&s->lb, buf->base, (size_t)nread, deliver_line, s);
+  } else if (nread < 0) {
+    stream_close(s); /* EOF, or an error that ends the stream all the same */
+  }
+}
+
+static void stream_init(exec_trial *t, exec_stream *s, int id, size_t max_line) {
+  s->t = t;
+  s->id = id;
+  s->open = 1;
+  uv_pipe_init(t->loop, &s->pipe, 0);
+  s->pipe.data = s;
+  lines_init(&s->lb, max_line);
+  t->refs++;
+}
+
+static void timer_init(exec_trial *t, uv_timer_t *timer) {
+  uv_timer_init(t->loop, timer);
+  timer->data = t;
+  t->refs++;
+}
+
+/* ---- spawn -------------------------------------------------------------------------------- */
+
+static void spawn_message(exec_trial *t, int rc) {
+  char *m = t->res.spawn_message;
+  size_t n = sizeof t->res.spawn_message;
+  if (rc == UV_ENOENT)
+    snprintf(m, n, "command not found: %s", t->file);
+  else if (rc == UV_EACCES)
+    snprintf(m, n, "permission denied: %s", t->file);
+  else
+    snprintf(m, n, "cannot start %s: %s", t->file, uv_strerror(rc));
+}
+
+/* A failed spawn still owns initialised handles; closing them all makes on_exit arrive on
+ * the next loop turn through the same refcount as a normal end. */
+static void spawn_failed(exec_trial *t, int rc) {
+  t->res.spawn_error = rc;
+  t->res.exit_status = 127;
+  spawn_message(t, rc);
+  t->exited = 1;
+  close_handle((uv_handle_t *)&t->proc);
+  stream_close(&t->out);
+  stream_close(&t->err);
+  maybe_close_timers(t);
+}
+
+static int spawn(exec_trial *t, const exec_spec *spec) {
+  uv_process_options_t opt;
+  uv_stdio_container_t stdio[3];
+  memset(&opt, 0, sizeof opt);
+  memset(stdio, 0, sizeof stdio);
+  stdio[0].flags = UV_IGNORE; /* libuv opens /dev/null for it */
+  stdio[1].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
+  stdio[1].data.stream = (uv_stream_t *)&t->out.pipe;
+  stdio[2].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
+  stdio[2].data.stream = (uv_stream_t *)&t->err.pipe;
+  opt.file = spec->argv[0];
+  opt.args = (char **)spec->argv;
+  opt.env = (char **)spec->envp;
+  opt.cwd = spec->cwd;
+  opt.flags = UV_PROCESS_DETACHED; /* setsid(): the child leads its own process group */
+  opt.stdio_count = 3;
+  opt.stdio = stdio;
+  opt.exit_cb = on_proc_exit;
+  t->started_ns = uv_hrtime();
+  t->proc.data = t;
+  t->refs++; /* uv_spawn initialises the handle even when it fails */
+  return uv_spawn(t->loop, &t->proc, &opt);
+}
+
+static int start_streams(exec_trial *t) {
+  int rc = uv_read_start((uv_stream_t *)&t->out.pipe, on_alloc, on_read);
+  if (rc == 0) rc = uv_read_start((uv_stream_t *)&t->err.pipe, on_alloc, on_read);
+  return rc;
+}
+
+int exec_start(uv_loop_t *loop, const exec_spec *spec, const exec_callbacks *cb, void *ud,
+               exec_trial **out, char **err) {
+  if (out) *out = NULL;
+  if (!loop || !spec || !cb || !out || !spec->argv || !spec->argv[0] || !spec->argv[0][0])
+    return diag_set(err, FT_EINPUT, "exec_start: missing loop, callbacks or command");
+  exec_trial *t = xcalloc(1, sizeof *t);
+  int rc = log_open(t, spec, err);
+  if (rc < 0) {
+    free(t);
+    return rc;
+  }
+  t->loop = loop;
+  t->cb = *cb;
+  t->ud = ud;
+  t->file = xstrdup(spec->argv[0]);
+  t->grace_ms = seconds_to_ms(spec->grace_s > 0 ? spec->grace_s : EXEC_DEFAULT_GRACE_S);
+  stream_init(t, &t->out, EXEC_STDOUT, spec->max_line);
+  stream_init(t, &t->err, EXEC_STDERR, spec->max_line);
+  timer_init(t, &t->timeout_timer);
+  timer_init(t, &t->grace_timer);
+  timer_init(t, &t->drain_timer);
+  *out = t;
+  rc = spawn(t, spec);
+  if (rc != 0) {
+    spawn_failed(t, rc);
+    return 0;
+  }
+  t->pid = t->proc.pid;
+  rc = start_streams(t);
+  if (rc != 0) {
+    /* Unwatchable: kill it rather than leave it running, and end through on_exit. */
+    diag_warn("cannot read the output of %s: %s", t->file, uv_strerror(rc));
+    signal_group(t, SIGKILL);
+    stream_close(&t->out);
+    stream_close(&t->err);
+  } else if (spec->timeout_s > 0) {
+    uv_timer_start(&t->timeout_timer, on_timeout, seconds_to_ms(spec->timeout_s), 0);
+  }
+  return 0;
+}
+
+/* ---- control ------------------------------------------------------------------------------ */
+
+void exec_stop_trial(exec_trial *t) {
+  if (!t || t->exited) return;
+  if (t->res.stopped == EXEC_STOP_NONE) t->res.stopped = EXEC_STOP_REQUESTED;
+  terminate(t);
+}
+
+void exec_kill_trial(exec_trial *t) {
+  if (!t) return;
+  if (!t->exited && t->res.stopped == EXEC_STOP_NONE) t->res.stopped = EXEC_STOP_REQUESTED;
+  signal_group(t, SIGKILL);
+  /* After exit only leftovers hold the pipes: drain now rather than in a second. Done from
+   * a zero timer, never inline, because the caller may be inside one of our read callbacks. */
+  if (t->exited && !t->timers_closed && (t->out.open || t->err.open))
+    uv_timer_start(&t->drain_timer, on_drain, 0, 0);
+}
+
+int exec_pid(const exec_trial *t) { return t ? t->pid : 0; }

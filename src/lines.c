@@ -1,0 +1,76 @@
+/* The bounded line splitter. Owns turning a byte stream into lines with a hard memory bound:
+ * whatever a child prints (no newline for gigabytes, NULs, \r\n), at most max_line + 2 bytes
+ * are held. It must stay pure: no I/O, no loop, no knowledge of who calls it. */
+#include "lines.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag.h"
+
+enum { LINES_DEFAULT_MAX = 64 * 1024 };
+
+void lines_init(lines_buf *lb, size_t max_line) {
+  lb->max = max_line > 0 ? max_line : LINES_DEFAULT_MAX;
+  /* One byte more than max so a line of exactly max bytes plus its '\r' fits whole, and one
+   * for the terminating NUL handed to the callback. */
+  lb->buf = xmalloc(lb->max + 2);
+  lb->len = 0;
+  lb->discarding = 0;
+}
+
+/* Hands the held line to CB, dropping one trailing '\r', and empties the buffer. */
+static void deliver(lines_buf *lb, lines_cb cb, void *ud) {
+  size_t len = lb->len;
+  int truncated = 0;
+  if (len > 0 && lb->buf[len - 1] == '\r') len--;
+  if (len > lb->max) {
+    len = lb->max;
+    truncated = 1;
+  }
+  lb->buf[len] = '\0';
+  lb->len = 0;
+  cb(ud, lb->buf, len, truncated);
+}
+
+/* Appends a piece of the current line. When the line outgrows max + 1 bytes (the + 1 being a
+ * possible '\r'), its head goes out now, truncated, and the rest is skipped up to '\n'. */
+static void append(lines_buf *lb, const char *p, size_t n, lines_cb cb, void *ud) {
+  size_t room = lb->max + 1 - lb->len;
+  size_t take = n < room ? n : room;
+  memcpy(lb->buf + lb->len, p, take);
+  lb->len += take;
+  if (take == n) return;
+  /* More bytes than fit: whatever they are, the line is longer than max. */
+  lb->buf[lb->max] = '\0';
+  lb->len = 0;
+  lb->discarding = 1;
+  cb(ud, lb->buf, lb->max, 1);
+}
+
+void lines_feed(lines_buf *lb, const char *data, size_t n, lines_cb cb, void *ud) {
+  while (n > 0) {
+    const char *nl = memchr(data, '\n', n);
+    size_t piece = nl ? (size_t)(nl - data) : n;
+    if (!lb->discarding) append(lb, data, piece, cb, ud);
+    if (!nl) return;
+    if (lb->discarding)
+      lb->discarding = 0; /* the over-long line ends here; its head was already delivered */
+    else
+      deliver(lb, cb, ud);
+    data += piece + 1;
+    n -= piece + 1;
+  }
+}
+
+void lines_finish(lines_buf *lb, lines_cb cb, void *ud) {
+  if (!lb->discarding && lb->len > 0) deliver(lb, cb, ud);
+  lb->len = 0;
+  lb->discarding = 0;
+}
+
+void lines_free(lines_buf *lb) {
+  free(lb->buf);
+  lb->buf = NULL;
+  lb->len = 0;
+}

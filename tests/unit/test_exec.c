@@ -1,0 +1,538 @@
+/* Unit tests for the local executor (exec.c): every hostile mode of stub_child on a real
+ * libuv loop. Each case runs one trial on its own loop and ends by checking that on_exit
+ * came exactly once and that uv_loop_close() returns 0, i.e. no handle was left behind. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "diag.h"
+#include "exec.h"
+#include "test.h"
+
+#define KEEP_LINES 16
+#define KEEP_BYTES 200
+
+typedef struct {
+  int stream;
+  size_t len;
+  int truncated;
+  char text[KEEP_BYTES];
+} kept_line;
+
+typedef struct {
+  uv_loop_t loop;
+  exec_trial *t;
+  int exits;
+  int exited_during_start; /* on_exit must never run inside exec_start */
+  int in_start;
+  exec_result res;
+  int n_lines[3]; /* by stream */
+  int n_truncated;
+  size_t max_len;
+  int n_kept;
+  kept_line kept[KEEP_LINES];
+  const char *stop_on; /* substring: exec_stop_trial twice when a line contains it */
+  const char *kill_on; /* substring: exec_kill_trial when a line contains it */
+  int pgid_ok;         /* the pid leads its own group, seen while running */
+  double elapsed;
+  int loop_close;
+} run_ctx;
+
+static char *base_env[] = {"PATH=/usr/bin:/bin", "FLAGTUNE_TEST=1", NULL};
+
+static void on_line(void *ud, int stream, const char *line, size_t len, int truncated) {
+  run_ctx *c = ud;
+  c->n_lines[stream]++;
+  c->n_truncated += truncated;
+  if (len > c->max_len) c->max_len = len;
+  if (line[len] != '\0') c->n_truncated += 1000; /* must be NUL-terminated: fail loudly */
+  if (c->n_kept < KEEP_LINES) {
+    kept_line *k = &c->kept[c->n_kept++];
+    k->stream = stream;
+    k->len = len;
+    k->truncated = truncated;
+    memcpy(k->text, line, len < KEEP_BYTES - 1 ? len : KEEP_BYTES - 1);
+    k->text[len < KEEP_BYTES - 1 ? len : KEEP_BYTES - 1] = '\0';
+  }
+  int pid = exec_pid(c->t);
+  if (!c->pgid_ok && pid > 0 && getpgid(pid) == pid) c->pgid_ok = 1;
+  if (c->stop_on && strstr(line, c->stop_on)) {
+    exec_stop_trial(c->t);
+    exec_stop_trial(c->t); /* idempotent */
+  }
+  if (c->kill_on && strstr(line, c->kill_on)) exec_kill_trial(c->t);
+}
+
+static void on_exit_cb(void *ud, const exec_result *r) {
+  run_ctx *c = ud;
+  c->exits++;
+  if (c->in_start) c->exited_during_start = 1;
+  c->res = *r;
+}
+
+static exec_spec spec_for(char **argv) {
+  exec_spec s;
+  memset(&s, 0, sizeof s);
+  s.argv = argv;
+  s.envp = base_env;
+  s.timeout_s = 10; /* a safety net: no case may hang the suite */
+  s.grace_s = 0.5;
+  return s;
+}
+
+/* Runs one trial to its end on a fresh loop; checks the invariants every case shares. */
+static void run(run_ctx *c, const exec_spec *spec) {
+  exec_callbacks cb = {on_line, on_exit_cb};
+  char *err = NULL;
+  uv_loop_init(&c->loop);
+  uint64_t t0 = uv_hrtime();
+  c->in_start = 1;
+  int rc = exec_start(&c->loop, spec, &cb, c, &c->t, &err);
+  c->in_start = 0;
+  CHECK_INT(rc, 0);
+  CHECK(err == NULL);
+  CHECK(c->t != NULL);
+  uv_run(&c->loop, UV_RUN_DEFAULT);
+  c->elapsed = (double)(uv_hrtime() - t0) / 1e9;
+  c->loop_close = uv_loop_close(&c->loop);
+  CHECK_INT(c->loop_close, 0);
+  CHECK_INT(c->exits, 1);
+  CHECK_INT(c->exited_during_start, 0);
+  free(err);
+}
+
+static run_ctx *new_ctx(void) {
+  run_ctx *c = calloc(1, sizeof *c);
+  return c;
+}
+
+/* Reads a whole (small) file; *len gets its size. */
+static char *slurp(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *buf = malloc(1 << 20);
+  *len = fread(buf, 1, (1 << 20) - 1, f);
+  buf[*len] = '\0';
+  fclose(f);
+  return buf;
+}
+
+/* A grandchild that was killed is gone or a zombie waiting for its new parent. */
+static int process_dead(int pid) {
+  for (int i = 0; i < 50; i++) {
+    char path[64], stat[256] = "";
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return 1;
+    size_t n = fread(stat, 1, sizeof stat - 1, f);
+    fclose(f);
+    stat[n] = '\0';
+    const char *paren = strrchr(stat, ')');
+    if (paren && paren[1] == ' ' && paren[2] == 'Z') return 1;
+    usleep(20000);
+  }
+  return 0;
+}
+
+TEST(steps_lines) {
+  char *argv[] = {STUB_CHILD, "steps", "5", "10", NULL};
+  exec_spec spec = spec_for(argv);
+  run_ctx *c = new_ctx();
+  run(c, &spec);
+  CHECK_INT(c->n_lines[EXEC_STDOUT], 5);
+  CHECK_INT(c->n_lines[EXEC_STDERR], 0);
+  CHECK_STR(c->kept[0].text, "{\"step\":0,\"step_time_ms\":10}");
+  CHECK_STR(c->kept[4].text, "{\"step\":4,\"step_time_ms\":10}");
+  CHECK_INT(c->kept[4].stream, EXEC_STDOUT);
+  CHECK_INT(c->res.exit_status, 0);
+  CHECK_INT(c->res.term_signal, 0);
+  CHECK_INT(c->res.stopped, EXEC_STOP_NONE);
+  CHECK_INT(c->res.spawn_error, 0);
+  CHECK(c->res.wall_s >= 0.04 && c->res.wall_s < 2.0);
+  CHECK(c->pgid_ok);
+  free(c);
+}
+
+TEST(exit_code_reported) {
+  char *argv[] = {STUB_CHILD, "text", "3", "exit", "7", NULL};
+  exec_spec spec = spec_for(argv);
+  run_ctx *c = new_ctx();
+  run(c, &spec);
+  CHECK_INT(c->n_lines[EXEC_STDOUT], 3);
+  CHECK_STR(c->kept[2].text, "line 2");
+  CHECK_INT(c->res.exit_status, 7);
+  CHECK_INT(c->res.term_signal, 0);
+  free(c);
+}
+
+TEST(signal_reported) {
+  char sig[16];
+  snprintf(sig, sizeof sig, "%d", SIGUSR1);
+  char *argv[] = {STUB_CHILD, "text", "1", "signal", sig, NULL};
+  exec_spec spec = spec_for(argv);
+  run_ctx *c = new_ctx();
+  run(c, &spec);
+  CHECK_INT(c->n_lines[EXEC_STDOUT], 1);
+  CHECK_INT(c->res.term_signal, SIGUSR1);
+  CHECK_INT(c->res.stopped, EXEC_STOP_NONE);
+  free(c);
+}
+
+TEST(stderr_lines) {
+  char *argv[] = {STUB_CHILD, "stderr", "first error", "", "third", NULL};
+  exec_spec spec = spec_for(argv);
+  run_ctx *c = new_ctx();
+  run(c, &spec);
+  CHECK_INT(c->n_lines[EXEC_STDERR], 3);
+  CHECK_INT(c->n_lines[EXEC_STDOUT], 0);
+  CHECK_STR(c->kept[0].text, "first error");
+  CHECK_INT(c->kept[0].stream, EXEC_STDERR);
+  CHECK_INT(c->kept[1].len, 0);
+  CHECK_STR(c->kept[2].text, "third");
+  CHECK_INT(c->res.exit_status, 1);
+  free(c);
+}
+
+TEST(binary_output) {
+  char *argv[] = {STUB_CHILD, "binary", NULL};
+  exec_spec spec = spec_for(argv);
+  run_ctx *c = new_ctx();
+  run(c, &spec);
+  CHECK_INT(c->n_lines[EXEC_STDOUT], 3);
+  CHECK_INT(c->kept[0].len, 5); /* NUL counted, '\r' stripped */
+  CHECK(memcmp(c->kept[0].text, "a\0b\xff\xfe", 5) == 0);
+  CHECK_STR(c->kept[1].text, "\x1b[31mred\x1b[0m");
+  CHECK_STR(c->kept[2].text, "\xc3\x28 bad utf8");
+  CHECK_INT(c->n_truncated, 0);
+  free(c);
+}
+
+TEST(longline_truncated) {
+  char *argv[] = {STUB_CHILD, "longline", "2", "text", "2", NULL};
+  exec_spec spec = spec_for(argv);
+  spec.max_line = 1024;
+  run_ctx *c = new_ctx();
+  run(c, &spec);
+  /* The 2 MiB line absorbs "line 0" (no newline before it), then "line 1" stands alone. */
+  CHECK_INT(c->n_lines[EXEC_STDOUT], 2);
+  CHECK_INT(c->kept[0].len, 1024);
+  CHECK_INT(c->kept[0].truncated, 1);
+  CHECK(strncmp(c->kept[0].text, "abcdefghij", 10) == 0);
+  CHECK_STR(c->kept[1].text, "line 1");
+  CHECK_INT(c->kept[1].truncated, 0);
+  CHECK_INT(c->max_len, 1024);
+  free(c);
+}
+
+TEST(longline_without_newline_at_exit) {
+  char *argv[] = {STUB_CHILD, "longline", "1", NULL};
+  exec_spec spec = spec_for(argv);
+  spec.max_line = 100;
+  run_ctx *c = new_ctx();
+  run(c, &spec);
+  CHECK_INT(c->n_lines[EXEC_STDOUT], 1);
+  CHECK_INT(c->n_truncated, 1);
+  CHECK_INT(c->max_len, 100);
+  free(c);
+}
+
+TEST(final_partial_line_delivered) {
+  char *argv[] = {"/bin/sh", "-c", "printf 'whole\\nno newline'", NULL};
+  exec_spec spec = spec_for(argv);
+  run_ctx *c = new_ctx();
+  run(c, &spec);
+  CHECK_INT(c->n_lines[EXEC_STDOUT], 2);
+  CHECK_STR(c->kept[1].text, "no newline");
+  free(c);
+}
+
+static long peak_rss_kb(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss;
+}
+
+TEST(flood_bounded_memory) {
+  char log[64];
+  snprintf(log, sizeof log, "/tmp/ft-exec-flood-%d.log", (int)getpid());
+  char *argv[] = {STUB_CHILD, "flood", "200", NULL};
+  exec_spec spec = spec_for(argv);
+  spec.max_line = 4096;
+  spec.log_path = log;
+  spec.log_limit = 1 << 20;
+  run_ctx *c = new_ctx();
+  long before = peak_rss_kb();
+  run(c, &spec);
+  long after = peak_rss_kb();
+  CHECK_INT(c->n_lines[EXEC_STDOUT], 200L * 1024 * 1024 / 100);
+  CHECK_INT(c->max_len, 99);
+  CHECK_INT(c->n_truncated, 0);
+  CHECK_INT(c->res.exit_status, 0);
+  CHECK(after - before < 16 * 1024);
+  fprintf(stderr, "flood: %.2f s, peak RSS %ld -> %ld KiB\n", c->elapsed, before, after);
+  struct stat st;
+  CHECK_INT(stat(log, &st), 0);
+  CHECK_INT(st.st_size, (1 << 20) + (long)strlen("\n[flagtune: log truncated at 1048576 bytes]\n"));
+  unlink(log);
+  free(c);
+}
+
+TEST(timeout_sends_sigterm) {
+  char *argv[] = {STUB_CHILD, "sleep", "10", NULL};
+  exec_spec spec = spec_for(argv);
+  spec.timeout_s = 0.3;
+  run_ctx *c = new_ctx();
+  run(c, &spec);
+  CHECK_INT(c->res.term_signal, SIGTERM);
+  CHECK_INT(c->res.stopped, EXEC_STOP_TIMEOUT);
+  CHECK_NEAR(c->res.wall_s, 0.3, 0.2);
+  CHECK(c->elapsed < 1.0);
+  free(c);
+}
+
+TEST(ignore_term_needs_sigkill) {
+  char *argv[] = {STUB_CHILD, "ignore-term", "10", NULL};
+  exec_spec spec = spec_for(argv);
+  spec.timeout_s = 0.3;
+  spec.grace_s = 0.5;
+  run_ctx *c = new_ctx();
+  run(c, &spec);
+  CHECK_INT(c->n_lines[EXEC_STDOUT], 1);
+  CHECK_STR(c->kept[0].text, "ignoring SIGTERM");
+  CHECK_INT(c->res.term_signal, SIGKILL);
+  CHECK_INT(c->res.stopped, EXEC_STOP_TIMEOUT);
+  CHECK_NEAR(c->res.wall_s, 0.8, 0.25); /* timeout + grace */
+  free(c);
+}
+
+TEST(grandchild_does_not_hang) {
+  char *argv[] = {STUB_CHILD, "grandchild", "10", NULL};
+  exec_spec spec = spec_for(argv);
+  run_ctx *c = new_ctx();
+  run(c, &spec);
+  CHECK_INT(c->res.exit_status, 0);
+  CHECK_INT(c->res.term_signal, 0);
+  CHECK_INT(c->res.stopped, EXEC_STOP_NONE);
+  CHECK(c->elapsed < 2.0);
+  CHECK_INT(c->n_lines[EXEC_STDOUT], 1);
+  int gpid = 0;
+  CHECK(sscanf(c->kept[0].text, "grandchild %d", &gpid) == 1);
+  /* It stayed in the trial's group, so the drain's SIGKILL reached it. */
+  if (gpid > 0) CHECK(process_dead(gpid));
+  free(c);
+}
+
+TEST(setsid_grandchild_does_not_hang) {
+  char *argv[] = {STUB_CHILD, "setsid-grandchild", "3", NULL};
+  exec_spec spec = spec_for(argv);
+  run_ctx *c = new_ctx();
+  run(c, &spec);
+  CHECK_INT(c->res.exit_status, 0);
+  CHECK(c->elapsed < 2.0);
+  int gpid = 0;
+  CHECK(c->n_lines[EXEC_STDOUT] == 1 && sscanf(c->kept[0].text, "grandchild %d", &gpid) == 1);
+  /* It escaped the group (nothing we can do about that); closing our ends freed us. Clean up
+   * the process this test started. */
+  if (gpid > 0) kill(gpid, SIGKILL);
+  free(c);
+}
+
+TEST(spawn_missing_command) {
+  char *argv[] = {"flagtune-no-such-command", "x", NULL};
+  exec_spec spec = spec_for(argv);
+  run_ctx *c = new_ctx();
+  run(c, &spec);
+  CHECK_INT(c->res.spawn_error, UV_ENOENT);
+  CHECK_STR(c->res.spawn_message, "command not found: flagtune-no-such-command");
+  CHECK_INT(c->n_lines[EXEC_STDOUT] + c->n_lines[EXEC_STDERR], 0);
+  free(c);
+}
+
+TEST(spawn_not_executable) {
+  char path[64];
+  snprintf(path, sizeof path, "/tmp/ft-exec-noexec-%d", (int)getpid());
+  FILE *f = fopen(path, "w");
+  CHECK(f != NULL);
+  if (!f) return;
+  fputs("#!/bin/sh\necho hi\n", f);
+  fclose(f);
+  chmod(path, 0644);
+  char *argv[] = {path, NULL};
+  exec_spec spec = spec_for(argv);
+  run_ctx *c = new_ctx();
+  run(c, &spec);
+  char want[128];
+  snprintf(want, sizeof want, "permission denied: %s", path);
+  CHECK_INT(c->res.spawn_error, UV_EACCES);
+  CHECK_STR(c->res.spawn_message, want);
+  unlink(path);
+  free(c);
+}
+
+TEST(stop_oom_child) {
+  char *argv[] = {STUB_CHILD, "oom", NULL};
+  exec_spec spec = spec_for(argv);
+  run_ctx *c = new_ctx();
+  c->stop_on = "RESOURCE_EXHAUSTED";
+  run(c, &spec);
+  CHECK_INT(c->n_lines[EXEC_STDERR], 1);
+  CHECK(strstr(c->kept[0].text, "Out of memory while trying to allocate 17179869184") != NULL);
+  CHECK_INT(c->res.term_signal, SIGTERM);
+  CHECK_INT(c->res.stopped, EXEC_STOP_REQUESTED);
+  CHECK(c->elapsed < 1.5);
+  CHECK(c->pgid_ok);
+  free(c);
+}
+
+TEST(kill_trial_at_once) {
+  char *argv[] = {STUB_CHILD, "ignore-term", "10", NULL};
+  exec_spec spec = spec_for(argv);
+  spec.grace_s = 5;
+  run_ctx *c = new_ctx();
+  c->kill_on = "ignoring";
+  run(c, &spec);
+  CHECK_INT(c->res.term_signal, SIGKILL);
+  CHECK_INT(c->res.stopped, EXEC_STOP_REQUESTED);
+  CHECK(c->elapsed < 1.0);
+  free(c);
+}
+
+TEST(log_file_content) {
+  char log[64];
+  snprintf(log, sizeof log, "/tmp/ft-exec-log-%d.log", (int)getpid());
+  char *argv[] = {STUB_CHILD, "text", "2", "stderr", "oops", NULL};
+  exec_spec spec = spec_for(argv);
+  spec.log_path = log;
+  run_ctx *c = new_ctx();
+  run(c, &spec);
+  size_t len = 0;
+  char *text = slurp(log, &len);
+  CHECK(text != NULL);
+  if (text) {
+    CHECK_INT(len, strlen("line 0\nline 1\noops\n"));
+    CHECK(strstr(text, "line 0\nline 1\n") != NULL);
+    CHECK(strstr(text, "oops\n") != NULL);
+  }
+  free(text);
+  unlink(log);
+  free(c);
+}
+
+TEST(log_file_cap) {
+  char log[64];
+  snprintf(log, sizeof log, "/tmp/ft-exec-cap-%d.log", (int)getpid());
+  char *argv[] = {STUB_CHILD, "flood", "1", NULL};
+  exec_spec spec = spec_for(argv);
+  spec.log_path = log;
+  spec.log_limit = 1050; /* mid-line: the marker still gets a line of its own */
+  run_ctx *c = new_ctx();
+  run(c, &spec);
+  /* 10485 whole lines and a 76-byte tail without newline, delivered at EOF. */
+  CHECK_INT(c->n_lines[EXEC_STDOUT], 1024 * 1024 / 100 + 1);
+  size_t len = 0;
+  char *text = slurp(log, &len);
+  CHECK(text != NULL);
+  if (text) {
+    const char *mark = "\n[flagtune: log truncated at 1050 bytes]\n";
+    CHECK_INT(len, 1050 + strlen(mark));
+    CHECK(len > 1050 && strcmp(text + 1050, mark) == 0);
+    CHECK(strncmp(text, "abcdefghijklmnopqrstuvwxyzabcd", 30) == 0);
+    CHECK_INT(text[99], '\n');
+  }
+  free(text);
+  unlink(log);
+  free(c);
+}
+
+/* The log descriptor is O_CLOEXEC: no descriptor of the child points at the log. */
+static int line_mentions(const run_ctx *c, const char *needle) {
+  for (int i = 0; i < c->n_kept; i++)
+    if (strstr(c->kept[i].text, needle)) return 1;
+  return 0;
+}
+
+TEST(log_fd_not_inherited) {
+  char log[64];
+  snprintf(log, sizeof log, "/tmp/ft-exec-fd-%d.log", (int)getpid());
+  char *argv[] = {"/bin/sh", "-c", "ls -l /proc/$$/fd", NULL};
+  exec_spec spec = spec_for(argv);
+  spec.log_path = log;
+  run_ctx *c = new_ctx();
+  run(c, &spec);
+  CHECK(line_mentions(c, "/dev/null")); /* the listing worked: stdin is /dev/null */
+  CHECK(c->n_kept < KEEP_LINES);
+  CHECK(!line_mentions(c, "ft-exec-fd-"));
+  unlink(log);
+  free(c);
+}
+
+TEST(env_cwd_and_path_search) {
+  char *envp[] = {"FOO=bar baz", "PATH=/usr/bin:/bin", NULL};
+  char *argv[] = {"sh", "-c", "pwd; " STUB_CHILD " env FOO HOME", NULL};
+  exec_spec spec = spec_for(argv);
+  spec.envp = envp;
+  spec.cwd = "/";
+  run_ctx *c = new_ctx();
+  run(c, &spec);
+  CHECK_INT(c->n_lines[EXEC_STDOUT], 3);
+  CHECK_STR(c->kept[0].text, "/");
+  CHECK_STR(c->kept[1].text, "FOO=bar baz");
+  CHECK_STR(c->kept[2].text, "HOME unset"); /* envp is the complete environment */
+  CHECK_INT(c->res.exit_status, 0);
+  free(c);
+}
+
+TEST(invalid_arguments) {
+  uv_loop_t loop;
+  exec_callbacks cb = {on_line, on_exit_cb};
+  run_ctx c;
+  memset(&c, 0, sizeof c);
+  char *err = NULL;
+  exec_trial *t = (exec_trial *)&c; /* must be reset to NULL on failure */
+  uv_loop_init(&loop);
+  char *none[] = {NULL};
+  exec_spec spec = spec_for(none);
+  CHECK_INT(exec_start(&loop, &spec, &cb, &c, &t, &err), FT_EINPUT);
+  CHECK(t == NULL);
+  CHECK(err != NULL);
+  char *argv[] = {STUB_CHILD, "text", "1", NULL};
+  spec = spec_for(argv);
+  spec.log_path = "/nonexistent-dir/x/trial.log";
+  CHECK_INT(exec_start(&loop, &spec, &cb, &c, &t, &err), FT_ESYS);
+  CHECK(err != NULL && strstr(err, "/nonexistent-dir/x/trial.log") != NULL);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  CHECK_INT(c.exits, 0);
+  CHECK_INT(uv_loop_close(&loop), 0);
+  CHECK_INT(exec_pid(NULL), 0);
+  free(err);
+}
+
+/* Two trials on one loop, one stopped from the other's callback: the loop still ends clean. */
+TEST(two_trials_one_loop) {
+  run_ctx a, b;
+  memset(&a, 0, sizeof a);
+  memset(&b, 0, sizeof b);
+  exec_callbacks cb = {on_line, on_exit_cb};
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  char *argv_a[] = {STUB_CHILD, "steps", "3", "20", NULL};
+  char *argv_b[] = {STUB_CHILD, "oom", NULL};
+  exec_spec sa = spec_for(argv_a), sb = spec_for(argv_b);
+  b.stop_on = "RESOURCE_EXHAUSTED";
+  CHECK_INT(exec_start(&loop, &sa, &cb, &a, &a.t, NULL), 0);
+  CHECK_INT(exec_start(&loop, &sb, &cb, &b, &b.t, NULL), 0);
+  CHECK(exec_pid(a.t) != exec_pid(b.t));
+  uv_run(&loop, UV_RUN_DEFAULT);
+  CHECK_INT(uv_loop_close(&loop), 0);
+  CHECK_INT(a.exits, 1);
+  CHECK_INT(b.exits, 1);
+  CHECK_INT(a.n_lines[EXEC_STDOUT], 3);
+  CHECK_INT(a.res.exit_status, 0);
+  CHECK_INT(b.res.stopped, EXEC_STOP_REQUESTED);
+}

@@ -1,0 +1,229 @@
+/* Unit tests for the bounded line splitter (lines.c): no loop, just bytes in, lines out. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lines.h"
+#include "test.h"
+
+#define MAX_SEEN 16
+
+/* What the callback saw: each line copied with its length (NULs included) and flag. */
+typedef struct {
+  int n;
+  char line[MAX_SEEN][128];
+  size_t len[MAX_SEEN];
+  int truncated[MAX_SEEN];
+  int nul_terminated; /* every delivered line had line[len] == '\0' */
+} seen;
+
+static void collect(void *ud, const char *line, size_t len, int truncated) {
+  seen *s = ud;
+  if (line[len] != '\0') s->nul_terminated = 0;
+  if (s->n >= MAX_SEEN) return;
+  size_t keep = len < sizeof s->line[0] - 1 ? len : sizeof s->line[0] - 1;
+  memcpy(s->line[s->n], line, keep);
+  s->line[s->n][keep] = '\0';
+  s->len[s->n] = len;
+  s->truncated[s->n] = truncated;
+  s->n++;
+}
+
+static void feed_str(lines_buf *lb, const char *str, seen *s) {
+  lines_feed(lb, str, strlen(str), collect, s);
+}
+
+static seen fresh(void) {
+  seen s;
+  memset(&s, 0, sizeof s);
+  s.nul_terminated = 1;
+  return s;
+}
+
+TEST(simple_lines) {
+  lines_buf lb;
+  seen s = fresh();
+  lines_init(&lb, 64);
+  feed_str(&lb, "one\ntwo\nthree\n", &s);
+  CHECK_INT(s.n, 3);
+  CHECK_STR(s.line[0], "one");
+  CHECK_STR(s.line[1], "two");
+  CHECK_STR(s.line[2], "three");
+  CHECK_INT(s.len[2], 5);
+  CHECK_INT(s.truncated[0] + s.truncated[1] + s.truncated[2], 0);
+  CHECK(s.nul_terminated);
+  lines_free(&lb);
+}
+
+TEST(split_across_feeds) {
+  lines_buf lb;
+  seen s = fresh();
+  lines_init(&lb, 64);
+  feed_str(&lb, "hel", &s);
+  CHECK_INT(s.n, 0);
+  feed_str(&lb, "lo wo", &s);
+  feed_str(&lb, "rld\nsecond", &s);
+  CHECK_INT(s.n, 1);
+  CHECK_STR(s.line[0], "hello world");
+  feed_str(&lb, " half\n", &s);
+  CHECK_INT(s.n, 2);
+  CHECK_STR(s.line[1], "second half");
+  lines_free(&lb);
+}
+
+TEST(byte_by_byte) {
+  lines_buf lb;
+  seen s = fresh();
+  const char *text = "ab\r\ncd\n";
+  lines_init(&lb, 8);
+  for (size_t i = 0; i < strlen(text); i++) lines_feed(&lb, text + i, 1, collect, &s);
+  CHECK_INT(s.n, 2);
+  CHECK_STR(s.line[0], "ab");
+  CHECK_STR(s.line[1], "cd");
+  lines_free(&lb);
+}
+
+TEST(crlf_stripped_once) {
+  lines_buf lb;
+  seen s = fresh();
+  lines_init(&lb, 64);
+  feed_str(&lb, "dos\r\nkeep\r\r\nmid\rdle\n", &s);
+  CHECK_INT(s.n, 3);
+  CHECK_STR(s.line[0], "dos");
+  CHECK_INT(s.len[1], 5); /* only the last '\r' goes */
+  CHECK_STR(s.line[1], "keep\r");
+  CHECK_STR(s.line[2], "mid\rdle");
+  lines_free(&lb);
+}
+
+TEST(crlf_split_between_feeds) {
+  lines_buf lb;
+  seen s = fresh();
+  lines_init(&lb, 64);
+  feed_str(&lb, "abc\r", &s);
+  feed_str(&lb, "\n", &s);
+  CHECK_INT(s.n, 1);
+  CHECK_STR(s.line[0], "abc");
+  CHECK_INT(s.len[0], 3);
+  lines_free(&lb);
+}
+
+TEST(empty_lines) {
+  lines_buf lb;
+  seen s = fresh();
+  lines_init(&lb, 64);
+  feed_str(&lb, "\n\r\n\nx\n", &s);
+  CHECK_INT(s.n, 4);
+  CHECK_INT(s.len[0], 0);
+  CHECK_INT(s.len[1], 0);
+  CHECK_INT(s.len[2], 0);
+  CHECK_STR(s.line[3], "x");
+  CHECK(s.nul_terminated);
+  lines_free(&lb);
+}
+
+TEST(exact_max_boundary) {
+  lines_buf lb;
+  seen s = fresh();
+  lines_init(&lb, 4);
+  feed_str(&lb, "abcd\n", &s);   /* exactly max: whole */
+  feed_str(&lb, "efgh\r\n", &s); /* max plus the '\r' that is stripped: whole */
+  feed_str(&lb, "ijklm\n", &s);  /* max + 1: truncated */
+  feed_str(&lb, "abc\n", &s);    /* under max after a truncated one */
+  CHECK_INT(s.n, 4);
+  CHECK_STR(s.line[0], "abcd");
+  CHECK_INT(s.truncated[0], 0);
+  CHECK_STR(s.line[1], "efgh");
+  CHECK_INT(s.len[1], 4);
+  CHECK_INT(s.truncated[1], 0);
+  CHECK_STR(s.line[2], "ijkl");
+  CHECK_INT(s.len[2], 4);
+  CHECK_INT(s.truncated[2], 1);
+  CHECK_STR(s.line[3], "abc");
+  CHECK_INT(s.truncated[3], 0);
+  lines_free(&lb);
+}
+
+TEST(overlong_line_dropped_until_newline) {
+  lines_buf lb;
+  seen s = fresh();
+  lines_init(&lb, 5);
+  feed_str(&lb, "0123456789", &s);
+  /* The head goes out as soon as the line is known to be too long. */
+  CHECK_INT(s.n, 1);
+  CHECK_STR(s.line[0], "01234");
+  CHECK_INT(s.len[0], 5);
+  CHECK_INT(s.truncated[0], 1);
+  feed_str(&lb, "more and more and more", &s);
+  CHECK_INT(s.n, 1);
+  feed_str(&lb, " end\nnext\n", &s);
+  CHECK_INT(s.n, 2);
+  CHECK_STR(s.line[1], "next");
+  CHECK_INT(s.truncated[1], 0);
+  CHECK(lb.len <= lb.max + 1);
+  lines_free(&lb);
+}
+
+TEST(huge_feed_stays_bounded) {
+  lines_buf lb;
+  seen s = fresh();
+  size_t big = 4 * 1024 * 1024;
+  char *data = malloc(big);
+  memset(data, 'z', big);
+  data[big / 2] = '\n';
+  lines_init(&lb, 16);
+  lines_feed(&lb, data, big, collect, &s);
+  /* Two over-long lines: the first ended by the '\n', the second still open. */
+  CHECK_INT(s.n, 2);
+  CHECK_INT(s.len[0], 16);
+  CHECK_INT(s.truncated[1], 1);
+  CHECK(lb.len <= lb.max + 1);
+  lines_finish(&lb, collect, &s);
+  CHECK_INT(s.n, 2); /* the rest of a dropped line is not delivered again */
+  free(data);
+  lines_free(&lb);
+}
+
+TEST(final_partial_line) {
+  lines_buf lb;
+  seen s = fresh();
+  lines_init(&lb, 64);
+  feed_str(&lb, "done\nno newline\r", &s);
+  CHECK_INT(s.n, 1);
+  lines_finish(&lb, collect, &s);
+  CHECK_INT(s.n, 2);
+  CHECK_STR(s.line[1], "no newline");
+  lines_finish(&lb, collect, &s); /* nothing left: no empty extra line */
+  CHECK_INT(s.n, 2);
+  lines_free(&lb);
+}
+
+TEST(finish_on_empty_stream) {
+  lines_buf lb;
+  seen s = fresh();
+  lines_init(&lb, 64);
+  lines_finish(&lb, collect, &s);
+  CHECK_INT(s.n, 0);
+  lines_free(&lb);
+}
+
+TEST(nul_bytes_counted) {
+  lines_buf lb;
+  seen s = fresh();
+  static const char data[] = "a\0b\0c\n\0\n";
+  lines_init(&lb, 64);
+  lines_feed(&lb, data, sizeof data - 1, collect, &s);
+  CHECK_INT(s.n, 2);
+  CHECK_INT(s.len[0], 5);
+  CHECK(memcmp(s.line[0], "a\0b\0c", 5) == 0);
+  CHECK_INT(s.len[1], 1);
+  CHECK_INT(s.line[1][0], 0);
+  lines_free(&lb);
+}
+
+TEST(zero_max_means_default) {
+  lines_buf lb;
+  lines_init(&lb, 0);
+  CHECK_INT(lb.max, 64 * 1024);
+  lines_free(&lb);
+  CHECK(lb.buf == NULL);
+}
