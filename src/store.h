@@ -118,25 +118,35 @@ typedef struct {
 int store_trials_load(store *s, int64_t sweep_id, store_trial **out, int *n, char **err);
 void store_trials_free(store_trial *t, int n);
 
-/* ---- listings for the CLI and reports (cJSON, caller deletes) ---- */
+/* ---- listings for the CLI and reports (cJSON, caller deletes) ----
+ * Column names are the keys. config, env, command and options_json are strings holding
+ * JSON text, as stored (parse them to use them); a missing number (no baseline, no ok
+ * trial) is null. */
 
-/* Array of sweeps: id, name, model, hardware, status, strategy, started_at, finished_at,
- * trials, ok, best_ms, baseline_ms, speedup, best_trial. */
+/* Array of sweeps by id: id, name, model, hardware, status, strategy, started_at, finished_at,
+ * trials, ok, best_ms, baseline_ms, speedup, best_trial, and the count per other status
+ * (running, oom, invalid, timeout, crash, no_metric, pruned, interrupted, lost). */
 int store_list_sweeps(store *s, cJSON **out, char **err);
 
-/* Object: the sweep's columns, "counts" {status: n}, "trials" [ {number, role, status,
- * value, steps_budget, n_steps, duration_s, exit_code, signal, label, config, xla_flags,
- * env, error, log_path} ], "best" (the best ok trial object with "steps" array or null),
- * "baseline" (the baseline trial with "steps" or null). */
+/* Object: the sweep's columns, n_trials, best_trial, best_ms, baseline_ms, speedup,
+ * "counts" {status: n} (statuses with no trial are absent), "trials" [ {id, number, role,
+ * status, value, speedup, steps_budget, n_steps, duration_s, exit_code, signal, label,
+ * config, xla_flags, tpu_args, env, command, error, log_path, started_at, finished_at, slot,
+ * rerun_of} ] by number, "best" (the best ok trial object with a "steps" array, or null),
+ * "baseline" (trial 0 whatever its status, with "steps", or null). FT_EINPUT for no sweep. */
 int store_show_sweep(store *s, int64_t sweep_id, cJSON **out, char **err);
 
 /* Array: best ok trial per (model, hardware), optionally filtered (NULL = any): model,
- * hardware, sweep_id, sweep_name, trial, value, baseline_ms, speedup, xla_flags, env,
- * config, finished_at, plus "steps" and "baseline_steps" arrays. */
+ * hardware, sweep_id, sweep_name, strategy, trial (its number), trial_id, role, value,
+ * baseline_ms, speedup, n_steps, label, xla_flags, tpu_args, env, config, finished_at,
+ * baseline_id, plus "steps" and "baseline_steps" arrays ([] when there are none). */
 int store_best(store *s, const char *model, const char *hardware, cJSON **out, char **err);
 
-/* Runs one read-only statement. *columns: array of names; *rows: array of arrays.
- * A statement that would write is refused with FT_EINPUT. */
+/* Runs one read-only statement on S. *columns: array of names; *rows: array of arrays
+ * (integers and reals as numbers, text as strings, blobs as hex strings, NULL as null).
+ * FT_EINPUT, "query is read-only: ...", for anything that would write or change the
+ * connection (INSERT, ATTACH, BEGIN, PRAGMA x = y, ...); FT_EINPUT too for more than one
+ * statement, an empty query or an SQL error. */
 int store_query(store *s, const char *sql, cJSON **columns, cJSON **rows, char **err);
 
 #endif

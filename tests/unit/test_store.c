@@ -1,0 +1,816 @@
+/* The results database: migrations, refusals, round trips, the views, read-only queries,
+ * contention between handles and processes, and every example query of docs/SCHEMA.md.
+ * Each case uses a fresh database in its own temporary directory and checks that the store
+ * closes cleanly (every cached statement finalized). */
+#include <math.h>
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "diag.h"
+#include "store.h"
+#include "test.h"
+
+/* ---- fixtures ---- */
+
+typedef struct {
+  char dir[64];
+  char path[96];
+} tmpdb;
+
+static void tmpdb_init(tmpdb *t) {
+  snprintf(t->dir, sizeof t->dir, "/tmp/ft_store_XXXXXX");
+  if (!mkdtemp(t->dir)) perror("mkdtemp");
+  snprintf(t->path, sizeof t->path, "%s/t.db", t->dir);
+}
+
+static void tmpdb_remove(tmpdb *t) {
+  char *cmd = xasprintf("rm -rf '%s'", t->dir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", t->dir);
+  free(cmd);
+}
+
+static store *open_ok(const char *path) {
+  store *s = NULL;
+  char *err = NULL;
+  int rc = store_open(path, 0, &s, &err);
+  if (rc) fprintf(stderr, "store_open: %s\n", err);
+  CHECK_INT(rc, 0);
+  free(err);
+  return s;
+}
+
+static int64_t new_sweep(store *s, const char *name, const char *model, const char *hw,
+                         const char *strategy) {
+  store_sweep_new n = {.name = name,
+                       .model = model,
+                       .hardware = hw,
+                       .strategy = strategy,
+                       .experiment_path = "exp.lua",
+                       .experiment_text = "return experiment{}",
+                       .experiment_hash = "abc",
+                       .seed = 7,
+                       .budget_trials = 10,
+                       .budget_steps = 20,
+                       .parallel = 1,
+                       .host = "box",
+                       .options_json = "{\"trials\":10}"};
+  int64_t id = 0;
+  char *err = NULL;
+  CHECK_INT(store_sweep_create(s, &n, &id, &err), 0);
+  if (err) fprintf(stderr, "%s\n", err);
+  free(err);
+  return id;
+}
+
+static int64_t begin_trial(store *s, int64_t sweep, int number, const char *config) {
+  char label[32];
+  snprintf(label, sizeof label, "t%d", number);
+  store_trial_new t = {.sweep_id = sweep,
+                       .number = number,
+                       .config_json = config,
+                       .label = label,
+                       .xla_flags = "--xla_a=1",
+                       .env_json = "{\"V\":\"1\"}",
+                       .command_json = "[\"python3\",\"train.py\"]",
+                       .steps_budget = 20,
+                       .slot = 0,
+                       .log_path = "/tmp/log"};
+  int64_t id = 0;
+  char *err = NULL;
+  CHECK_INT(store_trial_begin(s, &t, &id, &err), 0);
+  if (err) fprintf(stderr, "%s\n", err);
+  free(err);
+  return id;
+}
+
+/* A trial that started and ended with STATUS; steps are VALUE*1.5 (warm-up), then VALUE±1. */
+static int64_t add_trial(store *s, int64_t sweep, int number, const char *config,
+                         const char *status, double value, const char *error) {
+  int64_t id = begin_trial(s, sweep, number, config);
+  double steps[5] = {value * 1.5, value + 1, value - 1, value, value};
+  store_trial_end e = {.status = status,
+                       .value = value,
+                       .has_exit = 1,
+                       .exit_code = strcmp(status, "ok") == 0 ? 0 : 1,
+                       .term_signal = strcmp(status, "timeout") == 0 ? 15 : 0,
+                       .duration_s = 12.5,
+                       .error = error};
+  char *err = NULL;
+  CHECK_INT(store_trial_finish(s, id, &e, steps, isfinite(value) ? 5 : 0, &err), 0);
+  if (err) fprintf(stderr, "%s\n", err);
+  free(err);
+  return id;
+}
+
+#define LHS "{\"xla_gpu_enable_latency_hiding_scheduler\":true,\"NCCL_PROTO\":\"SIMPLE\"}"
+#define AG                                              \
+  "{\"xla_gpu_enable_latency_hiding_scheduler\":false," \
+  "\"xla_gpu_all_gather_combine_threshold_bytes\":1048576}"
+
+typedef struct {
+  int64_t a, b, c;        /* sweeps */
+  int64_t a2, b1, c1, b3; /* trials of interest */
+} fixture;
+
+/* Sweeps A and B share a (model, hardware) key and a name; C has another model and a failed
+ * baseline. The best of A and B is A's trial 2 (88 ms, tied with B's trial 1, which came
+ * later). */
+static void populate(store *s, fixture *f) {
+  f->a = new_sweep(s, "llama-fsdp", "llama2-7b", "8xH100-SXM", "random");
+  add_trial(s, f->a, 0, "{}", "ok", 100, NULL);
+  add_trial(s, f->a, 1, LHS, "ok", 90, NULL);
+  f->a2 = add_trial(s, f->a, 2, AG, "ok", 88, NULL);
+  add_trial(s, f->a, 3, "{\"xla_gpu_all_gather_combine_threshold_bytes\":8589934592}", "oom", 10,
+            "RESOURCE_EXHAUSTED: Out of memory while trying to allocate 8589934592 bytes.");
+  add_trial(s, f->a, 4, "{\"NCCL_PROTO\":\"LL\"}", "pruned", 50, "slower than the best");
+  add_trial(s, f->a, 5, "{\"NCCL_PROTO\":\"LL128\"}", "timeout", NAN, "no step for 20m\nhung");
+  f->b = new_sweep(s, "llama-fsdp", "llama2-7b", "8xH100-SXM", "tpe");
+  add_trial(s, f->b, 0, "{}", "ok", 110, NULL);
+  f->b1 = add_trial(s, f->b, 1, AG, "ok", 88, NULL);
+  add_trial(s, f->b, 2, LHS, "crash", NAN, "Segmentation fault");
+  f->b3 = begin_trial(s, f->b, 3, "{\"NCCL_PROTO\":\"SIMPLE\"}");
+  f->c = new_sweep(s, "gpt-tp", "gpt-1.3b", "8xH100-SXM", "grid");
+  add_trial(s, f->c, 0, "{}", "crash", NAN, "boom");
+  f->c1 = add_trial(s, f->c, 1, LHS, "ok", 70, NULL);
+  add_trial(s, f->c, 2, "{\"xla_bogus\":1}", "invalid", NAN, "Unknown flag(s) in XLA_FLAGS");
+}
+
+static double num(const cJSON *o, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static const char *str(const cJSON *o, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* Runs SQL through store_query and returns the first cell as a number (NaN on failure). */
+static double query_num(store *s, const char *sql) {
+  cJSON *cols = NULL, *rows = NULL;
+  char *err = NULL;
+  double v = NAN;
+  if (store_query(s, sql, &cols, &rows, &err) == 0) {
+    cJSON *cell = cJSON_GetArrayItem(cJSON_GetArrayItem(rows, 0), 0);
+    if (cJSON_IsNumber(cell)) v = cell->valuedouble;
+  } else {
+    fprintf(stderr, "query failed: %s\n", err);
+  }
+  cJSON_Delete(cols);
+  cJSON_Delete(rows);
+  free(err);
+  return v;
+}
+
+/* ---- opening ---- */
+
+TEST(open_migrate_twice) {
+  tmpdb t;
+  tmpdb_init(&t);
+  store *s = open_ok(t.path);
+  CHECK_NEAR(query_num(s, "PRAGMA user_version"), 1, 0);
+  int64_t id = new_sweep(s, "x", "m", "h", "grid");
+  CHECK_INT(store_close(s), 0);
+  s = open_ok(t.path);
+  CHECK_NEAR(query_num(s, "PRAGMA user_version"), 1, 0);
+  CHECK_NEAR(query_num(s, "SELECT count(*) FROM sweeps"), 1, 0);
+  CHECK_NEAR(query_num(s, "SELECT id FROM sweeps"), (double)id, 0);
+  CHECK_INT(store_close(s), 0);
+  sqlite3 *db = NULL;
+  sqlite3_stmt *st = NULL;
+  sqlite3_open(t.path, &db);
+  sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, NULL);
+  CHECK_INT(sqlite3_step(st), SQLITE_ROW);
+  CHECK_STR((const char *)sqlite3_column_text(st, 0), "wal");
+  sqlite3_finalize(st);
+  CHECK_INT(sqlite3_close(db), SQLITE_OK);
+  tmpdb_remove(&t);
+}
+
+TEST(newer_version_refused) {
+  tmpdb t;
+  tmpdb_init(&t);
+  CHECK_INT(store_close(open_ok(t.path)), 0);
+  sqlite3 *db = NULL;
+  CHECK_INT(sqlite3_open(t.path, &db), SQLITE_OK);
+  CHECK_INT(sqlite3_exec(db, "PRAGMA user_version = 99", NULL, NULL, NULL), SQLITE_OK);
+  CHECK_INT(sqlite3_close(db), SQLITE_OK);
+  store *s = NULL;
+  char *err = NULL;
+  CHECK_INT(store_open(t.path, 0, &s, &err), FT_EINPUT);
+  CHECK(s == NULL);
+  char *want = xasprintf(
+      "database %s was written by a newer flagtune (schema 99, this one "
+      "knows 1)",
+      t.path);
+  CHECK_STR(err, want);
+  free(want);
+  free(err);
+  tmpdb_remove(&t);
+}
+
+/* Opens PATH expecting failure CODE with a message containing PATH and NEEDLE. */
+static void open_fails(const char *path, int flags, int code, const char *needle) {
+  store *s = NULL;
+  char *err = NULL;
+  CHECK_INT(store_open(path, flags, &s, &err), code);
+  CHECK(s == NULL);
+  CHECK(err && strstr(err, path));
+  CHECK(err && strstr(err, needle));
+  if (err && (!strstr(err, path) || !strstr(err, needle))) fprintf(stderr, "got: %s\n", err);
+  free(err);
+}
+
+TEST(open_bad_paths) {
+  tmpdb t;
+  tmpdb_init(&t);
+  char *missing = xasprintf("%s/no/such/dir/x.db", t.dir);
+  open_fails(missing, 0, FT_EINPUT, "does not exist");
+  open_fails(t.path, STORE_READONLY, FT_EINPUT, "no database at");
+  char *empty = xasprintf("%s/empty.db", t.dir);
+  fclose(fopen(empty, "w"));
+  open_fails(empty, STORE_READONLY, FT_EINPUT, "is empty");
+  free(empty);
+  open_fails(t.dir, 0, FT_EINPUT, "is a directory");
+  char *junk = xasprintf("%s/junk.db", t.dir);
+  FILE *f = fopen(junk, "w");
+  for (int i = 0; f && i < 200; i++) fputs("this is not an SQLite database\n", f);
+  if (f) fclose(f);
+  open_fails(junk, 0, FT_EINPUT, "not a flagtune database");
+  char *other = xasprintf("%s/other.db", t.dir);
+  sqlite3 *db = NULL;
+  sqlite3_open(other, &db);
+  CHECK_INT(sqlite3_exec(db, "CREATE TABLE mine (x)", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(db);
+  open_fails(other, 0, FT_EINPUT, "not a flagtune one");
+  if (geteuid() != 0) {
+    CHECK_INT(store_close(open_ok(t.path)), 0);
+    chmod(t.path, 0444);
+    open_fails(t.path, 0, FT_EINPUT, "read-only");
+  } else {
+    fprintf(stderr, "(running as root: the read-only file case cannot be provoked)\n");
+  }
+  free(missing);
+  free(junk);
+  free(other);
+  tmpdb_remove(&t);
+}
+
+TEST(readonly_open_reads) {
+  tmpdb t;
+  tmpdb_init(&t);
+  store *s = open_ok(t.path);
+  new_sweep(s, "x", "m", "h", "grid");
+  CHECK_INT(store_close(s), 0);
+  char *err = NULL;
+  CHECK_INT(store_open(t.path, STORE_READONLY, &s, &err), 0);
+  CHECK_NEAR(query_num(s, "SELECT count(*) FROM sweep_summary"), 1, 0);
+  CHECK(store_sweep_create(s, &(store_sweep_new){.name = "y", .model = "m", .hardware = "h"}, NULL,
+                           &err) == FT_ESTORE);
+  CHECK(err && strstr(err, "readonly"));
+  free(err);
+  CHECK_INT(store_close(s), 0);
+  tmpdb_remove(&t);
+}
+
+/* ---- sweeps and trials ---- */
+
+TEST(sweep_status_and_get) {
+  tmpdb t;
+  tmpdb_init(&t);
+  store *s = open_ok(t.path);
+  fixture f;
+  populate(s, &f);
+  store_sweep sw;
+  char *err = NULL;
+  CHECK_INT(store_sweep_get(s, "gpt-tp", &sw, &err), 0);
+  CHECK_INT(sw.id, f.c);
+  CHECK_STR(sw.model, "gpt-1.3b");
+  CHECK_STR(sw.status, "running");
+  CHECK_STR(sw.options_json, "{\"trials\":10}");
+  CHECK_INT(sw.seed, 7);
+  CHECK_INT(sw.budget_trials, 10);
+  CHECK_INT(sw.budget_steps, 20);
+  CHECK_NEAR(sw.budget_hours, 0, 0);
+  CHECK_INT(sw.pid, getpid());
+  store_sweep_clear(&sw);
+
+  char ref[32];
+  snprintf(ref, sizeof ref, "%lld", (long long)f.b);
+  CHECK_INT(store_sweep_get(s, ref, &sw, &err), 0);
+  CHECK_INT(sw.id, f.b);
+  CHECK_STR(sw.strategy, "tpe");
+  store_sweep_clear(&sw);
+
+  char *want = xasprintf("sweep name 'llama-fsdp' is ambiguous: ids %lld, %lld (use the id)",
+                         (long long)f.a, (long long)f.b);
+  CHECK_INT(store_sweep_get(s, "llama-fsdp", &sw, &err), FT_EINPUT);
+  CHECK_STR(err, want);
+  free(want);
+  CHECK_INT(store_sweep_get(s, "12", &sw, &err), FT_EINPUT);
+  CHECK_STR(err, "no sweep '12'");
+  CHECK_INT(store_sweep_get(s, "nope", &sw, &err), FT_EINPUT);
+  CHECK_STR(err, "no sweep named 'nope' (see `flagtune sweeps`)");
+
+  CHECK_INT(store_sweep_set_status(s, f.a, "done", NULL, 0, &err), 0);
+  CHECK_NEAR(query_num(s,
+                       "SELECT count(*) FROM sweeps WHERE status = 'done' AND pid IS NULL "
+                       "AND finished_at LIKE '____-__-__T__:__:__.___Z'"),
+             1, 0);
+  CHECK_INT(store_sweep_set_status(s, f.a, "running", NULL, 4242, &err), 0);
+  CHECK_NEAR(query_num(s, "SELECT pid FROM sweeps WHERE finished_at IS NULL AND pid = 4242"), 4242,
+             0);
+  CHECK_INT(store_sweep_set_status(s, f.a, "bogus", NULL, 0, &err), FT_ESTORE);
+  CHECK_INT(store_sweep_set_status(s, 999, "done", NULL, 0, &err), FT_EINPUT);
+  CHECK_STR(err, "no sweep 999");
+  free(err);
+  CHECK_INT(store_close(s), 0);
+  tmpdb_remove(&t);
+}
+
+TEST(trials_roundtrip) {
+  tmpdb t;
+  tmpdb_init(&t);
+  store *s = open_ok(t.path);
+  fixture f;
+  populate(s, &f);
+  char *err = NULL;
+  CHECK_INT(store_trial_set_pid(s, f.b3, 5151, &err), 0);
+  store_trial *tr = NULL;
+  int n = 0;
+  CHECK_INT(store_trials_load(s, f.a, &tr, &n, &err), 0);
+  CHECK_INT(n, 6);
+  if (n == 6) {
+    CHECK_INT(tr[0].number, 0);
+    CHECK_STR(tr[0].role, "baseline");
+    CHECK_STR(tr[1].role, "search");
+    CHECK_STR(tr[2].config_json, AG);
+    CHECK_NEAR(tr[2].value, 88, 0);
+    CHECK_INT(tr[2].n_steps, 5);
+    CHECK_NEAR(tr[2].steps[0], 132, 1e-9);
+    CHECK_NEAR(tr[2].steps[4], 88, 1e-9);
+    CHECK_INT(tr[2].steps_budget, 20);
+    CHECK_STR(tr[3].status, "oom");
+    CHECK(isnan(tr[3].value)); /* a value given with a non-ok status is not stored */
+    CHECK(isnan(tr[4].value));
+    CHECK_INT(tr[5].n_steps, 0);
+  }
+  store_trials_free(tr, n);
+  CHECK_INT(store_trials_load(s, f.b, &tr, &n, &err), 0);
+  CHECK_INT(n, 4);
+  if (n == 4) {
+    CHECK_STR(tr[3].status, "running");
+    CHECK_INT(tr[3].pid, 5151);
+    CHECK(isnan(tr[3].value));
+  }
+  store_trials_free(tr, n);
+  CHECK_NEAR(query_num(s, "SELECT signal FROM trials WHERE status = 'timeout'"), 15, 0);
+  CHECK_NEAR(query_num(s, "SELECT exit_code FROM trials WHERE status = 'timeout'"), 1, 0);
+  CHECK_NEAR(query_num(s, "SELECT count(*) FROM trials WHERE started_at LIKE '%Z'"), 13, 0);
+  store_trial_new dup = {.sweep_id = f.a, .number = 1};
+  CHECK_INT(store_trial_begin(s, &dup, NULL, &err), FT_ESTORE);
+  store_trial_new orphan = {.sweep_id = 999, .number = 1};
+  CHECK_INT(store_trial_begin(s, &orphan, NULL, &err), FT_ESTORE); /* foreign keys are on */
+  store_trial_end e = {.status = "ok", .value = 1};
+  CHECK_INT(store_trial_finish(s, 12345, &e, NULL, 0, &err), FT_ESTORE);
+  CHECK(err && strstr(err, "no trial 12345"));
+  free(err);
+  CHECK_INT(store_close(s), 0);
+  tmpdb_remove(&t);
+}
+
+TEST(finish_replaces_steps) {
+  tmpdb t;
+  tmpdb_init(&t);
+  store *s = open_ok(t.path);
+  int64_t sw = new_sweep(s, "x", "m", "h", "grid");
+  int64_t id = begin_trial(s, sw, 0, "{}");
+  double a[4] = {5, 4, 3, 2}, b[2] = {9, NAN};
+  store_trial_end e = {.status = "ok", .value = 3.5};
+  CHECK_INT(store_trial_finish(s, id, &e, a, 4, NULL), 0);
+  CHECK_INT(store_trial_finish(s, id, &e, b, 2, NULL), 0);
+  CHECK_NEAR(query_num(s, "SELECT count(*) FROM steps"), 1, 0);
+  CHECK_NEAR(query_num(s, "SELECT ms FROM steps WHERE step = 1"), 9, 0);
+  e.status = "bogus";
+  CHECK_INT(store_trial_finish(s, id, &e, a, 4, NULL), FT_ESTORE);
+  /* The failed finish rolled back: the earlier outcome and steps are intact. */
+  CHECK_NEAR(query_num(s, "SELECT count(*) FROM steps"), 1, 0);
+  CHECK_NEAR(query_num(s, "SELECT value FROM trials"), 3.5, 0);
+  CHECK_INT(store_close(s), 0);
+  tmpdb_remove(&t);
+}
+
+TEST(mark_running_lost) {
+  tmpdb t;
+  tmpdb_init(&t);
+  store *s = open_ok(t.path);
+  fixture f;
+  populate(s, &f);
+  begin_trial(s, f.a, 6, "{}");
+  int n = -1;
+  char *err = NULL;
+  CHECK_INT(store_trials_mark(s, f.b, "running", "lost", &n, &err), 0);
+  CHECK_INT(n, 1);
+  CHECK_NEAR(query_num(s, "SELECT count(*) FROM trials WHERE status = 'running'"), 1, 0);
+  CHECK_NEAR(query_num(s,
+                       "SELECT count(*) FROM trials WHERE status = 'lost' "
+                       "AND finished_at IS NOT NULL"),
+             1, 0);
+  CHECK_INT(store_trials_mark(s, f.b, "running", "lost", &n, &err), 0);
+  CHECK_INT(n, 0);
+  CHECK_INT(store_close(s), 0);
+  tmpdb_remove(&t);
+}
+
+/* ---- views and listings ---- */
+
+static cJSON *best_for(cJSON *arr, const char *model) {
+  cJSON *o;
+  cJSON_ArrayForEach(o, arr) {
+    if (str(o, "model") && strcmp(str(o, "model"), model) == 0) return o;
+  }
+  return NULL;
+}
+
+TEST(best_view) {
+  tmpdb t;
+  tmpdb_init(&t);
+  store *s = open_ok(t.path);
+  fixture f;
+  populate(s, &f);
+  cJSON *arr = NULL;
+  char *err = NULL;
+  CHECK_INT(store_best(s, NULL, NULL, &arr, &err), 0);
+  CHECK_INT(cJSON_GetArraySize(arr), 2);
+  cJSON *m1 = best_for(arr, "llama2-7b"), *m2 = best_for(arr, "gpt-1.3b");
+  CHECK(m1 && m2);
+  if (m1 && m2) {
+    CHECK_NEAR(num(m1, "sweep_id"), (double)f.a, 0);
+    CHECK_NEAR(num(m1, "trial_id"), (double)f.a2, 0);
+    CHECK_NEAR(num(m1, "trial"), 2, 0);
+    CHECK_NEAR(num(m1, "value"), 88, 0);
+    CHECK_NEAR(num(m1, "baseline_ms"), 100, 0);
+    CHECK_NEAR(num(m1, "speedup"), 100.0 / 88.0, 1e-12);
+    CHECK_STR(str(m1, "hardware"), "8xH100-SXM");
+    CHECK_STR(str(m1, "sweep_name"), "llama-fsdp");
+    CHECK_STR(str(m1, "xla_flags"), "--xla_a=1");
+    CHECK_STR(str(m1, "config"), AG);
+    CHECK_STR(str(m1, "env"), "{\"V\":\"1\"}");
+    CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItem(m1, "steps")), 5);
+    CHECK_NEAR(cJSON_GetArrayItem(cJSON_GetObjectItem(m1, "baseline_steps"), 0)->valuedouble, 150,
+               0);
+    CHECK_NEAR(num(m2, "trial_id"), (double)f.c1, 0);
+    CHECK(cJSON_IsNull(cJSON_GetObjectItem(m2, "baseline_ms")));
+    CHECK(cJSON_IsNull(cJSON_GetObjectItem(m2, "speedup")));
+    CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItem(m2, "baseline_steps")), 0);
+  }
+  cJSON_Delete(arr);
+  CHECK_INT(store_best(s, "gpt-1.3b", "8xH100-SXM", &arr, &err), 0);
+  CHECK_INT(cJSON_GetArraySize(arr), 1);
+  cJSON_Delete(arr);
+  CHECK_INT(store_best(s, NULL, "8xA100", &arr, &err), 0);
+  CHECK_INT(cJSON_GetArraySize(arr), 0);
+  cJSON_Delete(arr);
+  /* A later, faster trial in B wins, with B's own baseline for the speedup. */
+  add_trial(s, f.b, 4, "{}", "ok", 55, NULL);
+  CHECK_NEAR(query_num(s, "SELECT speedup FROM best WHERE model = 'llama2-7b'"), 110.0 / 55.0,
+             1e-12);
+  CHECK_INT(store_close(s), 0);
+  tmpdb_remove(&t);
+}
+
+static const cJSON *find_sweep(const cJSON *arr, int64_t id) {
+  const cJSON *o;
+  cJSON_ArrayForEach(o, arr) {
+    if (num(o, "id") == (double)id) return o;
+  }
+  return NULL;
+}
+
+TEST(list_and_show) {
+  tmpdb t;
+  tmpdb_init(&t);
+  store *s = open_ok(t.path);
+  fixture f;
+  populate(s, &f);
+  cJSON *arr = NULL, *o = NULL;
+  char *err = NULL;
+  CHECK_INT(store_list_sweeps(s, &arr, &err), 0);
+  CHECK_INT(cJSON_GetArraySize(arr), 3);
+  const cJSON *a = find_sweep(arr, f.a), *c = find_sweep(arr, f.c);
+  CHECK(a && c);
+  if (a && c) {
+    CHECK_NEAR(num(a, "trials"), 6, 0);
+    CHECK_NEAR(num(a, "ok"), 3, 0);
+    CHECK_NEAR(num(a, "oom"), 1, 0);
+    CHECK_NEAR(num(a, "best_ms"), 88, 0);
+    CHECK_NEAR(num(a, "best_trial"), 2, 0);
+    CHECK_NEAR(num(a, "baseline_ms"), 100, 0);
+    CHECK_NEAR(num(a, "speedup"), 100.0 / 88.0, 1e-12);
+    CHECK_STR(str(a, "status"), "running");
+    CHECK(str(a, "started_at") != NULL);
+    CHECK(cJSON_IsNull(cJSON_GetObjectItem(c, "speedup")));
+  }
+  cJSON_Delete(arr);
+
+  CHECK_INT(store_show_sweep(s, f.b, &o, &err), 0);
+  CHECK_STR(str(o, "name"), "llama-fsdp");
+  CHECK_STR(str(o, "experiment_text"), "return experiment{}");
+  CHECK_NEAR(num(o, "n_trials"), 4, 0);
+  cJSON *counts = cJSON_GetObjectItem(o, "counts");
+  CHECK_NEAR(num(counts, "ok"), 2, 0);
+  CHECK_NEAR(num(counts, "crash"), 1, 0);
+  CHECK_NEAR(num(counts, "running"), 1, 0);
+  CHECK(cJSON_GetObjectItem(counts, "oom") == NULL);
+  cJSON *trials = cJSON_GetObjectItem(o, "trials");
+  CHECK_INT(cJSON_GetArraySize(trials), 4);
+  cJSON *t2 = cJSON_GetArrayItem(trials, 2);
+  CHECK_STR(str(t2, "status"), "crash");
+  CHECK_STR(str(t2, "error"), "Segmentation fault");
+  CHECK_NEAR(num(t2, "exit_code"), 1, 0);
+  CHECK_STR(str(t2, "config"), LHS);
+  CHECK_STR(str(t2, "command"), "[\"python3\",\"train.py\"]");
+  cJSON *best = cJSON_GetObjectItem(o, "best"), *base = cJSON_GetObjectItem(o, "baseline");
+  CHECK_NEAR(num(best, "number"), 1, 0);
+  CHECK_NEAR(num(best, "speedup"), 110.0 / 88.0, 1e-12);
+  CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItem(best, "steps")), 5);
+  CHECK_NEAR(num(base, "value"), 110, 0);
+  CHECK_NEAR(num(o, "speedup"), 110.0 / 88.0, 1e-12);
+  cJSON_Delete(o);
+
+  CHECK_INT(store_show_sweep(s, f.c, &o, &err), 0);
+  CHECK_STR(str(cJSON_GetObjectItem(o, "baseline"), "status"), "crash");
+  CHECK_NEAR(num(cJSON_GetObjectItem(o, "best"), "value"), 70, 0);
+  cJSON_Delete(o);
+  int64_t empty = new_sweep(s, "empty", "m", "h", "grid");
+  CHECK_INT(store_show_sweep(s, empty, &o, &err), 0);
+  CHECK(cJSON_IsNull(cJSON_GetObjectItem(o, "best")));
+  CHECK(cJSON_IsNull(cJSON_GetObjectItem(o, "baseline")));
+  CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItem(o, "trials")), 0);
+  cJSON_Delete(o);
+  CHECK_INT(store_show_sweep(s, 999, &o, &err), FT_EINPUT);
+  CHECK(o == NULL);
+  free(err);
+  CHECK_INT(store_close(s), 0);
+  tmpdb_remove(&t);
+}
+
+/* ---- store_query ---- */
+
+static void refused(store *s, const char *sql, const char *prefix) {
+  cJSON *cols = NULL, *rows = NULL;
+  char *err = NULL;
+  CHECK_INT(store_query(s, sql, &cols, &rows, &err), FT_EINPUT);
+  CHECK(cols == NULL && rows == NULL);
+  CHECK(err && strncmp(err, prefix, strlen(prefix)) == 0);
+  if (err && strncmp(err, prefix, strlen(prefix)) != 0) fprintf(stderr, "%s -> %s\n", sql, err);
+  free(err);
+}
+
+TEST(query_refuses_writes) {
+  tmpdb t;
+  tmpdb_init(&t);
+  store *s = open_ok(t.path);
+  fixture f;
+  populate(s, &f);
+  const char *ro = "query is read-only: ";
+  refused(s, "INSERT INTO sweeps (name, model, hardware) VALUES ('a', 'b', 'c')", ro);
+  refused(s, "DELETE FROM trials", ro);
+  refused(s, "UPDATE trials SET value = 1", ro);
+  refused(s, "WITH x AS (SELECT 1) DELETE FROM steps", ro);
+  refused(s, "ATTACH '/tmp/ft_store_attach.db' AS other", ro);
+  refused(s, "DETACH main", ro);
+  refused(s, "PRAGMA user_version = 5", ro);
+  refused(s, "PRAGMA foreign_keys = OFF", ro);
+  refused(s, "PRAGMA journal_mode = DELETE", ro);
+  refused(s, "PRAGMA wal_checkpoint", ro);
+  refused(s, "BEGIN", ro);
+  refused(s, "CREATE TABLE x (a)", ro);
+  refused(s, "CREATE TEMP VIEW v AS SELECT 1", ro);
+  refused(s, "DROP VIEW best", ro);
+  refused(s, "VACUUM INTO '/tmp/ft_store_vacuum.db'", ro);
+  refused(s, "REINDEX", ro);
+  refused(s, "SELECT load_extension('x')", "query");
+  refused(s, "SELECT 1; SELECT 2", "query must be a single statement");
+  refused(s, "SELECT 1; DELETE FROM trials", "query must be a single statement");
+  refused(s, "", "query is empty");
+  refused(s, "SELEC 1", "query: ");
+  CHECK_NEAR(query_num(s, "SELECT count(*) FROM trials"), 13, 0);
+  CHECK_NEAR(query_num(s, "SELECT 2; -- trailing comment\n /* and another */ ;"), 2, 0);
+  CHECK_NEAR(query_num(s, "SELECT count(*) FROM pragma_table_info('trials')"), 24, 0);
+  CHECK_NEAR(query_num(s, "PRAGMA foreign_keys"), 1, 0);
+  /* The refusals left the connection as it was: foreign keys on, no transaction open. */
+  store_trial_new orphan = {.sweep_id = 999, .number = 1};
+  CHECK_INT(store_trial_begin(s, &orphan, NULL, NULL), FT_ESTORE);
+  CHECK_INT(access("/tmp/ft_store_attach.db", F_OK), -1);
+  CHECK_INT(access("/tmp/ft_store_vacuum.db", F_OK), -1);
+  CHECK_INT(store_close(s), 0);
+  tmpdb_remove(&t);
+}
+
+TEST(query_values) {
+  tmpdb t;
+  tmpdb_init(&t);
+  store *s = open_ok(t.path);
+  cJSON *cols = NULL, *rows = NULL;
+  char *err = NULL;
+  CHECK_INT(store_query(s, "SELECT 1 AS i, 2.5 AS r, 'x\"y' AS t, NULL AS n, x'00ff' AS b", &cols,
+                        &rows, &err),
+            0);
+  char *c = cJSON_PrintUnformatted(cols), *r = cJSON_PrintUnformatted(rows);
+  CHECK_STR(c, "[\"i\",\"r\",\"t\",\"n\",\"b\"]");
+  CHECK_STR(r, "[[1,2.5,\"x\\\"y\",null,\"00ff\"]]");
+  free(c);
+  free(r);
+  cJSON_Delete(cols);
+  cJSON_Delete(rows);
+  CHECK_INT(store_query(s, "SELECT * FROM sweeps", &cols, &rows, &err), 0);
+  CHECK_INT(cJSON_GetArraySize(cols), 20);
+  CHECK_INT(cJSON_GetArraySize(rows), 0);
+  cJSON_Delete(cols);
+  cJSON_Delete(rows);
+  free(err);
+  CHECK_INT(store_close(s), 0);
+  tmpdb_remove(&t);
+}
+
+/* ---- contention ---- */
+
+static int write_many(store *s, int64_t sweep, int first, int n) {
+  for (int i = first; i < first + n; i++) {
+    char *err = NULL;
+    int64_t id = 0;
+    store_trial_new tn = {.sweep_id = sweep, .number = i};
+    double steps[20];
+    for (int k = 0; k < 20; k++) steps[k] = 100 + k;
+    store_trial_end e = {.status = "ok", .value = 100 + i};
+    int rc = store_trial_begin(s, &tn, &id, &err);
+    if (!rc) rc = store_trial_finish(s, id, &e, steps, 20, &err);
+    if (rc) {
+      fprintf(stderr, "write %d: %s\n", i, err);
+      free(err);
+      return rc;
+    }
+  }
+  return 0;
+}
+
+TEST(two_handles_interleaved) {
+  tmpdb t;
+  tmpdb_init(&t);
+  store *a = open_ok(t.path), *b = open_ok(t.path);
+  int64_t sa = new_sweep(a, "a", "m", "h", "grid"), sb = new_sweep(b, "b", "m", "h", "grid");
+  for (int i = 0; i < 50; i++) {
+    CHECK_INT(write_many(a, sa, i, 1), 0);
+    CHECK_INT(write_many(b, sb, i, 1), 0);
+  }
+  /* Each reads what the other wrote. */
+  CHECK_NEAR(query_num(a, "SELECT count(*) FROM steps"), 2000, 0);
+  CHECK_NEAR(query_num(b, "SELECT sum(trials) FROM sweep_summary"), 100, 0);
+  CHECK_INT(store_close(a), 0);
+  CHECK_INT(store_close(b), 0);
+  tmpdb_remove(&t);
+}
+
+TEST(two_processes_contend) {
+  tmpdb t;
+  tmpdb_init(&t);
+  enum { PER = 150 };
+  /* No database yet: both processes create and migrate it at once. */
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    store *c = NULL;
+    int rc = store_open(t.path, 0, &c, NULL);
+    int64_t sw = 0;
+    store_sweep_new n = {.name = "child", .model = "m", .hardware = "h"};
+    if (!rc) rc = store_sweep_create(c, &n, &sw, NULL);
+    if (!rc) rc = write_many(c, sw, 0, PER);
+    _exit(rc == 0 && store_close(c) == 0 ? 0 : 1);
+  }
+  store *s = open_ok(t.path);
+  int64_t sw = new_sweep(s, "parent", "m", "h", "grid");
+  CHECK_INT(write_many(s, sw, 0, PER), 0);
+  int status = 0;
+  CHECK_INT(waitpid(pid, &status, 0), pid);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  CHECK_NEAR(query_num(s, "SELECT count(*) FROM trials WHERE status = 'ok'"), 2 * PER, 0);
+  CHECK_NEAR(query_num(s, "SELECT count(*) FROM steps"), 2 * PER * 20, 0);
+  CHECK_INT(store_close(s), 0);
+  tmpdb_remove(&t);
+}
+
+/* ---- scale (measured, not asserted) ---- */
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* 20 sweeps of 1,000 trials over 6 (model, hardware) keys, 10 steps each, one transaction. */
+static void bulk_fill(const char *path) {
+  sqlite3 *db = NULL;
+  sqlite3_open(path, &db);
+  const char *sql =
+      "BEGIN;"
+      "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20) "
+      "INSERT INTO sweeps (name, model, hardware, strategy) "
+      "SELECT 'bulk' || i, 'm' || (i % 3), 'h' || (i % 2), 'random' FROM n;"
+      "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 999) "
+      "INSERT INTO trials (sweep_id, number, role, status, config, value, n_steps) "
+      "SELECT s.id, n.i, CASE n.i WHEN 0 THEN 'baseline' ELSE 'search' END, "
+      "CASE WHEN n.i % 7 = 3 THEN 'oom' ELSE 'ok' END, json_object('x', n.i % 5), "
+      "CASE WHEN n.i % 7 = 3 THEN NULL ELSE 100 + abs(random() % 1000) / 10.0 END, 10 "
+      "FROM sweeps s, n WHERE s.name LIKE 'bulk%';"
+      "WITH RECURSIVE k(j) AS (SELECT 1 UNION ALL SELECT j + 1 FROM k WHERE j < 10) "
+      "INSERT INTO steps SELECT t.id, k.j, coalesce(t.value, 100) + k.j FROM trials t, k;"
+      "COMMIT;";
+  CHECK_INT(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+  CHECK_INT(sqlite3_close(db), SQLITE_OK);
+}
+
+TEST(timing_20k_trials) {
+  tmpdb t;
+  tmpdb_init(&t);
+  CHECK_INT(store_close(open_ok(t.path)), 0);
+  bulk_fill(t.path);
+  store *s = open_ok(t.path);
+  cJSON *o = NULL;
+  double t0 = now_ms();
+  CHECK_INT(store_best(s, NULL, NULL, &o, NULL), 0);
+  double t1 = now_ms();
+  CHECK_INT(cJSON_GetArraySize(o), 6);
+  cJSON_Delete(o);
+  CHECK_INT(store_list_sweeps(s, &o, NULL), 0);
+  double t2 = now_ms();
+  cJSON_Delete(o);
+  CHECK_INT(store_show_sweep(s, 1, &o, NULL), 0);
+  double t3 = now_ms();
+  cJSON_Delete(o);
+  fprintf(stderr, "20,000 trials: best %.2f ms, sweeps %.2f ms, show (1,000 trials) %.2f ms\n",
+          t1 - t0, t2 - t1, t3 - t2);
+  CHECK_INT(store_close(s), 0);
+  tmpdb_remove(&t);
+}
+
+/* ---- docs/SCHEMA.md ---- */
+
+static char *read_file(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = xmalloc((size_t)n + 1);
+  size_t got = fread(buf, 1, (size_t)n, f);
+  buf[got] = '\0';
+  fclose(f);
+  return buf;
+}
+
+/* Every ```sql block of the schema document runs through `flagtune query`'s path and
+ * finds rows in the fixture. */
+TEST(schema_doc_queries_run) {
+  tmpdb t;
+  tmpdb_init(&t);
+  store *s = open_ok(t.path);
+  fixture f;
+  populate(s, &f);
+  CHECK_INT(store_sweep_set_status(s, f.a, "done", NULL, 0, NULL), 0);
+  char *doc = read_file(SOURCE_DIR "/docs/SCHEMA.md");
+  CHECK(doc != NULL);
+  int blocks = 0;
+  for (char *p = doc; p && (p = strstr(p, "```sql\n"));) {
+    p += 7;
+    char *end = strstr(p, "```");
+    if (!end) break;
+    *end = '\0';
+    cJSON *cols = NULL, *rows = NULL;
+    char *err = NULL;
+    if (store_query(s, p, &cols, &rows, &err) != 0) {
+      fprintf(stderr, "docs/SCHEMA.md query failed: %s\n%s\n", err, p);
+      test_failures++;
+    } else if (cJSON_GetArraySize(rows) == 0) {
+      /* The sample data is built so that every example has something to show. */
+      fprintf(stderr, "docs/SCHEMA.md query returned no rows:\n%s\n", p);
+      test_failures++;
+    }
+    cJSON_Delete(cols);
+    cJSON_Delete(rows);
+    free(err);
+    blocks++;
+    p = end + 3;
+  }
+  CHECK(blocks >= 10);
+  free(doc);
+  CHECK_INT(store_close(s), 0);
+  tmpdb_remove(&t);
+}
