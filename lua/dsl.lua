@@ -1,0 +1,820 @@
+-- The experiment file: the constructors a user writes (bool, choice, int, range, pow2,
+-- grid, random, tpe, halving, strategy_file, experiment), the sandboxed environment the file
+-- runs in, and the validation of everything it returns, with "path:line: message" errors.
+-- Returns the validated table whose shape docs/EXPERIMENTS.md and the C side
+-- (src/experiment.c) rely on. Must not run a trial, touch the database or load strategy
+-- code: a strategy is only checked to exist. The space object itself belongs to lua/space.lua.
+
+local util = require "util"
+
+local dsl = {}
+
+-- Metatables mark what the constructors made, so validation can tell a descriptor from a
+-- table the user typed. __name is what util.typename reports.
+local PARAM = { __name = "flagtune.param" }
+local STRATEGY = { __name = "flagtune.strategy" }
+local EXPERIMENT = { __name = "flagtune.experiment" }
+dsl.PARAM, dsl.STRATEGY = PARAM, STRATEGY
+
+-- The strategies shipped in search/, offered as "did you mean" candidates.
+local KNOWN_STRATEGIES = { "grid", "halving", "random", "tpe" }
+
+---------------------------------------------------------------------------------------
+-- Small helpers
+
+local function is_param(v) return getmetatable(v) == PARAM end
+local function is_strategy(v) return getmetatable(v) == STRATEGY end
+dsl.is_param, dsl.is_strategy = is_param, is_strategy
+
+-- Where the experiment file called the constructor that calls here(): level 3 is the
+-- constructor's caller, so each constructor must call here() itself, first. A C caller
+-- (pcall) has no line: the first Lua frame above it is used.
+local function here()
+  local level, info = 3, debug.getinfo(3, "Sl")
+  while info and info.currentline < 1 and debug.getinfo(level + 1, "Sl") do
+    level = level + 1
+    info = debug.getinfo(level, "Sl")
+  end
+  local src = info and info.source or "?"
+  return { path = src:sub(1, 1) == "@" and src:sub(2) or (info and info.short_src or "?"),
+           line = info and math.max(info.currentline, 1) or 1 }
+end
+
+local function cfail(at, fmt, ...) util.fail(at.path, at.line, fmt, ...) end
+
+local to_int, is_finite, is_list, relative_to =
+  util.to_int, util.is_finite, util.is_list, util.relative_to
+
+---------------------------------------------------------------------------------------
+-- Space constructors: each returns a PARAM descriptor {kind=, line=, n=, ...}.
+
+local function param(at, t)
+  t.line = at.line
+  if t.values then t.n = #t.values end
+  return setmetatable(t, PARAM)
+end
+
+function dsl.bool(...)
+  local at = here()
+  if select("#", ...) > 0 then cfail(at, "bool() takes no arguments") end
+  return param(at, { kind = "bool", values = { false, true } })
+end
+
+local function check_choice_value(at, i, v, seen)
+  local t = type(v)
+  if t ~= "string" and t ~= "number" and t ~= "boolean" then
+    cfail(at, "choice value %d must be a string, number or boolean, got %s", i, util.typename(v))
+  end
+  if v ~= v then cfail(at, "choice value %d is NaN", i) end
+  if seen[v] then cfail(at, "choice value %d repeats %s", i, util.describe(v)) end
+  seen[v] = true
+end
+
+function dsl.choice(values, ...)
+  local at = here()
+  if type(values) ~= "table" or getmetatable(values) or select("#", ...) > 0 then
+    cfail(at, 'choice takes a list of values: choice { "a", "b" }')
+  end
+  if not is_list(values) then cfail(at, "choice takes a list of values, not key = value pairs") end
+  if #values == 0 then cfail(at, "choice {} needs at least one value") end
+  local copy, seen = {}, {}
+  for i, v in ipairs(values) do
+    check_choice_value(at, i, v, seen)
+    copy[i] = v
+  end
+  return param(at, { kind = "choice", values = copy })
+end
+
+local function int_arg(at, what, v, usage)
+  local i = to_int(v)
+  if not i then cfail(at, "%s: %s must be an integer, got %s", usage, what, util.describe(v)) end
+  return i
+end
+
+function dsl.int(lo, hi, step)
+  local at = here()
+  local usage = "int(lo, hi[, step])"
+  lo, hi = int_arg(at, "lo", lo, usage), int_arg(at, "hi", hi, usage)
+  step = step == nil and 1 or int_arg(at, "step", step, usage)
+  if step < 1 then cfail(at, "%s: step must be at least 1, got %d", usage, step) end
+  if lo > hi then cfail(at, "%s: lo (%d) is greater than hi (%d)", usage, lo, hi) end
+  return param(at, { kind = "int", lo = lo, hi = hi, step = step, n = (hi - lo) // step + 1 })
+end
+
+-- Decimal places needed to write X exactly as typed ("0.05" -> 2), nil for exponents.
+local function decimals(x)
+  local s = string.format("%.15g", x)
+  if s:find("[eE]") then return nil end
+  local frac = s:match("%.(%d+)$")
+  return frac and #frac or 0
+end
+
+-- The grid lo, lo+step, ... <= hi, each rounded to the decimals the user wrote so that
+-- 0.7 + 5 * 0.05 is 0.95 exactly, not 0.9500000000000001.
+local function float_values(lo, hi, step)
+  local n = math.floor((hi - lo) / step + 1e-9) + 1
+  local dl, ds = decimals(lo), decimals(step)
+  local d = dl and ds and math.max(dl, ds)
+  local values = {}
+  for i = 0, n - 1 do
+    local v = lo + i * step
+    if d then v = tonumber(string.format("%." .. d .. "f", v)) end
+    values[#values + 1] = v + 0.0
+  end
+  return values
+end
+
+local MAX_RANGE_VALUES = 100000
+
+function dsl.range(lo, hi, step, ...)
+  local at = here()
+  local usage = "range(lo, hi, step)"
+  for i, v in ipairs({ lo, hi, step }) do
+    if not is_finite(v) then
+      local what = ({ "lo", "hi", "step" })[i]
+      cfail(at, "%s: %s must be a number, got %s", usage, what, util.describe(v))
+    end
+  end
+  if select("#", ...) > 0 then cfail(at, "%s takes three numbers", usage) end
+  if step <= 0 then cfail(at, "%s: step must be positive, got %s", usage, tostring(step)) end
+  if lo > hi then
+    cfail(at, "%s: lo (%s) is greater than hi (%s)", usage, tostring(lo), tostring(hi))
+  end
+  if (hi - lo) / step >= MAX_RANGE_VALUES then
+    cfail(at, "%s: more than %d values; use a larger step", usage, MAX_RANGE_VALUES)
+  end
+  return param(at, { kind = "float", lo = lo + 0.0, hi = hi + 0.0, step = step + 0.0,
+                     values = float_values(lo, hi, step) })
+end
+
+local function size_arg(at, what, v)
+  local usage = "pow2(lo, hi)"
+  if type(v) == "string" then
+    local n, why = ft.parse_bytes(v)
+    if not n then
+      cfail(at, "%s: cannot read %s as a byte size: %s", usage, util.describe(v), why)
+    end
+    v = n
+  elseif not to_int(v) then
+    cfail(at, '%s: %s must be a size like "1MiB" or a number of bytes, got %s', usage, what,
+          util.describe(v))
+  end
+  v = to_int(v)
+  if v < 1 then cfail(at, "%s: %s must be at least 1 byte, got %d", usage, what, v) end
+  return v
+end
+
+function dsl.pow2(lo, hi, ...)
+  local at = here()
+  if select("#", ...) > 0 then cfail(at, "pow2(lo, hi) takes two sizes") end
+  lo, hi = size_arg(at, "lo", lo), size_arg(at, "hi", hi)
+  if lo > hi then cfail(at, "pow2(lo, hi): lo (%d) is greater than hi (%d)", lo, hi) end
+  local values, p = {}, 1
+  while p < lo do p = p * 2 end
+  while p > 0 and p <= hi do
+    values[#values + 1] = p
+    p = p < (1 << 62) and p * 2 or -1 -- stop before the integer overflows
+  end
+  if #values == 0 then cfail(at, "pow2(lo, hi): no power of two between %d and %d", lo, hi) end
+  return param(at, { kind = "pow2", lo = lo, hi = hi, values = values })
+end
+
+---------------------------------------------------------------------------------------
+-- Strategy constructors: {__strategy=true, name=, options=, path=, line=, desc=}.
+
+-- A compact, stable rendering of options for display: tpe{startup=10}.
+local function render(v)
+  if is_strategy(v) then return v.desc end
+  if type(v) == "string" then return util.describe(v) end
+  if type(v) ~= "table" then return tostring(v) end
+  local parts = {}
+  for i, x in ipairs(v) do parts[i] = render(x) end
+  for _, k in ipairs(util.sorted_keys(v)) do
+    if not (math.type(k) == "integer" and k >= 1 and k <= #v) then
+      parts[#parts + 1] = tostring(k) .. "=" .. render(v[k])
+    end
+  end
+  return "{" .. table.concat(parts, ",") .. "}"
+end
+
+local function check_options(at, what, options)
+  if options == nil then return {} end
+  if type(options) ~= "table" or getmetatable(options) then
+    cfail(at, "%s takes a table of options, got %s", what, util.typename(options))
+  end
+  local copy = {}
+  for k, v in pairs(options) do
+    if type(k) ~= "string" then cfail(at, "%s options must be name = value pairs", what) end
+    copy[k] = v
+  end
+  return copy
+end
+
+local function strategy(at, name, options, path)
+  local s = { __strategy = true, name = name, options = options, path = path, line = at.line }
+  s.desc = (path or name) .. render(options)
+  return setmetatable(s, STRATEGY)
+end
+
+local function builtin(name)
+  return function(options, ...)
+    local at = here()
+    if select("#", ...) > 0 then
+      cfail(at, "%s takes one table of options: %s{ ... }", name, name)
+    end
+    return strategy(at, name, check_options(at, name .. "{}", options))
+  end
+end
+
+dsl.grid, dsl.random, dsl.tpe, dsl.halving =
+  builtin "grid", builtin "random", builtin "tpe", builtin "halving"
+
+function dsl.strategy_file(file, options)
+  local at = here()
+  if type(file) ~= "string" or file == "" then
+    cfail(at, 'strategy_file takes a path: strategy_file("my_search.lua", { ... })')
+  end
+  local path = relative_to(at.path, file)
+  local f, why = io.open(path, "r")
+  if not f then
+    cfail(at, "strategy_file: cannot read %s: %s", util.describe(path), (why:gsub("^.-: ", "")))
+  end
+  f:close()
+  local name = path:match("([^/]+)$"):gsub("%.lua$", "")
+  return strategy(at, name, check_options(at, "strategy_file", options), path)
+end
+
+---------------------------------------------------------------------------------------
+-- The environment the experiment file runs in.
+
+-- `return experiment { ... }` is a tail call, which leaves neither the file's path nor its
+-- line on the stack; so dsl.load checks the argument and finds the call in the text
+-- (line = nil here).
+function dsl.experiment(spec, ...)
+  local tail = debug.getinfo(1, "t").istailcall
+  local at = here()
+  local ok = type(spec) == "table" and not getmetatable(spec) and select("#", ...) == 0
+  return setmetatable({ spec = ok and spec or nil, line = not tail and at.line or nil }, EXPERIMENT)
+end
+
+local function copy(t)
+  local c = {}
+  for k, v in pairs(t) do c[k] = v end
+  return c
+end
+
+-- A fresh table per load: the file may assign globals without touching the host, and
+-- copies of the libraries keep it from patching string or math for everyone else.
+local function make_env()
+  local env = {
+    string = copy(string), table = copy(table), math = copy(math), os = { getenv = os.getenv },
+    tostring = tostring, tonumber = tonumber, ipairs = ipairs, pairs = pairs, type = type,
+    error = error, print = print, select = select, assert = assert, pcall = pcall, next = next,
+  }
+  for _, k in ipairs({ "experiment", "bool", "choice", "int", "range", "pow2", "grid", "random",
+                       "tpe", "halving", "strategy_file" }) do
+    env[k] = dsl[k]
+  end
+  return env
+end
+
+---------------------------------------------------------------------------------------
+-- Validation. V carries the path, the text and the `experiment` call's line, and
+-- locates keys in the text for messages.
+
+local V = {}
+V.__index = V
+
+local function validator(path, text, line)
+  return setmetatable({ path = path, text = text, line = line, lines = {} }, V)
+end
+
+-- The line of KEY ("timeout", or "metric.skip" looked up after the metric line).
+function V:line_of(key)
+  if self.lines[key] then return self.lines[key] end
+  local parent, sub = key:match("^(.-)%.([^.]+)$")
+  local from = parent and self:line_of(parent) or self.line
+  local l = util.locate_key(self.text, sub or key, from)
+  self.lines[key] = l
+  return l
+end
+
+function V:fail(line, fmt, ...) util.fail(self.path, line, fmt, ...) end
+function V:fail_at(key, fmt, ...) self:fail(self:line_of(key), fmt, ...) end
+
+-- Refuses keys of T not in ALLOWED (a set); the one written first is reported.
+function V:check_keys(t, allowed, prefix)
+  local bad = {}
+  for k in pairs(t) do
+    if type(k) ~= "string" then
+      self:fail_at(prefix or "experiment", "%s holds a value without a name: write key = value",
+                   prefix and ("'" .. prefix .. "'") or "experiment { ... }")
+    end
+    if not allowed[k] then bad[#bad + 1] = k end
+  end
+  if #bad == 0 then return end
+  local full = function(k) return prefix and (prefix .. "." .. k) or k end
+  table.sort(bad, function(a, b)
+    local la, lb = self:line_of(full(a)), self:line_of(full(b))
+    return la < lb or (la == lb and a < b)
+  end)
+  local k = bad[1]
+  local where = prefix and (" in " .. prefix) or ""
+  local hint = util.did_you_mean(k, util.sorted_keys(allowed))
+  if hint then
+    self:fail_at(full(k), "unknown key '%s'%s (did you mean '%s'?)", k, where, hint)
+  end
+  self:fail_at(full(k), "unknown key '%s'%s", k, where)
+end
+
+function V:string(key, v, default, allow_empty)
+  if v == nil then return default end
+  if type(v) ~= "string" then
+    self:fail_at(key, "'%s' must be a string, got %s", key, util.typename(v))
+  end
+  if v == "" and not allow_empty then self:fail_at(key, "'%s' must not be empty", key) end
+  return v
+end
+
+function V:int(key, v, default, min)
+  if v == nil then return default end
+  local i = to_int(v)
+  if not i then self:fail_at(key, "'%s' must be an integer, got %s", key, util.describe(v)) end
+  if min and i < min then self:fail_at(key, "'%s' must be at least %d, got %d", key, min, i) end
+  return i
+end
+
+function V:number(key, v, default, min)
+  if v == nil then return default end
+  if not is_finite(v) then
+    self:fail_at(key, "'%s' must be a number, got %s", key, util.describe(v))
+  end
+  if min and v < min then self:fail_at(key, "'%s' must be at least %s, got %s", key, min, v) end
+  return v
+end
+
+-- A duration: "20m", "1h30m", or a number of seconds; must be positive.
+function V:duration(key, v, default)
+  if v == nil then return default end
+  local secs = v
+  if type(v) == "string" then
+    local why
+    secs, why = ft.parse_duration(v)
+    if not secs then
+      self:fail_at(key, "'%s': cannot read %s as a duration: %s", key, util.describe(v), why)
+    end
+  elseif not is_finite(v) then
+    self:fail_at(key, "'%s' must be a duration like \"20m\" or a number of seconds, got %s", key,
+                 util.typename(v))
+  end
+  if secs <= 0 then self:fail_at(key, "'%s' must be positive, got %s", key, util.describe(v)) end
+  return secs
+end
+
+function V:string_list(key, v)
+  if v == nil then return {} end
+  if type(v) ~= "table" or getmetatable(v) or not is_list(v) then
+    self:fail_at(key, "'%s' must be a list of strings like { \"text\" }, got %s", key,
+                 util.typename(v))
+  end
+  local out = {}
+  for i, s in ipairs(v) do
+    if type(s) ~= "string" or s == "" then
+      self:fail_at(key, "'%s' item %d must be a non-empty string, got %s", key, i, util.describe(s))
+    end
+    out[i] = s
+  end
+  return out
+end
+
+function V:table(key, v)
+  if v == nil then return {} end
+  if type(v) ~= "table" or getmetatable(v) then
+    self:fail_at(key, "'%s' must be a table of name = value, got %s", key, util.typename(v))
+  end
+  return v
+end
+
+---------------------------------------------------------------------------------------
+-- command
+
+local function check_command(v, cmd)
+  if cmd == nil then
+    v:fail(v.line, 'command is required: command = { "python3", "train.py" }')
+  end
+  if type(cmd) == "string" then
+    v:fail_at("command",
+              'command must be an argv array like { "python3", "train.py" }, not a shell string')
+  end
+  if type(cmd) ~= "table" or getmetatable(cmd) or not is_list(cmd) then
+    v:fail_at("command", 'command must be an argv array like { "python3", "train.py" }, got %s',
+              util.typename(cmd))
+  end
+  if #cmd == 0 then v:fail_at("command", "command must not be empty") end
+  local argv = {}
+  for i, a in ipairs(cmd) do
+    if type(a) == "number" and is_finite(a) then a = tostring(to_int(a) or a) end
+    if type(a) ~= "string" then
+      v:fail_at("command", "command[%d] must be a string, got %s", i, util.typename(a))
+    end
+    argv[i] = a
+  end
+  if argv[1] == "" then v:fail_at("command", "command[1], the program, must not be empty") end
+  return argv
+end
+
+local function uses_steps(argv)
+  for _, a in ipairs(argv) do
+    if a:find("{steps}", 1, true) then return true end
+  end
+  return false
+end
+
+---------------------------------------------------------------------------------------
+-- flags, vars, fixed_flags, env
+
+local ENV_NAME = "^[A-Za-z_][A-Za-z0-9_]*$"
+local FLAG_NAME = "^xla_[a-z0-9_]+$"
+-- Variables flagtune sets itself for each trial.
+local RESERVED = { XLA_FLAGS = "fixed_flags", LIBTPU_INIT_ARGS = "fixed_flags" }
+
+local function looks_like_flag(name) return name:find("^%-*xla_") ~= nil end
+local function looks_like_env(name) return name:find("^[A-Z][A-Z0-9_]*$") ~= nil end
+
+function V:line_in(table_key, name)
+  return util.locate_key(self.text, name, self:line_of(table_key))
+end
+
+-- Name checks shared by flags and fixed_flags; ENV_HOME is where an env name belongs.
+function V:flag_name(key, name, env_home)
+  if type(name) ~= "string" then
+    self:fail_at(key, "'%s' must map flag names to values, got a %s key", key, type(name))
+  end
+  local line = self:line_in(key, name)
+  if looks_like_env(name) then
+    self:fail(line, "'%s' is an environment variable: move it to `%s`", name, env_home)
+  end
+  if name:find("^%-") then
+    self:fail(line, "write the flag without its dashes: '%s'", (name:gsub("^%-+", "")))
+  end
+  if not name:find(FLAG_NAME) then
+    self:fail(line, "'%s' is not an XLA flag name (they look like xla_gpu_enable_...)", name)
+  end
+  return line
+end
+
+function V:env_name(key, name, flag_home)
+  if type(name) ~= "string" then
+    self:fail_at(key, "'%s' must map variable names to values, got a %s key", key, type(name))
+  end
+  local line = self:line_in(key, name)
+  if looks_like_flag(name) then
+    self:fail(line, "'%s' is an XLA flag: move it to `%s`", name, flag_home)
+  end
+  if not name:find(ENV_NAME) then
+    self:fail(line, "'%s' is not a valid environment variable name", name)
+  end
+  if RESERVED[name] then
+    self:fail(line, "'%s' is built by flagtune: put XLA flags in `%s` or `flags`", name,
+              RESERVED[name])
+  end
+  return line
+end
+
+local SEARCH_HINT = "bool(), choice { ... }, int(lo, hi), range(lo, hi, step) or pow2(lo, hi)"
+
+function V:param(key, name, p, line, fixed_home)
+  if is_param(p) then return p end
+  local t = type(p)
+  if t == "string" or t == "number" or t == "boolean" then
+    self:fail(line, "'%s' has a single value: move it to `%s`, or search it with %s", name,
+              fixed_home, SEARCH_HINT)
+  end
+  if t == "table" and not getmetatable(p) and is_list(p) and #p > 0 then
+    self:fail(line, "'%s': write choice { ... } to search a list of values", name)
+  end
+  self:fail(line, "'%s' must be searched with %s, got %s", name, SEARCH_HINT, util.typename(p))
+end
+
+function V:fixed_value(name, val, line, search_home)
+  if is_param(val) then
+    self:fail(line, "'%s' is searched, not fixed: move it to `%s`", name, search_home)
+  end
+  local t = type(val)
+  if t ~= "string" and t ~= "number" and t ~= "boolean" then
+    self:fail(line, "'%s' must be a boolean, number or string, got %s", name, util.typename(val))
+  end
+  if t == "number" and not is_finite(val) then
+    self:fail(line, "'%s' must be a finite number", name)
+  end
+  return val
+end
+
+local function check_flags(v, raw)
+  local flags = {}
+  for name, p in pairs(v:table("flags", raw.flags)) do
+    local line = v:flag_name("flags", name, "vars")
+    flags[name] = v:param("flags", name, p, line, "fixed_flags")
+  end
+  local fixed = {}
+  for name, val in pairs(v:table("fixed_flags", raw.fixed_flags)) do
+    local line = v:flag_name("fixed_flags", name, "env")
+    fixed[name] = v:fixed_value(name, val, line, "flags")
+    if flags[name] then
+      v:fail(line, "'%s' is in both `flags` and `fixed_flags`: keep one", name)
+    end
+  end
+  return flags, fixed
+end
+
+local function check_vars(v, raw, gpus)
+  local vars = {}
+  for name, p in pairs(v:table("vars", raw.vars)) do
+    local line = v:env_name("vars", name, "flags")
+    vars[name] = v:param("vars", name, p, line, "env")
+  end
+  local env = {}
+  for name, val in pairs(v:table("env", raw.env)) do
+    local line = v:env_name("env", name, "fixed_flags")
+    if type(val) == "boolean" then
+      v:fail(line, "'%s' must be a string or number, got boolean", name)
+    end
+    val = v:fixed_value(name, val, line, "vars")
+    env[name] = type(val) == "number" and tostring(to_int(val) or val) or val
+    if vars[name] then v:fail(line, "'%s' is in both `env` and `vars`: keep one", name) end
+  end
+  if gpus > 0 and (env.CUDA_VISIBLE_DEVICES or vars.CUDA_VISIBLE_DEVICES) then
+    v:fail_at("gpus_per_trial", "CUDA_VISIBLE_DEVICES is set per trial when gpus_per_trial > 0: "
+              .. "remove it from `env` and `vars`")
+  end
+  return vars, env
+end
+
+---------------------------------------------------------------------------------------
+-- metric
+
+local METRIC_KEYS = { json = true, pattern = true, skip = true, reduce = true, unit = true,
+                      scale = true, min_steps = true }
+local UNITS = { s = 1000, ms = 1, us = 0.001 }
+local REDUCERS = { median = true, mean = true, min = true }
+
+local function check_pattern(v, pat)
+  if type(pat) ~= "string" or pat == "" then
+    v:fail_at("metric.pattern", "'metric.pattern' must be a Lua pattern string, got %s",
+              util.describe(pat))
+  end
+  local values, positions = util.pattern_captures(pat)
+  if not values then
+    v:fail_at("metric.pattern", "metric.pattern is not a valid Lua pattern: %s", positions)
+  end
+  local ok, err = pcall(string.find, "", pat)
+  if not ok then
+    v:fail_at("metric.pattern", "metric.pattern is not a valid Lua pattern: %s",
+              (tostring(err):gsub("^bad argument.-%((.*)%)$", "%1")))
+  end
+  if values ~= 1 or positions ~= 0 then
+    v:fail_at("metric.pattern", 'metric.pattern must have exactly one capture, the step time, like '
+              .. '"step %%d+: ([%%d.]+) ms" (it has %d)', values + positions)
+  end
+  return pat
+end
+
+local function check_metric(v, m)
+  if m == nil then
+    v:fail(v.line, 'metric is required: metric = { json = "step_time_ms" } or '
+           .. '{ pattern = "step %%d+: ([%%d.]+) ms" }')
+  end
+  if type(m) ~= "table" or getmetatable(m) then
+    v:fail_at("metric", "'metric' must be a table like { json = \"step_time_ms\" }, got %s",
+              util.typename(m))
+  end
+  v:check_keys(m, METRIC_KEYS, "metric")
+  if (m.json == nil) == (m.pattern == nil) then
+    v:fail_at("metric", m.json and "metric takes `json` or `pattern`, not both"
+              or 'metric needs json = "field" or pattern = "... (capture) ..."')
+  end
+  local out = { kind = m.json and "json" or "pattern" }
+  out.field = v:string("metric.json", m.json)
+  out.pattern = m.pattern and check_pattern(v, m.pattern)
+  out.skip = v:int("metric.skip", m.skip, 0, 0)
+  out.reduce = v:string("metric.reduce", m.reduce, "median")
+  if not REDUCERS[out.reduce] then
+    v:fail_at("metric.reduce", "'metric.reduce' must be \"median\", \"mean\" or \"min\", got %s",
+              util.describe(out.reduce))
+  end
+  out.scale = v:metric_scale(m)
+  out.min_steps = v:int("metric.min_steps", m.min_steps, out.skip + 1, 1)
+  return out
+end
+
+function V:metric_scale(m)
+  if m.unit ~= nil and m.scale ~= nil then
+    self:fail_at("metric.scale", "metric takes `unit` or `scale`, not both")
+  end
+  if m.unit ~= nil then
+    if not UNITS[m.unit] then
+      self:fail_at("metric.unit", "'metric.unit' must be \"s\", \"ms\" or \"us\", got %s",
+                   util.describe(m.unit))
+    end
+    return UNITS[m.unit]
+  end
+  local s = self:number("metric.scale", m.scale, 1)
+  if s <= 0 then self:fail_at("metric.scale", "'metric.scale' must be positive, got %s", s) end
+  return s
+end
+
+---------------------------------------------------------------------------------------
+-- budget, strategy
+
+local BUDGET_KEYS = { trials = true, hours = true, steps = true }
+
+local function check_budget(v, b)
+  if b ~= nil and (type(b) ~= "table" or getmetatable(b)) then
+    v:fail_at("budget", "'budget' must be a table like { trials = 50, hours = 8 }, got %s",
+              util.typename(b))
+  end
+  b = b or {}
+  v:check_keys(b, BUDGET_KEYS, "budget")
+  local out = {}
+  out.trials = v:int("budget.trials", b.trials, 20)
+  if out.trials < 2 then
+    v:fail_at("budget.trials", "budget.trials must be at least 2: the baseline takes one")
+  end
+  if type(b.hours) == "string" then
+    out.hours = v:duration("budget.hours", b.hours) / 3600
+  else
+    out.hours = v:number("budget.hours", b.hours, 0, 0)
+  end
+  out.steps = v:int("budget.steps", b.steps, 0, 0)
+  return out
+end
+
+local function has_strategy(name)
+  return ft.has_module == nil or ft.has_module("search." .. name)
+end
+
+local function check_strategy_name(v, line, name)
+  if not name:find("^[%w_]+$") or not has_strategy(name) then
+    local hint = util.did_you_mean(name, KNOWN_STRATEGIES)
+    local tail = hint and (" (did you mean '" .. hint .. "'?)") or ""
+    v:fail(line, "unknown strategy '%s'%s", name, tail)
+  end
+end
+
+-- A strategy's own options may hold strategies (halving's base): check those exist too.
+local function check_nested(v, line, options)
+  for k, o in pairs(options) do
+    if k == "base" and type(o) == "string" then check_strategy_name(v, line, o) end
+    if is_strategy(o) then
+      if not o.path then check_strategy_name(v, o.line, o.name) end
+      check_nested(v, o.line, o.options)
+    end
+  end
+end
+
+local function check_strategy(v, s)
+  local line = v:line_of("strategy")
+  if s == nil then
+    return { __strategy = true, name = "random", options = {}, line = v.line, desc = "random{}" }
+  end
+  if type(s) == "string" then
+    check_strategy_name(v, line, s)
+    return { __strategy = true, name = s, options = {}, line = line, desc = s .. "{}" }
+  end
+  if not is_strategy(s) then
+    v:fail(line, "'strategy' must be grid{}, random{}, tpe{}, halving{}, strategy_file(...) "
+           .. "or a name, got %s", util.typename(s))
+  end
+  if not s.path then check_strategy_name(v, s.line, s.name) end
+  check_nested(v, s.line, s.options)
+  return { __strategy = true, name = s.name, options = s.options, path = s.path, line = s.line,
+           desc = s.desc }
+end
+
+---------------------------------------------------------------------------------------
+-- The whole experiment
+
+local TOP_KEYS = {}
+for _, k in ipairs({ "name", "model", "hardware", "description", "command", "workdir", "env",
+                     "fixed_flags", "flags", "vars", "metric", "budget", "parallel",
+                     "gpus_per_trial", "timeout", "grace", "seed", "strategy", "oom_patterns",
+                     "invalid_patterns" }) do
+  TOP_KEYS[k] = true
+end
+
+local function default_name(path)
+  return (path:match("([^/]*)$"):gsub("%.lua$", ""))
+end
+
+local function count(t)
+  local n = 0
+  for _ in pairs(t) do n = n + 1 end
+  return n
+end
+
+-- Builds the space through lua/space.lua. It locates its own errors from the path and
+-- lines given; one that still carries no location gets the `experiment` line.
+local function build_space(v, x)
+  local space = require "space"
+  local lines = {}
+  for _, k in ipairs({ "flags", "vars", "fixed_flags", "env" }) do lines[k] = v:line_of(k) end
+  local ok, res = pcall(space.new, x.flags, x.vars, x.fixed_flags, x.env, v.path, lines)
+  if ok then return res end
+  local msg = tostring(res)
+  if msg:sub(1, #v.path + 1) == v.path .. ":" then error(msg, 0) end
+  msg = msg:gsub("^lua/space%.lua:%d+: ", "")
+  v:fail(v.line, "%s", msg)
+end
+
+local function check_scalars(v, raw, x)
+  x.name = v:string("name", raw.name, default_name(v.path))
+  x.model = v:string("model", raw.model, x.name)
+  x.hardware = v:string("hardware", raw.hardware, "auto")
+  x.description = v:string("description", raw.description, nil, true)
+  x.workdir = raw.workdir and relative_to(v.path, v:string("workdir", raw.workdir))
+  x.parallel = v:int("parallel", raw.parallel, 1, 1)
+  x.gpus_per_trial = v:int("gpus_per_trial", raw.gpus_per_trial, 0, 0)
+  x.timeout = v:duration("timeout", raw.timeout, 0)
+  x.grace = v:duration("grace", raw.grace, 10)
+  x.seed = v:int("seed", raw.seed, nil)
+  x.oom_patterns = v:string_list("oom_patterns", raw.oom_patterns)
+  x.invalid_patterns = v:string_list("invalid_patterns", raw.invalid_patterns)
+end
+
+local function check_space(v, raw, x)
+  x.flags, x.fixed_flags = check_flags(v, raw)
+  x.vars, x.env = check_vars(v, raw, x.gpus_per_trial)
+  if count(x.flags) + count(x.vars) == 0 then
+    local line = raw.flags and v:line_of("flags") or raw.vars and v:line_of("vars") or v.line
+    v:fail(line, "nothing to search: add `flags` or `vars`")
+  end
+end
+
+local function check_steps(v, x)
+  if uses_steps(x.command) and x.budget.steps == 0 then
+    v:fail_at("command", "command uses {steps} but budget.steps is not set")
+  end
+  if x.strategy.name == "halving" and not x.strategy.path and not uses_steps(x.command) then
+    v:fail(x.strategy.line,
+           "halving needs {steps} in the command: it runs trials with growing step budgets")
+  end
+end
+
+local function validate(v, raw)
+  v:check_keys(raw, TOP_KEYS)
+  local x = {}
+  check_scalars(v, raw, x)
+  x.command = check_command(v, raw.command)
+  check_space(v, raw, x)
+  x.metric = check_metric(v, raw.metric)
+  x.budget = check_budget(v, raw.budget)
+  x.strategy = check_strategy(v, raw.strategy)
+  check_steps(v, x)
+  x.space = build_space(v, x)
+  x.lines = {}
+  for k in pairs(raw) do x.lines[k] = v:line_of(k) end
+  x.lines.experiment = v.line
+  return x
+end
+
+-- A message handler for the file's chunk: an error raised while the file itself runs but
+-- located elsewhere (the instruction budget's hook reports its caller's line) gets the
+-- file's own line instead.
+local function at_file_line(path)
+  return function(msg)
+    if type(msg) ~= "string" or msg:sub(1, #path + 1) == path .. ":" then return msg end
+    local info = debug.getinfo(2, "Sl")
+    if info and info.source == "@" .. path and info.currentline > 0 then
+      return util.where(path, info.currentline, (msg:gsub("^[^\n]-:%d+: ", "", 1)))
+    end
+    return msg
+  end
+end
+
+-- Runs experiment file TEXT (named PATH) in a fresh environment and returns the
+-- validated table. Every error is raised as "path:line: message".
+function dsl.load(path, text)
+  local chunk, err = load(text, "@" .. path, "t", make_env())
+  if not chunk then error(err, 0) end
+  local ok, result = xpcall(chunk, at_file_line(path))
+  if not ok then error(result, 0) end
+  if getmetatable(result) ~= EXPERIMENT then
+    util.fail(path, util.last_line(text), "the file must end with `return experiment { ... }`")
+  end
+  local line = result.line or util.find_call(text, "experiment")
+  if not result.spec then
+    util.fail(path, line, "experiment takes one table: return experiment { ... }")
+  end
+  return validate(validator(path, text, line), result.spec)
+end
+
+-- A function(line) -> number|nil reading the step time with PATTERN's one capture.
+function dsl.matcher(pattern)
+  local match = string.match
+  return function(line)
+    local c = match(line, pattern)
+    return c and tonumber(c)
+  end
+end
+
+return dsl

@@ -1,0 +1,312 @@
+/* The experiment file on the C side. Owns reading the file, its hash, the call into
+ * lua/dsl.lua (the one place that knows the file's keys and rules), the copy of the
+ * validated table into the C struct, and the Lua-backed pattern matcher for step times.
+ * Must not validate anything itself (dsl.lua does, with line numbers) and must not run
+ * trials or write the store: a loaded experiment is inert data plus two registry refs. */
+#include "experiment.h"
+
+#include <errno.h>
+#include <lauxlib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag.h"
+
+/* Instructions the experiment file and its validation may use: a file that loops forever
+ * fails with its line instead of hanging `flagtune run`. Real files need well under 1M. */
+#define LOAD_BUDGET 100000000L
+/* One pattern match per output line is a single string.match; the budget only guards it. */
+#define MATCH_BUDGET 100000L
+
+/* The public struct first, so experiment_free can cast back. The match function lives
+ * here rather than in experiment.h because only experiment_metric's callback needs it. */
+typedef struct {
+  experiment pub;
+  int match_ref; /* dsl.matcher(pattern), or LUA_NOREF for json metrics */
+} experiment_impl;
+
+static char *read_all(const char *path, char **err) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    diag_set(err, FT_EINPUT, "cannot read %s: %s", path, strerror(errno));
+    return NULL;
+  }
+  char *buf = NULL;
+  size_t cap = 0, n = 0, r;
+  do {
+    if (n + 4096 > cap) buf = xrealloc(buf, cap = cap * 2 + 4096);
+    r = fread(buf + n, 1, cap - n - 1, f);
+    n += r;
+  } while (r > 0);
+  int failed = ferror(f);
+  int saved = errno;
+  fclose(f);
+  if (failed) {
+    free(buf);
+    diag_set(err, FT_EINPUT, "cannot read %s: %s", path, strerror(saved));
+    return NULL;
+  }
+  buf[n] = '\0';
+  return buf;
+}
+
+/* FNV-1a 64 over the bytes: a cheap, stable identity for "the same experiment text". */
+static void fnv1a_hex(const char *s, size_t n, char out[17]) {
+  uint64_t h = 1469598103934665603ULL;
+  for (size_t i = 0; i < n; i++) {
+    h ^= (unsigned char)s[i];
+    h *= 1099511628211ULL;
+  }
+  snprintf(out, 17, "%016llx", (unsigned long long)h);
+}
+
+/* ---- reading fields of the validated table (plain tables: no metamethods run) ---- */
+
+/* Pushes T[KEY], or nil when T is not a table (so a malformed table never raises). */
+static int field(lua_State *L, int t, const char *key) {
+  if (lua_type(L, t) != LUA_TTABLE) {
+    lua_pushnil(L);
+    return LUA_TNIL;
+  }
+  return lua_getfield(L, t, key);
+}
+
+/* The string at T[KEY] as a new copy, or NULL when absent. */
+static char *get_str(lua_State *L, int t, const char *key) {
+  field(L, t, key);
+  char *s = lua_type(L, -1) == LUA_TSTRING ? xstrdup(lua_tostring(L, -1)) : NULL;
+  lua_pop(L, 1);
+  return s;
+}
+
+static double get_num(lua_State *L, int t, const char *key, double dflt) {
+  field(L, t, key);
+  double v = lua_type(L, -1) == LUA_TNUMBER ? lua_tonumber(L, -1) : dflt;
+  lua_pop(L, 1);
+  return v;
+}
+
+static int get_int(lua_State *L, int t, const char *key, int dflt) {
+  return (int)get_num(L, t, key, dflt);
+}
+
+/* The array at T[KEY] as a NULL-terminated vector of copies; its length in *N. */
+static char **get_strv(lua_State *L, int t, const char *key, int *n) {
+  field(L, t, key);
+  int len = lua_type(L, -1) == LUA_TTABLE ? (int)lua_rawlen(L, -1) : 0;
+  char **v = xcalloc((size_t)len + 1, sizeof *v);
+  int k = 0;
+  for (int i = 1; i <= len; i++) {
+    if (lua_rawgeti(L, -1, i) == LUA_TSTRING) v[k++] = xstrdup(lua_tostring(L, -1));
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  if (n) *n = k;
+  return v;
+}
+
+static void copy_metric(lua_State *L, int t, experiment *e) {
+  field(L, t, "metric"); /* [..., metric] */
+  int m = lua_gettop(L);
+  char *kind = get_str(L, m, "kind");
+  e->metric = kind && strcmp(kind, "pattern") == 0 ? METRIC_PATTERN : METRIC_JSON;
+  free(kind);
+  e->metric_field = get_str(L, m, "field");
+  e->metric_pattern = get_str(L, m, "pattern");
+  e->metric_skip = get_int(L, m, "skip", 0);
+  char *reduce = get_str(L, m, "reduce");
+  int r = reduce ? stats_reduce_from_name(reduce) : -1;
+  e->metric_reduce = r < 0 ? REDUCE_MEDIAN : (reduce_kind)r;
+  free(reduce);
+  e->metric_scale = get_num(L, m, "scale", 1);
+  e->min_steps = get_int(L, m, "min_steps", e->metric_skip + 1);
+  lua_pop(L, 1);
+}
+
+static void copy_budget(lua_State *L, int t, experiment *e) {
+  field(L, t, "budget"); /* [..., budget] */
+  int b = lua_gettop(L);
+  e->budget_trials = get_int(L, b, "trials", 20);
+  e->budget_hours = get_num(L, b, "hours", 0);
+  e->budget_steps = get_int(L, b, "steps", 0);
+  lua_pop(L, 1);
+}
+
+static void copy_strategy(lua_State *L, int t, experiment *e) {
+  field(L, t, "strategy"); /* [..., strategy] */
+  int s = lua_gettop(L);
+  e->strategy_name = get_str(L, s, "path");
+  if (!e->strategy_name) e->strategy_name = get_str(L, s, "name");
+  if (!e->strategy_name) e->strategy_name = xstrdup("random");
+  e->strategy_desc = get_str(L, s, "desc");
+  if (!e->strategy_desc) e->strategy_desc = xasprintf("%s{}", e->strategy_name);
+  lua_pop(L, 1);
+}
+
+/* Copies the scalar fields of the validated table at index T into E. */
+static void copy_fields(lua_State *L, int t, experiment *e) {
+  e->name = get_str(L, t, "name");
+  e->model = get_str(L, t, "model");
+  e->hardware = get_str(L, t, "hardware");
+  e->workdir = get_str(L, t, "workdir");
+  e->command = get_strv(L, t, "command", NULL);
+  copy_metric(L, t, e);
+  copy_budget(L, t, e);
+  e->parallel = get_int(L, t, "parallel", 1);
+  e->gpus_per_trial = get_int(L, t, "gpus_per_trial", 0);
+  e->timeout_s = get_num(L, t, "timeout", 0);
+  e->grace_s = get_num(L, t, "grace", 10);
+  field(L, t, "seed");
+  e->has_seed = lua_type(L, -1) == LUA_TNUMBER;
+  e->seed = e->has_seed ? (int64_t)lua_tointeger(L, -1) : 0;
+  lua_pop(L, 1);
+  e->oom_patterns = get_strv(L, t, "oom_patterns", &e->n_oom_patterns);
+  e->invalid_patterns = get_strv(L, t, "invalid_patterns", &e->n_invalid_patterns);
+  copy_strategy(L, t, e);
+}
+
+/* n_params and space_size from the space object: size() is a method, so it goes through
+ * the protected path like every other call into Lua. */
+static int copy_space(lhost *h, int t, experiment *e, char **err) {
+  lua_State *L = lhost_state(h);
+  int top = lua_gettop(L);
+  field(L, t, "space");        /* [space] */
+  field(L, top + 1, "params"); /* [space, params] */
+  e->n_params = lua_type(L, -1) == LUA_TTABLE ? (int)lua_rawlen(L, -1) : 0;
+  lua_pop(L, 1);
+  if (field(L, top + 1, "size") != LUA_TFUNCTION) { /* [space, size] */
+    lua_settop(L, top);
+    return diag_set(err, FT_ELUA, "%s: the space has no size()", e->path);
+  }
+  lua_pushvalue(L, -2);        /* [space, size, space] */
+  int rc = lhost_pcall(h, 1, 1, LOAD_BUDGET, err);
+  if (rc == 0) e->space_size = lua_tonumber(L, -1);
+  lua_settop(L, top);
+  return rc;
+}
+
+/* Pushes dsl.load's result, or sets *err to its "path:line: message". */
+static int call_load(lhost *h, const char *path, const char *text, size_t len, char **err) {
+  lua_State *L = lhost_state(h);
+  int rc = lhost_require(h, "dsl", err);
+  if (rc != 0) return rc;
+  lua_getfield(L, -1, "load"); /* [dsl, load] */
+  lua_remove(L, -2);           /* [load] */
+  lua_pushstring(L, path);
+  lua_pushlstring(L, text, len); /* [load, path, text] */
+  rc = lhost_pcall(h, 2, 1, LOAD_BUDGET, err);
+  /* Any error here is the file's: dsl.load raises "path:line: message" for everything. */
+  return rc == 0 ? 0 : FT_EINPUT;
+}
+
+/* Keeps dsl.matcher(pattern) in the registry for experiment_metric's callback. */
+static int make_matcher(lhost *h, experiment_impl *x, char **err) {
+  lua_State *L = lhost_state(h);
+  int rc = lhost_require(h, "dsl", err);
+  if (rc != 0) return rc;
+  lua_getfield(L, -1, "matcher"); /* [dsl, matcher] */
+  lua_remove(L, -2);
+  lua_pushstring(L, x->pub.metric_pattern); /* [matcher, pattern] */
+  rc = lhost_pcall(h, 1, 1, MATCH_BUDGET, err);
+  if (rc != 0) return rc;
+  x->match_ref = lhost_ref(h);
+  return 0;
+}
+
+int experiment_load(lhost *h, const char *path, const char *text, experiment **out, char **err) {
+  *out = NULL;
+  char *owned = text ? xstrdup(text) : read_all(path, err);
+  if (!owned) return FT_EINPUT;
+  size_t len = strlen(owned);
+  experiment_impl *x = xcalloc(1, sizeof *x);
+  experiment *e = &x->pub;
+  e->host = h;
+  e->spec_ref = LUA_NOREF;
+  x->match_ref = LUA_NOREF;
+  e->path = xstrdup(path);
+  e->text = owned;
+  fnv1a_hex(owned, len, e->hash);
+
+  lua_State *L = lhost_state(h);
+  int top = lua_gettop(L);
+  int rc = call_load(h, path, owned, len, err);
+  if (rc != 0) goto cleanup;
+  int t = lua_gettop(L); /* [spec] */
+  copy_fields(L, t, e);
+  rc = copy_space(h, t, e, err);
+  if (rc != 0) goto cleanup;
+  e->spec_ref = lhost_ref(h); /* pops the spec */
+  if (e->metric == METRIC_PATTERN) rc = make_matcher(h, x, err);
+
+cleanup:
+  lua_settop(L, top);
+  if (rc != 0) {
+    experiment_free(e);
+    return rc;
+  }
+  *out = e;
+  return 0;
+}
+
+static void free_strv(char **v) {
+  if (!v) return;
+  for (char **p = v; *p; p++) free(*p);
+  free(v);
+}
+
+void experiment_free(experiment *e) {
+  if (!e) return;
+  experiment_impl *x = (experiment_impl *)e;
+  if (e->host) {
+    lhost_unref(e->host, e->spec_ref);
+    lhost_unref(e->host, x->match_ref);
+  }
+  free(e->path);
+  free(e->text);
+  free(e->name);
+  free(e->model);
+  free(e->hardware);
+  free_strv(e->command);
+  free(e->workdir);
+  free(e->metric_field);
+  free(e->metric_pattern);
+  free_strv(e->oom_patterns);
+  free_strv(e->invalid_patterns);
+  free(e->strategy_name);
+  free(e->strategy_desc);
+  free(x);
+}
+
+/* parse_step's pattern callback: the number in the pattern's one capture, via
+ * string.match under a small budget. Any Lua error counts as "no step time here". */
+static int match_line(void *ctx, const char *line, size_t len, double *out) {
+  experiment_impl *x = ctx;
+  lhost *h = x->pub.host;
+  lua_State *L = lhost_state(h);
+  int top = lua_gettop(L);
+  lhost_push_ref(h, x->match_ref);
+  lua_pushlstring(L, line, len); /* [matcher, line] */
+  char *err = NULL;
+  int found = 0;
+  if (lhost_pcall(h, 1, 1, MATCH_BUDGET, &err) == 0 && lua_type(L, -1) == LUA_TNUMBER) {
+    *out = lua_tonumber(L, -1);
+    found = 1;
+  }
+  free(err);
+  lua_settop(L, top);
+  return found;
+}
+
+metric_spec experiment_metric(experiment *e) {
+  metric_spec m;
+  memset(&m, 0, sizeof m);
+  m.kind = e->metric;
+  m.field = e->metric_field;
+  m.scale = e->metric_scale;
+  if (e->metric == METRIC_PATTERN) {
+    m.match = match_line;
+    m.match_ctx = e;
+  }
+  return m;
+}

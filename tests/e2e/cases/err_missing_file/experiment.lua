@@ -1,0 +1,8 @@
+-- check of a file that is not there
+return experiment {
+  name = "e2e-err_missing_file",
+  command = { "python3", "train.py", "--steps", "{steps}" },
+  metric = { json = "step_time_ms", skip = 2 },
+  flags = { xla_gpu_enable_latency_hiding_scheduler = bool() },
+  budget = { trials = 10, steps = 20 },
+}

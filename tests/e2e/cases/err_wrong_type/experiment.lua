@@ -1,0 +1,9 @@
+-- a duration given as a boolean
+return experiment {
+  name = "e2e-err_wrong_type",
+  command = { "python3", "train.py", "--steps", "{steps}" },
+  metric = { json = "step_time_ms", skip = 2 },
+  flags = { xla_gpu_enable_latency_hiding_scheduler = bool() },
+  budget = { trials = 10, steps = 20 },
+  timeout = true,
+}
