@@ -211,7 +211,11 @@ static void budget_hook(lua_State *L, lua_Debug *ar) {
   h->used += HOOK_STEP;
   if (h->budget > 0 && h->used > h->budget) {
     lua_sethook(L, NULL, 0, 0);
-    luaL_error(L, "instruction budget of %d exceeded", (int)h->budget);
+    /* Level 0: inside a hook that is the Lua function running, not its caller. */
+    luaL_where(L, 0);
+    lua_pushfstring(L, "instruction budget of %d exceeded", (int)h->budget);
+    lua_concat(L, 2);
+    lua_error(L);
   }
 }
 

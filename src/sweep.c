@@ -250,6 +250,7 @@ static void on_exit_trial(void *ud, const exec_result *res) {
   r->facts.spawn_failed = res->spawn_error != 0;
   r->facts.exit_code = (long)res->exit_status;
   r->facts.term_signal = res->term_signal;
+  r->facts.n_steps = r->n_steps;
   if (res->stopped == EXEC_STOP_TIMEOUT && r->facts.stopped == STOPPED_NONE)
     r->facts.stopped = STOPPED_TIMEOUT;
   outcome o = classify_trial(&r->facts);
@@ -303,7 +304,7 @@ static char *argv_json(char **argv) {
 /* CUDA_VISIBLE_DEVICES for SLOT: its own gpus_per_trial devices. */
 static char *slot_devices(sweep *sw, int slot) {
   int g = sw->exp->gpus_per_trial;
-  size_t cap = 16;
+  size_t cap = 64;
   char *out = xmalloc(cap);
   size_t n = (size_t)snprintf(out, cap, "CUDA_VISIBLE_DEVICES=");
   for (int i = 0; i < g; i++) {
@@ -753,6 +754,46 @@ static void merge_options(const store_sweep *stored, const sweep_opts *o, sweep_
   cJSON_Delete(j);
 }
 
+/* True when process PID carries FLAGTUNE_SWEEP=ID and FLAGTUNE_TRIAL=NUMBER in its
+ * environment: proof that it is that trial, not an unrelated process that reused the pid. */
+static int is_our_trial(int pid, int64_t id, int number) {
+  char path[64], want_sweep[64], want_trial[64];
+  snprintf(path, sizeof path, "/proc/%d/environ", pid);
+  snprintf(want_sweep, sizeof want_sweep, "FLAGTUNE_SWEEP=%lld", (long long)id);
+  snprintf(want_trial, sizeof want_trial, "FLAGTUNE_TRIAL=%d", number);
+  FILE *f = fopen(path, "rb");
+  if (!f) return 0;
+  char buf[8192];
+  size_t n;
+  int seen_sweep = 0, seen_trial = 0, at = 0;
+  char var[128];
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+    for (size_t i = 0; i < n; i++) {
+      if (buf[i] != '\0') {
+        if (at < (int)sizeof var - 1) var[at++] = buf[i];
+        continue;
+      }
+      var[at] = '\0';
+      seen_sweep |= strcmp(var, want_sweep) == 0;
+      seen_trial |= strcmp(var, want_trial) == 0;
+      at = 0;
+    }
+  }
+  fclose(f);
+  return seen_sweep && seen_trial;
+}
+
+/* Kills what a dead orchestrator left running: each running trial's process group. */
+static void reap_orphans(int64_t id, store_trial *t, int n) {
+  for (int i = 0; i < n; i++) {
+    if (strcmp(t[i].status, "running") != 0 || t[i].pid <= 0) continue;
+    if (!is_our_trial(t[i].pid, id, t[i].number)) continue;
+    diag_note("flagtune: killing trial %d (process group %d) left running by the previous run",
+              t[i].number, t[i].pid);
+    kill(-t[i].pid, SIGKILL);
+  }
+}
+
 static int resume_prepare(sweep *sw, store_sweep *s, const sweep_opts *o, char **err) {
   int rc = 0;
   if (strcmp(s->status, "done") == 0)
@@ -761,11 +802,16 @@ static int resume_prepare(sweep *sw, store_sweep *s, const sweep_opts *o, char *
   if (strcmp(s->status, "running") == 0 && orchestrator_alive(s))
     return diag_set(err, FT_EINPUT, "sweep %lld is still running (orchestrator pid %d)",
                     (long long)s->id, s->pid);
-  rc = store_trials_mark(sw->db, s->id, "running", "lost", NULL, err);
   store_trial *t = NULL;
   int n = 0, n_hist = 0;
-  if (rc == 0) rc = store_trials_load(sw->db, s->id, &t, &n, err);
+  rc = store_trials_load(sw->db, s->id, &t, &n, err);
   if (rc != 0) return rc;
+  reap_orphans(s->id, t, n);
+  rc = store_trials_mark(sw->db, s->id, "running", "lost", NULL, err);
+  if (rc != 0) {
+    store_trials_free(t, n);
+    return rc;
+  }
   trial_report *hist = history_of(t, n, &n_hist);
   sweep_opts merged;
   merge_options(s, o, &merged);

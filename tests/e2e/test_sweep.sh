@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# End-to-end: real sweeps of the simulated workload, checked through the database.
+#  1. a sweep runs to the end: every trial recorded with its steps, baseline first, exit 0
+#  2. sweeps/show/best/export/query answer, --json parses, the export sources in bash and dash
+#  3. SIGINT: exit 130, trials interrupted, `resume` completes the budget
+#  4. kill -9 of the orchestrator: `resume` marks lost trials, re-runs them, same total
+# Usage: test_sweep.sh FLAGTUNE_BIN SIM_BIN SOURCE_DIR
+set -u
+ft=$1 sim=$2
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
+cd "$work" || exit 1
+export FLAGTUNE_DB="$work/t.db" FLAGTUNE_LOG_DIR="$work/logs"
+unset XLA_FLAGS
+pass=0 failn=0
+ok() { pass=$((pass + 1)); echo "ok   $*"; }
+bad() { failn=$((failn + 1)); echo "FAIL $*"; }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+q() { "$ft" query "$1"; }
+
+write_exp() { # name trials parallel extra-sim-args
+  cat > "$1.lua" <<LUA
+return experiment {
+  name = "$1", model = "sim-7b", hardware = "test-box",
+  command = { "$sim", "--landscape", "fsdp8", "--steps", "{steps}", $4 },
+  metric = { json = "step_time_ms", skip = 2 },
+  flags = {
+    xla_gpu_enable_latency_hiding_scheduler = bool(),
+    xla_gpu_all_gather_combine_threshold_bytes = pow2("64MiB", "4GiB"),
+  },
+  vars = { XLA_PYTHON_CLIENT_MEM_FRACTION = range(0.75, 0.95, 0.05) },
+  strategy = random {},
+  budget = { trials = $2, steps = 12 },
+  parallel = $3,
+  seed = 5,
+}
+LUA
+}
+
+# 1. a whole sweep
+write_exp small 10 2 '"--time-scale", "0"'
+"$ft" -q run small.lua > run.out 2> run.err
+code=$?
+check "run exits 0 (got $code)" [ "$code" = 0 ]
+check "10 trials recorded" [ "$(q 'SELECT count(*) FROM trials')" = "$(printf 'count(*)\n10')" ]
+check "trial 0 is the baseline" \
+  [ "$(q "SELECT role FROM trials WHERE number=0" | tail -n1)" = baseline ]
+check "sweep done" [ "$(q 'SELECT status FROM sweeps' | tail -n1)" = done ]
+check "no trial left running" [ "$(q "SELECT count(*) FROM trials WHERE status='running'" | tail -n1)" = 0 ]
+check "ok trials have 12 steps each" \
+  [ "$(q "SELECT count(*) FROM trials WHERE status='ok' AND n_steps<>12" | tail -n1)" = 0 ]
+check "steps stored for every ok trial" \
+  [ "$(q "SELECT count(*) FROM trials t WHERE status='ok' AND (SELECT count(*) FROM steps s WHERE s.trial_id=t.id)<>12" | tail -n1)" = 0 ]
+check "value is within the step range" \
+  [ "$(q "SELECT count(*) FROM trials t WHERE status='ok' AND (value < (SELECT min(ms) FROM steps s WHERE s.trial_id=t.id) OR value > (SELECT max(ms) FROM steps s WHERE s.trial_id=t.id))" | tail -n1)" = 0 ]
+check "XLA_FLAGS recorded with our flags" \
+  [ "$(q "SELECT count(*) FROM trials WHERE role='search' AND xla_flags LIKE '%--xla_gpu_enable_latency_hiding_scheduler=%'" | tail -n1)" -ge 1 ]
+check "the baseline has no searched flag" \
+  [ "$(q "SELECT coalesce(xla_flags,'') FROM trials WHERE number=0" | tail -n1)" = "" ]
+check "run prints the export" grep -q '^export XLA_FLAGS=' run.out
+check "run prints the speedup" grep -q 'vs baseline' run.out
+
+# 2. listings
+check "sweeps lists it" grep -q small <("$ft" sweeps)
+check "sweeps --json" grep -q '"name":[[:space:]]*"small"' <("$ft" sweeps --json)
+check "show" grep -q 'outcomes:' <("$ft" show small)
+check "show --json" grep -q '"trials"' <("$ft" show 1 --json)
+check "best" grep -q 'sim-7b on test-box' <("$ft" best)
+check "best --json" grep -q '"speedup"' <("$ft" best --json --model sim-7b)
+"$ft" export 1 > export.sh
+want=$(q "SELECT xla_flags FROM best" | tail -n1)
+got=$(bash -c '. ./export.sh; printf %s "$XLA_FLAGS"')
+check "export sourced by bash gives the best XLA_FLAGS" [ "$got" = "$want" ]
+got=$(dash -c '. ./export.sh; printf %s "$XLA_FLAGS"')
+check "export sourced by dash" [ "$got" = "$want" ]
+got=$(bash -c 'source <("$0" export small); printf %s "$XLA_FLAGS"' "$ft")
+check "source <(flagtune export small)" [ "$got" = "$want" ]
+check "export --model" grep -q 'export XLA_FLAGS' <("$ft" export --model sim-7b --hardware test-box)
+check "export --format json" grep -q '"XLA_FLAGS"' <("$ft" export 1 --format json)
+"$ft" export 1 -o out.sh && check "export -o writes the file" grep -q '^export' out.sh
+"$ft" query "DELETE FROM trials" > /dev/null 2>&1
+check "query refuses writes (exit 2)" [ $? = 2 ]
+"$ft" show nosuch > /dev/null 2> show.err
+check "unknown sweep: exit 2" [ $? = 2 ]
+check "unknown sweep message" grep -q "no sweep" show.err
+
+# 3. SIGINT and resume
+write_exp slow 8 2 '"--time-scale", "0.02"'
+"$ft" -q run slow.lua > slow.out 2> slow.err &
+pid=$!
+sleep 1.5
+kill -INT $pid
+wait $pid
+code=$?
+check "SIGINT exits 130 (got $code)" [ "$code" = 130 ]
+sid=$(q "SELECT id FROM sweeps WHERE name='slow'" | tail -n1)
+check "sweep marked interrupted" [ "$(q "SELECT status FROM sweeps WHERE id=$sid" | tail -n1)" = interrupted ]
+check "running trials recorded interrupted" \
+  [ "$(q "SELECT count(*) FROM trials WHERE sweep_id=$sid AND status='interrupted'" | tail -n1)" -ge 1 ]
+check "no trial left running" [ "$(q "SELECT count(*) FROM trials WHERE sweep_id=$sid AND status='running'" | tail -n1)" = 0 ]
+"$ft" -q resume slow > resume.out 2> resume.err
+code=$?
+check "resume completes (exit $code)" [ "$code" = 0 ]
+check "budget met: 8 counted trials" \
+  [ "$(q "SELECT count(*) FROM trials WHERE sweep_id=$sid AND status NOT IN ('interrupted','lost')" | tail -n1)" = 8 ]
+check "sweep done after resume" [ "$(q "SELECT status FROM sweeps WHERE id=$sid" | tail -n1)" = done ]
+
+# 4. kill -9 and resume
+write_exp killed 8 2 '"--time-scale", "0.02"'
+"$ft" -q run killed.lua > k.out 2> k.err &
+pid=$!
+sleep 1.5
+kill -9 $pid
+wait $pid 2>/dev/null
+sid=$(q "SELECT id FROM sweeps WHERE name='killed'" | tail -n1)
+check "trials left running by the dead orchestrator" \
+  [ "$(q "SELECT count(*) FROM trials WHERE sweep_id=$sid AND status='running'" | tail -n1)" -ge 1 ]
+finished_before=$(q "SELECT count(*) FROM trials WHERE sweep_id=$sid AND status NOT IN ('running')" | tail -n1)
+"$ft" -q resume killed > r2.out 2> r2.err
+code=$?
+check "resume after kill -9 completes (exit $code)" [ "$code" = 0 ]
+check "lost trials recorded" \
+  [ "$(q "SELECT count(*) FROM trials WHERE sweep_id=$sid AND status='lost'" | tail -n1)" -ge 1 ]
+check "same total as an uninterrupted run" \
+  [ "$(q "SELECT count(*) FROM trials WHERE sweep_id=$sid AND status NOT IN ('interrupted','lost')" | tail -n1)" = 8 ]
+check "trials finished before the kill are kept" \
+  [ "$(q "SELECT count(*) FROM trials WHERE sweep_id=$sid AND status NOT IN ('running','lost')" | tail -n1)" -ge "$finished_before" ]
+check "integrity_check ok" [ "$(sqlite3 "$FLAGTUNE_DB" 'PRAGMA integrity_check')" = ok ]
+
+echo "$pass passed, $failn failed"
+[ "$failn" = 0 ]
