@@ -697,7 +697,10 @@ static trial_report *history_of(store_trial *t, int n, int *n_hist) {
   trial_report *h = xcalloc((size_t)n + 1, sizeof *h);
   int k = 0;
   for (int i = 0; i < n; i++) {
-    if (is_rerunnable(t[i].status) || strcmp(t[i].role, "baseline") == 0) continue;
+    /* Lost and interrupted trials are history too (marked seen, so the strategy does not
+     * propose them again while their re-run waits in the queue); strategies model only the
+     * statuses they know. */
+    if (strcmp(t[i].role, "baseline") == 0) continue;
     h[k++] = (trial_report){t[i].config_json, outcome_from_name(t[i].status), t[i].value,
                             t[i].steps, t[i].n_steps, t[i].steps_budget, t[i].number};
   }

@@ -1,0 +1,238 @@
+-- The strategy host, Lua side: loads a strategy (search/NAME.lua or a user file), gives it
+-- the space, its options, the replayed history and a seeded rng, and enforces the
+-- protocol on everything it proposes: valid configurations only, no configuration twice
+-- unless the proposal says repeat_ok, proposals rendered to final settings. Owns the seen
+-- set (history + everything proposed or told). Must not run processes, read the
+-- database or know about C: src/strategy.c calls in under an instruction budget.
+--
+-- Errors are strings a user can act on, and their prefix says whose fault they are:
+--   "strategy-file.lua:LINE: ..."  raised inside a user strategy file (Lua's own location)
+--   "experiment.lua:LINE: ..."     the experiment's strategy spec: unknown strategy, bad
+--                                  options (a strategy's new() raising without a location)
+--   "strategy 'NAME' ..."          a protocol violation (invalid or duplicate proposal), or
+--                                  a strategy raising without a location in ask/tell/done
+-- Anything else ("search/grid.lua:12: ...", "lua/host.lua:...") is a bug in flagtune.
+
+local space_mod = require("space")
+local rng_mod = require("rng")
+
+local host = {}
+local Host = {}
+Host.__index = Host
+Host.__name = "flagtune.host"
+
+local LOCATED = "^[^\n:]+:%d+:" -- "path:line:" as Lua's error() writes it
+
+-- "experiment.lua:LINE: MSG" at the strategy spec (the file alone when no line is known).
+local function at_experiment(exp, msg)
+  local st = exp.strategy or {}
+  local line = st.line or (type(exp.lines) == "table" and exp.lines.strategy)
+  local path = exp.path or (exp.space and exp.space.path) or "experiment"
+  if line then return string.format("%s:%d: %s", path, line, msg) end
+  return path .. ": " .. msg
+end
+
+-- Where the instruction budget ran out, read from the stack the error left (a handler
+-- runs before unwinding): the innermost frame in the user's strategy file if there is one,
+-- else the innermost Lua frame. The budget hook raises without a location of its own.
+local function budget_location(file)
+  local first
+  for level = 2, 200 do
+    local info = debug.getinfo(level, "Sl")
+    if not info then break end
+    if info.what ~= "C" and info.currentline and info.currentline > 0 then
+      local src = info.source:gsub("^@", "")
+      local here = string.format("%s:%d: ", src, info.currentline)
+      if file and src == file then return here end
+      first = first or here
+    end
+  end
+  return first or ""
+end
+
+-- Error handler for strategy calls: a budget error gets the line where it ran out (in the
+-- user's file when it is on the stack, whatever location the hook gave); any other message
+-- the strategy raised without a location (error(msg, 0)) gets PREFIX(msg); located ones
+-- pass unchanged.
+local function locate_with(prefix, file)
+  return function(e)
+    if type(e) ~= "string" then return e end
+    local budget = e:match("instruction budget of %d+ exceeded")
+    if budget then return budget_location(file) .. budget end
+    if e:find(LOCATED) then return e end
+    return prefix(e)
+  end
+end
+
+local function finite(v)
+  if type(v) ~= "number" or v ~= v or v == math.huge or v == -math.huge then return nil end
+  return v
+end
+
+-- The strategy module: a user file (loadfile keeps "@path", so its errors read
+-- "path:line: ...") or an embedded search/NAME.lua.
+local function load_module(exp, name)
+  local st = exp.strategy or {}
+  local mod
+  if st.path then
+    local chunk, err = loadfile(st.path, "t")
+    if not chunk then
+      if err:find(LOCATED) then error(err, 0) end
+      error(at_experiment(exp, "cannot load strategy file: " .. err), 0)
+    end
+    mod = chunk(st.path)
+  else
+    local modname = "search." .. tostring(name)
+    if type(ft) == "table" and ft.has_module and not ft.has_module(modname) then
+      error(at_experiment(exp, string.format("unknown strategy '%s'", tostring(name))), 0)
+    end
+    mod = require(modname)
+  end
+  if type(mod) ~= "table" or type(mod.new) ~= "function" then
+    error(at_experiment(exp, string.format(
+      "strategy '%s' must return a table with a new(space, options, history, rng) function",
+      tostring(name))), 0)
+  end
+  return mod
+end
+
+-- History items { json (or config), status, value, steps, steps_budget, number } as the
+-- strategy sees them: decoded, canonical, marked seen. Configurations that no longer fit
+-- the space (the experiment changed) are left out.
+function Host:replay(history)
+  local list = {}
+  for _, item in ipairs(history or {}) do
+    local config
+    if item.config ~= nil then
+      config = self.space:decode(item.config)
+    else
+      config = self.space:decode_json(item.json or "")
+    end
+    if config ~= nil then
+      self:mark(config)
+      list[#list + 1] = { config = config, status = item.status, value = finite(item.value),
+                          steps = item.steps or {}, steps_budget = item.steps_budget,
+                          number = item.number, baseline = next(config) == nil }
+    end
+  end
+  return list
+end
+
+function Host:mark(config)
+  if next(config) ~= nil then self.seen[self.space:key(config)] = true end
+end
+
+-- host.new(EXP, SEED, HISTORY): EXP is lua/dsl.lua's validated experiment table.
+function host.new(exp, seed, history)
+  local st = exp.strategy or { name = "random" }
+  local sp = exp.space
+    or space_mod.new(exp.flags, exp.vars, exp.fixed_flags, exp.env, exp.path, exp.lines)
+  local name = st.name or st.path or "?"
+  local self = setmetatable({ space = sp, exp = exp, name = name, path = st.path, seen = {} },
+    Host)
+  local hist = self:replay(history)
+  local mod = load_module(exp, name)
+  local options = {}
+  for k, v in pairs(st.options or {}) do options[k] = v end
+  options.budget = exp.budget
+  local handler = locate_with(function(e)
+    return at_experiment(exp, string.format("strategy '%s': %s", name, e))
+  end, st.path)
+  local ok, obj = xpcall(mod.new, handler, sp, options, hist, rng_mod.new(seed or 0))
+  if not ok then error(obj, 0) end
+  if type(obj) ~= "table" or type(obj.ask) ~= "function" then
+    error(at_experiment(exp, string.format(
+      "strategy '%s': new() must return an object with an ask(self, n) method", name)), 0)
+  end
+  self.strategy = obj
+  return self
+end
+
+-- Calls the strategy's METHOD under a handler that names the strategy in unlocated errors.
+function Host:call(method, ...)
+  local name = self.name
+  local handler = locate_with(function(e) return string.format("strategy '%s': %s", name, e) end,
+    self.path)
+  local ok, res = xpcall(self.strategy[method], handler, self.strategy, ...)
+  if not ok then error(res, 0) end
+  return res
+end
+
+-- Raises "strategy 'NAME'" .. FMT (FMT starts with " proposed ..." or ": ...").
+function Host:fail(fmt, ...)
+  error(string.format("strategy '%s'", self.name) .. string.format(fmt, ...), 0)
+end
+
+-- One proposal checked and normalized: { json, label, steps, settings }.
+function Host:accept(p, i)
+  if type(p) ~= "table" then
+    self:fail(" proposed an invalid configuration: proposal %d is a %s, not a table", i, type(p))
+  end
+  local config, steps, repeat_ok = p, nil, false
+  if type(p.config) == "table" then
+    config, steps, repeat_ok = p.config, p.steps, p.repeat_ok == true
+  end
+  local ok, msg = self.space:validate(config)
+  if not ok then self:fail(" proposed an invalid configuration: %s", msg) end
+  if steps ~= nil and (math.type(steps) ~= "integer" or steps <= 0) then
+    self:fail(" proposed an invalid configuration: steps must be a positive integer, got %s",
+      tostring(steps))
+  end
+  local key = self.space:key(config)
+  if next(config) == nil and not repeat_ok then
+    self:fail(" proposed the baseline {}, which flagtune always runs itself (repeat_ok = true " ..
+      "measures it again)")
+  end
+  if self.seen[key] and not repeat_ok then self:fail(" proposed configuration %s twice", key) end
+  self.seen[key] = true
+  return { json = key, label = self.space:label(config), steps = steps or 0,
+           settings = self.space:render(config) }
+end
+
+-- Up to N checked proposals (fewer, or none, when the strategy has nothing to offer now).
+function Host:ask(n)
+  n = math.tointeger(n) or 0
+  if n <= 0 then return {} end
+  local list = self:call("ask", n)
+  if type(list) ~= "table" then
+    self:fail(": ask() must return a list of configurations, got %s",
+      list == nil and "nil" or type(list))
+  end
+  if #list > n then self:fail(": ask(%d) returned %d configurations", n, #list) end
+  local out = {}
+  for i = 1, #list do out[i] = self:accept(list[i], i) end
+  return out
+end
+
+-- A finished trial. JSON that no longer decodes (a re-run from an older space) is dropped.
+function Host:tell(json, result)
+  local config = self.space:decode_json(json)
+  if not config then return end
+  self:mark(config)
+  if type(self.strategy.tell) ~= "function" then return end
+  result = result or {}
+  self:call("tell", config, {
+    status = result.status, value = finite(result.value), steps = result.steps or {},
+    steps_budget = result.steps_budget, number = result.number, baseline = next(config) == nil,
+  })
+end
+
+function Host:done()
+  if type(self.strategy.done) ~= "function" then return false end
+  return self:call("done") and true or false
+end
+
+-- A stored configuration rendered for a re-run (or "{}" for the baseline): the proposal,
+-- or nil and why it no longer fits the space. It is not marked seen: the strategy did not
+-- propose it and may still do so; pass lost trials in the history to keep it from that.
+function Host:render(json)
+  local config, msg = self.space:decode_json(json)
+  if not config then
+    return nil, string.format("configuration %s no longer fits the experiment's space: %s",
+      tostring(json), msg)
+  end
+  return { json = self.space:key(config), label = self.space:label(config), steps = 0,
+           settings = self.space:render(config) }
+end
+
+return host

@@ -1,0 +1,296 @@
+/* Unit tests for src/strategy.c with lua/host.lua behind it: experiments loaded through
+ * experiment_load, proposals asked and told, the baseline rendered, and user strategy
+ * files in /tmp that loop forever, fail in new() or propose duplicates. Every case ends
+ * with no live Lua refs. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "diag.h"
+#include "experiment.h"
+#include "lhost.h"
+#include "strategy.h"
+#include "test.h"
+
+#define EXP_PATH "/tmp/flagtune_test_strategy_exp.lua"
+
+/* 2 * 2 * 5 * 2 = 40 configurations; `strategy` is on line 13. */
+static const char *const EXP_FMT =
+    "return experiment {\n"
+    "  command = { \"python3\", \"train.py\" },\n"
+    "  metric = { json = \"step_ms\" },\n"
+    "  env = { PYTHONUNBUFFERED = \"1\" },\n"
+    "  flags = {\n"
+    "    xla_gpu_enable_latency_hiding_scheduler = bool(),\n"
+    "    xla_gpu_all_gather_combine_threshold_bytes = pow2(\"4GiB\", \"8GiB\"),\n"
+    "  },\n"
+    "  vars = {\n"
+    "    XLA_PYTHON_CLIENT_MEM_FRACTION = range(0.75, 0.95, 0.05),\n"
+    "    NCCL_PROTO = choice { \"LL,LL128,SIMPLE\", \"SIMPLE\" },\n"
+    "  },\n"
+    "  strategy = %s,\n"
+    "  budget = { trials = 30, steps = 20 },\n"
+    "}\n";
+
+typedef struct {
+  lhost *h;
+  experiment *e;
+  strategy *s;
+  char *err;
+  char file[64]; /* a user strategy file to remove, or "" */
+} fixture;
+
+/* Writes TEXT to a fresh /tmp/ft_strategy_XXXXXX.lua whose name lands in F->file. */
+static void write_strategy(fixture *f, const char *text) {
+  snprintf(f->file, sizeof f->file, "/tmp/ft_strategy_XXXXXX.lua");
+  int fd = mkstemps(f->file, 4);
+  CHECK(fd >= 0);
+  if (fd < 0) return;
+  FILE *fp = fdopen(fd, "w");
+  fputs(text, fp);
+  fclose(fp);
+}
+
+/* Loads the experiment with STRATEGY (Lua text) and creates its strategy; returns
+ * strategy_new's code. */
+static int setup(fixture *f, const char *strat, int64_t seed, const trial_report *hist, int n) {
+  CHECK_INT(lhost_new(&f->h, &f->err), 0);
+  char *text = xasprintf(EXP_FMT, strat);
+  int rc = experiment_load(f->h, EXP_PATH, text, &f->e, &f->err);
+  free(text);
+  if (rc != 0) fprintf(stderr, "experiment_load: %s\n", f->err ? f->err : "?");
+  CHECK_INT(rc, 0);
+  if (rc != 0) return rc;
+  return strategy_new(f->e, seed, hist, n, &f->s, &f->err);
+}
+
+static int setup_file(fixture *f, const char *lua_text) {
+  write_strategy(f, lua_text);
+  char *spec = xasprintf("strategy_file(\"%s\")", f->file);
+  int rc = setup(f, spec, 1, NULL, 0);
+  free(spec);
+  return rc;
+}
+
+static void teardown(fixture *f) {
+  strategy_free(f->s);
+  experiment_free(f->e);
+  if (f->h) CHECK_INT(lhost_live_refs(f->h), 0);
+  lhost_free(f->h);
+  free(f->err);
+  if (f->file[0]) unlink(f->file);
+  memset(f, 0, sizeof *f);
+}
+
+static void free_proposals(proposal *ps, int n) {
+  for (int i = 0; i < n; i++) proposal_clear(&ps[i]);
+  free(ps);
+}
+
+static int starts_with(const char *s, const char *prefix) {
+  return s && strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+TEST(ask_tell_render) {
+  fixture f = {0};
+  CHECK_INT(setup(&f, "random {}", 7, NULL, 0), 0);
+  proposal *ps = NULL;
+  int n = 0;
+  CHECK_INT(strategy_ask(f.s, 5, &ps, &n, &f.err), 0);
+  CHECK_INT(n, 5);
+  for (int i = 0; i < n; i++) {
+    CHECK(ps[i].config_json[0] == '{' && strcmp(ps[i].config_json, "{}") != 0);
+    CHECK(strstr(ps[i].label, "enable_latency_hiding_scheduler=") != NULL);
+    CHECK_INT(ps[i].steps, 0);
+    /* PYTHONUNBUFFERED + 4 searched settings, flags before env */
+    CHECK_INT(ps[i].n_settings, 5);
+    CHECK_INT(ps[i].settings[0].target, TARGET_XLA);
+    CHECK_STR(ps[i].settings[0].name, "xla_gpu_all_gather_combine_threshold_bytes");
+    CHECK(strcmp(ps[i].settings[0].value, "4294967296") == 0 ||
+          strcmp(ps[i].settings[0].value, "8589934592") == 0);
+    CHECK_INT(ps[i].settings[2].target, TARGET_ENV);
+    CHECK_STR(ps[i].settings[2].name, "PYTHONUNBUFFERED");
+    for (int j = 0; j < i; j++) CHECK(strcmp(ps[i].config_json, ps[j].config_json) != 0);
+    double steps[] = {101.0, 100.0, 99.5};
+    trial_report r = {ps[i].config_json,
+                      i % 2 ? OUTCOME_OOM : OUTCOME_OK,
+                      i % 2 ? NAN : 100.0 + i,
+                      steps,
+                      3,
+                      20,
+                      i + 1};
+    CHECK_INT(strategy_tell(f.s, &r, &f.err), 0);
+  }
+  free_proposals(ps, n);
+  CHECK_INT(strategy_done(f.s), 0);
+
+  proposal base;
+  CHECK_INT(strategy_render(f.s, "{}", &base, &f.err), 0);
+  CHECK_STR(base.config_json, "{}");
+  CHECK_STR(base.label, "baseline");
+  CHECK_INT(base.n_settings, 1);
+  CHECK_STR(base.settings[0].name, "PYTHONUNBUFFERED");
+  CHECK_STR(base.settings[0].value, "1");
+  proposal_clear(&base);
+
+  proposal p;
+  CHECK_INT(strategy_render(f.s,
+                            "{\"XLA_PYTHON_CLIENT_MEM_FRACTION\":0.95,\"NCCL_PROTO\":\"SIMPLE\","
+                            "\"xla_gpu_enable_latency_hiding_scheduler\":true,"
+                            "\"xla_gpu_all_gather_combine_threshold_bytes\":8589934592}",
+                            &p, &f.err),
+            0);
+  CHECK_STR(p.label,
+            "all_gather_combine_threshold_bytes=8GiB "
+            "enable_latency_hiding_scheduler=true NCCL_PROTO=SIMPLE "
+            "XLA_PYTHON_CLIENT_MEM_FRACTION=0.95");
+  CHECK_STR(p.settings[4].value, "0.95");
+  proposal_clear(&p);
+
+  CHECK_INT(strategy_render(f.s, "{\"xla_gone\":1}", &p, &f.err), FT_EINPUT);
+  CHECK(f.err && strstr(f.err, "no longer fits") != NULL);
+  teardown(&f);
+}
+
+TEST(same_seed_same_proposals) {
+  char *first[2] = {NULL, NULL};
+  for (int round = 0; round < 2; round++) {
+    fixture f = {0};
+    CHECK_INT(setup(&f, "grid { shuffle = true }", 99, NULL, 0), 0);
+    proposal *ps = NULL;
+    int n = 0;
+    CHECK_INT(strategy_ask(f.s, 3, &ps, &n, &f.err), 0);
+    CHECK_INT(n, 3);
+    if (n == 3)
+      first[round] = xasprintf("%s %s %s", ps[0].config_json, ps[1].config_json, ps[2].config_json);
+    free_proposals(ps, n);
+    teardown(&f);
+  }
+  CHECK_STR(first[0], first[1]);
+  free(first[0]);
+  free(first[1]);
+}
+
+TEST(history_is_skipped_and_grid_exhausts) {
+  /* Two trials already ran (one ok, one oom) plus the baseline. */
+  const char *a =
+      "{\"NCCL_PROTO\":\"SIMPLE\",\"XLA_PYTHON_CLIENT_MEM_FRACTION\":0.75,"
+      "\"xla_gpu_all_gather_combine_threshold_bytes\":4294967296,"
+      "\"xla_gpu_enable_latency_hiding_scheduler\":false}";
+  const char *b =
+      "{\"NCCL_PROTO\":\"SIMPLE\",\"XLA_PYTHON_CLIENT_MEM_FRACTION\":0.8,"
+      "\"xla_gpu_all_gather_combine_threshold_bytes\":4294967296,"
+      "\"xla_gpu_enable_latency_hiding_scheduler\":false}";
+  trial_report hist[3] = {
+      {"{}", OUTCOME_OK, 120.0, NULL, 0, 20, 1},
+      {a, OUTCOME_OK, 110.0, NULL, 0, 20, 2},
+      {b, OUTCOME_OOM, NAN, NULL, 0, 20, 3},
+  };
+  fixture f = {0};
+  CHECK_INT(setup(&f, "grid {}", 1, hist, 3), 0);
+  int total = 0, rounds = 0;
+  while (!strategy_done(f.s) && rounds++ < 100) {
+    proposal *ps = NULL;
+    int n = 0;
+    CHECK_INT(strategy_ask(f.s, 7, &ps, &n, &f.err), 0);
+    for (int i = 0; i < n; i++) {
+      CHECK(strcmp(ps[i].config_json, a) != 0);
+      CHECK(strcmp(ps[i].config_json, b) != 0);
+    }
+    total += n;
+    free_proposals(ps, n);
+    if (n == 0) break;
+  }
+  CHECK_INT(total, 38);
+  CHECK_INT(strategy_done(f.s), 1);
+  teardown(&f);
+}
+
+TEST(grid_too_large_is_input_error) {
+  fixture f = {0};
+  CHECK_INT(setup(&f, "grid { max = 10 }", 1, NULL, 0), FT_EINPUT);
+  CHECK(f.s == NULL);
+  CHECK(starts_with(f.err, EXP_PATH ":13: strategy 'grid': the space has 40 configurations"));
+  teardown(&f);
+}
+
+TEST(endless_loop_ends_with_line) {
+  fixture f = {0};
+  CHECK_INT(setup_file(&f,
+                       "local M = {}\n"
+                       "function M.new(space) return setmetatable({}, { __index = M }) end\n"
+                       "function M:ask(n)\n"
+                       "  local i = 0\n"
+                       "  while true do i = i + 1 end\n"
+                       "end\n"
+                       "return M\n"),
+            0);
+  proposal *ps = NULL;
+  int n = 0;
+  CHECK_INT(strategy_ask(f.s, 1, &ps, &n, &f.err), FT_EINPUT);
+  CHECK_INT(n, 0);
+  char *want = xasprintf("%s:5: instruction budget of 50000000 exceeded", f.file);
+  CHECK(starts_with(f.err, want));
+  if (!starts_with(f.err, want)) fprintf(stderr, "got: %s\nwant: %s\n", f.err, want);
+  free(want);
+  teardown(&f);
+}
+
+/* The budget runs out inside flagtune's own space code, called from the user's loop in
+ * new(): the error still names the user's line. */
+TEST(endless_loop_in_new_names_user_line) {
+  fixture f = {0};
+  CHECK_INT(setup_file(&f,
+                       "local M = {}\n"
+                       "function M.new(space)\n"
+                       "  while true do\n"
+                       "    space:sample(require('rng').new(1))\n"
+                       "  end\n"
+                       "end\n"
+                       "return M\n"),
+            FT_EINPUT);
+  char *want = xasprintf("%s:4: instruction budget of 50000000 exceeded", f.file);
+  CHECK_STR(f.err, want);
+  free(want);
+  teardown(&f);
+}
+
+TEST(error_in_new_keeps_location) {
+  fixture f = {0};
+  CHECK_INT(setup_file(&f,
+                       "local M = {}\n"
+                       "function M.new(space, options)\n"
+                       "  error(\"no model for \" .. #space.params .. \" params\")\n"
+                       "end\n"
+                       "return M\n"),
+            FT_EINPUT);
+  char *want = xasprintf("%s:3: no model for 4 params", f.file);
+  CHECK_STR(f.err, want);
+  free(want);
+  CHECK(f.s == NULL);
+  teardown(&f);
+}
+
+TEST(duplicate_proposal_refused) {
+  fixture f = {0};
+  CHECK_INT(setup_file(&f,
+                       "local M = {}\n"
+                       "function M.new(space) return setmetatable({ sp = space }, "
+                       "{ __index = M }) end\n"
+                       "function M:ask(n) return { self.sp:at(1) } end\n"
+                       "return M\n"),
+            0);
+  proposal *ps = NULL;
+  int n = 0;
+  CHECK_INT(strategy_ask(f.s, 2, &ps, &n, &f.err), 0);
+  CHECK_INT(n, 1);
+  free_proposals(ps, n);
+  CHECK_INT(strategy_ask(f.s, 2, &ps, &n, &f.err), FT_EINPUT);
+  CHECK_INT(n, 0);
+  CHECK(starts_with(f.err, "strategy '"));
+  CHECK(f.err && strstr(f.err, "' proposed configuration {\"NCCL_PROTO\":") != NULL);
+  CHECK(f.err && strstr(f.err, "} twice") != NULL);
+  teardown(&f);
+}
