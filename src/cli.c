@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "diag.h"
 #include "json.h"
@@ -24,7 +25,8 @@ typedef struct {
   int n_pos;
   const char *db, *name, *model, *hardware, *format, *output;
   int parallel, trials, json, help, has_seed;
-  double hours;
+  double hours;       /* < 0: not given */
+  double until_hours; /* hours from now until --until HH:MM, < 0: not given */
   long long seed;
 } args;
 
@@ -114,10 +116,41 @@ static int skip_of(const cJSON *sweep_obj) {
   return isnan(v) ? 0 : (int)v;
 }
 
+/* The numbers a sweep reports: its confirmed winner's pooled values and interval when the
+ * sweep has one, else the best single trial against the baseline trial, with an interval
+ * from their step times. Returns 0 when a speedup could be computed. */
+typedef struct {
+  double value, baseline, lo, hi;
+  int pooled; /* trials pooled for the winner, 0 for a single trial */
+} verdict;
+
+static int sweep_verdict(const cJSON *sw, verdict *v) {
+  const cJSON *best = cJSON_GetObjectItemCaseSensitive(sw, "best");
+  const cJSON *base = cJSON_GetObjectItemCaseSensitive(sw, "baseline");
+  double sp;
+  v->value = jnum(sw, "winner_ms");
+  if (!isnan(v->value)) {
+    v->baseline = jnum(sw, "winner_baseline_ms");
+    v->lo = jnum(sw, "speedup_lo");
+    v->hi = jnum(sw, "speedup_hi");
+    v->pooled = (int)jnum(sw, "winner_trials");
+    return isnan(v->baseline) ? -1 : 0;
+  }
+  v->value = jnum(best, "value");
+  v->baseline = jnum(base, "value");
+  v->lo = v->hi = NAN;
+  v->pooled = 0;
+  if (isnan(v->baseline)) return -1;
+  speedup_interval(best, "steps", base, "steps", skip_of(sw), &sp, &v->lo, &v->hi);
+  return 0;
+}
+
 /* ---- run, resume, check ---- */
 
 static sweep_opts to_opts(const args *a) {
-  sweep_opts o = {db_path(a), a->parallel, a->trials, a->hours, a->seed, a->has_seed, a->name};
+  double hours = a->hours;
+  if (a->until_hours >= 0 && (hours < 0 || a->until_hours < hours)) hours = a->until_hours;
+  sweep_opts o = {db_path(a), a->parallel, a->trials, hours, a->seed, a->has_seed, a->name};
   return o;
 }
 
@@ -201,21 +234,31 @@ static void print_counts(const cJSON *sw) {
   printf("\n");
 }
 
+/* "1.104x (95% CI 1.090-1.118)" or "1.104x" when the interval is unknown. */
+static void format_speedup(const verdict *v, char *buf, size_t n) {
+  if (isnan(v->lo))
+    snprintf(buf, n, "%.3fx", v->baseline / v->value);
+  else
+    snprintf(buf, n, "%.3fx, 95%% CI %.3f-%.3f", v->baseline / v->value, v->lo, v->hi);
+}
+
 static void print_best_line(const cJSON *sw) {
   const cJSON *best = cJSON_GetObjectItemCaseSensitive(sw, "best");
   const cJSON *base = cJSON_GetObjectItemCaseSensitive(sw, "baseline");
-  double bv = jnum(base, "value");
   if (!cJSON_IsObject(best)) {
-    printf("best: none (no trial ended ok)%s\n", isnan(bv) ? "; the baseline failed too" : "");
+    printf("best: none (no trial ended ok)%s\n",
+           isnan(jnum(base, "value")) ? "; the baseline failed too" : "");
     return;
   }
-  printf("best: trial %.0f, %.2f ms", jnum(best, "number"), jnum(best, "value"));
-  double sp, lo, hi;
-  if (!isnan(bv) &&
-      speedup_interval(best, "steps", base, "steps", skip_of(sw), &sp, &lo, &hi) == 0)
-    printf(" vs baseline %.2f ms: %.3fx (95%% CI %.3f-%.3f)", bv, bv / jnum(best, "value"), lo,
-           hi);
-  else if (isnan(bv))
+  verdict v;
+  char sp[96];
+  int have = sweep_verdict(sw, &v) == 0;
+  printf("best: trial %.0f, %.2f ms", jnum(best, "number"), v.value);
+  if (v.pooled) printf(" (median of %d trials)", v.pooled);
+  format_speedup(&v, sp, sizeof sp);
+  if (have)
+    printf(" vs baseline %.2f ms: %s", v.baseline, sp);
+  else
     printf(" (the baseline did not end ok: no speedup)");
   printf("\n  %s\n", jstr(best, "label") ? jstr(best, "label") : "");
 }
@@ -343,14 +386,17 @@ static int print_export(store *s, const cJSON *sweep_obj, const cJSON *best, con
   char *c1 = xasprintf("flagtune: sweep %.0f \"%s\", model %s on %s", jnum(sweep_obj, "id"),
                        jstr(sweep_obj, "name"), jstr(sweep_obj, "model"),
                        jstr(sweep_obj, "hardware"));
-  double bv = jnum(base, "value"), v = jnum(best, "value"), sp, lo, hi;
-  char *c2;
-  if (!isnan(bv) &&
-      speedup_interval(best, "steps", base, "steps", skip_of(sweep_obj), &sp, &lo, &hi) == 0)
-    c2 = xasprintf("step %.2f ms vs baseline %.2f ms (%.3fx, 95%% CI %.3f-%.3f), trial %.0f", v,
-                   bv, bv / v, lo, hi, jnum(best, "number"));
-  else
-    c2 = xasprintf("step %.2f ms (no baseline measurement), trial %.0f", v, jnum(best, "number"));
+  verdict v;
+  char sp[96], *c2;
+  (void)base;
+  if (sweep_verdict(sweep_obj, &v) == 0) {
+    format_speedup(&v, sp, sizeof sp);
+    c2 = xasprintf("step %.2f ms vs baseline %.2f ms (%s), trial %.0f%s", v.value, v.baseline, sp,
+                   jnum(best, "number"), v.pooled ? ", confirmed" : "");
+  } else {
+    c2 = xasprintf("step %.2f ms (no baseline measurement), trial %.0f", v.value,
+                   jnum(best, "number"));
+  }
   const char *comments[2] = {c1, c2};
   cJSON *env = cJSON_Parse(jstr(best, "env") ? jstr(best, "env") : "{}");
   int n_env = cJSON_GetArraySize(env), i = 0;
@@ -508,17 +554,17 @@ static int cmd_query(args *a) {
 static int cmd_help(args *a);
 
 static const command commands[] = {
-    {"run", "run EXPERIMENT.lua [--db PATH] [--parallel N] [--trials N] [--hours H] [--seed S] "
-            "[--name NAME]",
+    {"run", "run EXPERIMENT.lua [--db PATH] [--parallel N] [--trials N] [--hours H] "
+            "[--until HH:MM] [--seed S] [--name NAME]",
      "Runs a new sweep: the baseline, then the strategy's trials, each recorded in the database.\n"
      "Prints the best configuration, its speedup over the baseline and the export snippet.\n"
      "Exit 0 when it finished with an ok baseline and an ok trial, 1 when it ran but that is not\n"
      "so, 2 for bad input (nothing written), 130 when interrupted (continue with `resume`).",
-     cmd_run, 1, 1, "db parallel trials hours seed name"},
-    {"resume", "resume SWEEP [--db PATH] [--parallel N] [--trials N] [--hours H]",
+     cmd_run, 1, 1, "db parallel trials hours until seed name"},
+    {"resume", "resume SWEEP [--db PATH] [--parallel N] [--trials N] [--hours H] [--until HH:MM]",
      "Continues an interrupted sweep: trials left running become lost and are run again with\n"
      "the interrupted ones; the strategy is rebuilt from the stored trials.",
-     cmd_resume, 1, 1, "db parallel trials hours"},
+     cmd_resume, 1, 1, "db parallel trials hours until"},
     {"check", "check EXPERIMENT.lua",
      "Validates an experiment file (keys, types, units, space, strategy) without running or\n"
      "writing anything. Errors read `file:line: message`; exit 2.",
@@ -591,6 +637,24 @@ static int parse_int(const char *opt, const char *v, int min, int *out, char **e
   return 0;
 }
 
+/* --until HH:MM: the hours from now until the next time the local clock shows HH:MM. */
+static int parse_until(const char *v, double *hours, char **err) {
+  int hh, mm;
+  char extra;
+  if (sscanf(v, "%d:%d%c", &hh, &mm, &extra) != 2 || hh < 0 || hh > 23 || mm < 0 || mm > 59)
+    return diag_set(err, FT_EINPUT, "--until needs a local time HH:MM (e.g. 07:30), got '%s'", v);
+  time_t now = time(NULL);
+  struct tm t;
+  localtime_r(&now, &t);
+  t.tm_hour = hh;
+  t.tm_min = mm;
+  t.tm_sec = 0;
+  time_t at = mktime(&t);
+  if (at <= now) at += 24 * 3600;
+  *hours = difftime(at, now) / 3600.0;
+  return 0;
+}
+
 static int set_option(args *a, const char *opt, const char *v, char **err) {
   if (strcmp(opt, "db") == 0) a->db = v;
   else if (strcmp(opt, "name") == 0) a->name = v;
@@ -606,6 +670,8 @@ static int set_option(args *a, const char *opt, const char *v, char **err) {
     a->has_seed = 1;
     if (*v == '\0' || *end != '\0')
       return diag_set(err, FT_EINPUT, "--seed needs a whole number, got '%s'", v);
+  } else if (strcmp(opt, "until") == 0) {
+    return parse_until(v, &a->until_hours, err);
   } else if (strcmp(opt, "hours") == 0) {
     char *end;
     a->hours = strtod(v, &end);
@@ -678,6 +744,7 @@ int cli_main(int argc, char **argv) {
   args a = {0};
   a.cmd = c->name;
   a.hours = -1;
+  a.until_hours = -1;
   char *err = NULL;
   if (parse_args(c, argc - i - 1, argv + i + 1, &a, &err) != 0) return fail(FT_EINPUT, err);
   if (a.help) {

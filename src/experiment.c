@@ -121,6 +121,7 @@ static void copy_metric(lua_State *L, int t, experiment *e) {
   free(reduce);
   e->metric_scale = get_num(L, m, "scale", 1);
   e->min_steps = get_int(L, m, "min_steps", e->metric_skip + 1);
+  e->pgle_extra_skip = get_int(L, m, "pgle_extra_skip", 0);
   lua_pop(L, 1);
 }
 
@@ -144,6 +145,22 @@ static void copy_strategy(lua_State *L, int t, experiment *e) {
   lua_pop(L, 1);
 }
 
+/* confirm = { top, repeats }, prune = { margin, min_steps }, warm_start: the defaults
+ * below are the ones lua/dsl.lua fills in. */
+static void copy_search_options(lua_State *L, int t, experiment *e) {
+  field(L, t, "confirm"); /* [..., confirm] */
+  e->confirm_top = get_int(L, lua_gettop(L), "top", 3);
+  e->confirm_repeats = get_int(L, lua_gettop(L), "repeats", 1);
+  lua_pop(L, 1);
+  field(L, t, "prune"); /* [..., prune] */
+  e->prune_margin = get_num(L, lua_gettop(L), "margin", 0.25);
+  e->prune_min_steps = get_int(L, lua_gettop(L), "min_steps", 3);
+  lua_pop(L, 1);
+  field(L, t, "warm_start");
+  e->warm_start = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+}
+
 /* Copies the scalar fields of the validated table at index T into E. */
 static void copy_fields(lua_State *L, int t, experiment *e) {
   e->name = get_str(L, t, "name");
@@ -164,6 +181,14 @@ static void copy_fields(lua_State *L, int t, experiment *e) {
   e->oom_patterns = get_strv(L, t, "oom_patterns", &e->n_oom_patterns);
   e->invalid_patterns = get_strv(L, t, "invalid_patterns", &e->n_invalid_patterns);
   copy_strategy(L, t, e);
+  copy_search_options(L, t, e);
+  e->warnings = get_strv(L, t, "warnings", &e->n_warnings);
+}
+
+/* Warnings stop nothing, so they are printed here, once per load, in the compiler-style
+ * form the errors use ("path:line: warning: ..."). */
+static void print_warnings(const experiment *e) {
+  for (int i = 0; i < e->n_warnings; i++) diag_error(e->warnings[i]);
 }
 
 /* n_params and space_size from the space object: size() is a method, so it goes through
@@ -237,6 +262,7 @@ int experiment_load(lhost *h, const char *path, const char *text, experiment **o
   rc = copy_space(h, t, e, err);
   if (rc != 0) goto cleanup;
   e->spec_ref = lhost_ref(h); /* pops the spec */
+  print_warnings(e);
   if (e->metric == METRIC_PATTERN) rc = make_matcher(h, x, err);
 
 cleanup:
@@ -273,6 +299,7 @@ void experiment_free(experiment *e) {
   free(e->metric_pattern);
   free_strv(e->oom_patterns);
   free_strv(e->invalid_patterns);
+  free_strv(e->warnings);
   free(e->strategy_name);
   free(e->strategy_desc);
   free(x);

@@ -29,6 +29,8 @@ typedef struct {
   reduce_kind metric_reduce;
   double metric_scale;  /* unit of the read value in ms: 1 for ms, 1000 for s */
   int min_steps;        /* valid steps needed for ok, default skip + 1 */
+  int pgle_extra_skip;  /* steps to add to metric_skip in a trial run with JAX_ENABLE_PGLE on
+                         * (profiled runs + the recompile); 0 when PGLE is not used */
 
   int budget_trials;    /* including the baseline */
   double budget_hours;  /* 0: none */
@@ -45,10 +47,24 @@ typedef struct {
   char **invalid_patterns; /* extra substrings meaning the configuration was refused */
   int n_invalid_patterns;
 
+  char **warnings;      /* "path:line: warning: ..." from the catalog checks, NULL-terminated;
+                         * already printed on stderr by experiment_load */
+  int n_warnings;
+
   char *strategy_name;  /* "random", "grid", "tpe", or a file path */
   char *strategy_desc;  /* e.g. "tpe{startup=10}" for display */
   int n_params;         /* searched flags + vars */
   double space_size;    /* number of configurations (may be huge) */
+
+  /* Confirmation: the top candidates and the baseline re-measured before the sweep ends,
+   * counted in budget.trials. confirm_top = 0 turns it off. */
+  int confirm_top;
+  int confirm_repeats;
+  /* Pruning: stop a trial whose reduced step time, after prune_min_steps steps past the skip,
+   * is more than prune_margin slower than the best so far. prune_margin <= 0 turns it off. */
+  double prune_margin;
+  int prune_min_steps;
+  int warm_start;       /* seed the strategy with earlier sweeps of this model and hardware */
 } experiment;
 
 /* Loads PATH (or TEXT when not NULL, named PATH) and validates everything: keys, types,

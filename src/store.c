@@ -37,7 +37,7 @@ typedef enum {
   ST_TRIAL_BEGIN, ST_TRIAL_PID, ST_TRIAL_FINISH, ST_STEPS_DELETE, ST_STEP_INSERT,
   ST_TRIALS_MARK, ST_TRIALS_LOAD, ST_STEPS_LOAD, ST_TRIAL_STEPS,
   ST_LIST_SWEEPS, ST_SHOW_SWEEP, ST_SHOW_COUNTS, ST_SHOW_TRIALS, ST_SHOW_BEST, ST_SHOW_BASELINE,
-  ST_BEST,
+  ST_BEST, ST_SWEEP_WINNER, ST_WARM_TRIALS,
   ST_COUNT
 } stmt_id;
 
@@ -99,8 +99,8 @@ static const char *const stmt_sql[ST_COUNT] = {
   [ST_SHOW_TRIALS] =
     "SELECT " TRIAL_COLS "FROM trial_results WHERE sweep_id = :id ORDER BY number",
   [ST_SHOW_BEST] =
-    "SELECT " TRIAL_COLS "FROM trial_results WHERE sweep_id = :id AND status = 'ok' "
-    "AND value IS NOT NULL ORDER BY value, id LIMIT 1",
+    "SELECT " TRIAL_COLS "FROM trial_results WHERE sweep_id = :id "
+    "AND id = (SELECT trial_id FROM sweep_best WHERE sweep_id = :id)",
   [ST_SHOW_BASELINE] =
     "SELECT " TRIAL_COLS "FROM trial_results WHERE sweep_id = :id AND number = 0",
   [ST_BEST] =
@@ -109,6 +109,16 @@ static const char *const stmt_sql[ST_COUNT] = {
     "finished_at, baseline_id FROM best "
     "WHERE (:model IS NULL OR model = :model) AND (:hardware IS NULL OR hardware = :hardware) "
     "ORDER BY model, hardware",
+  [ST_SWEEP_WINNER] =
+    "UPDATE sweeps SET winner_trial_id = :trial_id, winner_ms = :winner_ms, "
+    "winner_baseline_ms = :baseline_ms, winner_trials = :n, speedup_lo = :lo, "
+    "speedup_hi = :hi WHERE id = :id",
+  [ST_WARM_TRIALS] =
+    "SELECT t.id, t.number, t.role, t.status, t.config, t.value, t.steps_budget, t.pid "
+    "FROM sweeps s JOIN trials t ON t.sweep_id = s.id "
+    "WHERE s.model = :model AND s.hardware = :hardware AND s.id <> :sweep_id "
+    "AND t.role <> 'baseline' AND t.config <> '{}' "
+    "AND t.status NOT IN ('running', 'lost', 'interrupted') ORDER BY s.id, t.number",
 };
 /* clang-format on */
 
@@ -308,6 +318,12 @@ static int foreign_check(store *s, char **err) {
   if (n > 0)
     return diag_set(err, FT_EINPUT, "%s is an SQLite database but not a flagtune one", s->path);
   return 0;
+}
+
+int store_schema_latest(void) {
+  int latest;
+  migration_find(0, &latest);
+  return latest;
 }
 
 static int migrate(store *s, char **err) {
@@ -612,11 +628,9 @@ static double col_real(sqlite3_stmt *st, int i) {
   return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
 }
 
-static int trials_rows(store *s, int64_t sweep_id, store_trial **out, int *n, char **err) {
-  sqlite3_stmt *st;
-  int rc = stmt_get(s, ST_TRIALS_LOAD, &st, err), cap = 0;
-  if (rc) return rc;
-  if (bind_int(st, ":sweep_id", sweep_id)) return bind_fail(s, st, err);
+/* Reads the rows of ST (bound and ready) into store_trial structs. */
+static int trial_rows_of(store *s, sqlite3_stmt *st, store_trial **out, int *n, char **err) {
+  int rc, cap = 0;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     if (*n == cap) *out = xrealloc(*out, sizeof **out * (size_t)(cap = cap ? cap * 2 : 16));
     store_trial *t = memset(&(*out)[(*n)++], 0, sizeof **out);
@@ -632,6 +646,44 @@ static int trials_rows(store *s, int64_t sweep_id, store_trial **out, int *n, ch
   rc = rc == SQLITE_DONE ? 0 : db_fail(s, err, "loading trials");
   stmt_done(st);
   return rc;
+}
+
+static int trials_rows(store *s, int64_t sweep_id, store_trial **out, int *n, char **err) {
+  sqlite3_stmt *st;
+  int rc = stmt_get(s, ST_TRIALS_LOAD, &st, err);
+  if (rc) return rc;
+  if (bind_int(st, ":sweep_id", sweep_id)) return bind_fail(s, st, err);
+  return trial_rows_of(s, st, out, n, err);
+}
+
+int store_warm_trials(store *s, const char *model, const char *hardware, int64_t sweep_id,
+                      store_trial **out, int *n, char **err) {
+  sqlite3_stmt *st;
+  *out = NULL;
+  *n = 0;
+  int rc = stmt_get(s, ST_WARM_TRIALS, &st, err);
+  if (rc) return rc;
+  if (bind_text(st, ":model", model) | bind_text(st, ":hardware", hardware) |
+      bind_int(st, ":sweep_id", sweep_id))
+    return bind_fail(s, st, err);
+  rc = trial_rows_of(s, st, out, n, err);
+  if (rc) {
+    store_trials_free(*out, *n);
+    *out = NULL;
+    *n = 0;
+  }
+  return rc;
+}
+
+int store_sweep_set_winner(store *s, int64_t sweep_id, const store_winner *w, char **err) {
+  sqlite3_stmt *st;
+  int rc = stmt_get(s, ST_SWEEP_WINNER, &st, err);
+  if (rc) return rc;
+  rc = bind_int(st, ":trial_id", w->trial_id) | bind_real(st, ":winner_ms", w->value) |
+       bind_real(st, ":baseline_ms", w->baseline) | bind_int(st, ":n", w->n_trials) |
+       bind_real(st, ":lo", w->lo) | bind_real(st, ":hi", w->hi) | bind_int(st, ":id", sweep_id);
+  if (rc) return bind_fail(s, st, err);
+  return step_done(s, st, "recording a sweep's winner", err);
 }
 
 /* Steps arrive ordered like the trials (by number, then step), so one walk assigns them. */

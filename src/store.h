@@ -20,6 +20,9 @@ int store_open(const char *path, int flags, store **out, char **err);
  * SQLite refused to close (a statement was left unfinalized: a bug). S may be NULL. */
 int store_close(store *s);
 
+/* The schema version this flagtune writes: the number of its newest migration. */
+int store_schema_latest(void);
+
 /* ---- sweeps ---- */
 
 typedef struct {
@@ -117,6 +120,23 @@ typedef struct {
 /* All trials of a sweep, ordered by number, with their step times. */
 int store_trials_load(store *s, int64_t sweep_id, store_trial **out, int *n, char **err);
 void store_trials_free(store_trial *t, int n);
+
+/* Finished, non-baseline trials of the other sweeps of (MODEL, HARDWARE), oldest first,
+ * without step times: the history a warm start replays. */
+int store_warm_trials(store *s, const char *model, const char *hardware, int64_t sweep_id,
+                      store_trial **out, int *n, char **err);
+
+/* The winner a confirmation phase chose: a representative trial of the winning
+ * configuration and the pooled values. NaN values are stored as NULL. */
+typedef struct {
+  int64_t trial_id;
+  double value;     /* pooled (median of its ok trials' values) */
+  double baseline;  /* pooled baseline */
+  int n_trials;     /* ok trials pooled for the winner */
+  double lo, hi;    /* 95% interval of the speedup */
+} store_winner;
+
+int store_sweep_set_winner(store *s, int64_t sweep_id, const store_winner *w, char **err);
 
 /* ---- listings for the CLI and reports (cJSON, caller deletes) ----
  * Column names are the keys. config, env, command and options_json are strings holding

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "classify.h"
+#include "confirm.h"
 #include "diag.h"
 #include "exec.h"
 #include "experiment.h"
@@ -93,6 +94,13 @@ struct sweep {
   double best_ms;
   int n_ok;
   int baseline_ok;
+  int search_budget;    /* budget_trials less the confirmation trials */
+  int confirm_planned;  /* the confirmation trials are queued */
+  int deadline_hit;     /* the time budget ran out */
+  uv_timer_t deadline_timer;
+  double *durations;    /* of finished trials, for "can the next one finish in time?" */
+  int n_durations;
+  char *hardware;       /* resolved fingerprint */
 };
 
 static double now_s(void) { return (double)uv_hrtime() / 1e9; }
@@ -170,13 +178,28 @@ static void stop_for(running *r, stop_reason why) {
   exec_stop_trial(r->exec);
 }
 
+/* Stops a search trial whose reduced step time so far is clearly slower than the best:
+ * after prune_min_steps steps past the warm-up, more than prune_margin above it. */
+static void maybe_prune(running *r) {
+  sweep *sw = r->sw;
+  experiment *e = sw->exp;
+  if (e->prune_margin <= 0 || isnan(sw->best_ms) || strcmp(r->role, "search") != 0) return;
+  if (r->n_steps - e->metric_skip < e->prune_min_steps) return;
+  double v = stats_reduce(e->metric_reduce, r->steps, r->n_steps, e->metric_skip);
+  if (v > sw->best_ms * (1.0 + e->prune_margin)) stop_for(r, STOPPED_PRUNED);
+}
+
 static void on_line(void *ud, int stream, const char *line, size_t len, int truncated) {
   running *r = ud;
   (void)truncated;
   double ms;
   int p = parse_step(&r->sw->metric, line, len, &ms);
-  if (p == PARSE_STEP) add_step(r, ms);
-  else if (p == PARSE_BAD) r->n_bad_values++;
+  if (p == PARSE_STEP) {
+    add_step(r, ms);
+    maybe_prune(r);
+  } else if (p == PARSE_BAD) {
+    r->n_bad_values++;
+  }
   switch (classify_line(&r->sw->patterns, line, len)) {
     case LINE_OOM_FATAL:
       r->facts.saw_oom_fatal = 1;
@@ -225,7 +248,9 @@ static void report_progress(sweep *sw, running *r, outcome o, double value) {
 }
 
 static void tell_strategy(sweep *sw, running *r, outcome o, double value) {
-  if (strcmp(r->role, "baseline") == 0 || o == OUTCOME_INTERRUPTED || sw->failed) return;
+  if (strcmp(r->role, "baseline") == 0 || strcmp(r->role, "confirm") == 0 ||
+      o == OUTCOME_INTERRUPTED || sw->failed)
+    return;
   trial_report rep = {r->prop.config_json, o, value, r->steps, r->n_steps, r->steps_budget,
                       r->number};
   char *err = NULL;
@@ -240,8 +265,14 @@ static void track_best(sweep *sw, running *r, outcome o, double value) {
     sw->baseline_ok = 1;
     return;
   }
+  if (strcmp(r->role, "confirm") == 0) return;
   sw->n_ok++;
   if (isnan(sw->best_ms) || value < sw->best_ms) sw->best_ms = value;
+}
+
+static void record_duration(sweep *sw, double seconds) {
+  sw->durations = xrealloc(sw->durations, sizeof(double) * (size_t)(sw->n_durations + 1));
+  sw->durations[sw->n_durations++] = seconds;
 }
 
 static void on_exit_trial(void *ud, const exec_result *res) {
@@ -272,6 +303,7 @@ static void on_exit_trial(void *ud, const exec_result *res) {
   free(err);
   free(excerpt);
   if (o == OUTCOME_INTERRUPTED) sw->counted--;
+  else if (!res->spawn_error) record_duration(sw, res->wall_s);
   track_best(sw, r, o, value);
   report_progress(sw, r, o, value);
   tell_strategy(sw, r, o, value);
@@ -371,8 +403,12 @@ static int start_trial(sweep *sw, int slot, pending *q) {
   int rc = build_launch(sw, r, &l, &err);
   if (rc == 0) rc = record_trial(sw, r, &l, q->rerun_of, &err);
   if (rc == 0) {
-    exec_spec spec = {l.argv, l.env.envp, sw->exp->workdir, sw->exp->timeout_s,
-                      sw->exp->grace_s, 0, l.log_path, 0};
+    exec_spec spec = {.argv = l.argv,
+                      .envp = l.env.envp,
+                      .cwd = sw->exp->workdir,
+                      .timeout_s = sw->exp->timeout_s,
+                      .grace_s = sw->exp->grace_s,
+                      .log_path = l.log_path};
     exec_callbacks cb = {on_line, on_exit_trial};
     rc = exec_start(&sw->loop, &spec, &cb, r, &r->exec, &err);
   }
@@ -397,11 +433,20 @@ static int free_slot(sweep *sw) {
   return -1;
 }
 
+/* Whether a trial started now can finish before the deadline: the median duration of the
+ * trials finished so far must fit in the time left (the first trial always starts). */
+static int fits_deadline(sweep *sw) {
+  if (sw->deadline <= 0) return 1;
+  double left = sw->deadline - now_s();
+  if (left <= 0) return 0;
+  if (sw->n_durations == 0) return 1;
+  return stats_median(sw->durations, sw->n_durations) < left;
+}
+
 static int may_start(sweep *sw) {
-  if (sw->stopping || sw->failed) return 0;
+  if (sw->stopping || sw->failed || sw->deadline_hit) return 0;
   if (sw->counted >= sw->budget_trials) return 0;
-  if (sw->deadline > 0 && now_s() >= sw->deadline) return 0;
-  return 1;
+  return fits_deadline(sw);
 }
 
 /* Asks the strategy for up to N proposals and queues them. */
@@ -423,15 +468,59 @@ static void refill_queue(sweep *sw, int n) {
 static void close_handles(sweep *sw) {
   if (!uv_is_closing((uv_handle_t *)&sw->sigint)) uv_close((uv_handle_t *)&sw->sigint, NULL);
   if (!uv_is_closing((uv_handle_t *)&sw->sigterm)) uv_close((uv_handle_t *)&sw->sigterm, NULL);
+  if (sw->deadline > 0 && !uv_is_closing((uv_handle_t *)&sw->deadline_timer))
+    uv_close((uv_handle_t *)&sw->deadline_timer, NULL);
+}
+
+/* Queues the confirmation trials once the search budget is spent and every search trial
+ * has ended (the top candidates are known only then). */
+static void plan_confirmation(sweep *sw) {
+  store_trial *t = NULL;
+  const char **configs = NULL;
+  int n = 0, n_configs = 0;
+  char *err = NULL;
+  sw->confirm_planned = 1;
+  if (store_trials_load(sw->db, sw->id, &t, &n, &err) != 0) {
+    fail(sw, err);
+    free(err);
+    return;
+  }
+  confirm_plan(t, n, sw->exp->confirm_top, sw->exp->confirm_repeats, &configs, &n_configs);
+  for (int i = 0; i < n_configs && !sw->failed; i++) {
+    proposal p;
+    if (strategy_render(sw->strat, configs[i], &p, &err) != 0) {
+      fail(sw, err);
+      break;
+    }
+    queue_push(sw, &p, "confirm", 0);
+  }
+  if (n_configs > 0)
+    diag_note("flagtune: confirming: %d re-measurement%s of the baseline and the top %d", n_configs,
+              n_configs == 1 ? "" : "s", sw->exp->confirm_top);
+  free(err);
+  free(configs);
+  store_trials_free(t, n);
+}
+
+/* Fills the queue for the next free slot: proposals while the search budget lasts, then
+ * the confirmation trials. Returns 0 when nothing can be queued now. */
+static int fill_queue(sweep *sw) {
+  if (sw->n_queue > 0) return 1;
+  if (sw->counted < sw->search_budget) {
+    int want = sw->search_budget - sw->counted;
+    int free_n = sw->parallel - sw->n_running;
+    refill_queue(sw, want < free_n ? want : free_n);
+    if (sw->n_queue > 0 || !sw->strategy_exhausted) return sw->n_queue > 0;
+  }
+  if (sw->confirm_planned || sw->search_budget >= sw->budget_trials || sw->n_running > 0) return 0;
+  plan_confirmation(sw);
+  return sw->n_queue > 0;
 }
 
 static void schedule(sweep *sw) {
   int slot;
   while (may_start(sw) && (slot = free_slot(sw)) >= 0) {
-    int want = sw->budget_trials - sw->counted;
-    int free_n = sw->parallel - sw->n_running;
-    if (sw->n_queue == 0) refill_queue(sw, want < free_n ? want : free_n);
-    if (sw->n_queue == 0) break;
+    if (!fill_queue(sw)) break;
     pending q = queue_pop(sw);
     sw->counted++;
     if (start_trial(sw, slot, &q) != 0) break;
@@ -466,6 +555,8 @@ static void sweep_free(sweep *sw) {
   free(sw->gpu_ids);
   free(sw->log_dir);
   free(sw->fail_reason);
+  free(sw->durations);
+  free(sw->hardware);
   strategy_free(sw->strat);
   experiment_free(sw->exp);
   store_close(sw->db);
@@ -533,6 +624,52 @@ static void apply_opts(sweep *sw, const sweep_opts *o) {
   sw->patterns.n_invalid = e->n_invalid_patterns;
   sw->best_ms = NAN;
   sw->baseline_ms = NAN;
+  /* Confirmation takes its trials from the budget, and only when the search keeps at least
+   * twice as many: a small budget is better spent searching. */
+  int confirm = e->confirm_top > 0 ? e->confirm_repeats * (e->confirm_top + 1) : 0;
+  sw->search_budget = sw->budget_trials;
+  if (confirm > 0 && sw->budget_trials - 1 - confirm >= 2 * confirm)
+    sw->search_budget = sw->budget_trials - confirm;
+}
+
+static char *resolve_hardware(const experiment *e) {
+  if (strcmp(e->hardware, "auto") != 0) return xstrdup(e->hardware);
+  char *note = NULL;
+  char *hw = hardware_fingerprint(&note);
+  if (note) diag_note("flagtune: %s", note);
+  free(note);
+  return hw;
+}
+
+/* HIST followed by the finished trials of earlier sweeps of the same model and hardware
+ * when the experiment asks for a warm start (configurations that no longer fit the space
+ * are skipped by the strategy host). Reads the database only if it already exists. */
+static trial_report *warm_history(sweep *sw, const char *db_path, const trial_report *hist,
+                                  int n_hist, int *n_warm) {
+  store_trial *t = NULL;
+  store *db = NULL;
+  int n = 0;
+  *n_warm = 0;
+  if (sw->exp->warm_start && store_open(db_path, STORE_READONLY, &db, NULL) == 0) {
+    if (store_warm_trials(db, sw->exp->model, sw->hardware, sw->id, &t, &n, NULL) != 0) n = 0;
+    store_close(db);
+  }
+  trial_report *all = xcalloc((size_t)(n_hist + n) + 1, sizeof *all);
+  if (n_hist) memcpy(all, hist, sizeof *all * (size_t)n_hist);
+  for (int i = 0; i < n; i++)
+    all[n_hist + i] = (trial_report){xstrdup(t[i].config_json), outcome_from_name(t[i].status),
+                                     t[i].value, NULL, 0, t[i].steps_budget, -1};
+  if (n > 0)
+    diag_note("flagtune: warm start: %d trial%s of earlier sweeps of %s on %s", n,
+              n == 1 ? "" : "s", sw->exp->model, sw->hardware);
+  store_trials_free(t, n);
+  *n_warm = n;
+  return all;
+}
+
+static void free_warm_history(trial_report *all, int n_hist, int n_warm) {
+  for (int i = 0; i < n_warm; i++) free((char *)all[n_hist + i].config_json);
+  free(all);
 }
 
 /* Loads the experiment and creates the strategy: everything that can be the user's fault. */
@@ -545,7 +682,12 @@ static int prepare(sweep *sw, const char *path, const char *text, const sweep_op
   if (sw->budget_trials < 2)
     return diag_set(err, FT_EINPUT, "--trials must be at least 2: the baseline takes one");
   rc = plan_gpus(sw, err);
-  if (rc == 0) rc = strategy_new(sw->exp, sw->seed, hist, n_hist, &sw->strat, err);
+  if (rc != 0) return rc;
+  sw->hardware = resolve_hardware(sw->exp);
+  int n_warm = 0;
+  trial_report *all = warm_history(sw, o->db_path, hist, n_hist, &n_warm);
+  rc = strategy_new(sw->exp, sw->seed, all, n_hist + n_warm, &sw->strat, err);
+  free_warm_history(all, n_hist, n_warm);
   return rc;
 }
 
@@ -562,29 +704,50 @@ static char *options_json(const sweep *sw, const sweep_opts *o) {
   return s;
 }
 
-static char *resolve_hardware(const experiment *e) {
-  if (strcmp(e->hardware, "auto") != 0) return xstrdup(e->hardware);
-  char *note = NULL;
-  char *hw = hardware_fingerprint(&note);
-  if (note) diag_note("flagtune: %s", note);
-  free(note);
-  return hw;
-}
-
 static int create_sweep(sweep *sw, const sweep_opts *o, char **err) {
   experiment *e = sw->exp;
   char host[256] = "";
   gethostname(host, sizeof host - 1);
-  char *hw = resolve_hardware(e);
   char *opts = options_json(sw, o);
-  store_sweep_new n = {o->name ? o->name : e->name, e->model, hw, e->path, e->text, e->hash,
+  store_sweep_new n = {o->name ? o->name : e->name, e->model, sw->hardware, e->path, e->text, e->hash,
                        e->strategy_desc, sw->seed, sw->budget_trials,
                        o->hours >= 0 ? o->hours : e->budget_hours, e->budget_steps, sw->parallel,
                        host, opts};
   int rc = store_sweep_create(sw->db, &n, &sw->id, err);
-  free(hw);
   free(opts);
   return rc;
+}
+
+/* The time budget ran out: stop what runs (recorded interrupted, re-run by a resume). */
+static void on_deadline(uv_timer_t *t) {
+  sweep *sw = t->data;
+  sw->deadline_hit = 1;
+  diag_note("flagtune: time budget reached; stopping %d running trial%s", sw->n_running,
+            sw->n_running == 1 ? "" : "s");
+  for (int i = 0; i < sw->parallel; i++) {
+    running *r = sw->slots[i];
+    if (r && r->facts.stopped == STOPPED_NONE) {
+      r->facts.stopped = STOPPED_INTERRUPTED;
+      exec_stop_trial(r->exec);
+    }
+  }
+  if (sw->n_running == 0) close_handles(sw);
+}
+
+/* Records the pooled winner of the confirmation phase. */
+static void choose_winner(sweep *sw) {
+  store_trial *t = NULL;
+  int n = 0;
+  char *err = NULL;
+  store_winner w;
+  if (store_trials_load(sw->db, sw->id, &t, &n, &err) == 0 &&
+      confirm_winner(t, n, sw->exp->metric_skip, &w) == 0 &&
+      store_sweep_set_winner(sw->db, sw->id, &w, &err) == 0)
+    diag_note("flagtune: confirmed winner: %.2f ms over %d trials vs baseline %.2f ms", w.value,
+              w.n_trials, w.baseline);
+  if (err) diag_warn("%s", err);
+  free(err);
+  store_trials_free(t, n);
 }
 
 /* Runs the loop until every trial has ended, then records how the sweep ended. */
@@ -594,10 +757,17 @@ static int drive(sweep *sw, char **err) {
   sw->sigint.data = sw->sigterm.data = sw;
   uv_signal_start(&sw->sigint, on_signal, SIGINT);
   uv_signal_start(&sw->sigterm, on_signal, SIGTERM);
+  if (sw->deadline > 0) {
+    uv_timer_init(&sw->loop, &sw->deadline_timer);
+    sw->deadline_timer.data = sw;
+    double left = sw->deadline - now_s();
+    uv_timer_start(&sw->deadline_timer, on_deadline, left > 0 ? (uint64_t)(left * 1000) : 0, 0);
+  }
   int rc = make_dirs(sw->log_dir, err);
   if (rc != 0) fail(sw, *err);
   schedule(sw);
   uv_run(&sw->loop, UV_RUN_DEFAULT);
+  if (!sw->failed && !sw->stopping && sw->confirm_planned) choose_winner(sw);
   const char *status = sw->failed ? "failed" : sw->stopping ? "interrupted" : "done";
   store_sweep_set_status(sw->db, sw->id, status, sw->fail_reason, 0, NULL);
   if (uv_loop_close(&sw->loop) != 0) diag_warn("event loop closed with handles still open");

@@ -1,0 +1,132 @@
+/* Confirmation. Owns the rules for what is re-measured and how the pooled winner is chosen;
+ * knows nothing about processes or SQL (it reads store_trial arrays the caller loaded). */
+#include "confirm.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag.h"
+
+static int is_search(const store_trial *t) {
+  return strcmp(t->role, "search") == 0 || strcmp(t->role, "rerun") == 0;
+}
+
+static int is_ok(const store_trial *t) { return strcmp(t->status, "ok") == 0 && !isnan(t->value); }
+
+static int finished(const store_trial *t) {
+  return strcmp(t->status, "running") != 0 && strcmp(t->status, "lost") != 0 &&
+         strcmp(t->status, "interrupted") != 0;
+}
+
+/* Confirm trials of CONFIG that ended (whatever their outcome). */
+static int confirms_done(const store_trial *t, int n, const char *config) {
+  int k = 0;
+  for (int i = 0; i < n; i++)
+    if (strcmp(t[i].role, "confirm") == 0 && finished(&t[i]) &&
+        strcmp(t[i].config_json, config) == 0)
+      k++;
+  return k;
+}
+
+/* Index of the fastest ok search trial whose config is not among CHOSEN, or -1. */
+static int next_fastest(const store_trial *t, int n, const char **chosen, int n_chosen) {
+  int best = -1;
+  for (int i = 0; i < n; i++) {
+    if (!is_search(&t[i]) || !is_ok(&t[i])) continue;
+    int taken = 0;
+    for (int k = 0; k < n_chosen && !taken; k++) taken = strcmp(chosen[k], t[i].config_json) == 0;
+    if (!taken && (best < 0 || t[i].value < t[best].value)) best = i;
+  }
+  return best;
+}
+
+int confirm_plan(const store_trial *t, int n, int top, int repeats, const char ***configs,
+                 int *n_configs) {
+  if (top > CONFIRM_MAX_TOP) top = CONFIRM_MAX_TOP;
+  const char *cand[CONFIRM_MAX_TOP + 1] = {"{}"};
+  int n_cand = 1, done[CONFIRM_MAX_TOP + 1], total = 0;
+  while (n_cand <= top) {
+    int i = next_fastest(t, n, cand + 1, n_cand - 1);
+    if (i < 0) break;
+    cand[n_cand++] = t[i].config_json;
+  }
+  for (int k = 0; k < n_cand; k++) {
+    done[k] = confirms_done(t, n, cand[k]);
+    if (done[k] < repeats) total += repeats - done[k];
+  }
+  const char **out = xcalloc((size_t)total + 1, sizeof(char *));
+  int m = 0;
+  /* Interleave: one round of every candidate before the next repeat, so a drift in the
+   * machine's speed over time hits all of them alike. A candidate with D confirm trials
+   * already done (resume) joins from round D on. */
+  for (int r = 0; r < repeats; r++)
+    for (int k = 0; k < n_cand; k++)
+      if (r >= done[k]) out[m++] = cand[k];
+  *configs = out;
+  *n_configs = m;
+  return 0;
+}
+
+/* Collects the ok values and the step times (after SKIP) of CONFIG's trials. */
+typedef struct {
+  double *values, *steps;
+  int n_values, n_steps, n_confirms;
+  int64_t first_id;
+} pooled;
+
+static void pool(const store_trial *t, int n, const char *config, int skip, pooled *p) {
+  memset(p, 0, sizeof *p);
+  p->values = xcalloc((size_t)n + 1, sizeof(double));
+  int cap = 0;
+  for (int i = 0; i < n; i++) {
+    if (!is_ok(&t[i]) || strcmp(t[i].config_json, config) != 0) continue;
+    if (p->n_values == 0) p->first_id = t[i].id;
+    p->values[p->n_values++] = t[i].value;
+    if (strcmp(t[i].role, "confirm") == 0) p->n_confirms++;
+    for (int s = skip; s < t[i].n_steps; s++) {
+      if (p->n_steps == cap) p->steps = xrealloc(p->steps, sizeof(double) * (size_t)(cap = cap * 2 + 64));
+      p->steps[p->n_steps++] = t[i].steps[s];
+    }
+  }
+}
+
+static void pool_free(pooled *p) {
+  free(p->values);
+  free(p->steps);
+}
+
+int confirm_winner(const store_trial *t, int n, int skip, store_winner *w) {
+  pooled base, best = {0}, cur;
+  double best_value = NAN;
+  int found = 0;
+  pool(t, n, "{}", skip, &base);
+  for (int i = 0; i < n; i++) {
+    if (strcmp(t[i].role, "confirm") != 0 || strcmp(t[i].config_json, "{}") == 0) continue;
+    int seen = 0; /* each config once: its first confirm trial stands for it */
+    for (int k = 0; k < i && !seen; k++)
+      seen = strcmp(t[k].role, "confirm") == 0 && strcmp(t[k].config_json, t[i].config_json) == 0;
+    if (seen) continue;
+    pool(t, n, t[i].config_json, skip, &cur);
+    double v = cur.n_confirms > 0 ? stats_median(cur.values, cur.n_values) : NAN;
+    if (!isnan(v) && (!found || v < best_value)) {
+      if (found) pool_free(&best);
+      best = cur, best_value = v, found = 1;
+    } else {
+      pool_free(&cur);
+    }
+  }
+  if (found) {
+    w->trial_id = best.first_id;
+    w->value = best_value;
+    w->n_trials = best.n_values;
+    w->baseline = base.n_values ? stats_median(base.values, base.n_values) : NAN;
+    w->lo = w->hi = NAN;
+    double sp;
+    if (base.n_steps && best.n_steps)
+      stats_speedup_ci(base.steps, base.n_steps, best.steps, best.n_steps, 4242, &sp, &w->lo, &w->hi);
+    pool_free(&best);
+  }
+  pool_free(&base);
+  return found ? 0 : -1;
+}
