@@ -135,6 +135,9 @@ function host.new(exp, seed, history)
   local options = {}
   for k, v in pairs(st.options or {}) do options[k] = v end
   options.budget = exp.budget
+  if exp.metric then
+    options.metric = { skip = exp.metric.skip or 0, min_steps = exp.metric.min_steps or 1 }
+  end
   local handler = locate_with(function(e)
     return at_experiment(exp, string.format("strategy '%s': %s", name, e))
   end, st.path)

@@ -7,7 +7,7 @@ local grid = {}
 local G = {}
 G.__index = G
 
-local OPTIONS = { budget = true, shuffle = true, max = true }
+local OPTIONS = { budget = true, metric = true, shuffle = true, max = true }
 local DEFAULT_MAX = 100000
 
 local function check_options(options)

@@ -7,7 +7,7 @@ local random = {}
 local R = {}
 R.__index = R
 
-local OPTIONS = { budget = true }
+local OPTIONS = { budget = true, metric = true }
 local TRIES = 64             -- rejection samples per configuration before enumerating
 local ENUMERATE_MAX = 200000 -- the largest space enumerated (instruction budget per call)
 

@@ -14,6 +14,11 @@ static int is_search(const store_trial *t) {
 
 static int is_ok(const store_trial *t) { return strcmp(t->status, "ok") == 0 && !isnan(t->value); }
 
+/* Run with the full step budget (steps_budget 0 means the experiment's default). */
+static int is_full(const store_trial *t, int full_steps) {
+  return full_steps <= 0 || t->steps_budget <= 0 || t->steps_budget >= full_steps;
+}
+
 static int finished(const store_trial *t) {
   return strcmp(t->status, "running") != 0 && strcmp(t->status, "lost") != 0 &&
          strcmp(t->status, "interrupted") != 0;
@@ -30,10 +35,11 @@ static int confirms_done(const store_trial *t, int n, const char *config) {
 }
 
 /* Index of the fastest ok search trial whose config is not among CHOSEN, or -1. */
-static int next_fastest(const store_trial *t, int n, const char **chosen, int n_chosen) {
+static int next_fastest(const store_trial *t, int n, int full_steps, const char **chosen,
+                        int n_chosen) {
   int best = -1;
   for (int i = 0; i < n; i++) {
-    if (!is_search(&t[i]) || !is_ok(&t[i])) continue;
+    if (!is_search(&t[i]) || !is_ok(&t[i]) || !is_full(&t[i], full_steps)) continue;
     int taken = 0;
     for (int k = 0; k < n_chosen && !taken; k++) taken = strcmp(chosen[k], t[i].config_json) == 0;
     if (!taken && (best < 0 || t[i].value < t[best].value)) best = i;
@@ -41,13 +47,13 @@ static int next_fastest(const store_trial *t, int n, const char **chosen, int n_
   return best;
 }
 
-int confirm_plan(const store_trial *t, int n, int top, int repeats, const char ***configs,
-                 int *n_configs) {
+int confirm_plan(const store_trial *t, int n, int full_steps, int top, int repeats,
+                 const char ***configs, int *n_configs) {
   if (top > CONFIRM_MAX_TOP) top = CONFIRM_MAX_TOP;
   const char *cand[CONFIRM_MAX_TOP + 1] = {"{}"};
   int n_cand = 1, done[CONFIRM_MAX_TOP + 1], total = 0;
   while (n_cand <= top) {
-    int i = next_fastest(t, n, cand + 1, n_cand - 1);
+    int i = next_fastest(t, n, full_steps, cand + 1, n_cand - 1);
     if (i < 0) break;
     cand[n_cand++] = t[i].config_json;
   }
@@ -75,12 +81,14 @@ typedef struct {
   int64_t first_id;
 } pooled;
 
-static void pool(const store_trial *t, int n, const char *config, int skip, pooled *p) {
+static void pool(const store_trial *t, int n, const char *config, int full_steps, int skip,
+                 pooled *p) {
   memset(p, 0, sizeof *p);
   p->values = xcalloc((size_t)n + 1, sizeof(double));
   int cap = 0;
   for (int i = 0; i < n; i++) {
-    if (!is_ok(&t[i]) || strcmp(t[i].config_json, config) != 0) continue;
+    if (!is_ok(&t[i]) || !is_full(&t[i], full_steps) || strcmp(t[i].config_json, config) != 0)
+      continue;
     if (p->n_values == 0) p->first_id = t[i].id;
     p->values[p->n_values++] = t[i].value;
     if (strcmp(t[i].role, "confirm") == 0) p->n_confirms++;
@@ -96,18 +104,18 @@ static void pool_free(pooled *p) {
   free(p->steps);
 }
 
-int confirm_winner(const store_trial *t, int n, int skip, store_winner *w) {
+int confirm_winner(const store_trial *t, int n, int full_steps, int skip, store_winner *w) {
   pooled base, best = {0}, cur;
   double best_value = NAN;
   int found = 0;
-  pool(t, n, "{}", skip, &base);
+  pool(t, n, "{}", full_steps, skip, &base);
   for (int i = 0; i < n; i++) {
     if (strcmp(t[i].role, "confirm") != 0 || strcmp(t[i].config_json, "{}") == 0) continue;
     int seen = 0; /* each config once: its first confirm trial stands for it */
     for (int k = 0; k < i && !seen; k++)
       seen = strcmp(t[k].role, "confirm") == 0 && strcmp(t[k].config_json, t[i].config_json) == 0;
     if (seen) continue;
-    pool(t, n, t[i].config_json, skip, &cur);
+    pool(t, n, t[i].config_json, full_steps, skip, &cur);
     double v = cur.n_confirms > 0 ? stats_median(cur.values, cur.n_values) : NAN;
     if (!isnan(v) && (!found || v < best_value)) {
       if (found) pool_free(&best);

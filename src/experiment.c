@@ -337,3 +337,17 @@ metric_spec experiment_metric(experiment *e) {
   }
   return m;
 }
+
+void experiment_override_budget(experiment *e, int trials, double hours) {
+  lua_State *L = lhost_state(e->host);
+  e->budget_trials = trials;
+  e->budget_hours = hours;
+  lhost_push_ref(e->host, e->spec_ref); /* [spec] */
+  if (lua_getfield(L, -1, "budget") == LUA_TTABLE) { /* [spec, budget] */
+    lua_pushinteger(L, trials);
+    lua_setfield(L, -2, "trials");
+    lua_pushnumber(L, hours);
+    lua_setfield(L, -2, "hours");
+  }
+  lua_pop(L, 2);
+}

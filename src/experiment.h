@@ -73,6 +73,10 @@ typedef struct {
 int experiment_load(lhost *h, const char *path, const char *text, experiment **out, char **err);
 void experiment_free(experiment *e);
 
+/* Replaces budget.trials and budget.hours (command-line overrides), in the struct and in
+ * the validated table the strategy reads as options.budget. */
+void experiment_override_budget(experiment *e, int trials, double hours);
+
 /* The metric spec for parse_step(); pattern metrics match through Lua's string.match.
  * Valid while E lives. */
 metric_spec experiment_metric(experiment *e);

@@ -485,7 +485,8 @@ static void plan_confirmation(sweep *sw) {
     free(err);
     return;
   }
-  confirm_plan(t, n, sw->exp->confirm_top, sw->exp->confirm_repeats, &configs, &n_configs);
+  confirm_plan(t, n, sw->exp->budget_steps, sw->exp->confirm_top, sw->exp->confirm_repeats,
+               &configs, &n_configs);
   for (int i = 0; i < n_configs && !sw->failed; i++) {
     proposal p;
     if (strategy_render(sw->strat, configs[i], &p, &err) != 0) {
@@ -615,6 +616,7 @@ static void apply_opts(sweep *sw, const sweep_opts *o) {
   sw->budget_trials = o->trials > 0 ? o->trials : e->budget_trials;
   double hours = o->hours >= 0 ? o->hours : e->budget_hours;
   sw->deadline = hours > 0 ? now_s() + hours * 3600.0 : 0;
+  experiment_override_budget(e, sw->budget_trials, hours);
   sw->seed = o->has_seed ? o->seed : e->has_seed ? e->seed : (int64_t)time(NULL) % 1000000;
   sw->slots = xcalloc((size_t)sw->parallel, sizeof(running *));
   sw->metric = experiment_metric(e);
@@ -741,7 +743,7 @@ static void choose_winner(sweep *sw) {
   char *err = NULL;
   store_winner w;
   if (store_trials_load(sw->db, sw->id, &t, &n, &err) == 0 &&
-      confirm_winner(t, n, sw->exp->metric_skip, &w) == 0 &&
+      confirm_winner(t, n, sw->exp->budget_steps, sw->exp->metric_skip, &w) == 0 &&
       store_sweep_set_winner(sw->db, sw->id, &w, &err) == 0)
     diag_note("flagtune: confirmed winner: %.2f ms over %d trials vs baseline %.2f ms", w.value,
               w.n_trials, w.baseline);
@@ -889,6 +891,7 @@ static int queue_reruns(sweep *sw, store_trial *t, int n, char **err) {
     proposal p;
     int rc = strategy_render(sw->strat, t[i].config_json, &p, err);
     if (rc != 0) return rc;
+    p.steps = t[i].steps_budget; /* a re-run keeps its rung's step budget */
     int base = strcmp(t[i].role, "baseline") == 0;
     queue_push(sw, &p, base ? "baseline" : "rerun", base ? 0 : t[i].number);
   }

@@ -13,12 +13,15 @@ ALTER TABLE sweeps ADD COLUMN speedup_hi REAL;
 DROP VIEW best;
 DROP VIEW sweep_summary;
 
--- Each sweep's chosen trial: its recorded winner, else its fastest ok trial.
+-- Each sweep's chosen trial: its recorded winner, else its fastest ok trial run with the
+-- sweep's full step budget (a short rung of successive halving is not a result).
 CREATE VIEW sweep_best AS
 SELECT s.id AS sweep_id,
        coalesce(s.winner_trial_id,
                 (SELECT t.id FROM trials t
                  WHERE t.sweep_id = s.id AND t.status = 'ok' AND t.value IS NOT NULL
+                   AND (s.budget_steps IS NULL OR t.steps_budget IS NULL
+                        OR t.steps_budget >= s.budget_steps)
                  ORDER BY t.value, t.id LIMIT 1)) AS trial_id,
        s.winner_ms, s.winner_baseline_ms, s.winner_trials, s.speedup_lo, s.speedup_hi
 FROM sweeps s;

@@ -1,0 +1,307 @@
+-- halving{ base = tpe{}, eta = 3, min_steps = N, max_steps = M, hyperband = false }:
+-- successive halving over step budgets. A bracket draws n fresh configurations from the
+-- base sampler and runs them for min_steps; when every member of a rung has finished, the
+-- best 1/eta of its ok members (by measured value; failures never) run again with eta times
+-- more steps, up to max_steps (a proposal { config, steps, repeat_ok = true }). Brackets
+-- are opened one after another; a new one opens whenever the open ones have nothing to run
+-- (so parallel slots are never idle waiting for a rung to complete). hyperband = true
+-- cycles brackets through the starting rungs (Li et al.'s brackets), hedging against
+-- short runs that mislead.
+-- Every finished trial is told to the base sampler too (tpe weights repeats by their step
+-- count, so a longer re-run of a survivor outweighs its short run). Resumable: the history
+-- rebuilds the brackets in trial order (steps_budget names the rung); members that were
+-- lost are left running, for the orchestrator's re-run to finish.
+-- Must not use math.random; owns the brackets, not the base sampler's model.
+
+local halving = {}
+local H = {}
+H.__index = H
+
+local OPTIONS = { budget = true, metric = true, base = true, eta = true, min_steps = true,
+                  max_steps = true, hyperband = true, n = true }
+local FINAL = { ok = true, oom = true, invalid = true, timeout = true, crash = true,
+                no_metric = true, pruned = true }
+local MAX_OPEN = 8 -- brackets waiting at once before ask() returns nothing
+
+local function fail(fmt, ...) error(string.format(fmt, ...), 0) end
+
+local function int_option(options, name, default, min)
+  local v = options[name]
+  if v == nil then return default end
+  if math.type(v) ~= "integer" or v < min then
+    fail("%s must be an integer >= %d, got %s", name, min, tostring(v))
+  end
+  return v
+end
+
+-- The step budgets of the rungs: max_steps / eta^k down to min_steps (rounded down), so the
+-- last rung is exactly max_steps and the first at least min_steps.
+local function rung_steps(min_steps, max_steps, eta)
+  local n = 1
+  while max_steps // (eta ^ n) >= min_steps do n = n + 1 end
+  local steps = {}
+  for i = 1, n do steps[i] = math.max(min_steps, math.floor(max_steps / eta ^ (n - i))) end
+  return steps
+end
+
+local function check_options(options)
+  for k in pairs(options) do
+    if not OPTIONS[k] then
+      fail("unknown option '%s' (halving{} takes base, eta, min_steps, max_steps, hyperband, n)",
+        tostring(k))
+    end
+  end
+  local budget = type(options.budget) == "table" and options.budget or {}
+  local eta = int_option(options, "eta", 3, 2)
+  local max_steps = int_option(options, "max_steps", math.tointeger(budget.steps) or 0, 0)
+  if max_steps < 1 then fail("max_steps is needed when budget.steps is not set") end
+  -- A rung must leave step times after the metric's skip, or every short trial is no_metric.
+  local metric = type(options.metric) == "table" and options.metric or {}
+  -- metric.min_steps (the steps an ok trial needs) already counts the skipped ones.
+  local skip = math.tointeger(metric.skip) or 0
+  local floor = math.max(skip + 1, math.tointeger(metric.min_steps) or 1)
+  local min_steps = int_option(options, "min_steps", math.max(1, floor, max_steps // 9), 1)
+  if min_steps > max_steps then
+    fail("min_steps (%d) is above max_steps (%d)", min_steps, max_steps)
+  end
+  if options.hyperband ~= nil and type(options.hyperband) ~= "boolean" then
+    fail("hyperband must be true or false, got %s", tostring(options.hyperband))
+  end
+  return { eta = eta, steps = rung_steps(min_steps, max_steps, eta), n = int_option(options, "n",
+    nil, 1), hyperband = options.hyperband == true }
+end
+
+-- The base sampler: tpe{} (default), a name ("random"), a strategy spec from the DSL
+-- ({ name =, options =, path = }) or a plain { name =, options = }.
+local function load_base(spec, budget)
+  spec = spec or "tpe"
+  if type(spec) == "string" then spec = { name = spec } end
+  if type(spec) ~= "table" or (type(spec.name) ~= "string" and type(spec.path) ~= "string") then
+    fail("base must be a strategy such as tpe{} or random{}, got %s", type(spec))
+  end
+  if spec.name == "halving" and not spec.path then fail("base cannot be halving itself") end
+  local mod
+  if spec.path then
+    local chunk, err = loadfile(spec.path, "t")
+    if not chunk then fail("cannot load base strategy file: %s", err) end
+    mod = chunk(spec.path)
+  else
+    mod = require("search." .. spec.name)
+  end
+  local options = {}
+  for k, v in pairs(spec.options or {}) do options[k] = v end
+  options.budget = budget
+  return mod, options, spec.name or spec.path
+end
+
+function halving.new(space, options, history, rng)
+  options = options or {}
+  local o = check_options(options)
+  local mod, base_options, base_name = load_base(options.base, options.budget)
+  local self = setmetatable({ space = space, o = o, rng = rng, brackets = {}, members = {},
+                              opened = 0, base_name = base_name }, H)
+  self.base = mod.new(space, base_options, history or {}, rng:split())
+  for _, h in ipairs(history or {}) do
+    if next(h.config) ~= nil then self:replay(h) end
+  end
+  return self
+end
+
+-- The rung a step budget belongs to: the highest whose steps fit in it.
+function H:rung_of(steps_budget)
+  local steps = self.o.steps
+  if not steps_budget then return #steps end
+  local r = 1
+  for i = 1, #steps do if steps[i] <= steps_budget then r = i end end
+  return r
+end
+
+-- Bracket k starts at rung s with n members: plain halving always at rung 1 with eta^(R-1)
+-- (one survivor reaches the top); hyperband cycles s = 1..R with ceil(R/(R-s+1) eta^(R-s)).
+function H:open_bracket()
+  local R, eta = #self.o.steps, self.o.eta
+  self.opened = self.opened + 1
+  local s = self.o.hyperband and ((self.opened - 1) % R) + 1 or 1
+  local n = self.o.n
+  if not n then
+    n = math.floor(eta ^ (R - s) + 0.5)
+    if self.o.hyperband then n = math.ceil(R / (R - s + 1) * eta ^ (R - s)) end
+  end
+  local b = { id = self.opened, start = s, quota = n, rungs = {}, promoted = {} }
+  for i = 1, R do b.rungs[i] = {} end
+  self.brackets[#self.brackets + 1] = b
+  return b
+end
+
+function H:add_member(b, rung, config, key, issued)
+  local m = { bracket = b, rung = rung, config = config, key = key, issued = issued }
+  local list = b.rungs[rung]
+  list[#list + 1] = m
+  self.members[key] = self.members[key] or {}
+  self.members[key][rung] = m
+  return m
+end
+
+function H:proposal(m)
+  m.issued = true
+  local steps = self.o.steps[m.rung]
+  if m.rung == m.bracket.start then return { config = m.config, steps = steps } end
+  return { config = m.config, steps = steps, repeat_ok = true }
+end
+
+-- Whether a bracket's rung has all its members and all of them finished.
+function H:complete(b, rung)
+  local list = b.rungs[rung]
+  if rung == b.start then
+    if #list < b.quota then return false end
+  elseif not b.promoted[rung - 1] then
+    return false -- its members are not known yet
+  end
+  for _, m in ipairs(list) do
+    if not m.result then return false end
+  end
+  return true
+end
+
+-- The best floor(n / eta) ok members (at least one) move up a rung; ties go to the earlier.
+function H:promote(b, rung)
+  if b.promoted[rung] or rung >= #self.o.steps or not self:complete(b, rung) then return end
+  b.promoted[rung] = true
+  local list, ok = b.rungs[rung], {}
+  for i, m in ipairs(list) do
+    if m.result.status == "ok" and m.result.value then ok[#ok + 1] = { m = m, i = i } end
+  end
+  table.sort(ok, function(x, y)
+    if x.m.result.value ~= y.m.result.value then return x.m.result.value < y.m.result.value end
+    return x.i < y.i
+  end)
+  local k = math.min(#ok, math.max(1, #list // self.o.eta))
+  for j = 1, k do
+    local m = ok[j].m
+    if not (self.members[m.key] or {})[rung + 1] then
+      self:add_member(b, rung + 1, m.config, m.key, false)
+    end
+  end
+  self:promote(b, rung + 1) -- nothing promoted: the next rung is complete (empty) too
+end
+
+-- The next member to run: the oldest bracket first, promotions (higher rungs) before fresh
+-- configurations, which are drawn from the base sampler as the first rung fills.
+function H:next_in(b, taken)
+  for rung = #self.o.steps, b.start, -1 do
+    for _, m in ipairs(b.rungs[rung]) do
+      if not m.issued and not taken[m.key] then return m end
+    end
+  end
+  local first = b.rungs[b.start]
+  if #first < b.quota and not b.exhausted then
+    local got = self.base:ask(1)
+    local c = got and got[1]
+    if type(c) == "table" and type(c.config) == "table" then c = c.config end
+    if c and not self.members[self.space:key(c)] then
+      return self:add_member(b, b.start, c, self.space:key(c), false)
+    end
+    -- The base has nothing (now or ever): close the rung rather than wait on it forever.
+    b.exhausted, b.quota = true, #first
+    self:promote(b, b.start)
+  end
+  return nil
+end
+
+function H:next_member(taken)
+  for _, b in ipairs(self.brackets) do
+    local m = self:next_in(b, taken)
+    if m then return m end
+  end
+  if self:base_done() then return nil end
+  local open = 0
+  for _, b in ipairs(self.brackets) do if not self:finished(b) then open = open + 1 end end
+  if open >= MAX_OPEN then return nil end
+  local m = self:next_in(self:open_bracket(), taken)
+  if not m then -- the base offered nothing: forget the empty bracket, keep the cycle
+    self.brackets[#self.brackets] = nil
+    self.opened = self.opened - 1
+  end
+  return m
+end
+
+function H:base_done()
+  return type(self.base.done) == "function" and self.base:done()
+end
+
+function H:finished(b)
+  for rung = b.start, #self.o.steps do
+    if not self:complete(b, rung) then return false end
+  end
+  return true
+end
+
+function H:ask(n)
+  local out, taken = {}, {}
+  while #out < n do
+    local m = self:next_member(taken)
+    if not m then break end
+    taken[m.key] = true
+    out[#out + 1] = self:proposal(m)
+  end
+  return out
+end
+
+-- A finished trial: recorded at the rung its step budget names, then passed to the base.
+function H:tell(config, result)
+  if result.baseline or next(config) == nil then return end
+  self:record(config, result)
+  if type(self.base.tell) == "function" then self.base:tell(config, result) end
+end
+
+function H:record(config, result)
+  local key = self.space:key(config)
+  local at = self.members[key]
+  if not at or not FINAL[result.status] then return end -- a re-run of someone else's, lost
+  local m = at[self:rung_of(result.steps_budget)]
+  if not m or m.result then return end
+  m.issued, m.result = true, { status = result.status, value = result.value }
+  self:promote(m.bracket, m.rung)
+end
+
+-- One history item: the member it was (a fresh configuration joins the oldest bracket with
+-- room at that starting rung, opening brackets in order as the live run did; a promotion
+-- finds the member its previous rung promoted), then its result if it has one.
+function H:replay(h)
+  local key = self.space:key(h.config)
+  local rung = self:rung_of(h.steps_budget)
+  local at = self.members[key] or {}
+  local m = at[rung]
+  if not m and at[rung - 1] then
+    m = self:add_member(at[rung - 1].bracket, rung, h.config, key, true)
+  end
+  if not m then
+    local b
+    for _, x in ipairs(self.brackets) do
+      if x.start == rung and #x.rungs[rung] < x.quota then b = x; break end
+    end
+    for _ = 1, #self.o.steps do
+      if b then break end
+      local x = self:open_bracket()
+      if x.start == rung then b = x end
+    end
+    if not b then return end -- a budget no bracket starts at: the base alone learns from it
+    m = self:add_member(b, rung, h.config, key, true)
+  end
+  m.issued = true
+  self:record(h.config, h)
+end
+
+function H:done()
+  if not self:base_done() then return false end
+  for _, b in ipairs(self.brackets) do
+    if not self:finished(b) then return false end
+    for rung = b.start, #self.o.steps do
+      for _, m in ipairs(b.rungs[rung]) do if not m.issued then return false end end
+    end
+  end
+  return true
+end
+
+halving.rung_steps = rung_steps
+return halving

@@ -1,0 +1,418 @@
+#!/usr/bin/env python3
+"""Search benchmark: flagtune's tuners (tpe, random, halving) against Optuna on the
+simulator's three landscapes (docs/SIMULATOR.md), measured by the TRUE regret of the
+configuration each tuner reports as best. See tests/bench/README.md and docs/BENCHMARKS.md.
+
+Optuna (Debian's python3-optuna) is only a yardstick: never a dependency of flagtune; without
+it, only flagtune's tuners run. Everything is deterministic per seed.
+"""
+import argparse
+import concurrent.futures as cf
+import hashlib
+import itertools
+import json
+import math
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+STEPS, SKIP = 45, 2        # full step budget; steps dropped before the median
+HALVING_MIN = 5            # halving's first rung: 5, 15, 45 steps
+GIB, MIB = 1 << 30, 1 << 20
+
+# Search spaces: (name, kind, values). Flags go to XLA_FLAGS as --name=value in this order,
+# variables to the environment; FIXED_* are set in every trial (and the baseline).
+def pow2(lo, hi):
+    out, v = [], lo
+    while v <= hi:
+        out.append(v)
+        v *= 2
+    return out
+
+def frange(lo, hi, step):
+    n = int(round((hi - lo) / step)) + 1
+    return [round(lo + i * step, 10) for i in range(n)]
+
+B = [False, True]
+SPACES = {
+    # 64 * 125 * 3 * 2 = 48,000 configurations: brute-forced for the optimum (cached).
+    "fsdp8": {
+        "flags": [("xla_gpu_enable_latency_hiding_scheduler", "bool", B),
+                  ("xla_gpu_enable_pipelined_all_gather", "bool", B),
+                  ("xla_gpu_enable_pipelined_reduce_scatter", "bool", B),
+                  ("xla_gpu_enable_pipelined_all_reduce", "bool", B),
+                  ("xla_gpu_enable_while_loop_double_buffering", "bool", B),
+                  ("xla_gpu_enable_nccl_user_buffers", "bool", B),
+                  ("xla_gpu_all_gather_combine_threshold_bytes", "pow2", pow2(128 * MIB, 2 * GIB)),
+                  ("xla_gpu_reduce_scatter_combine_threshold_bytes", "pow2",
+                   pow2(128 * MIB, 2 * GIB)),
+                  ("xla_gpu_all_reduce_combine_threshold_bytes", "pow2", pow2(64 * MIB, GIB))],
+        "vars": [("XLA_PYTHON_CLIENT_MEM_FRACTION", "float", frange(0.85, 0.95, 0.05)),
+                 ("NCCL_NVLS_ENABLE", "choice", ["0", "1"])],
+        "fixed_flags": [("xla_gpu_enable_all_gather_combine_by_dim", False),
+                        ("xla_gpu_enable_reduce_scatter_combine_by_dim", False)],
+        "fixed_env": [("CUDA_DEVICE_MAX_CONNECTIONS", "1"), ("NCCL_PROTO", "SIMPLE")],
+    },
+    # The reference grid of SIMULATOR.md (command buffer sets instead of unset/''): 1,600.
+    "single": {
+        "flags": [("xla_gpu_autotune_level", "int", [0, 1, 2, 3, 4]),
+                  ("xla_gpu_enable_command_buffer", "choice",
+                   ["FUSION", "CUBLAS,CUBLASLT", "FUSION,CUBLAS,CUBLASLT,CUSTOM_CALL,CUDNN",
+                    "FUSION,CUBLAS,CUBLASLT,CUSTOM_CALL,CUDNN,WHILE,CONDITIONAL"]),
+                  ("xla_gpu_enable_triton_gemm", "bool", B),
+                  ("xla_gpu_triton_gemm_any", "bool", B),
+                  ("xla_gpu_enable_cudnn_fmha", "bool", B)],
+        "vars": [("XLA_PYTHON_CLIENT_MEM_FRACTION", "float", frange(0.5, 0.95, 0.05))],
+        "fixed_flags": [], "fixed_env": [],
+    },
+    # 20 flags, 3 of which matter: 2^17 * 14^3 configurations. The optimum is brute-forced over
+    # the three that matter (the others are no-ops in the model) and spot-checked.
+    "sparse": {
+        "flags": [("xla_gpu_enable_latency_hiding_scheduler", "bool", B),
+                  ("xla_gpu_all_reduce_combine_threshold_bytes", "pow2", pow2(MIB, 8 * GIB)),
+                  ("xla_gpu_enable_cudnn_fmha", "bool", B),
+                  ("xla_gpu_enable_while_loop_double_buffering", "bool", B),
+                  ("xla_gpu_enable_pipelined_all_gather", "bool", B),
+                  ("xla_gpu_enable_pipelined_reduce_scatter", "bool", B),
+                  ("xla_gpu_enable_pipelined_all_reduce", "bool", B),
+                  ("xla_gpu_all_gather_combine_threshold_bytes", "pow2", pow2(MIB, 8 * GIB)),
+                  ("xla_gpu_reduce_scatter_combine_threshold_bytes", "pow2", pow2(MIB, 8 * GIB)),
+                  ("xla_gpu_enable_all_gather_combine_by_dim", "bool", B),
+                  ("xla_gpu_enable_reduce_scatter_combine_by_dim", "bool", B),
+                  ("xla_gpu_multi_streamed_windowed_einsum", "bool", B),
+                  ("xla_gpu_enable_pipelined_p2p", "bool", B),
+                  ("xla_gpu_enable_custom_fusions", "bool", B),
+                  ("xla_gpu_enable_address_computation_fusion", "bool", B),
+                  ("xla_gpu_enable_triton_gemm", "bool", B),
+                  ("xla_gpu_enable_highest_priority_async_stream", "bool", B),
+                  ("xla_gpu_enable_nccl_comm_splitting", "bool", B),
+                  ("xla_gpu_cudnn_gemm_fusion", "bool", B),
+                  ("xla_gpu_enable_cublaslt", "bool", B)],
+        "vars": [], "fixed_flags": [], "fixed_env": [],
+        "relevant": 3,
+    },
+}
+
+FLAGTUNE_TUNERS = {"tpe": "tpe {}", "random": "random {}",
+                   "halving": "halving { base = tpe {}, min_steps = %d }" % HALVING_MIN}
+OPTUNA_TUNERS = ["optuna-tpe", "optuna-tpe-c", "optuna-random"]
+
+
+def fmt(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return "%.10g" % v
+    return str(v)
+
+
+def lua_value(v):
+    return json.dumps(v) if isinstance(v, str) else fmt(v)
+
+
+def settings(space, config):
+    """(XLA_FLAGS, env) for a configuration {name: value}, as flagtune assembles them."""
+    toks = ["--%s=%s" % (n, fmt(v)) for n, v in space["fixed_flags"]]
+    toks += ["--%s=%s" % (n, fmt(config[n])) for n, _, _ in space["flags"] if n in config]
+    env = {n: v for n, v in space["fixed_env"]}
+    env.update({n: fmt(config[n]) for n, _, _ in space["vars"] if n in config})
+    return " ".join(toks), env
+
+
+def true_value(sim, landscape, xla_flags, env):
+    full = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS",)}
+    full.update(env)
+    if xla_flags:
+        full["XLA_FLAGS"] = xla_flags
+    out = subprocess.run([sim, "--landscape", landscape, "--true-value"], env=full,
+                         capture_output=True, text=True, check=True).stdout.strip()
+    return float(out) if out not in ("oom", "invalid") else math.inf
+
+
+def grid_configs(space):
+    params = space["flags"] + space["vars"]
+    if space.get("relevant"):
+        params = params[:space["relevant"]]  # the others keep their defaults (no-ops)
+    names = [p[0] for p in params]
+    for values in itertools.product(*[p[2] for p in params]):
+        yield dict(zip(names, values))
+
+
+def optimum(sim, landscape, jobs, cache_dir):
+    """The true optimum over the benchmark space by brute force via --true-value, cached per
+    (landscape, space, simulator binary)."""
+    space = SPACES[landscape]
+    h = hashlib.sha256(json.dumps(space, sort_keys=True).encode())
+    h.update(open(sim, "rb").read())
+    path = os.path.join(cache_dir, "optimum-%s-%s.json" % (landscape, h.hexdigest()[:16]))
+    if os.path.exists(path):
+        return json.load(open(path))
+    configs = list(grid_configs(space))
+    t0 = time.time()
+    with cf.ThreadPoolExecutor(max(1, jobs)) as ex:
+        values = list(ex.map(lambda c: true_value(sim, landscape, *settings(space, c)), configs,
+                             chunksize=256))
+    best = min(range(len(configs)), key=lambda i: values[i])
+    res = {"landscape": landscape, "value": values[best], "config": configs[best],
+           "grid": len(configs), "oom": sum(1 for v in values if v == math.inf),
+           "seconds": round(time.time() - t0, 1),
+           "baseline": true_value(sim, landscape, *settings(space, {}))}
+    os.makedirs(cache_dir, exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(res, f)
+    return res
+
+
+def experiment_text(sim, landscape, tuner, budget, seed):
+    space = SPACES[landscape]
+    def block(items):
+        out = []
+        for n, kind, values in items:
+            if kind == "bool":
+                d = "bool()"
+            elif kind == "pow2":
+                d = "pow2(%d, %d)" % (values[0], values[-1])
+            elif kind == "int":
+                d = "int(%d, %d)" % (values[0], values[-1])
+            elif kind == "float":
+                d = "range(%s, %s, %s)" % (fmt(values[0]), fmt(values[-1]),
+                                           fmt(round(values[1] - values[0], 10)))
+            else:
+                d = "choice { %s }" % ", ".join(json.dumps(v) for v in values)
+            out.append("    %s = %s," % (n, d))
+        return "\n".join(out)
+    fixed = "\n".join("    %s = %s," % (n, lua_value(v)) for n, v in space["fixed_flags"])
+    env = "\n".join("    %s = %s," % (n, lua_value(v)) for n, v in space["fixed_env"])
+    return f"""return experiment {{
+  name = "bench-{landscape}-{tuner}", model = "bench-{landscape}", hardware = "sim",
+  command = {{ {json.dumps(sim)}, "--landscape", "{landscape}", "--steps", "{{steps}}",
+              "--time-scale", "0", "--seed", "{seed}" }},
+  metric = {{ json = "step_time_ms", skip = {SKIP}, reduce = "median" }},
+  fixed_flags = {{
+{fixed}
+  }},
+  env = {{
+{env}
+  }},
+  flags = {{
+{block(space["flags"])}
+  }},
+  vars = {{
+{block(space["vars"])}
+  }},
+  strategy = {FLAGTUNE_TUNERS[tuner]},
+  budget = {{ trials = {budget}, steps = {STEPS} }},
+  timeout = "1m",
+}}
+"""
+
+
+def query(ft, db, sql):
+    out = subprocess.run([ft, "query", "--db", db, "--json", sql], capture_output=True,
+                         text=True, check=True).stdout
+    return json.loads(out) if out.strip() else []
+
+
+def run_flagtune(args, landscape, tuner, budget, seed):
+    with tempfile.TemporaryDirectory(prefix="ftbench-") as tmp:
+        exp, db = os.path.join(tmp, "exp.lua"), os.path.join(tmp, "bench.db")
+        with open(exp, "w") as f:
+            f.write(experiment_text(args.sim, landscape, tuner, budget, seed))
+        p = subprocess.run([args.flagtune, "-q", "run", exp, "--db", db, "--seed", str(seed),
+                            "--trials", str(budget)], capture_output=True, text=True)
+        if p.returncode not in (0, 1):
+            raise RuntimeError("flagtune run failed (%d): %s" % (p.returncode, p.stderr[-2000:]))
+        best = json.loads(subprocess.run([args.flagtune, "best", "--db", db, "--json"],
+                                         capture_output=True, text=True, check=True).stdout)[0]
+        env = json.loads(best.get("env") or "{}")
+        counts = query(args.flagtune, db, "SELECT sum(status = 'oom') AS oom, count(*) AS n, "
+                       "sum(n_steps) AS steps FROM trials")[0]
+        return {"xla_flags": best.get("xla_flags") or "", "env": env,
+                "label": best.get("label"), "oom": counts["oom"] or 0, "trials": counts["n"],
+                "steps": counts["steps"] or 0}
+
+
+def run_optuna(args, landscape, tuner, budget, seed):
+    import optuna
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    space = SPACES[landscape]
+    params = space["flags"] + space["vars"]
+    constrained = tuner == "optuna-tpe-c"
+    if tuner == "optuna-random":
+        sampler = optuna.samplers.RandomSampler(seed=seed)
+    elif constrained:
+        sampler = optuna.samplers.TPESampler(
+            seed=seed, constraints_func=lambda t: (t.user_attrs.get("c", 1.0),))
+    else:
+        sampler = optuna.samplers.TPESampler(seed=seed)
+    study = optuna.create_study(sampler=sampler, direction="minimize")
+    ooms, steps = 0, 0
+    for number in range(budget):
+        trial = study.ask()
+        config = {}
+        for n, kind, values in params:
+            if kind in ("pow2", "float", "int"):  # ordered: the index, as flagtune's encoding
+                config[n] = values[trial.suggest_int(n, 0, len(values) - 1)]
+            else:
+                config[n] = trial.suggest_categorical(n, values)
+        xla, env = settings(space, config)
+        full = dict(os.environ, **env, XLA_FLAGS=xla, FLAGTUNE_TRIAL=str(number))
+        p = subprocess.run([args.sim, "--landscape", landscape, "--steps", str(STEPS),
+                            "--time-scale", "0", "--seed", str(seed)], env=full,
+                           capture_output=True, text=True)
+        times = []
+        for line in p.stdout.splitlines():
+            if line.startswith("{"):
+                times.append(json.loads(line)["step_time_ms"])
+        steps += len(times)
+        oom = p.returncode != 0 and ("RESOURCE_EXHAUSTED" in p.stderr or
+                                     "out of memory" in p.stderr)
+        ooms += oom
+        if p.returncode == 0 and len(times) > SKIP:
+            trial.set_user_attr("c", -1.0)
+            study.tell(trial, statistics.median(times[SKIP:]))
+        elif constrained:
+            trial.set_user_attr("c", 1.0)
+            study.tell(trial, 1e6)
+        else:
+            study.tell(trial, state=optuna.trial.TrialState.FAIL)
+    feasible = [t for t in study.trials if t.value is not None and t.user_attrs.get("c") == -1.0]
+    best = min(feasible, key=lambda t: t.value).params if feasible else None
+    config = ({n: (values[best[n]] if kind in ("pow2", "float", "int") else best[n])
+               for n, kind, values in params} if best else {})
+    xla, env = settings(space, config)
+    return {"xla_flags": xla, "env": env, "label": None, "oom": ooms, "trials": budget,
+            "steps": steps}
+
+
+def one(task):
+    args, landscape, tuner, budget, seed, opt = task
+    t0 = time.time()
+    runner = run_optuna if tuner.startswith("optuna") else run_flagtune
+    r = runner(args, landscape, tuner, budget, seed)
+    tv = true_value(args.sim, landscape, r["xla_flags"], r["env"])
+    r.update({"landscape": landscape, "tuner": tuner, "budget": budget, "seed": seed,
+              "true": tv, "regret": tv / opt - 1 if tv != math.inf else math.inf,
+              "seconds": round(time.time() - t0, 2)})
+    return r
+
+
+def table(results, landscapes, budgets, tuners):
+    lines = ["| landscape | trials | tuner | median regret | worst regret | median OOM trials |"
+             " median steps |", "| --- | ---: | --- | ---: | ---: | ---: | ---: |"]
+    for l in landscapes:
+        for b in budgets:
+            for t in tuners:
+                rs = [r for r in results if (r["landscape"], r["budget"], r["tuner"]) == (l, b, t)]
+                if not rs:
+                    continue
+                reg = [r["regret"] for r in rs]
+                lines.append("| %s | %d | %s | %.4f | %.4f | %g | %g |" % (
+                    l, b, t, statistics.median(reg), max(reg),
+                    statistics.median(r["oom"] for r in rs),
+                    statistics.median(r["steps"] for r in rs)))
+    return "\n".join(lines)
+
+
+def halving_summary(results, landscapes, budgets):
+    """For each landscape and tpe budget: the smallest halving budget whose median regret is
+    at most tpe's, and the steps each used."""
+    lines = ["| landscape | tpe trials | tpe median regret | tpe median steps | halving trials "
+             "reaching it | its median steps | steps ratio |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    def med(l, t, b, key):
+        rs = [r[key] for r in results if (r["landscape"], r["tuner"], r["budget"]) == (l, t, b)]
+        return statistics.median(rs) if rs else None
+    hb = sorted({r["budget"] for r in results if r["tuner"] == "halving"})
+    for l in landscapes:
+        for b in budgets:
+            target = med(l, "tpe", b, "regret")
+            if target is None:
+                continue
+            tsteps = med(l, "tpe", b, "steps")
+            hit = next((h for h in hb if med(l, "halving", h, "regret") is not None
+                        and med(l, "halving", h, "regret") <= target), None)
+            if hit is None:
+                lines.append("| %s | %d | %.4f | %g | not reached | | |" % (l, b, target, tsteps))
+            else:
+                hs = med(l, "halving", hit, "steps")
+                lines.append("| %s | %d | %.4f | %g | %d | %g | %.2f |" % (
+                    l, b, target, tsteps, hit, hs, hs / tsteps))
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--flagtune", default=os.environ.get("FLAGTUNE_BIN",
+                                                         os.path.join(ROOT, "build", "flagtune")))
+    ap.add_argument("--sim", default=os.environ.get("FLAGTUNE_SIM",
+                                                    os.path.join(ROOT, "build", "flagtune-sim")))
+    ap.add_argument("--seeds", type=int, default=20)
+    ap.add_argument("--budgets", default="25,50,100")
+    ap.add_argument("--halving-budgets", default=None,
+                    help="halving's trial budgets (default: --budgets plus twice the largest)")
+    ap.add_argument("--landscapes", default="fsdp8,single,sparse")
+    ap.add_argument("--tuners", default=None, help="comma list (default: all available)")
+    ap.add_argument("--quick", action="store_true", help="2 seeds, budget 15, one landscape")
+    ap.add_argument("--no-optuna", action="store_true")
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--out", default=None, help="results as JSON lines")
+    ap.add_argument("--markdown", default=None, help="write the tables here")
+    ap.add_argument("--cache", default=os.path.join(os.environ.get(
+        "XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "flagtune-bench"))
+    args = ap.parse_args()
+    args.flagtune, args.sim = os.path.abspath(args.flagtune), os.path.abspath(args.sim)
+    if args.quick:
+        args.seeds, args.budgets, args.landscapes = 2, "15", args.landscapes.split(",")[0]
+        args.halving_budgets = args.halving_budgets or "15"
+    budgets = [int(b) for b in args.budgets.split(",")]
+    hbudgets = ([int(b) for b in args.halving_budgets.split(",")] if args.halving_budgets
+                else sorted(set(budgets + [2 * max(budgets)])))
+    landscapes = args.landscapes.split(",")
+    try:
+        import optuna  # noqa: F401
+        have_optuna = not args.no_optuna
+    except ImportError:
+        have_optuna = False
+    tuners = args.tuners.split(",") if args.tuners else (
+        list(FLAGTUNE_TUNERS) + (OPTUNA_TUNERS if have_optuna else []))
+    t0 = time.time()
+    optima = {l: optimum(args.sim, l, args.jobs, args.cache) for l in landscapes}
+    tasks = []
+    for l in landscapes:
+        for t in tuners:
+            for b in (hbudgets if t == "halving" else budgets):
+                for s in range(1, args.seeds + 1):
+                    tasks.append((args, l, t, b, s, optima[l]["value"]))
+    results = []
+    out = open(args.out, "w") if args.out else None
+    with cf.ProcessPoolExecutor(max(1, args.jobs)) as ex:
+        for r in ex.map(one, tasks):
+            results.append(r)
+            if out:
+                out.write(json.dumps(r) + "\n")
+                out.flush()
+    seconds = time.time() - t0
+    text = ["Optima (brute force via --true-value): " + ", ".join(
+        "%s %.6f (grid %d, %d OOM)" % (l, o["value"], o["grid"], o["oom"])
+        for l, o in optima.items()), "",
+        table(results, landscapes, sorted(set(budgets + hbudgets)), tuners), ""]
+    if "halving" in tuners and "tpe" in tuners:
+        text += [halving_summary(results, landscapes, budgets), ""]
+    text.append("%d runs in %.0f s, %d seeds, jobs %d" % (len(results), seconds, args.seeds,
+                                                          args.jobs))
+    print("\n".join(text))
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write("\n".join(text) + "\n")
+    bad = [r for r in results if not math.isfinite(r["regret"])]
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Smoke test of tests/bench/bench_search.py: the --quick run (2 seeds, 15 trials, one
+# landscape) finishes, writes its results, and every regret is finite. With Optuna importable
+# the Optuna tuners run too; without python3 the test is skipped. Measures nothing.
+# Usage: bash test_bench_smoke.sh FLAGTUNE_BIN SIM_BIN SOURCE_DIR
+set -eu
+ft=$1 sim=$2 src=$3
+py=""
+# Debian's python3-optuna lives in the system interpreter; prefer one that imports it.
+for cand in /usr/bin/python3 python3; do
+  if command -v "$cand" >/dev/null 2>&1 && "$cand" -c "import optuna" >/dev/null 2>&1; then
+    py=$cand; break
+  fi
+done
+if [ -z "$py" ]; then
+  if ! command -v python3 >/dev/null 2>&1; then
+    echo "SKIP: python3 not found"; exit 0
+  fi
+  py=python3 extra=--no-optuna
+  echo "note: optuna not importable: flagtune's tuners only"
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$py" "$src/tests/bench/bench_search.py" --quick --landscapes single ${extra:-} \
+  --flagtune "$ft" --sim "$sim" --cache "$tmp/cache" --out "$tmp/results.jsonl" \
+  --markdown "$tmp/table.md" >"$tmp/log" 2>&1 || { cat "$tmp/log"; exit 1; }
+"$py" - "$tmp/results.jsonl" "${extra:-}" <<'PY'
+import json, math, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+tuners = {r["tuner"] for r in rows}
+want = {"tpe", "random", "halving"} | (set() if sys.argv[2] else {"optuna-tpe", "optuna-tpe-c", "optuna-random"})
+assert want <= tuners, (want, tuners)
+assert len(rows) == 2 * len(tuners), len(rows)
+for r in rows:
+    assert math.isfinite(r["regret"]) and r["regret"] >= -1e-9, r
+print("ok: %d runs, tuners %s" % (len(rows), ", ".join(sorted(tuners))))
+PY
+grep -q "| single | 15 | tpe |" "$tmp/table.md"

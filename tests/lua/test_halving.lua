@@ -1,0 +1,208 @@
+-- search/halving.lua (and search/local.lua) through lua/host.lua: rung budgets, bracket
+-- structure (members and steps per rung), promotion of the best, failures never promoted,
+-- parallel asks, hyperband brackets, and resuming mid-rung from a history.
+
+local space = require("space")
+local host = require("host")
+local halving = require("search.halving")
+
+local function eq(got, want, what)
+  if got ~= want then
+    error(string.format("%s: got %s, want %s", what or "value", tostring(got), tostring(want)), 2)
+  end
+end
+
+-- 14 * 6 * 2 * 3 = 504 configurations.
+local function synth_space()
+  return space.new({ xla_gpu_thr = { kind = "pow2", lo = 1 << 20, hi = 8 << 30 },
+                     xla_gpu_lhs = { kind = "bool" } },
+                   { MEM = { kind = "float", lo = 0.7, hi = 0.95, step = 0.05 },
+                     PROTO = { kind = "choice", values = { "a", "b", "c" } } }, {}, {}, "exp.lua")
+end
+
+local function new_host(sp, options, seed, history, name)
+  local exp = { path = "exp.lua", space = sp,
+                strategy = { name = name or "halving", options = options or {}, line = 30 },
+                budget = { trials = 100, hours = 0, steps = 45 } }
+  return host.new(exp, seed or 1, history or {})
+end
+
+-- A deterministic landscape: OOM for large thresholds at low fractions; longer runs are
+-- measured a little differently (noise shrinking with steps) so promotions must use the
+-- rung's own values.
+local function evaluate(sp, c, steps)
+  local t = sp.by_name.xla_gpu_thr:encode(c.xla_gpu_thr)
+  local f = sp.by_name.MEM:encode(c.MEM)
+  if t > 0.7 and f < 0.5 then return "oom" end
+  local v = 100 + 30 * (t - 0.5) ^ 2 + (c.xla_gpu_lhs and 0 or 8) + ({ a = 1, b = 0, c = 3 })[c.PROTO]
+  return "ok", v + 1 / steps
+end
+
+-- Runs TRIALS sequentially; returns the trace { json, steps, repeat, status, value }.
+local function run(h, sp, trials, history)
+  local trace = {}
+  for i = 1, trials do
+    local p = h:ask(1)[1]
+    if not p then break end
+    local status, v = evaluate(sp, sp:decode_json(p.json), p.steps)
+    trace[#trace + 1] = { json = p.json, steps = p.steps, status = status, value = v }
+    local result = { status = status, value = v, steps = {}, steps_budget = p.steps,
+                     number = i + #(history or {}) }
+    h:tell(p.json, result)
+    if history then history[#history + 1] = { config = sp:decode_json(p.json), status = status,
+      value = v, steps = {}, steps_budget = p.steps, number = result.number } end
+  end
+  return trace
+end
+
+local function test_rung_steps()
+  local function str(t) return table.concat(t, ",") end
+  eq(str(halving.rung_steps(5, 45, 3)), "5,15,45", "5..45 by 3")
+  eq(str(halving.rung_steps(5, 50, 3)), "5,16,50", "the top rung is max_steps")
+  eq(str(halving.rung_steps(3, 100, 2)), "3,6,12,25,50,100", "eta 2")
+  eq(str(halving.rung_steps(10, 10, 3)), "10", "one rung")
+  local h = new_host(synth_space(), { base = "random", metric = { skip = 6 } })
+  eq(str(h.strategy.o.steps), "15,45", "min_steps (7) leaves step times after the skip")
+end
+
+-- One bracket of plain halving with min 5, max 45, eta 3: 9 at 5 steps, the best 3 at 15,
+-- the best one at 45; the next bracket starts after it.
+local function test_bracket_structure()
+  local sp = synth_space()
+  local h = new_host(sp, { base = { name = "random", options = {} }, min_steps = 5 }, 3)
+  local trace = run(h, sp, 26)
+  local per_steps = {}
+  for i = 1, 13 do per_steps[trace[i].steps] = (per_steps[trace[i].steps] or 0) + 1 end
+  eq(per_steps[5], 9, "rung 1 members")
+  eq(per_steps[15], 3, "rung 2 members")
+  eq(per_steps[45], 1, "rung 3 members")
+  for i = 1, 9 do eq(trace[i].steps, 5, "fresh configurations first") end
+  -- the promoted three are the best ok three of the nine, in order of value
+  local ranked = {}
+  for i = 1, 9 do
+    if trace[i].status == "ok" then ranked[#ranked + 1] = trace[i] end
+  end
+  table.sort(ranked, function(a, b) return a.value < b.value end)
+  for j = 1, 3 do eq(trace[9 + j].json, ranked[j].json, "promotion " .. j) end
+  local best2 = trace[10].value < trace[11].value and trace[10] or trace[11]
+  best2 = (trace[12].value < best2.value) and trace[12] or best2
+  eq(trace[13].json, best2.json, "the best of rung 2 reaches the top")
+  eq(trace[14].steps, 5, "then a new bracket")
+end
+
+-- Over many brackets: a failed configuration is never run again, every promotion is a
+-- configuration that was ok one rung below, and fresh configurations never repeat.
+local function test_failures_never_promoted()
+  local sp = synth_space()
+  local h = new_host(sp, { base = "random", min_steps = 5 }, 11)
+  local trace = run(h, sp, 120)
+  local last, fresh = {}, {}
+  local failed = 0
+  for _, t in ipairs(trace) do
+    if t.steps == 5 then
+      assert(not fresh[t.json], "fresh configuration twice: " .. t.json)
+      fresh[t.json] = true
+    else
+      local prev = last[t.json]
+      assert(prev, "promoted without a lower rung: " .. t.json)
+      eq(prev.status, "ok", "promoted after " .. prev.status)
+      assert(prev.steps < t.steps, "promotions go up")
+    end
+    if t.status ~= "ok" then failed = failed + 1 end
+    last[t.json] = t
+  end
+  assert(#trace == 120, "ran " .. #trace)
+  assert(failed >= 3, "the landscape has failures: " .. failed)
+end
+
+-- With trials running (nothing told), asks open new brackets instead of waiting, and no
+-- fresh configuration is proposed twice.
+local function test_parallel_asks()
+  local sp = synth_space()
+  local h = new_host(sp, { base = "tpe", min_steps = 5 }, 2)
+  local seen, n = {}, 0
+  for _ = 1, 5 do
+    for _, p in ipairs(h:ask(4)) do
+      assert(not seen[p.json], "twice: " .. p.json)
+      seen[p.json], n = true, n + 1
+      eq(p.steps, 5, "fresh configurations at the first rung")
+    end
+  end
+  eq(n, 20, "ask(4) five times")
+  assert(#h.strategy.brackets >= 3, "brackets opened while waiting")
+end
+
+-- Hyperband: brackets start at rungs 1, 2, 3 in turn with 9, 5 and 3 members.
+local function test_hyperband()
+  local sp = synth_space()
+  local h = new_host(sp, { base = "random", min_steps = 5, hyperband = true }, 4)
+  local trace = run(h, sp, 30)
+  local b = h.strategy.brackets
+  eq(b[1].start, 1, "bracket 1 rung"); eq(b[1].quota, 9, "bracket 1 size")
+  eq(b[2].start, 2, "bracket 2 rung"); eq(b[2].quota, 5, "bracket 2 size")
+  eq(b[3].start, 3, "bracket 3 rung"); eq(b[3].quota, 3, "bracket 3 size")
+  eq(trace[14].steps, 15, "bracket 2 starts at 15 steps")
+  eq(trace[19].steps, 45, "its survivor at 45")
+  eq(trace[20].steps, 45, "bracket 3 starts at the top")
+end
+
+-- Stopping mid-rung and resuming from the history reproduces the rest of the schedule
+-- (grid base: its order is fixed, so even the fresh configurations must match), including
+-- a member that was lost and is re-run by the orchestrator.
+local function test_resume(options, cut)
+  local sp = synth_space()
+  local full = run(new_host(sp, options, 5), sp, 40)
+  local history = {}
+  run(new_host(sp, options, 5), sp, cut, history)
+  local lost = history[#history]
+  lost.status, lost.value = "lost", nil
+  local h = new_host(sp, options, 5, history)
+  -- the orchestrator re-runs the lost trial with its step budget and tells the result
+  local status, v = evaluate(sp, lost.config, lost.steps_budget)
+  h:tell(sp:key(lost.config), { status = status, value = v, steps = {},
+                                steps_budget = lost.steps_budget })
+  local rest = run(h, sp, 40 - cut)
+  for i, t in ipairs(rest) do
+    local want = full[cut + i]
+    eq(t.json .. "@" .. t.steps, want.json .. "@" .. want.steps, "resumed trial " .. (cut + i))
+  end
+end
+
+local function test_local()
+  local sp = synth_space()
+  local h = new_host(sp, { startup = 4 }, 1, {}, "local")
+  local seen, best = {}, math.huge
+  for i = 1, 60 do
+    local p = h:ask(1)[1]
+    if not p then break end
+    assert(not seen[p.json], "twice: " .. p.json)
+    seen[p.json] = true
+    local status, v = evaluate(sp, sp:decode_json(p.json), 45)
+    if v and v < best then best = v end
+    h:tell(p.json, { status = status, value = v, steps = {}, number = i })
+  end
+  assert(best < 101, "the hill climber gets close to the optimum (100), got " .. best)
+end
+
+local function test_options()
+  local sp = synth_space()
+  local ok, err = pcall(new_host, sp, { eta = 1 })
+  assert(not ok and err:find("exp%.lua:30: strategy 'halving': eta must be"), err)
+  ok, err = pcall(new_host, sp, { min_steps = 50 })
+  assert(not ok and err:find("min_steps %(50%) is above max_steps %(45%)"), err)
+  ok, err = pcall(new_host, sp, { base = 3 })
+  assert(not ok and err:find("base must be a strategy"), err)
+  ok, err = pcall(new_host, sp, { rungs = 3 })
+  assert(not ok and err:find("unknown option 'rungs'"), err)
+end
+
+test_rung_steps()
+test_bracket_structure()
+test_failures_never_promoted()
+test_parallel_asks()
+test_hyperband()
+test_resume({ base = "grid", min_steps = 5 }, 11)
+test_resume({ base = "grid", min_steps = 5 }, 20)
+test_resume({ base = "grid", min_steps = 5, hyperband = true }, 16)
+test_local()
+test_options()

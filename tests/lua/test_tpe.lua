@@ -1,0 +1,211 @@
+-- search/tpe.lua through lua/host.lua: determinism under a seed, no duplicates, valid
+-- configurations, ask(n) respected, history and repeats, the cost of one ask, and two
+-- synthetic landscapes (pure Lua): one where half the space runs out of memory (tpe must
+-- learn the region) and a smooth one (tpe must beat random at equal budget).
+
+local space = require("space")
+local host = require("host")
+
+local function eq(got, want, what)
+  if got ~= want then
+    error(string.format("%s: got %s, want %s", what or "value", tostring(got), tostring(want)), 2)
+  end
+end
+
+-- Six parameters, 14 * 10 * 2 * 3 * 8 * 2 = 13440 configurations.
+local function synth_space()
+  return space.new({ xla_gpu_thr = { kind = "pow2", lo = 1 << 20, hi = 8 << 30 },
+                     xla_gpu_lhs = { kind = "bool" },
+                     xla_gpu_level = { kind = "int", lo = 1, hi = 8 },
+                     xla_gpu_db = { kind = "bool" } },
+                   { MEM = { kind = "float", lo = 0.5, hi = 0.95, step = 0.05 },
+                     PROTO = { kind = "choice", values = { "a", "b", "c" } } }, {}, {}, "exp.lua")
+end
+
+local function new_host(sp, name, options, seed, history, trials)
+  local exp = { path = "exp.lua", space = sp,
+                strategy = { name = name, options = options or {}, line = 30 },
+                budget = { trials = trials or 100, hours = 0, steps = 50 } }
+  return host.new(exp, seed or 1, history or {})
+end
+
+local function u(sp, name, v) return sp.by_name[name]:encode(v) end
+
+-- OOM when the threshold is large for the memory fraction: half of the space. The optimum
+-- sits next to the boundary, as in real life.
+local function landscape(sp, c)
+  local t, f = u(sp, "xla_gpu_thr", c.xla_gpu_thr), u(sp, "MEM", c.MEM)
+  if t + (1 - f) > 1.0 then return "oom" end
+  local v = 100 + 40 * (t - 0.55) ^ 2 + 25 * (f - 0.85) ^ 2
+  v = v + (c.xla_gpu_lhs and 0 or 12) + (c.xla_gpu_db and 0 or 3)
+  v = v + ({ a = 4, b = 0, c = 6 })[c.PROTO] + 2 * math.abs(c.xla_gpu_level - 6)
+  return "ok", v
+end
+
+-- Runs a sequential sweep of TRIALS; returns the best value and the OOMs after SKIP trials.
+local function run(sp, name, seed, trials, skip, options)
+  local h = new_host(sp, name, options, seed, {}, trials)
+  local best, ooms = math.huge, 0
+  for i = 1, trials do
+    local p = h:ask(1)[1]
+    if not p then break end
+    local c = sp:decode_json(p.json)
+    local status, v = landscape(sp, c)
+    if status == "oom" and i > skip then ooms = ooms + 1 end
+    if v and v < best then best = v end
+    h:tell(p.json, { status = status, value = v, steps = {}, number = i })
+  end
+  return best, ooms
+end
+
+local function median(t)
+  table.sort(t)
+  return t[(#t + 1) // 2]
+end
+
+local function test_deterministic_and_valid()
+  local sp = synth_space()
+  local function trace(seed)
+    local h, out = new_host(sp, "tpe", { startup = 5 }, seed), {}
+    for i = 1, 25 do
+      local got = h:ask(2)
+      assert(#got == 2, "ask(2) gives two")
+      for _, p in ipairs(got) do
+        assert(sp:validate(sp:decode_json(p.json)))
+        out[#out + 1] = p.json
+        local status, v = landscape(sp, sp:decode_json(p.json))
+        h:tell(p.json, { status = status, value = v, steps = {}, number = i })
+      end
+    end
+    return table.concat(out, "\n")
+  end
+  local a, b, c = trace(3), trace(3), trace(4)
+  eq(a, b, "same seed, same proposals")
+  assert(a ~= c, "another seed, other proposals")
+end
+
+-- A space of 12: every configuration exactly once, then done() and nothing more.
+local function test_exhausts_without_duplicates()
+  local sp = space.new({ xla_gpu_a = { kind = "bool" }, xla_gpu_b = { kind = "int", lo = 1, hi = 3 } },
+                       { V = { kind = "choice", values = { "x", "y" } } }, {}, {}, "exp.lua")
+  local h = new_host(sp, "tpe", { startup = 3 }, 9)
+  local seen, n = {}, 0
+  for i = 1, 20 do
+    local got = h:ask(3)
+    assert(#got <= 3, "ask(3) respected")
+    for _, p in ipairs(got) do
+      assert(not seen[p.json], "duplicate " .. p.json)
+      seen[p.json], n = true, n + 1
+      h:tell(p.json, { status = (i % 3 == 0) and "oom" or "ok", value = i, steps = {} })
+    end
+  end
+  eq(n, 12, "every configuration once")
+  assert(h:done(), "done when exhausted")
+  eq(#h:ask(4), 0, "nothing after exhaustion")
+end
+
+-- Asks while trials run (nothing told) never collapse onto one configuration, and
+-- history (with unknown statuses) is skipped and learnt from.
+local function test_pending_and_history()
+  local sp = synth_space()
+  local hist = {}
+  for i = 1, 20 do
+    local c = sp:sample(require("rng").new(i))
+    local status, v = landscape(sp, c)
+    hist[#hist + 1] = { config = c, status = (i == 7) and "lost" or status, value = v,
+                        steps = {}, steps_budget = 50, number = i }
+  end
+  local h = new_host(sp, "tpe", { startup = 4 }, 5, hist)
+  local seen = {}
+  for _, it in ipairs(hist) do seen[sp:key(it.config)] = true end
+  for _ = 1, 10 do
+    for _, p in ipairs(h:ask(3)) do
+      assert(not seen[p.json], "proposed a seen or pending configuration " .. p.json)
+      seen[p.json] = true
+    end
+  end
+  -- repeats of a configuration are averaged, not counted twice
+  local p = h:ask(1)[1]
+  h:tell(p.json, { status = "ok", value = 10, steps = {} })
+  h:tell(p.json, { status = "ok", value = 20, steps = {} })
+  local ob = h.strategy.obs[p.json]
+  eq(ob.sum / ob.weight, 15, "repeats averaged")
+end
+
+-- The acceptance bar of the brief: 150 observations, 20 parameters, under the host's
+-- 50M-instruction budget with room to spare.
+local function test_cost_of_an_ask()
+  local flags = {}
+  for i = 1, 20 do
+    local kinds = { { kind = "bool" }, { kind = "pow2", lo = 1 << 20, hi = 8 << 30 },
+                    { kind = "int", lo = 0, hi = 100 }, { kind = "choice", values = { "a", "b", "c" } },
+                    { kind = "float", lo = 0, hi = 1, step = 0.001 } }
+    flags[string.format("xla_gpu_p%02d", i)] = kinds[i % 5 + 1]
+  end
+  local sp = space.new(flags, {}, {}, {}, "exp.lua")
+  local h = new_host(sp, "tpe", { startup = 10 }, 1)
+  local r = require("rng").new(77)
+  for i = 1, 150 do
+    local p = h:ask(1)[1]
+    local status = r:random() < 0.2 and "oom" or "ok"
+    h:tell(p.json, { status = status, value = status == "ok" and r:random() * 100 or nil,
+                     steps = {}, number = i })
+  end
+  local count = 0
+  debug.sethook(function() count = count + 1 end, "", 1000)
+  h:ask(1)
+  debug.sethook()
+  local instructions = count * 1000
+  assert(instructions < 25e6, "one ask took " .. instructions .. " instructions")
+  print(string.format("tpe: one ask at 150 observations x 20 parameters: %.1fM instructions",
+    instructions / 1e6))
+end
+
+-- Half the space OOMs: after the start, tpe must hit the OOM region far less than random.
+local function test_learns_the_oom_region()
+  local sp = synth_space()
+  local tpe_ooms, random_ooms = 0, 0
+  for seed = 1, 4 do
+    local _, a = run(sp, "tpe", seed, 50, 10, { startup = 10 })
+    local _, b = run(sp, "random", seed, 50, 10)
+    tpe_ooms, random_ooms = tpe_ooms + a, random_ooms + b
+  end
+  print(string.format("OOMs after the start (4 seeds x 40): tpe %d, random %d", tpe_ooms,
+    random_ooms))
+  assert(tpe_ooms * 3 < random_ooms, "tpe must avoid the OOM region")
+end
+
+local function test_beats_random()
+  local sp = synth_space()
+  local a, b = {}, {}
+  for seed = 1, 7 do
+    a[seed] = run(sp, "tpe", seed, 40, 0)
+    b[seed] = run(sp, "random", seed, 40, 0)
+  end
+  local ma, mb = median(a), median(b)
+  print(string.format("median best at 40 trials (7 seeds): tpe %.2f, random %.2f (optimum ~100)",
+    ma, mb))
+  assert(ma < mb, "tpe must beat random")
+  assert(ma - 100 < 0.6 * (mb - 100), "by a clear margin")
+end
+
+local function test_options()
+  local sp = synth_space()
+  local ok, err = pcall(new_host, sp, "tpe", { startup = -1 })
+  assert(not ok and err:find("exp%.lua:30: strategy 'tpe': startup must be"), err)
+  ok, err = pcall(new_host, sp, "tpe", { gama = 0.2 })
+  assert(not ok and err:find("unknown option 'gama'"), err)
+  ok, err = pcall(new_host, sp, "tpe", { gamma = 1.5 })
+  assert(not ok and err:find("gamma must be"), err)
+  -- the default start: max(8, 2 per parameter) = 12, at most a third of the trials
+  eq(new_host(sp, "tpe", {}, 1, {}, 100).strategy.o.startup, 12, "default startup")
+  eq(new_host(sp, "tpe", {}, 1, {}, 24).strategy.o.startup, 8, "startup capped by trials")
+end
+
+test_deterministic_and_valid()
+test_exhausts_without_duplicates()
+test_pending_and_history()
+test_options()
+test_cost_of_an_ask()
+test_learns_the_oom_region()
+test_beats_random()
