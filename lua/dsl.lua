@@ -6,6 +6,7 @@
 -- code: a strategy is only checked to exist. The space object itself belongs to lua/space.lua.
 
 local util = require "util"
+local presets = require "presets"
 
 local dsl = {}
 
@@ -15,6 +16,10 @@ local PARAM = { __name = "flagtune.param" }
 local STRATEGY = { __name = "flagtune.strategy" }
 local EXPERIMENT = { __name = "flagtune.experiment" }
 dsl.PARAM, dsl.STRATEGY = PARAM, STRATEGY
+-- `flags = { name = auto }`: search the catalog's candidates for NAME.
+local AUTO = setmetatable({}, { __name = "flagtune.auto",
+                                __tostring = function() return "auto" end })
+dsl.auto = AUTO
 
 -- The strategies shipped in search/, offered as "did you mean" candidates.
 local KNOWN_STRATEGIES = { "grid", "halving", "random", "tpe" }
@@ -272,9 +277,10 @@ local function make_env()
     error = error, print = print, select = select, assert = assert, pcall = pcall, next = next,
   }
   for _, k in ipairs({ "experiment", "bool", "choice", "int", "range", "pow2", "grid", "random",
-                       "tpe", "halving", "strategy_file" }) do
+                       "tpe", "halving", "strategy_file", "auto" }) do
     env[k] = dsl[k]
   end
+  env.xla = { presets = presets.bind(PARAM) }
   return env
 end
 
@@ -286,7 +292,13 @@ local V = {}
 V.__index = V
 
 local function validator(path, text, line)
-  return setmetatable({ path = path, text = text, line = line, lines = {} }, V)
+  return setmetatable({ path = path, text = text, line = line, lines = {}, warnings = {} }, V)
+end
+
+-- Records "path:line: warning: message"; dsl.load returns them in `warnings`.
+function V:warn(line, fmt, ...)
+  self.warnings[#self.warnings + 1] =
+    string.format("%s:%d: warning: %s", self.path, line, string.format(fmt, ...))
 end
 
 -- The line of KEY ("timeout", or "metric.skip" looked up after the metric line).
@@ -389,6 +401,11 @@ end
 
 function V:table(key, v)
   if v == nil then return {} end
+  if presets.is_paramset(v) then
+    local plain = {}
+    for k, x in pairs(v) do plain[k] = x end
+    return plain
+  end
   if type(v) ~= "table" or getmetatable(v) then
     self:fail_at(key, "'%s' must be a table of name = value, got %s", key, util.typename(v))
   end
@@ -510,28 +527,202 @@ function V:fixed_value(name, val, line, search_home)
   return val
 end
 
-local function check_flags(v, raw)
-  local flags = {}
-  for name, p in pairs(v:table("flags", raw.flags)) do
-    local line = v:flag_name("flags", name, "vars")
-    flags[name] = v:param("flags", name, p, line, "fixed_flags")
+---------------------------------------------------------------------------------------
+-- The catalog (lua/catalog.lua): unknown flags, deprecated or renamed names, values outside a
+-- flag's type, `auto`. Errors only for unknown flags; the rest are warnings.
+
+local catalog_index
+-- { by_name = { name = entry }, flags = sorted flag names }, built on first use.
+function dsl.catalog()
+  if not catalog_index then
+    local by_name, flags = {}, {}
+    for _, e in ipairs(require "catalog") do
+      by_name[e.name] = e
+      if e.kind == "flag" then flags[#flags + 1] = e.name end
+    end
+    table.sort(flags)
+    catalog_index = { by_name = by_name, flags = flags }
   end
-  local fixed = {}
-  for name, val in pairs(v:table("fixed_flags", raw.fixed_flags)) do
+  return catalog_index
+end
+
+local function in_values(s, values)
+  s = tostring(s):lower()
+  for _, x in ipairs(values) do
+    if tostring(x):lower() == s then return true end
+  end
+  return false
+end
+
+local function is_integral(v)
+  if type(v) == "number" then return to_int(v) ~= nil end
+  return type(v) == "string" and v:find("^%-?%d+$") ~= nil
+end
+
+-- A list value: every comma-separated item (an optional +/- edits XLA's default list) known.
+local function list_fits(v, values)
+  if type(v) ~= "string" then return false end
+  for item in v:gmatch("[^,]+") do
+    item = item:gsub("^%s*[+-]?", ""):gsub("%s+$", "")
+    if item ~= "" and not in_values(item, values) then return false end
+  end
+  return true
+end
+
+local BOOL_WORDS = { ["true"] = true, ["false"] = true, ["1"] = true, ["0"] = true }
+
+-- What a value of entry E's type looks like when V is not one, else nil. XLA's bool parser
+-- takes true, false, 1 and 0 (tsl/util/command_line_flags.cc).
+function dsl.misfit(e, v)
+  local t = e.type
+  if t == "bool" then
+    if type(v) == "boolean" or BOOL_WORDS[tostring(v)] then return nil end
+    return "a bool (true or false)"
+  elseif t == "int" or t == "bytes" then
+    if is_integral(v) then return nil end
+    return t == "bytes" and "a whole number of bytes" or "an integer"
+  elseif t == "float" then
+    if type(v) ~= "boolean" and tonumber(v) then return nil end
+    return "a number"
+  elseif t == "enum" and e.values then
+    if type(v) ~= "boolean" and in_values(v, e.values) then return nil end
+    return "one of " .. table.concat(e.values, ", ")
+  elseif t == "list" and e.values then
+    if list_fits(v, e.values) then return nil end
+    return "a comma-separated list of " .. table.concat(e.values, ", ")
+  end
+  return nil
+end
+
+-- The warning for a deprecated, renamed or removed entry, or nil.
+function dsl.status_warning(e)
+  local owner = e.kind == "env" and "JAX" or "XLA"
+  if e.deprecated then
+    local s = string.format("'%s' is deprecated: %s", e.name, e.deprecated)
+    if e.renamed_to and not e.deprecated:find(e.renamed_to, 1, true) then
+      s = s .. string.format(" (use '%s')", e.renamed_to)
+    end
+    return s
+  end
+  if e.renamed_to then
+    return string.format("'%s' is renamed '%s' in newer %s", e.name, e.renamed_to, owner)
+  end
+  if e.until_ then
+    return string.format("'%s' is gone from recent XLA (%s): newer jaxlibs refuse it", e.name,
+                         e.until_)
+  end
+  return nil
+end
+
+-- Refuses a flag neither in the catalog nor in allow_unknown_flags.
+function V:known_flag(name, line)
+  local e = dsl.catalog().by_name[name]
+  if (e and e.kind == "flag") or self.allowed[name] then return e end
+  local hint = util.did_you_mean(name, dsl.catalog().flags)
+  if hint then self:fail(line, "unknown XLA flag '%s' (did you mean '%s'?)", name, hint) end
+  self:fail(line, "unknown XLA flag '%s': not in flagtune's catalog (see `flagtune flags`); if "
+            .. "your jaxlib has it, add allow_unknown_flags = { \"%s\" }", name, name)
+end
+
+-- Warnings for entry E (may be nil) given VALUES at LINE.
+function V:catalog_warnings(name, e, line, values)
+  if not e then return end
+  local st = dsl.status_warning(e)
+  if st then self:warn(line, "%s", st) end
+  for _, val in ipairs(values) do
+    local want = dsl.misfit(e, val)
+    if want then
+      local tail = e.type == "bool" and ": XLA ignores it (\"Couldn't interpret value\")" or ""
+      self:warn(line, "'%s' = %s is not %s%s", name, util.describe(val), want, tail)
+      return
+    end
+  end
+end
+
+-- `auto` becomes choice { the catalog's candidates }.
+function V:resolve_auto(name, p, line, e)
+  if p ~= AUTO then return p end
+  if not e or not e.candidates or #e.candidates == 0 then
+    self:fail(line, "'%s' has no candidates in the catalog for `auto`: search it with %s", name,
+              SEARCH_HINT)
+  end
+  local values = {}
+  for i, c in ipairs(e.candidates) do values[i] = c end
+  return setmetatable({ kind = "choice", values = values, n = #values, line = line }, PARAM)
+end
+
+-- The values a descriptor can take, for type checks (int: its ends).
+local function param_values(p)
+  if p.values then return p.values end
+  return { p.lo, p.hi }
+end
+
+-- The names sorted by the line they are written on, so the first mistake is reported first.
+local function by_line(v, key, t)
+  local names, lines = {}, {}
+  for name, p in pairs(t) do
+    if type(name) ~= "string" then
+      v:fail_at(key, "'%s' must map names to values, got a %s key", key, type(name))
+    end
+    names[#names + 1] = name
+    lines[name] = is_param(p) and p.line or v:line_in(key, name)
+  end
+  table.sort(names, function(a, b)
+    return lines[a] < lines[b] or (lines[a] == lines[b] and a < b)
+  end)
+  return names
+end
+
+-- Shapes first (names, values, both fixed and searched), as before the catalog existed;
+-- then the catalog: unknown names, `auto`, warnings.
+local function check_flags(v, raw_flags, raw)
+  local searched, lines = v:table("flags", raw_flags), {}
+  local order = by_line(v, "flags", searched)
+  for _, name in ipairs(order) do
+    local p = searched[name]
+    local line = v:flag_name("flags", name, "vars")
+    lines[name] = is_param(p) and p.line or line
+    if p ~= AUTO then v:param("flags", name, p, lines[name], "fixed_flags") end
+  end
+  local fixed, given = {}, v:table("fixed_flags", raw.fixed_flags)
+  local fixed_order = by_line(v, "fixed_flags", given)
+  for _, name in ipairs(fixed_order) do
+    local val = given[name]
     local line = v:flag_name("fixed_flags", name, "env")
+    lines["=" .. name] = line
+    if val == AUTO then
+      v:fail(line, "'%s' = auto searches the catalog's candidates: move it to `flags`", name)
+    end
     fixed[name] = v:fixed_value(name, val, line, "flags")
-    if flags[name] then
+    if searched[name] ~= nil then
       v:fail(line, "'%s' is in both `flags` and `fixed_flags`: keep one", name)
     end
+  end
+  local flags = {}
+  for _, name in ipairs(order) do
+    local line = lines[name]
+    local e = v:known_flag(name, line)
+    flags[name] = v:param("flags", name, v:resolve_auto(name, searched[name], line, e), line,
+                          "fixed_flags")
+    v:catalog_warnings(name, e, line, param_values(flags[name]))
+  end
+  for _, name in ipairs(fixed_order) do
+    local line = lines["=" .. name]
+    v:catalog_warnings(name, v:known_flag(name, line), line, { fixed[name] })
   end
   return flags, fixed
 end
 
-local function check_vars(v, raw, gpus)
+local function check_vars(v, raw_vars, raw, gpus)
   local vars = {}
-  for name, p in pairs(v:table("vars", raw.vars)) do
+  local by_name = dsl.catalog().by_name
+  for name, p in pairs(v:table("vars", raw_vars)) do
     local line = v:env_name("vars", name, "flags")
-    vars[name] = v:param("vars", name, p, line, "env")
+    line = is_param(p) and p.line or line
+    local e = by_name[name]
+    e = e and e.kind == "env" and e or nil
+    vars[name] = v:param("vars", name, v:resolve_auto(name, p, line, e), line, "env")
+    if e and dsl.status_warning(e) then v:warn(line, "%s", dsl.status_warning(e)) end
   end
   local env = {}
   for name, val in pairs(v:table("env", raw.env)) do
@@ -539,9 +730,16 @@ local function check_vars(v, raw, gpus)
     if type(val) == "boolean" then
       v:fail(line, "'%s' must be a string or number, got boolean", name)
     end
+    if val == AUTO then
+      v:fail(line, "'%s' = auto searches the catalog's candidates: move it to `vars`", name)
+    end
     val = v:fixed_value(name, val, line, "vars")
     env[name] = type(val) == "number" and tostring(to_int(val) or val) or val
     if vars[name] then v:fail(line, "'%s' is in both `env` and `vars`: keep one", name) end
+    local e = by_name[name]
+    if e and e.kind == "env" and dsl.status_warning(e) then
+      v:warn(line, "%s", dsl.status_warning(e))
+    end
   end
   if gpus > 0 and (env.CUDA_VISIBLE_DEVICES or vars.CUDA_VISIBLE_DEVICES) then
     v:fail_at("gpus_per_trial", "CUDA_VISIBLE_DEVICES is set per trial when gpus_per_trial > 0: "
@@ -550,11 +748,48 @@ local function check_vars(v, raw, gpus)
   return vars, env
 end
 
+-- `allow_unknown_flags = { "xla_new_flag" }`: names the catalog does not know yet.
+local function check_allowed(v, raw)
+  local allowed = {}
+  for _, name in ipairs(v:string_list("allow_unknown_flags", raw.allow_unknown_flags)) do
+    if not name:find(FLAG_NAME) then
+      v:fail_at("allow_unknown_flags", "allow_unknown_flags: '%s' is not an XLA flag name "
+                .. "(they look like xla_gpu_enable_...)", name)
+    end
+    allowed[name] = true
+  end
+  return allowed
+end
+
+-- `presets = xla.presets.x{} or { xla.presets.x{}, ... }` merged under copies of flags and
+-- vars; what the file writes itself (flags, fixed_flags, vars, env) replaces a preset's entry.
+local function apply_presets(v, raw)
+  if raw.presets == nil then return raw.flags, raw.vars end
+  local list = presets.is_preset(raw.presets) and { raw.presets } or raw.presets
+  if type(list) ~= "table" or getmetatable(list) or not is_list(list) or #list == 0 then
+    v:fail_at("presets", "'presets' must be a preset or a list of presets like "
+              .. "{ xla.presets.nccl{} }, got %s", util.typename(raw.presets))
+  end
+  local total, why = presets.sum(list)
+  if not total then v:fail_at("presets", "%s", why) end
+  local function under(mine, fixed, theirs, key, fixed_key)
+    local out = {}
+    for k, p in pairs(v:table(key, mine)) do out[k] = p end
+    local f = v:table(fixed_key, fixed)
+    for k, p in pairs(theirs) do
+      if out[k] == nil and f[k] == nil then out[k] = p end
+    end
+    return out
+  end
+  return under(raw.flags, raw.fixed_flags, total.flags, "flags", "fixed_flags"),
+         under(raw.vars, raw.env, total.vars, "vars", "env")
+end
+
 ---------------------------------------------------------------------------------------
 -- metric
 
 local METRIC_KEYS = { json = true, pattern = true, skip = true, reduce = true, unit = true,
-                      scale = true, min_steps = true }
+                      scale = true, min_steps = true, skip_pgle = true }
 local UNITS = { s = 1000, ms = 1, us = 0.001 }
 local REDUCERS = { median = true, mean = true, min = true }
 
@@ -604,6 +839,11 @@ local function check_metric(v, m)
   end
   out.scale = v:metric_scale(m)
   out.min_steps = v:int("metric.min_steps", m.min_steps, out.skip + 1, 1)
+  if m.skip_pgle ~= nil and type(m.skip_pgle) ~= "boolean" then
+    v:fail_at("metric.skip_pgle", "'metric.skip_pgle' must be true or false, got %s",
+              util.describe(m.skip_pgle))
+  end
+  out.skip_pgle = m.skip_pgle ~= false
   return out
 end
 
@@ -698,7 +938,7 @@ local TOP_KEYS = {}
 for _, k in ipairs({ "name", "model", "hardware", "description", "command", "workdir", "env",
                      "fixed_flags", "flags", "vars", "metric", "budget", "parallel",
                      "gpus_per_trial", "timeout", "grace", "seed", "strategy", "oom_patterns",
-                     "invalid_patterns" }) do
+                     "invalid_patterns", "presets", "allow_unknown_flags" }) do
   TOP_KEYS[k] = true
 end
 
@@ -742,8 +982,10 @@ local function check_scalars(v, raw, x)
 end
 
 local function check_space(v, raw, x)
-  x.flags, x.fixed_flags = check_flags(v, raw)
-  x.vars, x.env = check_vars(v, raw, x.gpus_per_trial)
+  v.allowed = check_allowed(v, raw)
+  local flags, vars = apply_presets(v, raw)
+  x.flags, x.fixed_flags = check_flags(v, flags, raw)
+  x.vars, x.env = check_vars(v, vars, raw, x.gpus_per_trial)
   if count(x.flags) + count(x.vars) == 0 then
     local line = raw.flags and v:line_of("flags") or raw.vars and v:line_of("vars") or v.line
     v:fail(line, "nothing to search: add `flags` or `vars`")
@@ -760,6 +1002,23 @@ local function check_steps(v, x)
   end
 end
 
+-- JAX reads booleans from the environment as 1/y/yes/t/true/on (any case).
+local TRUTHY = { ["1"] = true, y = true, yes = true, t = true, ["true"] = true, on = true }
+dsl.TRUTHY = TRUTHY
+
+-- Steps auto PGLE adds before steady state: JAX_PGLE_PROFILING_RUNS profiled runs (the
+-- fixed value, else the catalog's default) and the recompile. 0 when PGLE is neither
+-- searched nor fixed on, or metric.skip_pgle is false. The orchestrator adds it to
+-- metric.skip for each trial that runs with JAX_ENABLE_PGLE true.
+local function pgle_extra_skip(x)
+  if not x.metric.skip_pgle then return 0 end
+  local fixed = x.env.JAX_ENABLE_PGLE
+  if x.vars.JAX_ENABLE_PGLE == nil and not (fixed and TRUTHY[fixed:lower()]) then return 0 end
+  local runs = math.tointeger(tonumber(x.env.JAX_PGLE_PROFILING_RUNS))
+  runs = runs or dsl.catalog().by_name.JAX_PGLE_PROFILING_RUNS.default
+  return runs + 1
+end
+
 local function validate(v, raw)
   v:check_keys(raw, TOP_KEYS)
   local x = {}
@@ -770,7 +1029,9 @@ local function validate(v, raw)
   x.budget = check_budget(v, raw.budget)
   x.strategy = check_strategy(v, raw.strategy)
   check_steps(v, x)
+  x.metric.pgle_extra_skip = pgle_extra_skip(x)
   x.space = build_space(v, x)
+  x.warnings = v.warnings
   x.lines = {}
   for k in pairs(raw) do x.lines[k] = v:line_of(k) end
   x.lines.experiment = v.line

@@ -256,10 +256,24 @@ local ENV_NAME = "^[A-Za-z_][A-Za-z0-9_]*$"
 -- Variables flagtune assembles itself from flags: setting them directly would be lost.
 local RESERVED_ENV = { XLA_FLAGS = "flags", LIBTPU_INIT_ARGS = "flags" }
 
+-- Names of the catalog's TPU (libtpu) flags, built on first use.
+local tpu_flags
+
+-- Where a flag goes: "tpu" (LIBTPU_INIT_ARGS) for the catalog's backend = "tpu" flags and,
+-- for names the catalog lacks, the xla_tpu_ / xla_jf_ prefixes; "xla" (XLA_FLAGS) otherwise.
 local function flag_target(name)
+  if not tpu_flags then
+    tpu_flags = {}
+    local ok, catalog = pcall(require, "catalog")
+    for _, e in ipairs(ok and type(catalog) == "table" and catalog or {}) do
+      if e.kind == "flag" and e.backend == "tpu" then tpu_flags[e.name] = true end
+    end
+  end
+  if tpu_flags[name] then return "tpu" end
   if name:find("^xla_tpu_") or name:find("^xla_jf_") then return "tpu" end
   return "xla"
 end
+space.flag_target = flag_target
 
 -- Raises "path:line: message" (or "path: message" without a line) at level 0.
 local function locator(path, line)

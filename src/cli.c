@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "diag.h"
+#include "flagcmd.h"
 #include "json.h"
 #include "stats.h"
 #include "store.h"
@@ -445,7 +446,7 @@ static int best_across(store *s, const args *a, cJSON **sweep_obj, cJSON **best,
 
 static int write_export(args *a, store *s, cJSON *sw, const cJSON *best, const cJSON *base,
                         char **err) {
-  export_format fmt;
+  export_format fmt = EXPORT_SH;
   int rc = parse_format(a->format, &fmt, err);
   if (rc != 0) return rc;
   FILE *out = stdout;
@@ -602,6 +603,7 @@ static void usage(FILE *f) {
   fprintf(f, "flagtune %s: tune XLA/JAX performance flags by measurement\n\nusage:\n",
           FLAGTUNE_VERSION);
   for (int i = 0; i < N_COMMANDS; i++) fprintf(f, "  flagtune %s\n", commands[i].usage);
+  fprintf(f, "  flagtune flags [PATTERN] | flags show NAME | flags import (--file F | --command C)\n");
   fprintf(f, "\nThe database is ./flagtune.db unless --db or $FLAGTUNE_DB says otherwise.\n"
              "Global options: -v (tracebacks), -q (no progress). `flagtune COMMAND --help` for "
              "more.\n");
@@ -736,6 +738,8 @@ int cli_main(int argc, char **argv) {
     usage(stderr);
     return 2;
   }
+  /* `flags` has subcommands of its own (list, show, import): its module parses them. */
+  if (strcmp(argv[i], "flags") == 0) return flagcmd_main(argc - i - 1, argv + i + 1, NULL);
   const command *c = find_command(argv[i]);
   if (!c) {
     fprintf(stderr, "flagtune: unknown command '%s' (see `flagtune --help`)\n", argv[i]);

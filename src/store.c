@@ -243,7 +243,7 @@ static int step_done(store *s, sqlite3_stmt *st, const char *what, char **err) {
 }
 
 static int run_cached(store *s, stmt_id id, const char *what, char **err) {
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   int rc = stmt_get(s, id, &st, err);
   return rc ? rc : step_done(s, st, what, err);
 }
@@ -260,7 +260,7 @@ static int exec_sql(store *s, const char *sql, const char *what, char **err) {
 }
 
 static int user_version(store *s, int *v, char **err) {
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
     return open_fail(s, sqlite3_errcode(s->db), err);
   int rc = sqlite3_step(st);
@@ -310,7 +310,7 @@ static int migrate_one(store *s, const embed_file *f, int n, char **err) {
 /* An SQLite file with tables but no schema version belongs to something else: adding our
  * tables to it would be a surprise, so it is refused. */
 static int foreign_check(store *s, char **err) {
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   int rc = sqlite3_prepare_v2(s->db, "SELECT count(*) FROM sqlite_schema", -1, &st, NULL);
   int n = rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
   sqlite3_finalize(st);
@@ -392,7 +392,7 @@ int store_close(store *s) {
 /* ---- sweeps ---- */
 
 int store_sweep_create(store *s, const store_sweep_new *n, int64_t *id, char **err) {
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   int rc = stmt_get(s, ST_SWEEP_CREATE, &st, err);
   if (rc) return rc;
   rc = bind_text(st, ":name", n->name) | bind_text(st, ":model", n->model) |
@@ -415,7 +415,7 @@ int store_sweep_create(store *s, const store_sweep_new *n, int64_t *id, char **e
 
 int store_sweep_set_status(store *s, int64_t id, const char *status, const char *error, int pid,
                            char **err) {
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   int rc = stmt_get(s, ST_SWEEP_STATUS, &st, err);
   if (rc) return rc;
   rc = bind_text(st, ":status", status) | bind_text(st, ":error", error) |
@@ -433,7 +433,7 @@ static char *col_strdup(sqlite3_stmt *st, int i) {
 }
 
 static int sweep_exists(store *s, int64_t id, int *found, char **err) {
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   int rc = stmt_get(s, ST_SWEEP_EXISTS, &st, err);
   if (rc) return rc;
   if (bind_int(st, ":id", id)) return bind_fail(s, st, err);
@@ -446,7 +446,7 @@ static int sweep_exists(store *s, int64_t id, int *found, char **err) {
 
 /* Ids of sweeps named NAME, into IDS (up to CAP); *n gets the full count. */
 static int sweeps_named(store *s, const char *name, int64_t *ids, int cap, int *n, char **err) {
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   int rc = stmt_get(s, ST_SWEEP_BY_NAME, &st, err);
   if (rc) return rc;
   if (bind_text(st, ":name", name)) return bind_fail(s, st, err);
@@ -506,7 +506,7 @@ static void sweep_fill(sqlite3_stmt *st, store_sweep *out) {
 }
 
 int store_sweep_get(store *s, const char *ref, store_sweep *out, char **err) {
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   int64_t id = 0;
   memset(out, 0, sizeof *out);
   int rc = resolve_ref(s, ref, &id, err);
@@ -538,7 +538,7 @@ void store_sweep_clear(store_sweep *sw) {
 /* ---- trials ---- */
 
 int store_trial_begin(store *s, const store_trial_new *t, int64_t *trial_id, char **err) {
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   int rc = stmt_get(s, ST_TRIAL_BEGIN, &st, err);
   if (rc) return rc;
   rc = bind_int(st, ":sweep_id", t->sweep_id) | bind_int(st, ":number", t->number) |
@@ -555,7 +555,7 @@ int store_trial_begin(store *s, const store_trial_new *t, int64_t *trial_id, cha
 }
 
 int store_trial_set_pid(store *s, int64_t trial_id, int pid, char **err) {
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   int rc = stmt_get(s, ST_TRIAL_PID, &st, err);
   if (rc) return rc;
   if (bind_int(st, ":pid", pid) | bind_int(st, ":id", trial_id)) return bind_fail(s, st, err);
@@ -566,7 +566,7 @@ int store_trial_set_pid(store *s, int64_t trial_id, int pid, char **err) {
  * so a pruned trial's partial value never competes with finished ones. */
 static int finish_row(store *s, int64_t trial_id, const store_trial_end *e, int n_steps,
                       char **err) {
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   int rc = stmt_get(s, ST_TRIAL_FINISH, &st, err);
   if (rc) return rc;
   int ok = e->status && strcmp(e->status, "ok") == 0;
@@ -614,7 +614,7 @@ int store_trial_finish(store *s, int64_t trial_id, const store_trial_end *e, con
 
 int store_trials_mark(store *s, int64_t sweep_id, const char *from, const char *to, int *n,
                       char **err) {
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   int rc = stmt_get(s, ST_TRIALS_MARK, &st, err);
   if (rc) return rc;
   if (bind_text(st, ":from", from) | bind_text(st, ":to", to) | bind_int(st, ":sweep_id", sweep_id))
@@ -649,7 +649,7 @@ static int trial_rows_of(store *s, sqlite3_stmt *st, store_trial **out, int *n, 
 }
 
 static int trials_rows(store *s, int64_t sweep_id, store_trial **out, int *n, char **err) {
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   int rc = stmt_get(s, ST_TRIALS_LOAD, &st, err);
   if (rc) return rc;
   if (bind_int(st, ":sweep_id", sweep_id)) return bind_fail(s, st, err);
@@ -658,7 +658,7 @@ static int trials_rows(store *s, int64_t sweep_id, store_trial **out, int *n, ch
 
 int store_warm_trials(store *s, const char *model, const char *hardware, int64_t sweep_id,
                       store_trial **out, int *n, char **err) {
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   *out = NULL;
   *n = 0;
   int rc = stmt_get(s, ST_WARM_TRIALS, &st, err);
@@ -676,7 +676,7 @@ int store_warm_trials(store *s, const char *model, const char *hardware, int64_t
 }
 
 int store_sweep_set_winner(store *s, int64_t sweep_id, const store_winner *w, char **err) {
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   int rc = stmt_get(s, ST_SWEEP_WINNER, &st, err);
   if (rc) return rc;
   rc = bind_int(st, ":trial_id", w->trial_id) | bind_real(st, ":winner_ms", w->value) |
@@ -688,7 +688,7 @@ int store_sweep_set_winner(store *s, int64_t sweep_id, const store_winner *w, ch
 
 /* Steps arrive ordered like the trials (by number, then step), so one walk assigns them. */
 static int trials_steps(store *s, int64_t sweep_id, store_trial *t, int n, char **err) {
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   int rc = stmt_get(s, ST_STEPS_LOAD, &st, err), k = 0, cap = 0;
   if (rc) return rc;
   if (bind_int(st, ":sweep_id", sweep_id)) return bind_fail(s, st, err);
@@ -780,7 +780,7 @@ static int rows_append(store *s, sqlite3_stmt *st, cJSON *arr, char **err) {
 
 /* Runs cached statement ID with :id bound (when it has one); rows into a new array. */
 static int rows_by_id(store *s, stmt_id id, int64_t key, cJSON **out, char **err) {
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   *out = NULL;
   int rc = stmt_get(s, id, &st, err);
   if (rc) return rc;
@@ -792,7 +792,7 @@ static int rows_by_id(store *s, stmt_id id, int64_t key, cJSON **out, char **err
 }
 
 static int steps_array(store *s, int64_t trial_id, cJSON **out, char **err) {
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   int rc = stmt_get(s, ST_TRIAL_STEPS, &st, err);
   if (rc) return rc;
   if (bind_int(st, ":trial_id", trial_id)) return bind_fail(s, st, err);
@@ -828,7 +828,7 @@ static int trial_with_steps(store *s, stmt_id id, int64_t sweep_id, cJSON **out,
 }
 
 static int show_counts(store *s, int64_t sweep_id, cJSON *o, char **err) {
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   int rc = stmt_get(s, ST_SHOW_COUNTS, &st, err);
   if (rc) return rc;
   if (bind_int(st, ":id", sweep_id)) return bind_fail(s, st, err);
@@ -873,7 +873,7 @@ int store_show_sweep(store *s, int64_t sweep_id, cJSON **out, char **err) {
 }
 
 int store_best(store *s, const char *model, const char *hardware, cJSON **out, char **err) {
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = NULL;
   *out = NULL;
   int rc = stmt_get(s, ST_BEST, &st, err);
   if (rc) return rc;
@@ -1025,4 +1025,76 @@ int store_query(store *s, const char *sql, cJSON **columns, cJSON **rows, char *
   *columns = cols;
   *rows = out;
   return 0;
+}
+
+/* ---- imported jaxlib flag lists (issue 4). Rare, so the statements are prepared per call
+ * rather than cached; each import is one write transaction. ---- */
+
+static int flag_insert(store *s, sqlite3_stmt *st, const char *jaxlib, const store_flag_row *r,
+                       char **err) {
+  if (bind_text(st, ":jaxlib", jaxlib) | bind_text(st, ":name", r->name) |
+      bind_text(st, ":type", r->type ? r->type : "") |
+      bind_text(st, ":default_value", r->default_value) |
+      bind_text(st, ":description", r->description))
+    return bind_fail(s, st, err);
+  return step_done(s, st, "storing an imported flag", err);
+}
+
+int store_flags_import(store *s, const char *jaxlib, const store_flag_row *rows, int n,
+                       char **err) {
+  sqlite3_stmt *del = NULL, *ins = NULL;
+  int rc = run_cached(s, ST_BEGIN_WRITE, "starting a flag import", err);
+  if (rc) return rc;
+  if (sqlite3_prepare_v2(s->db, "DELETE FROM jaxlib_flags WHERE jaxlib = :jaxlib", -1, &del,
+                         NULL) != SQLITE_OK ||
+      sqlite3_prepare_v2(s->db,
+                         "INSERT OR REPLACE INTO jaxlib_flags (jaxlib, name, type, default_value, "
+                         "description) VALUES (:jaxlib, :name, :type, :default_value, "
+                         ":description)",
+                         -1, &ins, NULL) != SQLITE_OK) {
+    rc = db_fail(s, err, "preparing a flag import");
+    goto cleanup;
+  }
+  rc = bind_text(del, ":jaxlib", jaxlib) ? bind_fail(s, del, err)
+                                         : step_done(s, del, "replacing a flag list", err);
+  for (int i = 0; rc == 0 && i < n; i++) rc = flag_insert(s, ins, jaxlib, &rows[i], err);
+  if (rc == 0) rc = run_cached(s, ST_COMMIT, "committing a flag import", err);
+
+cleanup:
+  sqlite3_finalize(del);
+  sqlite3_finalize(ins);
+  if (rc) tx_rollback(s);
+  return rc;
+}
+
+/* Runs SQL with :jaxlib bound to JAXLIB (when it has the parameter); rows into a new array. */
+static int flag_rows(store *s, const char *sql, const char *jaxlib, cJSON **out, char **err) {
+  sqlite3_stmt *st = NULL;
+  *out = NULL;
+  if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+    return db_fail(s, err, "reading imported flags");
+  if (bind_index(st, ":jaxlib") && bind_text(st, ":jaxlib", jaxlib)) {
+    int rc = bind_fail(s, st, err);
+    sqlite3_finalize(st);
+    return rc;
+  }
+  *out = cJSON_CreateArray();
+  int rc = rows_append(s, st, *out, err);
+  sqlite3_finalize(st);
+  if (rc) cJSON_Delete(*out), *out = NULL;
+  return rc;
+}
+
+int store_flags_list(store *s, const char *jaxlib, cJSON **out, char **err) {
+  return flag_rows(s,
+                   "SELECT name, type, default_value, description, imported_at FROM jaxlib_flags "
+                   "WHERE jaxlib = :jaxlib ORDER BY name",
+                   jaxlib, out, err);
+}
+
+int store_flags_versions(store *s, cJSON **out, char **err) {
+  return flag_rows(s,
+                   "SELECT jaxlib, count(*) AS flags, max(imported_at) AS imported_at "
+                   "FROM jaxlib_flags GROUP BY jaxlib ORDER BY jaxlib",
+                   NULL, out, err);
 }

@@ -169,4 +169,24 @@ int store_best(store *s, const char *model, const char *hardware, cJSON **out, c
  * statement, an empty query or an SQL error. */
 int store_query(store *s, const char *sql, cJSON **columns, cJSON **rows, char **err);
 
+/* ---- imported jaxlib flag lists (store/0002_flags.sql) ---- */
+
+typedef struct {
+  const char *name;          /* without dashes */
+  const char *type;          /* bool, int32, int64, float, string */
+  const char *default_value; /* may be NULL */
+  const char *description;   /* may be NULL */
+} store_flag_row;
+
+/* Replaces the flag list of JAXLIB with ROWS (N of them) in one transaction. */
+int store_flags_import(store *s, const char *jaxlib, const store_flag_row *rows, int n,
+                       char **err);
+
+/* Array of {name, type, default_value, description, imported_at} of JAXLIB's list, by name;
+ * empty when nothing was imported for it. Caller deletes. */
+int store_flags_list(store *s, const char *jaxlib, cJSON **out, char **err);
+
+/* Array of {jaxlib, flags, imported_at}: the versions with an imported list. Caller deletes. */
+int store_flags_versions(store *s, cJSON **out, char **err);
+
 #endif

@@ -181,7 +181,7 @@ TEST(reads_file) {
   int fd = mkstemp(path);
   CHECK(fd >= 0);
   if (fd < 0) return;
-  const char *text = HEAD "  flags = { xla_a = int(1, 10, 3) },\n}\n";
+  const char *text = HEAD "  flags = { xla_gpu_autotune_level = int(1, 10, 3) },\n}\n";
   CHECK_INT(write(fd, text, strlen(text)), (long long)strlen(text));
   close(fd);
   lhost *h = host();

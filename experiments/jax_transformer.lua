@@ -1,0 +1,24 @@
+-- A real JAX job on one GPU: experiments/jax_transformer.py (a small decoder-only transformer,
+-- bf16 matmuls, Adam), searching the flags that matter without collectives: the autotune
+-- level, command buffers (CUDA graphs; '' turns them off), Triton GEMM, cuDNN GEMM fusion and
+-- fused attention, and the memory fraction. Needs python3 with jax[cuda] and a GPU; the
+-- tests only check it (`flagtune check`), the GPU run is still pending (docs/PRESETS.md).
+return experiment {
+  name = "jax-transformer-1gpu",
+  model = "jax-transformer-8x1024",
+  hardware = "auto",
+  command = { "python3", "jax_transformer.py", "--steps", "{steps}", "--batch", "16",
+              "--seq", "1024", "--layers", "8" },
+  workdir = ".",
+  env = { PYTHONUNBUFFERED = "1" },
+  metric = { json = "step_time_ms", skip = 3, reduce = "median" },
+  -- The codegen preset: triton_gemm_any, command buffers, cuDNN GEMM fusion level, autotune
+  -- level 0-4; fmha = true adds xla_gpu_enable_cudnn_fmha (a no-op in recent XLA: a warning).
+  presets = xla.presets.codegen{ fmha = true },
+  flags = { xla_gpu_enable_triton_gemm = auto },
+  vars = { XLA_CLIENT_MEM_FRACTION = range(0.75, 0.95, 0.05) },
+  strategy = tpe { startup = 10 },
+  budget = { trials = 40, steps = 30, hours = 2 },
+  gpus_per_trial = 1,
+  timeout = "10m",
+}

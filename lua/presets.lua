@@ -1,0 +1,320 @@
+-- Presets: ready-made search spaces for the groups of XLA flags and variables the seed
+-- documents tune together (collectives, memory, codegen, pipeline, nccl, pgle), exposed to
+-- experiment files as `xla.presets.NAME{ options }`. Each preset returns a Preset:
+-- { flags = ParamSet, vars = ParamSet, names = { "collectives" } }; Presets and ParamSets
+-- compose with `+`, and one name defined twice is an error. Values come from the catalog's
+-- candidates (lua/catalog.lua) wherever it has them, so each traces to a seed; the rest is
+-- documented in docs/PRESETS.md. Must not validate experiments (lua/dsl.lua does) or know
+-- how trials run.
+
+local presets = {}
+
+local PRESET = { __name = "flagtune.preset" }
+local PARAMSET = { __name = "flagtune.paramset" }
+presets.PRESET, presets.PARAMSET = PRESET, PARAMSET
+
+-- dsl.PARAM, set by presets.bind: descriptors are made the way dsl's constructors make them.
+local PARAM
+
+local function is_preset(v) return getmetatable(v) == PRESET end
+local function is_paramset(v) return getmetatable(v) == PARAMSET end
+presets.is_preset, presets.is_paramset = is_preset, is_paramset
+
+---------------------------------------------------------------------------------------
+-- Composition
+
+-- Merges plain or ParamSet tables A and B into a new ParamSet; a name in both is an error
+-- raised at LEVEL (the `+` in the experiment file). WHO names the two sides for the message.
+local function merge(a, b, who_a, who_b, level)
+  local out = {}
+  for k, v in pairs(a) do out[k] = v end
+  local clash
+  for k, v in pairs(b) do
+    if out[k] ~= nil and (not clash or k < clash) then clash = k end
+    out[k] = v
+  end
+  if clash then -- the first name in order, so the message does not depend on pairs()
+    error(string.format("'%s' is defined by both %s and %s: remove it from one", clash, who_a,
+                        who_b), level + 1)
+  end
+  return setmetatable(out, PARAMSET)
+end
+
+local function who(p)
+  if is_preset(p) then return "preset " .. table.concat(p.names, "+") end
+  return "the other table"
+end
+
+PARAMSET.__add = function(a, b)
+  if type(a) ~= "table" or type(b) ~= "table" then
+    error("only tables of flags or variables can be added with +", 2)
+  end
+  -- Not a tail call: the error level must still see the experiment file's `+`.
+  local sum = merge(a, b, "the left table", "the right table", 2)
+  return sum
+end
+
+local function concat_names(a, b)
+  local n = {}
+  for _, x in ipairs(a.names) do n[#n + 1] = x end
+  for _, x in ipairs(b.names) do n[#n + 1] = x end
+  return n
+end
+
+PRESET.__add = function(a, b)
+  if not is_preset(a) or not is_preset(b) then
+    error("a preset can only be added to another preset (xla.presets.x{} + xla.presets.y{})", 2)
+  end
+  return setmetatable({ flags = merge(a.flags, b.flags, who(a), who(b), 2),
+                        vars = merge(a.vars, b.vars, who(a), who(b), 2),
+                        names = concat_names(a, b) }, PRESET)
+end
+
+-- The sum of a list of presets (the experiment's `presets = { ... }`), or nil and why.
+function presets.sum(list)
+  local total
+  for i, p in ipairs(list) do
+    if not is_preset(p) then
+      return nil, string.format("presets item %d is not a preset: write xla.presets.NAME{ ... }", i)
+    end
+    if total then
+      local ok, res = pcall(PRESET.__add, total, p)
+      if not ok then return nil, (tostring(res):gsub("^[^\n]-:%d+: ", "")) end
+      total = res
+    else
+      total = p
+    end
+  end
+  return total
+end
+
+---------------------------------------------------------------------------------------
+-- Building blocks
+
+local catalog_by_name
+local function entry(name)
+  if not catalog_by_name then
+    catalog_by_name = {}
+    for _, e in ipairs(require "catalog") do catalog_by_name[e.name] = e end
+  end
+  return catalog_by_name[name] or error("presets: '" .. name .. "' is not in the catalog", 0)
+end
+
+-- The line in the experiment file that called the preset (level 3: the preset's caller).
+local function call_line()
+  local info = debug.getinfo(3, "l")
+  return info and math.max(info.currentline, 1) or 1
+end
+
+local function choice(line, values)
+  local copy = {}
+  for i, v in ipairs(values) do copy[i] = v end
+  return setmetatable({ kind = "choice", values = copy, n = #copy, line = line }, PARAM)
+end
+
+local function bool(line)
+  return setmetatable({ kind = "bool", values = { false, true }, n = 2, line = line }, PARAM)
+end
+
+-- The catalog's candidates of NAME; AS_STRING turns numbers into strings (for variables).
+local function candidates(name, as_string)
+  local c = entry(name).candidates or error("presets: '" .. name .. "' has no candidates", 0)
+  local out = {}
+  for i, v in ipairs(c) do out[i] = as_string and tostring(v) or v end
+  return out
+end
+
+local function preset(name, flags, vars)
+  return setmetatable({ flags = setmetatable(flags, PARAMSET), vars = setmetatable(vars, PARAMSET),
+                        names = { name } }, PRESET)
+end
+
+-- Checks OPTS against ALLOWED (a set) and returns it (an empty table for nil).
+local function options(name, opts, allowed)
+  if opts == nil then return {} end
+  if type(opts) ~= "table" or getmetatable(opts) then
+    error(string.format("xla.presets.%s takes a table of options: xla.presets.%s{ ... }", name,
+                        name), 3)
+  end
+  for k in pairs(opts) do
+    if not allowed[k] then
+      local names = {}
+      for a in pairs(allowed) do names[#names + 1] = a end
+      table.sort(names)
+      error(string.format("xla.presets.%s: unknown option '%s' (options: %s)", name, tostring(k),
+                          #names > 0 and table.concat(names, ", ") or "none"), 3)
+    end
+  end
+  return opts
+end
+
+local function bytes_option(name, key, v)
+  if math.type(v) == "integer" and v > 0 then return v end
+  if type(v) == "string" then
+    local n, why = ft.parse_bytes(v)
+    if n and n > 0 then return n end
+    error(string.format("xla.presets.%s: %s: cannot read %q as a byte size: %s", name, key, v,
+                        tostring(why or "must be positive")), 3)
+  end
+  error(string.format('xla.presets.%s: %s must be a size like "436MB" or a number of bytes', name,
+                      key), 3)
+end
+
+local EIGHT_GIB = 8589934592 -- the threshold seed 000 writes for AG, RS and AR
+
+-- Powers of two from LO (rounded down to one) up to HI (rounded up, at most 8 GiB).
+local function log2_grid(lo, hi)
+  local p = 1
+  while p * 2 <= lo do p = p * 2 end
+  local values = {}
+  while p <= EIGHT_GIB do
+    values[#values + 1] = p
+    if p >= hi then break end
+    p = p * 2
+  end
+  return values
+end
+
+local function flag_list(line, opts_list)
+  local out = {}
+  for i, v in ipairs(opts_list) do out[i] = v end
+  return choice(line, out)
+end
+
+---------------------------------------------------------------------------------------
+-- The presets
+
+local api = {}
+
+-- Seed 000, "Flags to enable optimizations for FSDP communication": LHS, pipelined
+-- AG/RS/AR, while-loop double buffering, combine-by-dim, and combine thresholds at least one
+-- layer's weights (AG/RS) and 16MB up to the gradient size in steps of 2 (AR).
+function api.collectives(opts)
+  local line = call_line()
+  opts = options("collectives", opts, { layer_bytes = true, grad_bytes = true })
+  if opts.layer_bytes == nil then
+    error('xla.presets.collectives needs layer_bytes, the bytes of one transformer layer\'s '
+          .. 'weights: collectives{ layer_bytes = "436MB" } (seed 000: Llama-2-7B in bf16)', 2)
+  end
+  local layer = bytes_option("collectives", "layer_bytes", opts.layer_bytes)
+  local grad = opts.grad_bytes and bytes_option("collectives", "grad_bytes", opts.grad_bytes)
+    or EIGHT_GIB
+  local ag_rs = log2_grid(layer, 16 * layer)
+  local flags = {
+    xla_gpu_enable_latency_hiding_scheduler = bool(line),
+    xla_gpu_enable_pipelined_all_gather = bool(line),
+    xla_gpu_enable_pipelined_reduce_scatter = bool(line),
+    xla_gpu_enable_pipelined_all_reduce = bool(line),
+    xla_gpu_enable_while_loop_double_buffering = bool(line),
+    xla_gpu_enable_all_gather_combine_by_dim = bool(line),
+    xla_gpu_enable_reduce_scatter_combine_by_dim = bool(line),
+    xla_gpu_all_gather_combine_threshold_bytes = flag_list(line, ag_rs),
+    xla_gpu_reduce_scatter_combine_threshold_bytes = flag_list(line, ag_rs),
+    xla_gpu_all_reduce_combine_threshold_bytes = flag_list(line, log2_grid(16777216, grad)),
+  }
+  local vars = { CUDA_DEVICE_MAX_CONNECTIONS = choice(line, { "1", "8" }) }
+  return preset("collectives", flags, vars)
+end
+
+-- Seed 000 (memory fraction, slop factor), the field notes (preallocation, the newer
+-- variable name), seed 003 (latency_hiding_scheduler_rerun, a libtpu flag: tpu = true).
+function api.memory(opts)
+  local line = call_line()
+  opts = options("memory", opts, { tpu = true, legacy_names = true })
+  local fraction = opts.legacy_names and "XLA_PYTHON_CLIENT_MEM_FRACTION"
+    or "XLA_CLIENT_MEM_FRACTION"
+  local vars = {
+    [fraction] = choice(line, candidates("XLA_CLIENT_MEM_FRACTION")),
+    XLA_PYTHON_CLIENT_PREALLOCATE = choice(line, { "true", "false" }),
+  }
+  local flags = {
+    xla_gpu_memory_limit_slop_factor = choice(line, candidates("xla_gpu_memory_limit_slop_factor")),
+  }
+  if opts.tpu then
+    flags.xla_latency_hiding_scheduler_rerun =
+      choice(line, candidates("xla_latency_hiding_scheduler_rerun"))
+  end
+  return preset("memory", flags, vars)
+end
+
+-- Seeds 000/001/003: Triton GEMM for any GEMM, command buffers ('' disables CUDA graphs),
+-- cuDNN GEMM fusion, the autotune level (0-4 as XLA's help text lists them); cuDNN fused
+-- attention only with fmha = true (a no-op in recent XLA).
+function api.codegen(opts)
+  local line = call_line()
+  opts = options("codegen", opts, { fmha = true })
+  local flags = {
+    xla_gpu_triton_gemm_any = bool(line),
+    xla_gpu_enable_command_buffer = choice(line, candidates("xla_gpu_enable_command_buffer")),
+    xla_gpu_cudnn_gemm_fusion_level = choice(line, candidates("xla_gpu_cudnn_gemm_fusion_level")),
+    xla_gpu_autotune_level = choice(line, candidates("xla_gpu_autotune_level")),
+  }
+  if opts.fmha then flags.xla_gpu_enable_cudnn_fmha = bool(line) end
+  return preset("codegen", flags, {})
+end
+
+-- Seed 000 "async collective permute" and seed 001 pipeline parallelism; the LHS async
+-- tracker (gone from recent XLA) only with legacy = true.
+function api.pipeline(opts)
+  local line = call_line()
+  opts = options("pipeline", opts, { legacy = true })
+  local flags = {
+    xla_gpu_enable_pipelined_p2p = bool(line),
+    xla_gpu_collective_permute_decomposer_threshold =
+      choice(line, candidates("xla_gpu_collective_permute_decomposer_threshold")),
+    xla_gpu_experimental_pipeline_parallelism_opt_level =
+      choice(line, candidates("xla_gpu_experimental_pipeline_parallelism_opt_level")),
+  }
+  if opts.legacy then flags.xla_gpu_lhs_enable_gpu_async_tracker = bool(line) end
+  return preset("pipeline", flags, {})
+end
+
+-- Seed 000 "NCCL configuration" and "NCCL Optimizations"; seed 001's protocol set.
+function api.nccl(opts)
+  local line = call_line()
+  opts = options("nccl", opts, {})
+  local flags = {
+    xla_gpu_enable_nccl_user_buffers = bool(line),
+    xla_gpu_nccl_collective_max_nchannels =
+      choice(line, candidates("xla_gpu_nccl_collective_max_nchannels")),
+  }
+  local vars = {
+    NCCL_PROTO = choice(line, candidates("NCCL_PROTO", true)),
+    NCCL_NVLS_ENABLE = choice(line, candidates("NCCL_NVLS_ENABLE", true)),
+  }
+  return preset("nccl", flags, vars)
+end
+
+-- Seed 001 "auto PGLE": JAX_ENABLE_PGLE, and with runs = { ... } the profiled runs too.
+-- The profiled steps and the recompile are left out of the measurement (metric.skip_pgle).
+function api.pgle(opts)
+  local line = call_line()
+  opts = options("pgle", opts, { runs = true })
+  local vars = { JAX_ENABLE_PGLE = choice(line, { "false", "true" }) }
+  if opts.runs ~= nil then
+    local runs = opts.runs == true and candidates("JAX_PGLE_PROFILING_RUNS", true) or opts.runs
+    if type(runs) ~= "table" or #runs == 0 then
+      error("xla.presets.pgle: runs must be true or a list like { 1, 3 }", 2)
+    end
+    local values = {}
+    for i, r in ipairs(runs) do
+      if math.type(tonumber(r)) ~= "integer" or tonumber(r) < 1 then
+        error("xla.presets.pgle: runs must be whole numbers >= 1", 2)
+      end
+      values[i] = tostring(r)
+    end
+    vars.JAX_PGLE_PROFILING_RUNS = choice(line, values)
+  end
+  return preset("pgle", {}, vars)
+end
+
+presets.api = api
+
+-- Hands presets dsl's PARAM metatable and returns the table experiment files see as
+-- `xla.presets`.
+function presets.bind(param_mt)
+  PARAM = param_mt
+  return api
+end
+
+return presets

@@ -1,0 +1,554 @@
+/* `flagtune flags`: lists and explains the flag catalog (lua/catalog.lua, read through the Lua
+ * host), parses the table a jaxlib prints for XLA_FLAGS=--help and keeps it in the database per
+ * jaxlib version, and compares the catalog with such a list. Owns only this command's
+ * arguments and output; the catalog's content is Lua data and every SQL statement is store's. */
+#include "flagcmd.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <lauxlib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag.h"
+#include "hardware.h"
+#include "json.h"
+#include "lhost.h"
+
+/* Budget for the catalog's load and the did-you-mean search (both well under it). */
+#define LUA_BUDGET 50000000L
+
+typedef struct {
+  const char *sub; /* NULL (list), "show" or "import" */
+  const char *pos;  /* PATTERN or NAME */
+  const char *jaxlib, *file, *command, *db;
+  int json, help;
+} fargs;
+
+static const char *USAGE =
+    "usage: flagtune flags [PATTERN] [--jaxlib V] [--db PATH] [--json]\n"
+    "       flagtune flags show NAME [--json]\n"
+    "       flagtune flags import (--file HELP.txt | --command \"CMD\") [--jaxlib V] [--db PATH]\n"
+    "\n"
+    "Lists the catalog's flags and variables whose name matches PATTERN (a substring, or a glob\n"
+    "with * and ?): name, type, default, backend and a one-line description. `show` explains one\n"
+    "entry. `import` reads the table a jaxlib prints for XLA_FLAGS=--help (from a file, or by\n"
+    "running CMD with XLA_FLAGS=--help) and stores it for jaxlib V (default: the version\n"
+    "`python3 -c \"import jax, jaxlib; ...\"` reports); `--jaxlib V` then marks the catalog flags\n"
+    "that jaxlib lacks.\n";
+
+/* ---- parsing XLA's help table ---- */
+
+static const char *const HELP_TYPES[] = {"bool", "int32", "int64", "float", "string", NULL};
+
+static int known_type(const char *t) {
+  for (int i = 0; HELP_TYPES[i]; i++)
+    if (strcmp(t, HELP_TYPES[i]) == 0) return 1;
+  return 0;
+}
+
+static void rtrim(char *s) {
+  size_t n = strlen(s);
+  while (n > 0 && isspace((unsigned char)s[n - 1])) s[--n] = '\0';
+}
+
+/* "\t--name=default   \ttype\tdescription" (LINE modified) into R; 0 when it is not one. */
+static int help_row(char *line, store_flag_row *r) {
+  char *p = line;
+  while (*p == ' ' || *p == '\t') p++;
+  if (strncmp(p, "--", 2) != 0) return 0;
+  char *tab1 = strchr(p, '\t'), *tab2 = tab1 ? strchr(tab1 + 1, '\t') : NULL;
+  if (!tab2) return 0;
+  *tab1 = *tab2 = '\0';
+  rtrim(p);
+  rtrim(tab1 + 1);
+  char *eq = strchr(p, '=');
+  if (!eq || !known_type(tab1 + 1)) return 0;
+  *eq = '\0';
+  const char *name = p + 2, *def = eq + 1;
+  if (!*name || strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(name)) return 0;
+  size_t dl = strlen(def);
+  if (dl >= 2 && def[0] == '"' && def[dl - 1] == '"') def++, dl -= 2;
+  char *desc = tab2 + 1;
+  rtrim(desc);
+  r->name = xstrdup(name);
+  r->type = xstrdup(tab1 + 1);
+  r->default_value = xstrndup(def, dl);
+  r->description = xstrdup(desc);
+  return 1;
+}
+
+/* A glog line ("I0000 00:00:...", "W1122 ..."), a usage header or a Python log: never part
+ * of a description that runs on over several lines. */
+static int is_noise(const char *line) {
+  if (strchr("IWEF", line[0]) && isdigit((unsigned char)line[1])) return 1;
+  return strncmp(line, "usage:", 6) == 0 || strncmp(line, "Flags:", 6) == 0 ||
+         strncmp(line, "Traceback", 9) == 0;
+}
+
+static void append_desc(store_flag_row *r, const char *more) {
+  char *d = xasprintf("%s%s%s", r->description, *r->description ? " " : "", more);
+  free((char *)r->description);
+  r->description = d;
+}
+
+int flagcmd_parse_help(const char *text, store_flag_row **rows, int *n) {
+  int cap = 0, in_row = 0;
+  *rows = NULL;
+  *n = 0;
+  for (const char *line = text; line && *line;) {
+    const char *nl = strchr(line, '\n');
+    char *copy = xstrndup(line, nl ? (size_t)(nl - line) : strlen(line));
+    if (*n == cap) *rows = xrealloc(*rows, (size_t)(cap = cap * 2 + 64) * sizeof **rows);
+    store_flag_row r = {0};
+    if (help_row(copy, &r)) {
+      (*rows)[(*n)++] = r;
+      in_row = 1;
+    } else {
+      rtrim(copy);
+      char *t = copy + strspn(copy, " \t");
+      if (!*t || is_noise(t)) in_row = 0;
+      else if (in_row) append_desc(&(*rows)[*n - 1], t);
+    }
+    free(copy);
+    line = nl ? nl + 1 : NULL;
+  }
+  return 0;
+}
+
+void flagcmd_rows_free(store_flag_row *rows, int n) {
+  for (int i = 0; i < n; i++) {
+    free((char *)rows[i].name);
+    free((char *)rows[i].type);
+    free((char *)rows[i].default_value);
+    free((char *)rows[i].description);
+  }
+  free(rows);
+}
+
+/* ---- matching ---- */
+
+static char *lower(const char *s) {
+  char *c = xstrdup(s);
+  for (char *p = c; *p; p++) *p = (char)tolower((unsigned char)*p);
+  return c;
+}
+
+int flagcmd_match(const char *pattern, const char *name) {
+  if (!pattern || !*pattern) return 1;
+  char *p = lower(pattern), *s = lower(name);
+  int m = strpbrk(p, "*?[") ? fnmatch(p, s, 0) == 0 : strstr(s, p) != NULL;
+  free(p);
+  free(s);
+  return m;
+}
+
+/* ---- the catalog through Lua ---- */
+
+/* A new host with the catalog array on top of its stack. */
+static int catalog_open(lhost **h, char **err) {
+  int rc = lhost_new(h, err);
+  if (rc == 0) rc = lhost_require(*h, "catalog", err);
+  if (rc == 0 && lua_type(lhost_state(*h), -1) != LUA_TTABLE)
+    rc = diag_set(err, FT_ELUA, "lua/catalog.lua did not return a table");
+  return rc;
+}
+
+/* T[KEY] as display text (new string): '' for "", booleans and numbers as XLA writes them,
+ * lists joined with ", "; NULL when absent. */
+static char *field_text(lua_State *L, int t, const char *key) {
+  int type = lua_getfield(L, t, key);
+  char *out = NULL;
+  if (type == LUA_TBOOLEAN) {
+    out = xstrdup(lua_toboolean(L, -1) ? "true" : "false");
+  } else if (type == LUA_TNUMBER && lua_isinteger(L, -1)) {
+    out = xasprintf("%lld", (long long)lua_tointeger(L, -1));
+  } else if (type == LUA_TNUMBER) {
+    out = xasprintf("%.10g", lua_tonumber(L, -1));
+  } else if (type == LUA_TSTRING) {
+    out = xstrdup(*lua_tostring(L, -1) ? lua_tostring(L, -1) : "''");
+  } else if (type == LUA_TTABLE) {
+    out = xstrdup("");
+    int n = (int)lua_rawlen(L, -1), top = lua_gettop(L);
+    for (int i = 1; i <= n; i++) {
+      lua_rawgeti(L, top, i);
+      const char *v = lua_type(L, -1) == LUA_TBOOLEAN ? (lua_toboolean(L, -1) ? "true" : "false")
+                                                      : luaL_tolstring(L, -1, NULL);
+      char *next = xasprintf("%s%s%s", out, i > 1 ? " | " : "", *v ? v : "''");
+      free(out);
+      out = next;
+      lua_settop(L, top);
+    }
+  }
+  lua_pop(L, 1);
+  return out;
+}
+
+/* The entry of the catalog (at CAT) named NAME pushed, or 0 with nothing pushed. */
+static int find_entry(lua_State *L, int cat, const char *name) {
+  int n = (int)lua_rawlen(L, cat);
+  for (int i = 1; i <= n; i++) {
+    lua_rawgeti(L, cat, i);
+    lua_getfield(L, -1, "name");
+    int same = lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), name) == 0;
+    lua_pop(L, 1);
+    if (same) return 1;
+    lua_pop(L, 1);
+  }
+  return 0;
+}
+
+/* util.did_you_mean(NAME, every catalog name) as a new string, or NULL. */
+static char *suggest(lhost *h, int cat, const char *name) {
+  lua_State *L = lhost_state(h);
+  int top = lua_gettop(L);
+  char *err = NULL, *hint = NULL;
+  if (lhost_require(h, "util", &err) == 0) {
+    lua_getfield(L, -1, "did_you_mean");
+    lua_pushstring(L, name);
+    lua_newtable(L);
+    int n = (int)lua_rawlen(L, cat);
+    for (int i = 1; i <= n; i++) {
+      lua_rawgeti(L, cat, i);
+      lua_getfield(L, -1, "name");
+      lua_rawseti(L, -3, i);
+      lua_pop(L, 1);
+    }
+    /* [util, did_you_mean, name, names] */
+    if (lhost_pcall(h, 2, 1, LUA_BUDGET, &err) == 0 && lua_type(L, -1) == LUA_TSTRING)
+      hint = xstrdup(lua_tostring(L, -1));
+  }
+  free(err);
+  lua_settop(L, top);
+  return hint;
+}
+
+/* ---- the imported list of a jaxlib ---- */
+
+static const char *db_of(const fargs *a, const char *db_path) {
+  if (a->db) return a->db;
+  if (db_path) return db_path;
+  const char *env = getenv("FLAGTUNE_DB");
+  return env && *env ? env : "flagtune.db";
+}
+
+/* The flag names imported for JAXLIB as a cJSON object used as a set; FT_EINPUT when none. */
+static int jaxlib_set(const char *db, const char *jaxlib, cJSON **set, char **err) {
+  store *s = NULL;
+  cJSON *list = NULL;
+  int rc = store_open(db, STORE_READONLY, &s, err);
+  if (rc == 0) rc = store_flags_list(s, jaxlib, &list, err);
+  store_close(s);
+  if (rc == 0 && cJSON_GetArraySize(list) == 0)
+    rc = diag_set(err, FT_EINPUT,
+                  "no flag list imported for jaxlib %s in %s: run `flagtune flags import "
+                  "--jaxlib %s --command \"...\"` first",
+                  jaxlib, db, jaxlib);
+  if (rc != 0) {
+    cJSON_Delete(list);
+    return rc;
+  }
+  *set = cJSON_CreateObject();
+  const cJSON *it;
+  cJSON_ArrayForEach(it, list) {
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(it, "name");
+    if (cJSON_IsString(name)) cJSON_AddTrueToObject(*set, name->valuestring);
+  }
+  cJSON_Delete(list);
+  return 0;
+}
+
+/* How the entry on top of the stack stands in jaxlib SET: "yes", "MISSING", or "-" for what
+ * a jaxlib's XLA_FLAGS table cannot hold (variables, libtpu flags). */
+static const char *jaxlib_mark(lua_State *L, const cJSON *set, const char *name) {
+  char *kind = field_text(L, lua_gettop(L), "kind");
+  char *backend = field_text(L, lua_gettop(L), "backend");
+  const char *m = "-";
+  if (kind && strcmp(kind, "flag") == 0 && !(backend && strcmp(backend, "tpu") == 0))
+    m = cJSON_GetObjectItemCaseSensitive(set, name) ? "yes" : "MISSING";
+  free(kind);
+  free(backend);
+  return m;
+}
+
+/* ---- flags [PATTERN] ---- */
+
+static void print_row(lua_State *L, int e, const char *mark) {
+  char *name = field_text(L, e, "name"), *type = field_text(L, e, "type");
+  char *def = field_text(L, e, "default"), *backend = field_text(L, e, "backend");
+  char *desc = field_text(L, e, "desc"), *dep = field_text(L, e, "deprecated");
+  char *until = field_text(L, e, "until_");
+  if (def && strlen(def) > 24) strcpy(def + 21, "...");
+  printf("%-56s %-6s %-24s %-7s ", name, type ? type : "-", def ? def : "-",
+         backend ? backend : "-");
+  if (mark) printf("%-8s ", mark);
+  printf("%s%s\n", dep || until ? "[removed/deprecated] " : "", desc ? desc : "");
+  free(name), free(type), free(def), free(backend), free(desc), free(dep), free(until);
+}
+
+static int cmd_list(const fargs *a, const char *db_path) {
+  lhost *h = NULL;
+  cJSON *set = NULL, *out = a->json ? cJSON_CreateArray() : NULL;
+  char *err = NULL;
+  int rc = catalog_open(&h, &err), shown = 0, missing = 0;
+  if (rc == 0 && a->jaxlib) rc = jaxlib_set(db_of(a, db_path), a->jaxlib, &set, &err);
+  lua_State *L = rc == 0 ? lhost_state(h) : NULL;
+  int cat = L ? lua_gettop(L) : 0, n = L ? (int)lua_rawlen(L, cat) : 0;
+  if (rc == 0 && !a->json) {
+    printf("%-56s %-6s %-24s %-7s ", "NAME", "TYPE", "DEFAULT", "BACKEND");
+    if (set) printf("%-8s ", a->jaxlib);
+    printf("DESCRIPTION\n");
+  }
+  for (int i = 1; rc == 0 && i <= n; i++) {
+    lua_rawgeti(L, cat, i);
+    char *name = field_text(L, lua_gettop(L), "name");
+    if (name && flagcmd_match(a->pos, name)) {
+      const char *mark = set ? jaxlib_mark(L, set, name) : NULL;
+      missing += mark && strcmp(mark, "MISSING") == 0;
+      shown++;
+      if (out) {
+        cJSON *o = json_from_lua(L, lua_gettop(L));
+        if (mark) cJSON_AddStringToObject(o, "in_jaxlib", mark);
+        cJSON_AddItemToArray(out, o);
+      } else {
+        print_row(L, lua_gettop(L), mark);
+      }
+    }
+    free(name);
+    lua_pop(L, 1);
+  }
+  if (rc == 0 && out) {
+    char *s = cJSON_Print(out);
+    printf("%s\n", s);
+    free(s);
+  } else if (rc == 0 && set) {
+    printf("%d of %d listed catalog flags are MISSING from jaxlib %s (an unknown flag there ends "
+           "a trial as invalid)\n", missing, shown, a->jaxlib);
+  }
+  if (rc == 0 && shown == 0) diag_note("flagtune: no catalog entry matches '%s'", a->pos);
+  cJSON_Delete(out);
+  cJSON_Delete(set);
+  lhost_free(h);
+  if (rc != 0) diag_error(err);
+  free(err);
+  return diag_exit_code(rc);
+}
+
+/* ---- flags show NAME ---- */
+
+static const char *const SHOW_FIELDS[] = {
+    "name",       "kind",     "backend",  "type",  "default", "values", "recommended",
+    "candidates", "desc",     "source",   "deprecated", "renamed_to", "requires", "overrides",
+    "notes",      "since",    "until_",   "tags",  NULL};
+
+static int cmd_show(const fargs *a) {
+  lhost *h = NULL;
+  char *err = NULL;
+  int rc = catalog_open(&h, &err);
+  if (rc == 0) {
+    lua_State *L = lhost_state(h);
+    int cat = lua_gettop(L);
+    if (!find_entry(L, cat, a->pos)) {
+      char *hint = suggest(h, cat, a->pos);
+      rc = hint ? diag_set(&err, FT_EINPUT, "unknown flag '%s' (did you mean '%s'?)", a->pos, hint)
+                : diag_set(&err, FT_EINPUT, "unknown flag '%s' (see `flagtune flags`)", a->pos);
+      free(hint);
+    } else if (a->json) {
+      cJSON *o = json_from_lua(L, lua_gettop(L));
+      char *s = cJSON_Print(o);
+      printf("%s\n", s);
+      free(s);
+      cJSON_Delete(o);
+    } else {
+      for (int i = 0; SHOW_FIELDS[i]; i++) {
+        char *v = field_text(L, lua_gettop(L), SHOW_FIELDS[i]);
+        if (v) printf("%-12s %s\n", SHOW_FIELDS[i], v);
+        free(v);
+      }
+    }
+  }
+  lhost_free(h);
+  if (rc != 0) diag_error(err);
+  free(err);
+  return diag_exit_code(rc);
+}
+
+/* ---- flags import ---- */
+
+static char *read_text(const char *path, char **err) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    diag_set(err, FT_EINPUT, "cannot read %s: %s", path, strerror(errno));
+    return NULL;
+  }
+  size_t cap = 0, n = 0, r;
+  char *buf = NULL;
+  do {
+    if (n + 4096 > cap) buf = xrealloc(buf, cap = cap * 2 + 4096);
+    r = fread(buf + n, 1, cap - n - 1, f);
+    n += r;
+  } while (r > 0);
+  fclose(f);
+  buf[n] = '\0';
+  return buf;
+}
+
+/* Runs CMD through the shell with XLA_FLAGS=--help, stdout and stderr together. The exit
+ * status is not judged: a jaxlib may exit 0 or abort after printing the table. */
+static char *run_help(const char *cmd, char **err) {
+  char *full = xasprintf("XLA_FLAGS=--help %s 2>&1", cmd);
+  FILE *p = popen(full, "r");
+  free(full);
+  if (!p) {
+    diag_set(err, FT_ESYS, "cannot run %s: %s", cmd, strerror(errno));
+    return NULL;
+  }
+  size_t cap = 4096, n = 0, r;
+  char *buf = xmalloc(cap);
+  while ((r = fread(buf + n, 1, cap - n - 1, p)) > 0) {
+    n += r;
+    if (n + 1 >= cap) buf = xrealloc(buf, cap *= 2);
+  }
+  buf[n] = '\0';
+  pclose(p);
+  return buf;
+}
+
+/* Catalog flags (not TPU) this list lacks, and listed flags the catalog lacks. */
+static void compare(lhost *h, const store_flag_row *rows, int n, int *missing, int *unknown) {
+  lua_State *L = lhost_state(h);
+  int cat = lua_gettop(L), len = (int)lua_rawlen(L, cat);
+  cJSON *set = cJSON_CreateObject();
+  for (int i = 0; i < n; i++)
+    if (!cJSON_GetObjectItemCaseSensitive(set, rows[i].name))
+      cJSON_AddTrueToObject(set, rows[i].name);
+  *missing = *unknown = 0;
+  for (int i = 1; i <= len; i++) {
+    lua_rawgeti(L, cat, i);
+    char *name = field_text(L, lua_gettop(L), "name");
+    if (name && strcmp(jaxlib_mark(L, set, name), "MISSING") == 0) (*missing)++;
+    if (name) cJSON_DeleteItemFromObjectCaseSensitive(set, name);
+    free(name);
+    lua_pop(L, 1);
+  }
+  *unknown = cJSON_GetArraySize(set);
+  cJSON_Delete(set);
+}
+
+static int import_rows(const fargs *a, const char *db, const char *jaxlib, char **err) {
+  char *text = a->file ? read_text(a->file, err) : run_help(a->command, err);
+  if (!text) return a->file ? FT_EINPUT : FT_ESYS;
+  store_flag_row *rows = NULL;
+  int n = 0, missing = 0, unknown = 0, rc;
+  flagcmd_parse_help(text, &rows, &n);
+  free(text);
+  if (n == 0) {
+    rc = diag_set(err, FT_EINPUT,
+                  "no XLA flag table in %s: a jaxlib prints it for XLA_FLAGS=--help when its "
+                  "backend starts (e.g. --command \"python3 -c 'import jax; jax.devices()'\"); "
+                  "older jaxlibs ignore --help",
+                  a->file ? a->file : "the command's output");
+  } else {
+    store *s = NULL;
+    lhost *h = NULL;
+    rc = store_open(db, 0, &s, err);
+    if (rc == 0) rc = store_flags_import(s, jaxlib, rows, n, err);
+    store_close(s);
+    if (rc == 0 && catalog_open(&h, NULL) == 0) compare(h, rows, n, &missing, &unknown);
+    lhost_free(h);
+    if (rc == 0)
+      printf("imported %d flags of jaxlib %s into %s: %d catalog flags are missing from it, "
+             "%d of its flags are not in the catalog\n",
+             n, jaxlib, db, missing, unknown);
+  }
+  flagcmd_rows_free(rows, n);
+  return rc;
+}
+
+static int cmd_import(const fargs *a, const char *db_path) {
+  char *err = NULL, *probed = NULL;
+  int rc = 0;
+  if (!a->file == !a->command)
+    rc = diag_set(&err, FT_EINPUT, "flags import needs --file HELP.txt or --command \"CMD\"");
+  const char *jaxlib = a->jaxlib;
+  if (rc == 0 && !jaxlib) {
+    char *sw = hardware_software(NULL, &probed);
+    free(sw);
+    jaxlib = probed;
+    if (!jaxlib)
+      rc = diag_set(&err, FT_EINPUT,
+                    "flags import: give --jaxlib VERSION (python3 could not tell the jaxlib "
+                    "version)");
+  }
+  if (rc == 0) rc = import_rows(a, db_of(a, db_path), jaxlib, &err);
+  free(probed);
+  if (rc != 0) diag_error(err);
+  free(err);
+  return diag_exit_code(rc);
+}
+
+/* ---- arguments ---- */
+
+/* "--name=value" or "--name value": the value of option NAME at argv[*i], or NULL. */
+static const char *opt_value(int argc, char **argv, int *i, const char *name, char **err) {
+  const char *arg = argv[*i] + 2;
+  size_t n = strlen(name);
+  if (strncmp(arg, name, n) != 0) return NULL;
+  if (arg[n] == '=') return arg + n + 1;
+  if (arg[n] != '\0') return NULL;
+  if (*i + 1 >= argc) {
+    diag_set(err, FT_EINPUT, "option --%s needs a value", name);
+    return NULL;
+  }
+  return argv[++*i];
+}
+
+static int parse_option(fargs *a, int argc, char **argv, int *i, char **err) {
+  const char *arg = argv[*i], *v;
+  if (strcmp(arg, "--json") == 0) return a->json = 1, 0;
+  if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) return a->help = 1, 0;
+  if ((v = opt_value(argc, argv, i, "jaxlib", err))) return a->jaxlib = v, 0;
+  if ((v = opt_value(argc, argv, i, "file", err))) return a->file = v, 0;
+  if ((v = opt_value(argc, argv, i, "command", err))) return a->command = v, 0;
+  if ((v = opt_value(argc, argv, i, "db", err))) return a->db = v, 0;
+  if (err && *err) return FT_EINPUT;
+  return diag_set(err, FT_EINPUT, "flags: unknown option '%s' (see `flagtune flags --help`)", arg);
+}
+
+static int parse_args(int argc, char **argv, fargs *a, char **err) {
+  int i = 0, npos = 0;
+  if (argc > 0 && (strcmp(argv[0], "show") == 0 || strcmp(argv[0], "import") == 0))
+    a->sub = argv[i++];
+  for (; i < argc; i++) {
+    if (argv[i][0] == '-' && argv[i][1]) {
+      int rc = parse_option(a, argc, argv, &i, err);
+      if (rc) return rc;
+    } else if (npos++ == 0) {
+      a->pos = argv[i];
+    } else {
+      return diag_set(err, FT_EINPUT, "flags: unexpected argument '%s'", argv[i]);
+    }
+  }
+  if (a->help) return 0;
+  if (a->sub && strcmp(a->sub, "show") == 0 && !a->pos)
+    return diag_set(err, FT_EINPUT, "usage: flagtune flags show NAME");
+  if (a->sub && strcmp(a->sub, "import") == 0 && a->pos)
+    return diag_set(err, FT_EINPUT, "flags import takes no PATTERN: give --file or --command");
+  return 0;
+}
+
+int flagcmd_main(int argc, char **argv, const char *db_path) {
+  fargs a = {0};
+  char *err = NULL;
+  if (parse_args(argc, argv, &a, &err) != 0) {
+    diag_error(err);
+    free(err);
+    return 2;
+  }
+  if (a.help) return fputs(USAGE, stdout), 0;
+  if (!a.sub) return cmd_list(&a, db_path);
+  if (strcmp(a.sub, "show") == 0) return cmd_show(&a);
+  return cmd_import(&a, db_path);
+}

@@ -1,0 +1,157 @@
+-- Tests for the catalog checks in lua/dsl.lua and the catalog routing in lua/space.lua:
+-- unknown flags with "did you mean", allow_unknown_flags, deprecated/renamed warnings, values
+-- outside a flag's type, `auto`, TPU flags to LIBTPU_INIT_ARGS, metric.pgle_extra_skip, and
+-- the catalog's own shape. Fails by raising.
+
+local dsl = require "dsl"
+local space = require "space"
+local catalog = require "catalog"
+
+local function eq(got, want, what)
+  if got ~= want then
+    error(string.format("%s: got %s, want %s", what, tostring(got), tostring(want)), 2)
+  end
+end
+
+local function raises(f)
+  local ok, err = pcall(f)
+  if ok then error("expected an error", 2) end
+  return tostring(err)
+end
+
+-- An experiment whose body (lines 4 on) is BODY.
+local function exp(body)
+  return "return experiment {\n  command = { \"sim\" },\n  metric = { json = \"ms\" },\n"
+         .. body .. "}\n"
+end
+
+local function load(body) return dsl.load("x.lua", exp(body)) end
+
+local function test_unknown_flag()
+  local err = raises(function()
+    load("  flags = { xla_gpu_enable_latency_hidding_scheduler = bool() },\n")
+  end)
+  eq(err, "x.lua:4: unknown XLA flag 'xla_gpu_enable_latency_hidding_scheduler' "
+     .. "(did you mean 'xla_gpu_enable_latency_hiding_scheduler'?)", "typo")
+  err = raises(function() load("  fixed_flags = { xla_zzz_qqq_www = 1 },\n  vars = { A = bool() },\n") end)
+  eq(err, "x.lua:4: unknown XLA flag 'xla_zzz_qqq_www': not in flagtune's catalog (see "
+     .. "`flagtune flags`); if your jaxlib has it, add allow_unknown_flags = { \"xla_zzz_qqq_www\" }",
+     "unknown without hint")
+  local x = load("  allow_unknown_flags = { \"xla_zzz_qqq_www\" },\n"
+                 .. "  flags = { xla_zzz_qqq_www = bool() },\n")
+  eq(#x.warnings, 0, "allowed unknown flag: no warning")
+  err = raises(function() load("  allow_unknown_flags = { \"NOT_A_FLAG\" },\n  vars = { A = bool() },\n") end)
+  eq(err, "x.lua:4: allow_unknown_flags: 'NOT_A_FLAG' is not an XLA flag name (they look like "
+     .. "xla_gpu_enable_...)", "allow list names")
+end
+
+local function test_warnings()
+  local x = load("  flags = { xla_gpu_enable_cudnn_fmha = bool() },\n")
+  eq(x.warnings[1], "x.lua:4: warning: 'xla_gpu_enable_cudnn_fmha' is deprecated: a no-op in "
+     .. "recent XLA ('Deprecated, do not use')", "deprecated text")
+  x = load("  flags = { xla_gpu_enable_latency_hiding_scheduler = choice { \"yes\", \"no\" } },\n")
+  eq(x.warnings[1], "x.lua:4: warning: 'xla_gpu_enable_latency_hiding_scheduler' = \"yes\" is not "
+     .. "a bool (true or false): XLA ignores it (\"Couldn't interpret value\")", "bool misfit")
+  x = load("  flags = { xla_gpu_enable_latency_hiding_scheduler = choice { true, \"false\", 1 } },\n")
+  eq(#x.warnings, 0, "true, \"false\" and 1 are bools to XLA")
+  x = load("  fixed_flags = { xla_memory_scheduler = \"kFast\" },\n  vars = { A = bool() },\n")
+  eq(x.warnings[1], "x.lua:4: warning: 'xla_memory_scheduler' = \"kFast\" is not one of kDefault, "
+     .. "kList, kDfs, kPostOrder, kBrkga", "enum misfit")
+  x = load("  flags = { xla_gpu_enable_command_buffer = choice { \"\", \"FUSION,+CUDNN\", \"FUSON\" } },\n")
+  eq(#x.warnings, 1, "one list warning")
+  assert(x.warnings[1]:find("\"FUSON\" is not a comma%-separated list of FUSION"), x.warnings[1])
+  x = load("  flags = { xla_gpu_all_gather_combine_threshold_bytes = choice { 1.5 } },\n")
+  assert(x.warnings[1]:find("is not a whole number of bytes", 1, true), x.warnings[1])
+  x = load("  vars = {\n    XLA_PYTHON_CLIENT_MEM_FRACTION = range(0.7, 0.9, 0.1),\n"
+           .. "    SOMETHING_ELSE = bool(),\n  },\n")
+  eq(#x.warnings, 1, "unknown env vars are fine")
+  eq(x.warnings[1], "x.lua:5: warning: 'XLA_PYTHON_CLIENT_MEM_FRACTION' is renamed "
+     .. "'XLA_CLIENT_MEM_FRACTION' in newer JAX", "env rename")
+  x = load("  flags = { xla_gpu_enable_latency_hiding_scheduler = bool() },\n")
+  eq(#x.warnings, 0, "a live flag: no warning")
+end
+
+local function test_auto()
+  local x = load("  flags = { xla_gpu_enable_command_buffer = auto },\n"
+                 .. "  vars = { NCCL_PROTO = auto },\n")
+  local p = x.flags.xla_gpu_enable_command_buffer
+  eq(p.kind, "choice", "auto is a choice")
+  eq(p.line, 4, "auto line")
+  eq(#p.values, 4, "command buffer candidates")
+  eq(p.values[1], "", "'' disables command buffers")
+  eq(#x.vars.NCCL_PROTO.values, 4, "env auto")
+  eq(x.space:size(), 16.0, "space of two autos")
+  local err = raises(function() load("  flags = { xla_gpu_autotune_max_solutions = auto },\n") end)
+  eq(err, "x.lua:4: 'xla_gpu_autotune_max_solutions' has no candidates in the catalog for "
+     .. "`auto`: search it with bool(), choice { ... }, int(lo, hi), range(lo, hi, step) or "
+     .. "pow2(lo, hi)", "auto without candidates")
+  err = raises(function()
+    load("  fixed_flags = { xla_gpu_autotune_level = auto },\n  vars = { A = bool() },\n")
+  end)
+  eq(err, "x.lua:4: 'xla_gpu_autotune_level' = auto searches the catalog's candidates: move it "
+     .. "to `flags`", "auto in fixed_flags")
+end
+
+local function test_routing()
+  local x = load("  fixed_flags = { xla_latency_hiding_scheduler_rerun = 5, "
+                 .. "xla_tpu_enable_async_all_to_all = true },\n"
+                 .. "  flags = { xla_gpu_enable_latency_hiding_scheduler = bool() },\n")
+  local targets = {}
+  for _, s in ipairs(x.space:render({ xla_gpu_enable_latency_hiding_scheduler = true })) do
+    targets[s.name] = s.target
+  end
+  eq(targets.xla_latency_hiding_scheduler_rerun, "tpu", "catalog backend tpu (no xla_tpu_ prefix)")
+  eq(targets.xla_tpu_enable_async_all_to_all, "tpu", "prefix and catalog agree")
+  eq(targets.xla_gpu_enable_latency_hiding_scheduler, "xla", "gpu flag")
+  eq(space.flag_target("xla_tpu_not_in_catalog"), "tpu", "prefix fallback")
+  eq(space.flag_target("xla_memory_scheduler"), "tpu", "catalog: libtpu flag")
+  eq(space.flag_target("xla_dump_to"), "xla", "backend any")
+end
+
+local function test_pgle()
+  local x = load("  vars = { JAX_ENABLE_PGLE = choice { \"false\", \"true\" } },\n")
+  eq(x.metric.skip_pgle, true, "skip_pgle default")
+  eq(x.metric.pgle_extra_skip, 4, "catalog default 3 runs + the recompile")
+  x = load("  env = { JAX_ENABLE_PGLE = \"yes\", JAX_PGLE_PROFILING_RUNS = 5 },\n  vars = { A = bool() },\n")
+  eq(x.metric.pgle_extra_skip, 6, "fixed runs")
+  x = load("  env = { JAX_ENABLE_PGLE = \"false\" },\n  vars = { A = bool() },\n")
+  eq(x.metric.pgle_extra_skip, 0, "PGLE fixed off")
+  x = load("  vars = { A = bool() },\n")
+  eq(x.metric.pgle_extra_skip, 0, "no PGLE")
+  x = dsl.load("x.lua", "return experiment {\n  command = { \"sim\" },\n"
+               .. "  metric = { json = \"ms\", skip_pgle = false },\n"
+               .. "  vars = { JAX_ENABLE_PGLE = bool() },\n}\n")
+  eq(x.metric.pgle_extra_skip, 0, "skip_pgle = false")
+  local err = raises(function()
+    dsl.load("x.lua", "return experiment {\n  command = { \"sim\" },\n"
+             .. "  metric = { json = \"ms\", skip_pgle = 1 },\n  vars = { A = bool() },\n}\n")
+  end)
+  eq(err, "x.lua:3: 'metric.skip_pgle' must be true or false, got 1", "skip_pgle type")
+end
+
+-- The catalog's own shape: every entry the fields the checks rely on.
+local function test_catalog_shape()
+  local seen, types = {}, { bool = 1, int = 1, float = 1, bytes = 1, string = 1, enum = 1,
+                            list = 1, path = 1 }
+  for i, e in ipairs(catalog) do
+    assert(type(e.name) == "string", "entry " .. i .. " has no name")
+    assert(not seen[e.name], "duplicate " .. e.name)
+    seen[e.name] = true
+    assert(e.kind == "flag" or e.kind == "env", e.name .. ": kind")
+    assert(types[e.type], e.name .. ": type " .. tostring(e.type))
+    for _, c in ipairs(e.candidates or {}) do
+      assert(not dsl.misfit(e, c), e.name .. ": candidate " .. tostring(c) .. " is not its type")
+    end
+    if e.default ~= nil and e.type ~= "list" and e.type ~= "enum" then
+      assert(not dsl.misfit(e, e.default), e.name .. ": default is not its type")
+    end
+  end
+  assert(#catalog >= 395, "catalog size")
+end
+
+test_unknown_flag()
+test_warnings()
+test_auto()
+test_routing()
+test_pgle()
+test_catalog_shape()
