@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -53,6 +54,7 @@ typedef struct {
   const char *role;
   proposal prop;
   int steps_budget;
+  int skip;             /* warm-up steps left out of its value (more under auto PGLE) */
   exec_trial *exec;
   double *steps;
   int n_steps, cap_steps;
@@ -184,8 +186,8 @@ static void maybe_prune(running *r) {
   sweep *sw = r->sw;
   experiment *e = sw->exp;
   if (e->prune_margin <= 0 || isnan(sw->best_ms) || strcmp(r->role, "search") != 0) return;
-  if (r->n_steps - e->metric_skip < e->prune_min_steps) return;
-  double v = stats_reduce(e->metric_reduce, r->steps, r->n_steps, e->metric_skip);
+  if (r->n_steps - r->skip < e->prune_min_steps) return;
+  double v = stats_reduce(e->metric_reduce, r->steps, r->n_steps, r->skip);
   if (v > sw->best_ms * (1.0 + e->prune_margin)) stop_for(r, STOPPED_PRUNED);
 }
 
@@ -286,8 +288,7 @@ static void on_exit_trial(void *ud, const exec_result *res) {
     r->facts.stopped = STOPPED_TIMEOUT;
   outcome o = classify_trial(&r->facts);
   double value = NAN;
-  if (o == OUTCOME_OK) value = stats_reduce(sw->exp->metric_reduce, r->steps, r->n_steps,
-                                            sw->exp->metric_skip);
+  if (o == OUTCOME_OK) value = stats_reduce(sw->exp->metric_reduce, r->steps, r->n_steps, r->skip);
   char *excerpt = res->spawn_error ? xstrdup(res->spawn_message) : excerpt_text(r);
   if (o == OUTCOME_NO_METRIC && r->n_bad_values > 0) {
     char *why = xasprintf("%d step time(s) were NaN, negative or absurd%s%s", r->n_bad_values,
@@ -389,6 +390,30 @@ static int record_trial(sweep *sw, running *r, launch *l, int rerun_of, char **e
   return rc;
 }
 
+/* JAX's reading of a boolean environment variable. */
+static int env_true(const char *v) {
+  static const char *const yes[] = {"1", "y", "yes", "t", "true", "on"};
+  for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
+    if (strcasecmp(v, yes[i]) == 0) return 1;
+  return 0;
+}
+
+/* The steps this trial leaves out: the experiment's skip, plus, under auto PGLE, the
+ * profiled runs and the recompile step (JAX_PGLE_PROFILING_RUNS + 1 when the trial sets it,
+ * else the experiment's pgle_extra_skip). */
+static int trial_skip(const experiment *e, const proposal *p) {
+  if (e->pgle_extra_skip <= 0) return e->metric_skip;
+  int pgle = 0, runs = -1;
+  for (int i = 0; i < p->n_settings; i++) {
+    const setting *st = &p->settings[i];
+    if (st->target != TARGET_ENV) continue;
+    if (strcmp(st->name, "JAX_ENABLE_PGLE") == 0) pgle = env_true(st->value);
+    if (strcmp(st->name, "JAX_PGLE_PROFILING_RUNS") == 0) runs = atoi(st->value);
+  }
+  if (!pgle) return e->metric_skip;
+  return e->metric_skip + (runs >= 0 ? runs + 1 : e->pgle_extra_skip);
+}
+
 static int start_trial(sweep *sw, int slot, pending *q) {
   running *r = xcalloc(1, sizeof *r);
   r->sw = sw;
@@ -397,7 +422,8 @@ static int start_trial(sweep *sw, int slot, pending *q) {
   r->role = q->role;
   r->prop = q->prop;
   r->steps_budget = r->prop.steps > 0 ? r->prop.steps : sw->exp->budget_steps;
-  r->facts.min_steps = sw->exp->min_steps;
+  r->skip = trial_skip(sw->exp, &r->prop);
+  r->facts.min_steps = sw->exp->min_steps + (r->skip - sw->exp->metric_skip);
   launch l;
   char *err = NULL;
   int rc = build_launch(sw, r, &l, &err);
