@@ -938,7 +938,8 @@ local TOP_KEYS = {}
 for _, k in ipairs({ "name", "model", "hardware", "description", "command", "workdir", "env",
                      "fixed_flags", "flags", "vars", "metric", "budget", "parallel",
                      "gpus_per_trial", "timeout", "grace", "seed", "strategy", "oom_patterns",
-                     "invalid_patterns", "presets", "allow_unknown_flags" }) do
+                     "invalid_patterns", "presets", "allow_unknown_flags", "confirm", "prune",
+                     "warm_start", "software_probe" }) do
   TOP_KEYS[k] = true
 end
 
@@ -1019,6 +1020,45 @@ local function pgle_extra_skip(x)
   return runs + 1
 end
 
+-- confirm = { top = 3, repeats = 1 }, prune = { margin = 0.25, min_steps = 3 } or false,
+-- warm_start = bool, software_probe = "shell command" or false. The C side reads the same
+-- defaults (src/experiment.c) when a key is absent.
+local CONFIRM_KEYS = { top = true, repeats = true }
+local PRUNE_KEYS = { margin = true, min_steps = true }
+
+local function options_table(v, key, t, keys, example)
+  if t == false then return false end
+  if t ~= nil and (type(t) ~= "table" or getmetatable(t)) then
+    v:fail_at(key, "'%s' must be a table like %s, or false, got %s", key, example,
+              util.typename(t))
+  end
+  t = t or {}
+  v:check_keys(t, keys, key)
+  return t
+end
+
+local function check_search_options(v, raw, x)
+  local c = options_table(v, "confirm", raw.confirm, CONFIRM_KEYS, "{ top = 3, repeats = 1 }")
+  x.confirm = { top = c and v:int("confirm.top", c.top, 3, 0) or 0,
+                repeats = c and v:int("confirm.repeats", c.repeats, 1, 1) or 0 }
+  if x.confirm.top > 16 then
+    v:fail_at("confirm", "confirm.top must be at most 16, got %d", x.confirm.top)
+  end
+  local p = options_table(v, "prune", raw.prune, PRUNE_KEYS, "{ margin = 0.25, min_steps = 3 }")
+  x.prune = { margin = p and v:number("prune.margin", p.margin, 0.25, 0) or 0,
+              min_steps = p and v:int("prune.min_steps", p.min_steps, 3, 1) or 0 }
+  if raw.warm_start ~= nil and type(raw.warm_start) ~= "boolean" then
+    v:fail_at("warm_start", "'warm_start' must be true or false, got %s",
+              util.describe(raw.warm_start))
+  end
+  x.warm_start = raw.warm_start == true
+  if raw.software_probe == false then
+    x.software_probe = false
+  else
+    x.software_probe = v:string("software_probe", raw.software_probe, nil)
+  end
+end
+
 local function validate(v, raw)
   v:check_keys(raw, TOP_KEYS)
   local x = {}
@@ -1028,6 +1068,7 @@ local function validate(v, raw)
   x.metric = check_metric(v, raw.metric)
   x.budget = check_budget(v, raw.budget)
   x.strategy = check_strategy(v, raw.strategy)
+  check_search_options(v, raw, x)
   check_steps(v, x)
   x.metric.pgle_extra_skip = pgle_extra_skip(x)
   x.space = build_space(v, x)

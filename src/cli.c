@@ -11,6 +11,7 @@
 
 #include "diag.h"
 #include "flagcmd.h"
+#include "hardware.h"
 #include "json.h"
 #include "stats.h"
 #include "store.h"
@@ -342,6 +343,27 @@ static int print_summary(const args *a, long long id) {
 
 /* ---- best ---- */
 
+/* A flag's meaning, default and existence change between jaxlib versions: warn when a
+ * stored best was measured with another jaxlib than the one installed here. The probe
+ * (python3 importing jax) runs only when some row recorded a version. */
+static void warn_jaxlib_changes(const cJSON *list) {
+  const cJSON *it;
+  int recorded = 0;
+  cJSON_ArrayForEach(it, list) recorded |= jstr(it, "jaxlib") != NULL;
+  if (!recorded) return;
+  char *here = NULL;
+  char *software = hardware_software(getenv("FLAGTUNE_SOFTWARE_PROBE"), &here);
+  cJSON_ArrayForEach(it, list) {
+    const char *then = jstr(it, "jaxlib");
+    if (then && here && strcmp(then, here) != 0)
+      diag_warn("the best for %s on %s was measured with jaxlib %s; this machine has jaxlib %s: "
+                "measure again before trusting it",
+                jstr(it, "model"), jstr(it, "hardware"), then, here);
+  }
+  free(software);
+  free(here);
+}
+
 static int cmd_best(args *a) {
   store *s = NULL;
   cJSON *list = NULL;
@@ -362,11 +384,14 @@ static int cmd_best(args *a) {
     char base[32], sp[32];
     cell_num(base, sizeof base, jnum(it, "baseline_ms"), "%.2f ms");
     cell_num(sp, sizeof sp, jnum(it, "speedup"), "%.3fx");
-    printf("%s on %s: %.2f ms vs baseline %s (%s), sweep %.0f \"%s\" trial %.0f\n",
+    printf("%s on %s: %.2f ms vs baseline %s (%s), sweep %.0f \"%s\" trial %.0f%s%s\n",
            jstr(it, "model"), jstr(it, "hardware"), jnum(it, "value"), base, sp,
-           jnum(it, "sweep_id"), jstr(it, "sweep_name"), jnum(it, "trial"));
+           jnum(it, "sweep_id"), jstr(it, "sweep_name"), jnum(it, "trial"),
+           jstr(it, "software") ? ", measured with " : "",
+           jstr(it, "software") ? jstr(it, "software") : "");
     printf("  XLA_FLAGS=%s\n", jstr(it, "xla_flags") ? jstr(it, "xla_flags") : "");
   }
+  warn_jaxlib_changes(list);
   cJSON_Delete(list);
   return 0;
 }

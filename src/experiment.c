@@ -159,6 +159,10 @@ static void copy_search_options(lua_State *L, int t, experiment *e) {
   field(L, t, "warm_start");
   e->warm_start = lua_toboolean(L, -1);
   lua_pop(L, 1);
+  field(L, t, "software_probe");
+  e->software_probe_off = lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  e->software_probe = get_str(L, t, "software_probe");
 }
 
 /* Copies the scalar fields of the validated table at index T into E. */
@@ -302,6 +306,7 @@ void experiment_free(experiment *e) {
   free_strv(e->warnings);
   free(e->strategy_name);
   free(e->strategy_desc);
+  free(e->software_probe);
   free(x);
 }
 

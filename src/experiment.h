@@ -65,6 +65,8 @@ typedef struct {
   double prune_margin;
   int prune_min_steps;
   int warm_start;       /* seed the strategy with earlier sweeps of this model and hardware */
+  char *software_probe; /* shell command printing "JAX JAXLIB" versions; NULL: the default */
+  int software_probe_off; /* software_probe = false */
 } experiment;
 
 /* Loads PATH (or TEXT when not NULL, named PATH) and validates everything: keys, types,

@@ -49,9 +49,9 @@ static const char *const stmt_sql[ST_COUNT] = {
   [ST_SWEEP_CREATE] =
     "INSERT INTO sweeps (name, model, hardware, experiment_path, experiment_text, "
     "experiment_hash, strategy, seed, budget_trials, budget_hours, budget_steps, parallel, host, "
-    "options_json, pid) VALUES (:name, :model, :hardware, :experiment_path, :experiment_text, "
-    ":experiment_hash, :strategy, :seed, :budget_trials, :budget_hours, :budget_steps, "
-    ":parallel, :host, :options_json, :pid)",
+    "options_json, pid, software, jaxlib) VALUES (:name, :model, :hardware, :experiment_path, "
+    ":experiment_text, :experiment_hash, :strategy, :seed, :budget_trials, :budget_hours, "
+    ":budget_steps, :parallel, :host, :options_json, :pid, :software, :jaxlib)",
   [ST_SWEEP_STATUS] =
     "UPDATE sweeps SET status = :status, error = :error, "
     "pid = CASE WHEN :status = 'running' THEN :pid END, "
@@ -106,7 +106,9 @@ static const char *const stmt_sql[ST_COUNT] = {
   [ST_BEST] =
     "SELECT model, hardware, sweep_id, sweep_name, strategy, trial, trial_id, role, value, "
     "baseline_value AS baseline_ms, speedup, n_steps, label, xla_flags, tpu_args, env, config, "
-    "finished_at, baseline_id FROM best "
+    "finished_at, baseline_id, speedup_lo, speedup_hi, pooled_trials, "
+    "(SELECT software FROM sweeps x WHERE x.id = best.sweep_id) AS software, "
+    "(SELECT jaxlib FROM sweeps x WHERE x.id = best.sweep_id) AS jaxlib FROM best "
     "WHERE (:model IS NULL OR model = :model) AND (:hardware IS NULL OR hardware = :hardware) "
     "ORDER BY model, hardware",
   [ST_SWEEP_WINNER] =
@@ -406,7 +408,8 @@ int store_sweep_create(store *s, const store_sweep_new *n, int64_t *id, char **e
        bind_pos(st, ":budget_steps", n->budget_steps) |
        bind_int(st, ":parallel", n->parallel > 0 ? n->parallel : 1) |
        bind_text(st, ":host", n->host) | bind_text(st, ":options_json", n->options_json) |
-       bind_int(st, ":pid", getpid());
+       bind_int(st, ":pid", getpid()) | bind_text(st, ":software", n->software) |
+       bind_text(st, ":jaxlib", n->jaxlib);
   if (rc) return bind_fail(s, st, err);
   rc = step_done(s, st, "creating a sweep", err);
   if (!rc && id) *id = sqlite3_last_insert_rowid(s->db);

@@ -36,6 +36,8 @@ typedef struct {
   int parallel;
   const char *host;         /* machine running the orchestrator */
   const char *options_json; /* command-line overrides, replayed by resume */
+  const char *software;     /* "jax 0.4.31, jaxlib 0.4.31", NULL when unknown */
+  const char *jaxlib;       /* the jaxlib version alone */
 } store_sweep_new;
 
 /* Creates a sweep with status 'running' and pid = this process. Budgets of 0 mean none. */

@@ -737,11 +737,27 @@ static int create_sweep(sweep *sw, const sweep_opts *o, char **err) {
   char host[256] = "";
   gethostname(host, sizeof host - 1);
   char *opts = options_json(sw, o);
-  store_sweep_new n = {o->name ? o->name : e->name, e->model, sw->hardware, e->path, e->text, e->hash,
-                       e->strategy_desc, sw->seed, sw->budget_trials,
-                       o->hours >= 0 ? o->hours : e->budget_hours, e->budget_steps, sw->parallel,
-                       host, opts};
+  char *jaxlib = NULL;
+  char *software = e->software_probe_off ? NULL : hardware_software(e->software_probe, &jaxlib);
+  store_sweep_new n = {.name = o->name ? o->name : e->name,
+                       .model = e->model,
+                       .hardware = sw->hardware,
+                       .experiment_path = e->path,
+                       .experiment_text = e->text,
+                       .experiment_hash = e->hash,
+                       .strategy = e->strategy_desc,
+                       .seed = sw->seed,
+                       .budget_trials = sw->budget_trials,
+                       .budget_hours = o->hours >= 0 ? o->hours : e->budget_hours,
+                       .budget_steps = e->budget_steps,
+                       .parallel = sw->parallel,
+                       .host = host,
+                       .options_json = opts,
+                       .software = software,
+                       .jaxlib = jaxlib};
   int rc = store_sweep_create(sw->db, &n, &sw->id, err);
+  free(software);
+  free(jaxlib);
   free(opts);
   return rc;
 }
