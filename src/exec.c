@@ -6,7 +6,13 @@
  *
  * A trial ends when every handle it owns is closed (a refcount, as neovim's proc.c): the
  * process handle after its exit callback, the two pipes after EOF (or after a drain delay, so
- * that a grandchild holding stdout cannot hang us), and the three timers last. */
+ * that a grandchild holding stdout cannot hang us), and the three timers last.
+ *
+ * Under a supervisor (spec.supervisor, see supervise.h) the process we spawn is the supervisor,
+ * which leads the group and mirrors the command's end. Its report of a command that could
+ * not start is its first stderr line: that line is held back until the exit status shows
+ * whether it was the supervisor's (exit 127/126: a spawn error, no line delivered) or the
+ * command's own (delivered as usual, before the next line). */
 #include "exec.h"
 
 #include <errno.h>
@@ -52,6 +58,10 @@ struct exec_trial {
   int log_fd;
   int64_t log_written, log_limit;
   int log_capped, log_at_bol;
+  int supervised;   /* the spawned process is the supervisor */
+  int err_lines;    /* stderr lines seen so far */
+  char *held;       /* supervised: a first stderr line that may be a spawn error */
+  size_t held_len;
   exec_result res;
   char rbuf[EXEC_READ_SIZE]; /* shared by both pipes: a read is consumed before the next */
 };
@@ -129,9 +139,58 @@ static void maybe_close_timers(exec_trial *t) {
   close_handle((uv_handle_t *)&t->drain_timer);
 }
 
+/* ---- the supervisor's spawn report -------------------------------------------------------- */
+
+static const char *const spawn_prefixes[] = {"command not found: ", "permission denied: ",
+                                             "cannot start "};
+
+static int spawn_report_kind(const char *line, size_t len) {
+  for (int i = 0; i < 3; i++) {
+    size_t n = strlen(spawn_prefixes[i]);
+    if (len > n && len < sizeof(((exec_result *)0)->spawn_message) &&
+        memcmp(line, spawn_prefixes[i], n) == 0 && !memchr(line, '\0', len))
+      return i + 1;
+  }
+  return 0;
+}
+
+/* Delivers the held first stderr line: it was the command's own after all. */
+static void flush_held(exec_trial *t) {
+  if (!t->held) return;
+  char *line = t->held;
+  t->held = NULL;
+  if (t->cb.on_line) t->cb.on_line(t->ud, EXEC_STDERR, line, t->held_len, 0);
+  free(line);
+}
+
+/* Once the supervisor has exited and its stderr is closed: exit 127/126 after a held report
+ * means the command never started. */
+static void settle_held(exec_trial *t) {
+  if (!t->held || !t->exited || t->err.open) return;
+  int kind = spawn_report_kind(t->held, t->held_len);
+  if (t->res.term_signal == 0 && (t->res.exit_status == 127 || t->res.exit_status == 126)) {
+    t->res.spawn_error = kind == 1 ? UV_ENOENT : kind == 2 ? UV_EACCES : UV_EINVAL;
+    t->res.exit_status = 127;
+    snprintf(t->res.spawn_message, sizeof t->res.spawn_message, "%s", t->held);
+    free(t->held);
+    t->held = NULL;
+    return;
+  }
+  flush_held(t);
+}
+
 static void deliver_line(void *ud, const char *line, size_t len, int truncated) {
   exec_stream *s = ud;
-  if (s->t->cb.on_line) s->t->cb.on_line(s->t->ud, s->id, line, len, truncated);
+  exec_trial *t = s->t;
+  if (s->id == EXEC_STDERR && t->supervised) {
+    if (t->err_lines++ == 0 && !truncated && spawn_report_kind(line, len)) {
+      t->held = xstrndup(line, len);
+      t->held_len = len;
+      return;
+    }
+    flush_held(t);
+  }
+  if (t->cb.on_line) t->cb.on_line(t->ud, s->id, line, len, truncated);
 }
 
 /* Stops reading a stream for good: its last partial line goes out, then the pipe closes. */
@@ -141,6 +200,7 @@ static void stream_close(exec_stream *s) {
   uv_read_stop((uv_stream_t *)&s->pipe);
   lines_finish(&s->lb, deliver_line, s);
   close_handle((uv_handle_t *)&s->pipe);
+  settle_held(s->t);
   maybe_close_timers(s->t);
 }
 
@@ -150,6 +210,7 @@ static void finish(exec_trial *t) {
   if (t->cb.on_exit) t->cb.on_exit(t->ud, &t->res);
   lines_free(&t->out.lb);
   lines_free(&t->err.lb);
+  free(t->held);
   free(t->file);
   free(t);
 }
@@ -201,6 +262,7 @@ static void on_proc_exit(uv_process_t *proc, int64_t exit_status, int term_signa
   uv_timer_stop(&t->timeout_timer);
   uv_timer_stop(&t->grace_timer);
   close_handle((uv_handle_t *)proc);
+  settle_held(t);
   if (t->out.open || t->err.open) uv_timer_start(&t->drain_timer, on_drain, EXEC_DRAIN_MS, 0);
   maybe_close_timers(t);
 }
@@ -242,7 +304,9 @@ static void timer_init(exec_trial *t, uv_timer_t *timer) {
 static void spawn_message(exec_trial *t, int rc) {
   char *m = t->res.spawn_message;
   size_t n = sizeof t->res.spawn_message;
-  if (rc == UV_ENOENT)
+  if (t->supervised)
+    snprintf(m, n, "cannot start the trial supervisor for %s: %s", t->file, uv_strerror(rc));
+  else if (rc == UV_ENOENT)
     snprintf(m, n, "command not found: %s", t->file);
   else if (rc == UV_EACCES)
     snprintf(m, n, "permission denied: %s", t->file);
@@ -263,6 +327,28 @@ static void spawn_failed(exec_trial *t, int rc) {
   maybe_close_timers(t);
 }
 
+/* SUPERVISOR __supervise --parent PID --grace S -- ARGV...; free with free_supervised. */
+static char **supervised_argv(const exec_spec *spec, double grace_s) {
+  size_t n = 0;
+  while (spec->argv[n]) n++;
+  char **v = xcalloc(n + 8, sizeof(char *));
+  v[0] = xstrdup(spec->supervisor);
+  v[1] = xstrdup("__supervise");
+  v[2] = xstrdup("--parent");
+  v[3] = xasprintf("%d", (int)getpid());
+  v[4] = xstrdup("--grace");
+  v[5] = xasprintf("%.3f", grace_s);
+  v[6] = xstrdup("--");
+  for (size_t i = 0; i < n; i++) v[7 + i] = spec->argv[i]; /* borrowed */
+  return v;
+}
+
+static void free_supervised(char **v) {
+  if (!v) return;
+  for (int i = 0; i < 7; i++) free(v[i]);
+  free(v);
+}
+
 static int spawn(exec_trial *t, const exec_spec *spec) {
   uv_process_options_t opt;
   uv_stdio_container_t stdio[3];
@@ -273,8 +359,13 @@ static int spawn(exec_trial *t, const exec_spec *spec) {
   stdio[1].data.stream = (uv_stream_t *)&t->out.pipe;
   stdio[2].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
   stdio[2].data.stream = (uv_stream_t *)&t->err.pipe;
-  opt.file = spec->argv[0];
-  opt.args = (char **)spec->argv;
+  char **sup = NULL;
+  if (spec->supervisor) {
+    sup = supervised_argv(spec, (double)t->grace_ms / 1000.0);
+    t->supervised = 1;
+  }
+  opt.file = sup ? sup[0] : spec->argv[0];
+  opt.args = sup ? sup : (char **)spec->argv;
   opt.env = (char **)spec->envp;
   opt.cwd = spec->cwd;
   opt.flags = UV_PROCESS_DETACHED; /* setsid(): the child leads its own process group */
@@ -284,7 +375,9 @@ static int spawn(exec_trial *t, const exec_spec *spec) {
   t->started_ns = uv_hrtime();
   t->proc.data = t;
   t->refs++; /* uv_spawn initialises the handle even when it fails */
-  return uv_spawn(t->loop, &t->proc, &opt);
+  int rc = uv_spawn(t->loop, &t->proc, &opt);
+  free_supervised(sup);
+  return rc;
 }
 
 static int start_streams(exec_trial *t) {

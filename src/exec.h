@@ -51,6 +51,12 @@ typedef struct {
   size_t max_line;     /* longest line delivered whole; 0 means 64 KiB */
   const char *log_path;   /* raw stdout+stderr copy; NULL: none */
   int64_t log_limit;      /* bytes kept in the log; <= 0 means 64 MiB */
+  /* The flagtune binary to run the command under (`SUPERVISOR __supervise --parent PID
+   * --grace S -- ARGV...`, see supervise.h), so the trial dies with the orchestrator even
+   * on SIGKILL; "/proc/self/exe" in flagtune itself. NULL: run ARGV directly. The result
+   * reads the same either way: the supervisor mirrors the command's exit code or signal,
+   * and its "command not found" / "permission denied" report becomes spawn_error. */
+  const char *supervisor;
 } exec_spec;
 
 /* Starts a trial. On success *out is the running trial and on_exit will be called.

@@ -1,6 +1,9 @@
 /* Unit tests for the local executor (exec.c): every hostile mode of stub_child on a real
  * libuv loop. Each case runs one trial on its own loop and ends by checking that on_exit
- * came exactly once and that uv_loop_close() returns 0, i.e. no handle was left behind. */
+ * came exactly once and that uv_loop_close() returns 0, i.e. no handle was left behind.
+ * The sup_* cases run the same trials under the supervisor (supervise.c): this test binary
+ * is its own supervisor binary (the constructor below turns `test_exec __supervise ...`
+ * into supervise_main), so exec_spec.supervisor is "/proc/self/exe" as in flagtune. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -11,8 +14,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <dirent.h>
+#include <sys/wait.h>
+
 #include "diag.h"
 #include "exec.h"
+#include "supervise.h"
 #include "test.h"
 
 #define KEEP_LINES 16
@@ -535,4 +542,396 @@ TEST(two_trials_one_loop) {
   CHECK_INT(a.n_lines[EXEC_STDOUT], 3);
   CHECK_INT(a.res.exit_status, 0);
   CHECK_INT(b.res.stopped, EXEC_STOP_REQUESTED);
+}
+
+/* ---- the supervisor ---------------------------------------------------------------------- */
+
+/* glibc passes argc/argv to constructors of the executable: `test_exec __supervise ...` is
+ * the supervisor, as `flagtune __supervise ...` is in the real program. */
+__attribute__((constructor)) static void supervisor_hook(int argc, char **argv, char **envp) {
+  (void)envp;
+  if (argc > 1 && strcmp(argv[1], SUPERVISE_ARG) == 0) exit(supervise_main(argc - 1, argv + 1));
+}
+
+static exec_spec sup_spec_for(char **argv) {
+  exec_spec s = spec_for(argv);
+  s.supervisor = "/proc/self/exe";
+  return s;
+}
+
+TEST(sup_steps_lines) {
+  char *argv[] = {STUB_CHILD, "steps", "5", "10", NULL};
+  exec_spec spec = sup_spec_for(argv);
+  run_ctx *c = new_ctx();
+  run(c, &spec);
+  CHECK_INT(c->n_lines[EXEC_STDOUT], 5);
+  CHECK_INT(c->n_lines[EXEC_STDERR], 0);
+  CHECK_STR(c->kept[4].text, "{\"step\":4,\"step_time_ms\":10}");
+  CHECK_INT(c->res.exit_status, 0);
+  CHECK_INT(c->res.term_signal, 0);
+  CHECK_INT(c->res.spawn_error, 0);
+  CHECK(c->pgid_ok);
+  free(c);
+}
+
+TEST(sup_exit_code_mirrored) {
+  char *argv[] = {STUB_CHILD, "text", "3", "exit", "7", NULL};
+  exec_spec spec = sup_spec_for(argv);
+  run_ctx *c = new_ctx();
+  run(c, &spec);
+  CHECK_INT(c->n_lines[EXEC_STDOUT], 3);
+  CHECK_INT(c->res.exit_status, 7);
+  CHECK_INT(c->res.term_signal, 0);
+  free(c);
+}
+
+TEST(sup_signal_mirrored) {
+  char sig[16];
+  snprintf(sig, sizeof sig, "%d", SIGUSR1);
+  char *argv[] = {STUB_CHILD, "text", "1", "signal", sig, NULL};
+  exec_spec spec = sup_spec_for(argv);
+  run_ctx *c = new_ctx();
+  run(c, &spec);
+  CHECK_INT(c->res.term_signal, SIGUSR1);
+  CHECK_INT(c->res.stopped, EXEC_STOP_NONE);
+  free(c);
+}
+
+TEST(sup_segv_mirrored_without_core) {
+  char sig[16];
+  snprintf(sig, sizeof sig, "%d", SIGSEGV);
+  char *argv[] = {STUB_CHILD, "signal", sig, NULL};
+  exec_spec spec = sup_spec_for(argv);
+  run_ctx *c = new_ctx();
+  run(c, &spec);
+#if defined(__SANITIZE_ADDRESS__)
+  /* ASan's own SIGSEGV handler catches the supervisor's re-raise and exits 1 instead. */
+  CHECK(c->res.term_signal == SIGSEGV || c->res.exit_status != 0);
+#else
+  CHECK_INT(c->res.term_signal, SIGSEGV);
+#endif
+  free(c);
+}
+
+TEST(sup_timeout_sends_sigterm_once) {
+  /* The executor signals the group; the supervisor must not forward a second SIGTERM. */
+  char *argv[] = {"/bin/sh", "-c",
+                  "n=0; trap 'n=$((n+1)); echo term $n' TERM; sleep 3 & wait; sleep 0.3 & wait; "
+                  "exit 9",
+                  NULL};
+  exec_spec spec = sup_spec_for(argv);
+  spec.timeout_s = 0.3;
+  spec.grace_s = 3;
+  run_ctx *c = new_ctx();
+  run(c, &spec);
+  CHECK_INT(c->res.exit_status, 9);
+  CHECK_INT(c->res.stopped, EXEC_STOP_TIMEOUT);
+  CHECK_INT(c->n_lines[EXEC_STDOUT], 1);
+  CHECK_STR(c->kept[0].text, "term 1");
+  free(c);
+}
+
+TEST(sup_timeout_plain_child) {
+  char *argv[] = {STUB_CHILD, "sleep", "10", NULL};
+  exec_spec spec = sup_spec_for(argv);
+  spec.timeout_s = 0.3;
+  run_ctx *c = new_ctx();
+  run(c, &spec);
+  CHECK_INT(c->res.term_signal, SIGTERM);
+  CHECK_INT(c->res.stopped, EXEC_STOP_TIMEOUT);
+  CHECK(c->elapsed < 1.0);
+  free(c);
+}
+
+TEST(sup_ignore_term_needs_sigkill) {
+  char *argv[] = {STUB_CHILD, "ignore-term", "10", NULL};
+  exec_spec spec = sup_spec_for(argv);
+  spec.timeout_s = 0.3;
+  spec.grace_s = 0.5;
+  run_ctx *c = new_ctx();
+  run(c, &spec);
+  CHECK_STR(c->kept[0].text, "ignoring SIGTERM");
+  CHECK_INT(c->res.term_signal, SIGKILL);
+  CHECK_INT(c->res.stopped, EXEC_STOP_TIMEOUT);
+  CHECK_NEAR(c->res.wall_s, 0.8, 0.25);
+  free(c);
+}
+
+TEST(sup_grandchild_does_not_hang) {
+  char *argv[] = {STUB_CHILD, "grandchild", "10", NULL};
+  exec_spec spec = sup_spec_for(argv);
+  run_ctx *c = new_ctx();
+  run(c, &spec);
+  CHECK_INT(c->res.exit_status, 0);
+  CHECK(c->elapsed < 2.0);
+  int gpid = 0;
+  CHECK(c->n_lines[EXEC_STDOUT] == 1 && sscanf(c->kept[0].text, "grandchild %d", &gpid) == 1);
+  if (gpid > 0) CHECK(process_dead(gpid));
+  free(c);
+}
+
+TEST(sup_missing_command) {
+  char *argv[] = {"flagtune-no-such-command", "x", NULL};
+  exec_spec spec = sup_spec_for(argv);
+  run_ctx *c = new_ctx();
+  run(c, &spec);
+  CHECK_INT(c->res.spawn_error, UV_ENOENT);
+  CHECK_INT(c->res.exit_status, 127);
+  CHECK_STR(c->res.spawn_message, "command not found: flagtune-no-such-command");
+  CHECK_INT(c->n_lines[EXEC_STDOUT] + c->n_lines[EXEC_STDERR], 0);
+  free(c);
+}
+
+TEST(sup_not_executable) {
+  char path[64];
+  snprintf(path, sizeof path, "/tmp/ft-exec-supnoexec-%d", (int)getpid());
+  FILE *f = fopen(path, "w");
+  CHECK(f != NULL);
+  if (!f) return;
+  fputs("#!/bin/sh\necho hi\n", f);
+  fclose(f);
+  chmod(path, 0644);
+  char *argv[] = {path, NULL};
+  exec_spec spec = sup_spec_for(argv);
+  run_ctx *c = new_ctx();
+  run(c, &spec);
+  char want[128];
+  snprintf(want, sizeof want, "permission denied: %s", path);
+  CHECK_INT(c->res.spawn_error, UV_EACCES);
+  CHECK_STR(c->res.spawn_message, want);
+  CHECK_INT(c->n_lines[EXEC_STDOUT] + c->n_lines[EXEC_STDERR], 0);
+  unlink(path);
+  free(c);
+}
+
+/* A command that itself prints a look-alike line is not a spawn error: the held line is
+ * delivered, in order, when the exit code or a later line shows it was the command's. */
+TEST(sup_lookalike_line_delivered) {
+  char *argv[] = {STUB_CHILD, "stderr", "command not found: zz", "after", NULL};
+  exec_spec spec = sup_spec_for(argv);
+  run_ctx *c = new_ctx();
+  run(c, &spec);
+  CHECK_INT(c->res.spawn_error, 0);
+  CHECK_INT(c->res.exit_status, 1);
+  CHECK_INT(c->n_lines[EXEC_STDERR], 2);
+  CHECK_STR(c->kept[0].text, "command not found: zz");
+  CHECK_STR(c->kept[1].text, "after");
+  free(c);
+  char *argv2[] = {"/bin/sh", "-c", "echo 'permission denied: x' >&2; exit 3", NULL};
+  spec = sup_spec_for(argv2);
+  c = new_ctx();
+  run(c, &spec);
+  CHECK_INT(c->res.spawn_error, 0);
+  CHECK_INT(c->res.exit_status, 3);
+  CHECK_INT(c->n_lines[EXEC_STDERR], 1);
+  CHECK_STR(c->kept[0].text, "permission denied: x");
+  free(c);
+}
+
+TEST(sup_stop_oom_child) {
+  char *argv[] = {STUB_CHILD, "oom", NULL};
+  exec_spec spec = sup_spec_for(argv);
+  run_ctx *c = new_ctx();
+  c->stop_on = "RESOURCE_EXHAUSTED";
+  run(c, &spec);
+  CHECK_INT(c->n_lines[EXEC_STDERR], 1);
+  CHECK_INT(c->res.term_signal, SIGTERM);
+  CHECK_INT(c->res.stopped, EXEC_STOP_REQUESTED);
+  CHECK(c->elapsed < 1.5);
+  free(c);
+}
+
+TEST(sup_kill_trial_at_once) {
+  char *argv[] = {STUB_CHILD, "ignore-term", "10", NULL};
+  exec_spec spec = sup_spec_for(argv);
+  spec.grace_s = 5;
+  run_ctx *c = new_ctx();
+  c->kill_on = "ignoring";
+  run(c, &spec);
+  CHECK_INT(c->res.term_signal, SIGKILL);
+  CHECK(c->elapsed < 1.0);
+  free(c);
+}
+
+TEST(sup_env_and_cwd) {
+  char *envp[] = {"FOO=bar baz", "PATH=/usr/bin:/bin", NULL};
+  char *argv[] = {"sh", "-c", "pwd; " STUB_CHILD " env FOO HOME", NULL};
+  exec_spec spec = sup_spec_for(argv);
+  spec.envp = envp;
+  spec.cwd = "/";
+  run_ctx *c = new_ctx();
+  run(c, &spec);
+  CHECK_INT(c->n_lines[EXEC_STDOUT], 3);
+  CHECK_STR(c->kept[0].text, "/");
+  CHECK_STR(c->kept[1].text, "FOO=bar baz");
+  CHECK_STR(c->kept[2].text, "HOME unset");
+  free(c);
+}
+
+TEST(sup_bad_supervisor_path) {
+  char *argv[] = {STUB_CHILD, "text", "1", NULL};
+  exec_spec spec = sup_spec_for(argv);
+  spec.supervisor = "/nonexistent/flagtune";
+  run_ctx *c = new_ctx();
+  run(c, &spec);
+  CHECK_INT(c->res.spawn_error, UV_ENOENT);
+  CHECK(strstr(c->res.spawn_message, "trial supervisor") != NULL);
+  free(c);
+}
+
+/* Runs supervise_main in a forked child that leads its own session, as the executor would
+ * start it; returns the wait status. */
+static int supervise_in_child(char **argv) {
+  int argc = 0;
+  while (argv[argc]) argc++;
+  pid_t pid = fork();
+  if (pid == 0) {
+    setsid();
+    _exit(supervise_main(argc, argv));
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return status;
+}
+
+TEST(sup_direct_codes) {
+  char *exit5[] = {"__supervise", "--", "/bin/sh", "-c", "exit 5", NULL};
+  int st = supervise_in_child(exit5);
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 5);
+  char *usr1[] = {"__supervise", "--grace", "1", "--", "/bin/sh", "-c", "kill -USR1 $$", NULL};
+  st = supervise_in_child(usr1);
+  CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGUSR1);
+  char *missing[] = {"__supervise", "--", "flagtune-no-such-command", NULL};
+  st = supervise_in_child(missing);
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 127);
+  char *dir[] = {"__supervise", "--", "/tmp", NULL};
+  st = supervise_in_child(dir);
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 126);
+  char *bad1[] = {"__supervise", "/bin/true", NULL};
+  st = supervise_in_child(bad1);
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+  char *bad2[] = {"__supervise", "--grace", "x", "--", "/bin/true", NULL};
+  st = supervise_in_child(bad2);
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+  char *bad3[] = {"__supervise", "--", NULL};
+  st = supervise_in_child(bad3);
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+  /* A parent that is already gone (a pid that is not our parent): nothing starts. */
+  char *gone[] = {"__supervise", "--parent", "999999", "--", "/bin/true", NULL};
+  st = supervise_in_child(gone);
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+}
+
+/* A signal from someone else than the parent (a user's kill PID) is forwarded to the group. */
+TEST(sup_forwards_foreign_signal) {
+  char file[64];
+  snprintf(file, sizeof file, "/tmp/ft-sup-fwd-%d", (int)getpid());
+  char script[256];
+  snprintf(script, sizeof script, "trap 'echo got > %s; exit 4' TERM; sleep 5 & wait", file);
+  char *argv[] = {"__supervise", "--", "/bin/sh", "-c", script, NULL};
+  pid_t sup = fork();
+  if (sup == 0) {
+    setsid();
+    _exit(supervise_main(5, argv));
+  }
+  usleep(300000);
+  pid_t killer = fork();
+  if (killer == 0) {
+    kill(sup, SIGTERM); /* a foreign sender: not the supervisor's parent */
+    _exit(0);
+  }
+  waitpid(killer, NULL, 0);
+  int st = 0;
+  waitpid(sup, &st, 0);
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 4);
+  size_t len = 0;
+  char *text = slurp(file, &len);
+  CHECK(text != NULL && strcmp(text, "got\n") == 0);
+  free(text);
+  unlink(file);
+}
+
+static int read_pid_file(const char *path, double wait_s) {
+  for (int i = 0; i < (int)(wait_s * 50); i++) {
+    size_t len = 0;
+    char *text = slurp(path, &len);
+    int pid = text && len > 1 && text[len - 1] == '\n' ? atoi(text) : 0;
+    free(text);
+    if (pid > 0) return pid;
+    usleep(20000);
+  }
+  return 0;
+}
+
+/* Live (not zombie) members of process group GROUP, from /proc. */
+static int group_live_members(int group) {
+  int live = 0;
+  DIR *d = opendir("/proc");
+  struct dirent *e;
+  while (d && (e = readdir(d)) != NULL) {
+    int pid = atoi(e->d_name);
+    if (pid <= 0) continue;
+    char path[64], stat[512] = "";
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) continue;
+    size_t n = fread(stat, 1, sizeof stat - 1, f);
+    fclose(f);
+    stat[n] = '\0';
+    const char *paren = strrchr(stat, ')');
+    char state = 0;
+    int ppid = 0, pgrp = 0;
+    if (paren && sscanf(paren + 2, "%c %d %d", &state, &ppid, &pgrp) == 3 && pgrp == group &&
+        state != 'Z')
+      live++;
+  }
+  if (d) closedir(d);
+  return live;
+}
+
+static void on_exit_quiet(void *ud, const exec_result *r) {
+  (void)ud;
+  (void)r;
+}
+
+/* The point of the supervisor: the orchestrator is SIGKILLed mid-trial, and the command (one
+ * that even ignores SIGTERM) and its group are gone within the grace. */
+TEST(sup_parent_death_kills_group) {
+  char file[64], script[512];
+  snprintf(file, sizeof file, "/tmp/ft-sup-pd-%d", (int)getpid());
+  unlink(file);
+  snprintf(script, sizeof script,
+           "%s grandchild 30 > /dev/null; echo $$ > %s.tmp && mv %s.tmp %s; exec %s ignore-term 30",
+           STUB_CHILD, file, file, file, STUB_CHILD);
+  pid_t orch = fork();
+  if (orch == 0) { /* a stand-in orchestrator: one supervised trial on its own loop */
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    char *argv[] = {"/bin/sh", "-c", script, NULL};
+    exec_spec spec = sup_spec_for(argv);
+    spec.grace_s = 0.3;
+    spec.timeout_s = 0;
+    exec_callbacks cb = {NULL, on_exit_quiet};
+    exec_trial *t = NULL;
+    if (exec_start(&loop, &spec, &cb, NULL, &t, NULL) != 0) _exit(3);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    _exit(0);
+  }
+  int cmd = read_pid_file(file, 5);
+  CHECK(cmd > 0);
+  int group = cmd > 0 ? getpgid(cmd) : -1;
+  CHECK(group > 0 && group != getpgrp());
+  kill(orch, SIGKILL);
+  waitpid(orch, NULL, 0);
+  if (cmd > 0) CHECK(process_dead(cmd)); /* ignores SIGTERM: needed the SIGKILL */
+  if (group > 0) {
+    int left = 1;
+    for (int i = 0; i < 50 && left; i++) {
+      left = group_live_members(group) > 0;
+      if (left) usleep(20000);
+    }
+    if (left) kill(-group, SIGKILL); /* clean up what the test started, then fail */
+    CHECK(!left);
+  }
+  unlink(file);
 }

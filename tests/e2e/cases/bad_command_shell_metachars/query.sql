@@ -1,0 +1,1 @@
+SELECT number, status, error FROM trials ORDER BY number

@@ -1,0 +1,10 @@
+local M = {}
+function M.new(space, options)
+  return setmetatable({ calls = 0 }, { __index = M })
+end
+function M:ask(n)
+  self.calls = self.calls + 1
+  if self.calls == 1 then return { { V = "a" } } end
+  return { { V = "nope" } }
+end
+return M

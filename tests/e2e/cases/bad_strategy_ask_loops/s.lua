@@ -1,0 +1,8 @@
+local M = {}
+function M.new(space, options, history, rng)
+  return setmetatable({ space = space, n = 0 }, { __index = M })
+end
+function M:ask(n)
+  repeat n = n + 1 until n < 0
+end
+return M

@@ -1,0 +1,3 @@
+local M = {}
+function M.new(space, options) end
+return M

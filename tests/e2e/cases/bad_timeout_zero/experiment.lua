@@ -1,0 +1,8 @@
+-- bad timeout zero
+return experiment {
+  name = "bad_timeout_zero", model = "m", hardware = "h",
+  command = { os.getenv("FLAGTUNE_SIM"), "--steps", "5", "--time-scale", "0" },
+  metric = { json = "step_time_ms" },
+  vars = { V = choice { "a", "b", "c", "d" } },
+  timeout = 0,
+}

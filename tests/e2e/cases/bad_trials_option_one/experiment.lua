@@ -1,0 +1,7 @@
+-- bad trials option one
+return experiment {
+  name = "bad_trials_option_one", model = "m", hardware = "h",
+  command = { os.getenv("FLAGTUNE_SIM"), "--steps", "5", "--time-scale", "0" },
+  metric = { json = "step_time_ms" },
+  vars = { V = choice { "a", "b", "c", "d" } },
+}
