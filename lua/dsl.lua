@@ -415,28 +415,29 @@ end
 ---------------------------------------------------------------------------------------
 -- command
 
-local function check_command(v, cmd)
+local function check_command(v, cmd, key)
+  key = key or "command"
   if cmd == nil then
-    v:fail(v.line, 'command is required: command = { "python3", "train.py" }')
+    v:fail(v.line, '%s is required: %s = { "python3", "train.py" }', key, key)
   end
   if type(cmd) == "string" then
-    v:fail_at("command",
-              'command must be an argv array like { "python3", "train.py" }, not a shell string')
+    v:fail_at(key, '%s must be an argv array like { "python3", "train.py" }, not a shell string',
+              key)
   end
   if type(cmd) ~= "table" or getmetatable(cmd) or not is_list(cmd) then
-    v:fail_at("command", 'command must be an argv array like { "python3", "train.py" }, got %s',
+    v:fail_at(key, '%s must be an argv array like { "python3", "train.py" }, got %s', key,
               util.typename(cmd))
   end
-  if #cmd == 0 then v:fail_at("command", "command must not be empty") end
+  if #cmd == 0 then v:fail_at(key, "%s must not be empty", key) end
   local argv = {}
   for i, a in ipairs(cmd) do
     if type(a) == "number" and is_finite(a) then a = tostring(to_int(a) or a) end
     if type(a) ~= "string" then
-      v:fail_at("command", "command[%d] must be a string, got %s", i, util.typename(a))
+      v:fail_at(key, "%s[%d] must be a string, got %s", key, i, util.typename(a))
     end
     argv[i] = a
   end
-  if argv[1] == "" then v:fail_at("command", "command[1], the program, must not be empty") end
+  if argv[1] == "" then v:fail_at(key, "%s[1], the program, must not be empty", key) end
   return argv
 end
 
@@ -939,7 +940,7 @@ for _, k in ipairs({ "name", "model", "hardware", "description", "command", "wor
                      "fixed_flags", "flags", "vars", "metric", "budget", "parallel",
                      "gpus_per_trial", "timeout", "grace", "seed", "strategy", "oom_patterns",
                      "invalid_patterns", "presets", "allow_unknown_flags", "confirm", "prune",
-                     "warm_start", "software_probe" }) do
+                     "warm_start", "software_probe", "pgle" }) do
   TOP_KEYS[k] = true
 end
 
@@ -1059,6 +1060,32 @@ local function check_search_options(v, raw, x)
   end
 end
 
+-- pgle = { mode = "manual", steps = N, command = { ... } }: every trial first runs a profile
+-- phase (seed 002's two-run workflow); auto PGLE is searched through vars instead.
+local PGLE_KEYS = { mode = true, steps = true, command = true }
+
+local function check_pgle(v, raw, x)
+  local p = raw.pgle
+  if p == nil or p == false then return nil end
+  if type(p) ~= "table" or getmetatable(p) then
+    v:fail_at("pgle", "'pgle' must be a table like { mode = \"manual\" }, got %s",
+              util.typename(p))
+  end
+  v:check_keys(p, PGLE_KEYS, "pgle")
+  if p.mode ~= "manual" then
+    v:fail_at("pgle", "pgle.mode must be \"manual\", got %s (auto PGLE is searched with "
+              .. "vars = { JAX_ENABLE_PGLE = choice { \"true\", \"false\" } })",
+              util.describe(p.mode))
+  end
+  local out = { mode = "manual", steps = v:int("pgle.steps", p.steps, x.budget.steps, 1) }
+  out.command = p.command and check_command(v, p.command, "pgle.command") or x.command
+  if uses_steps(out.command) and out.steps == 0 then
+    v:fail_at("pgle", "pgle.steps is needed: the profile command uses {steps} and budget.steps "
+              .. "is not set")
+  end
+  return out
+end
+
 local function validate(v, raw)
   v:check_keys(raw, TOP_KEYS)
   local x = {}
@@ -1070,6 +1097,7 @@ local function validate(v, raw)
   x.strategy = check_strategy(v, raw.strategy)
   check_search_options(v, raw, x)
   check_steps(v, x)
+  x.pgle = check_pgle(v, raw, x)
   x.metric.pgle_extra_skip = pgle_extra_skip(x)
   x.space = build_space(v, x)
   x.warnings = v.warnings

@@ -15,6 +15,7 @@
 #include "json.h"
 #include "stats.h"
 #include "store.h"
+#include "supervise.h"
 #include "sweep.h"
 #include "trialcfg.h"
 
@@ -751,6 +752,8 @@ static int parse_args(const command *c, int argc, char **argv, args *a, char **e
 }
 
 int cli_main(int argc, char **argv) {
+  /* Each trial runs under `flagtune __supervise -- CMD`, which dies with the orchestrator. */
+  if (argc > 1 && strcmp(argv[1], SUPERVISE_ARG) == 0) return supervise_main(argc - 1, argv + 1);
   int i = 1;
   for (; i < argc && argv[i][0] == '-'; i++) {
     if (strcmp(argv[i], "-v") == 0) diag_verbose = 1;

@@ -163,6 +163,12 @@ static void copy_search_options(lua_State *L, int t, experiment *e) {
   e->software_probe_off = lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1);
   lua_pop(L, 1);
   e->software_probe = get_str(L, t, "software_probe");
+  field(L, t, "pgle"); /* [..., pgle] */
+  int p = lua_gettop(L);
+  e->pgle_manual = lua_type(L, p) == LUA_TTABLE;
+  e->pgle_steps = get_int(L, p, "steps", 0);
+  e->pgle_command = e->pgle_manual ? get_strv(L, p, "command", NULL) : NULL;
+  lua_pop(L, 1);
 }
 
 /* Copies the scalar fields of the validated table at index T into E. */
@@ -307,6 +313,7 @@ void experiment_free(experiment *e) {
   free(e->strategy_name);
   free(e->strategy_desc);
   free(e->software_probe);
+  free_strv(e->pgle_command);
   free(x);
 }
 

@@ -65,6 +65,11 @@ typedef struct {
   double prune_margin;
   int prune_min_steps;
   int warm_start;       /* seed the strategy with earlier sweeps of this model and hardware */
+  /* Manual PGLE (pgle = { mode = "manual" }): each trial first runs pgle_command (NULL-terminated
+   * argv template, {steps} = pgle_steps) as a profile phase. */
+  int pgle_manual;
+  int pgle_steps;
+  char **pgle_command;
   char *software_probe; /* shell command printing "JAX JAXLIB" versions; NULL: the default */
   int software_probe_off; /* software_probe = false */
 } experiment;

@@ -29,7 +29,7 @@ enum { BUSY_TIMEOUT_MS = 10000, BUSY_RETRIES = 4 };
 #define TRIAL_COLS                                                                          \
   "id, number, role, status, value, speedup, steps_budget, n_steps, duration_s, exit_code, " \
   "signal, label, config, xla_flags, tpu_args, env, command, error, log_path, started_at, "   \
-  "finished_at, slot, rerun_of "
+  "finished_at, slot, rerun_of, profile_path, profile_status, profile_duration_s "
 
 typedef enum {
   ST_BEGIN_WRITE, ST_BEGIN_READ, ST_COMMIT, ST_ROLLBACK,
@@ -37,7 +37,7 @@ typedef enum {
   ST_TRIAL_BEGIN, ST_TRIAL_PID, ST_TRIAL_FINISH, ST_STEPS_DELETE, ST_STEP_INSERT,
   ST_TRIALS_MARK, ST_TRIALS_LOAD, ST_STEPS_LOAD, ST_TRIAL_STEPS,
   ST_LIST_SWEEPS, ST_SHOW_SWEEP, ST_SHOW_COUNTS, ST_SHOW_TRIALS, ST_SHOW_BEST, ST_SHOW_BASELINE,
-  ST_BEST, ST_SWEEP_WINNER, ST_WARM_TRIALS,
+  ST_BEST, ST_SWEEP_WINNER, ST_WARM_TRIALS, ST_TRIAL_PROFILE,
   ST_COUNT
 } stmt_id;
 
@@ -115,6 +115,9 @@ static const char *const stmt_sql[ST_COUNT] = {
     "UPDATE sweeps SET winner_trial_id = :trial_id, winner_ms = :winner_ms, "
     "winner_baseline_ms = :baseline_ms, winner_trials = :n, speedup_lo = :lo, "
     "speedup_hi = :hi WHERE id = :id",
+  [ST_TRIAL_PROFILE] =
+    "UPDATE trials SET profile_path = :path, profile_status = :status, "
+    "profile_duration_s = :duration_s WHERE id = :id",
   [ST_WARM_TRIALS] =
     "SELECT t.id, t.number, t.role, t.status, t.config, t.value, t.steps_budget, t.pid "
     "FROM sweeps s JOIN trials t ON t.sweep_id = s.id "
@@ -293,15 +296,20 @@ static const embed_file *migration_find(int number, int *latest) {
   return found;
 }
 
-/* Applies migration F (schema N) and its user_version bump in one transaction. Another
- * process may have applied it while we waited for the lock: then nothing is done. */
-static int migrate_one(store *s, const embed_file *f, int n, char **err) {
+/* Applies every migration from the database's version up to LATEST, with the user_version
+ * bump, in one transaction: a process killed mid-way leaves the old schema, never a half
+ * one that readers refuse. Another process may have migrated while we waited for the lock:
+ * then only what is still missing is applied. */
+static int migrate_all(store *s, int latest, char **err) {
   int rc = run_cached(s, ST_BEGIN_WRITE, "starting a migration", err), have = 0;
   if (!rc) rc = user_version(s, &have, err);
-  if (!rc && have < n) {
-    char *bump = xasprintf("PRAGMA user_version = %d", n);
-    rc = exec_sql(s, f->data, f->path, err);
-    if (!rc) rc = exec_sql(s, bump, "setting the schema version", err);
+  for (int n = have + 1; n <= latest && !rc; n++) {
+    const embed_file *f = migration_find(n, &latest);
+    if (f) rc = exec_sql(s, f->data, f->path, err);
+  }
+  if (!rc && have < latest) {
+    char *bump = xasprintf("PRAGMA user_version = %d", latest);
+    rc = exec_sql(s, bump, "setting the schema version", err);
     free(bump);
   }
   if (!rc) rc = run_cached(s, ST_COMMIT, "committing a migration", err);
@@ -346,11 +354,7 @@ static int migrate(store *s, char **err) {
                     "database %s has schema %d, this flagtune needs %d: a `flagtune run` or "
                     "`flagtune resume` with it upgrades it",
                     s->path, have, latest);
-  for (int n = have + 1; n <= latest && !rc; n++) {
-    const embed_file *f = migration_find(n, &latest);
-    if (f) rc = migrate_one(s, f, n, err);
-  }
-  return rc;
+  return migrate_all(s, latest, err);
 }
 
 static int configure(store *s, char **err) {
@@ -676,6 +680,17 @@ int store_warm_trials(store *s, const char *model, const char *hardware, int64_t
     *n = 0;
   }
   return rc;
+}
+
+int store_trial_set_profile(store *s, int64_t trial_id, const char *path, const char *status,
+                            double duration_s, char **err) {
+  sqlite3_stmt *st = NULL;
+  int rc = stmt_get(s, ST_TRIAL_PROFILE, &st, err);
+  if (rc) return rc;
+  rc = bind_text(st, ":path", path) | bind_text(st, ":status", status) |
+       bind_real(st, ":duration_s", duration_s) | bind_int(st, ":id", trial_id);
+  if (rc) return bind_fail(s, st, err);
+  return step_done(s, st, "recording a PGLE profile run", err);
 }
 
 int store_sweep_set_winner(store *s, int64_t sweep_id, const store_winner *w, char **err) {

@@ -123,6 +123,11 @@ typedef struct {
 int store_trials_load(store *s, int64_t sweep_id, store_trial **out, int *n, char **err);
 void store_trials_free(store_trial *t, int n);
 
+/* Records a trial's manual-PGLE profile phase (schema 5): the profile's path, "ok" or the
+ * outcome that ended the trial, and the phase's duration. */
+int store_trial_set_profile(store *s, int64_t trial_id, const char *path, const char *status,
+                            double duration_s, char **err);
+
 /* Finished, non-baseline trials of the other sweeps of (MODEL, HARDWARE), oldest first,
  * without step times: the history a warm start replays. */
 int store_warm_trials(store *s, const char *model, const char *hardware, int64_t sweep_id,

@@ -55,6 +55,8 @@ typedef struct {
   proposal prop;
   int steps_budget;
   int skip;             /* warm-up steps left out of its value (more under auto PGLE) */
+  int profiling;        /* manual PGLE: the profile phase is running */
+  char *profile_path;   /* where the profile phase must leave its profile */
   exec_trial *exec;
   double *steps;
   int n_steps, cap_steps;
@@ -229,6 +231,7 @@ static void on_line(void *ud, int stream, const char *line, size_t len, int trun
 
 static void running_free(running *r) {
   proposal_clear(&r->prop);
+  free(r->profile_path);
   free(r->steps);
   free(r->last_stdout);
   for (int i = 0; i < EXCERPT_LINES; i++) free(r->excerpt[i]);
@@ -277,25 +280,95 @@ static void record_duration(sweep *sw, double seconds) {
   sw->durations[sw->n_durations++] = seconds;
 }
 
+static int launch_phase(sweep *sw, running *r, int profile, char **err);
+
+/* HEAD, a newline and TAIL (either may be NULL) as one new string; frees TAIL. */
+static char *prepend(const char *head, char *tail) {
+  char *out = xasprintf("%s%s%s", head, tail ? "\n" : "", tail ? tail : "");
+  free(tail);
+  return out;
+}
+
+/* The error excerpt stored with a finished trial: its last stderr lines, with the reason
+ * first when flagtune knows one (a spawn failure, bad step values, its PGLE profile run). */
+static char *trial_excerpt(running *r, const exec_result *res, outcome o, const char *why) {
+  char *excerpt = res->spawn_error ? xstrdup(res->spawn_message) : excerpt_text(r);
+  if (o == OUTCOME_NO_METRIC && r->n_bad_values > 0) {
+    char head[96];
+    snprintf(head, sizeof head, "%d step time(s) were NaN, negative or absurd", r->n_bad_values);
+    excerpt = prepend(head, excerpt);
+  }
+  if (r->profiling) {
+    char *head = xasprintf("PGLE profile run: %s", why ? why : outcome_name(o));
+    excerpt = prepend(head, excerpt);
+    free(head);
+  }
+  return excerpt;
+}
+
+/* Clears what one phase left in R (steps, facts, excerpt) before the next phase. */
+static void reset_phase(running *r) {
+  r->n_steps = 0;
+  r->n_bad_values = 0;
+  int min_steps = r->facts.min_steps;
+  memset(&r->facts, 0, sizeof r->facts);
+  r->facts.min_steps = min_steps;
+  for (int i = 0; i < EXCERPT_LINES; i++) {
+    free(r->excerpt[i]);
+    r->excerpt[i] = NULL;
+  }
+  free(r->last_stdout);
+  r->last_stdout = NULL;
+}
+
+/* The profile phase ended. On success (exit 0, a profile left behind) the measured run
+ * starts in the same slot and 1 is returned; otherwise R's facts and *why say how the trial
+ * failed and 0 is returned, for on_exit_trial to finish it. */
+static int profile_done(running *r, const exec_result *res, char **why) {
+  sweep *sw = r->sw;
+  struct stat st;
+  int exited_ok = !res->spawn_error && res->term_signal == 0 && res->exit_status == 0 &&
+                  r->facts.stopped == STOPPED_NONE;
+  int have_profile = stat(r->profile_path, &st) == 0 && st.st_size > 0;
+  const char *status = exited_ok && have_profile ? "ok" : NULL;
+  if (exited_ok && !have_profile) {
+    *why = xasprintf("exited 0 but left no profile at %s (the command must write it to "
+                     "$FLAGTUNE_PGLE_PROFILE)",
+                     r->profile_path);
+    r->facts.exit_code = 1; /* a failed trial: crash, with the reason as its excerpt */
+    status = "crash";
+  }
+  if (!status) {
+    r->facts.n_steps = r->facts.min_steps; /* its steps do not count: judge only how it ended */
+    status = outcome_name(classify_trial(&r->facts));
+  }
+  store_trial_set_profile(sw->db, r->trial_id, r->profile_path, status, res->wall_s, NULL);
+  if (strcmp(status, "ok") != 0 || sw->stopping || sw->deadline_hit) return 0;
+  reset_phase(r);
+  char *err = NULL;
+  if (launch_phase(sw, r, 0, &err) == 0) return 1;
+  *why = err;
+  r->facts.exit_code = 1;
+  return 0;
+}
+
 static void on_exit_trial(void *ud, const exec_result *res) {
   running *r = ud;
   sweep *sw = r->sw;
+  char *why = NULL;
   r->facts.spawn_failed = res->spawn_error != 0;
   r->facts.exit_code = (long)res->exit_status;
   r->facts.term_signal = res->term_signal;
   r->facts.n_steps = r->n_steps;
   if (res->stopped == EXEC_STOP_TIMEOUT && r->facts.stopped == STOPPED_NONE)
     r->facts.stopped = STOPPED_TIMEOUT;
+  if (r->profiling && profile_done(r, res, &why)) return;
+  if (r->profiling) r->facts.n_steps = 0; /* the profile run's steps are not the trial's */
   outcome o = classify_trial(&r->facts);
   double value = NAN;
   if (o == OUTCOME_OK) value = stats_reduce(sw->exp->metric_reduce, r->steps, r->n_steps, r->skip);
-  char *excerpt = res->spawn_error ? xstrdup(res->spawn_message) : excerpt_text(r);
-  if (o == OUTCOME_NO_METRIC && r->n_bad_values > 0) {
-    char *why = xasprintf("%d step time(s) were NaN, negative or absurd%s%s", r->n_bad_values,
-                          excerpt ? "\n" : "", excerpt ? excerpt : "");
-    free(excerpt);
-    excerpt = why;
-  }
+  char *excerpt = trial_excerpt(r, res, o, why);
+  free(why);
   store_trial_end end = {outcome_name(o), value, !res->spawn_error && !res->term_signal,
                          res->exit_status, res->term_signal, res->wall_s, excerpt};
   char *err = NULL;
@@ -363,18 +436,49 @@ static void launch_free(launch *l) {
   free(l->log_path);
 }
 
-static int build_launch(sweep *sw, running *r, launch *l, char **err) {
-  memset(l, 0, sizeof *l);
-  int rc = trialcfg_argv(sw->exp->command, r->steps_budget, &l->argv, err);
-  if (rc) return rc;
+#define PGLE_PATH_FLAG "xla_gpu_pgle_profile_file_or_directory_path"
+#define LHS_FLAG "xla_gpu_enable_latency_hiding_scheduler"
+#define ASYNC_OFF_FLAG "xla_gpu_disable_async_collectives"
+
+/* The profile phase's settings (seed 002): the trial's own, with the latency hiding
+ * scheduler off and every collective synchronous, so that no op's cost hides another's. */
+static setting *profile_settings(const proposal *p, int *n) {
+  setting *out = xcalloc((size_t)p->n_settings + 2, sizeof *out);
   int k = 0;
+  for (int i = 0; i < p->n_settings; i++) {
+    const char *name = p->settings[i].name;
+    if (p->settings[i].target == TARGET_XLA &&
+        (!strcmp(name, PGLE_PATH_FLAG) || !strcmp(name, LHS_FLAG) || !strcmp(name, ASYNC_OFF_FLAG)))
+      continue;
+    out[k++] = p->settings[i];
+  }
+  out[k++] = (setting){TARGET_XLA, LHS_FLAG, "false"};
+  out[k++] = (setting){TARGET_XLA, ASYNC_OFF_FLAG,
+                       "allreduce,allgather,reducescatter,collectivebroadcast,alltoall,"
+                       "collectivepermute"};
+  *n = k;
+  return out;
+}
+
+/* The argv, environment and log of one phase of R: the measured run, or (PROFILE) manual
+ * PGLE's profile run, which writes its profile to $FLAGTUNE_PGLE_PROFILE. */
+static int build_launch(sweep *sw, running *r, launch *l, int profile, char **err) {
+  experiment *e = sw->exp;
+  memset(l, 0, sizeof *l);
+  int steps = profile && e->pgle_steps > 0 ? e->pgle_steps : r->steps_budget;
+  int rc = trialcfg_argv(profile ? e->pgle_command : e->command, steps, &l->argv, err);
+  if (rc) return rc;
+  int k = 0, n_settings = r->prop.n_settings;
   l->extra[k++] = xasprintf("FLAGTUNE_TRIAL=%d", r->number);
   l->extra[k++] = xasprintf("FLAGTUNE_SWEEP=%lld", (long long)sw->id);
-  l->extra[k++] = xasprintf("FLAGTUNE_STEPS=%d", r->steps_budget);
-  if (sw->exp->gpus_per_trial > 0) l->extra[k++] = slot_devices(sw, r->slot);
-  rc = trialcfg_env(environ, r->prop.settings, r->prop.n_settings, l->extra, &l->env, err);
+  l->extra[k++] = xasprintf("FLAGTUNE_STEPS=%d", steps);
+  if (e->gpus_per_trial > 0) l->extra[k++] = slot_devices(sw, r->slot);
+  if (profile) l->extra[k++] = xasprintf("FLAGTUNE_PGLE_PROFILE=%s", r->profile_path);
+  setting *settings = profile ? profile_settings(&r->prop, &n_settings) : r->prop.settings;
+  rc = trialcfg_env(environ, settings, n_settings, l->extra, &l->env, err);
+  if (profile) free(settings);
   if (rc) return rc;
-  l->log_path = xasprintf("%s/trial-%04d.log", sw->log_dir, r->number);
+  l->log_path = xasprintf("%s/trial-%04d%s.log", sw->log_dir, r->number, profile ? ".profile" : "");
   return 0;
 }
 
@@ -414,6 +518,39 @@ static int trial_skip(const experiment *e, const proposal *p) {
   return e->metric_skip + (runs >= 0 ? runs + 1 : e->pgle_extra_skip);
 }
 
+/* Starts one phase of R on the loop. */
+static int launch_phase(sweep *sw, running *r, int profile, char **err) {
+  launch l;
+  int rc = build_launch(sw, r, &l, profile, err);
+  if (rc == 0) {
+    exec_spec spec = {.argv = l.argv,
+                      .envp = l.env.envp,
+                      .cwd = sw->exp->workdir,
+                      .timeout_s = sw->exp->timeout_s,
+                      .grace_s = sw->exp->grace_s,
+                      .log_path = l.log_path,
+                      /* The literal path still names this binary if it is rebuilt or
+                       * deleted mid-sweep. */
+                      .supervisor = "/proc/self/exe"};
+    exec_callbacks cb = {on_line, on_exit_trial};
+    rc = exec_start(&sw->loop, &spec, &cb, r, &r->exec, err);
+  }
+  launch_free(&l);
+  r->profiling = profile;
+  if (rc == 0 && exec_pid(r->exec) > 0)
+    store_trial_set_pid(sw->db, r->trial_id, exec_pid(r->exec), NULL);
+  return rc;
+}
+
+/* Manual PGLE: the measured run reads the profile the profile phase leaves. */
+static void add_profile_flag(sweep *sw, running *r) {
+  proposal *p = &r->prop;
+  r->profile_path = xasprintf("%s/trial-%04d.pgle.pbtxt", sw->log_dir, r->number);
+  p->settings = xrealloc(p->settings, sizeof(setting) * (size_t)(p->n_settings + 1));
+  p->settings[p->n_settings++] =
+      (setting){TARGET_XLA, xstrdup(PGLE_PATH_FLAG), xstrdup(r->profile_path)};
+}
+
 static int start_trial(sweep *sw, int slot, pending *q) {
   running *r = xcalloc(1, sizeof *r);
   r->sw = sw;
@@ -424,28 +561,19 @@ static int start_trial(sweep *sw, int slot, pending *q) {
   r->steps_budget = r->prop.steps > 0 ? r->prop.steps : sw->exp->budget_steps;
   r->skip = trial_skip(sw->exp, &r->prop);
   r->facts.min_steps = sw->exp->min_steps + (r->skip - sw->exp->metric_skip);
+  if (sw->exp->pgle_manual) add_profile_flag(sw, r);
   launch l;
   char *err = NULL;
-  int rc = build_launch(sw, r, &l, &err);
+  int rc = build_launch(sw, r, &l, 0, &err); /* the measured run is what the row records */
   if (rc == 0) rc = record_trial(sw, r, &l, q->rerun_of, &err);
-  if (rc == 0) {
-    exec_spec spec = {.argv = l.argv,
-                      .envp = l.env.envp,
-                      .cwd = sw->exp->workdir,
-                      .timeout_s = sw->exp->timeout_s,
-                      .grace_s = sw->exp->grace_s,
-                      .log_path = l.log_path};
-    exec_callbacks cb = {on_line, on_exit_trial};
-    rc = exec_start(&sw->loop, &spec, &cb, r, &r->exec, &err);
-  }
   launch_free(&l);
+  if (rc == 0) rc = launch_phase(sw, r, sw->exp->pgle_manual, &err);
   if (rc != 0) {
     fail(sw, err ? err : "cannot start a trial");
     free(err);
     running_free(r);
     return rc;
   }
-  if (exec_pid(r->exec) > 0) store_trial_set_pid(sw->db, r->trial_id, exec_pid(r->exec), NULL);
   sw->slots[slot] = r;
   sw->n_running++;
   return 0;
