@@ -14,12 +14,18 @@ int diag_quiet;
 int diag_vset(char **err, int code, const char *fmt, va_list ap) {
   if (!err) return code;
   free(*err);
+  /* Most messages fit the stack buffer and are formatted once; longer ones a second time. */
+  char small[256];
   va_list copy;
   va_copy(copy, ap);
-  int n = vsnprintf(NULL, 0, fmt, copy);
+  int n = vsnprintf(small, sizeof small, fmt, copy);
   va_end(copy);
+  if (n < 0) n = 0, small[0] = '\0';
   *err = xmalloc((size_t)n + 1);
-  vsnprintf(*err, (size_t)n + 1, fmt, ap);
+  if ((size_t)n < sizeof small)
+    memcpy(*err, small, (size_t)n + 1);
+  else
+    vsnprintf(*err, (size_t)n + 1, fmt, ap);
   return code;
 }
 
