@@ -619,6 +619,8 @@ end
 function V:known_flag(name, line)
   local e = dsl.catalog().by_name[name]
   if (e and e.kind == "flag") or self.allowed[name] then return e end
+  -- A flag of an imported jaxlib list (`flagtune flags import`) is real for that jaxlib.
+  if ft.imported_flags and ft.imported_flags[name] then return nil end
   local hint = util.did_you_mean(name, dsl.catalog().flags)
   if hint then self:fail(line, "unknown XLA flag '%s' (did you mean '%s'?)", name, hint) end
   self:fail(line, "unknown XLA flag '%s': not in flagtune's catalog (see `flagtune flags`); if "

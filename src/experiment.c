@@ -363,3 +363,15 @@ void experiment_override_budget(experiment *e, int trials, double hours) {
   }
   lua_pop(L, 2);
 }
+
+void experiment_allow_flags(lhost *h, const char *const *names, int n) {
+  lua_State *L = lhost_state(h);
+  lua_getglobal(L, "ft"); /* [ft] */
+  lua_createtable(L, 0, n); /* [ft, set] */
+  for (int i = 0; i < n; i++) {
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, names[i]);
+  }
+  lua_setfield(L, -2, "imported_flags");
+  lua_pop(L, 1);
+}

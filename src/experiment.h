@@ -80,6 +80,10 @@ typedef struct {
 int experiment_load(lhost *h, const char *path, const char *text, experiment **out, char **err);
 void experiment_free(experiment *e);
 
+/* Flags an imported jaxlib list holds (flagtune flags import): check and run accept them as
+ * they accept the catalog's. Call before experiment_load. */
+void experiment_allow_flags(lhost *h, const char *const *names, int n);
+
 /* Replaces budget.trials and budget.hours (command-line overrides), in the struct and in
  * the validated table the strategy reads as options.budget. */
 void experiment_override_budget(experiment *e, int trials, double hours);

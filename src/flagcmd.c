@@ -16,13 +16,18 @@
 #include "hardware.h"
 #include "json.h"
 #include "lhost.h"
+#include "trialcfg.h"
 
 /* Budget for the catalog's load and the did-you-mean search (both well under it). */
 #define LUA_BUDGET 50000000L
 
+#define MAX_PROBE 256
+
 typedef struct {
-  const char *sub; /* NULL (list), "show" or "import" */
+  const char *sub; /* NULL (list), "show", "import" or "probe" */
   const char *pos;  /* PATTERN or NAME */
+  const char *names[MAX_PROBE]; /* probe: the flags to try */
+  int n_names;
   const char *jaxlib, *file, *command, *db;
   int json, help;
 } fargs;
@@ -31,13 +36,16 @@ static const char *USAGE =
     "usage: flagtune flags [PATTERN] [--jaxlib V] [--db PATH] [--json]\n"
     "       flagtune flags show NAME [--json]\n"
     "       flagtune flags import (--file HELP.txt | --command \"CMD\") [--jaxlib V] [--db PATH]\n"
+    "       flagtune flags probe --command \"CMD\" NAME...\n"
     "\n"
     "Lists the catalog's flags and variables whose name matches PATTERN (a substring, or a glob\n"
     "with * and ?): name, type, default, backend and a one-line description. `show` explains one\n"
     "entry. `import` reads the table a jaxlib prints for XLA_FLAGS=--help (from a file, or by\n"
     "running CMD with XLA_FLAGS=--help) and stores it for jaxlib V (default: the version\n"
     "`python3 -c \"import jax, jaxlib; ...\"` reports); `--jaxlib V` then marks the catalog flags\n"
-    "that jaxlib lacks.\n";
+    "that jaxlib lacks. `probe`, where a jaxlib prints no list, runs CMD (something short that\n"
+    "starts the XLA backend, e.g. python3 -c \"import jax; jax.devices()\") with the NAMEd flags\n"
+    "in XLA_FLAGS and reports which ones that XLA refuses as unknown.\n";
 
 /* ---- parsing XLA's help table ---- */
 
@@ -395,10 +403,12 @@ static char *read_text(const char *path, char **err) {
   return buf;
 }
 
-/* Runs CMD through the shell with XLA_FLAGS=--help, stdout and stderr together. The exit
- * status is not judged: a jaxlib may exit 0 or abort after printing the table. */
-static char *run_help(const char *cmd, char **err) {
-  char *full = xasprintf("XLA_FLAGS=--help %s 2>&1", cmd);
+/* Runs CMD through the shell with XLA_FLAGS set to FLAGS, stdout and stderr together;
+ * *status (may be NULL) receives pclose's status. */
+static char *run_with_flags(const char *cmd, const char *flags, int *status, char **err) {
+  char *quoted = trialcfg_shell_quote(flags);
+  char *full = xasprintf("XLA_FLAGS=%s %s 2>&1", quoted, cmd);
+  free(quoted);
   FILE *p = popen(full, "r");
   free(full);
   if (!p) {
@@ -412,8 +422,15 @@ static char *run_help(const char *cmd, char **err) {
     if (n + 1 >= cap) buf = xrealloc(buf, cap *= 2);
   }
   buf[n] = '\0';
-  pclose(p);
+  int st = pclose(p);
+  if (status) *status = st;
   return buf;
+}
+
+/* Runs CMD with XLA_FLAGS=--help. The exit status is not judged: a jaxlib may exit 0 or
+ * abort after printing the table. */
+static char *run_help(const char *cmd, char **err) {
+  return run_with_flags(cmd, "--help", NULL, err);
 }
 
 /* Catalog flags (not TPU) this list lacks, and listed flags the catalog lacks. */
@@ -492,6 +509,111 @@ static int cmd_import(const fargs *a, const char *db_path) {
 /* ---- arguments ---- */
 
 /* "--name=value" or "--name value": the value of option NAME at argv[*i], or NULL. */
+/* ---- probe ---- */
+
+/* A well-formed value for NAME: its catalog default, else "true". A malformed value would
+ * make XLA skip its unknown-flag report (it stops at the first bad value). */
+static char *probe_value(lua_State *L, int cat, const char *name) {
+  char *v = NULL;
+  if (find_entry(L, cat, name)) {
+    int t = lua_getfield(L, -1, "default");
+    if (t == LUA_TBOOLEAN) v = xstrdup(lua_toboolean(L, -1) ? "true" : "false");
+    else if (t == LUA_TNUMBER && lua_isinteger(L, -1))
+      v = xasprintf("%lld", (long long)lua_tointeger(L, -1));
+    else if (t == LUA_TNUMBER) v = xasprintf("%.10g", lua_tonumber(L, -1));
+    else if (t == LUA_TSTRING) v = xstrdup(lua_tostring(L, -1));
+    lua_pop(L, 2);
+  }
+  return v ? v : xstrdup("true");
+}
+
+/* Marks in REFUSED the NAMES that OUT's "Unknown flag(s) in XLA_FLAGS: --a=1 --b" line
+ * lists; returns how many. */
+static int parse_unknown(const char *out, const char *const *names, int n, int *refused) {
+  const char *p = strstr(out, "Unknown flags in XLA_FLAGS:");
+  if (!p) p = strstr(out, "Unknown flag(s) in XLA_FLAGS:");
+  if (!p) return 0;
+  p = strchr(p, ':') + 1;
+  size_t len = strcspn(p, "\n");
+  int found = 0;
+  for (int i = 0; i < n; i++) {
+    char *tok = xasprintf("--%s", names[i]);
+    size_t tl = strlen(tok);
+    for (const char *q = p; (q = strstr(q, tok)) && q < p + len; q += tl)
+      if (q[tl] == '=' || q[tl] == ' ' || q[tl] == '\0' || q[tl] == '\n') {
+        if (!refused[i]) found++;
+        refused[i] = 1;
+        break;
+      }
+    free(tok);
+  }
+  return found;
+}
+
+/* XLA_FLAGS holding every NAME not REFUSED (ONLY >= 0: just that one), as --name=value. */
+static char *probe_flags(lua_State *L, int cat, const fargs *a, const int *refused, int only) {
+  char *flags = xstrdup("");
+  for (int i = 0; i < a->n_names; i++) {
+    if (refused[i] || (only >= 0 && i != only)) continue;
+    char *v = probe_value(L, cat, a->names[i]);
+    char *tok = trialcfg_flag_token(a->names[i], v);
+    char *next = xasprintf("%s%s%s", flags, *flags ? " " : "", tok);
+    free(flags), free(tok), free(v);
+    flags = next;
+  }
+  return flags;
+}
+
+/* One run with FLAGS: 1 when it exited 0, 0 when it failed; REFUSED gains what it names. */
+static int probe_run(const fargs *a, const char *flags, int *refused, char **err) {
+  int status = 0;
+  char *out = run_with_flags(a->command, flags, &status, err);
+  if (!out) return -1;
+  parse_unknown(out, a->names, a->n_names, refused);
+  free(out);
+  return status == 0;
+}
+
+static int cmd_probe(const fargs *a) {
+  if (!a->command || a->n_names == 0) {
+    diag_error("usage: flagtune flags probe --command \"CMD\" NAME...");
+    return 2;
+  }
+  lhost *h = NULL;
+  char *err = NULL;
+  int refused[MAX_PROBE] = {0}, clean = -1;
+  if (catalog_open(&h, &err) != 0) return diag_error(err), free(err), lhost_free(h), 1;
+  lua_State *L = lhost_state(h);
+  int cat = lua_gettop(L);
+  /* All at once; then again without the refused ones, which must run clean. */
+  for (int round = 0; round < 3 && clean != 1; round++) {
+    char *flags = probe_flags(L, cat, a, refused, -1);
+    clean = probe_run(a, flags, refused, &err);
+    free(flags);
+    if (clean < 0) break;
+  }
+  /* Still failing: a bad value may hide the report, or the command fails anyway. One by one. */
+  for (int i = 0; clean == 0 && i < a->n_names; i++) {
+    if (refused[i]) continue;
+    char *flags = probe_flags(L, cat, a, refused, i);
+    probe_run(a, flags, refused, &err);
+    free(flags);
+  }
+  lua_pop(L, 1);
+  lhost_free(h);
+  if (clean < 0) return diag_error(err), free(err), 1;
+  int n_refused = 0;
+  for (int i = 0; i < a->n_names; i++) {
+    printf("%-60s %s\n", a->names[i], refused[i] ? "REFUSED (unknown to this XLA)" : "accepted");
+    n_refused += refused[i];
+  }
+  if (clean == 0)
+    diag_warn("the probe command failed even without the refused flags: 'accepted' means only "
+              "that XLA did not name them");
+  printf("%d of %d refused\n", n_refused, a->n_names);
+  return clean == 1 ? 0 : 1;
+}
+
 static const char *opt_value(int argc, char **argv, int *i, const char *name, char **err) {
   const char *arg = argv[*i] + 2;
   size_t n = strlen(name);
@@ -519,12 +641,18 @@ static int parse_option(fargs *a, int argc, char **argv, int *i, char **err) {
 
 static int parse_args(int argc, char **argv, fargs *a, char **err) {
   int i = 0, npos = 0;
-  if (argc > 0 && (strcmp(argv[0], "show") == 0 || strcmp(argv[0], "import") == 0))
+  if (argc > 0 && (strcmp(argv[0], "show") == 0 || strcmp(argv[0], "import") == 0 ||
+                   strcmp(argv[0], "probe") == 0))
     a->sub = argv[i++];
+  int probe = a->sub && strcmp(a->sub, "probe") == 0;
   for (; i < argc; i++) {
     if (argv[i][0] == '-' && argv[i][1]) {
       int rc = parse_option(a, argc, argv, &i, err);
       if (rc) return rc;
+    } else if (probe) {
+      if (a->n_names == MAX_PROBE)
+        return diag_set(err, FT_EINPUT, "flags probe: at most %d flags at once", MAX_PROBE);
+      a->names[a->n_names++] = argv[i];
     } else if (npos++ == 0) {
       a->pos = argv[i];
     } else {
@@ -550,5 +678,6 @@ int flagcmd_main(int argc, char **argv, const char *db_path) {
   if (a.help) return fputs(USAGE, stdout), 0;
   if (!a.sub) return cmd_list(&a, db_path);
   if (strcmp(a.sub, "show") == 0) return cmd_show(&a);
+  if (strcmp(a.sub, "probe") == 0) return cmd_probe(&a);
   return cmd_import(&a, db_path);
 }

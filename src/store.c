@@ -1116,3 +1116,7 @@ int store_flags_versions(store *s, cJSON **out, char **err) {
                    "FROM jaxlib_flags GROUP BY jaxlib ORDER BY jaxlib",
                    NULL, out, err);
 }
+
+int store_flags_names(store *s, cJSON **out, char **err) {
+  return flag_rows(s, "SELECT DISTINCT name FROM jaxlib_flags ORDER BY name", NULL, out, err);
+}

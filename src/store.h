@@ -193,6 +193,9 @@ int store_flags_import(store *s, const char *jaxlib, const store_flag_row *rows,
  * empty when nothing was imported for it. Caller deletes. */
 int store_flags_list(store *s, const char *jaxlib, cJSON **out, char **err);
 
+/* Array of {name}: every flag any imported list holds. Caller deletes. */
+int store_flags_names(store *s, cJSON **out, char **err);
+
 /* Array of {jaxlib, flags, imported_at}: the versions with an imported list. Caller deletes. */
 int store_flags_versions(store *s, cJSON **out, char **err);
 

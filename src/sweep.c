@@ -829,9 +829,31 @@ static void free_warm_history(trial_report *all, int n_hist, int n_warm) {
 }
 
 /* Loads the experiment and creates the strategy: everything that can be the user's fault. */
+/* Hands the flag names of the database's imported jaxlib lists (if any) to the experiment
+ * checks. Reads the database only if it already exists. */
+static void allow_imported_flags(lhost *h, const char *db_path) {
+  store *db = NULL;
+  cJSON *rows = NULL;
+  if (store_open(db_path, STORE_READONLY, &db, NULL) != 0) return;
+  if (store_flags_names(db, &rows, NULL) == 0) {
+    int n = cJSON_GetArraySize(rows), k = 0;
+    const char **names = xcalloc((size_t)n + 1, sizeof(char *));
+    const cJSON *row;
+    cJSON_ArrayForEach(row, rows) {
+      const cJSON *name = cJSON_GetObjectItemCaseSensitive(row, "name");
+      if (cJSON_IsString(name)) names[k++] = name->valuestring;
+    }
+    experiment_allow_flags(h, names, k);
+    free(names);
+  }
+  cJSON_Delete(rows);
+  store_close(db);
+}
+
 static int prepare(sweep *sw, const char *path, const char *text, const sweep_opts *o,
                    const trial_report *hist, int n_hist, char **err) {
   int rc = lhost_new(&sw->host, err);
+  if (rc == 0) allow_imported_flags(sw->host, o->db_path);
   if (rc == 0) rc = experiment_load(sw->host, path, text, &sw->exp, err);
   if (rc != 0) return rc;
   apply_opts(sw, o);

@@ -68,4 +68,38 @@ grep -qx '[1-6]' <(tail -1 "$work/n.txt") || { cat "$work/run.txt"; fail "collec
 "$ft" query "SELECT xla_flags FROM trials t JOIN sweeps s ON s.id = t.sweep_id WHERE s.name = 'collectives-preset' AND t.number = 1" > "$work/x.txt"
 has "$work/x.txt" "--xla_gpu_all_gather_combine_threshold_bytes="
 
+# Probe: where a jaxlib prints no list, one run with the candidate flags tells which this XLA
+# refuses (the simulator dies on unknown flags with XLA's own text, as XLA does).
+probe_cmd="$sim --steps 1 --time-scale 0"
+"$ft" flags probe --command "$probe_cmd" xla_gpu_enable_latency_hiding_scheduler \
+  xla_gpu_made_up_flag xla_gpu_autotune_level xla_gpu_other_invention > "$work/probe.txt" 2>&1
+[ $? = 0 ] || { cat "$work/probe.txt"; fail "probe exit"; }
+grep -q '^xla_gpu_made_up_flag .*REFUSED' "$work/probe.txt" || fail "probe: made-up flag refused"
+grep -q '^xla_gpu_other_invention .*REFUSED' "$work/probe.txt" || fail "probe: second made-up flag refused"
+grep -q '^xla_gpu_enable_latency_hiding_scheduler .*accepted' "$work/probe.txt" || fail "probe: LHS accepted"
+grep -q '^xla_gpu_autotune_level .*accepted' "$work/probe.txt" || fail "probe: autotune level accepted"
+has "$work/probe.txt" "2 of 4 refused"
+"$ft" flags probe --command "false" xla_gpu_autotune_level > "$work/probe2.txt" 2>&1
+[ $? = 1 ] || fail "probe with a failing command: exit 1 expected"
+has "$work/probe2.txt" "the probe command failed even without the refused flags"
+"$ft" flags probe xla_gpu_autotune_level 2> "$work/probe3.txt"
+[ $? = 2 ] || fail "probe without --command: exit 2 expected"
+
+# A flag the catalog lacks but an imported jaxlib list holds is accepted by check.
+cat > "$work/help_new.txt" <<'HELP'
+  --xla_gpu_brand_new_flag=false  	bool	A flag newer than flagtune's catalog.
+HELP
+"$ft" flags import --file "$work/help_new.txt" --jaxlib 9.0 > /dev/null 2>&1 || fail "import new"
+cat > "$work/newflag.lua" <<LUA
+return experiment {
+  command = { "$sim", "--steps", "3" },
+  metric = { json = "step_time_ms" },
+  flags = { xla_gpu_brand_new_flag = bool() },
+}
+LUA
+"$ft" check "$work/newflag.lua" > "$work/newflag.txt" 2>&1 || { cat "$work/newflag.txt"; fail "imported flag accepted by check"; }
+FLAGTUNE_DB="$work/other.db" "$ft" check "$work/newflag.lua" > "$work/newflag2.txt" 2>&1
+[ $? = 2 ] || fail "without the import the flag is unknown"
+has "$work/newflag2.txt" "unknown XLA flag 'xla_gpu_brand_new_flag'"
+
 [ "$fails" = 0 ] && echo "ok test_flags" || exit 1

@@ -38,7 +38,9 @@ done
 while kill -0 $p1 2>/dev/null || kill -0 $p2 2>/dev/null; do
   "$ft" show 1 > /dev/null 2>> readers.err
   "$ft" sweeps --json > /dev/null 2>> readers.err
-  sqlite3 "$FLAGTUNE_DB" 'SELECT count(*) FROM trials' > /dev/null 2>> readers.err
+  # Like every WAL reader, the shell needs a busy timeout: without one, a read that meets a
+  # writer's checkpoint or a full set of read marks fails at once (docs/SCHEMA.md).
+  sqlite3 -cmd '.timeout 10000' "$FLAGTUNE_DB" 'SELECT count(*) FROM trials' > /dev/null 2>> readers.err
   reads=$((reads + 3))
 done
 wait $p1; c1=$?
