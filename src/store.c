@@ -265,12 +265,17 @@ static int exec_sql(store *s, const char *sql, const char *what, char **err) {
 }
 
 static int user_version(store *s, int *v, char **err) {
-  sqlite3_stmt *st = NULL;
-  if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
-    return open_fail(s, sqlite3_errcode(s->db), err);
-  int rc = sqlite3_step(st);
-  *v = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
-  sqlite3_finalize(st);
+  int rc = SQLITE_BUSY;
+  /* Busy while another process creates the database (see exec_patiently). */
+  for (int waited = 0; waited <= BUSY_TIMEOUT_MS; waited += 20) {
+    sqlite3_stmt *st = NULL;
+    rc = sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_step(st);
+    *v = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+    sqlite3_finalize(st);
+    if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED) break;
+    sqlite3_sleep(20);
+  }
   return rc == SQLITE_ROW ? 0 : open_fail(s, rc, err);
 }
 
@@ -357,12 +362,25 @@ static int migrate(store *s, char **err) {
   return migrate_all(s, latest, err);
 }
 
+/* Runs SQL, retrying for up to BUSY_TIMEOUT_MS while the database is busy. Switching a new
+ * database to WAL needs an exclusive lock, and SQLite does not always call the busy handler
+ * for it (deadlock avoidance), so two processes creating one database at once would
+ * otherwise see "database is locked". */
+static int exec_patiently(store *s, const char *sql) {
+  int rc = SQLITE_BUSY;
+  for (int waited = 0; waited <= BUSY_TIMEOUT_MS; waited += 20) {
+    rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+    if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED) break;
+    sqlite3_sleep(20);
+  }
+  return rc;
+}
+
 static int configure(store *s, char **err) {
   sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
-  int rc = sqlite3_exec(s->db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL);
+  int rc = exec_patiently(s, "PRAGMA foreign_keys = ON");
   if (rc == SQLITE_OK && !s->readonly)
-    rc = sqlite3_exec(s->db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL", NULL, NULL,
-                      NULL);
+    rc = exec_patiently(s, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL");
   if (rc != SQLITE_OK) return open_fail(s, rc, err);
   if (!s->readonly && sqlite3_db_readonly(s->db, "main") == 1)
     return diag_set(err, FT_EINPUT, "database %s is read-only (check its permissions)", s->path);
