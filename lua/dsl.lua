@@ -1000,6 +1000,10 @@ local function check_steps(v, x)
   if uses_steps(x.command) and x.budget.steps == 0 then
     v:fail_at("command", "command uses {steps} but budget.steps is not set")
   end
+  if uses_steps(x.command) and x.metric.min_steps > x.budget.steps then
+    v:fail_at("metric", "no trial could end ok: the metric needs %d step times (skip %d + 1) "
+              .. "but budget.steps is %d", x.metric.min_steps, x.metric.skip, x.budget.steps)
+  end
   if x.strategy.name == "halving" and not x.strategy.path and not uses_steps(x.command) then
     v:fail(x.strategy.line,
            "halving needs {steps} in the command: it runs trials with growing step budgets")

@@ -582,13 +582,14 @@ static int cmd_help(args *a);
 
 static const command commands[] = {
     {"run", "run EXPERIMENT.lua [--db PATH] [--parallel N] [--trials N] [--hours H] "
-            "[--until HH:MM] [--seed S] [--name NAME]",
+            "[--until HH:MM[:SS]] [--seed S] [--name NAME]",
      "Runs a new sweep: the baseline, then the strategy's trials, each recorded in the database.\n"
      "Prints the best configuration, its speedup over the baseline and the export snippet.\n"
      "Exit 0 when it finished with an ok baseline and an ok trial, 1 when it ran but that is not\n"
      "so, 2 for bad input (nothing written), 130 when interrupted (continue with `resume`).",
      cmd_run, 1, 1, "db parallel trials hours until seed name"},
-    {"resume", "resume SWEEP [--db PATH] [--parallel N] [--trials N] [--hours H] [--until HH:MM]",
+    {"resume", "resume SWEEP [--db PATH] [--parallel N] [--trials N] [--hours H] "
+               "[--until HH:MM[:SS]]",
      "Continues an interrupted sweep: trials left running become lost and are run again with\n"
      "the interrupted ones; the strategy is rebuilt from the stored trials.",
      cmd_resume, 1, 1, "db parallel trials hours until"},
@@ -665,18 +666,21 @@ static int parse_int(const char *opt, const char *v, int min, int *out, char **e
   return 0;
 }
 
-/* --until HH:MM: the hours from now until the next time the local clock shows HH:MM. */
+/* --until HH:MM[:SS]: the hours from now until the local clock next shows that time. */
 static int parse_until(const char *v, double *hours, char **err) {
-  int hh, mm;
+  int hh, mm, ss = 0, n;
   char extra;
-  if (sscanf(v, "%d:%d%c", &hh, &mm, &extra) != 2 || hh < 0 || hh > 23 || mm < 0 || mm > 59)
-    return diag_set(err, FT_EINPUT, "--until needs a local time HH:MM (e.g. 07:30), got '%s'", v);
+  n = sscanf(v, "%d:%d:%d%c", &hh, &mm, &ss, &extra);
+  if (n == 2 && strchr(strchr(v, ':') + 1, ':')) n = 0; /* "07:30:" */
+  if ((n != 2 && n != 3) || hh < 0 || hh > 23 || mm < 0 || mm > 59 || ss < 0 || ss > 59)
+    return diag_set(err, FT_EINPUT, "--until needs a local time HH:MM or HH:MM:SS (e.g. 07:30), "
+                    "got '%s'", v);
   time_t now = time(NULL);
   struct tm t;
   localtime_r(&now, &t);
   t.tm_hour = hh;
   t.tm_min = mm;
-  t.tm_sec = 0;
+  t.tm_sec = ss;
   time_t at = mktime(&t);
   if (at <= now) at += 24 * 3600;
   *hours = difftime(at, now) / 3600.0;

@@ -81,10 +81,15 @@ static uint64_t byte_multiplier(const char *suffix) {
       {"mb", 1000ull * 1000},
       {"gb", 1000ull * 1000 * 1000},
       {"tb", 1000ull * 1000 * 1000 * 1000},
+      {"pb", 1000ull * 1000 * 1000 * 1000 * 1000},
+      {"eb", 1000ull * 1000 * 1000 * 1000 * 1000 * 1000},
       {"kib", 1ull << 10},
       {"mib", 1ull << 20},
       {"gib", 1ull << 30},
       {"tib", 1ull << 40},
+      /* units_format_bytes writes these for the largest values, so they parse back. */
+      {"pib", 1ull << 50},
+      {"eib", 1ull << 60},
   };
   for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
     if (strcasecmp(suffix, table[i].name) == 0) return table[i].mult;
@@ -122,11 +127,11 @@ int units_parse_bytes(const char *s, int64_t *bytes, const char **why) {
   size_t n = 0;
   while (p[n] && !isspace((unsigned char)p[n])) n++;
   if (n >= sizeof suffix || *skip_space(p + n) != '\0')
-    return fail(why, "unknown unit (use B, KB, MB, GB, TB, KiB, MiB, GiB or TiB)");
+    return fail(why, "unknown unit (use B, KB, MB, GB, TB, KiB, MiB, GiB, TiB, PiB or EiB)");
   memcpy(suffix, p, n);
   suffix[n] = '\0';
   uint64_t mult = byte_multiplier(suffix);
-  if (mult == 0) return fail(why, "unknown unit (use B, KB, MB, GB, TB, KiB, MiB, GiB or TiB)");
+  if (mult == 0) return fail(why, "unknown unit (use B, KB, MB, GB, TB, KiB, MiB, GiB, TiB, PiB or EiB)");
   int64_t v;
   if (scale_exact(&d, mult, &v, why) != 0) return -1;
   *bytes = v;

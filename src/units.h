@@ -4,8 +4,8 @@
 
 #include <stdint.h>
 
-/* Parses "512", "64KiB", "436MB", "8GiB", "1.5 GiB" (B, KB/MB/GB/TB = powers of 1000,
- * KiB/MiB/GiB/TiB = powers of 1024, case-insensitive suffix) into bytes. Returns 0, or
+/* Parses "512", "64KiB", "436MB", "8GiB", "1.5 GiB" (B, KB/MB/GB/TB/PB/EB = powers of 1000,
+ * KiB/MiB/GiB/TiB/PiB/EiB = powers of 1024, case-insensitive suffix) into bytes. Returns 0, or
  * -1 with a short reason in WHY (static text) for anything else, negative or overflowing. */
 int units_parse_bytes(const char *s, int64_t *bytes, const char **why);
 

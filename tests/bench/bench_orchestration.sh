@@ -48,7 +48,7 @@ cat > flood.lua <<'LUA'
 return experiment {
   name = "flood",
   command = { "sh", "-c",
-    "yes 'step line of output that is not a metric, printed again and again by a noisy trial' | head -c 1073741824; echo '{\"step_time_ms\": 2}'" },
+    "yes 'step line of output that is not a metric, printed again and again by a noisy trial' | head -c 1073741824; echo; echo '{\"step_time_ms\": 2}'" },
   metric = { json = "step_time_ms" },
   flags = { xla_gpu_autotune_level = int(0, 4) },
   budget = { trials = 2 },

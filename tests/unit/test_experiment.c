@@ -299,7 +299,7 @@ TEST(err_bad_unit_in_pow2) {
                "    xla_gpu_all_reduce_combine_threshold_bytes = pow2(\"1MiB\", \"8GB/s\"),\n"
                "  },\n}\n",
                "x.lua:6: pow2(lo, hi): cannot read \"8GB/s\" as a byte size: unknown unit "
-               "(use B, KB, MB, GB, TB, KiB, MiB, GiB or TiB)");
+               "(use B, KB, MB, GB, TB, KiB, MiB, GiB, TiB, PiB or EiB)");
 }
 
 TEST(err_empty_space) {

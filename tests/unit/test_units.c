@@ -152,3 +152,17 @@ TEST(format_bytes_truncates) {
   units_format_bytes(65536, buf, 0); /* must not write at all */
   CHECK_STR(buf, "64");
 }
+
+TEST(format_parses_back) {
+  /* What units_format_bytes writes (labels, "flagtune show") must read back as the same
+   * number of bytes, up to the largest powers of two. */
+  for (int shift = 0; shift <= 62; shift++) {
+    int64_t v = (int64_t)1 << shift;
+    char buf[64];
+    units_format_bytes(v, buf, sizeof buf);
+    int64_t back = -1;
+    const char *why = NULL;
+    CHECK_INT(units_parse_bytes(buf, &back, &why), 0);
+    CHECK_INT(back, v);
+  }
+}
