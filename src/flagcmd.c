@@ -408,23 +408,11 @@ static char *read_text(const char *path, char **err) {
 static char *run_with_flags(const char *cmd, const char *flags, int *status, char **err) {
   char *quoted = trialcfg_shell_quote(flags);
   char *full = xasprintf("XLA_FLAGS=%s %s 2>&1", quoted, cmd);
+  char *out = hardware_capture(full, status);
+  if (!out) diag_set(err, FT_ESYS, "cannot run %s: %s", cmd, strerror(errno));
   free(quoted);
-  FILE *p = popen(full, "r");
   free(full);
-  if (!p) {
-    diag_set(err, FT_ESYS, "cannot run %s: %s", cmd, strerror(errno));
-    return NULL;
-  }
-  size_t cap = 4096, n = 0, r;
-  char *buf = xmalloc(cap);
-  while ((r = fread(buf + n, 1, cap - n - 1, p)) > 0) {
-    n += r;
-    if (n + 1 >= cap) buf = xrealloc(buf, cap *= 2);
-  }
-  buf[n] = '\0';
-  int st = pclose(p);
-  if (status) *status = st;
-  return buf;
+  return out;
 }
 
 /* Runs CMD with XLA_FLAGS=--help. The exit status is not judged: a jaxlib may exit 0 or

@@ -101,7 +101,7 @@ char *hardware_parse_nvidia_smi(const char *text, char **driver) {
 }
 
 /* The command's stdout, or NULL when it cannot start or exits non-zero. */
-static char *run_probe(const char *cmd) {
+char *hardware_capture(const char *cmd, int *status) {
   FILE *p = popen(cmd, "r");
   if (!p) return NULL;
   size_t cap = 4096, n = 0, r;
@@ -111,11 +111,20 @@ static char *run_probe(const char *cmd) {
     if (n + 1 >= cap) buf = xrealloc(buf, cap *= 2);
   }
   buf[n] = '\0';
-  if (pclose(p) != 0) {
-    free(buf);
+  int st = pclose(p);
+  if (status) *status = st;
+  return buf;
+}
+
+/* CMD's stdout, or NULL when it could not run or failed. */
+static char *run_probe(const char *cmd) {
+  int status = 0;
+  char *out = hardware_capture(cmd, &status);
+  if (out && status != 0) {
+    free(out);
     return NULL;
   }
-  return buf;
+  return out;
 }
 
 char *hardware_fingerprint(char **note) {

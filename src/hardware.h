@@ -28,4 +28,8 @@ char *hardware_parse_versions(const char *text, char **jaxlib);
  * hardware_parse_versions. NULL when the command fails or prints no versions. Caller frees. */
 char *hardware_software(const char *probe_cmd, char **jaxlib);
 
+/* Runs shell command CMD and returns its stdout (new string), whatever its exit status,
+ * which goes to *status (may be NULL) as pclose reports it; NULL when it cannot be run. */
+char *hardware_capture(const char *cmd, int *status);
+
 #endif
