@@ -955,7 +955,7 @@ static int pragma_readonly(const char *name, const char *arg) {
       " module_list data_version foreign_keys synchronous auto_vacuum ";
   char lower[64];
   size_t i = 0;
-  for (; name[i] && i < sizeof lower - 1; i++) lower[i] = (char)tolower((unsigned char)name[i]);
+  for (; i < sizeof lower - 1 && name[i]; i++) lower[i] = (char)tolower((unsigned char)name[i]);
   lower[i] = '\0';
   return in_list(with_arg, lower) || (!arg && in_list(bare, lower));
 }
