@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "diag.h"
+#include "trialcfg.h"
 
 /* Instructions the experiment file and its validation may use: a file that loops forever
  * fails with its line instead of hanging `flagtune run`. Real files need well under 1M. */
@@ -285,12 +286,6 @@ cleanup:
   return 0;
 }
 
-static void free_strv(char **v) {
-  if (!v) return;
-  for (char **p = v; *p; p++) free(*p);
-  free(v);
-}
-
 void experiment_free(experiment *e) {
   if (!e) return;
   experiment_impl *x = (experiment_impl *)e;
@@ -303,17 +298,17 @@ void experiment_free(experiment *e) {
   free(e->name);
   free(e->model);
   free(e->hardware);
-  free_strv(e->command);
+  trialcfg_free_strv(e->command);
   free(e->workdir);
   free(e->metric_field);
   free(e->metric_pattern);
-  free_strv(e->oom_patterns);
-  free_strv(e->invalid_patterns);
-  free_strv(e->warnings);
+  trialcfg_free_strv(e->oom_patterns);
+  trialcfg_free_strv(e->invalid_patterns);
+  trialcfg_free_strv(e->warnings);
   free(e->strategy_name);
   free(e->strategy_desc);
   free(e->software_probe);
-  free_strv(e->pgle_command);
+  trialcfg_free_strv(e->pgle_command);
   free(x);
 }
 
