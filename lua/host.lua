@@ -98,24 +98,28 @@ end
 
 -- History items { json (or config), status, value, steps, steps_budget, number } as the
 -- strategy sees them: decoded, canonical, marked seen. Configurations that no longer fit
--- the space (the experiment changed) are left out.
+-- the space (an earlier sweep's, or the experiment changed) go to the second list as the
+-- parameters they share with it (partial configurations, not marked seen), for a
+-- strategy's prior(); those sharing nothing are left out.
 function Host:replay(history)
-  local list = {}
+  local list, partial = {}, {}
   for _, item in ipairs(history or {}) do
-    local config
-    if item.config ~= nil then
-      config = self.space:decode(item.config)
-    else
-      config = self.space:decode_json(item.json or "")
-    end
+    local tbl = item.config
+    if tbl == nil then tbl = ft.json_decode(item.json or "") end
+    local config = self.space:decode(tbl)
+    local shared = not config and self.space:project(tbl)
+    local entry = { config = config or shared, status = item.status, value = finite(item.value),
+                    steps = item.steps or {}, steps_budget = item.steps_budget,
+                    number = item.number }
     if config ~= nil then
       self:mark(config)
-      list[#list + 1] = { config = config, status = item.status, value = finite(item.value),
-                          steps = item.steps or {}, steps_budget = item.steps_budget,
-                          number = item.number, baseline = next(config) == nil }
+      entry.baseline = next(config) == nil
+      list[#list + 1] = entry
+    elseif shared then
+      partial[#partial + 1] = entry
     end
   end
-  return list
+  return list, partial
 end
 
 function Host:mark(config)
@@ -130,7 +134,7 @@ function host.new(exp, seed, history)
   local name = st.name or st.path or "?"
   local self = setmetatable({ space = sp, exp = exp, name = name, path = st.path, seen = {} },
     Host)
-  local hist = self:replay(history)
+  local hist, partial = self:replay(history)
   local mod = load_module(exp, name)
   local options = {}
   for k, v in pairs(st.options or {}) do options[k] = v end
@@ -148,6 +152,12 @@ function host.new(exp, seed, history)
       "strategy '%s': new() must return an object with an ask(self, n) method", name)), 0)
   end
   self.strategy = obj
+  -- n_partial: how many partial configurations the strategy took (0 without a prior()).
+  self.n_partial = 0
+  if #partial > 0 and type(obj.prior) == "function" then
+    self:call("prior", partial)
+    self.n_partial = #partial
+  end
   return self
 end
 

@@ -475,6 +475,21 @@ function Space:decode(tbl)
   return config
 end
 
+-- The part of a decoded JSON object this space shares: the parameters it also has, with
+-- values it allows (canonical). Nil when nothing is shared. For the history of an earlier
+-- sweep whose space differs (warm start): a partial configuration, never proposed.
+function Space:project(tbl)
+  if type(tbl) ~= "table" then return nil end
+  local config, n = {}, 0
+  for k, v in pairs(tbl) do
+    local p = self.by_name[k]
+    local c = p and p:canonical(v)
+    if c ~= nil then config[k], n = c, n + 1 end
+  end
+  if n == 0 then return nil end
+  return config
+end
+
 -- Canonical JSON text -> configuration, or nil and a message.
 function Space:decode_json(text)
   local tbl, err = ft.json_decode(text)

@@ -107,6 +107,11 @@ function halving.new(space, options, history, rng)
   return self
 end
 
+-- Observations from earlier sweeps over another space go to the base sampler's model.
+function H:prior(items)
+  if type(self.base.prior) == "function" then self.base:prior(items) end
+end
+
 -- The rung a step budget belongs to: the highest whose steps fit in it.
 function H:rung_of(steps_budget)
   local steps = self.o.steps

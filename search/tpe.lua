@@ -165,13 +165,16 @@ local function parzen(params, points, weights, prior_weight)
   return self
 end
 
--- Sum over points of weight * product kernel at X (no prior, not normalised).
+-- Sum over points of weight * product kernel at X (no prior, not normalised). A point
+-- without a value for a parameter (a prior observation from another space) spreads
+-- evenly over that parameter's values.
 function Parzen:mass(x)
-  local sum, kernels = 0, self.kernels
+  local sum, kernels, params = 0, self.kernels, self.params
   for k, pt in ipairs(self.points) do
     local prod = self.weights[k]
     for dim = 1, #kernels do
-      prod = prod * kernels[dim].eval(x[dim], pt[dim])
+      local j = pt[dim]
+      prod = prod * (j and kernels[dim].eval(x[dim], j) or 1 / params[dim].n)
     end
     sum = sum + prod
   end
@@ -201,7 +204,10 @@ function Parzen:sample(r)
     if u < 0 then pick = k; break end
   end
   local centre = self.points[pick]
-  for dim = 1, #self.params do x[dim] = self.kernels[dim].sample(centre[dim], r) end
+  for dim, p in ipairs(self.params) do
+    local j = centre[dim]
+    x[dim] = j and self.kernels[dim].sample(j, r) or r:int(1, p.n)
+  end
   return x
 end
 
@@ -272,12 +278,32 @@ function T:tell(config, result)
   local key = self.space:key(config)
   self:mark(key)
   if self.pending[key] then self.pending[key] = nil end
+  self:observe(key, self:indices(config), result)
+end
+
+-- Observations of earlier sweeps whose space differs from this one (warm start): partial
+-- configurations, the parameters the spaces share. They join every density (a missing
+-- parameter spreads evenly over its values) but are never marked seen: the configuration
+-- this space would run has not run.
+function T:prior(items)
+  for _, item in ipairs(items) do
+    local x = {}
+    for dim, p in ipairs(self.params) do
+      local v = item.config[p.name]
+      if v ~= nil then x[dim] = p:index(v) end
+    end
+    self:observe("prior:" .. self.space:key(item.config), x, item)
+  end
+end
+
+-- Adds RESULT to the observation KEY at index vector X.
+function T:observe(key, x, result)
   local status = result.status
   if status ~= "ok" and not FAILED[status] and not SLOW[status] then return end -- lost, ...
   if status == "ok" and type(result.value) ~= "number" then return end
   local ob = self.obs[key]
   if not ob then
-    ob = { x = self:indices(config), sum = 0, weight = 0, fail = 0, ran = 0, slow = 0 }
+    ob = { x = x, sum = 0, weight = 0, fail = 0, ran = 0, slow = 0 }
     self.obs[key] = ob
     self.obs_order[#self.obs_order + 1] = key
   end

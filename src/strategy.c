@@ -128,6 +128,15 @@ cleanup:
   return 0;
 }
 
+int strategy_partial(strategy *s) {
+  lua_State *L = lhost_state(s->h);
+  lhost_push_ref(s->h, s->ref);
+  lua_getfield(L, -1, "n_partial");
+  int n = (int)lua_tointeger(L, -1);
+  lua_pop(L, 2);
+  return n;
+}
+
 void strategy_free(strategy *s) {
   if (!s) return;
   lhost_unref(s->h, s->ref);

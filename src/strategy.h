@@ -42,6 +42,9 @@ typedef struct {
 int strategy_new(experiment *e, int64_t seed, const trial_report *history, int n_history,
                  strategy **out, char **err);
 void strategy_free(strategy *s);
+/* How many history entries reached the strategy only as the parameters their space shares
+ * with this one (a warm start from sweeps over another space; strategies with prior()). */
+int strategy_partial(strategy *s);
 
 /* Asks for up to N new configurations. *out (caller frees each with proposal_clear and the
  * array with free) may hold fewer, or none when the strategy is exhausted or waiting for

@@ -798,8 +798,9 @@ static char *resolve_hardware(const experiment *e) {
 }
 
 /* HIST followed by the finished trials of earlier sweeps of the same model and hardware
- * when the experiment asks for a warm start (configurations that no longer fit the space
- * are skipped by the strategy host). Reads the database only if it already exists. */
+ * when the experiment asks for a warm start (the strategy host passes configurations that
+ * no longer fit the space as the parameters they share, or skips them). Reads the
+ * database only if it already exists. */
 static trial_report *warm_history(sweep *sw, const char *db_path, const trial_report *hist,
                                   int n_hist, int *n_warm) {
   store_trial *t = NULL;
@@ -815,9 +816,6 @@ static trial_report *warm_history(sweep *sw, const char *db_path, const trial_re
   for (int i = 0; i < n; i++)
     all[n_hist + i] = (trial_report){xstrdup(t[i].config_json), outcome_from_name(t[i].status),
                                      t[i].value, NULL, 0, t[i].steps_budget, -1};
-  if (n > 0)
-    diag_note("flagtune: warm start: %d trial%s of earlier sweeps of %s on %s", n,
-              n == 1 ? "" : "s", sw->exp->model, sw->hardware);
   store_trials_free(t, n);
   *n_warm = n;
   return all;
@@ -866,6 +864,12 @@ static int prepare(sweep *sw, const char *path, const char *text, const sweep_op
   trial_report *all = warm_history(sw, o->db_path, hist, n_hist, &n_warm);
   rc = strategy_new(sw->exp, sw->seed, all, n_hist + n_warm, &sw->strat, err);
   free_warm_history(all, n_hist, n_warm);
+  if (rc == 0 && n_warm > 0) {
+    int shared = strategy_partial(sw->strat);
+    diag_note("flagtune: warm start: %d trial%s of earlier sweeps of %s on %s (%d by the "
+              "parameters shared with this space)",
+              n_warm, n_warm == 1 ? "" : "s", sw->exp->model, sw->hardware, shared);
+  }
   return rc;
 }
 

@@ -180,6 +180,9 @@ function M:tell(config, result)
   local t = FAKE_SEEN.told
   t[#t + 1] = { config = config, result = result }
 end
+function M:prior(items)
+  FAKE_SEEN.prior = items
+end
 return M
 ]]
 
@@ -202,6 +205,13 @@ local function test_fake_protocol()
   eq(FAKE_SEEN.history[1].status, "ok", "history status")
   eq(FAKE_SEEN.history[1].config.xla_gpu_b, sp:at(5).xla_gpu_b, "history decoded")
   eq(FAKE_SEEN.history[2].baseline, true, "baseline marked")
+  -- {"V":"x","xla_gpu_a":true,"xla_gpu_b":7}: b = 7 is outside 1..3, the rest is shared;
+  -- {"gone":1} shares nothing.
+  eq(#FAKE_SEEN.prior, 1, "prior: the partial configuration of a differing space")
+  eq(FAKE_SEEN.prior[1].config.V, "x", "prior keeps a shared parameter")
+  eq(FAKE_SEEN.prior[1].config.xla_gpu_a, true, "prior keeps a shared flag")
+  eq(FAKE_SEEN.prior[1].config.xla_gpu_b, nil, "prior drops a value the space does not allow")
+  eq(FAKE_SEEN.prior[1].number, 98, "prior keeps the trial's fields")
   local got = h:ask(2)
   eq(got[1].steps, 0, "plain config")
   eq(got[2].steps, 10, "steps kept")

@@ -189,6 +189,46 @@ local function test_beats_random()
   assert(ma - 100 < 0.6 * (mb - 100), "by a clear margin")
 end
 
+-- Warm start across spaces: observations of an earlier sweep that searched only some of
+-- these parameters (no MEM, no PROTO) reach the model through prior() and steer the first
+-- model proposals; they are never taken as seen.
+local function test_prior_from_another_space()
+  local sp = synth_space()
+  local r = require("rng").new(3)
+  local hist = {}
+  for i = 1, 40 do
+    local c = sp:sample(r)
+    local old = { xla_gpu_thr = c.xla_gpu_thr, xla_gpu_lhs = c.xla_gpu_lhs,
+                  xla_gpu_level = c.xla_gpu_level, xla_gpu_db = c.xla_gpu_db, OLD_VAR = "1" }
+    -- The earlier sweep (another model phase, say): lhs OFF was 30 % faster there, unlike
+    -- this landscape, so only the prior can make tpe try lhs = false first.
+    local _, v = landscape(sp, { xla_gpu_thr = c.xla_gpu_thr, xla_gpu_lhs = true,
+                                 xla_gpu_level = c.xla_gpu_level, xla_gpu_db = c.xla_gpu_db,
+                                 MEM = 0.5, PROTO = "b" })
+    hist[i] = { config = old, status = "ok",
+                value = (v or 200) * (c.xla_gpu_lhs and 1.0 or 0.7), number = i }
+  end
+  local function lhs_share(history)
+    local h = new_host(sp, "tpe", { startup = 0 }, 9, history, 50)
+    local off = 0
+    for _ = 1, 6 do
+      local p = h:ask(1)[1]
+      local c = sp:decode_json(p.json)
+      if not c.xla_gpu_lhs then off = off + 1 end
+      local status, v = landscape(sp, c)
+      h:tell(p.json, { status = status, value = v, steps = {} })
+    end
+    return off, h
+  end
+  local with, h = lhs_share(hist)
+  local without = lhs_share({})
+  print(string.format("lhs off in the first 6 proposals: %d with the prior, %d without", with,
+    without))
+  assert(with >= 4 and with > without, "the prior must steer tpe toward lhs = false")
+  eq(h.n_partial, 40, "every earlier trial shares parameters")
+  for k in pairs(h.seen) do assert(not k:find("OLD_VAR"), "a prior item was marked seen") end
+end
+
 local function test_options()
   local sp = synth_space()
   local ok, err = pcall(new_host, sp, "tpe", { startup = -1 })
@@ -206,6 +246,7 @@ test_deterministic_and_valid()
 test_exhausts_without_duplicates()
 test_pending_and_history()
 test_options()
+test_prior_from_another_space()
 test_cost_of_an_ask()
 test_learns_the_oom_region()
 test_beats_random()
