@@ -43,11 +43,14 @@ local function check_options(options, n_params)
         "max_good, prior_weight)", tostring(k)), 0)
     end
   end
-  -- The default start is max(8, 2 per parameter), but never more than a third of a known
-  -- trial budget: a 25-trial sweep over 12 parameters should still get a model phase.
-  local startup = math.max(8, 2 * n_params)
+  -- The default start: a sixth of a known trial budget, at least 8, but at most 2 per
+  -- parameter and a third of the budget (never below 5). A longer start (2 per parameter up
+  -- to a third of the budget) found no better configurations at 50 trials and spent more
+  -- of them out of memory before any model existed (docs/BENCHMARKS.md).
   local trials = type(options.budget) == "table" and math.tointeger(options.budget.trials)
-  if trials and trials > 0 then startup = math.max(5, math.min(startup, trials // 3)) end
+  if not (trials and trials > 0) then trials = nil end
+  local startup = math.min(math.max(8, (trials or 0) // 6), math.max(5, 2 * n_params))
+  if trials then startup = math.min(startup, math.max(5, trials // 3)) end
   local o = { startup = int_option(options, "startup", startup, 0),
               candidates = int_option(options, "candidates", 64, 1),
               max_good = int_option(options, "max_good", 25, 1),

@@ -33,6 +33,8 @@ assert want <= tuners, (want, tuners)
 assert len(rows) == 2 * len(tuners), len(rows)
 for r in rows:
     assert math.isfinite(r["regret"]) and r["regret"] >= -1e-9, r
+    # found: the best true value among what it ran, so never worse than what it reported.
+    assert -1e-9 <= r["found"] <= r["regret"] + 1e-12, r
 print("ok: %d runs, tuners %s" % (len(rows), ", ".join(sorted(tuners))))
 PY
 grep -q "| single | 15 | tpe |" "$tmp/table.md"

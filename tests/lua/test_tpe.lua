@@ -240,6 +240,8 @@ local function test_options()
   -- the default start: max(8, 2 per parameter) = 12, at most a third of the trials
   eq(new_host(sp, "tpe", {}, 1, {}, 100).strategy.o.startup, 12, "default startup")
   eq(new_host(sp, "tpe", {}, 1, {}, 24).strategy.o.startup, 8, "startup capped by trials")
+  eq(new_host(sp, "tpe", {}, 1, {}, 60).strategy.o.startup, 10, "startup a sixth of the trials")
+  eq(new_host(sp, "tpe", {}, 1, {}, 15).strategy.o.startup, 5, "startup at least 5")
 end
 
 test_deterministic_and_valid()
