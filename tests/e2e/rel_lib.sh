@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Shared helpers of the reliability tests (tests/e2e/test_rel_*.sh); sourced, not run.
+# Shared helpers of the script tests (tests/e2e/test_rel_*.sh, test_warm.sh); sourced, not run.
 # Sets: ft sim stub src work; counters pass/failn; ok/bad/check/q/val; procs_with MARK.
 set -u
 ft=$(realpath "$1") sim=$(realpath "$2") src=$(realpath "$3")
