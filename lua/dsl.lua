@@ -1010,23 +1010,6 @@ local function check_steps(v, x)
   end
 end
 
--- JAX reads booleans from the environment as 1/y/yes/t/true/on (any case).
-local TRUTHY = { ["1"] = true, y = true, yes = true, t = true, ["true"] = true, on = true }
-dsl.TRUTHY = TRUTHY
-
--- Steps auto PGLE adds before steady state: JAX_PGLE_PROFILING_RUNS profiled runs (the
--- fixed value, else the catalog's default) and the recompile. 0 when PGLE is neither
--- searched nor fixed on, or metric.skip_pgle is false. The orchestrator adds it to
--- metric.skip for each trial that runs with JAX_ENABLE_PGLE true.
-local function pgle_extra_skip(x)
-  if not x.metric.skip_pgle then return 0 end
-  local fixed = x.env.JAX_ENABLE_PGLE
-  if x.vars.JAX_ENABLE_PGLE == nil and not (fixed and TRUTHY[fixed:lower()]) then return 0 end
-  local runs = math.tointeger(tonumber(x.env.JAX_PGLE_PROFILING_RUNS))
-  runs = runs or dsl.catalog().by_name.JAX_PGLE_PROFILING_RUNS.default
-  return runs + 1
-end
-
 -- confirm = { top = 3, repeats = 1 }, prune = { margin = 0.25, min_steps = 3 } or false,
 -- warm_start = bool, software_probe = "shell command" or false. The C side reads the same
 -- defaults (src/experiment.c) when a key is absent.
@@ -1104,7 +1087,7 @@ local function validate(v, raw)
   check_search_options(v, raw, x)
   check_steps(v, x)
   x.pgle = check_pgle(v, raw, x)
-  x.metric.pgle_extra_skip = pgle_extra_skip(x)
+  x.metric.pgle_extra_skip = require("pgle").extra_skip(x)
   x.space = build_space(v, x)
   x.warnings = v.warnings
   x.lines = {}

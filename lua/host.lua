@@ -15,6 +15,7 @@
 
 local space_mod = require("space")
 local rng_mod = require("rng")
+local pgle = require("pgle")
 
 local host = {}
 local Host = {}
@@ -176,7 +177,8 @@ function Host:fail(fmt, ...)
   error(string.format("strategy '%s'", self.name) .. string.format(fmt, ...), 0)
 end
 
--- One proposal checked and normalized: { json, label, steps, settings }.
+-- One proposal checked and normalized: { json, label, steps, settings, skip, profile }
+-- (skip and profile: lua/pgle.lua).
 function Host:accept(p, i)
   if type(p) ~= "table" then
     self:fail(" proposed an invalid configuration: proposal %d is a %s, not a table", i, type(p))
@@ -198,8 +200,8 @@ function Host:accept(p, i)
   end
   if self.seen[key] and not repeat_ok then self:fail(" proposed configuration %s twice", key) end
   self.seen[key] = true
-  return { json = key, label = self.space:label(config), steps = steps or 0,
-           settings = self.space:render(config) }
+  return pgle.decorate(self.exp, { json = key, label = self.space:label(config),
+                                   steps = steps or 0, settings = self.space:render(config) })
 end
 
 -- Up to N checked proposals (fewer, or none, when the strategy has nothing to offer now).
@@ -244,8 +246,8 @@ function Host:render(json)
     return nil, string.format("configuration %s no longer fits the experiment's space: %s",
       tostring(json), msg)
   end
-  return { json = self.space:key(config), label = self.space:label(config), steps = 0,
-           settings = self.space:render(config) }
+  return pgle.decorate(self.exp, { json = self.space:key(config), label = self.space:label(config),
+                                   steps = 0, settings = self.space:render(config) })
 end
 
 return host

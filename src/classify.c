@@ -23,6 +23,11 @@ int outcome_from_name(const char *name) {
   return -1;
 }
 
+int outcome_is_final(outcome o) {
+  return o != OUTCOME_RUNNING && o != OUTCOME_INTERRUPTED && o != OUTCOME_LOST && o >= 0 &&
+         o < OUTCOME_COUNT;
+}
+
 /* Substring search bounded by LEN (not strstr: lines may hold NUL bytes and need no
  * terminator; memmem is a GNU extension). memchr finds candidate first bytes quickly.
  * An empty needle matches nothing, or one empty pattern would match every line. */

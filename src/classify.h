@@ -23,6 +23,9 @@ typedef enum {
 const char *outcome_name(outcome o);
 /* The outcome named NAME, or -1. */
 int outcome_from_name(const char *name);
+/* 1 when a trial that ended so is finished for good: it counts against the budget and is
+ * never re-run. Running, interrupted and lost trials are not (resume re-runs them). */
+int outcome_is_final(outcome o);
 
 typedef enum {
   LINE_PLAIN = 0,

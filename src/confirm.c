@@ -1,5 +1,5 @@
 /* Confirmation. Owns the rules for what is re-measured and how the pooled winner is chosen;
- * knows nothing about processes or SQL (it reads store_trial arrays the caller loaded). */
+ * knows nothing about processes or SQL (it reads the trial records the caller loaded). */
 #include "confirm.h"
 
 #include <math.h>
@@ -8,34 +8,29 @@
 
 #include "diag.h"
 
-static int is_search(const store_trial *t) {
-  return strcmp(t->role, "search") == 0 || strcmp(t->role, "rerun") == 0;
+static int is_search(const trial_record *t) {
+  return t->role == ROLE_SEARCH || t->role == ROLE_RERUN;
 }
 
-static int is_ok(const store_trial *t) { return strcmp(t->status, "ok") == 0 && !isnan(t->value); }
+static int is_ok(const trial_record *t) { return t->status == OUTCOME_OK && !isnan(t->value); }
 
 /* Run with the full step budget (steps_budget 0 means the experiment's default). */
-static int is_full(const store_trial *t, int full_steps) {
+static int is_full(const trial_record *t, int full_steps) {
   return full_steps <= 0 || t->steps_budget <= 0 || t->steps_budget >= full_steps;
 }
 
-static int finished(const store_trial *t) {
-  return strcmp(t->status, "running") != 0 && strcmp(t->status, "lost") != 0 &&
-         strcmp(t->status, "interrupted") != 0;
-}
-
 /* Confirm trials of CONFIG that ended (whatever their outcome). */
-static int confirms_done(const store_trial *t, int n, const char *config) {
+static int confirms_done(const trial_record *t, int n, const char *config) {
   int k = 0;
   for (int i = 0; i < n; i++)
-    if (strcmp(t[i].role, "confirm") == 0 && finished(&t[i]) &&
+    if (t[i].role == ROLE_CONFIRM && outcome_is_final(t[i].status) &&
         strcmp(t[i].config_json, config) == 0)
       k++;
   return k;
 }
 
 /* Index of the fastest ok search trial whose config is not among CHOSEN, or -1. */
-static int next_fastest(const store_trial *t, int n, int full_steps, const char **chosen,
+static int next_fastest(const trial_record *t, int n, int full_steps, const char **chosen,
                         int n_chosen) {
   int best = -1;
   for (int i = 0; i < n; i++) {
@@ -47,7 +42,7 @@ static int next_fastest(const store_trial *t, int n, int full_steps, const char 
   return best;
 }
 
-int confirm_plan(const store_trial *t, int n, int full_steps, int top, int repeats,
+int confirm_plan(const trial_record *t, int n, int full_steps, int top, int repeats,
                  const char ***configs, int *n_configs) {
   if (top > CONFIRM_MAX_TOP) top = CONFIRM_MAX_TOP;
   const char *cand[CONFIRM_MAX_TOP + 1] = {"{}"};
@@ -81,7 +76,7 @@ typedef struct {
   int64_t first_id;
 } pooled;
 
-static void pool(const store_trial *t, int n, const char *config, int full_steps, int skip,
+static void pool(const trial_record *t, int n, const char *config, int full_steps, int skip,
                  pooled *p) {
   memset(p, 0, sizeof *p);
   p->values = xcalloc((size_t)n + 1, sizeof(double));
@@ -91,7 +86,7 @@ static void pool(const store_trial *t, int n, const char *config, int full_steps
       continue;
     if (p->n_values == 0) p->first_id = t[i].id;
     p->values[p->n_values++] = t[i].value;
-    if (strcmp(t[i].role, "confirm") == 0) p->n_confirms++;
+    if (t[i].role == ROLE_CONFIRM) p->n_confirms++;
     for (int s = skip; s < t[i].n_steps; s++) {
       if (p->n_steps == cap) p->steps = xrealloc(p->steps, sizeof(double) * (size_t)(cap = cap * 2 + 64));
       p->steps[p->n_steps++] = t[i].steps[s];
@@ -104,16 +99,16 @@ static void pool_free(pooled *p) {
   free(p->steps);
 }
 
-int confirm_winner(const store_trial *t, int n, int full_steps, int skip, store_winner *w) {
+int confirm_winner(const trial_record *t, int n, int full_steps, int skip, store_winner *w) {
   pooled base, best = {0}, cur;
   double best_value = NAN;
   int found = 0;
   pool(t, n, "{}", full_steps, skip, &base);
   for (int i = 0; i < n; i++) {
-    if (strcmp(t[i].role, "confirm") != 0 || strcmp(t[i].config_json, "{}") == 0) continue;
+    if (t[i].role != ROLE_CONFIRM || strcmp(t[i].config_json, "{}") == 0) continue;
     int seen = 0; /* each config once: its first confirm trial stands for it */
     for (int k = 0; k < i && !seen; k++)
-      seen = strcmp(t[k].role, "confirm") == 0 && strcmp(t[k].config_json, t[i].config_json) == 0;
+      seen = t[k].role == ROLE_CONFIRM && strcmp(t[k].config_json, t[i].config_json) == 0;
     if (seen) continue;
     pool(t, n, t[i].config_json, full_steps, skip, &cur);
     double v = cur.n_confirms > 0 ? stats_median(cur.values, cur.n_values) : NAN;

@@ -15,13 +15,13 @@
  * baseline ("{}") then the TOP fastest distinct ok configurations of the search, each
  * repeated REPEATS times in all (confirm trials already stored count, so a resumed sweep
  * queues only what is missing). *configs points into T (not owned); free the array. */
-int confirm_plan(const store_trial *t, int n, int full_steps, int top, int repeats,
+int confirm_plan(const trial_record *t, int n, int full_steps, int top, int repeats,
                  const char ***configs, int *n_configs);
 
 /* Chooses the winner among the configurations that have confirm trials: the lowest pooled
  * value (median of the values of all its ok trials). The baseline is pooled the same way.
  * The speedup interval bootstraps the pooled step times after SKIP. Returns 0 and fills W,
  * or -1 when no configuration was confirmed. */
-int confirm_winner(const store_trial *t, int n, int full_steps, int skip, store_winner *w);
+int confirm_winner(const trial_record *t, int n, int full_steps, int skip, store_winner *w);
 
 #endif

@@ -1,8 +1,10 @@
-/* The local executor: one trial = one child process on the caller's libuv loop. Owns the
- * child's lifetime (spawn as its own process group, SIGTERM then SIGKILL to the group), its
- * output (two pipes cut into bounded lines, a capped raw log) and the moment the trial is over.
+/* The local executor (executor.h's interface for this machine): one trial = one child
+ * process on the caller's libuv loop. Owns the child's lifetime (spawn as its own process
+ * group, SIGTERM then SIGKILL to the group), its output (two pipes cut into bounded lines, a
+ * capped raw log) and the moment the trial is over.
  * It must not interpret output (classification and step parsing live elsewhere) and must not
- * touch the store: it reports only through the callbacks it was given.
+ * touch the store: it reports only through the callbacks it was given. It also ends the
+ * orphans a dead orchestrator left (exec_reap), since only it knows what a trial's pid means.
  *
  * A trial ends when every handle it owns is closed (a refcount, as neovim's proc.c): the
  * process handle after its exit callback, the two pipes after EOF (or after a drain delay, so
@@ -446,3 +448,88 @@ void exec_kill_trial(exec_trial *t) {
 }
 
 int exec_pid(const exec_trial *t) { return t ? t->pid : 0; }
+
+/* ---- orphans of a dead orchestrator ----------------------------------------------------- */
+
+/* True when process PID carries FLAGTUNE_SWEEP=ID and FLAGTUNE_TRIAL=NUMBER in its
+ * environment: proof that it is that trial, not an unrelated process that reused the pid. */
+static int is_our_trial(int pid, int64_t id, int number) {
+  char path[64], want_sweep[64], want_trial[64];
+  snprintf(path, sizeof path, "/proc/%d/environ", pid);
+  snprintf(want_sweep, sizeof want_sweep, "FLAGTUNE_SWEEP=%lld", (long long)id);
+  snprintf(want_trial, sizeof want_trial, "FLAGTUNE_TRIAL=%d", number);
+  FILE *f = fopen(path, "rb");
+  if (!f) return 0;
+  char buf[8192], var[128];
+  size_t n;
+  int seen_sweep = 0, seen_trial = 0, at = 0;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+    for (size_t i = 0; i < n; i++) {
+      if (buf[i] != '\0') {
+        if (at < (int)sizeof var - 1) var[at++] = buf[i];
+        continue;
+      }
+      var[at] = '\0';
+      seen_sweep |= strcmp(var, want_sweep) == 0;
+      seen_trial |= strcmp(var, want_trial) == 0;
+      at = 0;
+    }
+  }
+  fclose(f);
+  return seen_sweep && seen_trial;
+}
+
+int exec_reap(int64_t sweep_id, const exec_orphan *o, int n) {
+  int killed = 0;
+  for (int i = 0; i < n; i++) {
+    if (o[i].pid <= 0 || !is_our_trial(o[i].pid, sweep_id, o[i].number)) continue;
+    diag_note("flagtune: killing trial %d (process group %d) left running by the previous run",
+              o[i].number, o[i].pid);
+    if (kill(-o[i].pid, SIGKILL) == 0) killed++;
+  }
+  return killed;
+}
+
+/* ---- the executor table ------------------------------------------------------------------ */
+
+typedef struct {
+  executor base;
+  char *supervisor;
+} local_executor;
+
+static int local_start(executor *x, const exec_spec *spec, const exec_callbacks *cb, void *ud,
+                       exec_trial **out, char **err) {
+  local_executor *lx = (local_executor *)x;
+  exec_spec s = *spec;
+  if (!s.supervisor) s.supervisor = lx->supervisor;
+  return exec_start(x->loop, &s, cb, ud, out, err);
+}
+
+static int local_reap(executor *x, int64_t sweep_id, const exec_orphan *o, int n) {
+  (void)x;
+  return exec_reap(sweep_id, o, n);
+}
+
+static void local_free(executor *x) {
+  local_executor *lx = (local_executor *)x;
+  free(lx->supervisor);
+  free(lx);
+}
+
+static const executor_ops local_ops = {
+    .name = "local",
+    .start = local_start,
+    .stop = exec_stop_trial,
+    .kill = exec_kill_trial,
+    .pid = exec_pid,
+    .reap = local_reap,
+    .free = local_free,
+};
+
+executor *exec_local_new(uv_loop_t *loop, const char *supervisor) {
+  local_executor *lx = xcalloc(1, sizeof *lx);
+  lx->base.ops = &local_ops;
+  lx->base.loop = loop;
+  lx->supervisor = supervisor ? xstrdup(supervisor) : NULL;
+  return &lx->base;
+}

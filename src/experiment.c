@@ -122,7 +122,6 @@ static void copy_metric(lua_State *L, int t, experiment *e) {
   free(reduce);
   e->metric_scale = get_num(L, m, "scale", 1);
   e->min_steps = get_int(L, m, "min_steps", e->metric_skip + 1);
-  e->pgle_extra_skip = get_int(L, m, "pgle_extra_skip", 0);
   lua_pop(L, 1);
 }
 

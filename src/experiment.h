@@ -29,8 +29,6 @@ typedef struct {
   reduce_kind metric_reduce;
   double metric_scale;  /* unit of the read value in ms: 1 for ms, 1000 for s */
   int min_steps;        /* valid steps needed for ok, default skip + 1 */
-  int pgle_extra_skip;  /* steps to add to metric_skip in a trial run with JAX_ENABLE_PGLE on
-                         * (profiled runs + the recompile); 0 when PGLE is not used */
 
   int budget_trials;    /* including the baseline */
   double budget_hours;  /* 0: none */

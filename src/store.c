@@ -65,7 +65,7 @@ static const char *const stmt_sql[ST_COUNT] = {
   [ST_TRIAL_BEGIN] =
     "INSERT INTO trials (sweep_id, number, role, config, label, xla_flags, tpu_args, env, "
     "command, steps_budget, slot, log_path, rerun_of) VALUES (:sweep_id, :number, "
-    "coalesce(:role, CASE WHEN :number = 0 THEN 'baseline' ELSE 'search' END), "
+    ":role, "
     "coalesce(:config, '{}'), :label, :xla_flags, :tpu_args, coalesce(:env, '{}'), :command, "
     ":steps_budget, :slot, :log_path, :rerun_of)",
   [ST_TRIAL_PID] = "UPDATE trials SET pid = :pid WHERE id = :id",
@@ -567,7 +567,8 @@ int store_trial_begin(store *s, const store_trial_new *t, int64_t *trial_id, cha
   int rc = stmt_get(s, ST_TRIAL_BEGIN, &st, err);
   if (rc) return rc;
   rc = bind_int(st, ":sweep_id", t->sweep_id) | bind_int(st, ":number", t->number) |
-       bind_text(st, ":role", t->role) | bind_text(st, ":config", t->config_json) |
+       bind_text(st, ":role", record_role_name(t->number == 0 ? ROLE_BASELINE : t->role)) |
+       bind_text(st, ":config", t->config_json) |
        bind_text(st, ":label", t->label) | bind_text(st, ":xla_flags", t->xla_flags) |
        bind_text(st, ":tpu_args", t->tpu_args) | bind_text(st, ":env", t->env_json) |
        bind_text(st, ":command", t->command_json) | bind_pos(st, ":steps_budget", t->steps_budget) |
@@ -594,8 +595,9 @@ static int finish_row(store *s, int64_t trial_id, const store_trial_end *e, int 
   sqlite3_stmt *st = NULL;
   int rc = stmt_get(s, ST_TRIAL_FINISH, &st, err);
   if (rc) return rc;
-  int ok = e->status && strcmp(e->status, "ok") == 0;
-  rc = bind_text(st, ":status", e->status) | bind_real(st, ":value", ok ? e->value : NAN) |
+  int ok = e->status == OUTCOME_OK;
+  rc = bind_text(st, ":status", outcome_name(e->status)) |
+       bind_real(st, ":value", ok ? e->value : NAN) |
        bind_int(st, ":n_steps", n_steps) | bind_text(st, ":error", e->error) |
        bind_real(st, ":duration_s", e->duration_s) | bind_int(st, ":id", trial_id);
   rc |= e->has_exit ? bind_int(st, ":exit_code", e->exit_code) : SQLITE_OK;
@@ -637,12 +639,12 @@ int store_trial_finish(store *s, int64_t trial_id, const store_trial_end *e, con
   return rc;
 }
 
-int store_trials_mark(store *s, int64_t sweep_id, const char *from, const char *to, int *n,
-                      char **err) {
+int store_trials_mark(store *s, int64_t sweep_id, outcome from, outcome to, int *n, char **err) {
   sqlite3_stmt *st = NULL;
   int rc = stmt_get(s, ST_TRIALS_MARK, &st, err);
   if (rc) return rc;
-  if (bind_text(st, ":from", from) | bind_text(st, ":to", to) | bind_int(st, ":sweep_id", sweep_id))
+  if (bind_text(st, ":from", outcome_name(from)) | bind_text(st, ":to", outcome_name(to)) |
+      bind_int(st, ":sweep_id", sweep_id))
     return bind_fail(s, st, err);
   rc = step_done(s, st, "marking trials", err);
   if (n) *n = rc ? 0 : sqlite3_changes(s->db);
@@ -653,16 +655,23 @@ static double col_real(sqlite3_stmt *st, int i) {
   return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
 }
 
-/* Reads the rows of ST (bound and ready) into store_trial structs. */
-static int trial_rows_of(store *s, sqlite3_stmt *st, store_trial **out, int *n, char **err) {
+/* A role or status column as its enum; an unknown name (a newer flagtune's) reads as
+ * FALLBACK. */
+static int col_enum(sqlite3_stmt *st, int i, int (*from_name)(const char *), int fallback) {
+  int v = from_name((const char *)sqlite3_column_text(st, i));
+  return v < 0 ? fallback : v;
+}
+
+/* Reads the rows of ST (bound and ready) into trial records. */
+static int trial_rows_of(store *s, sqlite3_stmt *st, trial_record **out, int *n, char **err) {
   int rc, cap = 0;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     if (*n == cap) *out = xrealloc(*out, sizeof **out * (size_t)(cap = cap ? cap * 2 : 16));
-    store_trial *t = memset(&(*out)[(*n)++], 0, sizeof **out);
+    trial_record *t = memset(&(*out)[(*n)++], 0, sizeof **out);
     t->id = sqlite3_column_int64(st, 0);
     t->number = sqlite3_column_int(st, 1);
-    t->role = col_strdup(st, 2);
-    t->status = col_strdup(st, 3);
+    t->role = (trial_role)col_enum(st, 2, record_role_from_name, ROLE_SEARCH);
+    t->status = (outcome)col_enum(st, 3, outcome_from_name, OUTCOME_CRASH);
     t->config_json = col_strdup(st, 4);
     t->value = col_real(st, 5);
     t->steps_budget = sqlite3_column_int(st, 6);
@@ -673,7 +682,7 @@ static int trial_rows_of(store *s, sqlite3_stmt *st, store_trial **out, int *n, 
   return rc;
 }
 
-static int trials_rows(store *s, int64_t sweep_id, store_trial **out, int *n, char **err) {
+static int trials_rows(store *s, int64_t sweep_id, trial_record **out, int *n, char **err) {
   sqlite3_stmt *st = NULL;
   int rc = stmt_get(s, ST_TRIALS_LOAD, &st, err);
   if (rc) return rc;
@@ -682,7 +691,7 @@ static int trials_rows(store *s, int64_t sweep_id, store_trial **out, int *n, ch
 }
 
 int store_warm_trials(store *s, const char *model, const char *hardware, int64_t sweep_id,
-                      store_trial **out, int *n, char **err) {
+                      trial_record **out, int *n, char **err) {
   sqlite3_stmt *st = NULL;
   *out = NULL;
   *n = 0;
@@ -692,20 +701,21 @@ int store_warm_trials(store *s, const char *model, const char *hardware, int64_t
       bind_int(st, ":sweep_id", sweep_id))
     return bind_fail(s, st, err);
   rc = trial_rows_of(s, st, out, n, err);
+  for (int i = 0; i < *n; i++) (*out)[i].number = -1;
   if (rc) {
-    store_trials_free(*out, *n);
+    record_free(*out, *n);
     *out = NULL;
     *n = 0;
   }
   return rc;
 }
 
-int store_trial_set_profile(store *s, int64_t trial_id, const char *path, const char *status,
+int store_trial_set_profile(store *s, int64_t trial_id, const char *path, outcome status,
                             double duration_s, char **err) {
   sqlite3_stmt *st = NULL;
   int rc = stmt_get(s, ST_TRIAL_PROFILE, &st, err);
   if (rc) return rc;
-  rc = bind_text(st, ":path", path) | bind_text(st, ":status", status) |
+  rc = bind_text(st, ":path", path) | bind_text(st, ":status", outcome_name(status)) |
        bind_real(st, ":duration_s", duration_s) | bind_int(st, ":id", trial_id);
   if (rc) return bind_fail(s, st, err);
   return step_done(s, st, "recording a PGLE profile run", err);
@@ -723,7 +733,7 @@ int store_sweep_set_winner(store *s, int64_t sweep_id, const store_winner *w, ch
 }
 
 /* Steps arrive ordered like the trials (by number, then step), so one walk assigns them. */
-static int trials_steps(store *s, int64_t sweep_id, store_trial *t, int n, char **err) {
+static int trials_steps(store *s, int64_t sweep_id, trial_record *t, int n, char **err) {
   sqlite3_stmt *st = NULL;
   int rc = stmt_get(s, ST_STEPS_LOAD, &st, err), k = 0, cap = 0;
   if (rc) return rc;
@@ -732,16 +742,17 @@ static int trials_steps(store *s, int64_t sweep_id, store_trial *t, int n, char 
     int64_t id = sqlite3_column_int64(st, 0);
     while (k < n && t[k].id != id) k++, cap = 0;
     if (k == n) continue;
+    double *steps = (double *)t[k].steps;
     if (t[k].n_steps == cap)
-      t[k].steps = xrealloc(t[k].steps, sizeof(double) * (size_t)(cap = cap ? cap * 2 : 64));
-    t[k].steps[t[k].n_steps++] = sqlite3_column_double(st, 1);
+      t[k].steps = steps = xrealloc(steps, sizeof(double) * (size_t)(cap = cap ? cap * 2 : 64));
+    steps[t[k].n_steps++] = sqlite3_column_double(st, 1);
   }
   rc = rc == SQLITE_DONE ? 0 : db_fail(s, err, "loading step times");
   stmt_done(st);
   return rc;
 }
 
-int store_trials_load(store *s, int64_t sweep_id, store_trial **out, int *n, char **err) {
+int store_trials_load(store *s, int64_t sweep_id, trial_record **out, int *n, char **err) {
   *out = NULL;
   *n = 0;
   /* One read transaction, so a trial finishing meanwhile cannot split rows from steps. */
@@ -751,21 +762,11 @@ int store_trials_load(store *s, int64_t sweep_id, store_trial **out, int *n, cha
   if (!rc) rc = run_cached(s, ST_COMMIT, "ending a read", err);
   if (rc) {
     tx_rollback(s);
-    store_trials_free(*out, *n);
+    record_free(*out, *n);
     *out = NULL;
     *n = 0;
   }
   return rc;
-}
-
-void store_trials_free(store_trial *t, int n) {
-  for (int i = 0; t && i < n; i++) {
-    free(t[i].role);
-    free(t[i].status);
-    free(t[i].config_json);
-    free(t[i].steps);
-  }
-  free(t);
 }
 
 /* ---- JSON listings ---- */

@@ -7,6 +7,9 @@
 #include <cjson/cJSON.h>
 #include <stdint.h>
 
+#include "classify.h"
+#include "record.h"
+
 typedef struct store store;
 
 enum { STORE_READONLY = 1 };
@@ -70,7 +73,7 @@ void store_sweep_clear(store_sweep *sw);
 typedef struct {
   int64_t sweep_id;
   int number;               /* 0 is the baseline */
-  const char *role;         /* "baseline", "search", "rerun", "confirm" */
+  trial_role role;          /* trial 0 is stored as the baseline whatever this says */
   const char *config_json;  /* canonical JSON of the searched values ("{}" for the baseline) */
   const char *label;        /* short human form */
   const char *xla_flags;    /* exact XLA_FLAGS given to the child (NULL if unset) */
@@ -83,13 +86,12 @@ typedef struct {
   int rerun_of;             /* trial number this re-runs, 0 for none */
 } store_trial_new;
 
-/* Inserts a trial with status 'running' and started_at now. A NULL role means "baseline"
- * for number 0 and "search" otherwise; NULL config/env mean "{}". */
+/* Inserts a trial with status 'running' and started_at now. NULL config/env mean "{}". */
 int store_trial_begin(store *s, const store_trial_new *t, int64_t *trial_id, char **err);
 int store_trial_set_pid(store *s, int64_t trial_id, int pid, char **err);
 
 typedef struct {
-  const char *status;       /* outcome_name() */
+  outcome status;
   double value;             /* reduced step time in ms, NaN for none */
   int has_exit;             /* exit_code is meaningful */
   int64_t exit_code;
@@ -105,33 +107,20 @@ int store_trial_finish(store *s, int64_t trial_id, const store_trial_end *e, con
 
 /* Changes every trial of SWEEP_ID in status FROM to status TO (e.g. running -> lost);
  * *n receives the count (may be NULL). */
-int store_trials_mark(store *s, int64_t sweep_id, const char *from, const char *to, int *n,
-                      char **err);
+int store_trials_mark(store *s, int64_t sweep_id, outcome from, outcome to, int *n, char **err);
 
-typedef struct {
-  int64_t id;
-  int number;
-  char *role, *status, *config_json;
-  double value;             /* NaN for none */
-  int steps_budget;
-  int pid;
-  double *steps;            /* step times in ms, in step order */
-  int n_steps;
-} store_trial;
+/* All trials of a sweep, ordered by number, with their step times. Free with record_free. */
+int store_trials_load(store *s, int64_t sweep_id, trial_record **out, int *n, char **err);
 
-/* All trials of a sweep, ordered by number, with their step times. */
-int store_trials_load(store *s, int64_t sweep_id, store_trial **out, int *n, char **err);
-void store_trials_free(store_trial *t, int n);
-
-/* Records a trial's manual-PGLE profile phase (schema 5): the profile's path, "ok" or the
+/* Records a trial's manual-PGLE profile phase (schema 5): the profile's path, ok or the
  * outcome that ended the trial, and the phase's duration. */
-int store_trial_set_profile(store *s, int64_t trial_id, const char *path, const char *status,
+int store_trial_set_profile(store *s, int64_t trial_id, const char *path, outcome status,
                             double duration_s, char **err);
 
 /* Finished, non-baseline trials of the other sweeps of (MODEL, HARDWARE), oldest first,
- * without step times: the history a warm start replays. */
+ * without step times, numbered -1: the history a warm start replays. Free with record_free. */
 int store_warm_trials(store *s, const char *model, const char *hardware, int64_t sweep_id,
-                      store_trial **out, int *n, char **err);
+                      trial_record **out, int *n, char **err);
 
 /* The winner a confirmation phase chose: a representative trial of the winning
  * configuration and the pooled values. NaN values are stored as NULL. */

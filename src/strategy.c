@@ -67,7 +67,7 @@ static void push_steps(lua_State *L, const double *steps, int n) {
 }
 
 /* Pushes { status=, value=, steps={...}, steps_budget=, number= } (value absent if NaN). */
-static void push_result(lua_State *L, const trial_report *r) {
+static void push_result(lua_State *L, const trial_record *r) {
   lua_createtable(L, 0, 5);
   const char *status = outcome_name(r->status);
   lua_pushstring(L, status ? status : "crash");
@@ -85,7 +85,7 @@ static void push_result(lua_State *L, const trial_report *r) {
 }
 
 /* Pushes the history list: each item is a result plus json = config_json. */
-static void push_history(lua_State *L, const trial_report *history, int n) {
+static void push_history(lua_State *L, const trial_record *history, int n) {
   lua_createtable(L, n > 0 ? n : 0, 0);
   for (int i = 0; i < n; i++) {
     push_result(L, &history[i]);
@@ -95,7 +95,7 @@ static void push_history(lua_State *L, const trial_report *history, int n) {
   }
 }
 
-int strategy_new(experiment *e, int64_t seed, const trial_report *history, int n_history,
+int strategy_new(experiment *e, int64_t seed, const trial_record *history, int n_history,
                  strategy **out, char **err) {
   *out = NULL;
   strategy *s = xcalloc(1, sizeof *s);
@@ -145,15 +145,21 @@ void strategy_free(strategy *s) {
   free(s);
 }
 
+static void settings_free(setting *s, int n) {
+  for (int i = 0; i < n; i++) {
+    free((char *)s[i].name);
+    free((char *)s[i].value);
+  }
+  free(s);
+}
+
 void proposal_clear(proposal *p) {
   if (!p) return;
   free(p->config_json);
   free(p->label);
-  for (int i = 0; i < p->n_settings; i++) {
-    free((char *)p->settings[i].name);
-    free((char *)p->settings[i].value);
-  }
-  free(p->settings);
+  settings_free(p->settings, p->n_settings);
+  settings_free(p->profile, p->n_profile);
+  free(p->profile_suffix);
   memset(p, 0, sizeof *p);
 }
 
@@ -181,27 +187,57 @@ static int to_setting(lua_State *L, setting *s) {
   return rc == 0 && s->name && s->value ? 0 : -1;
 }
 
-/* The proposal table at the top of the stack ({ json, label, steps, settings }) into *P.
- * On failure *P holds what was converted so far; the caller clears it. */
+/* The list of settings at the top of the stack into *OUT / *N (what was converted so far on
+ * failure, for the caller to free). */
+static int to_settings(lua_State *L, setting **out, int *n_out) {
+  int rc = lua_istable(L, -1) ? 0 : -1;
+  int n = rc == 0 ? (int)lua_rawlen(L, -1) : 0;
+  *out = n > 0 ? xcalloc((size_t)n, sizeof **out) : NULL;
+  for (int i = 0; i < n && rc == 0; i++) {
+    lua_rawgeti(L, -1, i + 1); /* [..., settings, setting] */
+    *n_out = i + 1;
+    rc = to_setting(L, &(*out)[i]);
+    lua_pop(L, 1);
+  }
+  return rc;
+}
+
+static int int_field(lua_State *L, int idx, const char *key) {
+  lua_getfield(L, idx, key);
+  int v = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : 0;
+  lua_pop(L, 1);
+  return v;
+}
+
+/* The optional profile = { settings, suffix } of the proposal at the top of the stack. */
+static int to_profile(lua_State *L, proposal *p) {
+  lua_getfield(L, -1, "profile"); /* [proposal, profile] */
+  int rc = 0;
+  if (lua_istable(L, -1)) {
+    p->profile_suffix = dup_field(L, -1, "suffix");
+    lua_getfield(L, -1, "settings"); /* [proposal, profile, settings] */
+    rc = p->profile_suffix ? to_settings(L, &p->profile, &p->n_profile) : -1;
+    lua_pop(L, 1);
+  } else if (!lua_isnil(L, -1)) {
+    rc = -1;
+  }
+  lua_pop(L, 1);
+  return rc;
+}
+
+/* The proposal table at the top of the stack ({ json, label, steps, settings, skip,
+ * profile }) into *P. On failure *P holds what was converted so far; the caller clears it. */
 static int to_proposal(lua_State *L, proposal *p) {
   memset(p, 0, sizeof *p);
   if (!lua_istable(L, -1)) return -1;
   p->config_json = dup_field(L, -1, "json");
   p->label = dup_field(L, -1, "label");
-  lua_getfield(L, -1, "steps");
-  p->steps = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : 0;
-  lua_pop(L, 1);
+  p->steps = int_field(L, -1, "steps");
+  p->skip = int_field(L, -1, "skip");
   lua_getfield(L, -1, "settings"); /* [proposal, settings] */
-  int rc = p->config_json && p->label && lua_istable(L, -1) ? 0 : -1;
-  int n = rc == 0 ? (int)lua_rawlen(L, -1) : 0;
-  p->settings = n > 0 ? xcalloc((size_t)n, sizeof *p->settings) : NULL;
-  for (int i = 0; i < n && rc == 0; i++) {
-    lua_rawgeti(L, -1, i + 1); /* [proposal, settings, setting] */
-    p->n_settings = i + 1;
-    rc = to_setting(L, &p->settings[i]);
-    lua_pop(L, 1);
-  }
+  int rc = p->config_json && p->label ? to_settings(L, &p->settings, &p->n_settings) : -1;
   lua_pop(L, 1);
+  if (rc == 0) rc = to_profile(L, p);
   return rc;
 }
 
@@ -252,7 +288,7 @@ cleanup:
   return rc;
 }
 
-int strategy_tell(strategy *s, const trial_report *r, char **err) {
+int strategy_tell(strategy *s, const trial_record *r, char **err) {
   lua_State *L = lhost_state(s->h);
   int top = lua_gettop(L);
   push_method(s, "tell");

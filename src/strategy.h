@@ -8,38 +8,40 @@
 
 #include "classify.h"
 #include "experiment.h"
+#include "record.h"
 #include "trialcfg.h"
 
 typedef struct strategy strategy;
 
-/* One configuration to run, rendered. Everything is owned by the proposal. */
+/* One configuration to run, rendered by lua/host.lua (and lua/pgle.lua): everything about
+ * flags arrives here, so C names none. Everything is owned by the proposal. */
 typedef struct {
   char *config_json;   /* canonical JSON of the searched values, keys sorted; "{}" = baseline */
   char *label;         /* short human form: "lhs=true ag_thr=512MiB" */
   int steps;           /* step budget; 0 = the experiment's budget.steps */
-  setting *settings;   /* fixed flags and env first, then searched, stable order */
+  setting *settings;   /* fixed flags and env first, then searched, stable order; a value may
+                        * hold PROPOSAL_PROFILE_PATH, replaced by the trial's profile path */
   int n_settings;
+  int skip;            /* warm-up steps left out of this trial's value (metric.skip, more
+                        * when the trial turns auto PGLE on) */
+  /* Manual PGLE: the profile run's settings, run first with the profile path in
+   * $FLAGTUNE_PGLE_PROFILE; NULL profile_suffix when the trial has no profile run. */
+  setting *profile;
+  int n_profile;
+  char *profile_suffix; /* the profile file's name after "trial-NNNN" (".pgle.pbtxt") */
 } proposal;
 
-void proposal_clear(proposal *p);
+/* The placeholder a setting's value holds for the trial's profile path (lua/pgle.lua). */
+#define PROPOSAL_PROFILE_PATH "{pgle_profile}"
 
-/* What happened to a trial, as the strategy is told (and as history replays it). */
-typedef struct {
-  const char *config_json;
-  outcome status;
-  double value;          /* NaN when none */
-  const double *steps;   /* step times in ms */
-  int n_steps;
-  int steps_budget;
-  int number;
-} trial_report;
+void proposal_clear(proposal *p);
 
 /* Instruction budget per strategy call. */
 #define STRATEGY_BUDGET 50000000L
 
 /* Creates the experiment's strategy seeded with SEED, replaying HISTORY (finished trials of
  * this sweep, for resume) through tell. FT_EINPUT for user errors (bad strategy file). */
-int strategy_new(experiment *e, int64_t seed, const trial_report *history, int n_history,
+int strategy_new(experiment *e, int64_t seed, const trial_record *history, int n_history,
                  strategy **out, char **err);
 void strategy_free(strategy *s);
 /* How many history entries reached the strategy only as the parameters their space shares
@@ -51,8 +53,9 @@ int strategy_partial(strategy *s);
  * results of running trials. */
 int strategy_ask(strategy *s, int n, proposal **out, int *n_out, char **err);
 
-/* Reports a finished trial. */
-int strategy_tell(strategy *s, const trial_report *r, char **err);
+/* Reports a finished trial: its configuration, status, value, steps, steps_budget and
+ * number (the other fields are not read). */
+int strategy_tell(strategy *s, const trial_record *r, char **err);
 
 /* 1 when the strategy has nothing more to propose (grid exhausted, done() true). */
 int strategy_done(strategy *s);

@@ -1,6 +1,6 @@
-/* The orchestrator: one sweep on one libuv loop. Asks the strategy, builds each trial,
- * launches it through the executor, reads its lines, classifies the outcome, stores it,
- * tells the strategy, and stops on budget, deadline, exhaustion or a signal. */
+/* The orchestrator: one sweep on one libuv loop. Asks the strategy, starts each trial
+ * (trial.c) in a free slot, tells the strategy how it ended, and stops on budget, deadline,
+ * exhaustion or a signal; resume carries out resume.c's plan. */
 #ifndef FLAGTUNE_SWEEP_H
 #define FLAGTUNE_SWEEP_H
 
@@ -19,8 +19,8 @@ typedef struct {
 /* Runs a new sweep of the experiment at PATH. Validates everything (and asks the strategy
  * for its first proposals) before the first database row is written. *sweep_id receives
  * the new sweep's id once created (0 before). Returns FT_OK, FT_EINPUT (nothing written),
- * FT_EINTR (interrupted: resumable), or another code when the sweep failed. *failed_trials
- * tells whether no trial ended ok or the baseline failed. */
+ * FT_EINTR (interrupted: resumable), or another code when the sweep failed. *unhealthy is
+ * set when the baseline never ended ok or no other trial did. */
 int sweep_run(const char *path, const sweep_opts *o, int64_t *sweep_id, int *unhealthy,
               char **err);
 

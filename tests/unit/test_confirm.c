@@ -9,14 +9,14 @@
 static double steps_a[] = {91, 90, 89, 90, 91, 90};
 
 /* A stored trial with step times around VALUE. */
-static store_trial mk(int id, const char *role, const char *status, const char *config,
-                      double value) {
-  store_trial t = {0};
+static trial_record mk(int id, const char *role, const char *status, const char *config,
+                       double value) {
+  trial_record t = {0};
   t.id = id;
   t.number = id;
-  t.role = (char *)role;
-  t.status = (char *)status;
-  t.config_json = (char *)config;
+  t.role = (trial_role)record_role_from_name(role);
+  t.status = (outcome)outcome_from_name(status);
+  t.config_json = config;
   t.value = value;
   t.steps = steps_a;
   t.n_steps = 6;
@@ -24,7 +24,7 @@ static store_trial mk(int id, const char *role, const char *status, const char *
 }
 
 TEST(plan_interleaves_baseline_and_top) {
-  store_trial t[] = {mk(0, "baseline", "ok", "{}", 100), mk(1, "search", "ok", "{\"a\":1}", 90),
+  trial_record t[] = {mk(0, "baseline", "ok", "{}", 100), mk(1, "search", "ok", "{\"a\":1}", 90),
                      mk(2, "search", "ok", "{\"a\":2}", 80), mk(3, "search", "ok", "{\"a\":3}", 95),
                      mk(4, "search", "oom", "{\"a\":4}", NAN)};
   const char **c;
@@ -37,7 +37,7 @@ TEST(plan_interleaves_baseline_and_top) {
 }
 
 TEST(plan_on_resume_queues_only_what_is_missing) {
-  store_trial t[] = {mk(0, "baseline", "ok", "{}", 100), mk(1, "search", "ok", "{\"a\":1}", 90),
+  trial_record t[] = {mk(0, "baseline", "ok", "{}", 100), mk(1, "search", "ok", "{\"a\":1}", 90),
                      mk(2, "search", "ok", "{\"a\":2}", 80), mk(3, "confirm", "ok", "{}", 101),
                      mk(4, "confirm", "oom", "{\"a\":2}", NAN),
                      mk(5, "confirm", "interrupted", "{\"a\":1}", NAN)};
@@ -53,7 +53,7 @@ TEST(plan_on_resume_queues_only_what_is_missing) {
 }
 
 TEST(plan_with_nothing_ok_keeps_only_the_baseline) {
-  store_trial t[] = {mk(0, "baseline", "ok", "{}", 100), mk(1, "search", "crash", "{\"a\":1}", NAN)};
+  trial_record t[] = {mk(0, "baseline", "ok", "{}", 100), mk(1, "search", "crash", "{\"a\":1}", NAN)};
   const char **c;
   int n;
   CHECK_INT(confirm_plan(t, 2, 0, 3, 1, &c, &n), 0);
@@ -64,7 +64,7 @@ TEST(plan_with_nothing_ok_keeps_only_the_baseline) {
 
 TEST(lucky_first_measurement_loses_on_pooled_values) {
   /* B measured 80 once by luck; its confirmations say 96 and 97. A is a steady 90. */
-  store_trial t[] = {mk(0, "baseline", "ok", "{}", 100),   mk(1, "search", "ok", "{\"a\":1}", 90),
+  trial_record t[] = {mk(0, "baseline", "ok", "{}", 100),   mk(1, "search", "ok", "{\"a\":1}", 90),
                      mk(2, "search", "ok", "{\"a\":2}", 80), mk(3, "confirm", "ok", "{}", 101),
                      mk(4, "confirm", "ok", "{\"a\":2}", 96), mk(5, "confirm", "ok", "{\"a\":1}", 89),
                      mk(6, "confirm", "ok", "{}", 99),       mk(7, "confirm", "ok", "{\"a\":2}", 97),
@@ -79,7 +79,7 @@ TEST(lucky_first_measurement_loses_on_pooled_values) {
 }
 
 TEST(failed_confirmations_disqualify) {
-  store_trial t[] = {mk(0, "baseline", "ok", "{}", 100), mk(1, "search", "ok", "{\"a\":1}", 80),
+  trial_record t[] = {mk(0, "baseline", "ok", "{}", 100), mk(1, "search", "ok", "{\"a\":1}", 80),
                      mk(2, "confirm", "oom", "{\"a\":1}", NAN), mk(3, "search", "ok", "{\"a\":2}", 90),
                      mk(4, "confirm", "ok", "{\"a\":2}", 91)};
   store_winner w;
@@ -89,13 +89,13 @@ TEST(failed_confirmations_disqualify) {
 }
 
 TEST(no_confirm_trials_no_winner) {
-  store_trial t[] = {mk(0, "baseline", "ok", "{}", 100), mk(1, "search", "ok", "{\"a\":1}", 80)};
+  trial_record t[] = {mk(0, "baseline", "ok", "{}", 100), mk(1, "search", "ok", "{\"a\":1}", 80)};
   store_winner w;
   CHECK_INT(confirm_winner(t, 2, 0, 0, &w), -1);
 }
 
 TEST(short_rungs_are_not_candidates_nor_pooled) {
-  store_trial t[] = {mk(0, "baseline", "ok", "{}", 100), mk(1, "search", "ok", "{\"a\":1}", 70),
+  trial_record t[] = {mk(0, "baseline", "ok", "{}", 100), mk(1, "search", "ok", "{\"a\":1}", 70),
                      mk(2, "search", "ok", "{\"a\":2}", 90), mk(3, "confirm", "ok", "{\"a\":2}", 91),
                      mk(4, "confirm", "ok", "{\"a\":1}", 95)};
   t[1].steps_budget = 5; /* a 5-step rung: fast, but not a full measurement */

@@ -95,7 +95,7 @@ static int64_t add_trial(store *s, int64_t sweep, int number, const char *config
                          const char *status, double value, const char *error) {
   int64_t id = begin_trial(s, sweep, number, config);
   double steps[5] = {value * 1.5, value + 1, value - 1, value, value};
-  store_trial_end e = {.status = status,
+  store_trial_end e = {.status = (outcome)outcome_from_name(status),
                        .value = value,
                        .has_exit = 1,
                        .exit_code = strcmp(status, "ok") == 0 ? 0 : 1,
@@ -343,34 +343,34 @@ TEST(trials_roundtrip) {
   populate(s, &f);
   char *err = NULL;
   CHECK_INT(store_trial_set_pid(s, f.b3, 5151, &err), 0);
-  store_trial *tr = NULL;
+  trial_record *tr = NULL;
   int n = 0;
   CHECK_INT(store_trials_load(s, f.a, &tr, &n, &err), 0);
   CHECK_INT(n, 6);
   if (n == 6) {
     CHECK_INT(tr[0].number, 0);
-    CHECK_STR(tr[0].role, "baseline");
-    CHECK_STR(tr[1].role, "search");
+    CHECK_INT(tr[0].role, ROLE_BASELINE);
+    CHECK_INT(tr[1].role, ROLE_SEARCH);
     CHECK_STR(tr[2].config_json, AG);
     CHECK_NEAR(tr[2].value, 88, 0);
     CHECK_INT(tr[2].n_steps, 5);
     CHECK_NEAR(tr[2].steps[0], 132, 1e-9);
     CHECK_NEAR(tr[2].steps[4], 88, 1e-9);
     CHECK_INT(tr[2].steps_budget, 20);
-    CHECK_STR(tr[3].status, "oom");
+    CHECK_INT(tr[3].status, OUTCOME_OOM);
     CHECK(isnan(tr[3].value)); /* a value given with a non-ok status is not stored */
     CHECK(isnan(tr[4].value));
     CHECK_INT(tr[5].n_steps, 0);
   }
-  store_trials_free(tr, n);
+  record_free(tr, n);
   CHECK_INT(store_trials_load(s, f.b, &tr, &n, &err), 0);
   CHECK_INT(n, 4);
   if (n == 4) {
-    CHECK_STR(tr[3].status, "running");
+    CHECK_INT(tr[3].status, OUTCOME_RUNNING);
     CHECK_INT(tr[3].pid, 5151);
     CHECK(isnan(tr[3].value));
   }
-  store_trials_free(tr, n);
+  record_free(tr, n);
   CHECK_NEAR(query_num(s, "SELECT signal FROM trials WHERE status = 'timeout'"), 15, 0);
   CHECK_NEAR(query_num(s, "SELECT exit_code FROM trials WHERE status = 'timeout'"), 1, 0);
   CHECK_NEAR(query_num(s, "SELECT count(*) FROM trials WHERE started_at LIKE '%Z'"), 13, 0);
@@ -378,7 +378,7 @@ TEST(trials_roundtrip) {
   CHECK_INT(store_trial_begin(s, &dup, NULL, &err), FT_ESTORE);
   store_trial_new orphan = {.sweep_id = 999, .number = 1};
   CHECK_INT(store_trial_begin(s, &orphan, NULL, &err), FT_ESTORE); /* foreign keys are on */
-  store_trial_end e = {.status = "ok", .value = 1};
+  store_trial_end e = {.status = OUTCOME_OK, .value = 1};
   CHECK_INT(store_trial_finish(s, 12345, &e, NULL, 0, &err), FT_ESTORE);
   CHECK(err && strstr(err, "no trial 12345"));
   free(err);
@@ -393,12 +393,12 @@ TEST(finish_replaces_steps) {
   int64_t sw = new_sweep(s, "x", "m", "h", "grid");
   int64_t id = begin_trial(s, sw, 0, "{}");
   double a[4] = {5, 4, 3, 2}, b[2] = {9, NAN};
-  store_trial_end e = {.status = "ok", .value = 3.5};
+  store_trial_end e = {.status = OUTCOME_OK, .value = 3.5};
   CHECK_INT(store_trial_finish(s, id, &e, a, 4, NULL), 0);
   CHECK_INT(store_trial_finish(s, id, &e, b, 2, NULL), 0);
   CHECK_NEAR(query_num(s, "SELECT count(*) FROM steps"), 1, 0);
   CHECK_NEAR(query_num(s, "SELECT ms FROM steps WHERE step = 1"), 9, 0);
-  e.status = "bogus";
+  e.status = OUTCOME_COUNT; /* no such outcome: the schema's CHECK refuses its name */
   CHECK_INT(store_trial_finish(s, id, &e, a, 4, NULL), FT_ESTORE);
   /* The failed finish rolled back: the earlier outcome and steps are intact. */
   CHECK_NEAR(query_num(s, "SELECT count(*) FROM steps"), 1, 0);
@@ -416,14 +416,14 @@ TEST(mark_running_lost) {
   begin_trial(s, f.a, 6, "{}");
   int n = -1;
   char *err = NULL;
-  CHECK_INT(store_trials_mark(s, f.b, "running", "lost", &n, &err), 0);
+  CHECK_INT(store_trials_mark(s, f.b, OUTCOME_RUNNING, OUTCOME_LOST, &n, &err), 0);
   CHECK_INT(n, 1);
   CHECK_NEAR(query_num(s, "SELECT count(*) FROM trials WHERE status = 'running'"), 1, 0);
   CHECK_NEAR(query_num(s,
                        "SELECT count(*) FROM trials WHERE status = 'lost' "
                        "AND finished_at IS NOT NULL"),
              1, 0);
-  CHECK_INT(store_trials_mark(s, f.b, "running", "lost", &n, &err), 0);
+  CHECK_INT(store_trials_mark(s, f.b, OUTCOME_RUNNING, OUTCOME_LOST, &n, &err), 0);
   CHECK_INT(n, 0);
   CHECK_INT(store_close(s), 0);
   tmpdb_remove(&t);
@@ -651,7 +651,7 @@ static int write_many(store *s, int64_t sweep, int first, int n) {
     store_trial_new tn = {.sweep_id = sweep, .number = i};
     double steps[20];
     for (int k = 0; k < 20; k++) steps[k] = 100 + k;
-    store_trial_end e = {.status = "ok", .value = 100 + i};
+    store_trial_end e = {.status = OUTCOME_OK, .value = 100 + i};
     int rc = store_trial_begin(s, &tn, &id, &err);
     if (!rc) rc = store_trial_finish(s, id, &e, steps, 20, &err);
     if (rc) {

@@ -55,7 +55,7 @@ static void write_strategy(fixture *f, const char *text) {
 
 /* Loads the experiment with STRATEGY (Lua text) and creates its strategy; returns
  * strategy_new's code. */
-static int setup(fixture *f, const char *strat, int64_t seed, const trial_report *hist, int n) {
+static int setup(fixture *f, const char *strat, int64_t seed, const trial_record *hist, int n) {
   CHECK_INT(lhost_new(&f->h, &f->err), 0);
   char *text = xasprintf(EXP_FMT, strat);
   int rc = experiment_load(f->h, EXP_PATH, text, &f->e, &f->err);
@@ -114,13 +114,13 @@ TEST(ask_tell_render) {
     CHECK_STR(ps[i].settings[2].name, "PYTHONUNBUFFERED");
     for (int j = 0; j < i; j++) CHECK(strcmp(ps[i].config_json, ps[j].config_json) != 0);
     double steps[] = {101.0, 100.0, 99.5};
-    trial_report r = {ps[i].config_json,
-                      i % 2 ? OUTCOME_OOM : OUTCOME_OK,
-                      i % 2 ? NAN : 100.0 + i,
-                      steps,
-                      3,
-                      20,
-                      i + 1};
+    trial_record r = {.config_json = ps[i].config_json,
+                      .status = i % 2 ? OUTCOME_OOM : OUTCOME_OK,
+                      .value = i % 2 ? NAN : 100.0 + i,
+                      .steps = steps,
+                      .n_steps = 3,
+                      .steps_budget = 20,
+                      .number = i + 1};
     CHECK_INT(strategy_tell(f.s, &r, &f.err), 0);
   }
   free_proposals(ps, n);
@@ -183,10 +183,10 @@ TEST(history_is_skipped_and_grid_exhausts) {
       "{\"NCCL_PROTO\":\"SIMPLE\",\"XLA_PYTHON_CLIENT_MEM_FRACTION\":0.8,"
       "\"xla_gpu_all_gather_combine_threshold_bytes\":4294967296,"
       "\"xla_gpu_enable_latency_hiding_scheduler\":false}";
-  trial_report hist[3] = {
-      {"{}", OUTCOME_OK, 120.0, NULL, 0, 20, 1},
-      {a, OUTCOME_OK, 110.0, NULL, 0, 20, 2},
-      {b, OUTCOME_OOM, NAN, NULL, 0, 20, 3},
+  trial_record hist[3] = {
+      {.config_json = "{}", .status = OUTCOME_OK, .value = 120.0, .steps_budget = 20, .number = 1},
+      {.config_json = a, .status = OUTCOME_OK, .value = 110.0, .steps_budget = 20, .number = 2},
+      {.config_json = b, .status = OUTCOME_OOM, .value = NAN, .steps_budget = 20, .number = 3},
   };
   fixture f = {0};
   CHECK_INT(setup(&f, "grid {}", 1, hist, 3), 0);
@@ -292,5 +292,83 @@ TEST(duplicate_proposal_refused) {
   CHECK(starts_with(f.err, "strategy '"));
   CHECK(f.err && strstr(f.err, "' proposed configuration {\"NCCL_PROTO\":") != NULL);
   CHECK(f.err && strstr(f.err, "} twice") != NULL);
+  teardown(&f);
+}
+
+/* Loads the experiment TEXT (strategy random) and creates its strategy. */
+static int setup_text(fixture *f, const char *text) {
+  CHECK_INT(lhost_new(&f->h, &f->err), 0);
+  int rc = experiment_load(f->h, EXP_PATH, text, &f->e, &f->err);
+  if (rc != 0) fprintf(stderr, "experiment_load: %s\n", f->err ? f->err : "?");
+  if (rc == 0) rc = strategy_new(f->e, 1, NULL, 0, &f->s, &f->err);
+  return rc;
+}
+
+static const setting *find_setting(const setting *s, int n, const char *name) {
+  for (int i = 0; i < n; i++)
+    if (strcmp(s[i].name, name) == 0) return &s[i];
+  return NULL;
+}
+
+/* Auto PGLE: a trial that turns JAX_ENABLE_PGLE on leaves its profiled runs and the
+ * recompile out of its value; the proposal says how many (C knows no PGLE variable). */
+TEST(proposal_carries_auto_pgle_skip) {
+  fixture f = {0};
+  CHECK_INT(setup_text(&f,
+                       "return experiment {\n"
+                       "  command = { \"python3\", \"train.py\" },\n"
+                       "  metric = { json = \"step_ms\", skip = 2 },\n"
+                       "  vars = { JAX_ENABLE_PGLE = choice { \"true\", \"false\" },\n"
+                       "           JAX_PGLE_PROFILING_RUNS = choice { 1, 5 } },\n"
+                       "  strategy = random {},\n"
+                       "}\n"),
+            0);
+  proposal p;
+  CHECK_INT(strategy_render(f.s, "{}", &p, &f.err), 0);
+  CHECK_INT(p.skip, 2); /* the baseline does not run PGLE */
+  CHECK(p.profile_suffix == NULL);
+  proposal_clear(&p);
+  CHECK_INT(strategy_render(f.s, "{\"JAX_ENABLE_PGLE\":\"true\",\"JAX_PGLE_PROFILING_RUNS\":5}",
+                            &p, &f.err),
+            0);
+  CHECK_INT(p.skip, 2 + 5 + 1);
+  proposal_clear(&p);
+  CHECK_INT(strategy_render(f.s, "{\"JAX_ENABLE_PGLE\":\"false\",\"JAX_PGLE_PROFILING_RUNS\":5}",
+                            &p, &f.err),
+            0);
+  CHECK_INT(p.skip, 2);
+  proposal_clear(&p);
+  teardown(&f);
+}
+
+/* Manual PGLE: the proposal carries the profile run's settings (scheduler off, collectives
+ * synchronous) and the measured run reads the profile at the placeholder path. */
+TEST(proposal_carries_manual_pgle_profile_run) {
+  fixture f = {0};
+  CHECK_INT(setup_text(&f,
+                       "return experiment {\n"
+                       "  command = { \"python3\", \"train.py\" },\n"
+                       "  metric = { json = \"step_ms\" },\n"
+                       "  flags = { xla_gpu_enable_latency_hiding_scheduler = bool() },\n"
+                       "  pgle = { mode = \"manual\" },\n"
+                       "  strategy = random {},\n"
+                       "}\n"),
+            0);
+  proposal p;
+  CHECK_INT(strategy_render(f.s, "{\"xla_gpu_enable_latency_hiding_scheduler\":true}", &p,
+                            &f.err),
+            0);
+  CHECK_STR(p.profile_suffix, ".pgle.pbtxt");
+  const setting *path =
+      find_setting(p.settings, p.n_settings, "xla_gpu_pgle_profile_file_or_directory_path");
+  CHECK(path && strcmp(path->value, PROPOSAL_PROFILE_PATH) == 0);
+  const setting *lhs =
+      find_setting(p.profile, p.n_profile, "xla_gpu_enable_latency_hiding_scheduler");
+  CHECK(lhs && strcmp(lhs->value, "false") == 0);
+  const setting *sync = find_setting(p.profile, p.n_profile, "xla_gpu_disable_async_collectives");
+  CHECK(sync && strstr(sync->value, "allreduce") != NULL);
+  CHECK(find_setting(p.profile, p.n_profile, "xla_gpu_pgle_profile_file_or_directory_path") ==
+        NULL);
+  proposal_clear(&p);
   teardown(&f);
 }

@@ -1,0 +1,97 @@
+-- PGLE (profile-guided latency estimation): the one place that knows its flags and
+-- variables. Auto PGLE (JAX_ENABLE_PGLE) profiles the first JAX_PGLE_PROFILING_RUNS steps
+-- and recompiles, so those steps and the recompile are not steady state and are left out of
+-- a trial's value. Manual PGLE runs each trial twice: a profile run that writes an
+-- XLA profile, then the measured run that reads it through
+-- xla_gpu_pgle_profile_file_or_directory_path. The orchestrator (C) names no flag: each
+-- proposal arrives with its `skip` and, under manual PGLE, its profile run's settings.
+-- Sources: JAX's GPU performance tips (docs.jax.dev, "Profile-guided latency estimation")
+-- and the JAX-Toolbox GPU performance guide's PGLE workflow.
+-- Must not run processes or read the database.
+
+local pgle = {}
+
+-- JAX reads booleans from the environment as 1/y/yes/t/true/on, any case.
+pgle.TRUTHY = { ["1"] = true, y = true, yes = true, t = true, ["true"] = true, on = true }
+
+local PATH_FLAG = "xla_gpu_pgle_profile_file_or_directory_path"
+local LHS_FLAG = "xla_gpu_enable_latency_hiding_scheduler"
+local ASYNC_OFF_FLAG = "xla_gpu_disable_async_collectives"
+-- Every collective synchronous in the profile run, so that no op's cost hides another's.
+local ALL_COLLECTIVES =
+  "allreduce,allgather,reducescatter,collectivebroadcast,alltoall,collectivepermute"
+-- The placeholder C replaces with the trial's profile path (like {steps} in the command).
+pgle.PROFILE_PLACEHOLDER = "{pgle_profile}"
+-- XLA reads a profile as text when its name ends in .pbtxt.
+pgle.PROFILE_SUFFIX = ".pgle.pbtxt"
+
+local function truthy(v) return v ~= nil and pgle.TRUTHY[tostring(v):lower()] == true end
+
+-- The default of JAX_PGLE_PROFILING_RUNS, from the flag catalog.
+local function default_runs()
+  for _, e in ipairs(require("catalog")) do
+    if e.name == "JAX_PGLE_PROFILING_RUNS" then return e.default end
+  end
+  return 3
+end
+
+-- Steps auto PGLE adds before steady state when it is on: JAX_PGLE_PROFILING_RUNS profiled
+-- runs (the fixed value, else the catalog's default) and the recompile. 0 when PGLE is
+-- neither searched nor fixed on, or metric.skip_pgle is false. X is the experiment table
+-- lua/dsl.lua is validating.
+function pgle.extra_skip(x)
+  if not x.metric.skip_pgle then return 0 end
+  if x.vars.JAX_ENABLE_PGLE == nil and not truthy(x.env.JAX_ENABLE_PGLE) then return 0 end
+  local runs = math.tointeger(tonumber(x.env.JAX_PGLE_PROFILING_RUNS))
+  return (runs or default_runs()) + 1
+end
+
+-- The steps one trial leaves out of its value: metric.skip, plus, when its settings turn
+-- auto PGLE on, the profiled runs and the recompile (JAX_PGLE_PROFILING_RUNS + 1 when the
+-- trial sets it, else the experiment's extra skip).
+function pgle.trial_skip(exp, settings)
+  local skip = exp.metric and exp.metric.skip or 0
+  local extra = exp.metric and exp.metric.pgle_extra_skip or 0
+  if extra <= 0 then return skip end
+  local on, runs = false, nil
+  for _, s in ipairs(settings) do
+    if s.target == "env" and s.name == "JAX_ENABLE_PGLE" then on = truthy(s.value) end
+    if s.target == "env" and s.name == "JAX_PGLE_PROFILING_RUNS" then
+      runs = math.tointeger(tonumber(s.value))
+    end
+  end
+  if not on then return skip end
+  return skip + (runs and runs >= 0 and runs + 1 or extra)
+end
+
+-- The profile run's settings: the trial's own, with the latency hiding scheduler off and
+-- every collective synchronous (the JAX-Toolbox guide's profiling setup).
+local function profile_settings(settings)
+  local out = {}
+  for _, s in ipairs(settings) do
+    local ours = s.target == "xla" and (s.name == PATH_FLAG or s.name == LHS_FLAG
+      or s.name == ASYNC_OFF_FLAG)
+    if not ours then out[#out + 1] = s end
+  end
+  out[#out + 1] = { target = "xla", name = LHS_FLAG, value = "false" }
+  out[#out + 1] = { target = "xla", name = ASYNC_OFF_FLAG, value = ALL_COLLECTIVES }
+  return out
+end
+
+-- Completes a rendered proposal P ({ json, label, steps, settings }) for experiment EXP:
+-- P.skip always; under manual PGLE, P.profile = { settings, suffix } for the profile run
+-- and the measured run's settings read the profile at PROFILE_PLACEHOLDER.
+function pgle.decorate(exp, p)
+  p.skip = pgle.trial_skip(exp, p.settings)
+  if not exp.pgle then return p end
+  p.profile = { settings = profile_settings(p.settings), suffix = pgle.PROFILE_SUFFIX }
+  local measured = {}
+  for _, s in ipairs(p.settings) do
+    if not (s.target == "xla" and s.name == PATH_FLAG) then measured[#measured + 1] = s end
+  end
+  measured[#measured + 1] = { target = "xla", name = PATH_FLAG, value = pgle.PROFILE_PLACEHOLDER }
+  p.settings = measured
+  return p
+end
+
+return pgle

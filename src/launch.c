@@ -1,0 +1,157 @@
+/* Launch building: a rendered proposal into the argv, environment and log of one phase of
+ * one trial, and the slots' GPUs. Owns the FLAGTUNE_* variables a trial sees and the
+ * profile-path placeholder's substitution. Must not start processes, touch the store, or
+ * know any flag by name (proposals arrive rendered: lua/host.lua, lua/pgle.lua). */
+#include "launch.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "diag.h"
+#include "json.h"
+
+enum { MAX_EXTRA = 6 };
+
+/* S with every PROPOSAL_PROFILE_PATH replaced by PATH (empty when PATH is NULL). */
+static char *with_profile_path(const char *s, const char *path) {
+  const char *hole = strstr(s, PROPOSAL_PROFILE_PATH);
+  if (!hole) return xstrdup(s);
+  char *rest = with_profile_path(hole + strlen(PROPOSAL_PROFILE_PATH), path);
+  char *out = xasprintf("%.*s%s%s", (int)(hole - s), s, path ? path : "", rest);
+  free(rest);
+  return out;
+}
+
+/* The phase's settings with the profile path filled in; values are new strings (free them
+ * with free_values), names are borrowed. */
+static setting *phase_settings(const proposal *p, const launch_where *w, int *n) {
+  const setting *src = w->profile ? p->profile : p->settings;
+  *n = w->profile ? p->n_profile : p->n_settings;
+  setting *out = xcalloc((size_t)*n + 1, sizeof *out);
+  for (int i = 0; i < *n; i++) {
+    out[i] = src[i];
+    out[i].value = with_profile_path(src[i].value, w->profile_path);
+  }
+  return out;
+}
+
+static void free_values(setting *s, int n) {
+  for (int i = 0; i < n; i++) free((char *)s[i].value);
+  free(s);
+}
+
+int launch_build(const experiment *e, const proposal *p, const launch_where *w,
+                 char *const *base, launch *out, char **err) {
+  memset(out, 0, sizeof *out);
+  int steps = w->profile && e->pgle_steps > 0 ? e->pgle_steps : w->steps;
+  int rc = trialcfg_argv(w->profile ? e->pgle_command : e->command, steps, &out->argv, err);
+  if (rc) return rc;
+  char *extra[MAX_EXTRA + 1] = {0};
+  int k = 0, n = 0;
+  extra[k++] = xasprintf("FLAGTUNE_TRIAL=%d", w->number);
+  extra[k++] = xasprintf("FLAGTUNE_SWEEP=%lld", (long long)w->sweep_id);
+  extra[k++] = xasprintf("FLAGTUNE_STEPS=%d", steps);
+  if (w->devices) extra[k++] = xasprintf("CUDA_VISIBLE_DEVICES=%s", w->devices);
+  if (w->profile) extra[k++] = xasprintf("FLAGTUNE_PGLE_PROFILE=%s", w->profile_path);
+  setting *settings = phase_settings(p, w, &n);
+  rc = trialcfg_env(base, settings, n, extra, &out->env, err);
+  free_values(settings, n);
+  for (int i = 0; i < k; i++) free(extra[i]);
+  if (rc) {
+    launch_free(out);
+    return rc;
+  }
+  out->log_path =
+      xasprintf("%s/trial-%04d%s.log", w->log_dir, w->number, w->profile ? ".profile" : "");
+  return 0;
+}
+
+void launch_free(launch *l) {
+  trialcfg_free_strv(l->argv);
+  trialcfg_env_free(&l->env);
+  free(l->log_path);
+  memset(l, 0, sizeof *l);
+}
+
+char *launch_env_json(const proposal *p) {
+  cJSON *o = cJSON_CreateObject();
+  for (int i = 0; i < p->n_settings; i++)
+    if (p->settings[i].target == TARGET_ENV)
+      cJSON_AddStringToObject(o, p->settings[i].name, p->settings[i].value);
+  char *s = json_print(o);
+  cJSON_Delete(o);
+  return s;
+}
+
+char *launch_argv_json(char *const *argv) {
+  cJSON *a = cJSON_CreateArray();
+  for (char *const *p = argv; *p; p++) cJSON_AddItemToArray(a, cJSON_CreateString(*p));
+  char *s = json_print(a);
+  cJSON_Delete(a);
+  return s;
+}
+
+/* Appends ID to the comma-separated list *LIST. */
+static void list_add(char **list, const char *id) {
+  char *grown = xasprintf("%s%s%s", *list ? *list : "", *list ? "," : "", id);
+  free(*list);
+  *list = grown;
+}
+
+int launch_plan_devices(int gpus_per_trial, int parallel, const char *visible, char ***devices,
+                        char **err) {
+  *devices = xcalloc((size_t)parallel + 1, sizeof(char *));
+  int need = gpus_per_trial * parallel, have = 0;
+  if (need == 0) return 0;
+  char **ids = xcalloc((size_t)need, sizeof(char *));
+  if (visible && *visible) {
+    char *copy = xstrdup(visible), *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save); tok && have < need;
+         tok = strtok_r(NULL, ",", &save))
+      ids[have++] = xstrdup(tok);
+    free(copy);
+  } else {
+    for (; have < need; have++) ids[have] = xasprintf("%d", have);
+  }
+  int rc = 0;
+  if (have < need)
+    rc = diag_set(err, FT_EINPUT,
+                  "parallel = %d with gpus_per_trial = %d needs %d GPUs, but "
+                  "CUDA_VISIBLE_DEVICES lists %d",
+                  parallel, gpus_per_trial, need, have);
+  for (int i = 0; i < need && rc == 0; i++) list_add(&(*devices)[i / gpus_per_trial], ids[i]);
+  for (int i = 0; i < have; i++) free(ids[i]);
+  free(ids);
+  return rc;
+}
+
+void launch_devices_free(char **devices, int parallel) {
+  for (int i = 0; devices && i < parallel; i++) free(devices[i]);
+  free(devices);
+}
+
+char *launch_log_dir(const char *db_path, const char *override, int64_t id) {
+  if (override && *override) return xasprintf("%s/sweep-%lld", override, (long long)id);
+  const char *slash = strrchr(db_path, '/');
+  if (!slash) return xasprintf("flagtune-logs/sweep-%lld", (long long)id);
+  return xasprintf("%.*s/flagtune-logs/sweep-%lld", (int)(slash - db_path), db_path,
+                   (long long)id);
+}
+
+int launch_make_dirs(const char *path, char **err) {
+  char *copy = xstrdup(path);
+  for (char *p = copy + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = '\0';
+    if (mkdir(copy, 0777) != 0 && errno != EEXIST) break;
+    *p = '/';
+  }
+  int rc = 0;
+  if (mkdir(copy, 0777) != 0 && errno != EEXIST)
+    rc = diag_set(err, FT_ESYS, "cannot create log directory %s: %s", copy, strerror(errno));
+  free(copy);
+  return rc;
+}

@@ -1,0 +1,60 @@
+/* Launch building: what one phase of one trial runs as. A rendered proposal, the trial's
+ * number and slot become an argv ({steps} substituted), a complete environment (through
+ * trialcfg: XLA_FLAGS and the variables, then FLAGTUNE_* and the slot's
+ * CUDA_VISIBLE_DEVICES), a log path, and the JSON the trial row records. Also shares the
+ * visible GPUs out to slots. Pure but for reading the environment it is handed; must not
+ * start processes or touch the store. */
+#ifndef FLAGTUNE_LAUNCH_H
+#define FLAGTUNE_LAUNCH_H
+
+#include <stdint.h>
+
+#include "experiment.h"
+#include "strategy.h"
+#include "trialcfg.h"
+
+/* Where and as what one phase runs. */
+typedef struct {
+  int64_t sweep_id;
+  int number;               /* the trial's number */
+  int steps;                /* the trial's step budget (the profile run uses pgle.steps) */
+  const char *devices;      /* the slot's CUDA_VISIBLE_DEVICES value; NULL: left alone */
+  const char *log_dir;
+  const char *profile_path; /* manual PGLE: where the profile run leaves its profile */
+  int profile;              /* 1: the profile run, 0: the measured run */
+} launch_where;
+
+typedef struct {
+  char **argv;
+  trial_env env;
+  char *log_path;
+} launch;
+
+/* Builds the phase of P described by W for experiment E, with BASE (usually environ) as the
+ * parent environment. FT_EINPUT with *err for what the experiment got wrong (a bad name, a
+ * template that needs {steps}); *out is then empty. Free with launch_free. */
+int launch_build(const experiment *e, const proposal *p, const launch_where *w,
+                 char *const *base, launch *out, char **err);
+void launch_free(launch *l);
+
+/* The trial row's env (the variables flagtune set, {"NAME": "value"}) and command (the argv
+ * as an array) as JSON text. Caller frees. */
+char *launch_env_json(const proposal *p);
+char *launch_argv_json(char *const *argv);
+
+/* Shares the GPUs out: PARALLEL slots of GPUS_PER_TRIAL devices each, taken from VISIBLE
+ * (a CUDA_VISIBLE_DEVICES list; NULL or empty: 0..n-1). *devices[slot] is that slot's
+ * comma-separated list; NULL when GPUS_PER_TRIAL is 0. FT_EINPUT when VISIBLE lists too
+ * few. Free with launch_devices_free. */
+int launch_plan_devices(int gpus_per_trial, int parallel, const char *visible, char ***devices,
+                        char **err);
+void launch_devices_free(char **devices, int parallel);
+
+/* DB_PATH's log directory for sweep ID: OVERRIDE/sweep-ID when OVERRIDE (the
+ * FLAGTUNE_LOG_DIR setting) is non-empty, else flagtune-logs/sweep-ID beside the
+ * database. Caller frees. */
+char *launch_log_dir(const char *db_path, const char *override, int64_t id);
+/* Creates PATH and its parents. FT_ESYS with *err on failure. */
+int launch_make_dirs(const char *path, char **err);
+
+#endif

@@ -1,0 +1,70 @@
+/* Resume as a plan. Owns the rules for what an interrupted sweep still owes: which trials
+ * count, which configurations run again (each once, and only when no finished trial holds
+ * it), which processes may be orphans, and what the strategy's history replays. Pure: knows
+ * nothing about processes, the loop or SQL. */
+#include "resume.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag.h"
+
+/* True when some finished trial already holds CONFIG (so a lost copy needs no re-run). */
+static int config_done(const trial_record *t, int n, const char *config) {
+  for (int i = 0; i < n; i++)
+    if (outcome_is_final(t[i].status) && strcmp(t[i].config_json, config) == 0) return 1;
+  return 0;
+}
+
+static int planned(const resume_plan *p, const char *config) {
+  for (int k = 0; k < p->n_reruns; k++)
+    if (strcmp(p->reruns[k].config_json, config) == 0) return 1;
+  return 0;
+}
+
+static void add_rerun(resume_plan *p, const trial_record *t) {
+  int base = t->role == ROLE_BASELINE;
+  p->reruns[p->n_reruns++] = (resume_rerun){.config_json = t->config_json,
+                                            .steps_budget = t->steps_budget,
+                                            .role = base ? ROLE_BASELINE : ROLE_RERUN,
+                                            .rerun_of = base ? 0 : t->number};
+}
+
+/* Counts a finished trial. */
+static void count(resume_plan *p, const trial_record *t) {
+  p->counted++;
+  if (t->status != OUTCOME_OK) return;
+  if (t->role == ROLE_BASELINE) {
+    p->baseline_ok = 1;
+    p->baseline_ms = t->value;
+  } else {
+    p->n_ok++;
+  }
+}
+
+void resume_plan_make(const trial_record *t, int n, resume_plan *out) {
+  memset(out, 0, sizeof *out);
+  out->baseline_ms = NAN;
+  out->reruns = xcalloc((size_t)n + 1, sizeof *out->reruns);
+  out->orphans = xcalloc((size_t)n + 1, sizeof *out->orphans);
+  out->history = xcalloc((size_t)n + 1, sizeof *out->history);
+  for (int i = 0; i < n; i++) {
+    if (t[i].number >= out->next_number) out->next_number = t[i].number + 1;
+    if (t[i].role != ROLE_BASELINE) out->history[out->n_history++] = t[i];
+    if (t[i].status == OUTCOME_RUNNING)
+      out->orphans[out->n_orphans++] = (exec_orphan){.number = t[i].number, .pid = t[i].pid};
+    if (outcome_is_final(t[i].status)) {
+      count(out, &t[i]);
+    } else if (!config_done(t, n, t[i].config_json) && !planned(out, t[i].config_json)) {
+      add_rerun(out, &t[i]);
+    }
+  }
+}
+
+void resume_plan_free(resume_plan *p) {
+  free(p->reruns);
+  free(p->orphans);
+  free(p->history);
+  memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,40 @@
+/* Resume as a plan: what a sweep's stored trials say is left to do. Pure functions over the
+ * trial records the caller loaded (the shape of confirm.c); the orchestrator carries the plan
+ * out. */
+#ifndef FLAGTUNE_RESUME_H
+#define FLAGTUNE_RESUME_H
+
+#include "executor.h"
+#include "record.h"
+
+/* One configuration to run again. */
+typedef struct {
+  const char *config_json; /* points into the records */
+  int steps_budget;        /* a re-run keeps its rung's step budget (0: the default) */
+  trial_role role;         /* ROLE_BASELINE for the baseline, ROLE_RERUN otherwise */
+  int rerun_of;            /* the number of the trial it re-runs; 0 for the baseline */
+} resume_rerun;
+
+typedef struct {
+  int counted;            /* finished trials: they count against the budget */
+  int next_number;        /* the number the next trial gets */
+  int baseline_ok;        /* a baseline trial ended ok */
+  double baseline_ms;     /* its value (the last ok one); NaN when none */
+  int n_ok;               /* ok trials other than the baseline */
+  resume_rerun *reruns;   /* lost, interrupted or running configurations that no finished
+                           * trial holds, each once, in trial order */
+  int n_reruns;
+  exec_orphan *orphans;   /* trials recorded running: what a dead orchestrator may have left */
+  int n_orphans;
+  trial_record *history;  /* every trial but the baseline's, as stored (shallow copies; lost
+                           * and running ones too, so the strategy never proposes them again
+                           * while their re-run waits) */
+  int n_history;
+} resume_plan;
+
+/* Builds the plan from the N records T of one sweep (ordered by number). The plan borrows
+ * T's strings: keep T until resume_plan_free. */
+void resume_plan_make(const trial_record *t, int n, resume_plan *out);
+void resume_plan_free(resume_plan *p);
+
+#endif

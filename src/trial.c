@@ -1,0 +1,354 @@
+/* One running trial. Owns its phases, its output (step times, line signals, the stderr
+ * excerpt), pruning against the best value it was handed, its store row (begin, pid,
+ * profile, finish) and its outcome. Decides nothing about syntax (experiment), flags
+ * (proposals arrive rendered), process handling (the executor), outcome rules (classify)
+ * or SQL (store): it wires them for one trial and reports up through its callback. */
+#include "trial.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "diag.h"
+#include "launch.h"
+#include "stats.h"
+
+#define EXCERPT_LINES 20  /* last stderr lines kept for the error excerpt */
+#define EXCERPT_WIDTH 400 /* bytes kept of each */
+#define MAX_STEPS 1000000 /* step times kept per trial */
+
+struct trial {
+  trial_ctx c;
+  trial_where w;
+  trial_done_fn done;
+  void *ud;
+  int64_t id;           /* the store row */
+  proposal prop;
+  int steps_budget;
+  int profiling;        /* manual PGLE: the profile run is running */
+  char *profile_path;   /* where the profile run must leave its profile */
+  double best_ms;
+  exec_trial *exec;
+  double *steps;
+  int n_steps, cap_steps;
+  int n_bad_values;
+  trial_facts facts;
+  char *excerpt[EXCERPT_LINES];
+  int excerpt_next;
+  char *last_stdout;
+};
+
+/* ---- output ---- */
+
+static void excerpt_add(trial *t, const char *line, size_t len) {
+  if (len > EXCERPT_WIDTH) len = EXCERPT_WIDTH;
+  free(t->excerpt[t->excerpt_next]);
+  char *copy = xstrndup(line, len);
+  for (char *p = copy; *p; p++) /* keep the excerpt printable */
+    if ((unsigned char)*p < 0x20 && *p != '\t') *p = '?';
+  t->excerpt[t->excerpt_next] = copy;
+  t->excerpt_next = (t->excerpt_next + 1) % EXCERPT_LINES;
+}
+
+static char *excerpt_text(trial *t) {
+  size_t cap = 1, n = 0;
+  for (int i = 0; i < EXCERPT_LINES; i++)
+    if (t->excerpt[i]) cap += strlen(t->excerpt[i]) + 1;
+  if (cap == 1) return t->last_stdout ? xstrdup(t->last_stdout) : NULL;
+  char *out = xmalloc(cap);
+  for (int k = 0; k < EXCERPT_LINES; k++) {
+    const char *l = t->excerpt[(t->excerpt_next + k) % EXCERPT_LINES];
+    if (!l) continue;
+    size_t len = strlen(l);
+    memcpy(out + n, l, len);
+    n += len;
+    out[n++] = '\n';
+  }
+  out[n ? n - 1 : 0] = '\0';
+  return out;
+}
+
+static void add_step(trial *t, double ms) {
+  if (t->n_steps >= MAX_STEPS) return;
+  if (t->n_steps == t->cap_steps) {
+    t->cap_steps = t->cap_steps ? t->cap_steps * 2 : 64;
+    t->steps = xrealloc(t->steps, sizeof(double) * (size_t)t->cap_steps);
+  }
+  t->steps[t->n_steps++] = ms;
+}
+
+void trial_stop(trial *t, stop_reason why) {
+  if (t->facts.stopped == STOPPED_NONE) t->facts.stopped = why;
+  executor_stop(t->c.x, t->exec);
+}
+
+void trial_kill(trial *t) {
+  if (t->facts.stopped == STOPPED_NONE) t->facts.stopped = STOPPED_INTERRUPTED;
+  executor_kill(t->c.x, t->exec);
+}
+
+void trial_set_best(trial *t, double best_ms) { t->best_ms = best_ms; }
+
+/* Stops a search trial whose reduced step time so far is clearly slower than the best:
+ * after prune_min_steps steps past the warm-up, more than prune_margin above it. */
+static void maybe_prune(trial *t) {
+  const experiment *e = t->c.exp;
+  if (e->prune_margin <= 0 || isnan(t->best_ms) || t->w.role != ROLE_SEARCH) return;
+  if (t->facts.stopped != STOPPED_NONE || t->n_steps - t->prop.skip < e->prune_min_steps) return;
+  double v = stats_reduce(e->metric_reduce, t->steps, t->n_steps, t->prop.skip);
+  if (v > t->best_ms * (1.0 + e->prune_margin)) trial_stop(t, STOPPED_PRUNED);
+}
+
+static void on_line(void *ud, int stream, const char *line, size_t len, int truncated) {
+  trial *t = ud;
+  (void)truncated;
+  double ms;
+  int p = parse_step(t->c.metric, line, len, &ms);
+  if (p == PARSE_STEP) {
+    add_step(t, ms);
+    maybe_prune(t);
+  } else if (p == PARSE_BAD) {
+    t->n_bad_values++;
+  }
+  switch (classify_line(t->c.patterns, line, len)) {
+    case LINE_OOM_FATAL:
+      t->facts.saw_oom_fatal = 1;
+      if (t->facts.stopped == STOPPED_NONE) trial_stop(t, STOPPED_OOM);
+      break;
+    case LINE_INVALID:
+      t->facts.saw_invalid = 1;
+      if (t->facts.stopped == STOPPED_NONE) trial_stop(t, STOPPED_INVALID);
+      break;
+    case LINE_OOM_SOFT: t->facts.saw_oom_soft = 1; break;
+    case LINE_BAD_VALUE:
+      diag_warn("trial %d: %.*s", t->w.number, (int)(len > 200 ? 200 : len), line);
+      break;
+    default: break;
+  }
+  if (stream == EXEC_STDERR) {
+    excerpt_add(t, line, len);
+  } else if (p != PARSE_STEP && len > 0) {
+    free(t->last_stdout);
+    t->last_stdout = xstrndup(line, len > EXCERPT_WIDTH ? EXCERPT_WIDTH : len);
+  }
+}
+
+/* ---- phases ---- */
+
+static void on_exit_trial(void *ud, const exec_result *res);
+
+/* Starts one phase of T on the executor: the measured run, or (PROFILE) manual PGLE's
+ * profile run. */
+static int launch_phase(trial *t, int profile, char **err) {
+  launch l;
+  launch_where lw = {.sweep_id = t->c.sweep_id,
+                     .number = t->w.number,
+                     .steps = t->steps_budget,
+                     .devices = t->w.devices,
+                     .log_dir = t->c.log_dir,
+                     .profile_path = t->profile_path,
+                     .profile = profile};
+  int rc = launch_build(t->c.exp, &t->prop, &lw, t->c.base_env, &l, err);
+  if (rc == 0) {
+    exec_spec spec = {.argv = l.argv,
+                      .envp = l.env.envp,
+                      .cwd = t->c.exp->workdir,
+                      .timeout_s = t->c.exp->timeout_s,
+                      .grace_s = t->c.exp->grace_s,
+                      .log_path = l.log_path};
+    exec_callbacks cb = {.on_line = on_line, .on_exit = on_exit_trial};
+    rc = executor_start(t->c.x, &spec, &cb, t, &t->exec, err);
+  }
+  launch_free(&l);
+  t->profiling = profile;
+  int pid = rc == 0 ? executor_pid(t->c.x, t->exec) : 0;
+  if (pid > 0) store_trial_set_pid(t->c.db, t->id, pid, NULL);
+  return rc;
+}
+
+/* Clears what one phase left (steps, facts, excerpt) before the next phase. */
+static void reset_phase(trial *t) {
+  t->n_steps = 0;
+  t->n_bad_values = 0;
+  int min_steps = t->facts.min_steps;
+  memset(&t->facts, 0, sizeof t->facts);
+  t->facts.min_steps = min_steps;
+  for (int i = 0; i < EXCERPT_LINES; i++) {
+    free(t->excerpt[i]);
+    t->excerpt[i] = NULL;
+  }
+  free(t->last_stdout);
+  t->last_stdout = NULL;
+}
+
+/* The profile run ended. On success (exit 0, a profile left behind) the measured run starts
+ * and 1 is returned; otherwise T's facts and *why say how the trial failed and 0 is
+ * returned, for on_exit_trial to finish it. A stopped profile run (interrupted, out of time)
+ * never starts the measured run. */
+static int profile_done(trial *t, const exec_result *res, char **why) {
+  struct stat st;
+  int exited_ok = !res->spawn_error && res->term_signal == 0 && res->exit_status == 0 &&
+                  t->facts.stopped == STOPPED_NONE;
+  int have_profile = stat(t->profile_path, &st) == 0 && st.st_size > 0;
+  outcome status = OUTCOME_OK;
+  if (exited_ok && !have_profile) {
+    *why = xasprintf("exited 0 but left no profile at %s (the command must write it to "
+                     "$FLAGTUNE_PGLE_PROFILE)",
+                     t->profile_path);
+    t->facts.exit_code = 1; /* a failed trial: crash, with the reason as its excerpt */
+    status = OUTCOME_CRASH;
+  } else if (!exited_ok) {
+    t->facts.n_steps = t->facts.min_steps; /* its steps do not count: judge how it ended */
+    status = classify_trial(&t->facts);
+  }
+  store_trial_set_profile(t->c.db, t->id, t->profile_path, status, res->wall_s, NULL);
+  if (status != OUTCOME_OK) return 0;
+  reset_phase(t);
+  char *err = NULL;
+  if (launch_phase(t, 0, &err) == 0) return 1;
+  *why = err;
+  t->facts.exit_code = 1;
+  return 0;
+}
+
+/* HEAD, a newline and TAIL (either may be NULL) as one new string; frees TAIL. */
+static char *prepend(const char *head, char *tail) {
+  char *out = xasprintf("%s%s%s", head, tail ? "\n" : "", tail ? tail : "");
+  free(tail);
+  return out;
+}
+
+/* The error excerpt stored with a finished trial: its last stderr lines, with the reason
+ * first when flagtune knows one (a spawn failure, bad step values, its PGLE profile run). */
+static char *trial_excerpt(trial *t, const exec_result *res, outcome o, const char *why) {
+  char *excerpt = res->spawn_error ? xstrdup(res->spawn_message) : excerpt_text(t);
+  if (o == OUTCOME_NO_METRIC && t->n_bad_values > 0) {
+    char head[96];
+    snprintf(head, sizeof head, "%d step time(s) were NaN, negative or absurd", t->n_bad_values);
+    excerpt = prepend(head, excerpt);
+  }
+  if (t->profiling) {
+    char *head = xasprintf("PGLE profile run: %s", why ? why : outcome_name(o));
+    excerpt = prepend(head, excerpt);
+    free(head);
+  }
+  return excerpt;
+}
+
+static void trial_free(trial *t) {
+  proposal_clear(&t->prop);
+  free(t->profile_path);
+  free(t->steps);
+  free(t->last_stdout);
+  for (int i = 0; i < EXCERPT_LINES; i++) free(t->excerpt[i]);
+  free(t);
+}
+
+static void on_exit_trial(void *ud, const exec_result *res) {
+  trial *t = ud;
+  char *why = NULL;
+  t->exec = NULL;
+  t->facts.spawn_failed = res->spawn_error != 0;
+  t->facts.exit_code = (long)res->exit_status;
+  t->facts.term_signal = res->term_signal;
+  t->facts.n_steps = t->n_steps;
+  if (res->stopped == EXEC_STOP_TIMEOUT && t->facts.stopped == STOPPED_NONE)
+    t->facts.stopped = STOPPED_TIMEOUT;
+  if (t->profiling && profile_done(t, res, &why)) return;
+  if (t->profiling) t->facts.n_steps = 0; /* the profile run's steps are not the trial's */
+  outcome o = classify_trial(&t->facts);
+  double value = NAN;
+  if (o == OUTCOME_OK)
+    value = stats_reduce(t->c.exp->metric_reduce, t->steps, t->n_steps, t->prop.skip);
+  char *excerpt = trial_excerpt(t, res, o, why);
+  free(why);
+  store_trial_end end = {.status = o,
+                         .value = value,
+                         .has_exit = !res->spawn_error && !res->term_signal,
+                         .exit_code = res->exit_status,
+                         .term_signal = res->term_signal,
+                         .duration_s = res->wall_s,
+                         .error = excerpt};
+  char *err = NULL;
+  store_trial_finish(t->c.db, t->id, &end, t->steps, t->n_steps, &err);
+  free(excerpt);
+  trial_result r = {.slot = t->w.slot,
+                    .label = t->prop.label,
+                    .record = {.id = t->id,
+                               .number = t->w.number,
+                               .role = t->w.role,
+                               .status = o,
+                               .config_json = t->prop.config_json,
+                               .value = value,
+                               .steps_budget = t->steps_budget,
+                               .steps = t->steps,
+                               .n_steps = t->n_steps},
+                    .wall_s = res->wall_s,
+                    .spawn_error = res->spawn_error != 0,
+                    .store_err = err};
+  t->done(t->ud, &r);
+  free(err);
+  trial_free(t);
+}
+
+/* ---- start ---- */
+
+static int record_start(trial *t, char **err) {
+  launch l;
+  launch_where lw = {.sweep_id = t->c.sweep_id,
+                     .number = t->w.number,
+                     .steps = t->steps_budget,
+                     .devices = t->w.devices,
+                     .log_dir = t->c.log_dir,
+                     .profile_path = t->profile_path};
+  /* The measured run is what the row records, whichever phase runs first. */
+  int rc = launch_build(t->c.exp, &t->prop, &lw, t->c.base_env, &l, err);
+  if (rc != 0) return rc;
+  char *env_json = launch_env_json(&t->prop);
+  char *cmd_json = launch_argv_json(l.argv);
+  store_trial_new row = {.sweep_id = t->c.sweep_id,
+                         .number = t->w.number,
+                         .role = t->w.role,
+                         .config_json = t->prop.config_json,
+                         .label = t->prop.label,
+                         .xla_flags = l.env.xla_flags,
+                         .tpu_args = l.env.tpu_args,
+                         .env_json = env_json,
+                         .command_json = cmd_json,
+                         .steps_budget = t->steps_budget,
+                         .slot = t->w.slot,
+                         .log_path = l.log_path,
+                         .rerun_of = t->w.rerun_of};
+  rc = store_trial_begin(t->c.db, &row, &t->id, err);
+  free(env_json);
+  free(cmd_json);
+  launch_free(&l);
+  return rc;
+}
+
+int trial_start(const trial_ctx *c, const trial_where *w, proposal *p, trial_done_fn done,
+                void *ud, trial **out, char **err) {
+  trial *t = xcalloc(1, sizeof *t);
+  t->c = *c;
+  t->w = *w;
+  t->done = done;
+  t->ud = ud;
+  t->prop = *p;
+  memset(p, 0, sizeof *p);
+  t->best_ms = NAN;
+  const experiment *e = c->exp;
+  t->steps_budget = t->prop.steps > 0 ? t->prop.steps : e->budget_steps;
+  t->facts.min_steps = e->min_steps + (t->prop.skip - e->metric_skip);
+  if (t->prop.profile_suffix)
+    t->profile_path = xasprintf("%s/trial-%04d%s", c->log_dir, w->number, t->prop.profile_suffix);
+  int rc = record_start(t, err);
+  if (rc == 0) rc = launch_phase(t, t->prop.profile_suffix != NULL, err);
+  if (rc != 0) {
+    trial_free(t);
+    return rc;
+  }
+  *out = t;
+  return 0;
+}
