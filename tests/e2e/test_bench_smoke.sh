@@ -3,8 +3,7 @@
 # landscape) finishes, writes its results, and every regret is finite. With Optuna importable
 # the Optuna tuners run too; without python3 the test is skipped. Measures nothing.
 # Usage: bash test_bench_smoke.sh FLAGTUNE_BIN SIM_BIN SOURCE_DIR
-set -eu
-ft=$1 sim=$2 src=$3
+source "$(dirname "$0")/lib.sh"
 py=""
 # Debian's python3-optuna lives in the system interpreter; prefer one that imports it.
 for cand in /usr/bin/python3 python3; do
@@ -13,18 +12,14 @@ for cand in /usr/bin/python3 python3; do
   fi
 done
 if [ -z "$py" ]; then
-  if ! command -v python3 >/dev/null 2>&1; then
-    echo "SKIP: python3 not found"; exit 0
-  fi
+  command -v python3 >/dev/null 2>&1 || skip_all "python3 not found"
   py=python3 extra=--no-optuna
   echo "note: optuna not importable: flagtune's tuners only"
 fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 "$py" "$src/tests/bench/bench_search.py" --quick --landscapes single ${extra:-} \
-  --flagtune "$ft" --sim "$sim" --cache "$tmp/cache" --out "$tmp/results.jsonl" \
-  --markdown "$tmp/table.md" >"$tmp/log" 2>&1 || { cat "$tmp/log"; exit 1; }
-"$py" - "$tmp/results.jsonl" "${extra:-}" <<'PY'
+  --flagtune "$ft" --sim "$sim" --cache "$work/cache" --out "$work/results.jsonl" \
+  --markdown "$work/table.md" >"$work/log" 2>&1 || { cat "$work/log"; die "bench_search.py --quick"; }
+"$py" - "$work/results.jsonl" "${extra:-}" <<'PY'
 import json, math, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 tuners = {r["tuner"] for r in rows}
@@ -37,4 +32,6 @@ for r in rows:
     assert -1e-9 <= r["found"] <= r["regret"] + 1e-12, r
 print("ok: %d runs, tuners %s" % (len(rows), ", ".join(sorted(tuners))))
 PY
-grep -q "| single | 15 | tpe |" "$tmp/table.md"
+check "every tuner ran both seeds, every regret finite" [ $? = 0 ]
+check "the table has the tpe row" grep -q "| single | 15 | tpe |" "$work/table.md"
+finish

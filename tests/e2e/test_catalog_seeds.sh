@@ -6,38 +6,22 @@
 # Usage: bash test_catalog_seeds.sh FLAGTUNE_BIN SIM_BIN SOURCE_DIR
 # Only SOURCE_DIR is used. The seeds are read from SOURCE_DIR/../shared/seeds, or from
 # $FLAGTUNE_SEEDS_DIR when that is set; without seeds the test is skipped (exit 0).
-set -u
+source "$(dirname "$0")/lib.sh"
+catalog="$src/lua/catalog.lua"
 
-src_dir=${3:-}
-if [ -z "$src_dir" ]; then
-  echo "usage: $0 FLAGTUNE_BIN SIM_BIN SOURCE_DIR" >&2
-  exit 2
-fi
-catalog="$src_dir/lua/catalog.lua"
-
-seeds_dir="$src_dir/../shared/seeds"
+seeds_dir="$src/../shared/seeds"
 if [ -n "${FLAGTUNE_SEEDS_DIR:-}" ]; then
   seeds_dir=$FLAGTUNE_SEEDS_DIR
 fi
-if ! ls "$seeds_dir"/*.txt >/dev/null 2>&1; then
-  echo "seeds not found, skipped"
-  exit 0
-fi
-if [ ! -f "$catalog" ]; then
-  echo "FAIL: $catalog does not exist"
-  exit 1
-fi
-
-fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+ls "$seeds_dir"/*.txt >/dev/null 2>&1 || skip_all "seeds not found"
+[ -f "$catalog" ] || die "$catalog does not exist"
 
 # Every name the catalog defines, one per line. Entries are written as `name = "..."`.
-sed -n 's/.*[{,[:space:]]name = "\([^"]*\)".*/\1/p' "$catalog" | LC_ALL=C sort >"$tmp/names"
+sed -n 's/.*[{,[:space:]]name = "\([^"]*\)".*/\1/p' "$catalog" | LC_ALL=C sort >"$work/names"
 
 # Flag names in the seeds. The seeds write them with "--", an en-dash, inside tables or after
 # "export"; grep -o on the bare name covers all of these.
-cat "$seeds_dir"/*.txt | grep -oE 'xla_[a-z0-9_]+' | LC_ALL=C sort -u >"$tmp/seed_flags"
+cat "$seeds_dir"/*.txt | grep -oE 'xla_[a-z0-9_]+' | LC_ALL=C sort -u >"$work/seed_flags"
 
 # Environment variables: the ones the seeds and field notes are known to name, plus any
 # XLA_/JAX_/NCCL_/CUDA_/TF_CPP_/LIBTPU_/TPU_ variable found in the seeds.
@@ -64,37 +48,25 @@ EOF
   cat "$seeds_dir"/*.txt |
     grep -oE '(^|[^A-Za-z0-9_])(XLA|JAX|NCCL|CUDA|TF_CPP|LIBTPU|TPU)_[A-Z0-9_]+' |
     sed 's/^[^A-Z]//'
-} | LC_ALL=C sort -u >"$tmp/seed_env"
+} | LC_ALL=C sort -u >"$work/seed_env"
 
-seed_flag_count=$(wc -l <"$tmp/seed_flags")
-seed_env_count=$(wc -l <"$tmp/seed_env")
-if [ "$seed_flag_count" -lt 1 ]; then
-  echo "FAIL: no xla_* names found in $seeds_dir (grep broken?)"
-  fail=1
-fi
+seed_flag_count=$(wc -l <"$work/seed_flags")
+seed_env_count=$(wc -l <"$work/seed_env")
+check "xla_* names found in $seeds_dir ($seed_flag_count)" [ "$seed_flag_count" -ge 1 ]
 
-missing_flags=$(LC_ALL=C comm -23 "$tmp/seed_flags" "$tmp/names")
-if [ -n "$missing_flags" ]; then
-  echo "FAIL: flags named in the seeds but missing from lua/catalog.lua:"
-  echo "$missing_flags" | sed 's/^/  /'
-  fail=1
-fi
+missing_flags=$(LC_ALL=C comm -23 "$work/seed_flags" "$work/names")
+[ -z "$missing_flags" ] || echo "$missing_flags" | sed 's/^/  /'
+check "every flag named in the seeds is in lua/catalog.lua" [ -z "$missing_flags" ]
 
-missing_env=$(LC_ALL=C comm -23 "$tmp/seed_env" "$tmp/names")
-if [ -n "$missing_env" ]; then
-  echo "FAIL: environment variables missing from lua/catalog.lua:"
-  echo "$missing_env" | sed 's/^/  /'
-  fail=1
-fi
+missing_env=$(LC_ALL=C comm -23 "$work/seed_env" "$work/names")
+[ -z "$missing_env" ] || echo "$missing_env" | sed 's/^/  /'
+check "every environment variable is in lua/catalog.lua" [ -z "$missing_env" ]
 
-dups=$(uniq -d "$tmp/names")
-if [ -n "$dups" ]; then
-  echo "FAIL: duplicate names in lua/catalog.lua:"
-  echo "$dups" | sed 's/^/  /'
-  fail=1
-fi
+dups=$(uniq -d "$work/names")
+[ -z "$dups" ] || echo "$dups" | sed 's/^/  /'
+check "no duplicate names in lua/catalog.lua" [ -z "$dups" ]
 
-count=$(wc -l <"$tmp/names")
+count=$(wc -l <"$work/names")
 lua_bin=""
 for b in lua5.4 lua; do
   if command -v "$b" >/dev/null 2>&1 && "$b" -v 2>&1 | grep -q 'Lua 5\.4'; then
@@ -121,28 +93,18 @@ os.exit(bad == 0 and 0 or 1)
 LUA
   )
   if [ $? -ne 0 ]; then
-    echo "FAIL: lua/catalog.lua does not load as Lua 5.4:"
     echo "$out" | sed 's/^/  /'
-    fail=1
+    fail "lua/catalog.lua loads as Lua 5.4, every entry complete"
   else
+    ok "lua/catalog.lua loads as Lua 5.4, every entry complete"
     count=$out
   fi
 elif command -v luac5.4 >/dev/null 2>&1; then
-  if ! luac5.4 -p "$catalog"; then
-    echo "FAIL: lua/catalog.lua is not valid Lua 5.4"
-    fail=1
-  fi
+  check "lua/catalog.lua is valid Lua 5.4" luac5.4 -p "$catalog"
 else
-  echo "note: no lua5.4 or luac5.4 found, Lua syntax check skipped"
+  skip "Lua syntax check: no lua5.4 or luac5.4 found"
 fi
 
-if [ "$count" -lt 300 ]; then
-  echo "FAIL: catalog has $count entries, expected at least 300"
-  fail=1
-fi
-
-if [ "$fail" -ne 0 ]; then
-  exit 1
-fi
-echo "ok: $count catalog entries; all $seed_flag_count seed flags and $seed_env_count environment variables present"
-exit 0
+check "catalog has at least 300 entries ($count)" [ "$count" -ge 300 ]
+echo "$count catalog entries; $seed_flag_count seed flags and $seed_env_count environment variables"
+finish

@@ -1,31 +1,19 @@
 #!/usr/bin/env bash
-# Reliability: the time budget. PENDING the lead's sweep.c/cli.c change (--until and the
-# duration estimate); until `flagtune run --help` mentions --until, a failed expectation here is
-# reported as XFAIL, not FAIL. What is expected (docs/RELIABILITY.md, "Time budget"):
-#  1. budget.hours (here 4.5 s, trials of ~1.25 s, parallel 1: a sweep that only stops
-#     starting at the deadline starts a 4th trial at ~3.8 s that ends at ~5 s): no trial starts that cannot end
-#     before the deadline, judged by the trials measured so far (mean or max duration of ok
-#     trials; the baseline's before any other); the sweep ends `done`, exit 0, and its last
-#     trial finishes before created_at + hours; at least 3 trials ran.
+# Reliability: the time budget (docs/RELIABILITY.md, "Time budget"):
+#  1. budget.hours (here 6 s, trials of ~1.2 s, parallel 1: a sweep that only stops starting
+#     at the deadline starts a trial it cannot finish): no trial starts that cannot end before
+#     the deadline, judged by the trials measured so far (mean or max duration of ok trials;
+#     the baseline's before any other); the sweep ends `done`, exit 0, and its last trial
+#     finishes before created_at + hours; at least 3 trials ran.
 #  2. --hours on the command line the same (3 s).
-#  3. --until HH:MM (a time already past today means tomorrow): 2 h ahead, the stored
-#     budget_hours is the time left at start; a near deadline (HH:MM:SS 5 s ahead once
-#     accepted, requested for testability; else a minute boundary 8-40 s away, else SKIP)
-#     follows the same rule as 1; --until 25:00 is exit 2.
+#  3. --until HH:MM[:SS] (a time already past today means tomorrow): 2 h ahead, the stored
+#     budget_hours is the time left at start; a near deadline (5 s ahead) follows the same
+#     rule as 1; --until 25:00 is exit 2.
 #  4. a deadline shorter than the baseline's own run: the baseline is stopped at the deadline
 #     and recorded `interrupted` (so `resume --hours` can run it again), nothing else starts,
 #     the sweep ends within the deadline plus the grace, exit 1 (no ok trial).
 # Usage: test_rel_budget.sh FLAGTUNE_BIN SIM_BIN SOURCE_DIR
-source "$(dirname "$0")/rel_lib.sh"
-pending=1
-"$ft" run --help 2>&1 | grep -q -- --until && pending=0
-xfail=0
-expect() { # what command...
-  local what=$1; shift
-  if "$@"; then ok "$what"
-  elif [ $pending = 1 ]; then xfail=$((xfail + 1)); echo "XFAIL $what (pending: --until and duration estimate in sweep.c)"
-  else bad "$what"; fi
-}
+source "$(dirname "$0")/lib.sh"
 write_exp() { # name extra
   cat > "$1.lua" <<LUA
 return experiment {
@@ -52,60 +40,44 @@ write_exp hours ', hours = "6s"'
 code=$?
 n=$(val "SELECT count(*) FROM trials WHERE sweep_id=1")
 echo "     budget.hours 6 s: exit $code, $n trials, last ended $(span 1) s after start"
-expect "budget.hours: exit 0" [ $code = 0 ]
-expect "budget.hours: at least 3 trials" [ "$n" -ge 3 ]
-expect "budget.hours: last trial ended before the deadline" overrun 1 6
-expect "budget.hours: sweep done" [ "$(val 'SELECT status FROM sweeps WHERE id=1')" = done ]
+check "budget.hours: exit 0" [ $code = 0 ]
+check "budget.hours: at least 3 trials" [ "$n" -ge 3 ]
+check "budget.hours: last trial ended before the deadline" overrun 1 6
+check "budget.hours: sweep done" [ "$(val 'SELECT status FROM sweeps WHERE id=1')" = done ]
 
 write_exp cli ''
 "$ft" -q run cli.lua --hours 0.000833 > /dev/null 2>&1 # 3 s
 code=$?
 echo "     --hours 3 s: exit $code, last ended $(span 2) s after start"
-expect "--hours: last trial ended before the deadline" overrun 2 3
+check "--hours: last trial ended before the deadline" overrun 2 3
 
-if [ $pending = 0 ]; then
-  write_exp until ''
-  # A far deadline: the sweep runs its 3 trials; budget_hours is the time left at start.
-  "$ft" -q run until.lua --trials 3 --until "$(date -d '+2 hours' +%H:%M)" > /dev/null 2> until.err
-  code=$?
-  sid=$(val "SELECT max(id) FROM sweeps")
-  expect "--until +2 h: exit 0 (got $code)" [ $code = 0 ]
-  expect "--until +2 h: budget_hours stored (1.98-2.0 h)" \
-    [ "$(val "SELECT budget_hours BETWEEN 1.98 AND 2.0 FROM sweeps WHERE id=$sid")" = 1 ]
-  # A near deadline needs seconds (HH:MM:SS, requested) or a minute boundary 8-40 s away.
-  until=$(date -d "+5 seconds" +%H:%M:%S) secs=5
-  if ! "$ft" run --help 2>&1 | grep -q 'HH:MM\[:SS\]'; then
-    left=$((60 - 10#$(date +%S)))
-    if [ $left -ge 8 ] && [ $left -le 40 ]; then
-      until=$(date -d "+$left seconds" +%H:%M) secs=$left
-    else
-      until=
-      skip "--until near deadline: HH:MM only and the minute boundary is ${left} s away"
-    fi
-  fi
-  if [ -n "$until" ]; then
-    "$ft" -q run until.lua --until "$until" > /dev/null 2>&1
-    code=$?
-    sid=$(val "SELECT max(id) FROM sweeps")
-    echo "     --until $until: exit $code, last ended $(span "$sid") s after start"
-    expect "--until near: exit 0 (got $code)" [ $code = 0 ]
-    expect "--until near: last trial ended before the deadline" overrun "$sid" "$secs.5"
-  fi
-  "$ft" -q run until.lua --until 25:00 > /dev/null 2> bad.err
-  expect "--until 25:00: exit 2" [ $? = 2 ]
-else
-  skip "--until: flagtune run has no --until yet (lead: cli.c/sweep.c)"
-fi
+write_exp until ''
+# A far deadline: the sweep runs its 3 trials; budget_hours is the time left at start.
+"$ft" -q run until.lua --trials 3 --until "$(date -d '+2 hours' +%H:%M)" > /dev/null 2> until.err
+code=$?
+sid=$(val "SELECT max(id) FROM sweeps")
+check "--until +2 h: exit 0 (got $code)" [ $code = 0 ]
+check "--until +2 h: budget_hours stored (1.98-2.0 h)" \
+  [ "$(val "SELECT budget_hours BETWEEN 1.98 AND 2.0 FROM sweeps WHERE id=$sid")" = 1 ]
+# A near deadline, to the second.
+until=$(date -d "+5 seconds" +%H:%M:%S)
+"$ft" -q run until.lua --until "$until" > /dev/null 2>&1
+code=$?
+sid=$(val "SELECT max(id) FROM sweeps")
+echo "     --until $until: exit $code, last ended $(span "$sid") s after start"
+check "--until near: exit 0 (got $code)" [ $code = 0 ]
+check "--until near: last trial ended before the deadline" overrun "$sid" 5.5
+"$ft" -q run until.lua --until 25:00 > /dev/null 2> bad.err
+check "--until 25:00: exit 2" [ $? = 2 ]
 
 write_exp tiny ', hours = "1s"'
 "$ft" -q run tiny.lua > /dev/null 2>&1
 code=$?
 sid=$(val "SELECT max(id) FROM sweeps")
-expect "deadline shorter than the baseline: exit 1 (got $code)" [ $code = 1 ]
-expect "deadline shorter than the baseline: only the baseline ran" \
+check "deadline shorter than the baseline: exit 1 (got $code)" [ $code = 1 ]
+check "deadline shorter than the baseline: only the baseline ran" \
   [ "$(val "SELECT count(*) FROM trials WHERE sweep_id=$sid")" = 1 ]
-expect "deadline shorter than the baseline: baseline interrupted" \
+check "deadline shorter than the baseline: baseline interrupted" \
   [ "$(val "SELECT status FROM trials WHERE sweep_id=$sid AND number=0")" = interrupted ]
-expect "deadline shorter than the baseline: ended within deadline + grace" overrun "$sid" 3
-echo "     $xfail expectation(s) pending the lead's change"
+check "deadline shorter than the baseline: ended within deadline + grace" overrun "$sid" 3
 finish

@@ -5,7 +5,7 @@
 #  2. an immutable database file (chattr +i; root ignores permissions), a path under a file,
 #     a missing directory, a database from a newer flagtune: a clear error, exit 2
 # Usage: test_rel_db.sh FLAGTUNE_BIN SIM_BIN SOURCE_DIR
-source "$(dirname "$0")/rel_lib.sh"
+source "$(dirname "$0")/lib.sh"
 
 write_exp() { # name trials
   cat > "$1.lua" <<LUA
@@ -32,15 +32,16 @@ reads=0
 # Readers start once both sweeps exist: a reader racing the very creation of the database
 # can see it half-migrated (reported separately, see docs/RELIABILITY.md).
 for ((i = 0; i < 100; i++)); do
-  [ "$(sqlite3 "$FLAGTUNE_DB" 'SELECT count(*) FROM sweeps' 2>/dev/null)" = 2 ] && break
+  [ "$(sql "$FLAGTUNE_DB" 'SELECT count(*) FROM sweeps' 2>/dev/null)" = 2 ] && break
   sleep 0.05
 done
 while kill -0 $p1 2>/dev/null || kill -0 $p2 2>/dev/null; do
   "$ft" show 1 > /dev/null 2>> readers.err
   "$ft" sweeps --json > /dev/null 2>> readers.err
-  # Like every WAL reader, the shell needs a busy timeout: without one, a read that meets a
-  # writer's checkpoint or a full set of read marks fails at once (docs/SCHEMA.md).
-  sqlite3 -cmd '.timeout 10000' "$FLAGTUNE_DB" 'SELECT count(*) FROM trials' > /dev/null 2>> readers.err
+  # Like every WAL reader, the shell needs a busy timeout (lib.sh's sql gives it one): without
+  # one, a read that meets a writer's checkpoint or a full set of read marks fails at once
+  # (docs/SCHEMA.md).
+  sql "$FLAGTUNE_DB" 'SELECT count(*) FROM trials' > /dev/null 2>> readers.err
   reads=$((reads + 3))
 done
 wait $p1; c1=$?
@@ -55,7 +56,7 @@ check "readers saw no error" [ ! -s readers.err ]
 check "no lost row: 48 trials" [ "$(val 'SELECT count(*) FROM trials')" = 48 ]
 check "no lost step row" [ "$(val "SELECT count(*) FROM trials t WHERE status='ok' AND n_steps <> (SELECT count(*) FROM steps s WHERE s.trial_id=t.id)")" = 0 ]
 check "both sweeps done" [ "$(val "SELECT group_concat(status) FROM sweeps")" = done,done ]
-check "integrity_check ok" [ "$(sqlite3 "$FLAGTUNE_DB" 'PRAGMA integrity_check')" = ok ]
+check "integrity_check ok" [ "$(sql "$FLAGTUNE_DB" 'PRAGMA integrity_check')" = ok ]
 
 # 2. bad places. Each must exit 2 with a message naming the path, and write nothing.
 expect_exit2() { # what pattern command...
@@ -70,7 +71,7 @@ cp "$FLAGTUNE_DB" imm.db
 rm -f imm.db-wal imm.db-shm
 if chattr +i imm.db 2>/dev/null; then
   expect_exit2 "immutable database" "imm.db" "$ft" -q run small.lua --db "$work/imm.db"
-  check "immutable database unchanged" [ "$(sqlite3 -readonly imm.db 'SELECT count(*) FROM sweeps')" = 2 ]
+  check "immutable database unchanged" [ "$(sql -readonly imm.db 'SELECT count(*) FROM sweeps')" = 2 ]
   chattr -i imm.db
 else
   skip "immutable database: chattr +i not supported here"
@@ -80,10 +81,10 @@ expect_exit2 "database under a file" "afile/x.db" "$ft" -q run small.lua --db "$
 expect_exit2 "missing directory" "no/such/dir" "$ft" -q run small.lua --db "$work/no/such/dir/x.db"
 check "missing directory not created" [ ! -e "$work/no" ]
 cp "$FLAGTUNE_DB" newer.db
-sqlite3 newer.db 'PRAGMA user_version = 999'
+sql newer.db 'PRAGMA user_version = 999'
 expect_exit2 "newer database" "newer" "$ft" -q run small.lua --db "$work/newer.db"
 expect_exit2 "newer database, show" "newer" "$ft" show 1 --db "$work/newer.db"
-check "newer database untouched" [ "$(sqlite3 newer.db 'PRAGMA user_version')" = 999 ]
+check "newer database untouched" [ "$(sql newer.db 'PRAGMA user_version')" = 999 ]
 printf 'not a database at all, just text\n%.0s' {1..200} > text.db
 expect_exit2 "not a database" "text.db" "$ft" -q run small.lua --db "$work/text.db"
 finish

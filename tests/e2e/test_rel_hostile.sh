@@ -5,7 +5,7 @@
 # polled from /proc) stays under REL_RSS_LIMIT_KB (default 65536).
 # Usage: test_rel_hostile.sh FLAGTUNE_BIN SIM_BIN SOURCE_DIR
 #   env: REL_FLOOD_MB (default 200; the soak uses 1024), REL_LONGLINE_MB (default 100)
-source "$(dirname "$0")/rel_lib.sh"
+source "$(dirname "$0")/lib.sh"
 flood=${REL_FLOOD_MB:-200}
 longline=${REL_LONGLINE_MB:-100}
 rss_limit=${REL_RSS_LIMIT_KB:-65536}

@@ -3,13 +3,12 @@
 #  a. SIGKILL at REL_KILL_POINTS random moments (default 10; the overnight soak runs 120):
 #     after each, PRAGMA integrity_check is ok, every finished trial has its value and steps,
 #     `resume` finishes with the budget's number of counted trials, and no trial process of
-#     that sweep is left running. With the supervisor wired in (pending: the lead's cli.c and
-#     sweep.c change), no trial process outlives the dead orchestrator by more than its grace,
-#     even before `resume`.
+#     that sweep is left running. Under the supervisor (flagtune __supervise), no trial process
+#     outlives the dead orchestrator by more than its grace, even before `resume`.
 #  b. SIGINT and SIGTERM: exit 130, trials interrupted, resumable; a second signal ends the
 #     orchestrator at once even when a trial ignores SIGTERM.
 # Usage: test_rel_kill.sh FLAGTUNE_BIN SIM_BIN SOURCE_DIR   (env: REL_KILL_POINTS, REL_SEED)
-source "$(dirname "$0")/rel_lib.sh"
+source "$(dirname "$0")/lib.sh"
 points=${REL_KILL_POINTS:-10}
 RANDOM=${REL_SEED:-$$}
 budget=8
@@ -34,9 +33,6 @@ return experiment {
 LUA
 }
 
-sup=0
-have_supervisor && sup=1
-[ $sup = 1 ] || skip "orphan check before resume: flagtune has no __supervise mode yet (lead: cli.c/sweep.c)"
 kills=0 integrity=0 consistent=0 resumed=0 budget_met=0 no_orphans=0 early_orphans=0 early_checked=0
 for ((i = 1; i <= points; i++)); do
   db="$work/k$i.db"
@@ -51,10 +47,10 @@ for ((i = 1; i <= points; i++)); do
   none_left "REL_ITER=$i" 3 && early_orphans=$((early_orphans + 1))
   # No file, or a file whose schema was never committed (killed before the first commit;
   # migrations are one transaction): nothing was recorded, nothing to resume.
-  [ -f "$db" ] && [ "$(sqlite3 "$db" 'PRAGMA user_version')" != 0 ] || { integrity=$((integrity + 1)); consistent=$((consistent + 1));
+  [ -f "$db" ] && [ "$(sql "$db" 'PRAGMA user_version')" != 0 ] || { integrity=$((integrity + 1)); consistent=$((consistent + 1));
                     resumed=$((resumed + 1)); budget_met=$((budget_met + 1));
                     none_left "REL_ITER=$i" 5 && no_orphans=$((no_orphans + 1)); continue; }
-  [ "$(sqlite3 "$db" 'PRAGMA integrity_check')" = ok ] && integrity=$((integrity + 1))
+  [ "$(sql "$db" 'PRAGMA integrity_check')" = ok ] && integrity=$((integrity + 1))
   bad_rows=$(FLAGTUNE_DB=$db val "SELECT count(*) FROM trials t WHERE (status='ok' AND (value IS NULL
     OR n_steps <> (SELECT count(*) FROM steps s WHERE s.trial_id=t.id) OR n_steps < 3))
     OR (status NOT IN ('ok','running') AND finished_at IS NULL)" 2>/dev/null)
@@ -72,7 +68,7 @@ for ((i = 1; i <= points; i++)); do
     fi
     counted=$(FLAGTUNE_DB=$db val "SELECT count(*) FROM trials WHERE sweep_id=$sid AND status NOT IN ('interrupted','lost','running')")
     [ "$counted" = $budget ] && budget_met=$((budget_met + 1)) || echo "  point $i: $counted counted trials"
-    [ "$(sqlite3 "$db" 'PRAGMA integrity_check')" = ok ] || integrity=$((integrity - 1))
+    [ "$(sql "$db" 'PRAGMA integrity_check')" = ok ] || integrity=$((integrity - 1))
   fi
   none_left "REL_ITER=$i" 5 && no_orphans=$((no_orphans + 1))
 done
@@ -82,7 +78,7 @@ check "finished trials complete after every kill ($consistent/$points)" [ $consi
 check "resume succeeded every time ($resumed/$points)" [ $resumed = $points ]
 check "budget of $budget counted trials met every time ($budget_met/$points)" [ $budget_met = $points ]
 check "no trial process left after resume ($no_orphans/$points)" [ $no_orphans = $points ]
-[ $sup = 1 ] && check "no trial process outlives a SIGKILLed orchestrator ($early_orphans/$early_checked)" \
+check "no trial process outlives a SIGKILLed orchestrator ($early_orphans/$early_checked)" \
   [ $early_orphans = $early_checked ]
 
 # A silent trial (a long compile: nothing written, so no SIGPIPE ends it) that also ignores
@@ -102,14 +98,8 @@ pid=$!
 sleep 0.7
 kill -9 $pid
 wait $pid 2>/dev/null
-if [ $sup = 1 ]; then
-  check "silent trial ignoring SIGTERM dies within grace + 1 s of the orchestrator" \
-    none_left "REL_ITER=silent" 2
-else
-  none_left "REL_ITER=silent" 2 && echo "     (silent trial gone without the supervisor?)" ||
-    skip "silent trial outlives a SIGKILLed orchestrator without the supervisor (pending)"
-  for p in $(procs_with "REL_ITER=silent"); do kill -9 "$p"; done
-fi
+check "silent trial ignoring SIGTERM dies within grace + 1 s of the orchestrator" \
+  none_left "REL_ITER=silent" 2
 
 # b. graceful signals, then a second signal, then resume.
 cat > slow.lua <<LUA

@@ -3,26 +3,15 @@
 # output shapes, determinism, XLA's fatal and non-fatal flag messages, OOM and its look-alike,
 # and the fsdp8 landscape's documented baseline and optimum (docs/SIMULATOR.md).
 # Usage: bash tests/e2e/test_sim.sh FLAGTUNE_BIN SIM_BIN SOURCE_DIR   (only SIM_BIN is used)
-set -u
-
-SIM=${2:?usage: test_sim.sh FLAGTUNE_BIN SIM_BIN SOURCE_DIR}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-FAILS=0
-
-fail() {
-  echo "FAIL: $*" >&2
-  FAILS=$((FAILS + 1))
-}
+source "$(dirname "$0")/lib.sh"
 
 # Runs the simulator with a clean environment plus the given VAR=value words; stdout, stderr and
-# the exit status land in $TMP/out, $TMP/err, $RC. Time is not slept (--time-scale 0).
-sim() {
-  (env -i PATH="$PATH" "$@" >"$TMP/out" 2>"$TMP/err"; exit $?) 2>/dev/null
+# the exit status land in $work/out, $work/err, $RC. Time is not slept (--time-scale 0).
+run_sim() {
+  (env -i PATH="$PATH" "$@" >"$work/out" 2>"$work/err"; exit $?) 2>/dev/null
   RC=$?
 }
-
-has() { grep -qF -- "$2" "$1"; }
+out() { cat "$work/out"; }
 
 LHS="--xla_gpu_enable_latency_hiding_scheduler=true"
 
@@ -39,143 +28,132 @@ BEST_ENV=(NCCL_NVLS_ENABLE=1 CUDA_DEVICE_MAX_CONNECTIONS=1 NCCL_PROTO=SIMPLE
   XLA_PYTHON_CLIENT_MEM_FRACTION=0.90)
 
 # 1. JSON output: one {"step": n, "step_time_ms": x, "loss": y} line per step, steps 1..N.
-sim "$SIM" --steps 5 --time-scale 0
-[ "$RC" = 0 ] || fail "json run exited $RC"
-n=$(grep -cE '^\{"step": [0-9]+, "step_time_ms": [0-9]+\.[0-9]{2}, "loss": [0-9.]+\}$' "$TMP/out")
-[ "$n" = 5 ] || fail "expected 5 JSON step lines, got $n: $(cat "$TMP/out")"
-has "$TMP/out" '{"step": 5, ' || fail "last JSON step is not 5"
-has "$TMP/err" 'StreamExecutor device (7): NVIDIA H100' || fail "no XLA-style device log on stderr"
+run_sim "$sim" --steps 5 --time-scale 0
+check_eq "json run: exit status" "$RC" 0
+check_eq "5 JSON step lines" \
+  "$(grep -cE '^\{"step": [0-9]+, "step_time_ms": [0-9]+\.[0-9]{2}, "loss": [0-9.]+\}$' "$work/out")" 5
+has "$work/out" '{"step": 5, '
+has "$work/err" 'StreamExecutor device (7): NVIDIA H100'
 
 # 2. Text output: "step N: X ms".
-sim "$SIM" --steps 3 --format text --time-scale 0 --landscape single
-n=$(grep -cE '^step [0-9]+: [0-9]+\.[0-9]{2} ms$' "$TMP/out")
-[ "$n" = 3 ] || fail "expected 3 text step lines, got $n"
-grep -q '"step"' "$TMP/out" && fail "text format printed JSON"
+run_sim "$sim" --steps 3 --format text --time-scale 0 --landscape single
+check_eq "3 text step lines" "$(grep -cE '^step [0-9]+: [0-9]+\.[0-9]{2} ms$' "$work/out")" 3
+check "text format prints no JSON" not grep -q '"step"' "$work/out"
 
 # 3. Determinism: same seed, config and FLAGTUNE_TRIAL give identical output (stdout and
 #    stderr); another trial number gives other noise; so does another seed.
-sim FLAGTUNE_TRIAL=7 XLA_FLAGS="$LHS" "$SIM" --seed 3 --time-scale 0
-cp "$TMP/out" "$TMP/a.out"
-cp "$TMP/err" "$TMP/a.err"
-sim FLAGTUNE_TRIAL=7 XLA_FLAGS="$LHS" "$SIM" --seed 3 --time-scale 0
-cmp -s "$TMP/out" "$TMP/a.out" || fail "same seed+trial gave different stdout"
-cmp -s "$TMP/err" "$TMP/a.err" || fail "same seed+trial gave different stderr"
-sim FLAGTUNE_TRIAL=8 XLA_FLAGS="$LHS" "$SIM" --seed 3 --time-scale 0
-cmp -s "$TMP/out" "$TMP/a.out" && fail "different FLAGTUNE_TRIAL gave identical step times"
-sim FLAGTUNE_TRIAL=7 XLA_FLAGS="$LHS" "$SIM" --seed 4 --time-scale 0
-cmp -s "$TMP/out" "$TMP/a.out" && fail "different --seed gave identical step times"
+run_sim FLAGTUNE_TRIAL=7 XLA_FLAGS="$LHS" "$sim" --seed 3 --time-scale 0
+cp "$work/out" "$work/a.out"
+cp "$work/err" "$work/a.err"
+run_sim FLAGTUNE_TRIAL=7 XLA_FLAGS="$LHS" "$sim" --seed 3 --time-scale 0
+check "same seed+trial: same stdout" cmp -s "$work/out" "$work/a.out"
+check "same seed+trial: same stderr" cmp -s "$work/err" "$work/a.err"
+run_sim FLAGTUNE_TRIAL=8 XLA_FLAGS="$LHS" "$sim" --seed 3 --time-scale 0
+check "another FLAGTUNE_TRIAL: other step times" not cmp -s "$work/out" "$work/a.out"
+run_sim FLAGTUNE_TRIAL=7 XLA_FLAGS="$LHS" "$sim" --seed 4 --time-scale 0
+check "another --seed: other step times" not cmp -s "$work/out" "$work/a.out"
 
 # 4. --noise 0: steady steps (after the two warm-up steps) equal --true-value exactly.
-sim XLA_FLAGS="$LHS" "$SIM" --true-value
-tv=$(cat "$TMP/out")
-sim XLA_FLAGS="$LHS" "$SIM" --noise 0 --steps 4 --time-scale 0
-step4=$(sed -n 's/.*"step": 4, "step_time_ms": \([0-9.]*\).*/\1/p' "$TMP/out")
-[ "$(printf '%.2f' "$tv")" = "$step4" ] || fail "noise-free step 4 ($step4) != true value ($tv)"
-step1=$(sed -n 's/.*"step": 1, "step_time_ms": \([0-9.]*\).*/\1/p' "$TMP/out")
-awk -v a="$step1" -v b="$step4" 'BEGIN { exit !(a > 1.3 * b) }' || fail "no warm-up on step 1"
+run_sim XLA_FLAGS="$LHS" "$sim" --true-value
+tv=$(cat "$work/out")
+run_sim XLA_FLAGS="$LHS" "$sim" --noise 0 --steps 4 --time-scale 0
+step4=$(sed -n 's/.*"step": 4, "step_time_ms": \([0-9.]*\).*/\1/p' "$work/out")
+check_eq "noise-free step 4 is the true value ($tv)" "$step4" "$(printf '%.2f' "$tv")"
+step1=$(sed -n 's/.*"step": 1, "step_time_ms": \([0-9.]*\).*/\1/p' "$work/out")
+check "warm-up on step 1 ($step1 > 1.3 x $step4)" awk -v a="$step1" -v b="$step4" 'BEGIN { exit !(a > 1.3 * b) }'
 
 # 5. Unknown flag: XLA's exact fatal text, then death by SIGABRT (134 in bash); nothing on stdout.
-sim XLA_FLAGS="--xla_gpu_enable_latency_hiding_scheduler=true --xla_foo=1" "$SIM" --time-scale 0
-[ "$RC" = 134 ] || fail "unknown flag: exit $RC, expected 134 (SIGABRT)"
-has "$TMP/err" "parse_flags_from_env.cc:234] Unknown flags in XLA_FLAGS: --xla_foo=1 " ||
-  fail "unknown flag: message missing: $(cat "$TMP/err")"
-has "$TMP/err" "Perhaps you meant to specify these on the TF_XLA_FLAGS envvar?" ||
-  fail "unknown flag: TF_XLA_FLAGS hint missing"
-grep -q '"step"' "$TMP/out" && fail "unknown flag: steps were printed"
-sim XLA_FLAGS="--xla_tpu_enable_latency_hiding_scheduler=true" "$SIM" --true-value
-[ "$(cat "$TMP/out")" = invalid ] || fail "TPU flag in XLA_FLAGS should be invalid on a GPU jaxlib"
+run_sim XLA_FLAGS="--xla_gpu_enable_latency_hiding_scheduler=true --xla_foo=1" "$sim" --time-scale 0
+check_eq "unknown flag: exit status (134: SIGABRT)" "$RC" 134
+has "$work/err" "parse_flags_from_env.cc:234] Unknown flags in XLA_FLAGS: --xla_foo=1 "
+has "$work/err" "Perhaps you meant to specify these on the TF_XLA_FLAGS envvar?"
+check "unknown flag: no step printed" not grep -q '"step"' "$work/out"
+run_sim XLA_FLAGS="--xla_tpu_enable_latency_hiding_scheduler=true" "$sim" --true-value
+check_eq "TPU flag in XLA_FLAGS is invalid on a GPU jaxlib" "$(out)" invalid
 # A non-bool flag without '=' is not recognised by XLA either.
-sim XLA_FLAGS="--xla_gpu_enable_command_buffer" "$SIM" --true-value
-[ "$(cat "$TMP/out")" = invalid ] || fail "bare string flag should be unknown to XLA"
+run_sim XLA_FLAGS="--xla_gpu_enable_command_buffer" "$sim" --true-value
+check_eq "bare string flag is unknown to XLA" "$(out)" invalid
 
 # 6. Malformed values: logged, flag left unset, run continues.
-sim XLA_FLAGS="--xla_gpu_enable_latency_hiding_scheduler=maybe" "$SIM" --steps 2 --time-scale 0
-[ "$RC" = 0 ] || fail "malformed bool: exit $RC"
-has "$TMP/err" "Couldn't interpret value maybe for flag xla_gpu_enable_latency_hiding_scheduler." ||
-  fail "malformed bool: message missing"
-sim XLA_FLAGS="--xla_gpu_all_gather_combine_threshold_bytes=12x" "$SIM" --true-value
-has "$TMP/err" \
-  "Couldn't interpret value 12x for flag xla_gpu_all_gather_combine_threshold_bytes." ||
-  fail "malformed int: message missing"
-sim "$SIM" --true-value
-[ "$(cat "$TMP/out")" = "$(env -i XLA_FLAGS=--xla_gpu_enable_latency_hiding_scheduler=maybe \
-  "$SIM" --true-value 2>/dev/null)" ] || fail "malformed value should leave the baseline unchanged"
+run_sim XLA_FLAGS="--xla_gpu_enable_latency_hiding_scheduler=maybe" "$sim" --steps 2 --time-scale 0
+check_eq "malformed bool: exit status" "$RC" 0
+has "$work/err" "Couldn't interpret value maybe for flag xla_gpu_enable_latency_hiding_scheduler."
+run_sim XLA_FLAGS="--xla_gpu_all_gather_combine_threshold_bytes=12x" "$sim" --true-value
+has "$work/err" "Couldn't interpret value 12x for flag xla_gpu_all_gather_combine_threshold_bytes."
+run_sim "$sim" --true-value
+check_eq "malformed value leaves the baseline unchanged" "$(out)" \
+  "$(env -i XLA_FLAGS=--xla_gpu_enable_latency_hiding_scheduler=maybe "$sim" --true-value 2>/dev/null)"
 
 # 7. Tokenizer: quoted values, bare bools and a flags file behave like XLA's.
-sim XLA_FLAGS="--xla_dump_to=\"/tmp/a b\" --xla_gpu_enable_latency_hiding_scheduler" \
-  "$SIM" --true-value
-[ "$(cat "$TMP/out")" = "$tv" ] || fail "bare bool / quoted value not parsed like XLA"
-echo "--xla_gpu_enable_latency_hiding_scheduler=true" >"$TMP/flags.txt"
-sim XLA_FLAGS="$TMP/flags.txt" "$SIM" --true-value
-[ "$(cat "$TMP/out")" = "$tv" ] || fail "XLA_FLAGS naming a file was not read"
-sim XLA_FLAGS="--xla_gpu_enable_command_buffer=''" "$SIM" --landscape single --true-value
-[ "$(cat "$TMP/out")" != "$(env -i "$SIM" --landscape single --true-value)" ] ||
-  fail "--xla_gpu_enable_command_buffer='' did not disable command buffers"
+run_sim XLA_FLAGS="--xla_dump_to=\"/tmp/a b\" --xla_gpu_enable_latency_hiding_scheduler" \
+  "$sim" --true-value
+check_eq "bare bool / quoted value parsed like XLA" "$(out)" "$tv"
+echo "--xla_gpu_enable_latency_hiding_scheduler=true" >"$work/flags.txt"
+run_sim XLA_FLAGS="$work/flags.txt" "$sim" --true-value
+check_eq "XLA_FLAGS naming a file is read" "$(out)" "$tv"
+run_sim XLA_FLAGS="--xla_gpu_enable_command_buffer=''" "$sim" --landscape single --true-value
+check "--xla_gpu_enable_command_buffer='' disables command buffers" \
+  [ "$(out)" != "$(env -i "$sim" --landscape single --true-value)" ]
 
 # 8. OOM: the guide's 8 GiB thresholds at the default memory fraction exit 1 with
 #    RESOURCE_EXHAUSTED after compiling, before any step.
 OOM_FLAGS="$LHS \
 --xla_gpu_all_gather_combine_threshold_bytes=8589934592 \
 --xla_gpu_reduce_scatter_combine_threshold_bytes=8589934592"
-sim XLA_FLAGS="$OOM_FLAGS" "$SIM" --time-scale 0
-[ "$RC" = 1 ] || fail "OOM config exited $RC, expected 1"
+run_sim XLA_FLAGS="$OOM_FLAGS" "$sim" --time-scale 0
+check_eq "OOM config: exit status" "$RC" 1
 OOM_RE='XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate [0-9]+ bytes\.$'
-grep -qE "^jaxlib.xla_extension.$OOM_RE" "$TMP/err" ||
-  fail "OOM: RESOURCE_EXHAUSTED line missing: $(tail -3 "$TMP/err")"
-has "$TMP/err" "BufferAssignment OOM Debugging." || fail "OOM: BufferAssignment line missing"
-grep -q '"step"' "$TMP/out" && fail "OOM: steps were printed"
-sim XLA_FLAGS="$OOM_FLAGS" "$SIM" --true-value
-[ "$(cat "$TMP/out")" = oom ] || fail "--true-value of OOM config: $(cat "$TMP/out")"
+grep -qE "^jaxlib.xla_extension.$OOM_RE" "$work/err" || tail -3 "$work/err"
+check "OOM: the RESOURCE_EXHAUSTED line" grep -qE "^jaxlib.xla_extension.$OOM_RE" "$work/err"
+has "$work/err" "BufferAssignment OOM Debugging."
+check "OOM: no step printed" not grep -q '"step"' "$work/out"
+run_sim XLA_FLAGS="$OOM_FLAGS" "$sim" --true-value
+check_eq "--true-value of the OOM config" "$(out)" oom
 # NVLS + user buffers need memory outside the pool: at fraction 0.95 NCCL cannot initialise.
-sim "${BEST_ENV[@]}" XLA_PYTHON_CLIENT_MEM_FRACTION=0.95 XLA_FLAGS="$BEST_FLAGS" \
-  "$SIM" --time-scale 0
-[ "$RC" = 1 ] || fail "NCCL OOM config exited $RC"
-has "$TMP/err" "Cuda failure 2 'out of memory'" || fail "NCCL OOM text missing"
+run_sim "${BEST_ENV[@]}" XLA_PYTHON_CLIENT_MEM_FRACTION=0.95 XLA_FLAGS="$BEST_FLAGS" \
+  "$sim" --time-scale 0
+check_eq "NCCL OOM config: exit status" "$RC" 1
+has "$work/err" "Cuda failure 2 'out of memory'"
 
 # 9. The harmless BFC warning appears for a tight-but-fitting config, which then succeeds.
 BFC_FLAGS="$LHS --xla_gpu_enable_pipelined_collectives=true \
 --xla_gpu_all_gather_combine_threshold_bytes=1073741824 \
 --xla_gpu_reduce_scatter_combine_threshold_bytes=1073741824"
-sim XLA_FLAGS="$BFC_FLAGS" "$SIM" --steps 4 --time-scale 0
-[ "$RC" = 0 ] || fail "bfc-warning config exited $RC"
-has "$TMP/err" "bfc_allocator.cc:296] Allocator (GPU_0_bfc) ran out of memory trying to allocate" ||
-  fail "bfc warning missing"
-has "$TMP/err" "The caller indicates that this is not a failure" || fail "bfc warning text"
-has "$TMP/err" "RESOURCE_EXHAUSTED" && fail "bfc-warning config printed RESOURCE_EXHAUSTED"
-[ "$(grep -c '"step"' "$TMP/out")" = 4 ] || fail "bfc-warning config did not finish its steps"
+run_sim XLA_FLAGS="$BFC_FLAGS" "$sim" --steps 4 --time-scale 0
+check_eq "bfc-warning config: exit status" "$RC" 0
+has "$work/err" "bfc_allocator.cc:296] Allocator (GPU_0_bfc) ran out of memory trying to allocate"
+has "$work/err" "The caller indicates that this is not a failure"
+check "bfc-warning config: no RESOURCE_EXHAUSTED" not grep -qF RESOURCE_EXHAUSTED "$work/err"
+check_eq "bfc-warning config finishes its steps" "$(grep -c '"step"' "$work/out")" 4
 
 # 10. fsdp8 regret anchors: baseline vs the documented optimum (1.35x, within 1.25-1.4x).
-sim "$SIM" --true-value
-base=$(cat "$TMP/out")
-sim "${BEST_ENV[@]}" XLA_FLAGS="$BEST_FLAGS" "$SIM" --true-value
-best=$(cat "$TMP/out")
-[ "$base" = 531.581665 ] || fail "fsdp8 baseline $base, docs say 531.581665"
-[ "$best" = 393.275933 ] || fail "fsdp8 optimum $best, docs say 393.275933"
-awk -v a="$base" -v b="$best" 'BEGIN { s = a / b; exit !(s > 1.25 && s < 1.4) }' ||
-  fail "fsdp8 speedup $base/$best outside 1.25-1.4"
+run_sim "$sim" --true-value
+base=$(cat "$work/out")
+run_sim "${BEST_ENV[@]}" XLA_FLAGS="$BEST_FLAGS" "$sim" --true-value
+best=$(cat "$work/out")
+check_eq "fsdp8 baseline as documented" "$base" 531.581665
+check_eq "fsdp8 optimum as documented" "$best" 393.275933
+check "fsdp8 speedup $base/$best within 1.25-1.4" \
+  awk -v a="$base" -v b="$best" 'BEGIN { s = a / b; exit !(s > 1.25 && s < 1.4) }'
 # Flag order does not matter; FLAGTUNE_SIM_LANDSCAPE selects the landscape.
-sim FLAGTUNE_SIM_LANDSCAPE=sparse "$SIM" --true-value
-[ "$(cat "$TMP/out")" = "$(env -i "$SIM" --landscape sparse --true-value)" ] ||
-  fail "FLAGTUNE_SIM_LANDSCAPE ignored"
+run_sim FLAGTUNE_SIM_LANDSCAPE=sparse "$sim" --true-value
+check_eq "FLAGTUNE_SIM_LANDSCAPE selects the landscape" "$(out)" \
+  "$(env -i "$sim" --landscape sparse --true-value)"
 
 # 11. sparse: a no-op flag changes nothing; the three that matter do.
-sim "$SIM" --landscape sparse --true-value
-sp0=$(cat "$TMP/out")
+run_sim "$sim" --landscape sparse --true-value
+sp0=$(cat "$work/out")
 NOOP="--xla_gpu_enable_while_loop_double_buffering=true --xla_gpu_enable_triton_gemm=false"
-sim XLA_FLAGS="$NOOP" \
-  "$SIM" --landscape sparse --true-value
-[ "$(cat "$TMP/out")" = "$sp0" ] || fail "sparse: no-op flags changed the value"
-sim XLA_FLAGS="--xla_gpu_enable_cudnn_fmha=true" "$SIM" --landscape sparse --true-value
-[ "$(cat "$TMP/out")" != "$sp0" ] || fail "sparse: cudnn_fmha had no effect"
+run_sim XLA_FLAGS="$NOOP" \
+  "$sim" --landscape sparse --true-value
+check_eq "sparse: no-op flags change nothing" "$(out)" "$sp0"
+run_sim XLA_FLAGS="--xla_gpu_enable_cudnn_fmha=true" "$sim" --landscape sparse --true-value
+check "sparse: cudnn_fmha has an effect" [ "$(out)" != "$sp0" ]
 
 # 12. Bad usage is exit 2.
-sim "$SIM" --landscape nope
-[ "$RC" = 2 ] || fail "unknown landscape exited $RC"
-sim "$SIM" --steps
-[ "$RC" = 2 ] || fail "missing --steps value exited $RC"
+run_sim "$sim" --landscape nope
+check_eq "unknown landscape: exit status" "$RC" 2
+run_sim "$sim" --steps
+check_eq "missing --steps value: exit status" "$RC" 2
 
-if [ "$FAILS" -ne 0 ]; then
-  echo "test_sim.sh: $FAILS check(s) failed" >&2
-  exit 1
-fi
-echo "test_sim.sh: ok"
+finish

@@ -5,18 +5,7 @@
 #  3. SIGINT: exit 130, trials interrupted, `resume` completes the budget
 #  4. kill -9 of the orchestrator: `resume` marks lost trials, re-runs them, same total
 # Usage: test_sweep.sh FLAGTUNE_BIN SIM_BIN SOURCE_DIR
-set -u
-ft=$1 sim=$2
-work=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
-cd "$work" || exit 1
-export FLAGTUNE_DB="$work/t.db" FLAGTUNE_LOG_DIR="$work/logs"
-unset XLA_FLAGS
-pass=0 failn=0
-ok() { pass=$((pass + 1)); echo "ok   $*"; }
-bad() { failn=$((failn + 1)); echo "FAIL $*"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
-q() { "$ft" query "$1"; }
+source "$(dirname "$0")/lib.sh"
 
 write_exp() { # name trials parallel extra-sim-args
   cat > "$1.lua" <<LUA
@@ -125,7 +114,6 @@ check "same total as an uninterrupted run" \
   [ "$(q "SELECT count(*) FROM trials WHERE sweep_id=$sid AND status NOT IN ('interrupted','lost')" | tail -n1)" = 8 ]
 check "trials finished before the kill are kept" \
   [ "$(q "SELECT count(*) FROM trials WHERE sweep_id=$sid AND status NOT IN ('running','lost')" | tail -n1)" -ge "$finished_before" ]
-check "integrity_check ok" [ "$(sqlite3 "$FLAGTUNE_DB" 'PRAGMA integrity_check')" = ok ]
+check "integrity_check ok" [ "$(sql "$FLAGTUNE_DB" 'PRAGMA integrity_check')" = ok ]
 
-echo "$pass passed, $failn failed"
-[ "$failn" = 0 ]
+finish

@@ -4,7 +4,7 @@
 # space that differs, tpe takes the parameters the spaces share (as a prior); sweeps of
 # another model are not used.
 # Usage: test_warm.sh FLAGTUNE_BIN SIM_BIN SOURCE_DIR
-source "$(dirname "$0")/rel_lib.sh"
+source "$(dirname "$0")/lib.sh"
 
 # exp NAME MODEL WARM EXTRA_VARS: a tpe sweep of 8 trials over two flags (+ EXTRA_VARS).
 exp() {
@@ -26,20 +26,20 @@ LUA
 }
 configs() { val "SELECT config FROM trials t JOIN sweeps s ON s.id = t.sweep_id WHERE s.name = '$1' AND t.role = 'search' ORDER BY config"; }
 exp a sim false ""
-"$ft" -q run a.lua > /dev/null 2> a.err || { cat a.err; echo "FAIL: run a"; exit 1; }
-check "no warm start: no note" eval '! grep -q "warm start" a.err'
+"$ft" -q run a.lua > /dev/null 2> a.err || { cat a.err; die "run a"; }
+check "no warm start: no note" not grep -q "warm start" a.err
 exp b sim true ""
-"$ft" run b.lua > /dev/null 2> b.err || { cat b.err; echo "FAIL: run b"; exit 1; }
+"$ft" run b.lua > /dev/null 2> b.err || { cat b.err; die "run b"; }
 check "same space: the note counts a's trials" \
   grep -q "flagtune: warm start: 7 trials of earlier sweeps of sim on box (0 by the parameters shared with this space)" b.err
 check "same space: none of a's configurations again" eval '[ -z "$(comm -12 <(configs a | sort) <(configs b | sort))" ]'
 check "b ran its own trials" [ "$(configs b | wc -l)" -ge 6 ]
 exp c sim true 'XLA_PYTHON_CLIENT_MEM_FRACTION = range(0.8, 0.9, 0.05)'
-"$ft" run c.lua > /dev/null 2> c.err || { cat c.err; echo "FAIL: run c"; exit 1; }
+"$ft" run c.lua > /dev/null 2> c.err || { cat c.err; die "run c"; }
 check "another space: a's and b's trials by their shared parameters" \
   grep -q "flagtune: warm start: 14 trials of earlier sweeps of sim on box (14 by the parameters shared with this space)" c.err
 check "another space: c ran" [ "$(val "SELECT status FROM sweeps WHERE name = 'c'")" = done ]
 exp d other true ""
-"$ft" run d.lua > /dev/null 2> d.err || { cat d.err; echo "FAIL: run d"; exit 1; }
-check "another model: no warm start" eval '! grep -q "warm start" d.err'
+"$ft" run d.lua > /dev/null 2> d.err || { cat d.err; die "run d"; }
+check "another model: no warm start" not grep -q "warm start" d.err
 finish

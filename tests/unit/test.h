@@ -8,6 +8,10 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <uv.h>
+
+#include "lhost.h"
+#include "store.h"
 
 typedef void (*test_fn)(void);
 void test_register(const char *name, test_fn fn);
@@ -55,5 +59,22 @@ extern int test_failures;
       test_failures++;                                                     \
     }                                                                      \
   } while (0)
+
+/* ---- ending clean (libuv's MAKE_VALGRIND_HAPPY) ----
+ * A case that owns a loop, a store or a Lua host ends with one of these. Each fails the case
+ * when the code under test left something behind, then releases what is left anyway, so one
+ * leak is reported where it happened and does not spill into the next case. */
+
+/* Every handle of LOOP must already be closed: each one still open is reported (by type),
+ * counted as a failure and closed; then the loop runs its close callbacks, and
+ * uv_loop_close() must return 0. Evaluates to uv_loop_close()'s result. */
+#define CHECK_LOOP_END(loop) test_loop_end((loop), __FILE__, __LINE__)
+/* store_close() must return 0: every cached statement finalized, the database closed. */
+#define CHECK_STORE_END(s) CHECK_INT(store_close(s), 0)
+/* No counted registry ref of H may be live (lhost_live_refs() == 0); then H is freed. */
+#define CHECK_LHOST_END(h) test_lhost_end((h), __FILE__, __LINE__)
+
+int test_loop_end(uv_loop_t *loop, const char *file, int line);
+void test_lhost_end(lhost *h, const char *file, int line);
 
 #endif

@@ -1,9 +1,11 @@
 /* Unit tests for the local executor (exec.c): every hostile mode of stub_child on a real
  * libuv loop. Each case runs one trial on its own loop and ends by checking that on_exit
- * came exactly once and that uv_loop_close() returns 0, i.e. no handle was left behind.
- * The sup_* cases run the same trials under the supervisor (supervise.c): this test binary
- * is its own supervisor binary (the constructor below turns `test_exec __supervise ...`
- * into supervise_main), so exec_spec.supervisor is "/proc/self/exe" as in flagtune. */
+ * came exactly once and that the loop ends clean (CHECK_LOOP_END: no handle left open,
+ * uv_loop_close() == 0). A case written as `static void name(int sup)` runs in both modes
+ * from one body: TEST(name) directly, TEST(sup_...) under the supervisor (supervise.c). This
+ * test binary is its own supervisor binary (the constructor below turns `test_exec __supervise
+ * ...` into supervise_main), so exec_spec.supervisor is "/proc/self/exe" as in flagtune. The
+ * other sup_* cases test what only the supervisor does. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -93,6 +95,14 @@ static exec_spec spec_for(char **argv) {
   return s;
 }
 
+/* The same, run under the supervisor when SUP is set: this binary is its own supervisor (see
+ * supervisor_hook), as flagtune is. */
+static exec_spec spec_in(int sup, char **argv) {
+  exec_spec s = spec_for(argv);
+  if (sup) s.supervisor = "/proc/self/exe";
+  return s;
+}
+
 /* Runs one trial to its end on a fresh loop; checks the invariants every case shares. */
 static void run(run_ctx *c, const exec_spec *spec) {
   exec_callbacks cb = {on_line, on_exit_cb};
@@ -107,8 +117,7 @@ static void run(run_ctx *c, const exec_spec *spec) {
   CHECK(c->t != NULL);
   uv_run(&c->loop, UV_RUN_DEFAULT);
   c->elapsed = (double)(uv_hrtime() - t0) / 1e9;
-  c->loop_close = uv_loop_close(&c->loop);
-  CHECK_INT(c->loop_close, 0);
+  c->loop_close = CHECK_LOOP_END(&c->loop);
   CHECK_INT(c->exits, 1);
   CHECK_INT(c->exited_during_start, 0);
   free(err);
@@ -147,9 +156,9 @@ static int process_dead(int pid) {
   return 0;
 }
 
-TEST(steps_lines) {
+static void steps_lines(int sup) {
   char *argv[] = {STUB_CHILD, "steps", "5", "10", NULL};
-  exec_spec spec = spec_for(argv);
+  exec_spec spec = spec_in(sup, argv);
   run_ctx *c = new_ctx();
   run(c, &spec);
   CHECK_INT(c->n_lines[EXEC_STDOUT], 5);
@@ -165,10 +174,17 @@ TEST(steps_lines) {
   CHECK(c->pgid_ok);
   free(c);
 }
+TEST(steps_lines) {
+  steps_lines(0);
+}
+TEST(sup_steps_lines) {
+  steps_lines(1);
+}
 
-TEST(exit_code_reported) {
+/* Under the supervisor the command's exit code is mirrored as its own. */
+static void exit_code_reported(int sup) {
   char *argv[] = {STUB_CHILD, "text", "3", "exit", "7", NULL};
-  exec_spec spec = spec_for(argv);
+  exec_spec spec = spec_in(sup, argv);
   run_ctx *c = new_ctx();
   run(c, &spec);
   CHECK_INT(c->n_lines[EXEC_STDOUT], 3);
@@ -177,18 +193,31 @@ TEST(exit_code_reported) {
   CHECK_INT(c->res.term_signal, 0);
   free(c);
 }
+TEST(exit_code_reported) {
+  exit_code_reported(0);
+}
+TEST(sup_exit_code_mirrored) {
+  exit_code_reported(1);
+}
 
-TEST(signal_reported) {
+/* Under the supervisor the command's death by a signal is mirrored: it re-raises it. */
+static void signal_reported(int sup) {
   char sig[16];
   snprintf(sig, sizeof sig, "%d", SIGUSR1);
   char *argv[] = {STUB_CHILD, "text", "1", "signal", sig, NULL};
-  exec_spec spec = spec_for(argv);
+  exec_spec spec = spec_in(sup, argv);
   run_ctx *c = new_ctx();
   run(c, &spec);
   CHECK_INT(c->n_lines[EXEC_STDOUT], 1);
   CHECK_INT(c->res.term_signal, SIGUSR1);
   CHECK_INT(c->res.stopped, EXEC_STOP_NONE);
   free(c);
+}
+TEST(signal_reported) {
+  signal_reported(0);
+}
+TEST(sup_signal_mirrored) {
+  signal_reported(1);
 }
 
 TEST(stderr_lines) {
@@ -290,9 +319,9 @@ TEST(flood_bounded_memory) {
   free(c);
 }
 
-TEST(timeout_sends_sigterm) {
+static void timeout_sends_sigterm(int sup) {
   char *argv[] = {STUB_CHILD, "sleep", "10", NULL};
-  exec_spec spec = spec_for(argv);
+  exec_spec spec = spec_in(sup, argv);
   spec.timeout_s = 0.3;
   run_ctx *c = new_ctx();
   run(c, &spec);
@@ -302,10 +331,16 @@ TEST(timeout_sends_sigterm) {
   CHECK(c->elapsed < 1.0);
   free(c);
 }
+TEST(timeout_sends_sigterm) {
+  timeout_sends_sigterm(0);
+}
+TEST(sup_timeout_plain_child) {
+  timeout_sends_sigterm(1);
+}
 
-TEST(ignore_term_needs_sigkill) {
+static void ignore_term_needs_sigkill(int sup) {
   char *argv[] = {STUB_CHILD, "ignore-term", "10", NULL};
-  exec_spec spec = spec_for(argv);
+  exec_spec spec = spec_in(sup, argv);
   spec.timeout_s = 0.3;
   spec.grace_s = 0.5;
   run_ctx *c = new_ctx();
@@ -317,10 +352,16 @@ TEST(ignore_term_needs_sigkill) {
   CHECK_NEAR(c->res.wall_s, 0.8, 0.25); /* timeout + grace */
   free(c);
 }
+TEST(ignore_term_needs_sigkill) {
+  ignore_term_needs_sigkill(0);
+}
+TEST(sup_ignore_term_needs_sigkill) {
+  ignore_term_needs_sigkill(1);
+}
 
-TEST(grandchild_does_not_hang) {
+static void grandchild_does_not_hang(int sup) {
   char *argv[] = {STUB_CHILD, "grandchild", "10", NULL};
-  exec_spec spec = spec_for(argv);
+  exec_spec spec = spec_in(sup, argv);
   run_ctx *c = new_ctx();
   run(c, &spec);
   CHECK_INT(c->res.exit_status, 0);
@@ -333,6 +374,12 @@ TEST(grandchild_does_not_hang) {
   /* It stayed in the trial's group, so the drain's SIGKILL reached it. */
   if (gpid > 0) CHECK(process_dead(gpid));
   free(c);
+}
+TEST(grandchild_does_not_hang) {
+  grandchild_does_not_hang(0);
+}
+TEST(sup_grandchild_does_not_hang) {
+  grandchild_does_not_hang(1);
 }
 
 TEST(setsid_grandchild_does_not_hang) {
@@ -350,20 +397,29 @@ TEST(setsid_grandchild_does_not_hang) {
   free(c);
 }
 
-TEST(spawn_missing_command) {
+/* Under the supervisor the spawn error is the supervisor's report (exit 127 and a held line),
+ * turned back into the same result as a direct spawn's. */
+static void spawn_missing_command(int sup) {
   char *argv[] = {"flagtune-no-such-command", "x", NULL};
-  exec_spec spec = spec_for(argv);
+  exec_spec spec = spec_in(sup, argv);
   run_ctx *c = new_ctx();
   run(c, &spec);
   CHECK_INT(c->res.spawn_error, UV_ENOENT);
+  CHECK_INT(c->res.exit_status, 127);
   CHECK_STR(c->res.spawn_message, "command not found: flagtune-no-such-command");
   CHECK_INT(c->n_lines[EXEC_STDOUT] + c->n_lines[EXEC_STDERR], 0);
   free(c);
 }
+TEST(spawn_missing_command) {
+  spawn_missing_command(0);
+}
+TEST(sup_missing_command) {
+  spawn_missing_command(1);
+}
 
-TEST(spawn_not_executable) {
+static void spawn_not_executable(int sup) {
   char path[64];
-  snprintf(path, sizeof path, "/tmp/ft-exec-noexec-%d", (int)getpid());
+  snprintf(path, sizeof path, "/tmp/ft-exec-%snoexec-%d", sup ? "sup" : "", (int)getpid());
   FILE *f = fopen(path, "w");
   CHECK(f != NULL);
   if (!f) return;
@@ -371,20 +427,27 @@ TEST(spawn_not_executable) {
   fclose(f);
   chmod(path, 0644);
   char *argv[] = {path, NULL};
-  exec_spec spec = spec_for(argv);
+  exec_spec spec = spec_in(sup, argv);
   run_ctx *c = new_ctx();
   run(c, &spec);
   char want[128];
   snprintf(want, sizeof want, "permission denied: %s", path);
   CHECK_INT(c->res.spawn_error, UV_EACCES);
   CHECK_STR(c->res.spawn_message, want);
+  CHECK_INT(c->n_lines[EXEC_STDOUT] + c->n_lines[EXEC_STDERR], 0);
   unlink(path);
   free(c);
 }
+TEST(spawn_not_executable) {
+  spawn_not_executable(0);
+}
+TEST(sup_not_executable) {
+  spawn_not_executable(1);
+}
 
-TEST(stop_oom_child) {
+static void stop_oom_child(int sup) {
   char *argv[] = {STUB_CHILD, "oom", NULL};
-  exec_spec spec = spec_for(argv);
+  exec_spec spec = spec_in(sup, argv);
   run_ctx *c = new_ctx();
   c->stop_on = "RESOURCE_EXHAUSTED";
   run(c, &spec);
@@ -396,10 +459,16 @@ TEST(stop_oom_child) {
   CHECK(c->pgid_ok);
   free(c);
 }
+TEST(stop_oom_child) {
+  stop_oom_child(0);
+}
+TEST(sup_stop_oom_child) {
+  stop_oom_child(1);
+}
 
-TEST(kill_trial_at_once) {
+static void kill_trial_at_once(int sup) {
   char *argv[] = {STUB_CHILD, "ignore-term", "10", NULL};
-  exec_spec spec = spec_for(argv);
+  exec_spec spec = spec_in(sup, argv);
   spec.grace_s = 5;
   run_ctx *c = new_ctx();
   c->kill_on = "ignoring";
@@ -408,6 +477,12 @@ TEST(kill_trial_at_once) {
   CHECK_INT(c->res.stopped, EXEC_STOP_REQUESTED);
   CHECK(c->elapsed < 1.0);
   free(c);
+}
+TEST(kill_trial_at_once) {
+  kill_trial_at_once(0);
+}
+TEST(sup_kill_trial_at_once) {
+  kill_trial_at_once(1);
 }
 
 TEST(log_file_content) {
@@ -479,10 +554,10 @@ TEST(log_fd_not_inherited) {
   free(c);
 }
 
-TEST(env_cwd_and_path_search) {
+static void env_cwd_and_path_search(int sup) {
   char *envp[] = {"FOO=bar baz", "PATH=/usr/bin:/bin", NULL};
   char *argv[] = {"sh", "-c", "pwd; " STUB_CHILD " env FOO HOME", NULL};
-  exec_spec spec = spec_for(argv);
+  exec_spec spec = spec_in(sup, argv);
   spec.envp = envp;
   spec.cwd = "/";
   run_ctx *c = new_ctx();
@@ -493,6 +568,12 @@ TEST(env_cwd_and_path_search) {
   CHECK_STR(c->kept[2].text, "HOME unset"); /* envp is the complete environment */
   CHECK_INT(c->res.exit_status, 0);
   free(c);
+}
+TEST(env_cwd_and_path_search) {
+  env_cwd_and_path_search(0);
+}
+TEST(sup_env_and_cwd) {
+  env_cwd_and_path_search(1);
 }
 
 TEST(invalid_arguments) {
@@ -515,7 +596,7 @@ TEST(invalid_arguments) {
   CHECK(err != NULL && strstr(err, "/nonexistent-dir/x/trial.log") != NULL);
   uv_run(&loop, UV_RUN_DEFAULT);
   CHECK_INT(c.exits, 0);
-  CHECK_INT(uv_loop_close(&loop), 0);
+  CHECK_LOOP_END(&loop);
   CHECK_INT(exec_pid(NULL), 0);
   free(err);
 }
@@ -536,7 +617,7 @@ TEST(two_trials_one_loop) {
   CHECK_INT(exec_start(&loop, &sb, &cb, &b, &b.t, NULL), 0);
   CHECK(exec_pid(a.t) != exec_pid(b.t));
   uv_run(&loop, UV_RUN_DEFAULT);
-  CHECK_INT(uv_loop_close(&loop), 0);
+  CHECK_LOOP_END(&loop);
   CHECK_INT(a.exits, 1);
   CHECK_INT(b.exits, 1);
   CHECK_INT(a.n_lines[EXEC_STDOUT], 3);
@@ -553,55 +634,11 @@ __attribute__((constructor)) static void supervisor_hook(int argc, char **argv, 
   if (argc > 1 && strcmp(argv[1], SUPERVISE_ARG) == 0) exit(supervise_main(argc - 1, argv + 1));
 }
 
-static exec_spec sup_spec_for(char **argv) {
-  exec_spec s = spec_for(argv);
-  s.supervisor = "/proc/self/exe";
-  return s;
-}
-
-TEST(sup_steps_lines) {
-  char *argv[] = {STUB_CHILD, "steps", "5", "10", NULL};
-  exec_spec spec = sup_spec_for(argv);
-  run_ctx *c = new_ctx();
-  run(c, &spec);
-  CHECK_INT(c->n_lines[EXEC_STDOUT], 5);
-  CHECK_INT(c->n_lines[EXEC_STDERR], 0);
-  CHECK_STR(c->kept[4].text, "{\"step\":4,\"step_time_ms\":10}");
-  CHECK_INT(c->res.exit_status, 0);
-  CHECK_INT(c->res.term_signal, 0);
-  CHECK_INT(c->res.spawn_error, 0);
-  CHECK(c->pgid_ok);
-  free(c);
-}
-
-TEST(sup_exit_code_mirrored) {
-  char *argv[] = {STUB_CHILD, "text", "3", "exit", "7", NULL};
-  exec_spec spec = sup_spec_for(argv);
-  run_ctx *c = new_ctx();
-  run(c, &spec);
-  CHECK_INT(c->n_lines[EXEC_STDOUT], 3);
-  CHECK_INT(c->res.exit_status, 7);
-  CHECK_INT(c->res.term_signal, 0);
-  free(c);
-}
-
-TEST(sup_signal_mirrored) {
-  char sig[16];
-  snprintf(sig, sizeof sig, "%d", SIGUSR1);
-  char *argv[] = {STUB_CHILD, "text", "1", "signal", sig, NULL};
-  exec_spec spec = sup_spec_for(argv);
-  run_ctx *c = new_ctx();
-  run(c, &spec);
-  CHECK_INT(c->res.term_signal, SIGUSR1);
-  CHECK_INT(c->res.stopped, EXEC_STOP_NONE);
-  free(c);
-}
-
 TEST(sup_segv_mirrored_without_core) {
   char sig[16];
   snprintf(sig, sizeof sig, "%d", SIGSEGV);
   char *argv[] = {STUB_CHILD, "signal", sig, NULL};
-  exec_spec spec = sup_spec_for(argv);
+  exec_spec spec = spec_in(1, argv);
   run_ctx *c = new_ctx();
   run(c, &spec);
 #if defined(__SANITIZE_ADDRESS__)
@@ -619,7 +656,7 @@ TEST(sup_timeout_sends_sigterm_once) {
                   "n=0; trap 'n=$((n+1)); echo term $n' TERM; sleep 3 & wait; sleep 0.3 & wait; "
                   "exit 9",
                   NULL};
-  exec_spec spec = sup_spec_for(argv);
+  exec_spec spec = spec_in(1, argv);
   spec.timeout_s = 0.3;
   spec.grace_s = 3;
   run_ctx *c = new_ctx();
@@ -631,84 +668,11 @@ TEST(sup_timeout_sends_sigterm_once) {
   free(c);
 }
 
-TEST(sup_timeout_plain_child) {
-  char *argv[] = {STUB_CHILD, "sleep", "10", NULL};
-  exec_spec spec = sup_spec_for(argv);
-  spec.timeout_s = 0.3;
-  run_ctx *c = new_ctx();
-  run(c, &spec);
-  CHECK_INT(c->res.term_signal, SIGTERM);
-  CHECK_INT(c->res.stopped, EXEC_STOP_TIMEOUT);
-  CHECK(c->elapsed < 1.0);
-  free(c);
-}
-
-TEST(sup_ignore_term_needs_sigkill) {
-  char *argv[] = {STUB_CHILD, "ignore-term", "10", NULL};
-  exec_spec spec = sup_spec_for(argv);
-  spec.timeout_s = 0.3;
-  spec.grace_s = 0.5;
-  run_ctx *c = new_ctx();
-  run(c, &spec);
-  CHECK_STR(c->kept[0].text, "ignoring SIGTERM");
-  CHECK_INT(c->res.term_signal, SIGKILL);
-  CHECK_INT(c->res.stopped, EXEC_STOP_TIMEOUT);
-  CHECK_NEAR(c->res.wall_s, 0.8, 0.25);
-  free(c);
-}
-
-TEST(sup_grandchild_does_not_hang) {
-  char *argv[] = {STUB_CHILD, "grandchild", "10", NULL};
-  exec_spec spec = sup_spec_for(argv);
-  run_ctx *c = new_ctx();
-  run(c, &spec);
-  CHECK_INT(c->res.exit_status, 0);
-  CHECK(c->elapsed < 2.0);
-  int gpid = 0;
-  CHECK(c->n_lines[EXEC_STDOUT] == 1 && sscanf(c->kept[0].text, "grandchild %d", &gpid) == 1);
-  if (gpid > 0) CHECK(process_dead(gpid));
-  free(c);
-}
-
-TEST(sup_missing_command) {
-  char *argv[] = {"flagtune-no-such-command", "x", NULL};
-  exec_spec spec = sup_spec_for(argv);
-  run_ctx *c = new_ctx();
-  run(c, &spec);
-  CHECK_INT(c->res.spawn_error, UV_ENOENT);
-  CHECK_INT(c->res.exit_status, 127);
-  CHECK_STR(c->res.spawn_message, "command not found: flagtune-no-such-command");
-  CHECK_INT(c->n_lines[EXEC_STDOUT] + c->n_lines[EXEC_STDERR], 0);
-  free(c);
-}
-
-TEST(sup_not_executable) {
-  char path[64];
-  snprintf(path, sizeof path, "/tmp/ft-exec-supnoexec-%d", (int)getpid());
-  FILE *f = fopen(path, "w");
-  CHECK(f != NULL);
-  if (!f) return;
-  fputs("#!/bin/sh\necho hi\n", f);
-  fclose(f);
-  chmod(path, 0644);
-  char *argv[] = {path, NULL};
-  exec_spec spec = sup_spec_for(argv);
-  run_ctx *c = new_ctx();
-  run(c, &spec);
-  char want[128];
-  snprintf(want, sizeof want, "permission denied: %s", path);
-  CHECK_INT(c->res.spawn_error, UV_EACCES);
-  CHECK_STR(c->res.spawn_message, want);
-  CHECK_INT(c->n_lines[EXEC_STDOUT] + c->n_lines[EXEC_STDERR], 0);
-  unlink(path);
-  free(c);
-}
-
 /* A command that itself prints a look-alike line is not a spawn error: the held line is
  * delivered, in order, when the exit code or a later line shows it was the command's. */
 TEST(sup_lookalike_line_delivered) {
   char *argv[] = {STUB_CHILD, "stderr", "command not found: zz", "after", NULL};
-  exec_spec spec = sup_spec_for(argv);
+  exec_spec spec = spec_in(1, argv);
   run_ctx *c = new_ctx();
   run(c, &spec);
   CHECK_INT(c->res.spawn_error, 0);
@@ -718,7 +682,7 @@ TEST(sup_lookalike_line_delivered) {
   CHECK_STR(c->kept[1].text, "after");
   free(c);
   char *argv2[] = {"/bin/sh", "-c", "echo 'permission denied: x' >&2; exit 3", NULL};
-  spec = sup_spec_for(argv2);
+  spec = spec_in(1, argv2);
   c = new_ctx();
   run(c, &spec);
   CHECK_INT(c->res.spawn_error, 0);
@@ -728,49 +692,9 @@ TEST(sup_lookalike_line_delivered) {
   free(c);
 }
 
-TEST(sup_stop_oom_child) {
-  char *argv[] = {STUB_CHILD, "oom", NULL};
-  exec_spec spec = sup_spec_for(argv);
-  run_ctx *c = new_ctx();
-  c->stop_on = "RESOURCE_EXHAUSTED";
-  run(c, &spec);
-  CHECK_INT(c->n_lines[EXEC_STDERR], 1);
-  CHECK_INT(c->res.term_signal, SIGTERM);
-  CHECK_INT(c->res.stopped, EXEC_STOP_REQUESTED);
-  CHECK(c->elapsed < 1.5);
-  free(c);
-}
-
-TEST(sup_kill_trial_at_once) {
-  char *argv[] = {STUB_CHILD, "ignore-term", "10", NULL};
-  exec_spec spec = sup_spec_for(argv);
-  spec.grace_s = 5;
-  run_ctx *c = new_ctx();
-  c->kill_on = "ignoring";
-  run(c, &spec);
-  CHECK_INT(c->res.term_signal, SIGKILL);
-  CHECK(c->elapsed < 1.0);
-  free(c);
-}
-
-TEST(sup_env_and_cwd) {
-  char *envp[] = {"FOO=bar baz", "PATH=/usr/bin:/bin", NULL};
-  char *argv[] = {"sh", "-c", "pwd; " STUB_CHILD " env FOO HOME", NULL};
-  exec_spec spec = sup_spec_for(argv);
-  spec.envp = envp;
-  spec.cwd = "/";
-  run_ctx *c = new_ctx();
-  run(c, &spec);
-  CHECK_INT(c->n_lines[EXEC_STDOUT], 3);
-  CHECK_STR(c->kept[0].text, "/");
-  CHECK_STR(c->kept[1].text, "FOO=bar baz");
-  CHECK_STR(c->kept[2].text, "HOME unset");
-  free(c);
-}
-
 TEST(sup_bad_supervisor_path) {
   char *argv[] = {STUB_CHILD, "text", "1", NULL};
-  exec_spec spec = sup_spec_for(argv);
+  exec_spec spec = spec_in(1, argv);
   spec.supervisor = "/nonexistent/flagtune";
   run_ctx *c = new_ctx();
   run(c, &spec);
@@ -908,7 +832,7 @@ TEST(sup_parent_death_kills_group) {
     uv_loop_t loop;
     uv_loop_init(&loop);
     char *argv[] = {"/bin/sh", "-c", script, NULL};
-    exec_spec spec = sup_spec_for(argv);
+    exec_spec spec = spec_in(1, argv);
     spec.grace_s = 0.3;
     spec.timeout_s = 0;
     exec_callbacks cb = {NULL, on_exit_quiet};

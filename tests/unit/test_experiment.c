@@ -53,16 +53,14 @@ static void expect_error(const char *path, const char *text, const char *want) {
   CHECK_INT(rc, FT_EINPUT);
   CHECK(e == NULL);
   CHECK_STR(err, want);
-  CHECK_INT(lhost_live_refs(h), 0);
   free(err);
   experiment_free(e);
-  lhost_free(h);
+  CHECK_LHOST_END(h);
 }
 
 static void done(lhost *h, experiment *e) {
   experiment_free(e);
-  CHECK_INT(lhost_live_refs(h), 0);
-  lhost_free(h);
+  CHECK_LHOST_END(h);
 }
 
 TEST(full_example) {
@@ -200,7 +198,7 @@ TEST(missing_file) {
   CHECK_INT(experiment_load(h, "/nonexistent/x.lua", NULL, &e, &err), FT_EINPUT);
   CHECK_STR(err, "cannot read /nonexistent/x.lua: No such file or directory");
   free(err);
-  lhost_free(h);
+  CHECK_LHOST_END(h);
 }
 
 TEST(pattern_metric_matches) {

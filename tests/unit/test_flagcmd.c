@@ -114,7 +114,7 @@ TEST(store_import_replace_list) {
   CHECK_INT(store_flags_list(s, "9.9", &list, &err), 0);
   CHECK_INT(cJSON_GetArraySize(list), 0);
   cJSON_Delete(list);
-  CHECK_INT(store_close(s), 0);
+  CHECK_STORE_END(s);
   free(err);
   unlink(path);
   free(path);

@@ -1,4 +1,5 @@
-/* Runs the cases that TEST() registered: one by name, or all. */
+/* Runs the cases that TEST() registered: one by name, or all; and the clean-end checks of
+ * test.h. It owns no test's logic and must not hide a failure: each helper counts one. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,44 @@ void test_register(const char *name, test_fn fn) {
     tests[n_tests].fn = fn;
     n_tests++;
   }
+}
+
+typedef struct {
+  const char *file;
+  int line;
+  int open;
+} loop_end_ctx;
+
+static void close_open_handle(uv_handle_t *h, void *arg) {
+  loop_end_ctx *c = arg;
+  if (uv_is_closing(h)) return;
+  fprintf(stderr, "%s:%d: a %s handle was left open\n", c->file, c->line,
+          uv_handle_type_name(uv_handle_get_type(h)));
+  c->open++;
+  uv_close(h, NULL);
+}
+
+int test_loop_end(uv_loop_t *loop, const char *file, int line) {
+  loop_end_ctx c = {file, line, 0};
+  uv_walk(loop, close_open_handle, &c);
+  if (c.open) test_failures++;
+  uv_run(loop, UV_RUN_DEFAULT); /* the close callbacks of what is closing */
+  int rc = uv_loop_close(loop);
+  if (rc != 0) {
+    fprintf(stderr, "%s:%d: uv_loop_close() == %s, expected 0\n", file, line, uv_err_name(rc));
+    test_failures++;
+  }
+  return rc;
+}
+
+void test_lhost_end(lhost *h, const char *file, int line) {
+  if (!h) return;
+  int live = lhost_live_refs(h);
+  if (live != 0) {
+    fprintf(stderr, "%s:%d: %d counted Lua ref(s) still live, expected 0\n", file, line, live);
+    test_failures++;
+  }
+  lhost_free(h);
 }
 
 int main(int argc, char **argv) {

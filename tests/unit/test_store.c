@@ -177,12 +177,12 @@ TEST(open_migrate_twice) {
   store *s = open_ok(t.path);
   CHECK_NEAR(query_num(s, "PRAGMA user_version"), store_schema_latest(), 0);
   int64_t id = new_sweep(s, "x", "m", "h", "grid");
-  CHECK_INT(store_close(s), 0);
+  CHECK_STORE_END(s);
   s = open_ok(t.path);
   CHECK_NEAR(query_num(s, "PRAGMA user_version"), store_schema_latest(), 0);
   CHECK_NEAR(query_num(s, "SELECT count(*) FROM sweeps"), 1, 0);
   CHECK_NEAR(query_num(s, "SELECT id FROM sweeps"), (double)id, 0);
-  CHECK_INT(store_close(s), 0);
+  CHECK_STORE_END(s);
   sqlite3 *db = NULL;
   sqlite3_stmt *st = NULL;
   sqlite3_open(t.path, &db);
@@ -197,7 +197,7 @@ TEST(open_migrate_twice) {
 TEST(newer_version_refused) {
   tmpdb t;
   tmpdb_init(&t);
-  CHECK_INT(store_close(open_ok(t.path)), 0);
+  CHECK_STORE_END(open_ok(t.path));
   sqlite3 *db = NULL;
   CHECK_INT(sqlite3_open(t.path, &db), SQLITE_OK);
   CHECK_INT(sqlite3_exec(db, "PRAGMA user_version = 99", NULL, NULL, NULL), SQLITE_OK);
@@ -206,6 +206,7 @@ TEST(newer_version_refused) {
   char *err = NULL;
   CHECK_INT(store_open(t.path, 0, &s, &err), FT_EINPUT);
   CHECK(s == NULL);
+  CHECK_STORE_END(s); /* nothing to close: a refused open leaves none behind */
   char *want = xasprintf(
       "database %s was written by a newer flagtune (schema 99, this one "
       "knows %d)",
@@ -222,6 +223,7 @@ static void open_fails(const char *path, int flags, int code, const char *needle
   char *err = NULL;
   CHECK_INT(store_open(path, flags, &s, &err), code);
   CHECK(s == NULL);
+  CHECK_STORE_END(s);
   CHECK(err && strstr(err, path));
   CHECK(err && strstr(err, needle));
   if (err && (!strstr(err, path) || !strstr(err, needle))) fprintf(stderr, "got: %s\n", err);
@@ -251,7 +253,7 @@ TEST(open_bad_paths) {
   sqlite3_close(db);
   open_fails(other, 0, FT_EINPUT, "not a flagtune one");
   if (geteuid() != 0) {
-    CHECK_INT(store_close(open_ok(t.path)), 0);
+    CHECK_STORE_END(open_ok(t.path));
     chmod(t.path, 0444);
     open_fails(t.path, 0, FT_EINPUT, "read-only");
   } else {
@@ -268,7 +270,7 @@ TEST(readonly_open_reads) {
   tmpdb_init(&t);
   store *s = open_ok(t.path);
   new_sweep(s, "x", "m", "h", "grid");
-  CHECK_INT(store_close(s), 0);
+  CHECK_STORE_END(s);
   char *err = NULL;
   CHECK_INT(store_open(t.path, STORE_READONLY, &s, &err), 0);
   CHECK_NEAR(query_num(s, "SELECT count(*) FROM sweep_summary"), 1, 0);
@@ -276,7 +278,7 @@ TEST(readonly_open_reads) {
                            &err) == FT_ESTORE);
   CHECK(err && strstr(err, "readonly"));
   free(err);
-  CHECK_INT(store_close(s), 0);
+  CHECK_STORE_END(s);
   tmpdb_remove(&t);
 }
 
@@ -331,7 +333,7 @@ TEST(sweep_status_and_get) {
   CHECK_INT(store_sweep_set_status(s, 999, "done", NULL, 0, &err), FT_EINPUT);
   CHECK_STR(err, "no sweep 999");
   free(err);
-  CHECK_INT(store_close(s), 0);
+  CHECK_STORE_END(s);
   tmpdb_remove(&t);
 }
 
@@ -382,7 +384,7 @@ TEST(trials_roundtrip) {
   CHECK_INT(store_trial_finish(s, 12345, &e, NULL, 0, &err), FT_ESTORE);
   CHECK(err && strstr(err, "no trial 12345"));
   free(err);
-  CHECK_INT(store_close(s), 0);
+  CHECK_STORE_END(s);
   tmpdb_remove(&t);
 }
 
@@ -403,7 +405,7 @@ TEST(finish_replaces_steps) {
   /* The failed finish rolled back: the earlier outcome and steps are intact. */
   CHECK_NEAR(query_num(s, "SELECT count(*) FROM steps"), 1, 0);
   CHECK_NEAR(query_num(s, "SELECT value FROM trials"), 3.5, 0);
-  CHECK_INT(store_close(s), 0);
+  CHECK_STORE_END(s);
   tmpdb_remove(&t);
 }
 
@@ -425,7 +427,7 @@ TEST(mark_running_lost) {
              1, 0);
   CHECK_INT(store_trials_mark(s, f.b, OUTCOME_RUNNING, OUTCOME_LOST, &n, &err), 0);
   CHECK_INT(n, 0);
-  CHECK_INT(store_close(s), 0);
+  CHECK_STORE_END(s);
   tmpdb_remove(&t);
 }
 
@@ -482,7 +484,7 @@ TEST(best_view) {
   add_trial(s, f.b, 4, "{}", "ok", 55, NULL);
   CHECK_NEAR(query_num(s, "SELECT speedup FROM best WHERE model = 'llama2-7b'"), 110.0 / 55.0,
              1e-12);
-  CHECK_INT(store_close(s), 0);
+  CHECK_STORE_END(s);
   tmpdb_remove(&t);
 }
 
@@ -558,7 +560,7 @@ TEST(list_and_show) {
   CHECK_INT(store_show_sweep(s, 999, &o, &err), FT_EINPUT);
   CHECK(o == NULL);
   free(err);
-  CHECK_INT(store_close(s), 0);
+  CHECK_STORE_END(s);
   tmpdb_remove(&t);
 }
 
@@ -612,7 +614,7 @@ TEST(query_refuses_writes) {
   CHECK_INT(store_trial_begin(s, &orphan, NULL, NULL), FT_ESTORE);
   CHECK_INT(access("/tmp/ft_store_attach.db", F_OK), -1);
   CHECK_INT(access("/tmp/ft_store_vacuum.db", F_OK), -1);
-  CHECK_INT(store_close(s), 0);
+  CHECK_STORE_END(s);
   tmpdb_remove(&t);
 }
 
@@ -638,7 +640,7 @@ TEST(query_values) {
   cJSON_Delete(cols);
   cJSON_Delete(rows);
   free(err);
-  CHECK_INT(store_close(s), 0);
+  CHECK_STORE_END(s);
   tmpdb_remove(&t);
 }
 
@@ -675,8 +677,8 @@ TEST(two_handles_interleaved) {
   /* Each reads what the other wrote. */
   CHECK_NEAR(query_num(a, "SELECT count(*) FROM steps"), 2000, 0);
   CHECK_NEAR(query_num(b, "SELECT sum(trials) FROM sweep_summary"), 100, 0);
-  CHECK_INT(store_close(a), 0);
-  CHECK_INT(store_close(b), 0);
+  CHECK_STORE_END(a);
+  CHECK_STORE_END(b);
   tmpdb_remove(&t);
 }
 
@@ -704,7 +706,7 @@ TEST(two_processes_contend) {
   CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   CHECK_NEAR(query_num(s, "SELECT count(*) FROM trials WHERE status = 'ok'"), 2 * PER, 0);
   CHECK_NEAR(query_num(s, "SELECT count(*) FROM steps"), 2 * PER * 20, 0);
-  CHECK_INT(store_close(s), 0);
+  CHECK_STORE_END(s);
   tmpdb_remove(&t);
 }
 
@@ -741,7 +743,7 @@ static void bulk_fill(const char *path) {
 TEST(timing_20k_trials) {
   tmpdb t;
   tmpdb_init(&t);
-  CHECK_INT(store_close(open_ok(t.path)), 0);
+  CHECK_STORE_END(open_ok(t.path));
   bulk_fill(t.path);
   store *s = open_ok(t.path);
   cJSON *o = NULL;
@@ -758,7 +760,7 @@ TEST(timing_20k_trials) {
   cJSON_Delete(o);
   fprintf(stderr, "20,000 trials: best %.2f ms, sweeps %.2f ms, show (1,000 trials) %.2f ms\n",
           t1 - t0, t2 - t1, t3 - t2);
-  CHECK_INT(store_close(s), 0);
+  CHECK_STORE_END(s);
   tmpdb_remove(&t);
 }
 
@@ -812,6 +814,6 @@ TEST(schema_doc_queries_run) {
   }
   CHECK(blocks >= 10);
   free(doc);
-  CHECK_INT(store_close(s), 0);
+  CHECK_STORE_END(s);
   tmpdb_remove(&t);
 }

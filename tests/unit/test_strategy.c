@@ -77,8 +77,7 @@ static int setup_file(fixture *f, const char *lua_text) {
 static void teardown(fixture *f) {
   strategy_free(f->s);
   experiment_free(f->e);
-  if (f->h) CHECK_INT(lhost_live_refs(f->h), 0);
-  lhost_free(f->h);
+  CHECK_LHOST_END(f->h);
   free(f->err);
   if (f->file[0]) unlink(f->file);
   memset(f, 0, sizeof *f);

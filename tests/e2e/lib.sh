@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The one preamble and helper set of the script tests (tests/e2e/test_*.sh) and of run_case.sh;
+# sourced, never run (it is not named test_*.sh, so CTest does not register it):
+#   source "$(dirname "$0")/lib.sh"            (with the script's FLAGTUNE_BIN SIM_BIN SOURCE_DIR)
+# It sets:
+#   ft sim src stub   the flagtune binary, flagtune-sim, the source tree, tests' stub_child
+#   work              a fresh temp dir, the current directory; removed at exit, with every
+#                     background job and every process that carries REL_MARK=$$ in its env
+#   FLAGTUNE_DB=$work/t.db FLAGTUNE_LOG_DIR=$work/logs FLAGTUNE_SIM=$sim FLAGTUNE_SOURCE=$src
+#                     exported; XLA_FLAGS and CUDA_VISIBLE_DEVICES unset (a test sees only ours)
+# and defines the checks (ok fail skip check check_eq has not die skip_all finish), the store
+# helpers (q val sql) and the process helpers (procs_with none_left).
+set -u
+if [ $# -lt 3 ]; then
+  echo "usage: $0 FLAGTUNE_BIN SIM_BIN SOURCE_DIR" >&2
+  exit 2
+fi
+ft=$(realpath "$1") sim=$(realpath "$2") src=$(realpath "$3")
+stub="$(dirname "$ft")/tests/stub_child"
+work=$(mktemp -d)
+trap lib_cleanup EXIT
+cd "$work" || exit 1
+export FLAGTUNE_DB="$work/t.db" FLAGTUNE_LOG_DIR="$work/logs" FLAGTUNE_SIM="$sim"
+export FLAGTUNE_SOURCE="$src"
+unset XLA_FLAGS CUDA_VISIBLE_DEVICES
+
+# ---- checks: each prints one line; finish prints the closing count and gives the verdict.
+pass=0 failn=0 skipn=0
+ok() { pass=$((pass + 1)); echo "ok   $*"; }
+fail() { failn=$((failn + 1)); echo "FAIL $*"; }
+skip() { skipn=$((skipn + 1)); echo "SKIP $*"; }
+# check WHAT COMMAND...: passes when COMMAND succeeds.
+check() { local what=$1; shift; if "$@"; then ok "$what"; else fail "$what"; fi; }
+# check_eq WHAT GOT WANT: a string comparison that shows both sides when it fails.
+check_eq() { if [ "$2" = "$3" ]; then ok "$1"; else fail "$1: got '$2', want '$3'"; fi; }
+# has FILE TEXT: FILE holds the fixed string TEXT; on failure shows the file's head.
+has() {
+  if grep -qF -- "$2" "$1"; then ok "$(basename "$1") has: $2"; return; fi
+  echo "--- $1:"
+  head -20 "$1"
+  fail "$(basename "$1") lacks: $2"
+}
+# not COMMAND...: true when COMMAND fails (for `check WHAT not grep ...`).
+not() { ! "$@"; }
+# die WHAT: a failed precondition; the rest of the script would be meaningless.
+die() { echo "FAIL $*"; exit 1; }
+# skip_all WHY: the whole test does not apply here (CTest counts it passed).
+skip_all() { echo "SKIP $*"; exit 0; }
+finish() {
+  echo "$pass passed, $failn failed, $skipn skipped"
+  [ "$failn" = 0 ]
+}
+
+# ---- the store: flagtune's own read-only query, and sqlite3 with a busy timeout (like every
+# WAL reader, the shell must wait out a writer's checkpoint instead of failing at once).
+q() { "$ft" query "$1"; }
+val() { "$ft" query "$1" | tail -n +2; } # the answer without its header line
+sql() { sqlite3 -cmd '.timeout 10000' "$@"; } # sql DB STATEMENT
+
+# ---- processes: the tests mark their trials with REL_MARK=$$ (and REL_ITER=name) in the env.
+# PIDs of live (not zombie) processes whose environment holds MARK (NAME=value).
+procs_with() {
+  local mark=$1 p
+  for p in /proc/[0-9]*; do
+    [ -r "$p/environ" ] || continue
+    grep -qaz -- "^$mark\$" "$p/environ" 2>/dev/null || continue
+    [ "$(awk '{print $3}' "$p/stat" 2>/dev/null)" = Z ] && continue
+    echo "${p#/proc/}"
+  done
+}
+# none_left MARK SECONDS: waits up to SECONDS for no process to carry MARK; true when none is.
+none_left() {
+  local mark=$1 secs=$2 i
+  for ((i = 0; i < secs * 10; i++)); do
+    [ -z "$(procs_with "$mark")" ] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+# At exit: background jobs, then whatever a failed test left behind (only processes carrying
+# our mark), then the temp dir. Every step tolerates failure so the dir is always removed.
+lib_cleanup() {
+  local p
+  for p in $(jobs -p); do kill "$p" 2>/dev/null || true; done
+  for p in $(procs_with "REL_MARK=$$"); do kill -9 "$p" 2>/dev/null || true; done
+  cd / && rm -rf "$work"
+}
