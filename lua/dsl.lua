@@ -7,6 +7,7 @@
 
 local util = require "util"
 local presets = require "presets"
+local catindex = require "catindex"
 
 local dsl = {}
 
@@ -532,20 +533,8 @@ end
 -- The catalog (lua/catalog.lua): unknown flags, deprecated or renamed names, values outside a
 -- flag's type, `auto`. Errors only for unknown flags; the rest are warnings.
 
-local catalog_index
--- { by_name = { name = entry }, flags = sorted flag names }, built on first use.
-function dsl.catalog()
-  if not catalog_index then
-    local by_name, flags = {}, {}
-    for _, e in ipairs(require "catalog") do
-      by_name[e.name] = e
-      if e.kind == "flag" then flags[#flags + 1] = e.name end
-    end
-    table.sort(flags)
-    catalog_index = { by_name = by_name, flags = flags }
-  end
-  return catalog_index
-end
+-- { by_name = { name = entry }, flags = sorted flag names, ... }: lua/catindex.lua's index.
+dsl.catalog = catindex.get
 
 local function in_values(s, values)
   s = tostring(s):lower()
