@@ -122,7 +122,9 @@ end
 function kit.number(options, name, default, ok, want)
   local v = options[name]
   if v == nil then v = default end
-  if type(v) ~= "number" or not ok(v) then fail("%s must be %s, got %s", name, want, tostring(v)) end
+  if type(v) ~= "number" or not ok(v) then
+    fail("%s must be %s, got %s", name, want, tostring(v))
+  end
   return v
 end
 
