@@ -4,21 +4,8 @@
 
 local space = require("space")
 local host = require("host")
-
-local function eq(got, want, what)
-  if got ~= want then
-    error(string.format("%s: got %s, want %s", what or "value", tostring(got), tostring(want)), 2)
-  end
-end
-
-local function raises(pattern, fn, ...)
-  local ok, err = pcall(fn, ...)
-  if ok then error("expected an error matching " .. pattern, 2) end
-  if not tostring(err):find(pattern) then
-    error(string.format("error %q does not match %q", tostring(err), pattern), 2)
-  end
-  return err
-end
+local tap = require("tap")
+local test, eq, raises = tap.test, tap.eq, tap.raises
 
 -- 2 * 3 * 2 = 12 configurations.
 local function small_space()
@@ -293,16 +280,16 @@ local function test_render()
   eq(#drain(g, 4), 11, "told configuration skipped")
 end
 
-test_random_deterministic()
-test_random_exhausts_without_repeats()
-test_proposal_shape()
-test_history_skipped("random")
-test_history_skipped("grid")
-test_grid_order_and_shuffle()
-test_grid_refuses_large_space()
-test_fake_protocol()
-test_fake_refusals()
-test_user_file_errors()
-test_render()
+test("random_deterministic", test_random_deterministic)
+test("random_exhausts_without_repeats", test_random_exhausts_without_repeats)
+test("proposal_shape", test_proposal_shape)
+test("history_skipped random", test_history_skipped, "random")
+test("history_skipped grid", test_history_skipped, "grid")
+test("grid_order_and_shuffle", test_grid_order_and_shuffle)
+test("grid_refuses_large_space", test_grid_refuses_large_space)
+test("fake_protocol", test_fake_protocol)
+test("fake_refusals", test_fake_refusals)
+test("user_file_errors", test_user_file_errors)
+test("render", test_render)
 
 for _, path in ipairs(temp_files) do os.remove(path) end
