@@ -16,6 +16,7 @@
 local space_mod = require("space")
 local rng_mod = require("rng")
 local pgle = require("pgle")
+local kit = require("kit")
 
 local host = {}
 local Host = {}
@@ -70,31 +71,14 @@ local function finite(v)
   return v
 end
 
--- The strategy module: a user file (loadfile keeps "@path", so its errors read
--- "path:line: ...") or an embedded search/NAME.lua.
+-- The strategy module (kit.load: a user file, whose errors keep their "path:line:", or an
+-- embedded search/NAME.lua); unlocated errors are the experiment's, at its strategy line.
 local function load_module(exp, name)
   local st = exp.strategy or {}
-  local mod
-  if st.path then
-    local chunk, err = loadfile(st.path, "t")
-    if not chunk then
-      if err:find(LOCATED) then error(err, 0) end
-      error(at_experiment(exp, "cannot load strategy file: " .. err), 0)
-    end
-    mod = chunk(st.path)
-  else
-    local modname = "search." .. tostring(name)
-    if type(ft) == "table" and ft.has_module and not ft.has_module(modname) then
-      error(at_experiment(exp, string.format("unknown strategy '%s'", tostring(name))), 0)
-    end
-    mod = require(modname)
-  end
-  if type(mod) ~= "table" or type(mod.new) ~= "function" then
-    error(at_experiment(exp, string.format(
-      "strategy '%s' must return a table with a new(space, options, history, rng) function",
-      tostring(name))), 0)
-  end
-  return mod
+  local ok, mod = pcall(kit.load, { name = name, path = st.path })
+  if ok then return mod end
+  if type(mod) == "string" and not mod:find(LOCATED) then error(at_experiment(exp, mod), 0) end
+  error(mod, 0)
 end
 
 -- History items { json (or config), status, value, steps, steps_budget, number } as the

@@ -7,6 +7,8 @@
 -- documented in docs/PRESETS.md. Must not validate experiments (lua/dsl.lua does) or know
 -- how trials run.
 
+local catindex = require "catindex"
+
 local presets = {}
 
 local PRESET = { __name = "flagtune.preset" }
@@ -91,13 +93,8 @@ end
 ---------------------------------------------------------------------------------------
 -- Building blocks
 
-local catalog_by_name
 local function entry(name)
-  if not catalog_by_name then
-    catalog_by_name = {}
-    for _, e in ipairs(require "catalog") do catalog_by_name[e.name] = e end
-  end
-  return catalog_by_name[name] or error("presets: '" .. name .. "' is not in the catalog", 0)
+  return catindex.get().by_name[name] or error("presets: '" .. name .. "' is not in the catalog", 0)
 end
 
 -- The line in the experiment file that called the preset (level 3: the preset's caller).

@@ -7,6 +7,8 @@
 -- A configuration is a plain table { name = value } over every searched parameter; the
 -- baseline is {} (nothing searched set, only the fixed settings).
 
+local catindex = require "catindex"
+
 local space = {}
 
 local Space = {}
@@ -256,20 +258,11 @@ local ENV_NAME = "^[A-Za-z_][A-Za-z0-9_]*$"
 -- Variables flagtune assembles itself from flags: setting them directly would be lost.
 local RESERVED_ENV = { XLA_FLAGS = "flags", LIBTPU_INIT_ARGS = "flags" }
 
--- Names of the catalog's TPU (libtpu) flags, built on first use.
-local tpu_flags
-
 -- Where a flag goes: "tpu" (LIBTPU_INIT_ARGS) for the catalog's backend = "tpu" flags and,
 -- for names the catalog lacks, the xla_tpu_ / xla_jf_ prefixes; "xla" (XLA_FLAGS) otherwise.
 local function flag_target(name)
-  if not tpu_flags then
-    tpu_flags = {}
-    local ok, catalog = pcall(require, "catalog")
-    for _, e in ipairs(ok and type(catalog) == "table" and catalog or {}) do
-      if e.kind == "flag" and e.backend == "tpu" then tpu_flags[e.name] = true end
-    end
-  end
-  if tpu_flags[name] then return "tpu" end
+  local ok, index = pcall(catindex.get)
+  if ok and index.tpu[name] then return "tpu" end
   if name:find("^xla_tpu_") or name:find("^xla_jf_") then return "tpu" end
   return "xla"
 end

@@ -3,28 +3,13 @@
 -- history already ran. Refuses spaces larger than max: a grid that cannot finish
 -- overnight is a mistake better caught before the first trial.
 
+local kit = require("kit")
+
 local grid = {}
 local G = {}
 G.__index = G
 
-local OPTIONS = { budget = true, metric = true, shuffle = true, max = true }
 local DEFAULT_MAX = 100000
-
-local function check_options(options)
-  for k in pairs(options) do
-    if not OPTIONS[k] then
-      error(string.format("unknown option '%s' (grid{} takes shuffle, max)", tostring(k)), 0)
-    end
-  end
-  local max = options.max or DEFAULT_MAX
-  if math.type(max) ~= "integer" or max < 1 then
-    error("max must be a positive integer, got " .. tostring(max), 0)
-  end
-  if options.shuffle ~= nil and type(options.shuffle) ~= "boolean" then
-    error("shuffle must be true or false, got " .. tostring(options.shuffle), 0)
-  end
-  return max
-end
 
 local function count(n)
   if n < 1e15 then return string.format("%d", math.floor(n)) end
@@ -33,16 +18,17 @@ end
 
 function grid.new(space, options, history, rng)
   options = options or {}
-  local max = check_options(options)
+  kit.check_options(options, "grid", { "shuffle", "max" })
+  local max = kit.int(options, "max", DEFAULT_MAX, 1)
+  local shuffle = kit.bool(options, "shuffle", false)
   local size = space:size()
   if size > max then
     error(string.format("the space has %s configurations, more than grid's max of %d; use " ..
       "random{} or tpe{}, or raise grid{ max = ... }", count(size), max), 0)
   end
   local self = setmetatable({ space = space, size = math.tointeger(size), pos = 0,
-                              seen = { ["{}"] = true } }, G)
-  for _, h in ipairs(history or {}) do self.seen[space:key(h.config)] = true end
-  if options.shuffle then
+                              seen = kit.seen(space, history) }, G)
+  if shuffle then
     local order = {}
     for k = 1, self.size do order[k] = k end
     self.order = rng:shuffle(order)
@@ -56,10 +42,7 @@ function G:peek()
     self.pos = self.pos + 1
     local c = self.space:at(self.order and self.order[self.pos] or self.pos)
     local key = self.space:key(c)
-    if not self.seen[key] then
-      self.seen[key] = true
-      self.pending = c
-    end
+    if self.seen:mark(key) then self.pending = c end
   end
   return self.pending
 end
@@ -76,7 +59,7 @@ end
 -- Re-runs the host made without asking are not proposed again.
 function G:tell(config)
   local key = self.space:key(config)
-  self.seen[key] = true
+  self.seen:mark(key)
   if self.pending and self.space:key(self.pending) == key then self.pending = nil end
 end
 

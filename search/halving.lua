@@ -13,26 +13,18 @@
 -- lost are left running, for the orchestrator's re-run to finish.
 -- Must not use math.random; owns the brackets, not the base sampler's model.
 
+local kit = require("kit")
+
 local halving = {}
 local H = {}
 H.__index = H
 
-local OPTIONS = { budget = true, metric = true, base = true, eta = true, min_steps = true,
-                  max_steps = true, hyperband = true, n = true }
+local OPTIONS = { "base", "eta", "min_steps", "max_steps", "hyperband", "n" }
 local FINAL = { ok = true, oom = true, invalid = true, timeout = true, crash = true,
                 no_metric = true, pruned = true }
 local MAX_OPEN = 8 -- brackets waiting at once before ask() returns nothing
 
 local function fail(fmt, ...) error(string.format(fmt, ...), 0) end
-
-local function int_option(options, name, default, min)
-  local v = options[name]
-  if v == nil then return default end
-  if math.type(v) ~= "integer" or v < min then
-    fail("%s must be an integer >= %d, got %s", name, min, tostring(v))
-  end
-  return v
-end
 
 -- The step budgets of the rungs: max_steps / eta^k down to min_steps (rounded down), so the
 -- last rung is exactly max_steps and the first at least min_steps.
@@ -45,30 +37,23 @@ local function rung_steps(min_steps, max_steps, eta)
 end
 
 local function check_options(options)
-  for k in pairs(options) do
-    if not OPTIONS[k] then
-      fail("unknown option '%s' (halving{} takes base, eta, min_steps, max_steps, hyperband, n)",
-        tostring(k))
-    end
-  end
+  kit.check_options(options, "halving", OPTIONS)
   local budget = type(options.budget) == "table" and options.budget or {}
-  local eta = int_option(options, "eta", 3, 2)
-  local max_steps = int_option(options, "max_steps", math.tointeger(budget.steps) or 0, 0)
+  local eta = kit.int(options, "eta", 3, 2)
+  local max_steps = kit.int(options, "max_steps", math.tointeger(budget.steps) or 0, 0)
   if max_steps < 1 then fail("max_steps is needed when budget.steps is not set") end
   -- A rung must leave step times after the metric's skip, or every short trial is no_metric.
   local metric = type(options.metric) == "table" and options.metric or {}
   -- metric.min_steps (the steps an ok trial needs) already counts the skipped ones.
   local skip = math.tointeger(metric.skip) or 0
   local floor = math.max(skip + 1, math.tointeger(metric.min_steps) or 1)
-  local min_steps = int_option(options, "min_steps", math.max(1, floor, max_steps // 9), 1)
+  local min_steps = kit.int(options, "min_steps", math.max(1, floor, max_steps // 9), 1)
   if min_steps > max_steps then
     fail("min_steps (%d) is above max_steps (%d)", min_steps, max_steps)
   end
-  if options.hyperband ~= nil and type(options.hyperband) ~= "boolean" then
-    fail("hyperband must be true or false, got %s", tostring(options.hyperband))
-  end
-  return { eta = eta, steps = rung_steps(min_steps, max_steps, eta), n = int_option(options, "n",
-    nil, 1), hyperband = options.hyperband == true }
+  local hyperband = kit.bool(options, "hyperband", false)
+  return { eta = eta, steps = rung_steps(min_steps, max_steps, eta),
+           n = kit.int(options, "n", nil, 1), hyperband = hyperband }
 end
 
 -- The base sampler: tpe{} (default), a name ("random"), a strategy spec from the DSL
@@ -80,14 +65,7 @@ local function load_base(spec, budget)
     fail("base must be a strategy such as tpe{} or random{}, got %s", type(spec))
   end
   if spec.name == "halving" and not spec.path then fail("base cannot be halving itself") end
-  local mod
-  if spec.path then
-    local chunk, err = loadfile(spec.path, "t")
-    if not chunk then fail("cannot load base strategy file: %s", err) end
-    mod = chunk(spec.path)
-  else
-    mod = require("search." .. spec.name)
-  end
+  local mod = kit.load(spec, "base strategy")
   local options = {}
   for k, v in pairs(spec.options or {}) do options[k] = v end
   options.budget = budget

@@ -1,21 +1,19 @@
 -- local{ startup = 5 }: the example user strategy of docs/STRATEGIES.md, shipped and tested.
 -- Random for a few trials, then one parameter of the best configuration so far moved one
 -- step (or re-drawn, for a choice). Copy it next to an experiment as a starting point for
--- your own: strategy = strategy_file("hill.lua", { startup = 5 }).
+-- your own: strategy = strategy_file("hill.lua", { startup = 5 }). It builds on the
+-- strategy kit (lua/kit.lua, docs/STRATEGIES.md): the seen set and the option checks.
+local kit = require("kit")
+
 local M = {}
 M.__index = M
 
 function M.new(space, options, history, rng)
-  local startup = options.startup or 5
-  if math.type(startup) ~= "integer" or startup < 0 then
-    error("startup must be a non-negative integer", 0) -- no location: the host adds the line
-  end
-  local self = setmetatable({ space = space, rng = rng, seen = { ["{}"] = true },
-                              startup = startup }, M)
-  for _, h in ipairs(history) do
-    self.seen[space:key(h.config)] = true
-    self:tell(h.config, h)
-  end
+  -- Bad options raise without a location: the host reports them at the strategy line.
+  kit.check_options(options, "local", { "startup" })
+  local self = setmetatable({ space = space, rng = rng, seen = kit.seen(space, history),
+                              startup = kit.int(options, "startup", 5, 0) }, M)
+  for _, h in ipairs(history) do self:tell(h.config, h) end
   return self
 end
 
@@ -41,9 +39,7 @@ function M:ask(n)
     if #out == n then break end
     local near = self.best and self.startup <= 0 and self.rng:random() < 0.9
     local c = near and self:neighbour() or self.space:sample(self.rng)
-    local key = self.space:key(c)
-    if not self.seen[key] then
-      self.seen[key] = true
+    if self.seen:mark(self.space:key(c)) then
       self.startup = self.startup - 1
       out[#out + 1] = c
     end
@@ -52,7 +48,7 @@ function M:ask(n)
 end
 
 function M:tell(config, result)
-  self.seen[self.space:key(config)] = true
+  self.seen:mark(self.space:key(config))
   if result.baseline or result.status ~= "ok" or not result.value then return end
   if not self.best or result.value < self.best.value then
     self.best = { config = config, value = result.value }

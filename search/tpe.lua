@@ -9,12 +9,13 @@
 -- interactions such as "large threshold AND small memory fraction" are captured.
 -- Owns its model and seen set; must not use math.random or propose a configuration twice.
 
+local kit = require("kit")
+
 local tpe = {}
 local T = {}
 T.__index = T
 
-local OPTIONS = { budget = true, metric = true, startup = true, candidates = true, gamma = true,
-                  max_good = true, prior_weight = true }
+local OPTIONS = { "startup", "candidates", "gamma", "max_good", "prior_weight" }
 -- Failed outcomes feed the feasibility model with these weights: a crash may be a flaky
 -- node rather than the configuration, so it counts half.
 local FAILED = { oom = 1.0, invalid = 1.0, crash = 0.5 }
@@ -23,26 +24,10 @@ local SLOW = { timeout = true, no_metric = true, pruned = true }
 local MATRIX_MAX = 64        -- ordered params up to this many values get exact kernel tables
 local SIGMA0 = 0.2           -- kernel width in the unit interval before the Scott shrink
 local CAT_EPS0 = 0.2         -- mass a categorical kernel moves to the other values
-local RANDOM_TRIES = 64      -- rejection samples per fallback configuration
-local ENUMERATE_MAX = 200000 -- the largest space whose unseen rest is enumerated
 local SQRT2PI = math.sqrt(2 * math.pi)
 
-local function int_option(options, name, default, min)
-  local v = options[name]
-  if v == nil then return default end
-  if math.type(v) ~= "integer" or v < min then
-    error(string.format("%s must be an integer >= %d, got %s", name, min, tostring(v)), 0)
-  end
-  return v
-end
-
 local function check_options(options, n_params)
-  for k in pairs(options) do
-    if not OPTIONS[k] then
-      error(string.format("unknown option '%s' (tpe{} takes startup, candidates, gamma, " ..
-        "max_good, prior_weight)", tostring(k)), 0)
-    end
-  end
+  kit.check_options(options, "tpe", OPTIONS)
   -- The default start: a sixth of a known trial budget, at least 8, but at most 2 per
   -- parameter and a third of the budget (never below 5). A longer start (2 per parameter up
   -- to a third of the budget) found no better configurations at 50 trials and spent more
@@ -51,17 +36,13 @@ local function check_options(options, n_params)
   if not (trials and trials > 0) then trials = nil end
   local startup = math.min(math.max(8, (trials or 0) // 6), math.max(5, 2 * n_params))
   if trials then startup = math.min(startup, math.max(5, trials // 3)) end
-  local o = { startup = int_option(options, "startup", startup, 0),
-              candidates = int_option(options, "candidates", 64, 1),
-              max_good = int_option(options, "max_good", 25, 1),
-              gamma = options.gamma or 0.25, prior_weight = options.prior_weight or 1.0 }
-  if type(o.gamma) ~= "number" or not (o.gamma > 0 and o.gamma < 1) then
-    error("gamma must be a number between 0 and 1, got " .. tostring(o.gamma), 0)
-  end
-  if type(o.prior_weight) ~= "number" or not (o.prior_weight > 0) then
-    error("prior_weight must be a positive number, got " .. tostring(o.prior_weight), 0)
-  end
-  return o
+  return { startup = kit.int(options, "startup", startup, 0),
+           candidates = kit.int(options, "candidates", 64, 1),
+           max_good = kit.int(options, "max_good", 25, 1),
+           gamma = kit.number(options, "gamma", 0.25, function(g) return g > 0 and g < 1 end,
+             "a number between 0 and 1"),
+           prior_weight = kit.number(options, "prior_weight", 1.0, function(w) return w > 0 end,
+             "a positive number") }
 end
 
 -- ---- kernels: one per parameter and model, over the parameter's value indices ----
@@ -219,25 +200,18 @@ end
 function tpe.new(space, options, history, rng)
   local o = check_options(options or {}, #space.params)
   local self = setmetatable({ space = space, params = space.params, rng = rng, o = o,
-                              size = space:size(), seen = {}, n_seen = 0,
+                              size = space:size(), seen = kit.seen(),
+                              unseen = kit.unseen(space, rng),
                               obs = {}, obs_order = {}, pending = {}, pending_order = {},
                               cursor = 1, startup_left = o.startup }, T)
-  self.seen["{}"] = true -- the baseline is not in the searched space
   self.design = self:latin_hypercube(o.startup)
   for _, h in ipairs(history or {}) do
     if next(h.config) ~= nil then
-      if self:mark(space:key(h.config)) then self.startup_left = self.startup_left - 1 end
+      if self.seen:mark(space:key(h.config)) then self.startup_left = self.startup_left - 1 end
       self:tell(h.config, h)
     end
   end
   return self
-end
-
-function T:mark(key)
-  if self.seen[key] then return false end
-  self.seen[key] = true
-  self.n_seen = self.n_seen + 1
-  return true
 end
 
 function T:indices(config)
@@ -279,7 +253,7 @@ end
 function T:tell(config, result)
   if result.baseline or next(config) == nil then return end
   local key = self.space:key(config)
-  self:mark(key)
+  self.seen:mark(key)
   if self.pending[key] then self.pending[key] = nil end
   self:observe(key, self:indices(config), result)
 end
@@ -368,7 +342,7 @@ function T:score(m, x)
 end
 
 function T:fresh(key, taken)
-  return not self.seen[key] and not taken[key]
+  return not self.seen:has(key) and not taken[key]
 end
 
 -- The best-scoring unseen candidate drawn from l (from the prior while nothing ran ok).
@@ -404,26 +378,12 @@ function T:from_design(taken)
   return nil
 end
 
--- Uniformly random unseen configurations when the model keeps proposing seen ones: rejection
--- sampling, then (small spaces) a shuffled walk over the unseen rest.
+-- Uniformly random unseen configurations when the model keeps proposing seen ones (the
+-- kit's sampler: rejection sampling, then for small spaces a shuffled walk over the rest).
 function T:from_random(taken)
-  for _ = 1, RANDOM_TRIES do
-    local c = self.space:sample(self.rng)
-    local key = self.space:key(c)
-    if self:fresh(key, taken) then return self:indices(c), key end
-  end
-  if self.size > ENUMERATE_MAX then return nil end
-  if not self.pool then
-    local pool = {}
-    for k = 1, math.tointeger(self.size) do pool[k] = k end
-    self.pool = self.rng:shuffle(pool)
-  end
-  while #self.pool > 0 do
-    local c = self.space:at(table.remove(self.pool))
-    local key = self.space:key(c)
-    if self:fresh(key, taken) then return self:indices(c), key end
-  end
-  return nil
+  local c, key = self.unseen:take(function(k) return self:fresh(k, taken) end, false)
+  if not c then return nil end
+  return self:indices(c), key
 end
 
 function T:ask(n)
@@ -443,7 +403,7 @@ function T:ask(n)
   end
   for i, c in ipairs(out) do
     local key = self.space:key(c)
-    self:mark(key)
+    self.seen:mark(key)
     self.pending[key] = self:indices(c)
     self.pending_order[#self.pending_order + 1] = key
     out[i] = c
@@ -462,7 +422,7 @@ function T:compact_pending()
 end
 
 function T:done()
-  return #self.params == 0 or self.n_seen >= self.size
+  return #self.params == 0 or self.seen.n >= self.size
 end
 
 return tpe

@@ -1,7 +1,14 @@
 /* Runs one Lua test file inside flagtune's embedded runtime: the same `require` and `ft`
- * table the program uses. A test fails by raising an error; the message is printed. */
+ * table the program uses, plus the test harness tests/lua/tap.lua as require("tap") (the
+ * test file's directory is put first on package.path). After the file, tap.finish() prints
+ * the summary; the run fails if the file raised, a case failed, or a counted registry ref
+ * is still live when the host is closed. Owns only this process; must not touch the
+ * database or run trials. */
+#include <lauxlib.h>
+#include <lua.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "diag.h"
 #include "lhost.h"
@@ -21,6 +28,33 @@ static char *read_file(const char *path, size_t *len) {
   return buf;
 }
 
+/* package.path = "DIR/?.lua;" .. package.path, DIR being the directory of PATH. */
+static void add_test_dir(lua_State *L, const char *path) {
+  const char *slash = strrchr(path, '/');
+  lua_getglobal(L, "package"); /* [package] */
+  if (slash)
+    lua_pushlstring(L, path, (size_t)(slash - path));
+  else
+    lua_pushliteral(L, "."); /* [package, dir] */
+  lua_pushliteral(L, "/?.lua;");
+  lua_getfield(L, -3, "path"); /* [package, dir, "/?.lua;", path] */
+  lua_concat(L, 3);            /* [package, newpath] */
+  lua_setfield(L, -2, "path");
+  lua_pop(L, 1);
+}
+
+/* require("tap").finish(): the number of failed cases, or -1 with *err set. */
+static int tap_finish(lhost *h, char **err) {
+  lua_State *L = lhost_state(h);
+  if (lhost_require(h, "tap", err) != 0) return -1;
+  lua_getfield(L, -1, "finish"); /* [tap, finish] */
+  lua_remove(L, -2);             /* [finish] */
+  if (lhost_pcall(h, 0, 1, 0, err) != 0) return -1;
+  int failed = (int)lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  return failed;
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: luatest FILE.lua\n");
@@ -35,12 +69,27 @@ int main(int argc, char **argv) {
   }
   lhost *h = NULL;
   char *err = NULL;
+  int failed = 0, live = 0;
   int rc = lhost_new(&h, &err);
-  if (rc == 0) rc = lhost_dostring(h, argv[1], text, len, 0, &err);
-  if (rc != 0) fprintf(stderr, "%s\n", err ? err : "error");
-  else fprintf(stderr, "ok %s\n", argv[1]);
+  if (rc == 0) {
+    add_test_dir(lhost_state(h), argv[1]);
+    rc = lhost_dostring(h, argv[1], text, len, 0, &err);
+    if (rc != 0) fprintf(stderr, "%s: %s\n", argv[1], err ? err : "error");
+    free(err);
+    err = NULL;
+    failed = tap_finish(h, &err);
+    if (failed < 0) fprintf(stderr, "%s: %s\n", argv[1], err ? err : "error");
+  } else {
+    fprintf(stderr, "%s\n", err ? err : "error");
+  }
+  fflush(stdout); /* the cases' lines before the verdict on stderr */
+  /* Clean end: every counted registry ref released before the state closes. */
+  if (h) live = lhost_live_refs(h);
+  lhost_free(h);
+  if (live != 0) fprintf(stderr, "%s: %d Lua registry refs still live at the end\n", argv[1], live);
   free(err);
   free(text);
-  lhost_free(h);
-  return rc == 0 ? 0 : 1;
+  int ok = rc == 0 && failed == 0 && live == 0;
+  fprintf(stderr, "%s %s\n", ok ? "ok" : "FAILED", argv[1]);
+  return ok ? 0 : 1;
 }

@@ -6,18 +6,8 @@
 local dsl = require "dsl"
 local space = require "space"
 local catalog = require "catalog"
-
-local function eq(got, want, what)
-  if got ~= want then
-    error(string.format("%s: got %s, want %s", what, tostring(got), tostring(want)), 2)
-  end
-end
-
-local function raises(f)
-  local ok, err = pcall(f)
-  if ok then error("expected an error", 2) end
-  return tostring(err)
-end
+local tap = require("tap")
+local test, eq, raises = tap.test, tap.eq, tap.raises
 
 -- An experiment whose body (lines 4 on) is BODY.
 local function exp(body)
@@ -149,9 +139,9 @@ local function test_catalog_shape()
   assert(#catalog >= 395, "catalog size")
 end
 
-test_unknown_flag()
-test_warnings()
-test_auto()
-test_routing()
-test_pgle()
-test_catalog_shape()
+test("unknown_flag", test_unknown_flag)
+test("warnings", test_warnings)
+test("auto", test_auto)
+test("routing", test_routing)
+test("pgle", test_pgle)
+test("catalog_shape", test_catalog_shape)

@@ -4,20 +4,10 @@
 
 local dsl = require "dsl"
 local util = require "util"
-
-local function eq(got, want, what)
-  if got ~= want then
-    error(string.format("%s: got %s, want %s", what, tostring(got), tostring(want)), 2)
-  end
-end
+local tap = require("tap")
+local test, eq, raises = tap.test, tap.eq, tap.raises
 
 -- The message of the error F raises, or an error when it raises none.
-local function raises(f)
-  local ok, err = pcall(f)
-  if ok then error("expected an error", 2) end
-  return err
-end
-
 local THIS = debug.getinfo(1, "S").source:sub(2) -- the chunk name luatest gave this file
 
 local function test_pow2()
@@ -251,13 +241,13 @@ local function test_util()
   eq(util.pattern_captures("(a"), nil, "unclosed capture")
 end
 
-test_pow2()
-test_range()
-test_bool_choice_int()
-test_constructor_errors()
-test_strategies()
-test_defaults()
-test_values_converted()
-test_sandbox()
-test_load_errors()
-test_util()
+test("pow2", test_pow2)
+test("range", test_range)
+test("bool_choice_int", test_bool_choice_int)
+test("constructor_errors", test_constructor_errors)
+test("strategies", test_strategies)
+test("defaults", test_defaults)
+test("values_converted", test_values_converted)
+test("sandbox", test_sandbox)
+test("load_errors", test_load_errors)
+test("util", test_util)

@@ -5,12 +5,8 @@
 local space = require("space")
 local host = require("host")
 local halving = require("search.halving")
-
-local function eq(got, want, what)
-  if got ~= want then
-    error(string.format("%s: got %s, want %s", what or "value", tostring(got), tostring(want)), 2)
-  end
-end
+local tap = require("tap")
+local test, eq = tap.test, tap.eq
 
 -- 14 * 6 * 2 * 3 = 504 configurations.
 local function synth_space()
@@ -196,13 +192,14 @@ local function test_options()
   assert(not ok and err:find("unknown option 'rungs'"), err)
 end
 
-test_rung_steps()
-test_bracket_structure()
-test_failures_never_promoted()
-test_parallel_asks()
-test_hyperband()
-test_resume({ base = "grid", min_steps = 5 }, 11)
-test_resume({ base = "grid", min_steps = 5 }, 20)
-test_resume({ base = "grid", min_steps = 5, hyperband = true }, 16)
-test_local()
-test_options()
+test("rung_steps", test_rung_steps)
+test("bracket_structure", test_bracket_structure)
+test("failures_never_promoted", test_failures_never_promoted)
+test("parallel_asks", test_parallel_asks)
+test("hyperband", test_hyperband)
+test("resume after 11 trials", test_resume, { base = "grid", min_steps = 5 }, 11)
+test("resume after 20 trials", test_resume, { base = "grid", min_steps = 5 }, 20)
+test("resume hyperband after 16 trials", test_resume,
+  { base = "grid", min_steps = 5, hyperband = true }, 16)
+test("local", test_local)
+test("options", test_options)

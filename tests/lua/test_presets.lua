@@ -3,18 +3,8 @@
 -- errors. Fails by raising.
 
 local dsl = require "dsl"
-
-local function eq(got, want, what)
-  if got ~= want then
-    error(string.format("%s: got %s, want %s", what, tostring(got), tostring(want)), 2)
-  end
-end
-
-local function raises(f)
-  local ok, err = pcall(f)
-  if ok then error("expected an error", 2) end
-  return tostring(err)
-end
+local tap = require("tap")
+local test, eq, raises = tap.test, tap.eq, tap.raises
 
 local function load(body)
   return dsl.load("p.lua", "return experiment {\n  command = { \"sim\" },\n"
@@ -114,7 +104,7 @@ local function test_explicit_wins()
   eq(count(x.vars), 1, "NVLS still searched")
 end
 
-test_collectives()
-test_each_preset()
-test_composition()
-test_explicit_wins()
+test("collectives", test_collectives)
+test("each_preset", test_each_preset)
+test("composition", test_composition)
+test("explicit_wins", test_explicit_wins)

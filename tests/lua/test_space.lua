@@ -4,21 +4,8 @@
 
 local space = require("space")
 local rng = require("rng")
-
-local function eq(got, want, what)
-  if got ~= want then
-    error(string.format("%s: got %s (%s), want %s (%s)", what or "value", tostring(got),
-      math.type(got) or type(got), tostring(want), math.type(want) or type(want)), 2)
-  end
-end
-
-local function raises(pattern, fn, ...)
-  local ok, err = pcall(fn, ...)
-  if ok then error("expected an error matching " .. pattern, 2) end
-  if not tostring(err):find(pattern) then
-    error(string.format("error %q does not match %q", tostring(err), pattern), 2)
-  end
-end
+local tap = require("tap")
+local test, eq, raises = tap.test, tap.eq, tap.raises
 
 local function example()
   return space.new({
@@ -275,14 +262,14 @@ local function test_sample()
   end
 end
 
-test_params_and_size()
-test_value_lists()
-test_at_enumerates_each_once()
-test_encode_decode_round_trips()
-test_canonical_json()
-test_json_strings_and_coercion()
-test_render_and_label()
-test_validate()
-test_errors_are_located()
-test_rng()
-test_sample()
+test("params_and_size", test_params_and_size)
+test("value_lists", test_value_lists)
+test("at_enumerates_each_once", test_at_enumerates_each_once)
+test("encode_decode_round_trips", test_encode_decode_round_trips)
+test("canonical_json", test_canonical_json)
+test("json_strings_and_coercion", test_json_strings_and_coercion)
+test("render_and_label", test_render_and_label)
+test("validate", test_validate)
+test("errors_are_located", test_errors_are_located)
+test("rng", test_rng)
+test("sample", test_sample)

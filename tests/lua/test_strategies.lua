@@ -4,21 +4,8 @@
 
 local space = require("space")
 local host = require("host")
-
-local function eq(got, want, what)
-  if got ~= want then
-    error(string.format("%s: got %s, want %s", what or "value", tostring(got), tostring(want)), 2)
-  end
-end
-
-local function raises(pattern, fn, ...)
-  local ok, err = pcall(fn, ...)
-  if ok then error("expected an error matching " .. pattern, 2) end
-  if not tostring(err):find(pattern) then
-    error(string.format("error %q does not match %q", tostring(err), pattern), 2)
-  end
-  return err
-end
+local tap = require("tap")
+local test, eq, raises = tap.test, tap.eq, tap.raises
 
 -- 2 * 3 * 2 = 12 configurations.
 local function small_space()
@@ -273,6 +260,50 @@ local function test_user_file_errors()
   raises("^exp%.lua:30: cannot load strategy file", host.new, e, 1, {})
 end
 
+-- The kit (lua/kit.lua) from a user's strategy file: search/local.lua, the example of
+-- docs/STRATEGIES.md, loaded as strategy_file(...) requires it like any user file would.
+local function test_kit_in_a_user_file()
+  local f = assert(io.open("search/local.lua"))
+  local text = f:read("a")
+  f:close()
+  local sp = small_space()
+  local e = experiment(sp, { name = "mine", path = write_file(text), options = { startup = 3 },
+                             line = 30 })
+  local history = history_of(sp, { 1 })
+  local h = host.new(e, 5, history)
+  local got = drain(h, 2)
+  eq(#got, 11, "every configuration but the history's, once")
+  e.strategy.options = { startup = -1 }
+  raises("^exp%.lua:30: strategy 'mine': startup must be an integer >= 0, got %-1$", host.new,
+    e, 1, {})
+  e.strategy.options = { steps = 3 }
+  raises("^exp%.lua:30: strategy 'mine': unknown option 'steps' %(local{} takes startup%)$",
+    host.new, e, 1, {})
+end
+
+-- kit.unseen gives each configuration of a small space once and then nil (the walk over the
+-- rest starts when the samples collide); kit.seen counts the space's configurations, not the
+-- baseline; the option checks' texts.
+local function test_kit_unseen()
+  local kit = require("kit")
+  local sp = small_space()
+  local seen = kit.seen(sp, { { config = {} } })
+  eq(seen.n, 0, "the baseline is not counted")
+  local u = kit.unseen(sp, require("rng").new(3))
+  local fresh = function(key) return seen:mark(key) end
+  for i = 1, 12 do assert(u:take(fresh), "configuration " .. i) end
+  eq(seen.n, 12, "all seen")
+  eq(u:take(fresh), nil, "nothing left")
+  eq(u:enumerating(), true, "the walk over the rest ran when the samples collided")
+  raises("^unknown option 'x' %(t{} takes none%)$", kit.check_options, { x = 1 }, "t", {})
+  kit.check_options({ budget = {}, metric = {} }, "t", {})
+  raises("^gamma must be a number in %(0, 1%), got 1$", kit.number, { gamma = 1 }, "gamma", 0.25,
+    function(g) return g > 0 and g < 1 end, "a number in (0, 1)")
+  raises("^b must be true or false, got 1$", kit.bool, { b = 1 }, "b", false)
+  eq(kit.int({}, "n", 7, 1), 7, "default")
+  raises("^unknown strategy 'nope'$", kit.load, { name = "nope" })
+end
+
 local function test_render()
   local sp = small_space()
   local h = new_host(sp, "grid")
@@ -293,16 +324,18 @@ local function test_render()
   eq(#drain(g, 4), 11, "told configuration skipped")
 end
 
-test_random_deterministic()
-test_random_exhausts_without_repeats()
-test_proposal_shape()
-test_history_skipped("random")
-test_history_skipped("grid")
-test_grid_order_and_shuffle()
-test_grid_refuses_large_space()
-test_fake_protocol()
-test_fake_refusals()
-test_user_file_errors()
-test_render()
+test("random_deterministic", test_random_deterministic)
+test("random_exhausts_without_repeats", test_random_exhausts_without_repeats)
+test("proposal_shape", test_proposal_shape)
+test("history_skipped random", test_history_skipped, "random")
+test("history_skipped grid", test_history_skipped, "grid")
+test("grid_order_and_shuffle", test_grid_order_and_shuffle)
+test("grid_refuses_large_space", test_grid_refuses_large_space)
+test("fake_protocol", test_fake_protocol)
+test("fake_refusals", test_fake_refusals)
+test("user_file_errors", test_user_file_errors)
+test("render", test_render)
+test("kit_in_a_user_file", test_kit_in_a_user_file)
+test("kit_unseen", test_kit_unseen)
 
 for _, path in ipairs(temp_files) do os.remove(path) end

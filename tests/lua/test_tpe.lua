@@ -5,12 +5,8 @@
 
 local space = require("space")
 local host = require("host")
-
-local function eq(got, want, what)
-  if got ~= want then
-    error(string.format("%s: got %s, want %s", what or "value", tostring(got), tostring(want)), 2)
-  end
-end
+local tap = require("tap")
+local test, eq = tap.test, tap.eq
 
 -- Six parameters, 14 * 10 * 2 * 3 * 8 * 2 = 13440 configurations.
 local function synth_space()
@@ -244,11 +240,11 @@ local function test_options()
   eq(new_host(sp, "tpe", {}, 1, {}, 15).strategy.o.startup, 5, "startup at least 5")
 end
 
-test_deterministic_and_valid()
-test_exhausts_without_duplicates()
-test_pending_and_history()
-test_options()
-test_prior_from_another_space()
-test_cost_of_an_ask()
-test_learns_the_oom_region()
-test_beats_random()
+test("deterministic_and_valid", test_deterministic_and_valid)
+test("exhausts_without_duplicates", test_exhausts_without_duplicates)
+test("pending_and_history", test_pending_and_history)
+test("options", test_options)
+test("prior_from_another_space", test_prior_from_another_space)
+test("cost_of_an_ask", test_cost_of_an_ask)
+test("learns_the_oom_region", test_learns_the_oom_region)
+test("beats_random", test_beats_random)

@@ -1,0 +1,367 @@
+-- The flag and variable checks of an experiment file (lua/dsl.lua validates the rest of its
+-- shape): names in the right table (flags and fixed_flags, vars and env), searched values
+-- made with a constructor, fixed ones scalars, presets merged under what the file writes,
+-- and the flag catalog (lua/catalog.lua through lua/catindex.lua): unknown flags with "did
+-- you mean", allow_unknown_flags and a jaxlib's imported flag list, `auto` resolved to the
+-- catalog's candidates, warnings for deprecated, renamed or removed names and for values
+-- outside a flag's type. Errors are "path:line: message" through dsl's validator (the V
+-- passed in as `v`); only unknown flags and shape mistakes are errors, the rest warnings.
+-- Must not build the space (lua/space.lua does, and routes TPU flags) or read the file.
+
+local util = require "util"
+local presets = require "presets"
+local catindex = require "catindex"
+
+local checks = {}
+
+-- dsl.PARAM and dsl.auto, set by checks.bind: the descriptors dsl's constructors make.
+local PARAM, AUTO
+
+local function is_param(x) return getmetatable(x) == PARAM end
+
+local to_int, is_finite, is_list = util.to_int, util.is_finite, util.is_list
+
+---------------------------------------------------------------------------------------
+-- Names and shapes
+
+local ENV_NAME = "^[A-Za-z_][A-Za-z0-9_]*$"
+local FLAG_NAME = "^xla_[a-z0-9_]+$"
+-- Variables flagtune sets itself for each trial.
+local RESERVED = { XLA_FLAGS = "fixed_flags", LIBTPU_INIT_ARGS = "fixed_flags" }
+
+local function looks_like_flag(name) return name:find("^%-*xla_") ~= nil end
+local function looks_like_env(name) return name:find("^[A-Z][A-Z0-9_]*$") ~= nil end
+
+local function line_in(v, table_key, name)
+  return util.locate_key(v.text, name, v:line_of(table_key))
+end
+
+-- Name checks shared by flags and fixed_flags; ENV_HOME is where an env name belongs.
+local function flag_name(v, key, name, env_home)
+  if type(name) ~= "string" then
+    v:fail_at(key, "'%s' must map flag names to values, got a %s key", key, type(name))
+  end
+  local line = line_in(v, key, name)
+  if looks_like_env(name) then
+    v:fail(line, "'%s' is an environment variable: move it to `%s`", name, env_home)
+  end
+  if name:find("^%-") then
+    v:fail(line, "write the flag without its dashes: '%s'", (name:gsub("^%-+", "")))
+  end
+  if not name:find(FLAG_NAME) then
+    v:fail(line, "'%s' is not an XLA flag name (they look like xla_gpu_enable_...)", name)
+  end
+  return line
+end
+
+local function env_name(v, key, name, flag_home)
+  if type(name) ~= "string" then
+    v:fail_at(key, "'%s' must map variable names to values, got a %s key", key, type(name))
+  end
+  local line = line_in(v, key, name)
+  if looks_like_flag(name) then
+    v:fail(line, "'%s' is an XLA flag: move it to `%s`", name, flag_home)
+  end
+  if not name:find(ENV_NAME) then
+    v:fail(line, "'%s' is not a valid environment variable name", name)
+  end
+  if RESERVED[name] then
+    v:fail(line, "'%s' is built by flagtune: put XLA flags in `%s` or `flags`", name,
+           RESERVED[name])
+  end
+  return line
+end
+
+local SEARCH_HINT = "bool(), choice { ... }, int(lo, hi), range(lo, hi, step) or pow2(lo, hi)"
+
+local function param(v, key, name, p, line, fixed_home)
+  if is_param(p) then return p end
+  local t = type(p)
+  if t == "string" or t == "number" or t == "boolean" then
+    v:fail(line, "'%s' has a single value: move it to `%s`, or search it with %s", name,
+           fixed_home, SEARCH_HINT)
+  end
+  if t == "table" and not getmetatable(p) and is_list(p) and #p > 0 then
+    v:fail(line, "'%s': write choice { ... } to search a list of values", name)
+  end
+  v:fail(line, "'%s' must be searched with %s, got %s", name, SEARCH_HINT, util.typename(p))
+end
+
+local function fixed_value(v, name, val, line, search_home)
+  if is_param(val) then
+    v:fail(line, "'%s' is searched, not fixed: move it to `%s`", name, search_home)
+  end
+  local t = type(val)
+  if t ~= "string" and t ~= "number" and t ~= "boolean" then
+    v:fail(line, "'%s' must be a boolean, number or string, got %s", name, util.typename(val))
+  end
+  if t == "number" and not is_finite(val) then
+    v:fail(line, "'%s' must be a finite number", name)
+  end
+  return val
+end
+
+---------------------------------------------------------------------------------------
+-- The catalog (lua/catalog.lua): unknown flags, deprecated or renamed names, values outside a
+-- flag's type, `auto`. Errors only for unknown flags; the rest are warnings.
+
+local function in_values(s, values)
+  s = tostring(s):lower()
+  for _, x in ipairs(values) do
+    if tostring(x):lower() == s then return true end
+  end
+  return false
+end
+
+local function is_integral(v)
+  if type(v) == "number" then return to_int(v) ~= nil end
+  return type(v) == "string" and v:find("^%-?%d+$") ~= nil
+end
+
+-- A list value: every comma-separated item (an optional +/- edits XLA's default list) known.
+local function list_fits(v, values)
+  if type(v) ~= "string" then return false end
+  for item in v:gmatch("[^,]+") do
+    item = item:gsub("^%s*[+-]?", ""):gsub("%s+$", "")
+    if item ~= "" and not in_values(item, values) then return false end
+  end
+  return true
+end
+
+local BOOL_WORDS = { ["true"] = true, ["false"] = true, ["1"] = true, ["0"] = true }
+
+-- What a value of entry E's type looks like when V is not one, else nil. XLA's bool parser
+-- takes true, false, 1 and 0 (tsl/util/command_line_flags.cc).
+function checks.misfit(e, v)
+  local t = e.type
+  if t == "bool" then
+    if type(v) == "boolean" or BOOL_WORDS[tostring(v)] then return nil end
+    return "a bool (true or false)"
+  elseif t == "int" or t == "bytes" then
+    if is_integral(v) then return nil end
+    return t == "bytes" and "a whole number of bytes" or "an integer"
+  elseif t == "float" then
+    if type(v) ~= "boolean" and tonumber(v) then return nil end
+    return "a number"
+  elseif t == "enum" and e.values then
+    if type(v) ~= "boolean" and in_values(v, e.values) then return nil end
+    return "one of " .. table.concat(e.values, ", ")
+  elseif t == "list" and e.values then
+    if list_fits(v, e.values) then return nil end
+    return "a comma-separated list of " .. table.concat(e.values, ", ")
+  end
+  return nil
+end
+
+-- The warning for a deprecated, renamed or removed entry, or nil.
+function checks.status_warning(e)
+  local owner = e.kind == "env" and "JAX" or "XLA"
+  if e.deprecated then
+    local s = string.format("'%s' is deprecated: %s", e.name, e.deprecated)
+    if e.renamed_to and not e.deprecated:find(e.renamed_to, 1, true) then
+      s = s .. string.format(" (use '%s')", e.renamed_to)
+    end
+    return s
+  end
+  if e.renamed_to then
+    return string.format("'%s' is renamed '%s' in newer %s", e.name, e.renamed_to, owner)
+  end
+  if e.until_ then
+    return string.format("'%s' is gone from recent XLA (%s): newer jaxlibs refuse it", e.name,
+                         e.until_)
+  end
+  return nil
+end
+
+-- Refuses a flag neither in the catalog nor in allow_unknown_flags.
+local function known_flag(v, name, line)
+  local e = catindex.get().by_name[name]
+  if (e and e.kind == "flag") or v.allowed[name] then return e end
+  -- A flag of an imported jaxlib list (`flagtune flags import`) is real for that jaxlib.
+  if ft.imported_flags and ft.imported_flags[name] then return nil end
+  local hint = util.did_you_mean(name, catindex.get().flags)
+  if hint then v:fail(line, "unknown XLA flag '%s' (did you mean '%s'?)", name, hint) end
+  v:fail(line, "unknown XLA flag '%s': not in flagtune's catalog (see `flagtune flags`); if "
+         .. "your jaxlib has it, add allow_unknown_flags = { \"%s\" }", name, name)
+end
+
+-- Warnings for entry E (may be nil) given VALUES at LINE.
+local function catalog_warnings(v, name, e, line, values)
+  if not e then return end
+  local st = checks.status_warning(e)
+  if st then v:warn(line, "%s", st) end
+  for _, val in ipairs(values) do
+    local want = checks.misfit(e, val)
+    if want then
+      local tail = e.type == "bool" and ": XLA ignores it (\"Couldn't interpret value\")" or ""
+      v:warn(line, "'%s' = %s is not %s%s", name, util.describe(val), want, tail)
+      return
+    end
+  end
+end
+
+-- `auto` becomes choice { the catalog's candidates }.
+local function resolve_auto(v, name, p, line, e)
+  if p ~= AUTO then return p end
+  if not e or not e.candidates or #e.candidates == 0 then
+    v:fail(line, "'%s' has no candidates in the catalog for `auto`: search it with %s", name,
+           SEARCH_HINT)
+  end
+  local values = {}
+  for i, c in ipairs(e.candidates) do values[i] = c end
+  return setmetatable({ kind = "choice", values = values, n = #values, line = line }, PARAM)
+end
+
+-- The values a descriptor can take, for type checks (int: its ends).
+local function param_values(p)
+  if p.values then return p.values end
+  return { p.lo, p.hi }
+end
+
+-- The names sorted by the line they are written on, so the first mistake is reported first.
+local function by_line(v, key, t)
+  local names, lines = {}, {}
+  for name, p in pairs(t) do
+    if type(name) ~= "string" then
+      v:fail_at(key, "'%s' must map names to values, got a %s key", key, type(name))
+    end
+    names[#names + 1] = name
+    lines[name] = is_param(p) and p.line or line_in(v, key, name)
+  end
+  table.sort(names, function(a, b)
+    return lines[a] < lines[b] or (lines[a] == lines[b] and a < b)
+  end)
+  return names
+end
+
+-- Shapes first (names, values, both fixed and searched), as before the catalog existed;
+-- then the catalog: unknown names, `auto`, warnings.
+local function check_flags(v, raw_flags, raw)
+  local searched, lines = v:table("flags", raw_flags), {}
+  local order = by_line(v, "flags", searched)
+  for _, name in ipairs(order) do
+    local p = searched[name]
+    local line = flag_name(v, "flags", name, "vars")
+    lines[name] = is_param(p) and p.line or line
+    if p ~= AUTO then param(v, "flags", name, p, lines[name], "fixed_flags") end
+  end
+  local fixed, given = {}, v:table("fixed_flags", raw.fixed_flags)
+  local fixed_order = by_line(v, "fixed_flags", given)
+  for _, name in ipairs(fixed_order) do
+    local val = given[name]
+    local line = flag_name(v, "fixed_flags", name, "env")
+    lines["=" .. name] = line
+    if val == AUTO then
+      v:fail(line, "'%s' = auto searches the catalog's candidates: move it to `flags`", name)
+    end
+    fixed[name] = fixed_value(v, name, val, line, "flags")
+    if searched[name] ~= nil then
+      v:fail(line, "'%s' is in both `flags` and `fixed_flags`: keep one", name)
+    end
+  end
+  local flags = {}
+  for _, name in ipairs(order) do
+    local line = lines[name]
+    local e = known_flag(v, name, line)
+    flags[name] = param(v, "flags", name, resolve_auto(v, name, searched[name], line, e), line,
+                          "fixed_flags")
+    catalog_warnings(v, name, e, line, param_values(flags[name]))
+  end
+  for _, name in ipairs(fixed_order) do
+    local line = lines["=" .. name]
+    catalog_warnings(v, name, known_flag(v, name, line), line, { fixed[name] })
+  end
+  return flags, fixed
+end
+
+local function check_vars(v, raw_vars, raw, gpus)
+  local vars = {}
+  local by_name = catindex.get().by_name
+  for name, p in pairs(v:table("vars", raw_vars)) do
+    local line = env_name(v, "vars", name, "flags")
+    line = is_param(p) and p.line or line
+    local e = by_name[name]
+    e = e and e.kind == "env" and e or nil
+    vars[name] = param(v, "vars", name, resolve_auto(v, name, p, line, e), line, "env")
+    if e and checks.status_warning(e) then v:warn(line, "%s", checks.status_warning(e)) end
+  end
+  local env = {}
+  for name, val in pairs(v:table("env", raw.env)) do
+    local line = env_name(v, "env", name, "fixed_flags")
+    if type(val) == "boolean" then
+      v:fail(line, "'%s' must be a string or number, got boolean", name)
+    end
+    if val == AUTO then
+      v:fail(line, "'%s' = auto searches the catalog's candidates: move it to `vars`", name)
+    end
+    val = fixed_value(v, name, val, line, "vars")
+    env[name] = type(val) == "number" and tostring(to_int(val) or val) or val
+    if vars[name] then v:fail(line, "'%s' is in both `env` and `vars`: keep one", name) end
+    local e = by_name[name]
+    if e and e.kind == "env" and checks.status_warning(e) then
+      v:warn(line, "%s", checks.status_warning(e))
+    end
+  end
+  if gpus > 0 and (env.CUDA_VISIBLE_DEVICES or vars.CUDA_VISIBLE_DEVICES) then
+    v:fail_at("gpus_per_trial", "CUDA_VISIBLE_DEVICES is set per trial when gpus_per_trial > 0: "
+              .. "remove it from `env` and `vars`")
+  end
+  return vars, env
+end
+
+-- `allow_unknown_flags = { "xla_new_flag" }`: names the catalog does not know yet.
+local function check_allowed(v, raw)
+  local allowed = {}
+  for _, name in ipairs(v:string_list("allow_unknown_flags", raw.allow_unknown_flags)) do
+    if not name:find(FLAG_NAME) then
+      v:fail_at("allow_unknown_flags", "allow_unknown_flags: '%s' is not an XLA flag name "
+                .. "(they look like xla_gpu_enable_...)", name)
+    end
+    allowed[name] = true
+  end
+  return allowed
+end
+
+-- `presets = xla.presets.x{} or { xla.presets.x{}, ... }` merged under copies of flags and
+-- vars; what the file writes itself (flags, fixed_flags, vars, env) replaces a preset's entry.
+local function apply_presets(v, raw)
+  if raw.presets == nil then return raw.flags, raw.vars end
+  local list = presets.is_preset(raw.presets) and { raw.presets } or raw.presets
+  if type(list) ~= "table" or getmetatable(list) or not is_list(list) or #list == 0 then
+    v:fail_at("presets", "'presets' must be a preset or a list of presets like "
+              .. "{ xla.presets.nccl{} }, got %s", util.typename(raw.presets))
+  end
+  local total, why = presets.sum(list)
+  if not total then v:fail_at("presets", "%s", why) end
+  local function under(mine, fixed, theirs, key, fixed_key)
+    local out = {}
+    for k, p in pairs(v:table(key, mine)) do out[k] = p end
+    local f = v:table(fixed_key, fixed)
+    for k, p in pairs(theirs) do
+      if out[k] == nil and f[k] == nil then out[k] = p end
+    end
+    return out
+  end
+  return under(raw.flags, raw.fixed_flags, total.flags, "flags", "fixed_flags"),
+         under(raw.vars, raw.env, total.vars, "vars", "env")
+end
+
+---------------------------------------------------------------------------------------
+-- Entry points
+
+-- flags, fixed_flags, vars, env of RAW (the experiment table) checked, with the presets
+-- merged in; sets v.allowed (allow_unknown_flags). GPUS is gpus_per_trial.
+local function check_space(v, raw, gpus)
+  v.allowed = check_allowed(v, raw)
+  local flags, vars = apply_presets(v, raw)
+  local searched, fixed = check_flags(v, flags, raw)
+  return searched, fixed, check_vars(v, vars, raw, gpus)
+end
+
+-- The checks for descriptors with metatable PARAM_MT and `auto` value AUTO_VALUE (dsl's).
+function checks.bind(param_mt, auto_value)
+  PARAM, AUTO = param_mt, auto_value
+  return { space = check_space, misfit = checks.misfit, status_warning = checks.status_warning }
+end
+
+return checks
