@@ -230,8 +230,9 @@ function Host:render(json)
     return nil, string.format("configuration %s no longer fits the experiment's space: %s",
       tostring(json), msg)
   end
-  return pgle.decorate(self.exp, { json = self.space:key(config), label = self.space:label(config),
-                                   steps = 0, settings = self.space:render(config) })
+  return pgle.decorate(self.exp, { json = self.space:key(config),
+                                   label = self.space:label(config), steps = 0,
+                                   settings = self.space:render(config) })
 end
 
 return host

@@ -11,7 +11,8 @@
 
 local pgle = {}
 
--- JAX reads booleans from the environment as 1/y/yes/t/true/on, any case.
+-- JAX reads booleans from the environment as y/yes/t/true/on/1, any case (jax-ml/jax
+-- jax/_src/config.py, bool_env); its false spellings and anything it refuses leave PGLE off.
 pgle.TRUTHY = { ["1"] = true, y = true, yes = true, t = true, ["true"] = true, on = true }
 
 local PATH_FLAG = "xla_gpu_pgle_profile_file_or_directory_path"
@@ -29,10 +30,7 @@ local function truthy(v) return v ~= nil and pgle.TRUTHY[tostring(v):lower()] ==
 
 -- The default of JAX_PGLE_PROFILING_RUNS, from the flag catalog.
 local function default_runs()
-  for _, e in ipairs(require("catalog")) do
-    if e.name == "JAX_PGLE_PROFILING_RUNS" then return e.default end
-  end
-  return 3
+  return require("catindex").get().by_name.JAX_PGLE_PROFILING_RUNS.default
 end
 
 -- Steps auto PGLE adds before steady state when it is on: JAX_PGLE_PROFILING_RUNS profiled
@@ -89,7 +87,8 @@ function pgle.decorate(exp, p)
   for _, s in ipairs(p.settings) do
     if not (s.target == "xla" and s.name == PATH_FLAG) then measured[#measured + 1] = s end
   end
-  measured[#measured + 1] = { target = "xla", name = PATH_FLAG, value = pgle.PROFILE_PLACEHOLDER }
+  measured[#measured + 1] =
+    { target = "xla", name = PATH_FLAG, value = pgle.PROFILE_PLACEHOLDER }
   p.settings = measured
   return p
 end
