@@ -75,31 +75,62 @@ step1=$(sed -n 's/.*"step": 1, "step_time_ms": \([0-9.]*\).*/\1/p' "$TMP/out")
 awk -v a="$step1" -v b="$step4" 'BEGIN { exit !(a > 1.3 * b) }' || fail "no warm-up on step 1"
 
 # 5. Unknown flag: XLA's exact fatal text, then death by SIGABRT (134 in bash); nothing on stdout.
+# Today's XLA (xla/parse_flags_from_env.cc:224) says "flag" for one, "flags" for more.
 sim XLA_FLAGS="--xla_gpu_enable_latency_hiding_scheduler=true --xla_foo=1" "$SIM" --time-scale 0
 [ "$RC" = 134 ] || fail "unknown flag: exit $RC, expected 134 (SIGABRT)"
-has "$TMP/err" "parse_flags_from_env.cc:234] Unknown flags in XLA_FLAGS: --xla_foo=1 " ||
+has "$TMP/err" "parse_flags_from_env.cc:224] Unknown flag in XLA_FLAGS: --xla_foo=1" ||
   fail "unknown flag: message missing: $(cat "$TMP/err")"
-has "$TMP/err" "Perhaps you meant to specify these on the TF_XLA_FLAGS envvar?" ||
-  fail "unknown flag: TF_XLA_FLAGS hint missing"
 grep -q '"step"' "$TMP/out" && fail "unknown flag: steps were printed"
+sim XLA_FLAGS="--xla_foo=1 --xla_gpu_autotune_level=0 --xla_bar" "$SIM" --time-scale 0
+has "$TMP/err" "Unknown flags in XLA_FLAGS: --xla_foo=1 --xla_bar" ||
+  fail "two unknown flags: message missing: $(cat "$TMP/err")"
+# jax <= 0.5.0: always "flags", the TF_XLA_FLAGS hint, and a list that may name known flags.
+sim FLAGTUNE_SIM_OLD_XLA=1 XLA_FLAGS="--xla_gpu_enable_latency_hiding_scheduler=true --xla_foo=1" \
+  "$SIM" --time-scale 0
+[ "$RC" = 134 ] || fail "old unknown flag: exit $RC, expected 134 (SIGABRT)"
+has "$TMP/err" "parse_flags_from_env.cc:234] Unknown flags in XLA_FLAGS: --xla_foo=1 " ||
+  fail "old unknown flag: message missing: $(cat "$TMP/err")"
+has "$TMP/err" "Perhaps you meant to specify these on the TF_XLA_FLAGS envvar?" ||
+  fail "old unknown flag: TF_XLA_FLAGS hint missing"
+sim FLAGTUNE_SIM_OLD_XLA=1 XLA_FLAGS="--xla_foo=1 --xla_gpu_autotune_level=0 --xla_bar \
+--xla_gpu_enable_latency_hiding_scheduler=true" "$SIM" --time-scale 0
+has "$TMP/err" "Unknown flags in XLA_FLAGS: --xla_foo=1 --xla_bar  \
+--xla_gpu_enable_latency_hiding_scheduler=true " || fail "old list is not the over-inclusive one"
 sim XLA_FLAGS="--xla_tpu_enable_latency_hiding_scheduler=true" "$SIM" --true-value
 [ "$(cat "$TMP/out")" = invalid ] || fail "TPU flag in XLA_FLAGS should be invalid on a GPU jaxlib"
 # A non-bool flag without '=' is not recognised by XLA either.
 sim XLA_FLAGS="--xla_gpu_enable_command_buffer" "$SIM" --true-value
 [ "$(cat "$TMP/out")" = invalid ] || fail "bare string flag should be unknown to XLA"
 
-# 6. Malformed values: logged, flag left unset, run continues.
+# 6. Malformed values: today tsl logs the value, then XLA's QCHECK dies with "Flag parsing failed."
+# and the usage table (xla/parse_flags_from_env.cc:210); an enum list value logs nothing first.
 sim XLA_FLAGS="--xla_gpu_enable_latency_hiding_scheduler=maybe" "$SIM" --steps 2 --time-scale 0
-[ "$RC" = 0 ] || fail "malformed bool: exit $RC"
+[ "$RC" = 134 ] || fail "malformed bool: exit $RC, expected 134 (SIGABRT)"
 has "$TMP/err" "Couldn't interpret value maybe for flag xla_gpu_enable_latency_hiding_scheduler." ||
   fail "malformed bool: message missing"
+has "$TMP/err" "parse_flags_from_env.cc:210] Check failed: tsl::Flags::Parse(&env_argv->argc, \
+env_argv->argv.data(), flag_list) Flag parsing failed." || fail "malformed bool: not fatal"
+grep -q '"step"' "$TMP/out" && fail "malformed bool: steps were printed"
+sim XLA_FLAGS="--xla_gpu_enable_command_buffer=FUSION,CONVOLUTION" "$SIM" --steps 2 --time-scale 0
+[ "$RC" = 134 ] || fail "unknown enum value: exit $RC, expected 134 (SIGABRT)"
+has "$TMP/err" "Flag parsing failed." || fail "unknown enum value: not fatal"
+has "$TMP/err" "usage: --xla_gpu_enable_command_buffer=FUSION,CONVOLUTION" ||
+  fail "unknown enum value: usage line missing"
 sim XLA_FLAGS="--xla_gpu_all_gather_combine_threshold_bytes=12x" "$SIM" --true-value
 has "$TMP/err" \
   "Couldn't interpret value 12x for flag xla_gpu_all_gather_combine_threshold_bytes." ||
   fail "malformed int: message missing"
+[ "$(cat "$TMP/out")" = invalid ] || fail "malformed int should be invalid"
+# jax <= 0.5.0: logged, flag left unset, run continues.
+sim FLAGTUNE_SIM_OLD_XLA=1 XLA_FLAGS="--xla_gpu_enable_latency_hiding_scheduler=maybe" "$SIM" \
+  --steps 2 --time-scale 0
+[ "$RC" = 0 ] || fail "old malformed bool: exit $RC"
+has "$TMP/err" "Couldn't interpret value maybe for flag xla_gpu_enable_latency_hiding_scheduler." ||
+  fail "old malformed bool: message missing"
 sim "$SIM" --true-value
-[ "$(cat "$TMP/out")" = "$(env -i XLA_FLAGS=--xla_gpu_enable_latency_hiding_scheduler=maybe \
-  "$SIM" --true-value 2>/dev/null)" ] || fail "malformed value should leave the baseline unchanged"
+[ "$(cat "$TMP/out")" = "$(env -i FLAGTUNE_SIM_OLD_XLA=1 \
+  XLA_FLAGS=--xla_gpu_enable_latency_hiding_scheduler=maybe "$SIM" --true-value 2>/dev/null)" ] ||
+  fail "old malformed value should leave the baseline unchanged"
 
 # 7. Tokenizer: quoted values, bare bools and a flags file behave like XLA's.
 sim XLA_FLAGS="--xla_dump_to=\"/tmp/a b\" --xla_gpu_enable_latency_hiding_scheduler" \
