@@ -524,8 +524,8 @@ static char *probe_value(lua_State *L, int cat, const char *name) {
  * Flags::Parse had compacted it, so the list holds empty entries (a doubled or trailing
  * blank) and whatever tokens the vector still held from before. */
 static const char *unknown_list(const char *out, size_t *len, int *suspect) {
-  static const char *const heads[] = {"Unknown flag in XLA_FLAGS:", "Unknown flags in XLA_FLAGS:",
-                                      "Unknown flag(s) in XLA_FLAGS:"};
+  static const char *const heads[] = {
+      "Unknown flag in XLA_FLAGS:", "Unknown flags in XLA_FLAGS:", "Unknown flag(s) in XLA_FLAGS:"};
   const char *p = NULL;
   int which = -1;
   for (int k = 0; k < 3; k++) {
@@ -586,8 +586,7 @@ int flagcmd_probe_parse(const char *out, const char *const *names, int n, int *s
     if (suspect) suspect[i] = sus;
     changed++;
   }
-  if (out && value_refusal(out, names, n, &named) && named >= 0 &&
-      state[named] == PROBE_ACCEPTED) {
+  if (out && value_refusal(out, names, n, &named) && named >= 0 && state[named] == PROBE_ACCEPTED) {
     state[named] = PROBE_BAD_VALUE;
     changed++;
   }
@@ -712,9 +711,10 @@ static int cmd_probe(const fargs *a) {
   if (clean == 0)
     diag_warn("the probe command failed even without the refused flags: 'accepted' means only "
               "that XLA did not name them");
-  if (n_values) printf("%d of %d refused, %d known with a value refused\n", n_refused,
-                       a->n_names, n_values);
-  else printf("%d of %d refused\n", n_refused, a->n_names);
+  if (n_values)
+    printf("%d of %d refused, %d known with a value refused\n", n_refused, a->n_names, n_values);
+  else
+    printf("%d of %d refused\n", n_refused, a->n_names);
   return clean == 1 ? 0 : 1;
 }
 

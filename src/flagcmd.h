@@ -27,8 +27,7 @@ enum { PROBE_ACCEPTED = 0, PROBE_UNKNOWN = 1, PROBE_BAD_VALUE = 2 };
  * be NULL) is set for names read from a list in the older, over-inclusive form (jax <= 0.5.0
  * joined XLA's whole argv: empty entries, known flags possible), which a caller confirms one
  * flag at a time. Returns how many entries changed. */
-int flagcmd_probe_parse(const char *out, const char *const *names, int n, int *state,
-                        int *suspect);
+int flagcmd_probe_parse(const char *out, const char *const *names, int n, int *state, int *suspect);
 
 /* Whether NAME matches PATTERN: a glob with * and ? when it has one, else a substring;
  * both case-insensitive. */

@@ -17,7 +17,7 @@ enum { MAX_MODELS = 16, MAX_GPUS = 64, FIELD_MAX = 256 };
 
 /* The query hardware_fingerprint_for runs; the first three columns are the older query's,
  * whose recorded output still parses. */
-#define SMI_QUERY                                                                       \
+#define SMI_QUERY                                                                        \
   "nvidia-smi --query-gpu=name,memory.total,driver_version,mig.mode.current,index,uuid " \
   "--format=csv,noheader 2>/dev/null"
 /* For drivers that predate MIG, which refuse the query above as a whole. */
@@ -63,9 +63,9 @@ typedef struct {
   char name[FIELD_MAX]; /* blanks as dashes */
   long mib;
   char drv[64];
-  int mig;              /* MIG mode "Enabled" */
-  int index;            /* nvidia-smi's index; the row number when the column is absent */
-  char uuid[128];       /* "GPU-...", or "" */
+  int mig;        /* MIG mode "Enabled" */
+  int index;      /* nvidia-smi's index; the row number when the column is absent */
+  char uuid[128]; /* "GPU-...", or "" */
 } gpu;
 
 /* Splits LINE (modified) into its trimmed CSV fields; returns how many (at most MAX). */
@@ -84,8 +84,8 @@ static int csv_fields(char *line, char **f, int max) {
 /* LINE as a GPU row: "name, N MiB, driver" and optionally ", mig mode, index, uuid". */
 static int gpu_row(const char *line, size_t len, int row, gpu *g) {
   char *copy = xstrndup(line, len), *f[7];
-  int n = csv_fields(copy, f, 6), ok = (n == 3 || n == 6) && *f[0] && is_mib(f[1], &g->mib) &&
-                                        is_version(f[2]);
+  int n = csv_fields(copy, f, 6),
+      ok = (n == 3 || n == 6) && *f[0] && is_mib(f[1], &g->mib) && is_version(f[2]);
   if (ok) {
     dashed(f[0], g->name, sizeof g->name);
     snprintf(g->drv, sizeof g->drv, "%s", f[2]);
@@ -125,8 +125,10 @@ static char *count_by_model(const gpu *g, const int *pick, int n, char **mem) {
     free(out), free(mm);
     out = next, mm = nm;
   }
-  if (mem) *mem = mm;
-  else free(mm);
+  if (mem)
+    *mem = mm;
+  else
+    free(mm);
   return out;
 }
 
@@ -240,8 +242,10 @@ static const char *link_kind(const char *topo, const gpu *g, const int *pick, in
     for (int j = i + 1; j < n; j++) {
       int l = topo_cell(topo, g[pick[i]].index, g[pick[j]].index);
       if (l < 0) return NULL;
-      if (l) nv++;
-      else other++;
+      if (l)
+        nv++;
+      else
+        other++;
     }
   return other == 0 ? "nvlink" : nv == 0 ? "pcie" : "mixed-link";
 }

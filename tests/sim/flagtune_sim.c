@@ -560,8 +560,8 @@ static void apply_token(flagset *fs, char *tok) {
     /* tsl's typed parsers log the value; XLA's list setters (command buffer, async
      * collectives) just return false, so nothing is printed for them. */
     if (FLAGS[i].type < T_STR)
-      logline('E', "command_line_flags.cc:105", "Couldn't interpret value %s for flag %s.",
-              eq + 1, FLAGS[i].name);
+      logline('E', "command_line_flags.cc:105", "Couldn't interpret value %s for flag %s.", eq + 1,
+              FLAGS[i].name);
     fs->bad_value = 1; /* the flag keeps its default */
     return;
   }
@@ -608,8 +608,10 @@ static void print_old_unknown_list(const flagset *fs) {
   /* argv[1..ntok+1] after the compaction, nulls printed as "" and joined with " ". */
   for (int i = 1; i <= fs->ntok + 1; i++) {
     const char *e = "";
-    if (i <= fs->nunknown) e = fs->unknown[i - 1];
-    else if (i > fs->nunknown + 1 && i <= fs->ntok) e = fs->tok[i - 1];
+    if (i <= fs->nunknown)
+      e = fs->unknown[i - 1];
+    else if (i > fs->nunknown + 1 && i <= fs->ntok)
+      e = fs->tok[i - 1];
     fprintf(stderr, "%s%s", i > 1 ? " " : "", e);
   }
 }
@@ -653,7 +655,8 @@ static int flags_load(flagset *fs, int die) {
   /* Older XLA returned before its unknown-flag check when a value failed to parse. */
   if (fs->nunknown == 0 || fs->bad_value) return 0;
   if (!die) return -1;
-  fprintf(stderr, "F0000 00:00:%.6f   12345 parse_flags_from_env.cc:%d] Unknown flag%s in XLA_FLAGS: ",
+  fprintf(stderr,
+          "F0000 00:00:%.6f   12345 parse_flags_from_env.cc:%d] Unknown flag%s in XLA_FLAGS: ",
           g_clock_s, old ? 234 : 224, (old || fs->nunknown > 1) ? "s" : "");
   if (old) {
     print_old_unknown_list(fs);

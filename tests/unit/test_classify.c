@@ -209,9 +209,10 @@ TEST(malformed_value_is_fatal_today) {
       "the CPU compiler; this may produce faster code at the expense of some accuracy.\n"
       "*** Check failure stack trace: ***\n";
   CHECK_INT(worst_of(cmdbuf_log), LINE_INVALID);
-  const char *first = "F1123 11:20:00.100200   51234 parse_flags_from_env.cc:210] Check failed: "
-                      "tsl::Flags::Parse(&env_argv->argc, env_argv->argv.data(), flag_list) "
-                      "Flag parsing failed.";
+  const char *first =
+      "F1123 11:20:00.100200   51234 parse_flags_from_env.cc:210] Check failed: "
+      "tsl::Flags::Parse(&env_argv->argc, env_argv->argv.data(), flag_list) "
+      "Flag parsing failed.";
   CHECK_INT(line_of(first), LINE_INVALID);
   /* The usage table after it is plain text. */
   CHECK_INT(line_of("\t--xla_gpu_autotune_level=4           \tint32\tSet GEMM and Convolution "

@@ -142,8 +142,9 @@ TEST(command_exit_codes) {
 TEST(probe_reads_single_unknown_flag) {
   const char *names[] = {"xla_gpu_made_up_flag", "xla_gpu_autotune_level"};
   int st[2] = {0}, sus[2] = {0};
-  const char *out = "F1123 11:20:00.123456   51234 parse_flags_from_env.cc:224] Unknown flag in "
-                    "XLA_FLAGS: --xla_gpu_made_up_flag=true\n*** Check failure stack trace: ***\n";
+  const char *out =
+      "F1123 11:20:00.123456   51234 parse_flags_from_env.cc:224] Unknown flag in "
+      "XLA_FLAGS: --xla_gpu_made_up_flag=true\n*** Check failure stack trace: ***\n";
   CHECK_INT(flagcmd_probe_parse(out, names, 2, st, sus), 1);
   CHECK_INT(st[0], PROBE_UNKNOWN);
   CHECK_INT(st[1], PROBE_ACCEPTED);
@@ -154,8 +155,9 @@ TEST(probe_reads_single_unknown_flag) {
   CHECK_INT(flagcmd_probe_parse(out, pre, 1, &one, NULL), 0);
   /* Today's plural lists exactly the unknown flags. */
   int st2[2] = {0}, sus2[2] = {0};
-  const char *two = "F1123 parse_flags_from_env.cc:224] Unknown flags in XLA_FLAGS: "
-                    "--xla_gpu_made_up_flag=true --xla_gpu_autotune_level=4\n";
+  const char *two =
+      "F1123 parse_flags_from_env.cc:224] Unknown flags in XLA_FLAGS: "
+      "--xla_gpu_made_up_flag=true --xla_gpu_autotune_level=4\n";
   CHECK_INT(flagcmd_probe_parse(two, names, 2, st2, sus2), 2);
   CHECK_INT(sus2[0] + sus2[1], 0);
 }
@@ -167,16 +169,17 @@ TEST(probe_reads_single_unknown_flag) {
 TEST(probe_old_list_is_suspect) {
   const char *names[] = {"xla_gpu_made_up_flag", "xla_gpu_enable_latency_hiding_scheduler"};
   int st[2] = {0}, sus[2] = {0};
-  const char *out = "F0000 parse_flags_from_env.cc:234] Unknown flags in XLA_FLAGS: "
-                    "--xla_gpu_made_up_flag=true  --xla_gpu_enable_latency_hiding_scheduler=false "
-                    "\nPerhaps you meant to specify these on the TF_XLA_FLAGS envvar?\n";
+  const char *out =
+      "F0000 parse_flags_from_env.cc:234] Unknown flags in XLA_FLAGS: "
+      "--xla_gpu_made_up_flag=true  --xla_gpu_enable_latency_hiding_scheduler=false "
+      "\nPerhaps you meant to specify these on the TF_XLA_FLAGS envvar?\n";
   CHECK_INT(flagcmd_probe_parse(out, names, 2, st, sus), 2);
   CHECK_INT(sus[0], 1);
   CHECK_INT(sus[1], 1);
   /* A lone unknown flag in the old form: "--x " with its trailing blank. */
   int one = 0, s1 = 0;
-  CHECK_INT(flagcmd_probe_parse("Unknown flags in XLA_FLAGS: --xla_gpu_made_up_flag=true \n",
-                                names, 1, &one, &s1),
+  CHECK_INT(flagcmd_probe_parse("Unknown flags in XLA_FLAGS: --xla_gpu_made_up_flag=true \n", names,
+                                1, &one, &s1),
             1);
   CHECK_INT(one, PROBE_UNKNOWN);
   CHECK_INT(s1, 1);

@@ -195,7 +195,7 @@ TEST(key_matching) {
   CHECK(hardware_key_matches(now, now));
   CHECK(!hardware_key_matches(now, "8xNVIDIA-H100-80GB-HBM3@80GiB,drv550.54.15,cuda12.4,nvlink"));
   CHECK(!hardware_key_matches("1xNVIDIA-H100-80GB-HBM3", now));
-  CHECK(!hardware_key_matches("8xNVIDIA-H100", now)); /* a base is matched whole */
+  CHECK(!hardware_key_matches("8xNVIDIA-H100", now));      /* a base is matched whole */
   CHECK(hardware_key_matches("8xH100-SXM", "8xH100-SXM")); /* a user's own string */
   CHECK(!hardware_key_matches(NULL, now));
 }
