@@ -142,8 +142,14 @@ char *hardware_parse_nvidia_smi(const char *text, char **driver) {
 }
 
 /* The row of G that CUDA_VISIBLE_DEVICES entry E names (an index, or a unique prefix of a
- * "GPU-" uuid, as CUDA reads them), or -1. */
+ * "GPU-" uuid, as CUDA reads them), or -1. A "MIG-" instance is taken as the first GPU in
+ * MIG mode: the query lists whole GPUs, so its name and memory are the parent's. */
 static int visible_entry(const gpu *g, int n, const char *e) {
+  if (strncmp(e, "MIG-", 4) == 0) {
+    for (int k = 0; k < n; k++)
+      if (g[k].mig) return k;
+    return -1;
+  }
   if (isdigit((unsigned char)*e)) {
     char *end;
     long i = strtol(e, &end, 10);

@@ -178,6 +178,9 @@ TEST(key_link_and_mig) {
   k = key_of("nvidia_smi_a100_mig.csv", NULL, NULL, NULL, 0);
   CHECK_STR(k, "2xNVIDIA-A100-SXM4-40GB@40GiB,drv535.104.05,mig");
   free(k);
+  k = key_of("nvidia_smi_a100_mig.csv", NULL, NULL, "MIG-8a3e5c1d-2b4f-5e6a-9c8d-7e6f5a4b3c21", 0);
+  CHECK_STR(k, "1xNVIDIA-A100-SXM4-40GB@40GiB,drv535.104.05,mig");
+  free(k);
   k = key_of("nvidia_smi_a100_mig.csv", NULL, NULL, "1", 0);
   CHECK_STR(k, "1xNVIDIA-A100-SXM4-40GB@40GiB,drv535.104.05");
   free(k);
