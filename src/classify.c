@@ -50,9 +50,14 @@ static int has_any(const char *line, size_t len, const char *const *needles, int
 
 /* XLA's fatal out-of-memory errors. All arrive as "RESOURCE_EXHAUSTED: ..." in the final
  * exception; "Out of memory while trying to allocate" is XLA's own wording and is fatal
- * even when a wrapper dropped the status prefix. */
+ * even when a wrapper dropped the status prefix. Its host twin, "Out of host memory while
+ * trying to allocate N bytes. Please set the environment variable
+ * XLA_PJRT_GPU_HOST_MEMORY_LIMIT_GB ...", comes from the same function
+ * (MemoryAllocationError in openxla/xla xla/stream_executor/integrations/
+ * tf_allocator_adapter.cc) when a pinned-host allocation fails: an OOM as well. */
 static int is_oom_fatal(const char *line, size_t len) {
   if (has(line, len, "Out of memory while trying to allocate")) return 1;
+  if (has(line, len, "Out of host memory while trying to allocate")) return 1;
   if (!has(line, len, "RESOURCE_EXHAUSTED")) return 0;
   /* The TPU compiler's "Ran out of memory in memory space hbm" is the same failure. */
   static const char *const with_status[] = {
@@ -83,12 +88,29 @@ static int is_benign_oom(const char *line, size_t len) {
   return has(line, len, "The caller indicates that this is not a failure");
 }
 
+/* XLA refusing XLA_FLAGS. Each is fatal in today's XLA (xla/parse_flags_from_env.cc):
+ * - an unknown flag: LOG(QFATAL) << "Unknown flag" << (n > 1 ? "s" : "") << " in XLA_FLAGS: "
+ *   (the singular since XLA commit b727c5cd, jax >= 0.5.1; older ones always said "flags",
+ *   and some TensorFlow-era builds "flag(s)");
+ * - a value that does not parse: tsl's parser logs "Couldn't interpret value V for flag F."
+ *   for a bool/int/float (xla/tsl/util/command_line_flags.cc), a custom setter may log its
+ *   own "Illegal value for --xla_F. ..." (xla/debug_options_flags.cc, --xla_fuel) or nothing
+ *   (an enum such as --xla_gpu_enable_command_buffer), and then QCHECK dies with
+ *   "Flag parsing failed." and the usage table. jaxlibs before that QCHECK logged the same
+ *   line and ran on with the flag ignored: the configuration was refused all the same. */
+static int is_refusal(const char *line, size_t len) {
+  static const char *const refusals[] = {
+      "Unknown flag in XLA_FLAGS", "Unknown flags in XLA_FLAGS", "Unknown flag(s) in XLA_FLAGS",
+      "Flag parsing failed.",      "Illegal value for --xla_",
+  };
+  if (has_any(line, len, refusals, 5)) return 1;
+  /* Other programs say "couldn't interpret value" too: tsl's line always names the flag. */
+  return has(line, len, "Couldn't interpret value ") && has(line, len, " for flag ");
+}
+
 line_signal classify_line(const classify_patterns *p, const char *line, size_t len) {
   if (!line) return LINE_PLAIN;
-  if (has(line, len, "Unknown flag(s) in XLA_FLAGS") ||
-      has(line, len, "Unknown flags in XLA_FLAGS"))
-    return LINE_INVALID;
-  if (has(line, len, "Couldn't interpret value")) return LINE_BAD_VALUE;
+  if (is_refusal(line, len)) return LINE_INVALID;
   int benign = is_benign_oom(line, len);
   if (!benign && is_oom_fatal(line, len)) return LINE_OOM_FATAL;
   if (!benign && is_oom_soft(line, len)) return LINE_OOM_SOFT;

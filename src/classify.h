@@ -29,12 +29,15 @@ int outcome_is_final(outcome o);
 
 typedef enum {
   LINE_PLAIN = 0,
-  LINE_OOM_FATAL,     /* RESOURCE_EXHAUSTED: Out of memory..., Failed to allocate request for,
-                         an experiment's own oom pattern: stop now */
-  LINE_OOM_SOFT,      /* CUDA_ERROR_OUT_OF_MEMORY, NCCL/cuBLAS "out of memory": OOM only if the
-                         process fails */
-  LINE_INVALID,       /* Unknown flag(s) in XLA_FLAGS: stop now */
-  LINE_BAD_VALUE,     /* Couldn't interpret value X for flag Y: the flag silently did nothing */
+  LINE_OOM_FATAL, /* RESOURCE_EXHAUSTED: Out of memory..., Failed to allocate request for,
+                     an experiment's own oom pattern: stop now */
+  LINE_OOM_SOFT,  /* CUDA_ERROR_OUT_OF_MEMORY, NCCL/cuBLAS "out of memory": OOM only if the
+                     process fails */
+  LINE_INVALID,   /* XLA refused XLA_FLAGS: "Unknown flag in XLA_FLAGS" (or "flags"),
+                     "Couldn't interpret value X for flag Y.", "Flag parsing failed.",
+                     an experiment's own invalid pattern: stop now */
+  LINE_BAD_VALUE, /* no longer returned: a malformed value is LINE_INVALID (XLA dies on it
+                     since its flag parsing became a QCHECK); kept while callers name it */
 } line_signal;
 
 /* Extra per-experiment patterns: plain substrings, matched case-sensitively. */

@@ -45,7 +45,8 @@ static const char *USAGE =
     "`python3 -c \"import jax, jaxlib; ...\"` reports); `--jaxlib V` then marks the catalog flags\n"
     "that jaxlib lacks. `probe`, where a jaxlib prints no list, runs CMD (something short that\n"
     "starts the XLA backend, e.g. python3 -c \"import jax; jax.devices()\") with the NAMEd flags\n"
-    "in XLA_FLAGS and reports which ones that XLA refuses as unknown.\n";
+    "in XLA_FLAGS and reports which ones that XLA refuses as unknown (or whose catalog default\n"
+    "it cannot parse).\n";
 
 /* ---- parsing XLA's help table ---- */
 
@@ -499,8 +500,8 @@ static int cmd_import(const fargs *a, const char *db_path) {
 /* "--name=value" or "--name value": the value of option NAME at argv[*i], or NULL. */
 /* ---- probe ---- */
 
-/* A well-formed value for NAME: its catalog default, else "true". A malformed value would
- * make XLA skip its unknown-flag report (it stops at the first bad value). */
+/* A well-formed value for NAME: its catalog default, else "true". A malformed value makes
+ * XLA die on it before its unknown-flag check (and older XLAs skip that check). */
 static char *probe_value(lua_State *L, int cat, const char *name) {
   char *v = NULL;
   if (find_entry(L, cat, name)) {
@@ -515,34 +516,88 @@ static char *probe_value(lua_State *L, int cat, const char *name) {
   return v ? v : xstrdup("true");
 }
 
-/* Marks in REFUSED the NAMES that OUT's "Unknown flag(s) in XLA_FLAGS: --a=1 --b" line
- * lists; returns how many. */
-static int parse_unknown(const char *out, const char *const *names, int n, int *refused) {
-  const char *p = strstr(out, "Unknown flags in XLA_FLAGS:");
-  if (!p) p = strstr(out, "Unknown flag(s) in XLA_FLAGS:");
-  if (!p) return 0;
-  p = strchr(p, ':') + 1;
-  size_t len = strcspn(p, "\n");
-  int found = 0;
-  for (int i = 0; i < n; i++) {
-    char *tok = xasprintf("--%s", names[i]);
-    size_t tl = strlen(tok);
-    for (const char *q = p; (q = strstr(q, tok)) && q < p + len; q += tl)
-      if (q[tl] == '=' || q[tl] == ' ' || q[tl] == '\0' || q[tl] == '\n') {
-        if (!refused[i]) found++;
-        refused[i] = 1;
-        break;
-      }
-    free(tok);
+/* The first of XLA's unknown-flag texts in OUT: today "Unknown flag in XLA_FLAGS: --x=1" for
+ * one flag and "flags" for more (xla/parse_flags_from_env.cc:224), "flags" for any number
+ * before XLA commit b727c5cd (jax <= 0.5.0), "flag(s)" in TensorFlow-era builds. Returns the
+ * list after the colon (to the end of its line: *LEN) and sets *SUSPECT when the list may
+ * name flags XLA did accept: the older code joined its whole argv vector after tsl's
+ * Flags::Parse had compacted it, so the list holds empty entries (a doubled or trailing
+ * blank) and whatever tokens the vector still held from before. */
+static const char *unknown_list(const char *out, size_t *len, int *suspect) {
+  static const char *const heads[] = {
+      "Unknown flag in XLA_FLAGS:", "Unknown flags in XLA_FLAGS:", "Unknown flag(s) in XLA_FLAGS:"};
+  const char *p = NULL;
+  int which = -1;
+  for (int k = 0; k < 3; k++) {
+    const char *q = strstr(out, heads[k]);
+    if (q && (!p || q < p)) p = q, which = k;
   }
+  if (!p) return NULL;
+  p = strchr(p, ':') + 1;
+  *len = strcspn(p, "\n");
+  size_t body = *len;
+  if (body > 0 && p[body - 1] == '\r') body--;
+  int empty_entry = body > 1 && p[body - 1] == ' ';
+  for (size_t k = 2; k < body && !empty_entry; k++) empty_entry = p[k] == ' ' && p[k - 1] == ' ';
+  *suspect = which > 0 && empty_entry;
+  return p;
+}
+
+/* Whether LIST (LEN bytes) names --NAME as a whole token ("--name" or "--name=..."). */
+static int lists_flag(const char *list, size_t len, const char *name) {
+  char *tok = xasprintf("--%s", name);
+  size_t tl = strlen(tok);
+  int found = 0;
+  for (const char *q = list; !found && (q = strstr(q, tok)) && q < list + len; q += tl)
+    found = q[tl] == '=' || q[tl] == ' ' || q[tl] == '\0' || q[tl] == '\n' || q[tl] == '\r';
+  free(tok);
   return found;
 }
 
-/* XLA_FLAGS holding every NAME not REFUSED (ONLY >= 0: just that one), as --name=value. */
-static char *probe_flags(lua_State *L, int cat, const fargs *a, const int *refused, int only) {
+/* Whether OUT says XLA could not parse a value: tsl's "Couldn't interpret value V for flag
+ * NAME." (naming it: *NAMED set to its index in NAMES, else -1), or only the QCHECK's
+ * "Flag parsing failed." that follows it, and that an enum setter's refusal gets alone. */
+static int value_refusal(const char *out, const char *const *names, int n, int *named) {
+  *named = -1;
+  for (const char *p = out; (p = strstr(p, "Couldn't interpret value ")); p++) {
+    const char *f = strstr(p, " for flag ");
+    const char *nl = strchr(p, '\n');
+    if (!f || (nl && f > nl)) continue;
+    f += strlen(" for flag ");
+    for (int i = 0; i < n; i++) {
+      size_t l = strlen(names[i]);
+      if (strncmp(f, names[i], l) == 0 && (f[l] == '.' || f[l] == '\n' || f[l] == '\0')) {
+        *named = i;
+        return 1;
+      }
+    }
+  }
+  return strstr(out, "Flag parsing failed.") != NULL;
+}
+
+int flagcmd_probe_parse(const char *out, const char *const *names, int n, int *state,
+                        int *suspect) {
+  int changed = 0, sus = 0, named;
+  size_t len = 0;
+  const char *list = out ? unknown_list(out, &len, &sus) : NULL;
+  for (int i = 0; list && i < n; i++) {
+    if (state[i] != PROBE_ACCEPTED || !lists_flag(list, len, names[i])) continue;
+    state[i] = PROBE_UNKNOWN;
+    if (suspect) suspect[i] = sus;
+    changed++;
+  }
+  if (out && value_refusal(out, names, n, &named) && named >= 0 && state[named] == PROBE_ACCEPTED) {
+    state[named] = PROBE_BAD_VALUE;
+    changed++;
+  }
+  return changed;
+}
+
+/* XLA_FLAGS holding every NAME still accepted (ONLY >= 0: just that one), as --name=value. */
+static char *probe_flags(lua_State *L, int cat, const fargs *a, const int *state, int only) {
   char *flags = xstrdup("");
   for (int i = 0; i < a->n_names; i++) {
-    if (refused[i] || (only >= 0 && i != only)) continue;
+    if ((only < 0 && state[i] != PROBE_ACCEPTED) || (only >= 0 && i != only)) continue;
     char *v = probe_value(L, cat, a->names[i]);
     char *tok = trialcfg_flag_token(a->names[i], v);
     char *next = xasprintf("%s%s%s", flags, *flags ? " " : "", tok);
@@ -552,14 +607,73 @@ static char *probe_flags(lua_State *L, int cat, const fargs *a, const int *refus
   return flags;
 }
 
-/* One run with FLAGS: 1 when it exited 0, 0 when it failed; REFUSED gains what it names. */
-static int probe_run(const fargs *a, const char *flags, int *refused, char **err) {
+/* One run with FLAGS: 1 when it exited 0, 0 when it failed, -1 when it could not run.
+ * STATE gains what the output names (SUSPECT: from a list that may be over-inclusive);
+ * *CHANGED (may be NULL) counts those. */
+static int probe_run(const fargs *a, const char *flags, int *state, int *suspect, int *changed,
+                     char **err) {
   int status = 0;
   char *out = run_with_flags(a->command, flags, &status, err);
   if (!out) return -1;
-  parse_unknown(out, a->names, a->n_names, refused);
+  int c = flagcmd_probe_parse(out, a->names, a->n_names, state, suspect);
+  if (changed) *changed = c;
   free(out);
   return status == 0;
+}
+
+/* Runs flag I alone and takes what that run says as the answer for it: a lone flag cannot
+ * be listed for another's sake, and a lone failure with "Flag parsing failed." is its value. */
+static int probe_alone(lua_State *L, int cat, const fargs *a, int i, int *state, char **err) {
+  char *flags = probe_flags(L, cat, a, state, i);
+  int st[MAX_PROBE] = {0}, status = 0, named;
+  char *out = run_with_flags(a->command, flags, &status, err);
+  free(flags);
+  if (!out) return -1;
+  const char *one[1] = {a->names[i]};
+  flagcmd_probe_parse(out, one, 1, st, NULL);
+  if (st[0] == PROBE_ACCEPTED && status != 0 && value_refusal(out, one, 1, &named))
+    st[0] = PROBE_BAD_VALUE;
+  state[i] = st[0];
+  free(out);
+  return 0;
+}
+
+/* Confirms, one flag at a time, the refusals read from a list that may be over-inclusive.
+ * Returns how many turned out accepted, or -1. */
+static int probe_confirm(lua_State *L, int cat, const fargs *a, int *state, int *suspect,
+                         char **err) {
+  int cleared = 0;
+  for (int i = 0; i < a->n_names; i++) {
+    if (state[i] != PROBE_UNKNOWN || !suspect[i]) continue;
+    suspect[i] = 0;
+    state[i] = PROBE_ACCEPTED;
+    if (probe_alone(L, cat, a, i, state, err) < 0) return -1;
+    cleared += state[i] == PROBE_ACCEPTED;
+  }
+  return cleared;
+}
+
+/* The probe itself: all flags at once, then again without the refused ones until a run is
+ * clean (an older jaxlib's malformed value hides unknown flags, so a run that refused
+ * something does not count as clean); refusals from a suspect list are confirmed one by one;
+ * if no run is clean, every flag still undecided is tried alone. STATE gets the verdicts;
+ * returns 1 clean, 0 still failing, -1 could not run. */
+static int probe_all(lua_State *L, int cat, const fargs *a, int *state, char **err) {
+  int suspect[MAX_PROBE] = {0}, clean = 0;
+  for (int round = 0; round < 4; round++) {
+    char *flags = probe_flags(L, cat, a, state, -1);
+    int changed = 0;
+    clean = probe_run(a, flags, state, suspect, &changed, err);
+    free(flags);
+    if (clean < 0) return -1;
+    int cleared = probe_confirm(L, cat, a, state, suspect, err);
+    if (cleared < 0) return -1;
+    if (changed == 0 && cleared == 0) break;
+    clean = 0;
+  }
+  for (int i = 0; clean == 0 && i < a->n_names; i++)
+    if (state[i] == PROBE_ACCEPTED && probe_alone(L, cat, a, i, state, err) < 0) return -1;
+  return clean;
 }
 
 static int cmd_probe(const fargs *a) {
@@ -569,36 +683,38 @@ static int cmd_probe(const fargs *a) {
   }
   lhost *h = NULL;
   char *err = NULL;
-  int refused[MAX_PROBE] = {0}, clean = -1;
+  int state[MAX_PROBE] = {0};
   if (catalog_open(&h, &err) != 0) return diag_error(err), free(err), lhost_free(h), 1;
   lua_State *L = lhost_state(h);
   int cat = lua_gettop(L);
-  /* All at once; then again without the refused ones, which must run clean. */
-  for (int round = 0; round < 3 && clean != 1; round++) {
-    char *flags = probe_flags(L, cat, a, refused, -1);
-    clean = probe_run(a, flags, refused, &err);
-    free(flags);
-    if (clean < 0) break;
+  int clean = probe_all(L, cat, a, state, &err);
+  if (clean < 0) {
+    lua_pop(L, 1);
+    lhost_free(h);
+    return diag_error(err), free(err), 1;
   }
-  /* Still failing: a bad value may hide the report, or the command fails anyway. One by one. */
-  for (int i = 0; clean == 0 && i < a->n_names; i++) {
-    if (refused[i]) continue;
-    char *flags = probe_flags(L, cat, a, refused, i);
-    probe_run(a, flags, refused, &err);
-    free(flags);
+  int n_refused = 0, n_values = 0;
+  for (int i = 0; i < a->n_names; i++) {
+    if (state[i] == PROBE_BAD_VALUE) {
+      char *v = probe_value(L, cat, a->names[i]);
+      printf("%-60s VALUE REFUSED (this XLA cannot parse '%s')\n", a->names[i], v);
+      free(v);
+    } else {
+      printf("%-60s %s\n", a->names[i],
+             state[i] == PROBE_UNKNOWN ? "REFUSED (unknown to this XLA)" : "accepted");
+    }
+    n_refused += state[i] == PROBE_UNKNOWN;
+    n_values += state[i] == PROBE_BAD_VALUE;
   }
   lua_pop(L, 1);
   lhost_free(h);
-  if (clean < 0) return diag_error(err), free(err), 1;
-  int n_refused = 0;
-  for (int i = 0; i < a->n_names; i++) {
-    printf("%-60s %s\n", a->names[i], refused[i] ? "REFUSED (unknown to this XLA)" : "accepted");
-    n_refused += refused[i];
-  }
   if (clean == 0)
     diag_warn("the probe command failed even without the refused flags: 'accepted' means only "
               "that XLA did not name them");
-  printf("%d of %d refused\n", n_refused, a->n_names);
+  if (n_values)
+    printf("%d of %d refused, %d known with a value refused\n", n_refused, a->n_names, n_values);
+  else
+    printf("%d of %d refused\n", n_refused, a->n_names);
   return clean == 1 ? 0 : 1;
 }
 

@@ -17,6 +17,18 @@ int flagcmd_main(int argc, char **argv, const char *db_path);
 int flagcmd_parse_help(const char *text, store_flag_row **rows, int *n);
 void flagcmd_rows_free(store_flag_row *rows, int n);
 
+/* A probed flag's verdict. */
+enum { PROBE_ACCEPTED = 0, PROBE_UNKNOWN = 1, PROBE_BAD_VALUE = 2 };
+
+/* Reads one probe run's output OUT (stdout and stderr together) for the N flag NAMES (without
+ * "--"): a name on XLA's unknown-flag line ("Unknown flag in XLA_FLAGS: ...", or "flags", or
+ * "flag(s)") becomes PROBE_UNKNOWN, the flag named by tsl's "Couldn't interpret value V for
+ * flag F." PROBE_BAD_VALUE; only entries still PROBE_ACCEPTED in STATE change. SUSPECT (may
+ * be NULL) is set for names read from a list in the older, over-inclusive form (jax <= 0.5.0
+ * joined XLA's whole argv: empty entries, known flags possible), which a caller confirms one
+ * flag at a time. Returns how many entries changed. */
+int flagcmd_probe_parse(const char *out, const char *const *names, int n, int *state, int *suspect);
+
 /* Whether NAME matches PATTERN: a glob with * and ? when it has one, else a substring;
  * both case-insensitive. */
 int flagcmd_match(const char *pattern, const char *name);

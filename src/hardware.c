@@ -1,9 +1,11 @@
 /* The hardware and software fingerprints: asks nvidia-smi (when present) which GPUs this
- * machine has, and a probe command which jax and jaxlib it runs. Owns only the probes and
- * their parsing; never decides what is stored or compared. */
+ * machine has and how they are joined, and a probe command which jax and jaxlib it runs.
+ * Owns only the probes, their parsing and the key's format (and how two keys compare);
+ * never decides what is stored or when. */
 #include "hardware.h"
 
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +13,16 @@
 
 #include "diag.h"
 
-enum { MAX_MODELS = 16, FIELD_MAX = 256 };
+enum { MAX_MODELS = 16, MAX_GPUS = 64, FIELD_MAX = 256 };
+
+/* The query hardware_fingerprint_for runs; the first three columns are the older query's,
+ * whose recorded output still parses. */
+#define SMI_QUERY                                                                        \
+  "nvidia-smi --query-gpu=name,memory.total,driver_version,mig.mode.current,index,uuid " \
+  "--format=csv,noheader 2>/dev/null"
+/* For drivers that predate MIG, which refuse the query above as a whole. */
+#define SMI_QUERY_OLD \
+  "nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null"
 
 static char *trim(char *s) {
   while (isspace((unsigned char)*s)) s++;
@@ -20,28 +31,18 @@ static char *trim(char *s) {
   return s;
 }
 
-/* "81559 MiB": the memory.total column. */
-static int is_mib(const char *s) {
+/* "81559 MiB": the memory.total column; its number goes to *MIB. */
+static int is_mib(const char *s, long *mib) {
   if (!isdigit((unsigned char)*s)) return 0;
-  while (isdigit((unsigned char)*s)) s++;
-  return strcmp(s, " MiB") == 0;
+  char *end;
+  *mib = strtol(s, &end, 10);
+  return strcmp(end, " MiB") == 0;
 }
 
 /* "535.104.05": digits and dots, starting with a digit. */
 static int is_version(const char *s) {
   if (!isdigit((unsigned char)*s)) return 0;
   return strspn(s, "0123456789.") == strlen(s);
-}
-
-/* Splits LINE (modified) into exactly 3 trimmed CSV fields; 0 when it is not a GPU row. */
-static int gpu_row(char *line, char **name, char **mem, char **drv) {
-  char *c1 = strchr(line, ','), *c2 = c1 ? strchr(c1 + 1, ',') : NULL;
-  if (!c2 || strchr(c2 + 1, ',')) return 0;
-  *c1 = *c2 = '\0';
-  *name = trim(line);
-  *mem = trim(c1 + 1);
-  *drv = trim(c2 + 1);
-  return **name && is_mib(*mem) && is_version(*drv);
 }
 
 /* NAME with every run of blanks turned into one dash. */
@@ -57,47 +58,248 @@ static void dashed(const char *name, char *out, size_t n) {
   out[k] = '\0';
 }
 
+/* One GPU as nvidia-smi lists it. */
 typedef struct {
-  char name[FIELD_MAX];
-  int count;
-} model_count;
+  char name[FIELD_MAX]; /* blanks as dashes */
+  long mib;
+  char drv[64];
+  int mig;        /* MIG mode "Enabled" */
+  int index;      /* nvidia-smi's index; the row number when the column is absent */
+  char uuid[128]; /* "GPU-...", or "" */
+} gpu;
 
-/* Counts LINE's GPU into MODELS; the first GPU's driver goes to DRV. */
-static void count_line(const char *line, size_t len, model_count *models, int *n, char *drv) {
-  char *copy = xstrndup(line, len), *name, *mem, *d;
-  if (gpu_row(copy, &name, &mem, &d)) {
-    char key[FIELD_MAX];
-    dashed(name, key, sizeof key);
-    int i = 0;
-    while (i < *n && strcmp(models[i].name, key) != 0) i++;
-    if (i == *n && *n < MAX_MODELS) {
-      snprintf(models[*n].name, FIELD_MAX, "%s", key);
-      models[(*n)++].count = 0;
-    }
-    if (i < *n) models[i].count++;
-    if (!drv[0]) snprintf(drv, 64, "%s", d);
+/* Splits LINE (modified) into its trimmed CSV fields; returns how many (at most MAX). */
+static int csv_fields(char *line, char **f, int max) {
+  int n = 0;
+  for (char *p = line; n < max;) {
+    char *c = strchr(p, ',');
+    if (c) *c = '\0';
+    f[n++] = trim(p);
+    if (!c) return n;
+    p = c + 1;
+  }
+  return max + 1;
+}
+
+/* LINE as a GPU row: "name, N MiB, driver" and optionally ", mig mode, index, uuid". */
+static int gpu_row(const char *line, size_t len, int row, gpu *g) {
+  char *copy = xstrndup(line, len), *f[7];
+  int n = csv_fields(copy, f, 6),
+      ok = (n == 3 || n == 6) && *f[0] && is_mib(f[1], &g->mib) && is_version(f[2]);
+  if (ok) {
+    dashed(f[0], g->name, sizeof g->name);
+    snprintf(g->drv, sizeof g->drv, "%s", f[2]);
+    g->mig = n == 6 && strcmp(f[3], "Enabled") == 0;
+    g->index = n == 6 && isdigit((unsigned char)*f[4]) ? atoi(f[4]) : row;
+    snprintf(g->uuid, sizeof g->uuid, "%s", n == 6 ? f[5] : "");
   }
   free(copy);
+  return ok;
+}
+
+/* The GPU rows of TEXT into G (at most MAX_GPUS); returns how many. */
+static int parse_gpus(const char *text, gpu *g) {
+  int n = 0;
+  for (const char *line = text; line && *line && n < MAX_GPUS;) {
+    const char *nl = strchr(line, '\n');
+    if (gpu_row(line, nl ? (size_t)(nl - line) : strlen(line), n, &g[n])) n++;
+    line = nl ? nl + 1 : NULL;
+  }
+  return n;
+}
+
+/* "8xNVIDIA-H100-80GB-HBM3", models joined with '+' in the order first seen, over the GPUs
+ * PICK[0..N) of G. When MEM, the matching "80GiB" (memory per model) goes there. */
+static char *count_by_model(const gpu *g, const int *pick, int n, char **mem) {
+  int idx[MAX_MODELS], count[MAX_MODELS], m = 0;
+  for (int k = 0; k < n; k++) {
+    int i = 0;
+    while (i < m && strcmp(g[idx[i]].name, g[pick[k]].name) != 0) i++;
+    if (i == m && m < MAX_MODELS) idx[m] = pick[k], count[m++] = 0;
+    if (i < m) count[i]++;
+  }
+  char *out = xstrdup(""), *mm = xstrdup("");
+  for (int i = 0; i < m; i++) {
+    char *next = xasprintf("%s%s%dx%s", out, i ? "+" : "", count[i], g[idx[i]].name);
+    char *nm = xasprintf("%s%s%ldGiB", mm, i ? "+" : "", (g[idx[i]].mib + 512) / 1024);
+    free(out), free(mm);
+    out = next, mm = nm;
+  }
+  if (mem)
+    *mem = mm;
+  else
+    free(mm);
+  return out;
 }
 
 char *hardware_parse_nvidia_smi(const char *text, char **driver) {
-  model_count models[MAX_MODELS];
-  int n = 0;
-  char drv[64] = "";
-  for (const char *line = text; line && *line;) {
+  gpu g[MAX_GPUS];
+  int n = parse_gpus(text, g), all[MAX_GPUS];
+  if (n == 0) return NULL;
+  for (int i = 0; i < n; i++) all[i] = i;
+  if (driver) *driver = xstrdup(g[0].drv);
+  return count_by_model(g, all, n, NULL);
+}
+
+/* The row of G that CUDA_VISIBLE_DEVICES entry E names (an index, or a unique prefix of a
+ * "GPU-" uuid, as CUDA reads them), or -1. A "MIG-" instance is taken as the first GPU in
+ * MIG mode: the query lists whole GPUs, so its name and memory are the parent's. */
+static int visible_entry(const gpu *g, int n, const char *e) {
+  if (strncmp(e, "MIG-", 4) == 0) {
+    for (int k = 0; k < n; k++)
+      if (g[k].mig) return k;
+    return -1;
+  }
+  if (isdigit((unsigned char)*e)) {
+    char *end;
+    long i = strtol(e, &end, 10);
+    for (int k = 0; *end == '\0' && k < n; k++)
+      if (g[k].index == i) return k;
+    return -1;
+  }
+  int found = -1;
+  for (int k = 0; k < n; k++)
+    if (g[k].uuid[0] && strncmp(g[k].uuid, e, strlen(e)) == 0) {
+      if (found >= 0) return -1; /* ambiguous */
+      found = k;
+    }
+  return found;
+}
+
+/* The rows of G a trial may use, into PICK: those VISIBLE names (NULL: all; CUDA stops at
+ * the first entry it cannot resolve, MIG instances included), then the first GPUS_PER_TRIAL
+ * of them (<= 0: all). Returns how many. */
+static int trial_gpus(const gpu *g, int n, const char *visible, int gpus_per_trial, int *pick) {
+  int m = 0;
+  if (!visible) {
+    for (int i = 0; i < n; i++) pick[m++] = i;
+  } else {
+    char *copy = xstrdup(visible), *save = NULL;
+    for (char *t = strtok_r(copy, ",", &save); t && m < n; t = strtok_r(NULL, ",", &save)) {
+      int k = visible_entry(g, n, trim(t));
+      if (k < 0) break;
+      pick[m++] = k;
+    }
+    free(copy);
+  }
+  return gpus_per_trial > 0 && gpus_per_trial < m ? gpus_per_trial : m;
+}
+
+/* The link between two GPUs in a `nvidia-smi topo -m` cell: 1 NVLink ("NV18"), 0 PCIe or
+ * the CPU interconnect (PIX, PXB, PHB, NODE, SYS), -1 unknown. */
+static int cell_link(const char *c) {
+  if (strncmp(c, "NV", 2) == 0 && isdigit((unsigned char)c[2])) return 1;
+  static const char *const pcie[] = {"PIX", "PXB", "PHB", "NODE", "SYS", "PCIE", "SOC"};
+  for (size_t i = 0; i < sizeof pcie / sizeof pcie[0]; i++)
+    if (strcmp(c, pcie[i]) == 0) return 0;
+  return -1;
+}
+
+/* Removes the ANSI underline/bold escapes ("\033[4m") some nvidia-smi versions put in the
+ * matrix's header, in place. */
+static void strip_escapes(char *s) {
+  char *w = s;
+  for (char *r = s; *r;) {
+    if (r[0] == '\033' && r[1] == '[') {
+      r += 2;
+      while (*r && !isalpha((unsigned char)*r)) r++;
+      if (*r) r++;
+    } else {
+      *w++ = *r++;
+    }
+  }
+  *w = '\0';
+}
+
+/* Cell (row GPU A, column GPU B) of a topo -m matrix: rows and the header are tab-separated;
+ * the header's columns are "GPU0", "GPU1", ... after an empty first cell. */
+static int topo_cell(const char *topo, int a, int b) {
+  char head[16], row[16];
+  snprintf(head, sizeof head, "GPU%d", b);
+  snprintf(row, sizeof row, "GPU%d", a);
+  int col = -1, link = -1;
+  for (const char *line = topo; line && *line && link < 0;) {
     const char *nl = strchr(line, '\n');
-    count_line(line, nl ? (size_t)(nl - line) : strlen(line), models, &n, drv);
+    char *copy = xstrndup(line, nl ? (size_t)(nl - line) : strlen(line)), *save = NULL;
+    strip_escapes(copy);
+    int first = copy[0] == '\t' || copy[0] == ' ';
+    char *t = strtok_r(copy, "\t", &save);
+    if (first && col < 0) {
+      for (int c = 1; t; t = strtok_r(NULL, "\t", &save), c++)
+        if (strcmp(trim(t), head) == 0) col = c;
+    } else if (t && col > 0 && strcmp(trim(t), row) == 0) {
+      for (int c = 1; (t = strtok_r(NULL, "\t", &save)); c++)
+        if (c == col) link = cell_link(trim(t));
+      if (link < 0) link = -2; /* the row, but no usable cell */
+    }
+    free(copy);
     line = nl ? nl + 1 : NULL;
   }
-  if (n == 0) return NULL;
-  char *out = xstrdup("");
-  for (int i = 0; i < n; i++) {
-    char *next = xasprintf("%s%s%dx%s", out, i ? "+" : "", models[i].count, models[i].name);
-    free(out);
-    out = next;
-  }
-  if (driver) *driver = xstrdup(drv);
-  return out;
+  return link < 0 ? -1 : link;
+}
+
+/* "nvlink" when every pair of the picked GPUs is joined by NVLink (NVSwitch systems show
+ * NV# for all pairs too), "pcie" when none is, "mixed-link" otherwise; NULL for one GPU or
+ * an unreadable matrix. Topology rows use nvidia-smi's indices. */
+static const char *link_kind(const char *topo, const gpu *g, const int *pick, int n) {
+  int nv = 0, other = 0;
+  if (!topo || n < 2) return NULL;
+  for (int i = 0; i < n; i++)
+    for (int j = i + 1; j < n; j++) {
+      int l = topo_cell(topo, g[pick[i]].index, g[pick[j]].index);
+      if (l < 0) return NULL;
+      if (l)
+        nv++;
+      else
+        other++;
+    }
+  return other == 0 ? "nvlink" : nv == 0 ? "pcie" : "mixed-link";
+}
+
+/* "12.4" from nvidia-smi's banner ("| NVIDIA-SMI 550.54.15  Driver Version: 550.54.15  CUDA
+ * Version: 12.4 |") into OUT; 0 when absent. */
+static int cuda_version(const char *banner, char *out, size_t n) {
+  const char *p = banner ? strstr(banner, "CUDA Version:") : NULL;
+  if (!p) return 0;
+  p += strlen("CUDA Version:");
+  while (*p == ' ') p++;
+  size_t k = strspn(p, "0123456789.");
+  if (k == 0 || k >= n) return 0;
+  memcpy(out, p, k);
+  out[k] = '\0';
+  return 1;
+}
+
+char *hardware_key(const hardware_texts *t, const char *visible, int gpus_per_trial) {
+  gpu g[MAX_GPUS];
+  int pick[MAX_GPUS], n = t && t->gpus ? parse_gpus(t->gpus, g) : 0;
+  int m = n ? trial_gpus(g, n, visible, gpus_per_trial, pick) : 0;
+  if (m == 0) return NULL;
+  char *mem = NULL, *base = count_by_model(g, pick, m, &mem), cuda[32] = "";
+  int mig = 0;
+  for (int i = 0; i < m; i++) mig |= g[pick[i]].mig;
+  const char *link = link_kind(t->topo, g, pick, m);
+  int has_cuda = cuda_version(t->banner, cuda, sizeof cuda);
+  char *key = xasprintf("%s" HARDWARE_KEY_SEP "%s,drv%s%s%s%s%s%s", base, mem, g[pick[0]].drv,
+                        has_cuda ? ",cuda" : "", has_cuda ? cuda : "", link ? "," : "",
+                        link ? link : "", mig ? ",mig" : "");
+  free(base), free(mem);
+  return key;
+}
+
+size_t hardware_key_base_len(const char *key) {
+  const char *sep = key ? strstr(key, HARDWARE_KEY_SEP) : NULL;
+  return key ? (size_t)(sep ? sep - key : (ptrdiff_t)strlen(key)) : 0;
+}
+
+int hardware_key_matches(const char *asked, const char *stored) {
+  if (!asked || !stored) return 0;
+  if (strcmp(asked, stored) == 0) return 1;
+  size_t a = hardware_key_base_len(asked), s = hardware_key_base_len(stored);
+  /* A bare count x name asks for every sweep on those GPUs, keyed before or after details
+   * were added; two detailed keys must agree on the details as well. */
+  if (asked[a] != '\0' && stored[s] != '\0') return 0;
+  return a == s && strncmp(asked, stored, a) == 0;
 }
 
 /* The command's stdout, or NULL when it cannot start or exits non-zero. */
@@ -127,20 +329,44 @@ static char *run_probe(const char *cmd) {
   return out;
 }
 
-char *hardware_fingerprint(char **note) {
-  char *out = run_probe(
-      "nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null");
-  char *fp = out ? hardware_parse_nvidia_smi(out, NULL) : NULL;
-  free(out);
-  if (fp) return fp;
+/* The GPU list: the full query, else the older one. */
+static char *gpu_query(void) {
+  char *out = run_probe(SMI_QUERY);
+  return out ? out : run_probe(SMI_QUERY_OLD);
+}
+
+/* "host:NAME" with *NOTE (may be NULL) saying why: no GPU to fingerprint. */
+static char *host_key(char **note, const char *why) {
   char host[256] = "unknown";
   gethostname(host, sizeof host - 1);
   host[sizeof host - 1] = '\0';
   if (note)
-    *note = xasprintf("no GPU found (nvidia-smi is missing or lists none): hardware recorded as "
-                      "'host:%s'; set `hardware = \"...\"` to name it",
-                      host);
+    *note = xasprintf("%s: hardware recorded as 'host:%s'; set `hardware = \"...\"` to name it",
+                      why, host);
   return xasprintf("host:%s", host);
+}
+
+char *hardware_fingerprint(char **note) {
+  char *out = gpu_query();
+  char *fp = out ? hardware_parse_nvidia_smi(out, NULL) : NULL;
+  free(out);
+  return fp ? fp : host_key(note, "no GPU found (nvidia-smi is missing or lists none)");
+}
+
+char *hardware_fingerprint_for(const char *visible, int gpus_per_trial, char **note) {
+  hardware_texts t = {gpu_query(), NULL, NULL};
+  char *any = t.gpus ? hardware_parse_nvidia_smi(t.gpus, NULL) : NULL, *fp = NULL;
+  if (any) {
+    t.topo = run_probe("nvidia-smi topo -m 2>/dev/null");
+    t.banner = run_probe("nvidia-smi 2>/dev/null");
+    fp = hardware_key(&t, visible, gpus_per_trial);
+  }
+  free(t.gpus), free(t.topo), free(t.banner);
+  if (fp) return free(any), fp;
+  fp = host_key(note, any ? "CUDA_VISIBLE_DEVICES names no GPU that nvidia-smi lists"
+                          : "no GPU found (nvidia-smi is missing or lists none)");
+  free(any);
+  return fp;
 }
 
 /* A version as jax prints it: a digit first, then digits, dots, letters, '+', '-'

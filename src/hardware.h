@@ -3,6 +3,8 @@
 #ifndef FLAGTUNE_HARDWARE_H
 #define FLAGTUNE_HARDWARE_H
 
+#include <stddef.h>
+
 /* The probe hardware_software runs when given NULL. */
 #define HARDWARE_SOFTWARE_PROBE \
   "python3 -c \"import jax, jaxlib; print(jax.__version__, jaxlib.__version__)\""
@@ -15,9 +17,47 @@
  * driver version (new string; untouched when NULL is returned). */
 char *hardware_parse_nvidia_smi(const char *text, char **driver);
 
-/* The fingerprint of this machine: from nvidia-smi when it works, else "host:NAME" with
- * *note set to a sentence saying why. Caller frees both. */
+/* The older fingerprint of this machine, count x name of every GPU nvidia-smi lists
+ * (the base of a hardware_key), else "host:NAME" with *note set to a sentence saying why.
+ * Caller frees both. */
 char *hardware_fingerprint(char **note);
+
+/* Between a key's base (count x name, the whole of a key stored before details were
+ * added) and its details. */
+#define HARDWARE_KEY_SEP "@"
+
+/* What a hardware key is made from: the outputs of
+ *   nvidia-smi --query-gpu=name,memory.total,driver_version,mig.mode.current,index,uuid
+ *     --format=csv,noheader   (GPUS; the first three columns alone also parse)
+ *   nvidia-smi topo -m        (TOPO, may be NULL)
+ *   nvidia-smi                (BANNER, for its "CUDA Version: X"; may be NULL). */
+typedef struct {
+  char *gpus, *topo, *banner;
+} hardware_texts;
+
+/* The key of the GPUs one trial uses: of the GPUs in T, those VISIBLE names (the
+ * CUDA_VISIBLE_DEVICES the trials inherit: indices or GPU- uuid prefixes, read as CUDA does;
+ * NULL: all), then the first GPUS_PER_TRIAL of them (<= 0: all visible). The key is
+ *   "1xNVIDIA-H200@140GiB,drv550.54.15,cuda12.4"
+ *   "8xNVIDIA-H100-80GB-HBM3@80GiB,drv535.104.05,cuda12.2,nvlink"
+ * base "COUNTxNAME" (models joined with '+'), then HARDWARE_KEY_SEP and, comma-separated:
+ * memory per model in GiB, the driver, the CUDA version the driver supports (when the banner
+ * has it), the link between the trial's GPUs ("nvlink" for NVLink and NVSwitch, "pcie",
+ * "mixed-link"; only for two or more GPUs with a readable matrix), and "mig" when MIG mode
+ * is on. NULL when T lists no GPU or VISIBLE names none. Caller frees. */
+char *hardware_key(const hardware_texts *t, const char *visible, int gpus_per_trial);
+
+/* hardware_key of this machine, running the three nvidia-smi commands; "host:NAME" with
+ * *NOTE set when there is no GPU (as hardware_fingerprint). Caller frees both. */
+char *hardware_fingerprint_for(const char *visible, int gpus_per_trial, char **note);
+
+/* The length of KEY's base: up to HARDWARE_KEY_SEP, or all of it. */
+size_t hardware_key_base_len(const char *key);
+
+/* Whether a sweep stored with key STORED answers a request for key ASKED: equal keys; a
+ * bare base (user-typed `--hardware 8xNVIDIA-H100-80GB-HBM3`, or an older sweep's stored
+ * key) matches every key with that base; two keys with details must be equal. */
+int hardware_key_matches(const char *asked, const char *stored);
 
 /* Parses the probe's output, "0.4.31 0.4.31" (jax, then jaxlib; the last such line counts),
  * into "jax 0.4.31, jaxlib 0.4.31". *jaxlib (may be NULL) receives the jaxlib version alone.

@@ -63,26 +63,53 @@ step1=$(sed -n 's/.*"step": 1, "step_time_ms": \([0-9.]*\).*/\1/p' "$work/out")
 check "warm-up on step 1 ($step1 > 1.3 x $step4)" awk -v a="$step1" -v b="$step4" 'BEGIN { exit !(a > 1.3 * b) }'
 
 # 5. Unknown flag: XLA's exact fatal text, then death by SIGABRT (134 in bash); nothing on stdout.
+# Today's XLA (xla/parse_flags_from_env.cc:224) says "flag" for one, "flags" for more.
 run_sim XLA_FLAGS="--xla_gpu_enable_latency_hiding_scheduler=true --xla_foo=1" "$sim" --time-scale 0
 check_eq "unknown flag: exit status (134: SIGABRT)" "$RC" 134
+has "$work/err" "parse_flags_from_env.cc:224] Unknown flag in XLA_FLAGS: --xla_foo=1"
+check "unknown flag: no step printed" not grep -q '"step"' "$work/out"
+run_sim XLA_FLAGS="--xla_foo=1 --xla_gpu_autotune_level=0 --xla_bar" "$sim" --time-scale 0
+has "$work/err" "Unknown flags in XLA_FLAGS: --xla_foo=1 --xla_bar"
+# jax <= 0.5.0: always "flags", the TF_XLA_FLAGS hint, and a list that may name known flags.
+run_sim FLAGTUNE_SIM_OLD_XLA=1 XLA_FLAGS="--xla_gpu_enable_latency_hiding_scheduler=true --xla_foo=1" \
+  "$sim" --time-scale 0
+check_eq "old unknown flag: exit status (134: SIGABRT)" "$RC" 134
 has "$work/err" "parse_flags_from_env.cc:234] Unknown flags in XLA_FLAGS: --xla_foo=1 "
 has "$work/err" "Perhaps you meant to specify these on the TF_XLA_FLAGS envvar?"
-check "unknown flag: no step printed" not grep -q '"step"' "$work/out"
+run_sim FLAGTUNE_SIM_OLD_XLA=1 XLA_FLAGS="--xla_foo=1 --xla_gpu_autotune_level=0 --xla_bar \
+--xla_gpu_enable_latency_hiding_scheduler=true" "$sim" --time-scale 0
+has "$work/err" "Unknown flags in XLA_FLAGS: --xla_foo=1 --xla_bar  \
+--xla_gpu_enable_latency_hiding_scheduler=true "
 run_sim XLA_FLAGS="--xla_tpu_enable_latency_hiding_scheduler=true" "$sim" --true-value
 check_eq "TPU flag in XLA_FLAGS is invalid on a GPU jaxlib" "$(out)" invalid
 # A non-bool flag without '=' is not recognised by XLA either.
 run_sim XLA_FLAGS="--xla_gpu_enable_command_buffer" "$sim" --true-value
 check_eq "bare string flag is unknown to XLA" "$(out)" invalid
 
-# 6. Malformed values: logged, flag left unset, run continues.
+# 6. Malformed values: today tsl logs the value, then XLA's QCHECK dies with "Flag parsing failed."
+# and the usage table (xla/parse_flags_from_env.cc:210); an enum list value logs nothing first.
 run_sim XLA_FLAGS="--xla_gpu_enable_latency_hiding_scheduler=maybe" "$sim" --steps 2 --time-scale 0
-check_eq "malformed bool: exit status" "$RC" 0
+check_eq "malformed bool: exit status (134: SIGABRT)" "$RC" 134
 has "$work/err" "Couldn't interpret value maybe for flag xla_gpu_enable_latency_hiding_scheduler."
+has "$work/err" "parse_flags_from_env.cc:210] Check failed: tsl::Flags::Parse(&env_argv->argc, \
+env_argv->argv.data(), flag_list) Flag parsing failed."
+check "malformed bool: no step printed" not grep -q '"step"' "$work/out"
+run_sim XLA_FLAGS="--xla_gpu_enable_command_buffer=FUSION,CONVOLUTION" "$sim" --steps 2 --time-scale 0
+check_eq "unknown enum value: exit status (134: SIGABRT)" "$RC" 134
+has "$work/err" "Flag parsing failed."
+has "$work/err" "usage: --xla_gpu_enable_command_buffer=FUSION,CONVOLUTION"
 run_sim XLA_FLAGS="--xla_gpu_all_gather_combine_threshold_bytes=12x" "$sim" --true-value
 has "$work/err" "Couldn't interpret value 12x for flag xla_gpu_all_gather_combine_threshold_bytes."
+check_eq "malformed int is invalid" "$(out)" invalid
+# jax <= 0.5.0: logged, flag left unset, run continues.
+run_sim FLAGTUNE_SIM_OLD_XLA=1 XLA_FLAGS="--xla_gpu_enable_latency_hiding_scheduler=maybe" "$sim" \
+  --steps 2 --time-scale 0
+check_eq "old malformed bool: exit status" "$RC" 0
+has "$work/err" "Couldn't interpret value maybe for flag xla_gpu_enable_latency_hiding_scheduler."
 run_sim "$sim" --true-value
-check_eq "malformed value leaves the baseline unchanged" "$(out)" \
-  "$(env -i XLA_FLAGS=--xla_gpu_enable_latency_hiding_scheduler=maybe "$sim" --true-value 2>/dev/null)"
+check_eq "old malformed value leaves the baseline unchanged" "$(out)" \
+  "$(env -i FLAGTUNE_SIM_OLD_XLA=1 XLA_FLAGS=--xla_gpu_enable_latency_hiding_scheduler=maybe \
+     "$sim" --true-value 2>/dev/null)"
 
 # 7. Tokenizer: quoted values, bare bools and a flags file behave like XLA's.
 run_sim XLA_FLAGS="--xla_dump_to=\"/tmp/a b\" --xla_gpu_enable_latency_hiding_scheduler" \

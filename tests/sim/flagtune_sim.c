@@ -557,9 +557,12 @@ static void apply_token(flagset *fs, char *tok) {
   int i = flag_index(name, eq ? (size_t)(eq - name) : strlen(name));
   if (i < 0 || (!eq && FLAGS[i].type != T_BOOL)) goto unknown;
   if (!value_ok(FLAGS[i].type, eq ? eq + 1 : NULL)) {
-    logline('E', "command_line_flags.cc:105", "Couldn't interpret value %s for flag %s.", eq + 1,
-            FLAGS[i].name);
-    fs->bad_value = 1; /* XLA leaves the flag at its default */
+    /* tsl's typed parsers log the value; XLA's list setters (command buffer, async
+     * collectives) just return false, so nothing is printed for them. */
+    if (FLAGS[i].type < T_STR)
+      logline('E', "command_line_flags.cc:105", "Couldn't interpret value %s for flag %s.", eq + 1,
+              FLAGS[i].name);
+    fs->bad_value = 1; /* the flag keeps its default */
     return;
   }
   fs->val[i] = eq ? eq + 1 : "";
@@ -587,9 +590,41 @@ static void fatal_abort(void) {
   abort();
 }
 
-/* Returns 0, or -1 when XLA would have died (and then the message was printed if DIE). */
+static void print_usage_table(FILE *f) {
+  static const char *tn[] = {"bool", "int32", "int64", "float", "string", "string", "string"};
+  for (int i = 0; i < N_FLAGS; i++) {
+    char b[160];
+    snprintf(b, sizeof b, FLAGS[i].type >= T_STR ? "--%s=\"%s\"" : "--%s=%s", FLAGS[i].name,
+             FLAGS[i].def);
+    fprintf(f, "\t%-33s\t%s\t\n", b, tn[FLAGS[i].type]);
+  }
+}
+
+/* jax <= 0.5.0 (XLA before commit b727c5cd) joined its whole argv vector after tsl's
+ * Flags::Parse had compacted it: the unknown tokens, the null that ends them, then whatever
+ * the vector still held from before (known flags included), then the final null. So the
+ * word was always "flags", the list ended with a space and could name known flags. */
+static void print_old_unknown_list(const flagset *fs) {
+  /* argv[1..ntok+1] after the compaction, nulls printed as "" and joined with " ". */
+  for (int i = 1; i <= fs->ntok + 1; i++) {
+    const char *e = "";
+    if (i <= fs->nunknown)
+      e = fs->unknown[i - 1];
+    else if (i > fs->nunknown + 1 && i <= fs->ntok)
+      e = fs->tok[i - 1];
+    fprintf(stderr, "%s%s", i > 1 ? " " : "", e);
+  }
+}
+
+/* Returns 0, or -1 when XLA would have died (and then the message was printed if DIE).
+ * Today's XLA (xla/parse_flags_from_env.cc): ParseFlagsFromEnvAndIgnoreUnknown's QCHECK dies
+ * on a value that did not parse ("Flag parsing failed." and tsl's usage table), then
+ * DieIfEnvHasUnknownFlagsLeft dies on unknown flags, "flag" or "flags" by their count.
+ * FLAGTUNE_SIM_OLD_XLA: a malformed value is logged and ignored (and hides unknown flags),
+ * and the unknown-flag list is the older over-inclusive one. */
 static int flags_load(flagset *fs, int die) {
-  const char *env = getenv("XLA_FLAGS");
+  const char *env = getenv("XLA_FLAGS"), *raw = env;
+  int old = getenv("FLAGTUNE_SIM_OLD_XLA") != NULL;
   char *file = NULL;
   if (!env || !*env) return 0;
   if (env[strspn(env, " \t\r\n")] != '-') {
@@ -606,14 +641,30 @@ static int flags_load(flagset *fs, int die) {
   tokenize(fs, env);
   free(file);
   for (int i = 0; i < fs->ntok; i++) apply_token(fs, fs->tok[i]);
-  /* Quirk kept from XLA: when a value failed to parse, unknown flags are not reported. */
-  if (fs->nunknown == 0 || fs->bad_value || fs->help) return 0;
+  if (fs->help) return 0;
+  if (fs->bad_value && !old) {
+    if (!die) return -1;
+    logline('F', "parse_flags_from_env.cc:210",
+            "Check failed: tsl::Flags::Parse(&env_argv->argc, env_argv->argv.data(), flag_list) "
+            "Flag parsing failed.");
+    fprintf(stderr, "usage: %s\nFlags:\n", raw);
+    print_usage_table(stderr);
+    fflush(stderr);
+    fatal_abort();
+  }
+  /* Older XLA returned before its unknown-flag check when a value failed to parse. */
+  if (fs->nunknown == 0 || fs->bad_value) return 0;
   if (!die) return -1;
   fprintf(stderr,
-          "F0000 00:00:%.6f   12345 parse_flags_from_env.cc:234] Unknown flags in XLA_FLAGS: ",
-          g_clock_s);
-  for (int i = 0; i < fs->nunknown; i++) fprintf(stderr, "%s ", fs->unknown[i]);
-  fprintf(stderr, "\nPerhaps you meant to specify these on the TF_XLA_FLAGS envvar?\n");
+          "F0000 00:00:%.6f   12345 parse_flags_from_env.cc:%d] Unknown flag%s in XLA_FLAGS: ",
+          g_clock_s, old ? 234 : 224, (old || fs->nunknown > 1) ? "s" : "");
+  if (old) {
+    print_old_unknown_list(fs);
+    fprintf(stderr, "\nPerhaps you meant to specify these on the TF_XLA_FLAGS envvar?");
+  } else {
+    for (int i = 0; i < fs->nunknown; i++) fprintf(stderr, "%s%s", i ? " " : "", fs->unknown[i]);
+  }
+  fputc('\n', stderr);
   fflush(stderr);
   fatal_abort();
   return -1;
@@ -660,14 +711,8 @@ static int list_has(const char *value, const char *def, const char *item) {
 }
 
 static void print_help(void) {
-  static const char *tn[] = {"bool", "int32", "int64", "float", "string", "string", "string"};
   printf("usage: <argv[0]>\nFlags:\n");
-  for (int i = 0; i < N_FLAGS; i++) {
-    char b[160];
-    snprintf(b, sizeof b, FLAGS[i].type >= T_STR ? "--%s=\"%s\"" : "--%s=%s", FLAGS[i].name,
-             FLAGS[i].def);
-    printf("\t%-33s\t%s\t\n", b, tn[FLAGS[i].type]);
-  }
+  print_usage_table(stdout);
 }
 
 /* ---------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-/* classify: the real XLA/JAX/CUDA/NCCL texts (shapes from FIELD-NOTES and the cited issues),
- * the look-alikes that must not count as OOM, and the outcome precedence. */
+/* classify: the real XLA/JAX/CUDA/NCCL texts (copied from the upstream sources and issues
+ * cited at each test), the look-alikes that must not count, and the outcome precedence. */
 #include <signal.h>
 #include <stdlib.h>
 
@@ -137,6 +137,8 @@ TEST(oom_soft_real_texts) {
 }
 
 TEST(invalid_and_bad_value_texts) {
+  /* Older wordings, still classified: "flag(s)" (TensorFlow-era builds) and the plural that
+   * jax <= 0.5.0 printed for any number of unknown flags. */
   CHECK_INT(line_of("2024-03-01 12:00:00.000000: F external/xla/xla/parse_flags_from_env.cc:226] "
                     "Unknown flag(s) in XLA_FLAGS: --xla_gpu_enable_foo=true Perhaps you meant to "
                     "specify these on the TF_XLA_FLAGS envvar?"),
@@ -144,11 +146,14 @@ TEST(invalid_and_bad_value_texts) {
   CHECK_INT(line_of("F0301 parse_flags_from_env.cc:226] Unknown flags in XLA_FLAGS: "
                     "--xla_gpu_bogus=1"),
             LINE_INVALID);
+  /* A malformed value is a refusal now (see malformed_value_is_fatal_today), in the older
+   * wording too: jaxlibs before the QCHECK ran on with the flag silently ignored. */
   CHECK_INT(line_of("E0301 command_line_flags.cc:104] Couldn't interpret value maybe for flag "
                     "xla_gpu_enable_latency_hiding_scheduler."),
-            LINE_BAD_VALUE);
+            LINE_INVALID);
   CHECK_INT(line_of("Perhaps you meant to specify these on the TF_XLA_FLAGS envvar?"), LINE_PLAIN);
   CHECK_INT(line_of("Unknown flags in TF_XLA_FLAGS: --foo"), LINE_PLAIN);
+  CHECK_INT(line_of("Unknown flag in TF_XLA_FLAGS: --foo"), LINE_PLAIN);
   const char *abort_log =
       "2024-03-01 12:00:00.000000: F external/xla/xla/parse_flags_from_env.cc:226] Unknown "
       "flag(s) in XLA_FLAGS: --xla_gpu_enable_foo=true Perhaps you meant to specify these on the "
@@ -157,6 +162,81 @@ TEST(invalid_and_bad_value_texts) {
       "    @     0x7f2b3c0d1e23  absl::log_internal::LogMessageFatal::~LogMessageFatal()\n"
       "Fatal Python error: Aborted\n";
   CHECK_INT(worst_of(abort_log), LINE_INVALID);
+}
+
+/* One unknown flag, as today's XLA says it: openxla/xla xla/parse_flags_from_env.cc:224
+ * (DieIfEnvHasUnknownFlagsLeft), LOG(QFATAL) << "Unknown flag" << (unknown_flags.size() > 1 ?
+ * "s" : "") << " in " << envvar << ": " << absl::StrJoin(unknown_flags, " "). The singular is
+ * printed since XLA commit b727c5cd (jax >= 0.5.1), which counts only the flags left unparsed;
+ * before it the span was the whole argv vector, trailing nullptr included, so always plural. */
+TEST(single_unknown_flag_today) {
+  CHECK_INT(line_of("F1123 11:20:00.123456   51234 parse_flags_from_env.cc:224] Unknown flag in "
+                    "XLA_FLAGS: --xla_gpu_made_up_flag=true"),
+            LINE_INVALID);
+  CHECK_INT(line_of("F1123 11:20:00.123456   51234 parse_flags_from_env.cc:224] Unknown flags in "
+                    "XLA_FLAGS: --xla_gpu_made_up_flag=true --xla_gpu_other_invention=1"),
+            LINE_INVALID);
+  /* QFATAL on newer absl exits 1 quietly; the trial is invalid whatever the exit. */
+  trial_facts f = {0};
+  f.exit_code = 1;
+  f.saw_invalid = 1;
+  CHECK_INT(classify_trial(&f), OUTCOME_INVALID);
+}
+
+/* A malformed value, as today's XLA reports it. tsl's parser logs, for bool/int32/int64/float
+ * flags, LOG(ERROR) << "Couldn't interpret value " << arg << " for flag " << flag << "."
+ * (openxla/xla xla/tsl/util/command_line_flags.cc, ParseBoolFlag and siblings; earlier
+ * third_party/tsl/tsl/util/command_line_flags.cc), a custom setter may log its own
+ * "Illegal value for --xla_fuel. Saw %s, but expected token %s to have format X=INTEGER."
+ * (xla/debug_options_flags.cc) or nothing at all (setter_for_xla_gpu_enable_command_buffer
+ * returns false for an enum it does not know, e.g. DYNAMIC_SLICE_FUSION or CONVOLUTION on an
+ * older jaxlib), and then xla/parse_flags_from_env.cc:210-212 dies:
+ * QCHECK(tsl::Flags::Parse(...)) << "Flag parsing failed.\n" << tsl::Flags::Usage(...). */
+TEST(malformed_value_is_fatal_today) {
+  CHECK_INT(line_of("E1123 11:20:00.100000   51234 command_line_flags.cc:122] Couldn't interpret "
+                    "value maybe for flag xla_gpu_enable_latency_hiding_scheduler."),
+            LINE_INVALID);
+  CHECK_INT(line_of("E1123 11:20:00.100000   51234 debug_options_flags.cc:480] Illegal value for "
+                    "--xla_fuel. Saw abc, but expected token abc to have format X=INTEGER."),
+            LINE_INVALID);
+  const char *cmdbuf_log =
+      "F1123 11:20:00.100200   51234 parse_flags_from_env.cc:210] Check failed: "
+      "tsl::Flags::Parse(&env_argv->argc, env_argv->argv.data(), flag_list) Flag parsing "
+      "failed.\n"
+      "usage: --xla_gpu_enable_command_buffer=FUSION,CUBLAS,CONVOLUTION\n"
+      "Flags:\n"
+      "\t--xla_cpu_enable_fast_math=false     \tbool\tEnable unsafe fast-math optimizations in "
+      "the CPU compiler; this may produce faster code at the expense of some accuracy.\n"
+      "*** Check failure stack trace: ***\n";
+  CHECK_INT(worst_of(cmdbuf_log), LINE_INVALID);
+  const char *first =
+      "F1123 11:20:00.100200   51234 parse_flags_from_env.cc:210] Check failed: "
+      "tsl::Flags::Parse(&env_argv->argc, env_argv->argv.data(), flag_list) "
+      "Flag parsing failed.";
+  CHECK_INT(line_of(first), LINE_INVALID);
+  /* The usage table after it is plain text. */
+  CHECK_INT(line_of("\t--xla_gpu_autotune_level=4           \tint32\tSet GEMM and Convolution "
+                    "auto-tuning level."),
+            LINE_PLAIN);
+  /* Look-alikes from other programs do not name a flag. */
+  CHECK_INT(line_of("ConversionError: Couldn't interpret value as string."), LINE_PLAIN);
+  CHECK_INT(line_of("error: Illegal value for --steps: 12x"), LINE_PLAIN);
+}
+
+/* Host OOM: openxla/xla xla/stream_executor/integrations/tf_allocator_adapter.cc,
+ * MemoryAllocationError: absl::ResourceExhaustedError(absl::StrCat("Out of ", (is_host_mem ?
+ * "host " : ""), "memory while trying to allocate ", size, " bytes.", (is_host_mem ?
+ * kHostMemoryExplanation : ""))), the explanation naming XLA_PJRT_GPU_HOST_MEMORY_LIMIT_GB. */
+TEST(host_oom_is_oom) {
+  CHECK_INT(line_of("jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of host memory while "
+                    "trying to allocate 68719476736 bytes. Please set the environment variable "
+                    "XLA_PJRT_GPU_HOST_MEMORY_LIMIT_GB to allocate larger host memory than the "
+                    "default 64 GB."),
+            LINE_OOM_FATAL);
+  CHECK_INT(line_of("Out of host memory while trying to allocate 8 bytes."), LINE_OOM_FATAL);
+  /* The device wording is unchanged. */
+  CHECK_INT(line_of("RESOURCE_EXHAUSTED: Out of memory while trying to allocate 8 bytes."),
+            LINE_OOM_FATAL);
 }
 
 TEST(bounded_by_len_and_nul_safe) {
@@ -195,7 +275,7 @@ TEST(experiment_patterns) {
   const char *both[] = {"Couldn't"};
   classify_patterns q = {both, 1, NULL, 0};
   const char *l5 = "Couldn't interpret value x for flag y.";
-  CHECK_INT(classify_line(&q, l5, strlen(l5)), LINE_BAD_VALUE);
+  CHECK_INT(classify_line(&q, l5, strlen(l5)), LINE_INVALID);
   /* OOM patterns are tried before invalid ones. */
   const char *same[] = {"boom"};
   classify_patterns r = {same, 1, same, 1};

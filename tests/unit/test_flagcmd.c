@@ -135,3 +135,76 @@ TEST(command_exit_codes) {
   char *a5[] = {"latency", "--jaxlib", "0.0.0"};
   CHECK_INT(flagcmd_main(3, a5, "/nonexistent/x.db"), 2);
 }
+
+/* The probe's reading of one run. Today's XLA names one unknown flag in the singular
+ * (openxla/xla xla/parse_flags_from_env.cc:224, "Unknown flag" << (unknown_flags.size() > 1 ?
+ * "s" : "")), which a probe of one flag at a time must see as a refusal. */
+TEST(probe_reads_single_unknown_flag) {
+  const char *names[] = {"xla_gpu_made_up_flag", "xla_gpu_autotune_level"};
+  int st[2] = {0}, sus[2] = {0};
+  const char *out =
+      "F1123 11:20:00.123456   51234 parse_flags_from_env.cc:224] Unknown flag in "
+      "XLA_FLAGS: --xla_gpu_made_up_flag=true\n*** Check failure stack trace: ***\n";
+  CHECK_INT(flagcmd_probe_parse(out, names, 2, st, sus), 1);
+  CHECK_INT(st[0], PROBE_UNKNOWN);
+  CHECK_INT(st[1], PROBE_ACCEPTED);
+  CHECK_INT(sus[0], 0); /* the singular is today's exact list */
+  /* A prefix of a listed name is not that name. */
+  const char *pre[] = {"xla_gpu_made_up"};
+  int one = 0;
+  CHECK_INT(flagcmd_probe_parse(out, pre, 1, &one, NULL), 0);
+  /* Today's plural lists exactly the unknown flags. */
+  int st2[2] = {0}, sus2[2] = {0};
+  const char *two =
+      "F1123 parse_flags_from_env.cc:224] Unknown flags in XLA_FLAGS: "
+      "--xla_gpu_made_up_flag=true --xla_gpu_autotune_level=4\n";
+  CHECK_INT(flagcmd_probe_parse(two, names, 2, st2, sus2), 2);
+  CHECK_INT(sus2[0] + sus2[1], 0);
+}
+
+/* jax <= 0.5.0 joined XLA's whole argv vector after tsl's Flags::Parse had compacted it (the
+ * span in DieIfEnvHasUnknownFlagsLeft before XLA commit b727c5cd): nulls as empty entries, and
+ * tokens left over from before the compaction, known flags among them. Such a list is read,
+ * but its names are only suspects until confirmed one at a time. */
+TEST(probe_old_list_is_suspect) {
+  const char *names[] = {"xla_gpu_made_up_flag", "xla_gpu_enable_latency_hiding_scheduler"};
+  int st[2] = {0}, sus[2] = {0};
+  const char *out =
+      "F0000 parse_flags_from_env.cc:234] Unknown flags in XLA_FLAGS: "
+      "--xla_gpu_made_up_flag=true  --xla_gpu_enable_latency_hiding_scheduler=false "
+      "\nPerhaps you meant to specify these on the TF_XLA_FLAGS envvar?\n";
+  CHECK_INT(flagcmd_probe_parse(out, names, 2, st, sus), 2);
+  CHECK_INT(sus[0], 1);
+  CHECK_INT(sus[1], 1);
+  /* A lone unknown flag in the old form: "--x " with its trailing blank. */
+  int one = 0, s1 = 0;
+  CHECK_INT(flagcmd_probe_parse("Unknown flags in XLA_FLAGS: --xla_gpu_made_up_flag=true \n", names,
+                                1, &one, &s1),
+            1);
+  CHECK_INT(one, PROBE_UNKNOWN);
+  CHECK_INT(s1, 1);
+  /* The TensorFlow-era wording is still read. */
+  int tf = 0;
+  CHECK_INT(flagcmd_probe_parse("Unknown flag(s) in XLA_FLAGS: --xla_gpu_made_up_flag=1", names, 1,
+                                &tf, NULL),
+            1);
+}
+
+/* A value XLA cannot parse: tsl's "Couldn't interpret value V for flag F."
+ * (xla/tsl/util/command_line_flags.cc) names the flag; it is known, its value is not. */
+TEST(probe_reads_value_refusal) {
+  const char *names[] = {"xla_gpu_made_up_flag", "xla_gpu_autotune_level"};
+  int st[2] = {0};
+  const char *out =
+      "E1123 command_line_flags.cc:122] Couldn't interpret value x for flag "
+      "xla_gpu_autotune_level.\n"
+      "F1123 parse_flags_from_env.cc:210] Check failed: tsl::Flags::Parse(&env_argv->argc, "
+      "env_argv->argv.data(), flag_list) Flag parsing failed.\nusage: --xla_gpu_autotune_level=x\n";
+  CHECK_INT(flagcmd_probe_parse(out, names, 2, st, NULL), 1);
+  CHECK_INT(st[0], PROBE_ACCEPTED);
+  CHECK_INT(st[1], PROBE_BAD_VALUE);
+  /* Decided entries stay as they are; no output changes nothing. */
+  CHECK_INT(flagcmd_probe_parse(out, names, 2, st, NULL), 0);
+  CHECK_INT(flagcmd_probe_parse("", names, 2, st, NULL), 0);
+  CHECK_INT(flagcmd_probe_parse(NULL, names, 2, st, NULL), 0);
+}

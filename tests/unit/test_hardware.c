@@ -99,3 +99,106 @@ TEST(fingerprint_without_gpu) {
   free(fp);
   free(note);
 }
+
+/* The key from recorded outputs: GPUS (a tests/data file), TOPO and BANNER (files or NULL). */
+static char *key_of(const char *gpus, const char *topo, const char *banner, const char *visible,
+                    int per_trial) {
+  hardware_texts t = {recorded(gpus), topo ? recorded(topo) : NULL,
+                      banner ? recorded(banner) : NULL};
+  char *k = hardware_key(&t, visible, per_trial);
+  free(t.gpus), free(t.topo), free(t.banner);
+  return k;
+}
+
+/* H200's name carries no memory size: the key's details do, with the driver, the CUDA
+ * version from nvidia-smi's banner and the link between the trial's GPUs. */
+TEST(key_details) {
+  char *k = key_of("nvidia_smi_h200_full.csv", "nvidia_smi_topo_nvswitch.txt",
+                   "nvidia_smi_banner.txt", NULL, 0);
+  CHECK_STR(k, "8xNVIDIA-H200@140GiB,drv550.54.15,cuda12.4,nvlink");
+  free(k);
+  /* The older three-column query still keys (no index: rows are 0..n-1). */
+  k = key_of("nvidia_smi_8gpu.csv", "nvidia_smi_topo_nvswitch.txt", NULL, NULL, 0);
+  CHECK_STR(k, "8xNVIDIA-H100-80GB-HBM3@80GiB,drv535.104.05,nvlink");
+  free(k);
+  /* No matrix: no link part. */
+  k = key_of("nvidia_smi_mixed.csv", NULL, NULL, NULL, 0);
+  CHECK_STR(k, "3xNVIDIA-A100-SXM4-80GB+1xNVIDIA-A100-SXM4-40GB@80GiB+40GiB,drv550.54.15");
+  free(k);
+}
+
+/* A 1-GPU sweep on an 8-GPU host is keyed by the one GPU a trial uses, not by eight. */
+TEST(key_counts_trial_gpus) {
+  char *k = key_of("nvidia_smi_h200_full.csv", "nvidia_smi_topo_nvswitch.txt",
+                   "nvidia_smi_banner.txt", NULL, 1);
+  CHECK_STR(k, "1xNVIDIA-H200@140GiB,drv550.54.15,cuda12.4");
+  free(k);
+  k = key_of("nvidia_smi_h200_full.csv", "nvidia_smi_topo_nvswitch.txt", NULL, "4,5,6,7", 0);
+  CHECK_STR(k, "4xNVIDIA-H200@140GiB,drv550.54.15,nvlink");
+  free(k);
+  k = key_of("nvidia_smi_h200_full.csv", NULL, NULL, "6,7", 8); /* capped at the visible two */
+  CHECK_STR(k, "2xNVIDIA-H200@140GiB,drv550.54.15");
+  free(k);
+  /* UUID prefixes as CUDA takes them; an entry it cannot resolve ends the list. */
+  k = key_of("nvidia_smi_h200_full.csv", NULL, NULL, "GPU-3c1e7f4a-58d2-4a41-9b0e-1f2a3b4c5d63,9,1",
+             0);
+  CHECK_STR(k, "1xNVIDIA-H200@140GiB,drv550.54.15");
+  free(k);
+  k = key_of("nvidia_smi_h200_full.csv", NULL, NULL, "GPU-3c1e", 0); /* ambiguous prefix */
+  CHECK(k == NULL);
+  k = key_of("nvidia_smi_h200_full.csv", NULL, NULL, "", 0); /* no GPU visible */
+  CHECK(k == NULL);
+  k = key_of("nvidia_smi_empty.csv", NULL, NULL, NULL, 0);
+  CHECK(k == NULL);
+  /* Mixed models: the trial's own GPUs decide (rows 2 and 3 are 40 GB and 80 GB). */
+  k = key_of("nvidia_smi_mixed.csv", NULL, NULL, "2", 0);
+  CHECK_STR(k, "1xNVIDIA-A100-SXM4-40GB@40GiB,drv550.54.15");
+  free(k);
+}
+
+/* `nvidia-smi topo -m`: NV# between every pair of the trial's GPUs is NVLink (NVSwitch
+ * boards show NV18 everywhere), PHB/SYS/... is PCIe; MIG mode on any of them is named. */
+TEST(key_link_and_mig) {
+  char *k = key_of("nvidia_smi_h200_full.csv", "nvidia_smi_topo_pcie.txt", NULL, "0,1,2,3", 0);
+  CHECK_STR(k, "4xNVIDIA-H200@140GiB,drv550.54.15,pcie");
+  free(k);
+  k = key_of("nvidia_smi_h200_full.csv", "nvidia_smi_topo_pairs.txt", NULL, "0,1", 0);
+  CHECK_STR(k, "2xNVIDIA-H200@140GiB,drv550.54.15,nvlink");
+  free(k);
+  k = key_of("nvidia_smi_h200_full.csv", "nvidia_smi_topo_pairs.txt", NULL, "1,2", 0);
+  CHECK_STR(k, "2xNVIDIA-H200@140GiB,drv550.54.15,pcie");
+  free(k);
+  k = key_of("nvidia_smi_h200_full.csv", "nvidia_smi_topo_pairs.txt", NULL, "0,1,2", 0);
+  CHECK_STR(k, "3xNVIDIA-H200@140GiB,drv550.54.15,mixed-link");
+  free(k);
+  /* A matrix that lacks a trial GPU's row says nothing. */
+  k = key_of("nvidia_smi_h200_full.csv", "nvidia_smi_topo_pcie.txt", NULL, "4,5", 0);
+  CHECK_STR(k, "2xNVIDIA-H200@140GiB,drv550.54.15");
+  free(k);
+  k = key_of("nvidia_smi_a100_mig.csv", NULL, NULL, NULL, 0);
+  CHECK_STR(k, "2xNVIDIA-A100-SXM4-40GB@40GiB,drv535.104.05,mig");
+  free(k);
+  k = key_of("nvidia_smi_a100_mig.csv", NULL, NULL, "MIG-8a3e5c1d-2b4f-5e6a-9c8d-7e6f5a4b3c21", 0);
+  CHECK_STR(k, "1xNVIDIA-A100-SXM4-40GB@40GiB,drv535.104.05,mig");
+  free(k);
+  k = key_of("nvidia_smi_a100_mig.csv", NULL, NULL, "1", 0);
+  CHECK_STR(k, "1xNVIDIA-A100-SXM4-40GB@40GiB,drv535.104.05");
+  free(k);
+}
+
+/* Old keys stay readable: a bare base (an older sweep's whole key, or what a user types)
+ * matches every key with that base; two detailed keys must be equal. */
+TEST(key_matching) {
+  const char *old = "8xNVIDIA-H100-80GB-HBM3";
+  const char *now = "8xNVIDIA-H100-80GB-HBM3@80GiB,drv535.104.05,cuda12.2,nvlink";
+  CHECK_INT((int)hardware_key_base_len(now), (int)strlen(old));
+  CHECK_INT((int)hardware_key_base_len(old), (int)strlen(old));
+  CHECK(hardware_key_matches(old, now));
+  CHECK(hardware_key_matches(now, old));
+  CHECK(hardware_key_matches(now, now));
+  CHECK(!hardware_key_matches(now, "8xNVIDIA-H100-80GB-HBM3@80GiB,drv550.54.15,cuda12.4,nvlink"));
+  CHECK(!hardware_key_matches("1xNVIDIA-H100-80GB-HBM3", now));
+  CHECK(!hardware_key_matches("8xNVIDIA-H100", now));      /* a base is matched whole */
+  CHECK(hardware_key_matches("8xH100-SXM", "8xH100-SXM")); /* a user's own string */
+  CHECK(!hardware_key_matches(NULL, now));
+}

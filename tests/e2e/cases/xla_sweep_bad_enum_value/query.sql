@@ -1,0 +1,1 @@
+SELECT number, status, xla_flags FROM trials ORDER BY number
