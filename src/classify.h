@@ -36,8 +36,6 @@ typedef enum {
   LINE_INVALID,   /* XLA refused XLA_FLAGS: "Unknown flag in XLA_FLAGS" (or "flags"),
                      "Couldn't interpret value X for flag Y.", "Flag parsing failed.",
                      an experiment's own invalid pattern: stop now */
-  LINE_BAD_VALUE, /* no longer returned: a malformed value is LINE_INVALID (XLA dies on it
-                     since its flag parsing became a QCHECK); kept while callers name it */
 } line_signal;
 
 /* Extra per-experiment patterns: plain substrings, matched case-sensitively. */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "hardware.h"
 #include "embed.h"
 
 /* busy_timeout covers ordinary contention; the retries cover a writer that holds the lock
@@ -24,6 +25,12 @@ enum { BUSY_TIMEOUT_MS = 10000, BUSY_RETRIES = 4 };
 #define NOW "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 
 /* The statement table reads best with one SQL clause per line. */
+/* The base of a hardware key (hardware.h: the part before HARDWARE_KEY_SEP, the whole key of a
+ * sweep stored before keys had details), as SQL over the expression X. `best --hardware BASE`
+ * finds every key with that base; warm start reads earlier sweeps on the same base. */
+#define KEY_BASE(x) \
+  "substr(" x ", 1, instr(" x " || '" HARDWARE_KEY_SEP "', '" HARDWARE_KEY_SEP "') - 1)"
+
 /* clang-format off */
 /* Columns of one trial as listings show it (from the trial_results view). */
 #define TRIAL_COLS                                                                          \
@@ -109,7 +116,8 @@ static const char *const stmt_sql[ST_COUNT] = {
     "finished_at, baseline_id, speedup_lo, speedup_hi, pooled_trials, "
     "(SELECT software FROM sweeps x WHERE x.id = best.sweep_id) AS software, "
     "(SELECT jaxlib FROM sweeps x WHERE x.id = best.sweep_id) AS jaxlib FROM best "
-    "WHERE (:model IS NULL OR model = :model) AND (:hardware IS NULL OR hardware = :hardware) "
+    "WHERE (:model IS NULL OR model = :model) AND (:hardware IS NULL OR hardware = :hardware "
+    "OR (instr(:hardware, '" HARDWARE_KEY_SEP "') = 0 AND " KEY_BASE("hardware") " = :hardware)) "
     "ORDER BY model, hardware",
   [ST_SWEEP_WINNER] =
     "UPDATE sweeps SET winner_trial_id = :trial_id, winner_ms = :winner_ms, "
@@ -121,7 +129,8 @@ static const char *const stmt_sql[ST_COUNT] = {
   [ST_WARM_TRIALS] =
     "SELECT t.id, t.number, t.role, t.status, t.config, t.value, t.steps_budget, t.pid "
     "FROM sweeps s JOIN trials t ON t.sweep_id = s.id "
-    "WHERE s.model = :model AND s.hardware = :hardware AND s.id <> :sweep_id "
+    "WHERE s.model = :model AND " KEY_BASE("s.hardware") " = " KEY_BASE(":hardware") " "
+    "AND s.id <> :sweep_id "
     "AND t.role <> 'baseline' AND t.config <> '{}' "
     "AND t.status NOT IN ('running', 'lost', 'interrupted') ORDER BY s.id, t.number",
 };

@@ -350,10 +350,11 @@ static void apply_opts(sweep *sw, const sweep_opts *o) {
     sw->search_budget = sw->budget_trials - confirm;
 }
 
+/* The experiment's hardware string, or for "auto" the key of the GPUs one trial uses. */
 static char *resolve_hardware(const experiment *e) {
   if (strcmp(e->hardware, "auto") != 0) return xstrdup(e->hardware);
   char *note = NULL;
-  char *hw = hardware_fingerprint(&note);
+  char *hw = hardware_fingerprint_for(getenv("CUDA_VISIBLE_DEVICES"), e->gpus_per_trial, &note);
   if (note) diag_note("flagtune: %s", note);
   free(note);
   return hw;

@@ -35,6 +35,7 @@ struct trial {
   int n_steps, cap_steps;
   int n_bad_values;
   trial_facts facts;
+  char *signal_line;    /* the first line that stopped it (an OOM, a refusal), kept whole */
   char *excerpt[EXCERPT_LINES];
   int excerpt_next;
   char *last_stdout;
@@ -42,13 +43,17 @@ struct trial {
 
 /* ---- output ---- */
 
-static void excerpt_add(trial *t, const char *line, size_t len) {
-  if (len > EXCERPT_WIDTH) len = EXCERPT_WIDTH;
-  free(t->excerpt[t->excerpt_next]);
-  char *copy = xstrndup(line, len);
-  for (char *p = copy; *p; p++) /* keep the excerpt printable */
+/* A printable copy of at most EXCERPT_WIDTH bytes of LINE. */
+static char *printable(const char *line, size_t len) {
+  char *copy = xstrndup(line, len > EXCERPT_WIDTH ? EXCERPT_WIDTH : len);
+  for (char *p = copy; *p; p++)
     if ((unsigned char)*p < 0x20 && *p != '\t') *p = '?';
-  t->excerpt[t->excerpt_next] = copy;
+  return copy;
+}
+
+static void excerpt_add(trial *t, const char *line, size_t len) {
+  free(t->excerpt[t->excerpt_next]);
+  t->excerpt[t->excerpt_next] = printable(line, len);
   t->excerpt_next = (t->excerpt_next + 1) % EXCERPT_LINES;
 }
 
@@ -112,7 +117,8 @@ static void on_line(void *ud, int stream, const char *line, size_t len, int trun
   } else if (p == PARSE_BAD) {
     t->n_bad_values++;
   }
-  switch (classify_line(t->c.patterns, line, len)) {
+  line_signal sig = classify_line(t->c.patterns, line, len);
+  switch (sig) {
     case LINE_OOM_FATAL:
       t->facts.saw_oom_fatal = 1;
       if (t->facts.stopped == STOPPED_NONE) trial_stop(t, STOPPED_OOM);
@@ -122,11 +128,10 @@ static void on_line(void *ud, int stream, const char *line, size_t len, int trun
       if (t->facts.stopped == STOPPED_NONE) trial_stop(t, STOPPED_INVALID);
       break;
     case LINE_OOM_SOFT: t->facts.saw_oom_soft = 1; break;
-    case LINE_BAD_VALUE:
-      diag_warn("trial %d: %.*s", t->w.number, (int)(len > 200 ? 200 : len), line);
-      break;
     default: break;
   }
+  if ((sig == LINE_OOM_FATAL || sig == LINE_INVALID) && !t->signal_line)
+    t->signal_line = printable(line, len);
   if (stream == EXEC_STDERR) {
     excerpt_add(t, line, len);
   } else if (p != PARSE_STEP && len > 0) {
@@ -181,6 +186,8 @@ static void reset_phase(trial *t) {
   }
   free(t->last_stdout);
   t->last_stdout = NULL;
+  free(t->signal_line);
+  t->signal_line = NULL;
 }
 
 /* The profile run ended. On success (exit 0, a profile left behind) the measured run starts
@@ -224,6 +231,10 @@ static char *prepend(const char *head, char *tail) {
  * first when flagtune knows one (a spawn failure, bad step values, its PGLE profile run). */
 static char *trial_excerpt(trial *t, const exec_result *res, outcome o, const char *why) {
   char *excerpt = res->spawn_error ? xstrdup(res->spawn_message) : excerpt_text(t);
+  /* The line that decided the outcome leads, even when more output followed it (XLA prints
+   * its whole flag table after "Flag parsing failed."). */
+  if (t->signal_line && (!excerpt || !strstr(excerpt, t->signal_line)))
+    excerpt = prepend(t->signal_line, excerpt);
   if (o == OUTCOME_NO_METRIC && t->n_bad_values > 0) {
     char head[96];
     snprintf(head, sizeof head, "%d step time(s) were NaN, negative or absurd", t->n_bad_values);
@@ -239,6 +250,7 @@ static char *trial_excerpt(trial *t, const exec_result *res, outcome o, const ch
 
 static void trial_free(trial *t) {
   proposal_clear(&t->prop);
+  free(t->signal_line);
   free(t->profile_path);
   free(t->steps);
   free(t->last_stdout);

@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   classify_patterns p = {oom, 2, invalid, 1};
   line_signal a = classify_line(&p, line, size);
   line_signal b = classify_line(NULL, line, size);
-  if (a < LINE_PLAIN || a > LINE_BAD_VALUE || b < LINE_PLAIN || b > LINE_BAD_VALUE) abort();
+  if (a < LINE_PLAIN || a > LINE_INVALID || b < LINE_PLAIN || b > LINE_INVALID) abort();
   free(line);
   return 0;
 }

@@ -441,6 +441,40 @@ static cJSON *best_for(cJSON *arr, const char *model) {
   return NULL;
 }
 
+/* Hardware keys (src/hardware.h): a bare base (an older sweep's key, or what a user types)
+ * matches every key with that base; a detailed key only itself. Warm start reads earlier
+ * sweeps on the same base. */
+TEST(best_and_warm_match_hardware_base) {
+  tmpdb t;
+  tmpdb_init(&t);
+  store *s = open_ok(t.path);
+  int64_t old = new_sweep(s, "old", "m", "8xH100", "random");
+  add_trial(s, old, 0, "{}", "ok", 100, NULL);
+  add_trial(s, old, 1, LHS, "ok", 90, NULL);
+  int64_t now = new_sweep(s, "now", "m", "8xH100@80GiB,drv535,cuda12.2,nvlink", "random");
+  add_trial(s, now, 0, "{}", "ok", 100, NULL);
+  add_trial(s, now, 1, AG, "ok", 80, NULL);
+  int64_t other = new_sweep(s, "other", "m", "8xH100-SXM@80GiB,drv535", "random");
+  add_trial(s, other, 0, "{}", "ok", 100, NULL);
+  cJSON *arr = NULL;
+  CHECK_INT(store_best(s, NULL, "8xH100", &arr, NULL), 0);
+  CHECK_INT(cJSON_GetArraySize(arr), 2); /* the old key and the detailed one, not 8xH100-SXM */
+  cJSON_Delete(arr);
+  CHECK_INT(store_best(s, NULL, "8xH100@80GiB,drv535,cuda12.2,nvlink", &arr, NULL), 0);
+  CHECK_INT(cJSON_GetArraySize(arr), 1);
+  cJSON_Delete(arr);
+  CHECK_INT(store_best(s, NULL, "8xH100@80GiB,drv999", &arr, NULL), 0);
+  CHECK_INT(cJSON_GetArraySize(arr), 0);
+  cJSON_Delete(arr);
+  trial_record *w = NULL;
+  int n = 0;
+  CHECK_INT(store_warm_trials(s, "m", "8xH100@80GiB,drv600,cuda13.0", 0, &w, &n, NULL), 0);
+  CHECK_INT(n, 2); /* the search trials of both sweeps on the base 8xH100 */
+  record_free(w, n);
+  CHECK_STORE_END(s);
+  tmpdb_remove(&t);
+}
+
 TEST(best_view) {
   tmpdb t;
   tmpdb_init(&t);
