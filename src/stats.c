@@ -1,7 +1,8 @@
 /* Small statistics over step times: reductions and bootstrap speedup intervals.
  * Owns the reduction names and the bootstrap method (resampled medians, percentile
  * interval, splitmix64 so a seed gives the same interval on every machine).
- * Must not modify its inputs, print, or keep state between calls. */
+ * Must not modify its inputs, print, or keep state between calls (a running reduction's
+ * state is the caller's struct). */
 #include "stats.h"
 
 #include <math.h>
@@ -65,6 +66,74 @@ double stats_reduce(reduce_kind k, const double *v, int n, int skip) {
         if (s[i] < lo) lo = s[i];
       return lo;
     }
+  }
+  return NAN;
+}
+
+/* ---- running reductions ---- */
+
+void stats_running_init(stats_running *r, reduce_kind k) {
+  memset(r, 0, sizeof *r);
+  r->kind = k;
+}
+
+void stats_running_free(stats_running *r) {
+  free(r->lo);
+  free(r->hi);
+  stats_running_init(r, r->kind);
+}
+
+/* Pushes V onto heap H (N entries, capacity *CAP); SIGN = 1 keeps the largest on top,
+ * -1 the smallest. */
+static void heap_push(double **h, int *n, int *cap, double v, int sign) {
+  if (*n == *cap) *h = xrealloc(*h, sizeof **h * (size_t)(*cap = *cap ? *cap * 2 : 64));
+  double *a = *h;
+  int i = (*n)++;
+  while (i > 0 && sign * (v - a[(i - 1) / 2]) > 0) {
+    a[i] = a[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  a[i] = v;
+}
+
+/* Removes and returns the top of heap H. */
+static double heap_pop(double *a, int *n, int sign) {
+  double top = a[0], v = a[--*n];
+  int i = 0;
+  for (;;) {
+    int c = 2 * i + 1;
+    if (c >= *n) break;
+    if (c + 1 < *n && sign * (a[c + 1] - a[c]) > 0) c++;
+    if (sign * (a[c] - v) <= 0) break;
+    a[i] = a[c];
+    i = c;
+  }
+  if (*n > 0) a[i] = v;
+  return top;
+}
+
+void stats_running_add(stats_running *r, double v) {
+  r->sum += v;
+  if (r->n == 0 || v < r->min) r->min = v;
+  r->n++;
+  if (r->kind != REDUCE_MEDIAN) return;
+  if (r->n_lo == 0 || v <= r->lo[0])
+    heap_push(&r->lo, &r->n_lo, &r->cap_lo, v, 1);
+  else
+    heap_push(&r->hi, &r->n_hi, &r->cap_hi, v, -1);
+  /* Keep the lower half equal to the upper, or one larger. */
+  if (r->n_lo > r->n_hi + 1)
+    heap_push(&r->hi, &r->n_hi, &r->cap_hi, heap_pop(r->lo, &r->n_lo, 1), -1);
+  else if (r->n_hi > r->n_lo)
+    heap_push(&r->lo, &r->n_lo, &r->cap_lo, heap_pop(r->hi, &r->n_hi, -1), 1);
+}
+
+double stats_running_value(const stats_running *r) {
+  if (r->n == 0) return NAN;
+  switch (r->kind) {
+    case REDUCE_MEDIAN: return r->n % 2 ? r->lo[0] : (r->lo[0] + r->hi[0]) / 2;
+    case REDUCE_MEAN: return r->sum / r->n;
+    case REDUCE_MIN: return r->min;
   }
   return NAN;
 }

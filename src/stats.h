@@ -13,6 +13,25 @@ double stats_reduce(reduce_kind k, const double *v, int n, int skip);
 
 double stats_median(const double *v, int n);
 
+/* A reduction kept up to date as values arrive, for pruning while a trial prints its steps:
+ * O(log n) per value (two heaps for the median), and the same result stats_reduce gives
+ * over the same values in the same order. Zero-initialise with stats_running_init; free
+ * with stats_running_free. */
+typedef struct {
+  reduce_kind kind;
+  int n;
+  double sum, min;
+  double *lo, *hi; /* the median's halves: a max-heap of the lower, a min-heap of the upper */
+  int n_lo, n_hi, cap_lo, cap_hi;
+} stats_running;
+
+void stats_running_init(stats_running *r, reduce_kind k);
+void stats_running_add(stats_running *r, double v);
+/* The reduction of the values added so far; NaN when none. */
+double stats_running_value(const stats_running *r);
+/* Frees the heaps and starts over empty (the kind is kept). */
+void stats_running_free(stats_running *r);
+
 /* Speedup of B over A (median(A) / median(B)) with a 95% bootstrap interval, deterministic
  * for a given seed. Returns 0, or -1 when either sample is empty. */
 int stats_speedup_ci(const double *a, int na, const double *b, int nb, unsigned long seed,

@@ -114,3 +114,30 @@ TEST(speedup_empty_is_error) {
   CHECK_NEAR(sp, 2, 0);
   CHECK_NEAR(lo, 2, 0);
 }
+
+/* A running reduction equals stats_reduce over the same prefix after every value, exactly
+ * (duplicates, ties and both heap halves exercised). */
+TEST(running_equals_batch) {
+  double v[400];
+  unsigned long x = 12345;
+  for (int i = 0; i < 400; i++) {
+    x = x * 6364136223846793005ul + 1442695040888963407ul;
+    v[i] = 100.0 + (double)((x >> 33) % 50) / 4.0; /* many repeated values */
+  }
+  for (int k = REDUCE_MEDIAN; k <= REDUCE_MIN; k++) {
+    stats_running r;
+    stats_running_init(&r, (reduce_kind)k);
+    CHECK(isnan(stats_running_value(&r)));
+    int mismatches = 0;
+    for (int i = 0; i < 400; i++) {
+      stats_running_add(&r, v[i]);
+      if (stats_running_value(&r) != stats_reduce((reduce_kind)k, v, i + 1, 0)) mismatches++;
+    }
+    CHECK_INT(mismatches, 0);
+    stats_running_free(&r);
+    CHECK(isnan(stats_running_value(&r)));
+    stats_running_add(&r, 7);
+    CHECK_NEAR(stats_running_value(&r), 7, 0);
+    stats_running_free(&r);
+  }
+}
