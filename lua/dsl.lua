@@ -461,29 +461,61 @@ dsl.misfit, dsl.status_warning = checks.misfit, checks.status_warning
 -- metric
 
 local METRIC_KEYS = { json = true, pattern = true, skip = true, reduce = true, unit = true,
-                      scale = true, min_steps = true, skip_pgle = true }
+                      scale = true, min_steps = true, skip_pgle = true, check = true }
 local UNITS = { s = 1000, ms = 1, us = 0.001 }
 local REDUCERS = { median = true, mean = true, min = true }
 
-local function check_pattern(v, pat)
+-- A metric pattern at KEY ("metric.pattern"): a valid Lua pattern with exactly one capture,
+-- WHAT (the step time).
+local function check_pattern(v, pat, key, what, example)
+  key, what = key or "metric.pattern", what or "the step time"
+  example = example or '"step %d+: ([%d.]+) ms"'
   if type(pat) ~= "string" or pat == "" then
-    v:fail_at("metric.pattern", "'metric.pattern' must be a Lua pattern string, got %s",
-              util.describe(pat))
+    v:fail_at(key, "'%s' must be a Lua pattern string, got %s", key, util.describe(pat))
   end
   local values, positions = util.pattern_captures(pat)
   if not values then
-    v:fail_at("metric.pattern", "metric.pattern is not a valid Lua pattern: %s", positions)
+    v:fail_at(key, "%s is not a valid Lua pattern: %s", key, positions)
   end
   local ok, err = pcall(string.find, "", pat)
   if not ok then
-    v:fail_at("metric.pattern", "metric.pattern is not a valid Lua pattern: %s",
+    v:fail_at(key, "%s is not a valid Lua pattern: %s", key,
               (tostring(err):gsub("^bad argument.-%((.*)%)$", "%1")))
   end
   if values ~= 1 or positions ~= 0 then
-    v:fail_at("metric.pattern", 'metric.pattern must have exactly one capture, the step time, like '
-              .. '"step %%d+: ([%%d.]+) ms" (it has %d)', values + positions)
+    v:fail_at(key, "%s must have exactly one capture, %s, like %s (it has %d)", key, what,
+              example, values + positions)
   end
   return pat
+end
+
+-- metric.check = { json = "loss" } or { pattern = "loss: (%S+)" }, tolerance = 0.02 (relative
+-- to the baseline's value), abs = 0 (an absolute floor): every trial's loss curve is compared
+-- with the baseline's at the same steps, and a trial outside the tolerance is `wrong`.
+local CHECK_KEYS = { json = true, pattern = true, tolerance = true, abs = true }
+
+local function check_correctness(v, c)
+  if c == nil or c == false then return nil end
+  if type(c) ~= "table" or getmetatable(c) then
+    v:fail_at("metric.check", "'metric.check' must be a table like { json = \"loss\", "
+              .. "tolerance = 0.02 }, got %s", util.typename(c))
+  end
+  v:check_keys(c, CHECK_KEYS, "metric.check")
+  if (c.json == nil) == (c.pattern == nil) then
+    v:fail_at("metric.check", c.json and "metric.check takes `json` or `pattern`, not both"
+              or 'metric.check needs json = "loss" or pattern = "loss: (%S+)"')
+  end
+  local out = { kind = c.json and "json" or "pattern" }
+  out.field = v:string("metric.check.json", c.json)
+  out.pattern = c.pattern and check_pattern(v, c.pattern, "metric.check.pattern", "the loss",
+                                            '"loss: (%S+)"')
+  out.tolerance = v:number("metric.check.tolerance", c.tolerance, 0.02, 0)
+  out.abs = v:number("metric.check.abs", c.abs, 0, 0)
+  if out.tolerance == 0 and out.abs == 0 then
+    v:fail_at("metric.check", "metric.check needs a tolerance above 0 (relative) or abs above 0: "
+              .. "no two runs compute bit-identical losses")
+  end
+  return out
 end
 
 local function check_metric(v, m)
@@ -516,6 +548,7 @@ local function check_metric(v, m)
               util.describe(m.skip_pgle))
   end
   out.skip_pgle = m.skip_pgle ~= false
+  out.check = check_correctness(v, m.check)
   return out
 end
 

@@ -21,7 +21,7 @@ H.__index = H
 
 local OPTIONS = { "base", "eta", "min_steps", "max_steps", "hyperband", "n" }
 local FINAL = { ok = true, oom = true, invalid = true, timeout = true, crash = true,
-                no_metric = true, pruned = true }
+                no_metric = true, pruned = true, wrong = true }
 local MAX_OPEN = 8 -- brackets waiting at once before ask() returns nothing
 
 local function fail(fmt, ...) error(string.format(fmt, ...), 0) end

@@ -18,7 +18,7 @@ T.__index = T
 local OPTIONS = { "startup", "candidates", "gamma", "max_good", "prior_weight" }
 -- Failed outcomes feed the feasibility model with these weights: a crash may be a flaky
 -- node rather than the configuration, so it counts half.
-local FAILED = { oom = 1.0, invalid = 1.0, crash = 0.5 }
+local FAILED = { oom = 1.0, invalid = 1.0, wrong = 1.0, crash = 0.5 }
 -- Outcomes that ran but tell us the configuration is slow: bad, not infeasible.
 local SLOW = { timeout = true, no_metric = true, pruned = true }
 local MATRIX_MAX = 64        -- ordered params up to this many values get exact kernel tables

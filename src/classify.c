@@ -9,7 +9,7 @@
 
 static const char *const outcome_names[OUTCOME_COUNT] = {
     "running", "ok",        "oom",    "invalid",     "timeout",
-    "crash",   "no_metric", "pruned", "interrupted", "lost",
+    "crash",   "no_metric", "pruned", "interrupted", "lost",      "wrong",
 };
 
 const char *outcome_name(outcome o) {

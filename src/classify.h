@@ -16,6 +16,8 @@ typedef enum {
   OUTCOME_PRUNED,
   OUTCOME_INTERRUPTED,
   OUTCOME_LOST,
+  OUTCOME_WRONG, /* ran ok but computed something else: its loss left the baseline's
+                  * (metric.check); never chosen, never exported */
   OUTCOME_COUNT
 } outcome;
 

@@ -22,9 +22,15 @@
 
 /* The public struct first, so experiment_free can cast back. The match function lives
  * here rather than in experiment.h because only experiment_metric's callback needs it. */
+/* A pattern metric's dsl.matcher(pattern), kept in the registry. */
+typedef struct {
+  lhost *h;
+  int ref; /* LUA_NOREF for json metrics */
+} matcher;
+
 typedef struct {
   experiment pub;
-  int match_ref; /* dsl.matcher(pattern), or LUA_NOREF for json metrics */
+  matcher step, check; /* metric.pattern, metric.check.pattern */
 } experiment_impl;
 
 static char *read_all(const char *path, char **err) {
@@ -122,7 +128,18 @@ static void copy_metric(lua_State *L, int t, experiment *e) {
   free(reduce);
   e->metric_scale = get_num(L, m, "scale", 1);
   e->min_steps = get_int(L, m, "min_steps", e->metric_skip + 1);
-  lua_pop(L, 1);
+  if (lua_getfield(L, m, "check") == LUA_TTABLE) { /* [..., metric, check] */
+    int c = lua_gettop(L);
+    kind = get_str(L, c, "kind");
+    e->check_on = 1;
+    e->check_kind = kind && strcmp(kind, "pattern") == 0 ? METRIC_PATTERN : METRIC_JSON;
+    free(kind);
+    e->check_field = get_str(L, c, "field");
+    e->check_pattern = get_str(L, c, "pattern");
+    e->check_tolerance = get_num(L, c, "tolerance", 0.02);
+    e->check_abs = get_num(L, c, "abs", 0);
+  }
+  lua_pop(L, 2);
 }
 
 static void copy_budget(lua_State *L, int t, experiment *e) {
@@ -235,17 +252,17 @@ static int call_load(lhost *h, const char *path, const char *text, size_t len, c
   return rc == 0 ? 0 : FT_EINPUT;
 }
 
-/* Keeps dsl.matcher(pattern) in the registry for experiment_metric's callback. */
-static int make_matcher(lhost *h, experiment_impl *x, char **err) {
+/* Keeps dsl.matcher(PATTERN) in the registry as *M, for match_line. */
+static int make_matcher(lhost *h, const char *pattern, matcher *m, char **err) {
   lua_State *L = lhost_state(h);
   int rc = lhost_require(h, "dsl", err);
   if (rc != 0) return rc;
   lua_getfield(L, -1, "matcher"); /* [dsl, matcher] */
   lua_remove(L, -2);
-  lua_pushstring(L, x->pub.metric_pattern); /* [matcher, pattern] */
+  lua_pushstring(L, pattern); /* [matcher, pattern] */
   rc = lhost_pcall(h, 1, 1, MATCH_BUDGET, err);
   if (rc != 0) return rc;
-  x->match_ref = lhost_ref(h);
+  m->ref = lhost_ref(h);
   return 0;
 }
 
@@ -258,7 +275,7 @@ int experiment_load(lhost *h, const char *path, const char *text, experiment **o
   experiment *e = &x->pub;
   e->host = h;
   e->spec_ref = LUA_NOREF;
-  x->match_ref = LUA_NOREF;
+  x->step = x->check = (matcher){.h = h, .ref = LUA_NOREF};
   e->path = xstrdup(path);
   e->text = owned;
   fnv1a_hex(owned, len, e->hash);
@@ -273,7 +290,9 @@ int experiment_load(lhost *h, const char *path, const char *text, experiment **o
   if (rc != 0) goto cleanup;
   e->spec_ref = lhost_ref(h); /* pops the spec */
   print_warnings(e);
-  if (e->metric == METRIC_PATTERN) rc = make_matcher(h, x, err);
+  if (e->metric == METRIC_PATTERN) rc = make_matcher(h, e->metric_pattern, &x->step, err);
+  if (rc == 0 && e->check_on && e->check_kind == METRIC_PATTERN)
+    rc = make_matcher(h, e->check_pattern, &x->check, err);
 
 cleanup:
   lua_settop(L, top);
@@ -290,7 +309,8 @@ void experiment_free(experiment *e) {
   experiment_impl *x = (experiment_impl *)e;
   if (e->host) {
     lhost_unref(e->host, e->spec_ref);
-    lhost_unref(e->host, x->match_ref);
+    lhost_unref(e->host, x->step.ref);
+    lhost_unref(e->host, x->check.ref);
   }
   free(e->path);
   free(e->text);
@@ -301,6 +321,8 @@ void experiment_free(experiment *e) {
   free(e->workdir);
   free(e->metric_field);
   free(e->metric_pattern);
+  free(e->check_field);
+  free(e->check_pattern);
   trialcfg_free_strv(e->oom_patterns);
   trialcfg_free_strv(e->invalid_patterns);
   trialcfg_free_strv(e->warnings);
@@ -314,11 +336,11 @@ void experiment_free(experiment *e) {
 /* parse_step's pattern callback: the number in the pattern's one capture, via
  * string.match under a small budget. Any Lua error counts as "no step time here". */
 static int match_line(void *ctx, const char *line, size_t len, double *out) {
-  experiment_impl *x = ctx;
-  lhost *h = x->pub.host;
+  matcher *m = ctx;
+  lhost *h = m->h;
   lua_State *L = lhost_state(h);
   int top = lua_gettop(L);
-  lhost_push_ref(h, x->match_ref);
+  lhost_push_ref(h, m->ref);
   lua_pushlstring(L, line, len); /* [matcher, line] */
   char *err = NULL;
   int found = 0;
@@ -332,14 +354,19 @@ static int match_line(void *ctx, const char *line, size_t len, double *out) {
 }
 
 metric_spec experiment_metric(experiment *e) {
-  metric_spec m;
-  memset(&m, 0, sizeof m);
-  m.kind = e->metric;
-  m.field = e->metric_field;
-  m.scale = e->metric_scale;
+  metric_spec m = {.kind = e->metric, .field = e->metric_field, .scale = e->metric_scale};
   if (e->metric == METRIC_PATTERN) {
     m.match = match_line;
-    m.match_ctx = e;
+    m.match_ctx = &((experiment_impl *)e)->step;
+  }
+  return m;
+}
+
+metric_spec experiment_check_metric(experiment *e) {
+  metric_spec m = {.kind = e->check_kind, .field = e->check_field, .scale = 1, .any_value = 1};
+  if (e->check_on && e->check_kind == METRIC_PATTERN) {
+    m.match = match_line;
+    m.match_ctx = &((experiment_impl *)e)->check;
   }
   return m;
 }

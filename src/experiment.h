@@ -29,6 +29,14 @@ typedef struct {
   reduce_kind metric_reduce;
   double metric_scale;  /* unit of the read value in ms: 1 for ms, 1000 for s */
   int min_steps;        /* valid steps needed for ok, default skip + 1 */
+  /* metric.check: the loss each trial prints, compared with the baseline's at the same
+   * steps; outside check_tolerance (relative) and check_abs (absolute) the trial is wrong. */
+  int check_on;
+  metric_kind check_kind;
+  char *check_field;    /* json = ... */
+  char *check_pattern;  /* pattern = ... */
+  double check_tolerance;
+  double check_abs;
 
   int budget_trials;    /* including the baseline */
   double budget_hours;  /* 0: none */
@@ -89,5 +97,8 @@ void experiment_override_budget(experiment *e, int trials, double hours);
 /* The metric spec for parse_step(); pattern metrics match through Lua's string.match.
  * Valid while E lives. */
 metric_spec experiment_metric(experiment *e);
+/* The same for metric.check's loss (any finite value is read); kind JSON with no field when
+ * the experiment has no check. */
+metric_spec experiment_check_metric(experiment *e);
 
 #endif

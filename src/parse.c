@@ -18,10 +18,12 @@
  * copying it for cJSON would only cost memory. */
 #define PARSE_MAX_JSON (1u << 20)
 
-/* What a value read from the line means once scaled to milliseconds. */
-static int judge(double v, double scale, double *ms) {
-  double x = v * scale;
-  if (!isfinite(x) || x <= 0 || x > PARSE_MAX_MS) return PARSE_BAD;
+/* What a value read from the line means once scaled: a step time must be a positive number
+ * of milliseconds below a day; any finite value will do for M->any_value (a loss). */
+static int judge(const metric_spec *m, double v, double *ms) {
+  double x = v * (m->scale > 0 ? m->scale : 1);
+  if (!isfinite(x)) return PARSE_BAD;
+  if (!m->any_value && (x <= 0 || x > PARSE_MAX_MS)) return PARSE_BAD;
   *ms = x;
   return PARSE_STEP;
 }
@@ -40,7 +42,7 @@ static int is_nonfinite_word(const char *s, size_t n) {
 }
 
 /* A JSON string that should hold a number ("412.5", " 3e2 "). */
-static int judge_string(const char *s, double scale, double *ms) {
+static int judge_string(const metric_spec *m, const char *s, double *ms) {
   while (isspace((unsigned char)*s)) s++;
   size_t n = strlen(s);
   while (n > 0 && isspace((unsigned char)s[n - 1])) n--;
@@ -51,7 +53,7 @@ static int judge_string(const char *s, double scale, double *ms) {
   char *end;
   double v = strtod(s, &end);
   if (end != s + n) return PARSE_BAD;
-  return judge(v, scale, ms);
+  return judge(m, v, ms);
 }
 
 /* The item at dotted PATH inside OBJ; a literal key with dots is tried when the walk fails,
@@ -114,8 +116,7 @@ static int nonfinite_field(const char *line, size_t len, const char *path) {
   return end > at && is_nonfinite_word(line + at, end - at);
 }
 
-static int parse_json_line(const metric_spec *m, const char *line, size_t len, double scale,
-                           double *ms) {
+static int parse_json_line(const metric_spec *m, const char *line, size_t len, double *ms) {
   if (!m->field || !*m->field || len > PARSE_MAX_JSON) return PARSE_NONE;
   size_t start = 0;
   while (start < len && isspace((unsigned char)line[start])) start++;
@@ -139,9 +140,9 @@ static int parse_json_line(const metric_spec *m, const char *line, size_t len, d
   const cJSON *item = cJSON_IsObject(root) ? find_field(root, m->field) : NULL;
   if (!item) goto cleanup;
   if (cJSON_IsNumber(item))
-    rc = judge(item->valuedouble, scale, ms);
+    rc = judge(m, item->valuedouble, ms);
   else if (cJSON_IsString(item))
-    rc = judge_string(item->valuestring, scale, ms);
+    rc = judge_string(m, item->valuestring, ms);
   else
     rc = PARSE_BAD; /* the metric is there but null, a bool or a container */
 cleanup:
@@ -152,10 +153,9 @@ cleanup:
 
 int parse_step(const metric_spec *m, const char *line, size_t len, double *ms) {
   if (!m || !line || !ms) return PARSE_NONE;
-  double scale = m->scale == 0 ? 1 : m->scale;
-  if (m->kind == METRIC_JSON) return parse_json_line(m, line, len, scale, ms);
+  if (m->kind == METRIC_JSON) return parse_json_line(m, line, len, ms);
   if (m->kind != METRIC_PATTERN || !m->match) return PARSE_NONE;
   double v;
   if (!m->match(m->match_ctx, line, len, &v)) return PARSE_NONE;
-  return judge(v, scale, ms);
+  return judge(m, v, ms);
 }

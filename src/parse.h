@@ -17,6 +17,7 @@ typedef struct {
   metric_match_fn match;   /* METRIC_PATTERN */
   void *match_ctx;
   double scale;            /* multiply what was read to get milliseconds; 0 means 1 */
+  int any_value;           /* accept any finite value (a loss), not only a plausible step time */
 } metric_spec;
 
 enum {

@@ -34,8 +34,10 @@ static void add_rerun(resume_plan *p, const trial_record *t) {
 /* Counts a finished trial. */
 static void count(resume_plan *p, const trial_record *t) {
   p->counted++;
+  if (t->role == ROLE_BASELINE) p->baseline_ended = 1;
   if (t->status != OUTCOME_OK) return;
   if (t->role == ROLE_BASELINE) {
+    if (!p->baseline_ok) p->baseline_id = t->id;
     p->baseline_ok = 1;
     p->baseline_ms = t->value;
   } else {

@@ -20,6 +20,9 @@ typedef struct {
   int next_number;        /* the number the next trial gets */
   int baseline_ok;        /* a baseline trial ended ok */
   double baseline_ms;     /* its value (the last ok one); NaN when none */
+  int64_t baseline_id;    /* the first baseline trial that ended ok (metric.check compares
+                           * every trial with its losses); 0 for none */
+  int baseline_ended;     /* some baseline trial ended, ok or not */
   int n_ok;               /* ok trials other than the baseline */
   resume_rerun *reruns;   /* lost, interrupted or running configurations that no finished
                            * trial holds, each once, in trial order */

@@ -44,7 +44,7 @@ typedef enum {
   ST_TRIAL_BEGIN, ST_TRIAL_PID, ST_TRIAL_FINISH, ST_STEPS_DELETE, ST_STEP_INSERT,
   ST_TRIALS_MARK, ST_TRIALS_LOAD, ST_STEPS_LOAD, ST_TRIAL_STEPS,
   ST_LIST_SWEEPS, ST_SHOW_SWEEP, ST_SHOW_COUNTS, ST_SHOW_TRIALS, ST_SHOW_BEST, ST_SHOW_BASELINE,
-  ST_BEST, ST_SWEEP_WINNER, ST_WARM_TRIALS, ST_TRIAL_PROFILE,
+  ST_BEST, ST_SWEEP_WINNER, ST_WARM_TRIALS, ST_TRIAL_PROFILE, ST_TRIAL_LOSSES,
   ST_COUNT
 } stmt_id;
 
@@ -79,7 +79,7 @@ static const char *const stmt_sql[ST_COUNT] = {
   [ST_TRIAL_FINISH] =
     "UPDATE trials SET status = :status, value = :value, n_steps = :n_steps, "
     "exit_code = :exit_code, signal = :signal, duration_s = :duration_s, error = :error, "
-    "finished_at = " NOW " WHERE id = :id",
+    "losses = :losses, finished_at = " NOW " WHERE id = :id",
   [ST_STEPS_DELETE] = "DELETE FROM steps WHERE trial_id = :trial_id",
   [ST_STEP_INSERT] = "INSERT INTO steps (trial_id, step, ms) VALUES (:trial_id, :step, :ms)",
   [ST_TRIALS_MARK] =
@@ -95,7 +95,7 @@ static const char *const stmt_sql[ST_COUNT] = {
   [ST_LIST_SWEEPS] =
     "SELECT id, name, model, hardware, status, strategy, created_at AS started_at, finished_at, "
     "trials, ok, best_value AS best_ms, baseline_value AS baseline_ms, speedup, best_trial, "
-    "running, oom, invalid, timeout, crash, no_metric, pruned, interrupted, lost "
+    "running, oom, invalid, timeout, crash, no_metric, pruned, interrupted, lost, wrong "
     "FROM sweep_summary ORDER BY id",
   [ST_SHOW_SWEEP] =
     "SELECT s.*, m.trials AS n_trials, m.best_trial, m.best_value AS best_ms, "
@@ -123,6 +123,7 @@ static const char *const stmt_sql[ST_COUNT] = {
     "UPDATE sweeps SET winner_trial_id = :trial_id, winner_ms = :winner_ms, "
     "winner_baseline_ms = :baseline_ms, winner_trials = :n, speedup_lo = :lo, "
     "speedup_hi = :hi WHERE id = :id",
+  [ST_TRIAL_LOSSES] = "SELECT losses FROM trials WHERE id = :id",
   [ST_TRIAL_PROFILE] =
     "UPDATE trials SET profile_path = :path, profile_status = :status, "
     "profile_duration_s = :duration_s WHERE id = :id",
@@ -310,11 +311,31 @@ static const embed_file *migration_find(int number, int *latest) {
   return found;
 }
 
+static int exec_patiently(store *s, const char *sql);
+
+/* FT_ESTORE when a row references a missing parent (PRAGMA foreign_key_check finds one). */
+static int foreign_keys_hold(store *s, char **err) {
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(s->db, "PRAGMA foreign_key_check", -1, &st, NULL);
+  if (rc != SQLITE_OK) return db_fail(s, err, "checking foreign keys");
+  rc = sqlite3_step(st);
+  sqlite3_finalize(st);
+  if (rc == SQLITE_ROW)
+    return diag_set(err, FT_ESTORE, "database %s: a migration left a row without its parent",
+                    s->path);
+  return rc == SQLITE_DONE ? 0 : db_fail(s, err, "checking foreign keys");
+}
+
 /* Applies every migration from the database's version up to LATEST, with the user_version
  * bump, in one transaction: a process killed mid-way leaves the old schema, never a half
  * one that readers refuse. Another process may have migrated while we waited for the lock:
  * then only what is still missing is applied. */
 static int migrate_all(store *s, int latest, char **err) {
+  /* A migration may rebuild a table (SQLite changes a CHECK no other way): with foreign keys
+   * on, dropping the old table would cascade into its children. They are off while the
+   * migrations run (the pragma is a no-op inside a transaction, so before BEGIN) and checked
+   * before the commit. */
+  exec_patiently(s, "PRAGMA foreign_keys = OFF");
   int rc = run_cached(s, ST_BEGIN_WRITE, "starting a migration", err), have = 0;
   if (!rc) rc = user_version(s, &have, err);
   for (int n = have + 1; n <= latest && !rc; n++) {
@@ -326,8 +347,10 @@ static int migrate_all(store *s, int latest, char **err) {
     rc = exec_sql(s, bump, "setting the schema version", err);
     free(bump);
   }
+  if (!rc) rc = foreign_keys_hold(s, err);
   if (!rc) rc = run_cached(s, ST_COMMIT, "committing a migration", err);
   if (rc) tx_rollback(s);
+  exec_patiently(s, "PRAGMA foreign_keys = ON");
   return rc;
 }
 
@@ -597,6 +620,42 @@ int store_trial_set_pid(store *s, int64_t trial_id, int pid, char **err) {
   return step_done(s, st, "recording a trial's pid", err);
 }
 
+/* metric.check's losses as a JSON array ("[2.31,2.29]"), NULL for none. Each with 17
+ * significant digits, so what is read back compares equal. */
+static char *losses_json(const double *v, int n) {
+  if (!v || n <= 0) return NULL;
+  size_t cap = (size_t)n * 26 + 3, len = 0;
+  char *out = xmalloc(cap);
+  out[len++] = '[';
+  for (int i = 0; i < n; i++)
+    len += (size_t)snprintf(out + len, cap - len, "%s%.17g", i ? "," : "",
+                            isfinite(v[i]) ? v[i] : 0.0);
+  out[len++] = ']';
+  out[len] = '\0';
+  return out;
+}
+
+int store_trial_losses(store *s, int64_t trial_id, double **out, int *n, char **err) {
+  sqlite3_stmt *st = NULL;
+  *out = NULL;
+  *n = 0;
+  int rc = stmt_get(s, ST_TRIAL_LOSSES, &st, err);
+  if (rc) return rc;
+  if (bind_int(st, ":id", trial_id)) return bind_fail(s, st, err);
+  int step = sqlite3_step(st);
+  cJSON *arr = step == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_TEXT
+                   ? cJSON_Parse((const char *)sqlite3_column_text(st, 0))
+                   : NULL;
+  rc = step == SQLITE_ROW || step == SQLITE_DONE ? 0 : db_fail(s, err, "loading losses");
+  stmt_done(st);
+  int len = cJSON_IsArray(arr) ? cJSON_GetArraySize(arr) : 0;
+  if (len > 0) *out = xmalloc(sizeof(double) * (size_t)len);
+  const cJSON *item;
+  cJSON_ArrayForEach(item, arr) if (cJSON_IsNumber(item))(*out)[(*n)++] = item->valuedouble;
+  cJSON_Delete(arr);
+  return rc;
+}
+
 /* The trial row itself. The value is kept only for ok trials: that is the schema's rule,
  * so a pruned trial's partial value never competes with finished ones. */
 static int finish_row(store *s, int64_t trial_id, const store_trial_end *e, int n_steps,
@@ -609,6 +668,9 @@ static int finish_row(store *s, int64_t trial_id, const store_trial_end *e, int 
        bind_real(st, ":value", ok ? e->value : NAN) |
        bind_int(st, ":n_steps", n_steps) | bind_text(st, ":error", e->error) |
        bind_real(st, ":duration_s", e->duration_s) | bind_int(st, ":id", trial_id);
+  char *losses = losses_json(e->losses, e->n_losses);
+  rc |= bind_text(st, ":losses", losses);
+  free(losses);
   rc |= e->has_exit ? bind_int(st, ":exit_code", e->exit_code) : SQLITE_OK;
   rc |= e->term_signal ? bind_int(st, ":signal", e->term_signal) : SQLITE_OK;
   if (rc) return bind_fail(s, st, err);

@@ -98,12 +98,18 @@ typedef struct {
   int term_signal;          /* 0 for none */
   double duration_s;
   const char *error;        /* excerpt (last stderr lines) or reason; may be NULL */
+  const double *losses;     /* metric.check's losses in the order printed (schema 8) */
+  int n_losses;
 } store_trial_end;
 
 /* Finishes a trial and stores all its step times (numbered from 1), in one transaction.
  * The value is stored only when the status is "ok" (the schema's rule). */
 int store_trial_finish(store *s, int64_t trial_id, const store_trial_end *e, const double *steps_ms,
                        int n_steps, char **err);
+
+/* The losses a trial stored (metric.check), in order: *out (caller frees) holds *n of them,
+ * none when it stored none. */
+int store_trial_losses(store *s, int64_t trial_id, double **out, int *n, char **err);
 
 /* Changes every trial of SWEEP_ID in status FROM to status TO (e.g. running -> lost);
  * *n receives the count (may be NULL). */

@@ -64,6 +64,10 @@ typedef struct sweep {
   char *log_dir;
   char **devices;     /* each slot's CUDA_VISIBLE_DEVICES (NULL entries: left alone) */
   metric_spec metric;
+  metric_spec check;    /* metric.check's loss */
+  double *check_ref;    /* the baseline's losses every trial is compared with */
+  int n_check_ref;
+  int check_waits;      /* metric.check: trials wait for the baseline's losses */
   classify_patterns patterns;
   double baseline_ms;
   double best_ms;
@@ -153,9 +157,28 @@ static void record_duration(sweep *sw, double seconds) {
   sw->durations[sw->n_durations++] = seconds;
 }
 
+/* metric.check: the first baseline that ends gives the losses every later trial is
+ * compared with; one that fails leaves the sweep unchecked (and says so). */
+static void keep_check_ref(sweep *sw, const trial_result *r) {
+  const trial_record *t = &r->record;
+  if (!sw->check_waits || t->role != ROLE_BASELINE) return;
+  sw->check_waits = 0;
+  if (t->status != OUTCOME_OK || r->n_losses == 0) {
+    diag_note("flagtune: metric.check: the baseline %s, so no trial's loss can be checked",
+              t->status == OUTCOME_OK ? "printed no loss" : "did not end ok");
+    return;
+  }
+  sw->check_ref = xmalloc(sizeof(double) * (size_t)r->n_losses);
+  memcpy(sw->check_ref, r->losses, sizeof(double) * (size_t)r->n_losses);
+  sw->n_check_ref = r->n_losses;
+  sw->tctx.check_ref = sw->check_ref;
+  sw->tctx.n_check_ref = sw->n_check_ref;
+}
+
 static void on_trial_done(void *ud, const trial_result *r) {
   sweep *sw = ud;
   const trial_record *t = &r->record;
+  keep_check_ref(sw, r);
   if (r->store_err) fail(sw, r->store_err);
   if (t->status == OUTCOME_INTERRUPTED) sw->counted--;
   else if (!r->spawn_error) record_duration(sw, r->wall_s);
@@ -207,6 +230,7 @@ static int fits_deadline(sweep *sw) {
 static int may_start(sweep *sw) {
   if (sw->stopping || sw->failed || sw->deadline_hit) return 0;
   if (sw->counted >= sw->budget_trials) return 0;
+  if (sw->check_waits && sw->n_running > 0) return 0; /* the baseline's losses come first */
   return fits_deadline(sw);
 }
 
@@ -318,6 +342,7 @@ static void sweep_free(sweep *sw) {
   free(sw->fail_reason);
   free(sw->durations);
   free(sw->hardware);
+  free(sw->check_ref);
   executor_free(sw->x);
   strategy_free(sw->strat);
   experiment_free(sw->exp);
@@ -336,6 +361,8 @@ static void apply_opts(sweep *sw, const sweep_opts *o) {
   sw->seed = o->has_seed ? o->seed : e->has_seed ? e->seed : (int64_t)time(NULL) % 1000000;
   sw->slots = xcalloc((size_t)sw->parallel, sizeof(trial *));
   sw->metric = experiment_metric(e);
+  sw->check = experiment_check_metric(e);
+  sw->check_waits = e->check_on;
   sw->patterns = (classify_patterns){.oom = (const char *const *)e->oom_patterns,
                                      .n_oom = e->n_oom_patterns,
                                      .invalid = (const char *const *)e->invalid_patterns,
@@ -559,7 +586,10 @@ static int begin(sweep *sw, const char *db_path, int64_t *sweep_id, char **err) 
                          .patterns = &sw->patterns,
                          .sweep_id = sw->id,
                          .log_dir = sw->log_dir,
-                         .base_env = environ};
+                         .base_env = environ,
+                         .check = sw->exp->check_on ? &sw->check : NULL,
+                         .check_ref = sw->check_ref,
+                         .n_check_ref = sw->n_check_ref};
   return 0;
 }
 
@@ -644,6 +674,15 @@ static int apply_plan(sweep *sw, const resume_plan *plan, char **err) {
     if (rc != 0) return rc;
     p.steps = r->steps_budget;
     queue_push(sw, &p, r->role, r->rerun_of);
+  }
+  if (sw->check_waits && plan->baseline_ended) {
+    sw->check_waits = 0;
+    int rc = plan->baseline_id ? store_trial_losses(sw->db, plan->baseline_id, &sw->check_ref,
+                                                    &sw->n_check_ref, err)
+                               : 0;
+    if (rc != 0) return rc;
+    if (sw->n_check_ref == 0)
+      diag_note("flagtune: metric.check: the baseline left no loss, so no trial can be checked");
   }
   sw->counted = plan->counted;
   sw->next_number = plan->next_number;

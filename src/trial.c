@@ -34,6 +34,9 @@ struct trial {
   double *steps;
   int n_steps, cap_steps;
   stats_running kept;   /* the reduction of the steps past the skip, for pruning */
+  double *losses;       /* metric.check: the losses printed, in order */
+  int n_losses, cap_losses;
+  int n_bad_losses;     /* NaN or infinite losses */
   int n_bad_values;
   trial_facts facts;
   char *signal_line;    /* the first line that stopped it (an OOM, a refusal), kept whole */
@@ -109,10 +112,24 @@ static void maybe_prune(trial *t) {
   if (v > t->best_ms * (1.0 + e->prune_margin)) trial_stop(t, STOPPED_PRUNED);
 }
 
+/* Reads metric.check's loss from LINE, if it holds one. */
+static void read_loss(trial *t, const char *line, size_t len) {
+  double loss;
+  int p = parse_step(t->c.check, line, len, &loss);
+  if (p == PARSE_BAD) t->n_bad_losses++;
+  if (p != PARSE_STEP || t->n_losses >= MAX_STEPS) return;
+  if (t->n_losses == t->cap_losses) {
+    t->cap_losses = t->cap_losses ? t->cap_losses * 2 : 64;
+    t->losses = xrealloc(t->losses, sizeof(double) * (size_t)t->cap_losses);
+  }
+  t->losses[t->n_losses++] = loss;
+}
+
 static void on_line(void *ud, int stream, const char *line, size_t len, int truncated) {
   trial *t = ud;
   (void)truncated;
   double ms;
+  if (t->c.check) read_loss(t, line, len);
   int p = parse_step(t->c.metric, line, len, &ms);
   if (p == PARSE_STEP) {
     add_step(t, ms);
@@ -179,6 +196,8 @@ static int launch_phase(trial *t, int profile, char **err) {
 /* Clears what one phase left (steps, facts, excerpt) before the next phase. */
 static void reset_phase(trial *t) {
   t->n_steps = 0;
+  t->n_losses = 0;
+  t->n_bad_losses = 0;
   stats_running_free(&t->kept);
   t->n_bad_values = 0;
   int min_steps = t->facts.min_steps;
@@ -252,7 +271,31 @@ static char *trial_excerpt(trial *t, const exec_result *res, outcome o, const ch
   return excerpt;
 }
 
+/* metric.check: why T's losses say it computed something else than the baseline, or NULL
+ * when they agree (or there is nothing to compare with). Caller frees. */
+static char *wrong_reason(const trial *t) {
+  const experiment *e = t->c.exp;
+  if (!t->c.check || !t->c.check_ref || t->c.n_check_ref == 0) return NULL;
+  if (t->n_bad_losses > 0)
+    return xasprintf("wrong: %d loss value(s) were NaN or infinite (metric.check)",
+                     t->n_bad_losses);
+  if (t->n_losses == 0)
+    return xasprintf("wrong: printed no loss to compare with the baseline's (metric.check)");
+  int n = t->n_losses < t->c.n_check_ref ? t->n_losses : t->c.n_check_ref;
+  for (int i = 0; i < n; i++) {
+    double ref = t->c.check_ref[i], got = t->losses[i];
+    double allowed = fmax(e->check_tolerance * fabs(ref), e->check_abs);
+    if (fabs(got - ref) > allowed)
+      return xasprintf("wrong: loss %.6g at its %d%s loss line, baseline %.6g: off by %.3g "
+                       "(allowed %.3g: metric.check tolerance %g, abs %g)",
+                       got, i + 1, i == 0 ? "st" : i == 1 ? "nd" : i == 2 ? "rd" : "th", ref,
+                       fabs(got - ref), allowed, e->check_tolerance, e->check_abs);
+  }
+  return NULL;
+}
+
 static void trial_free(trial *t) {
+  free(t->losses);
   stats_running_free(&t->kept);
   proposal_clear(&t->prop);
   free(t->signal_line);
@@ -277,9 +320,13 @@ static void on_exit_trial(void *ud, const exec_result *res) {
   if (t->profiling) t->facts.n_steps = 0; /* the profile run's steps are not the trial's */
   outcome o = classify_trial(&t->facts);
   double value = NAN;
+  char *wrong = o == OUTCOME_OK ? wrong_reason(t) : NULL;
+  if (wrong) o = OUTCOME_WRONG;
   if (o == OUTCOME_OK)
     value = stats_reduce(t->c.exp->metric_reduce, t->steps, t->n_steps, t->prop.skip);
   char *excerpt = trial_excerpt(t, res, o, why);
+  if (wrong) excerpt = prepend(wrong, excerpt);
+  free(wrong);
   free(why);
   store_trial_end end = {.status = o,
                          .value = value,
@@ -287,7 +334,9 @@ static void on_exit_trial(void *ud, const exec_result *res) {
                          .exit_code = res->exit_status,
                          .term_signal = res->term_signal,
                          .duration_s = res->wall_s,
-                         .error = excerpt};
+                         .error = excerpt,
+                         .losses = t->losses,
+                         .n_losses = t->n_losses};
   char *err = NULL;
   store_trial_finish(t->c.db, t->id, &end, t->steps, t->n_steps, &err);
   free(excerpt);
@@ -302,6 +351,8 @@ static void on_exit_trial(void *ud, const exec_result *res) {
                                .steps_budget = t->steps_budget,
                                .steps = t->steps,
                                .n_steps = t->n_steps},
+                    .losses = t->losses,
+                    .n_losses = t->n_losses,
                     .wall_s = res->wall_s,
                     .spawn_error = res->spawn_error != 0,
                     .store_err = err};

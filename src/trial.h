@@ -28,6 +28,11 @@ typedef struct {
   int64_t sweep_id;
   const char *log_dir;
   char *const *base_env; /* the environment trials start from (usually environ) */
+  /* metric.check: the loss to read (NULL: no check) and the baseline's losses a trial is
+   * compared with (NULL until the baseline ended ok; a trial started before is not checked). */
+  const metric_spec *check;
+  const double *check_ref;
+  int n_check_ref;
 } trial_ctx;
 
 /* How a trial ended: handed to on_done, valid during the call. */
@@ -35,6 +40,8 @@ typedef struct {
   int slot;
   const char *label;
   trial_record record;   /* number, role, status, value, steps, config: what was stored */
+  const double *losses;  /* metric.check's losses in the order printed (none without a check) */
+  int n_losses;
   double wall_s;         /* the measured run's duration */
   int spawn_error;       /* the command could not be started */
   const char *store_err; /* storing the outcome failed (the sweep must stop); NULL: stored */

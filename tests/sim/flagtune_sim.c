@@ -1052,6 +1052,7 @@ typedef struct {
   double noise; /* percent of the nominal noise */
   int true_value;
   double fail_rate;
+  int corrupt_ll128; /* --corrupt-ll128: an explicit LL128 in NCCL_PROTO computes wrong sums */
 } options;
 
 /* Advances the simulated clock by MS and really sleeps MS * time_scale. */
@@ -1230,6 +1231,19 @@ static double step_time(const options *o, const model *m, const envcfg *e, rng *
   return ms < 0.01 ? 0.01 : ms;
 }
 
+/* --corrupt-ll128: NCCL 2.18.1's release notes report data corruption with an explicitly
+ * requested LL128 protocol on HGX H100. Such a run is a little faster and its reductions are
+ * wrong, so its loss drifts away from the true curve: what metric.check must catch. */
+static int corrupts(const options *o) {
+  const char *p = getenv("NCCL_PROTO");
+  if (!o->corrupt_ll128 || !p || *p == '^') return 0;
+  char buf[128];
+  snprintf(buf, sizeof buf, "%s", p);
+  for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+    if (!strcasecmp(t, "LL128")) return 1;
+  return 0;
+}
+
 static int run_job(const options *o, const flagset *fs, const envcfg *e, const model *m) {
   rng r = {o->seed ^ config_hash(fs) ^ fnv1a(0x84222325ULL, e->trial)};
   double off = 1.0 + 0.01 * (o->noise / 100.0) * rng_normal(&r);
@@ -1242,13 +1256,14 @@ static int run_job(const options *o, const flagset *fs, const envcfg *e, const m
   fflush(stdout);
   if (m->oom == OOM_LOAD) die_oom(m);
   for (int step = 1; step <= o->steps; step++) {
-    double ms = step_time(o, m, e, &r, off, step);
+    double ms = step_time(o, m, e, &r, off, step) * (corrupts(o) ? 0.9 : 1.0);
     sim_sleep(o, ms);
     if (step == 1 && m->oom == OOM_STEP) die_oom(m);
     if (step == 1 && m->oom == OOM_OUTSIDE) die_outside(m, e);
     if (step == 1) maybe_bfc_warning(m, e);
     if (step == crash_at) die_crash(&r);
-    print_step(o, step, ms, 2.0 + 8.4 * exp(-step / 40.0) + 0.01 * rng_normal(&r));
+    double loss = 2.0 + 8.4 * exp(-step / 40.0) + 0.01 * rng_normal(&r);
+    print_step(o, step, ms, loss * (corrupts(o) ? 1.0 + 0.05 * step : 1.0));
   }
   return 0;
 }
@@ -1261,7 +1276,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: flagtune-sim [--steps N] [--landscape fsdp8|single|sparse] [--format json|text]\n"
           "                    [--seed S] [--time-scale X] [--compile-ms MS] [--noise PCT]\n"
-          "                    [--true-value] [--fail-rate P]\n"
+          "                    [--true-value] [--fail-rate P] [--corrupt-ll128]\n"
           "A SIMULATED JAX training job for flagtune's tests and benchmarks (not JAX).\n"
           "Reads XLA_FLAGS, XLA_PYTHON_CLIENT_MEM_FRACTION, NCCL_*, ... like a real job.\n");
 }
@@ -1295,6 +1310,8 @@ static int parse_options(int argc, char **argv, options *o) {
       ok = !num_arg(v, 0, 1e4, &o->noise);
     else if (!strcmp(a, "--fail-rate"))
       ok = !num_arg(v, 0, 1, &o->fail_rate);
+    else if (!strcmp(a, "--corrupt-ll128"))
+      ok = 1, val = 0, o->corrupt_ll128 = 1;
     else if (!strcmp(a, "--landscape"))
       ok = v != NULL, o->landscape = v;
     else if (!strcmp(a, "--format"))
@@ -1330,7 +1347,7 @@ static void write_pgle_profile(const flagset *fs) {
 }
 
 int main(int argc, char **argv) {
-  options o = {20, NULL, 0, 0, 0.001, 30000.0, 100.0, 0, 0.0};
+  options o = {.steps = 20, .time_scale = 0.001, .compile_ms = 30000.0, .noise = 100.0};
   static flagset fs; /* static: still reachable when a failure path exit()s (clean under LSan) */
   envcfg e;
   model m;

@@ -25,8 +25,8 @@ static line_signal worst_of(const char *log) {
 
 TEST(outcome_names_round_trip) {
   const char *names[] = {"running", "ok",        "oom",    "invalid",     "timeout",
-                         "crash",   "no_metric", "pruned", "interrupted", "lost"};
-  CHECK_INT(OUTCOME_COUNT, 10);
+                         "crash",   "no_metric", "pruned", "interrupted", "lost", "wrong"};
+  CHECK_INT(OUTCOME_COUNT, 11);
   for (int i = 0; i < OUTCOME_COUNT; i++) {
     CHECK_STR(outcome_name((outcome)i), names[i]);
     CHECK_INT(outcome_from_name(names[i]), i);
@@ -36,6 +36,16 @@ TEST(outcome_names_round_trip) {
   CHECK_INT(outcome_from_name(NULL), -1);
   CHECK_INT(outcome_from_name("oom "), -1);
   CHECK_STR(outcome_name(OUTCOME_COUNT), "unknown");
+}
+
+/* Finished for good: counted against the budget, never re-run by resume. */
+TEST(outcome_is_final) {
+  for (int i = 0; i < OUTCOME_COUNT; i++) {
+    int want = i != OUTCOME_RUNNING && i != OUTCOME_INTERRUPTED && i != OUTCOME_LOST;
+    CHECK_INT(outcome_is_final((outcome)i), want);
+  }
+  CHECK_INT(outcome_is_final(OUTCOME_WRONG), 1);
+  CHECK_INT(outcome_is_final(OUTCOME_COUNT), 0);
 }
 
 /* jax-ml/jax#13428 / #22755 shape: the allocator's warnings, the executor's error, the

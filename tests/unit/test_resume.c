@@ -41,6 +41,8 @@ TEST(finished_trials_count_and_set_the_baseline) {
   CHECK_INT(p.next_number, 4);
   CHECK_INT(p.baseline_ok, 1);
   CHECK_NEAR(p.baseline_ms, 100, 0);
+  CHECK_INT(p.baseline_id, 100); /* trial 0's row: its losses are metric.check's reference */
+  CHECK_INT(p.baseline_ended, 1);
   CHECK_INT(p.n_ok, 1);
   CHECK_INT(p.n_reruns, 0);
   CHECK_INT(p.n_orphans, 0);
@@ -101,6 +103,7 @@ TEST(an_unfinished_baseline_is_rerun_as_the_baseline) {
   resume_plan p;
   resume_plan_make(t, 2, &p);
   CHECK_INT(p.baseline_ok, 0);
+  CHECK_INT(p.baseline_ended, 0); /* it runs again: metric.check waits for it */
   CHECK_INT(p.n_reruns, 1);
   if (p.n_reruns == 1) {
     CHECK_STR(p.reruns[0].config_json, "{}");
@@ -121,6 +124,7 @@ TEST(a_failed_baseline_counts_but_is_not_ok) {
   resume_plan_make(t, 3, &p);
   CHECK_INT(p.counted, 3);
   CHECK_INT(p.baseline_ok, 1);
+  CHECK_INT(p.baseline_id, 101); /* the first baseline that ended ok, not the crashed one */
   CHECK_NEAR(p.baseline_ms, 101, 0);
   CHECK_INT(p.n_ok, 1);
   CHECK_INT(p.n_reruns, 0);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "embed.h"
 #include "store.h"
 #include "test.h"
 
@@ -191,6 +192,53 @@ TEST(open_migrate_twice) {
   CHECK_STR((const char *)sqlite3_column_text(st, 0), "wal");
   sqlite3_finalize(st);
   CHECK_INT(sqlite3_close(db), SQLITE_OK);
+  tmpdb_remove(&t);
+}
+
+/* A database written before metric.check (schema 5, foreign keys on as flagtune runs them)
+ * keeps every trial, step and winner through the rebuild of trials in 0008, and takes the new
+ * status and column afterwards. */
+TEST(migration_rebuilds_trials_keeping_rows) {
+  tmpdb t;
+  tmpdb_init(&t);
+  sqlite3 *db = NULL;
+  CHECK_INT(sqlite3_open(t.path, &db), SQLITE_OK);
+  sqlite3_exec(db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL);
+  const char *files[] = {"store/0001_init.sql", "store/0002_flags.sql", "store/0003_confirm.sql",
+                         "store/0004_software.sql", "store/0005_pgle.sql"};
+  for (int i = 0; i < 5; i++) CHECK_INT(sqlite3_exec(db, embed_find(files[i])->data, NULL, NULL, NULL), SQLITE_OK);
+  CHECK_INT(sqlite3_exec(db,
+                         "PRAGMA user_version = 5;"
+                         "INSERT INTO sweeps (id, name, model, hardware) VALUES (1, 's', 'm', 'h');"
+                         "INSERT INTO trials (id, sweep_id, number, role, status, value) VALUES "
+                         "(10, 1, 0, 'baseline', 'ok', 100), (11, 1, 1, 'search', 'ok', 90),"
+                         "(12, 1, 2, 'search', 'oom', NULL);"
+                         "INSERT INTO steps VALUES (10, 1, 100), (11, 1, 91), (11, 2, 89);"
+                         "UPDATE sweeps SET winner_trial_id = 11 WHERE id = 1;",
+                         NULL, NULL, NULL),
+            SQLITE_OK);
+  CHECK_INT(sqlite3_close(db), SQLITE_OK);
+  store *s = open_ok(t.path);
+  CHECK_NEAR(query_num(s, "PRAGMA user_version"), store_schema_latest(), 0);
+  CHECK_NEAR(query_num(s, "SELECT count(*) FROM trials"), 3, 0);
+  CHECK_NEAR(query_num(s, "SELECT count(*) FROM steps"), 3, 0);
+  CHECK_NEAR(query_num(s, "SELECT winner_trial_id FROM sweeps"), 11, 0);
+  CHECK_NEAR(query_num(s, "SELECT count(*) FROM trials WHERE status = 'oom'"), 1, 0);
+  CHECK_NEAR(query_num(s, "SELECT best_trial FROM sweep_summary"), 1, 0);
+  CHECK_NEAR(query_num(s, "SELECT wrong FROM sweep_summary"), 0, 0);
+  CHECK_NEAR(query_num(s, "PRAGMA foreign_keys"), 1, 0);
+  int64_t id = begin_trial(s, 1, 3, "{\"a\":1}");
+  double losses[] = {2.5, -0.25, 1e-300};
+  store_trial_end e = {.status = OUTCOME_WRONG, .losses = losses, .n_losses = 3};
+  CHECK_INT(store_trial_finish(s, id, &e, NULL, 0, NULL), 0);
+  double *back = NULL;
+  int n = 0;
+  CHECK_INT(store_trial_losses(s, id, &back, &n, NULL), 0);
+  CHECK_INT(n, 3);
+  if (n == 3) CHECK(back[0] == 2.5 && back[1] == -0.25 && back[2] == 1e-300);
+  free(back);
+  CHECK_NEAR(query_num(s, "SELECT wrong FROM sweep_summary"), 1, 0);
+  CHECK_STORE_END(s);
   tmpdb_remove(&t);
 }
 
@@ -640,8 +688,8 @@ TEST(query_refuses_writes) {
   refused(s, "SELEC 1", "query: ");
   CHECK_NEAR(query_num(s, "SELECT count(*) FROM trials"), 13, 0);
   CHECK_NEAR(query_num(s, "SELECT 2; -- trailing comment\n /* and another */ ;"), 2, 0);
-  /* 24 columns from 0001, 3 from 0005 (manual PGLE) */
-  CHECK_NEAR(query_num(s, "SELECT count(*) FROM pragma_table_info('trials')"), 27, 0);
+  /* 24 columns from 0001, 3 from 0005 (manual PGLE), 1 from 0008 (metric.check's losses) */
+  CHECK_NEAR(query_num(s, "SELECT count(*) FROM pragma_table_info('trials')"), 28, 0);
   CHECK_NEAR(query_num(s, "PRAGMA foreign_keys"), 1, 0);
   /* The refusals left the connection as it was: foreign keys on, no transaction open. */
   store_trial_new orphan = {.sweep_id = 999, .number = 1};
