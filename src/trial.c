@@ -166,15 +166,20 @@ static void on_exit_trial(void *ud, const exec_result *res);
 
 /* Starts one phase of T on the executor: the measured run, or (PROFILE) manual PGLE's
  * profile run. */
+/* Where and as what phase PROFILE of T runs. */
+static launch_where where_of(const trial *t, int profile) {
+  return (launch_where){.sweep_id = t->c.sweep_id,
+                        .number = t->w.number,
+                        .steps = t->steps_budget,
+                        .devices = t->w.devices,
+                        .log_dir = t->c.log_dir,
+                        .profile_path = t->profile_path,
+                        .profile = profile};
+}
+
 static int launch_phase(trial *t, int profile, char **err) {
   launch l;
-  launch_where lw = {.sweep_id = t->c.sweep_id,
-                     .number = t->w.number,
-                     .steps = t->steps_budget,
-                     .devices = t->w.devices,
-                     .log_dir = t->c.log_dir,
-                     .profile_path = t->profile_path,
-                     .profile = profile};
+  launch_where lw = where_of(t, profile);
   int rc = launch_build(t->c.exp, &t->prop, &lw, t->c.base_env, &l, err);
   if (rc == 0) {
     exec_spec spec = {.argv = l.argv,
@@ -365,12 +370,7 @@ static void on_exit_trial(void *ud, const exec_result *res) {
 
 static int record_start(trial *t, char **err) {
   launch l;
-  launch_where lw = {.sweep_id = t->c.sweep_id,
-                     .number = t->w.number,
-                     .steps = t->steps_budget,
-                     .devices = t->w.devices,
-                     .log_dir = t->c.log_dir,
-                     .profile_path = t->profile_path};
+  launch_where lw = where_of(t, 0);
   /* The measured run is what the row records, whichever phase runs first. */
   int rc = launch_build(t->c.exp, &t->prop, &lw, t->c.base_env, &l, err);
   if (rc != 0) return rc;
