@@ -184,7 +184,13 @@ static int cmd_resume(args *a) {
   int64_t id = 0;
   int unhealthy = 0;
   char *err = NULL;
-  int rc = sweep_resume(a->pos[0], &o, &id, &unhealthy, &err);
+  /* Resume continues a sweep in an existing database: a mistyped --db is an error here,
+   * before sweep_resume would create an empty one. */
+  store *db = NULL;
+  int rc = store_open(o.db_path, STORE_MUST_EXIST, &db, &err);
+  store_close(db);
+  if (rc != 0) return fail(rc, err);
+  rc = sweep_resume(a->pos[0], &o, &id, &unhealthy, &err);
   return finish_sweep(a, rc, id, unhealthy, err);
 }
 
