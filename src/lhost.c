@@ -36,6 +36,9 @@ struct lhost {
   long used;                   /* instructions counted so far in that call */
   size_t mem;                  /* bytes the state holds now */
   size_t mem_limit;            /* bytes it may hold */
+  int refused;                 /* the last request was a growth that was refused: */
+  void *refused_ptr;           /* ...this block... */
+  size_t refused_size;         /* ...to this size */
   int fault;                   /* FAULT_*: a limit broken by the call in progress */
   char fault_where[WHERE_MAX]; /* "path:line: " where it broke ("" when unknown) */
   char raise_where[WHERE_MAX]; /* "path:line: " of the last unlocated error() in user code */
@@ -71,9 +74,11 @@ static int where_user(lua_State *L, int level, char *buf, size_t n) {
 }
 
 /* The memory cap: Lua's allocator with a count of the bytes held. Growing past the limit
- * fails, which Lua raises as a memory error (LUA_ERRMEM, which no message handler sees):
- * the fault and the user's line are noted here for lhost_pcall to report. Shrinking never
- * fails, as Lua requires. */
+ * fails, which Lua raises as a memory error (LUA_ERRMEM, which no message handler sees, or
+ * lauxlib's "not enough memory"): the fault and the user's line are noted here for
+ * lhost_pcall to report. Lua's core first collects all garbage and asks once more for the
+ * same block: when that succeeds, there was no fault. Shrinking never fails, as Lua
+ * requires. */
 static void *host_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   lhost *h = ud;
   size_t old = ptr ? osize : 0;
@@ -82,8 +87,13 @@ static void *host_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     h->mem -= old;
     return NULL;
   }
-  if (nsize > old && h->mem_limit && nsize - old > h->mem_limit - h->mem) {
-    if (h->fault == FAULT_NONE && h->depth > 0) {
+  int retry = h->refused && ptr == h->refused_ptr && nsize == h->refused_size;
+  h->refused = 0;
+  /* Only inside lhost_pcall: C code between calls pushes a few values without protection,
+   * where a failed allocation would be a Lua panic (abort); the next call then fails. */
+  if (nsize > old && h->depth > 0 &&
+      (h->mem >= h->mem_limit || nsize - old > h->mem_limit - h->mem)) {
+    if (h->fault == FAULT_NONE) {
       h->fault = FAULT_MEMORY;
 #if LUA_VERSION_RELEASE_NUM < 50406
       /* Before 5.4.6 a growing stack keeps its old block (and every pointer into it) valid
@@ -92,10 +102,17 @@ static void *host_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
       where_user(h->L, 0, h->fault_where, sizeof h->fault_where);
 #endif
     }
+    h->refused = 1;
+    h->refused_ptr = ptr;
+    h->refused_size = nsize;
     return NULL;
   }
   void *p = realloc(ptr, nsize);
   if (p) h->mem = h->mem - old + nsize;
+  if (p && retry && h->fault == FAULT_MEMORY) { /* the collection made room after all */
+    h->fault = FAULT_NONE;
+    h->fault_where[0] = '\0';
+  }
   return p;
 }
 
@@ -516,6 +533,7 @@ int lhost_pcall(lhost *h, int nargs, int nresults, long budget, char **err) {
   int outer = h->depth++ == 0;
   if (outer) {
     h->fault = FAULT_NONE;
+    h->refused = 0;
     h->fault_where[0] = h->raise_where[0] = '\0';
   }
   long saved_budget = h->budget, saved_used = h->used;

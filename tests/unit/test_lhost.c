@@ -125,6 +125,18 @@ TEST(memory_cap) {
                "u.lua:2: Lua memory limit of 16 MiB exceeded");
   /* What was built is garbage now: the state works again. */
   expect_ok(h, "assert(#('y'):rep(1 << 20) == 1 << 20)", 100000000);
+  /* Memory kept between calls, near the cap: C code between calls may still push values
+   * (a failed allocation there would be a panic), and the next call fails cleanly. */
+  expect_ok(h, "keep = {} for i = 1, 8 do keep[i] = ('k'):rep(1 << 20) .. i end", 100000000);
+  lua_State *L = lhost_state(h);
+  char *big = calloc(1, 9 << 20);
+  memset(big, 'c', (9 << 20) - 1);
+  lua_pushstring(L, big); /* past the cap, outside a call: allowed */
+  free(big);
+  expect_error(h, "\nlocal t = {}", 100000000, "u.lua:2: Lua memory limit of 16 MiB exceeded");
+  lua_pop(L, 1);
+  expect_ok(h, "keep = nil collectgarbage()", 100000000);
+  expect_ok(h, "assert(#('y'):rep(1 << 20) == 1 << 20)", 100000000);
   lhost_free(h);
 }
 
