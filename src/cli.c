@@ -63,7 +63,7 @@ static int open_store(const args *a, store **s, char **err) {
 }
 
 static void print_json(const cJSON *j) {
-  char *s = cJSON_Print(j);
+  char *s = json_print_text(j, 1);
   printf("%s\n", s);
   free(s);
 }
@@ -184,7 +184,13 @@ static int cmd_resume(args *a) {
   int64_t id = 0;
   int unhealthy = 0;
   char *err = NULL;
-  int rc = sweep_resume(a->pos[0], &o, &id, &unhealthy, &err);
+  /* Resume continues a sweep in an existing database: a mistyped --db is an error here,
+   * before sweep_resume would create an empty one. */
+  store *db = NULL;
+  int rc = store_open(o.db_path, STORE_MUST_EXIST, &db, &err);
+  store_close(db);
+  if (rc != 0) return fail(rc, err);
+  rc = sweep_resume(a->pos[0], &o, &id, &unhealthy, &err);
   return finish_sweep(a, rc, id, unhealthy, err);
 }
 
@@ -211,6 +217,7 @@ static int cmd_sweeps(args *a) {
   if (a->json) {
     print_json(list);
   } else {
+    json_terminal_safe(list, NULL); /* names come from experiment files and trials' output */
     printf("%4s  %-24s %-16s %-22s %-11s %6s %5s %10s %10s %8s\n", "ID", "NAME", "MODEL",
            "HARDWARE", "STATUS", "TRIALS", "OK", "BEST_MS", "BASE_MS", "SPEEDUP");
     const cJSON *it;
@@ -307,6 +314,7 @@ static int cmd_show(args *a) {
   if (a->json) {
     print_json(obj);
   } else {
+    json_terminal_safe(obj, NULL);
     print_header(obj);
     print_counts(obj);
     print_best_line(obj);
@@ -325,10 +333,14 @@ static int print_summary(const args *a, long long id) {
   snprintf(ref, sizeof ref, "%lld", id);
   int rc = load_sweep(a, ref, &s, &obj, &err);
   if (rc == 0) {
+    /* The lines for the terminal are escaped; the export below takes the values as stored. */
+    cJSON *shown = cJSON_Duplicate(obj, 1);
+    json_terminal_safe(shown, NULL);
     printf("\n");
-    print_header(obj);
-    print_counts(obj);
-    print_best_line(obj);
+    print_header(shown);
+    print_counts(shown);
+    print_best_line(shown);
+    cJSON_Delete(shown);
     const cJSON *best = cJSON_GetObjectItemCaseSensitive(obj, "best");
     if (cJSON_IsObject(best)) {
       printf("\n");
@@ -378,6 +390,7 @@ static int cmd_best(args *a) {
     cJSON_Delete(list);
     return 0;
   }
+  json_terminal_safe(list, NULL);
   if (cJSON_GetArraySize(list) == 0) printf("no ok trial yet%s\n", a->model || a->hardware ?
                                                                     " for that model/hardware" : "");
   const cJSON *it;
@@ -531,7 +544,7 @@ static int cmd_export(args *a) {
 
 static void print_cell(const cJSON *v) {
   if (cJSON_IsNull(v)) printf("NULL");
-  else if (cJSON_IsString(v)) printf("%s", v->valuestring);
+  else if (cJSON_IsString(v)) printf("%s", v->valuestring); /* made terminal-safe by the caller */
   else if (cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble) && fabs(v->valuedouble) < 1e15)
     printf("%.0f", v->valuedouble);
   else if (cJSON_IsNumber(v)) printf("%.10g", v->valuedouble);
@@ -559,6 +572,10 @@ static int cmd_query(args *a) {
     print_json(out);
     cJSON_Delete(out);
   } else {
+    /* Text keeps line breaks and tabs (an experiment's text reads back as written) but not
+     * what a terminal would act on (escape sequences from a trial's output). */
+    json_terminal_safe(cols, "\n\t");
+    json_terminal_safe(rows, "\n\t");
     int i = 0;
     cJSON_ArrayForEach(c, cols) printf("%s%s", i++ ? "|" : "", c->valuestring);
     printf("\n");

@@ -329,7 +329,7 @@ static int cmd_list(const fargs *a, const char *db_path) {
     lua_pop(L, 1);
   }
   if (rc == 0 && out) {
-    char *s = cJSON_Print(out);
+    char *s = json_print_text(out, 1);
     printf("%s\n", s);
     free(s);
   } else if (rc == 0 && set) {
@@ -366,7 +366,7 @@ static int cmd_show(const fargs *a) {
       free(hint);
     } else if (a->json) {
       cJSON *o = json_from_lua(L, lua_gettop(L));
-      char *s = cJSON_Print(o);
+      char *s = json_print_text(o, 1);
       printf("%s\n", s);
       free(s);
       cJSON_Delete(o);

@@ -1,5 +1,6 @@
-/* JSON between C, Lua and the database, on top of cJSON. Owns only conversions;
- * never decides what the JSON means. */
+/* JSON between C, Lua and the database, on top of cJSON, and text for people: every --json
+ * output (valid UTF-8 whatever the database holds) and strings made safe for a terminal.
+ * Owns only conversions; never decides what the JSON means. */
 #include "json.h"
 
 #include <lauxlib.h>
@@ -120,20 +121,136 @@ static cJSON *table_to_array(lua_State *L, int idx, int depth) {
 static cJSON *from_lua(lua_State *L, int idx, int depth) {
   if (depth > JSON_MAX_DEPTH) return NULL;
   switch (lua_type(L, idx)) {
-    case LUA_TBOOLEAN: return cJSON_CreateBool(lua_toboolean(L, idx));
-    case LUA_TNUMBER: return cJSON_CreateNumber(lua_tonumber(L, idx));
-    case LUA_TSTRING: return cJSON_CreateString(lua_tostring(L, idx));
+    case LUA_TBOOLEAN:
+      return cJSON_CreateBool(lua_toboolean(L, idx));
+    case LUA_TNUMBER:
+      return cJSON_CreateNumber(lua_tonumber(L, idx));
+    case LUA_TSTRING:
+      return cJSON_CreateString(lua_tostring(L, idx));
     case LUA_TTABLE:
       luaL_checkstack(L, 4, "table too deep");
       return is_sequence(L, idx) ? table_to_array(L, idx, depth) : table_to_object(L, idx, depth);
-    default: return NULL;
+    default:
+      return NULL;
   }
 }
 
-cJSON *json_from_lua(lua_State *L, int idx) { return from_lua(L, lua_absindex(L, idx), 0); }
+cJSON *json_from_lua(lua_State *L, int idx) {
+  return from_lua(L, lua_absindex(L, idx), 0);
+}
 
 char *json_print(const cJSON *j) {
   char *s = cJSON_PrintUnformatted(j);
   if (!s) return xstrdup("null");
   return s;
+}
+
+/* ---- text for people: valid UTF-8, and no terminal control ---- */
+
+/* The length of the well-formed UTF-8 sequence at S (N bytes left), or 0 (Unicode's table
+ * of well-formed byte sequences: no overlongs, no surrogates, nothing past U+10FFFF). */
+static size_t utf8_len(const unsigned char *s, size_t n) {
+  unsigned char c = s[0];
+  size_t len;
+  unsigned char lo = 0x80, hi = 0xBF;
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF)
+    len = 2;
+  else if (c >= 0xE0 && c <= 0xEF)
+    len = 3;
+  else if (c >= 0xF0 && c <= 0xF4)
+    len = 4;
+  else
+    return 0;
+  if (c == 0xE0) lo = 0xA0;
+  if (c == 0xED) hi = 0x9F;
+  if (c == 0xF0) lo = 0x90;
+  if (c == 0xF4) hi = 0x8F;
+  if (n < len || s[1] < lo || s[1] > hi) return 0;
+  for (size_t i = 2; i < len; i++)
+    if (s[i] < 0x80 || s[i] > 0xBF) return 0;
+  return len;
+}
+
+/* A growing output buffer. */
+typedef struct {
+  char *p;
+  size_t len, cap;
+} text_buf;
+
+static void put(text_buf *b, const char *s, size_t n) {
+  if (b->len + n + 1 > b->cap) {
+    while (b->len + n + 1 > b->cap) b->cap = b->cap * 2 + 64;
+    b->p = xrealloc(b->p, b->cap);
+  }
+  memcpy(b->p + b->len, s, n);
+  b->len += n;
+  b->p[b->len] = '\0';
+}
+
+char *json_print_text(const cJSON *j, int pretty) {
+  char *raw = pretty ? cJSON_Print(j) : cJSON_PrintUnformatted(j);
+  if (!raw) return xstrdup("null");
+  const unsigned char *s = (const unsigned char *)raw;
+  size_t n = strlen(raw);
+  text_buf b = {NULL, 0, 0};
+  put(&b, "", 0);
+  for (size_t i = 0; i < n;) {
+    size_t k = utf8_len(s + i, n - i);
+    /* Outside strings cJSON writes ASCII only, so a bad byte is always inside one. */
+    if (k == 0) {
+      put(&b, "\xEF\xBF\xBD", 3); /* U+FFFD REPLACEMENT CHARACTER */
+      k = 1;
+    } else {
+      put(&b, raw + i, k);
+    }
+    i += k;
+  }
+  free(raw);
+  return b.p;
+}
+
+char *json_terminal_text(const char *s, const char *keep) {
+  if (!s) return NULL;
+  const unsigned char *u = (const unsigned char *)s;
+  size_t n = strlen(s);
+  text_buf b = {NULL, 0, 0};
+  put(&b, "", 0);
+  for (size_t i = 0; i < n;) {
+    size_t k = utf8_len(u + i, n - i);
+    int control = k == 1 && (u[i] < 0x20 || u[i] == 0x7F) && !(keep && strchr(keep, s[i]));
+    int c1 = k == 2 && u[i] == 0xC2 && u[i + 1] <= 0x9F; /* U+0080..U+009F: CSI and kin */
+    if (k == 0 || control || c1) {
+      size_t bad = k ? k : 1;
+      for (size_t x = 0; x < bad; x++) {
+        char esc[8];
+        snprintf(esc, sizeof esc, "\\x%02x", u[i + x]);
+        put(&b, esc, 4);
+      }
+      i += bad;
+    } else {
+      put(&b, s + i, k);
+      i += k;
+    }
+  }
+  return b.p;
+}
+
+/* Replaces *S (a cJSON-owned string) with its terminal-safe text when that differs. */
+static void make_safe(char **s, const char *keep) {
+  char *safe = json_terminal_text(*s, keep);
+  if (safe && strcmp(safe, *s) != 0) {
+    cJSON_free(*s);
+    *s = safe;
+  } else {
+    free(safe);
+  }
+}
+
+void json_terminal_safe(cJSON *j, const char *keep) {
+  for (; j; j = j->next) {
+    if (j->string && !(j->type & cJSON_StringIsConst)) make_safe(&j->string, keep);
+    if (cJSON_IsString(j) && j->valuestring) make_safe(&j->valuestring, keep);
+    json_terminal_safe(j->child, keep);
+  }
 }

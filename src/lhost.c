@@ -1,6 +1,8 @@
 /* The Lua host. Owns the lua_State, the loader for the embedded runtime (lua/, search/),
  * the `ft` helper table, the one protected-call path (lua.c's docall with a message
- * handler), the instruction budget, and the count of registry refs held by C.
+ * handler), the limits on user code (an instruction budget and a memory cap that a Lua
+ * `pcall` cannot catch, and a second SIGINT/SIGTERM that ends a Lua call stuck in C), and
+ * the count of registry refs held by C.
  * Must not know what an experiment or a strategy is: those modules call in here. */
 #include "lhost.h"
 
@@ -8,6 +10,7 @@
 #include <errno.h>
 #include <lauxlib.h>
 #include <lualib.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,14 +21,32 @@
 #include "json.h"
 #include "units.h"
 
+/* A limit broken by the call in progress. It is sticky: once set, the count hook raises it
+ * again at every instruction until the protected call made by C unwinds, so a `pcall` in
+ * user code can catch it but cannot go on running. */
+enum { FAULT_NONE, FAULT_BUDGET, FAULT_MEMORY };
+
+#define WHERE_MAX 512
+
 struct lhost {
   lua_State *L;
   int live_refs;
-  long budget;   /* instructions allowed to the call in progress, 0: none */
-  long used;     /* instructions counted so far in that call */
+  int depth;                   /* lhost_pcall calls in progress */
+  long budget;                 /* instructions allowed to the call in progress, 0: none */
+  long used;                   /* instructions counted so far in that call */
+  size_t mem;                  /* bytes the state holds now */
+  size_t mem_limit;            /* bytes it may hold */
+  int refused;                 /* the last request was a growth that was refused: */
+  void *refused_ptr;           /* ...this block... */
+  size_t refused_size;         /* ...to this size */
+  int fault;                   /* FAULT_*: a limit broken by the call in progress */
+  char fault_where[WHERE_MAX]; /* "path:line: " where it broke ("" when unknown) */
+  char raise_where[WHERE_MAX]; /* "path:line: " of the last unlocated error() in user code */
+  char raise_msg[WHERE_MAX];   /* ...and the start of its message as the handler shows it */
 };
 
 #define HOOK_STEP 1000 /* the count hook fires every HOOK_STEP instructions */
+#define MEMORY_MB_DEFAULT 1024
 
 static lhost *host_of(lua_State *L) {
   lhost *h;
@@ -33,14 +54,75 @@ static lhost *host_of(lua_State *L) {
   return h;
 }
 
+/* ---- where user code is ---- */
+
+/* "path:line: " of the innermost Lua frame at or above LEVEL that runs a file of the user's
+ * (a chunk "@path" that is not one of the embedded lua/ or search/ files), else of the
+ * innermost Lua frame with a line; "" when there is none. Reads only CallInfo and Proto
+ * fields, so it allocates nothing. Returns 1 when the frame is the user's. */
+static int where_user(lua_State *L, int level, char *buf, size_t n) {
+  lua_Debug ar;
+  buf[0] = '\0';
+  for (int depth = 0; depth < 200 && lua_getstack(L, level, &ar); level++, depth++) {
+    if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0) continue;
+    int user = ar.source[0] == '@' && !embed_find(ar.source + 1);
+    if (user || !buf[0])
+      snprintf(buf, n, "%s:%d: ", user ? ar.source + 1 : ar.short_src, ar.currentline);
+    if (user) return 1;
+  }
+  return 0;
+}
+
+/* The memory cap: Lua's allocator with a count of the bytes held. Growing past the limit
+ * fails, which Lua raises as a memory error (LUA_ERRMEM, which no message handler sees, or
+ * lauxlib's "not enough memory"): the fault and the user's line are noted here for
+ * lhost_pcall to report. Lua's core first collects all garbage and asks once more for the
+ * same block: when that succeeds, there was no fault. Shrinking never fails, as Lua
+ * requires. */
 static void *host_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  (void)ud;
-  (void)osize;
+  lhost *h = ud;
+  size_t old = ptr ? osize : 0;
   if (nsize == 0) {
     free(ptr);
+    h->mem -= old;
     return NULL;
   }
-  return realloc(ptr, nsize);
+  int retry = h->refused && ptr == h->refused_ptr && nsize == h->refused_size;
+  h->refused = 0;
+  /* Only inside lhost_pcall: C code between calls pushes a few values without protection,
+   * where a failed allocation would be a Lua panic (abort); the next call then fails. */
+  if (nsize > old && h->depth > 0 &&
+      (h->mem >= h->mem_limit || nsize - old > h->mem_limit - h->mem)) {
+    if (h->fault == FAULT_NONE) {
+      h->fault = FAULT_MEMORY;
+#if LUA_VERSION_RELEASE_NUM < 50406
+      /* Before 5.4.6 a growing stack keeps its old block (and every pointer into it) valid
+       * while the new one is allocated, so the frames can be read from here. 5.4.6 turns
+       * them into offsets first: there the line comes from the hook, or stays unknown. */
+      where_user(h->L, 0, h->fault_where, sizeof h->fault_where);
+#endif
+    }
+    h->refused = 1;
+    h->refused_ptr = ptr;
+    h->refused_size = nsize;
+    return NULL;
+  }
+  void *p = realloc(ptr, nsize);
+  if (p) h->mem = h->mem - old + nsize;
+  if (p && retry && h->fault == FAULT_MEMORY) { /* the collection made room after all */
+    h->fault = FAULT_NONE;
+    h->fault_where[0] = '\0';
+  }
+  return p;
+}
+
+/* FLAGTUNE_LUA_MEMORY_MB (a positive number of MiB) or the default. */
+static size_t memory_limit(void) {
+  const char *s = getenv("FLAGTUNE_LUA_MEMORY_MB");
+  char *end;
+  long long mb = s && *s ? strtoll(s, &end, 10) : 0;
+  if (mb <= 0 || *end != '\0' || mb > (long long)(SIZE_MAX >> 21)) mb = MEMORY_MB_DEFAULT;
+  return (size_t)mb << 20;
 }
 
 /* ---- the embedded-module loader ---- */
@@ -167,7 +249,7 @@ static int ft_has_module(lua_State *L) {
 
 static void install_ft(lua_State *L) {
   static const luaL_Reg fns[] = {
-      {"parse_bytes", ft_parse_bytes}, {"parse_duration", ft_parse_duration},
+      {"parse_bytes", ft_parse_bytes},   {"parse_duration", ft_parse_duration},
       {"format_bytes", ft_format_bytes}, {"json_decode", ft_json_decode},
       {"has_module", ft_has_module},     {NULL, NULL}};
   luaL_newlib(L, fns);
@@ -176,14 +258,127 @@ static void install_ft(lua_State *L) {
   lua_setglobal(L, "ft");
 }
 
+/* ---- error() and assert() that remember where user code raised ---- */
+
+/* An error raised without a location (error(msg, 0), error({}), assert(false, {})) loses
+ * the user's line by the time it reaches C: handlers and re-raises in lua/ run after the
+ * user's frames are gone. Remember the user's line now, with the message as lhost_pcall
+ * will see it, so that it can put the line back. */
+static void note_raise(lua_State *L) {
+  lhost *h = host_of(L);
+  char where[WHERE_MAX];
+  if (h->depth == 0 || !where_user(L, 1, where, sizeof where)) return;
+  memcpy(h->raise_where, where, sizeof where);
+  if (lua_type(L, 1) == LUA_TSTRING)
+    snprintf(h->raise_msg, sizeof h->raise_msg, "%s", lua_tostring(L, 1));
+  else
+    snprintf(h->raise_msg, sizeof h->raise_msg, "(error object is a %s value)",
+             luaL_typename(L, 1));
+}
+
+/* lbaselib.c's error(), plus note_raise for messages it leaves without a location. */
+static int ft_error(lua_State *L) {
+  int level = (int)luaL_optinteger(L, 2, 1);
+  lua_settop(L, 1);
+  if (lua_type(L, 1) == LUA_TSTRING && level > 0) {
+    luaL_where(L, level);
+    lua_pushvalue(L, 1);
+    lua_concat(L, 2);
+  } else {
+    note_raise(L);
+  }
+  return lua_error(L);
+}
+
+/* lbaselib.c's assert(), through ft_error. */
+static int ft_assert(lua_State *L) {
+  if (lua_toboolean(L, 1)) return lua_gettop(L);
+  luaL_checkany(L, 1);
+  lua_remove(L, 1);
+  lua_pushliteral(L, "assertion failed!");
+  lua_settop(L, 1);
+  return ft_error(L);
+}
+
+/* ---- xpcall and debug.sethook, so that user code cannot switch the budget off ---- */
+
+/* True when the function calling the running C function is one of the embedded files. */
+static int called_from_runtime(lua_State *L) {
+  lua_Debug ar;
+  if (!lua_getstack(L, 1, &ar) || !lua_getinfo(L, "S", &ar)) return 0;
+  return ar.source[0] == '@' && embed_find(ar.source + 1) != NULL;
+}
+
+/* The message handler a user's xpcall gets: the user's own (upvalue 1), except for a broken
+ * limit. The hook raises that from inside the hook, where Lua runs no hooks, so a user's
+ * handler that looped would never be stopped. */
+static int guarded_handler(lua_State *L) {
+  if (host_of(L)->fault != FAULT_NONE) return 1; /* the fault's message, as it is */
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);
+  return 1;
+}
+
+/* lbaselib.c's finishpcall and xpcall; a user's handler goes through guarded_handler. The
+ * runtime's own xpcalls (lua/dsl.lua, lua/host.lua) keep theirs as they are: their handlers
+ * read the stack at fixed levels, and they end. */
+static int finish_xpcall(lua_State *L, int status, lua_KContext extra) {
+  if (status != LUA_OK && status != LUA_YIELD) {
+    lua_pushboolean(L, 0);
+    lua_pushvalue(L, -2);
+    return 2;
+  }
+  return lua_gettop(L) - (int)extra;
+}
+
+static int ft_xpcall(lua_State *L) {
+  int n = lua_gettop(L);
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  if (!called_from_runtime(L)) {
+    lua_pushvalue(L, 2);
+    lua_pushcclosure(L, guarded_handler, 1);
+    lua_replace(L, 2);
+  }
+  lua_pushboolean(L, 1); /* [f, msgh, args..., true] */
+  lua_pushvalue(L, 1);
+  lua_rotate(L, 3, 2); /* [f, msgh, true, f, args...] */
+  int status = lua_pcallk(L, n - 2, LUA_MULTRET, 2, 2, finish_xpcall);
+  return finish_xpcall(L, status, 2);
+}
+
+/* debug.sethook (upvalue 1) outside budgeted calls only: inside one it would remove the
+ * count hook that is the budget. Tests use it to count instructions. */
+static int ft_sethook(lua_State *L) {
+  if (host_of(L)->budget > 0)
+    return luaL_error(L, "debug.sethook is not available to experiment and strategy code");
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+static void install_guards(lua_State *L) {
+  lua_register(L, "error", ft_error);
+  lua_register(L, "assert", ft_assert);
+  lua_register(L, "xpcall", ft_xpcall);
+  lua_getglobal(L, "debug");          /* [debug] */
+  lua_getfield(L, -1, "sethook");     /* [debug, sethook] */
+  lua_pushcclosure(L, ft_sethook, 1); /* [debug, guarded] */
+  lua_setfield(L, -2, "sethook");
+  lua_pop(L, 1);
+}
+
 int lhost_new(lhost **out, char **err) {
   lhost *h = xcalloc(1, sizeof *h);
+  h->mem_limit = memory_limit();
   h->L = lua_newstate(host_alloc, h);
   if (!h->L) {
     free(h);
     return diag_set(err, FT_ESYS, "cannot create a Lua state");
   }
   luaL_openlibs(h->L);
+  install_guards(h->L);
   install_searcher(h->L);
   install_ft(h->L);
   *out = h;
@@ -193,30 +388,50 @@ int lhost_new(lhost **out, char **err) {
 void lhost_free(lhost *h) {
   if (!h) return;
 #ifdef FLAGTUNE_DEBUG_REFS
-  if (h->live_refs != 0) fprintf(stderr, "flagtune: %d Lua refs still live at exit\n", h->live_refs);
+  if (h->live_refs != 0)
+    fprintf(stderr, "flagtune: %d Lua refs still live at exit\n", h->live_refs);
   assert(h->live_refs == 0);
 #endif
   lua_close(h->L);
   free(h);
 }
 
-lua_State *lhost_state(lhost *h) { return h->L; }
+lua_State *lhost_state(lhost *h) {
+  return h->L;
+}
 
 /* ---- protected calls ---- */
 
-/* The count hook: past the budget, fail the call with the current line. */
+/* The fault's message, "path:line: instruction budget of N exceeded", into BUF. Formatted
+ * in C: lhost_pcall may need it while the state is at its memory limit. */
+static void fault_text(const lhost *h, char *buf, size_t n) {
+  if (h->fault == FAULT_BUDGET)
+    snprintf(buf, n, "%sinstruction budget of %ld exceeded", h->fault_where, h->budget);
+  else
+    snprintf(buf, n, "%sLua memory limit of %zu MiB exceeded", h->fault_where, h->mem_limit >> 20);
+}
+
+/* The count hook: counts instructions; once the budget is spent (or the memory cap was hit)
+ * it raises the fault, and from then on at every instruction, so that no pcall in the
+ * user's code can go on looping. Level 0 inside a hook is the Lua function running. */
 static void budget_hook(lua_State *L, lua_Debug *ar) {
   (void)ar;
   lhost *h = host_of(L);
-  h->used += HOOK_STEP;
-  if (h->budget > 0 && h->used > h->budget) {
-    lua_sethook(L, NULL, 0, 0);
-    /* Level 0: inside a hook that is the Lua function running, not its caller. */
-    luaL_where(L, 0);
-    lua_pushfstring(L, "instruction budget of %d exceeded", (int)h->budget);
-    lua_concat(L, 2);
-    lua_error(L);
+  if (h->budget <= 0) return; /* a coroutine made in an earlier budgeted call */
+  if (h->fault == FAULT_NONE) {
+    int step = lua_gethookcount(L);
+    h->used += step;
+    /* A coroutine left raising at every instruction by an earlier fault counts normally. */
+    if (step != HOOK_STEP) lua_sethook(L, budget_hook, LUA_MASKCOUNT, HOOK_STEP);
+    if (h->used <= h->budget) return;
+    h->fault = FAULT_BUDGET;
   }
+  if (!h->fault_where[0]) where_user(L, 0, h->fault_where, sizeof h->fault_where);
+  lua_sethook(L, budget_hook, LUA_MASKCOUNT, 1);
+  char msg[WHERE_MAX + 64];
+  fault_text(h, msg, sizeof msg);
+  lua_pushstring(L, msg);
+  lua_error(L);
 }
 
 /* lua.c's msghandler: keep "path:line: message"; add a traceback only with -v. */
@@ -234,31 +449,121 @@ static int msghandler(lua_State *L) {
   return 1;
 }
 
+/* True when MSG starts like "path:line:", as Lua's error() writes it. */
+static int located(const char *msg) {
+  const char *p = msg;
+  while (*p && *p != ':' && *p != '\n') p++;
+  if (*p != ':' || p == msg || p[1] < '0' || p[1] > '9') return 0;
+  for (p++; *p >= '0' && *p <= '9'; p++) {
+  }
+  return *p == ':';
+}
+
+/* ---- a second SIGINT/SIGTERM during a budgeted call ends the process ---- */
+
+/* The budget stops Lua code, but not a C function it called (a string.find with a pattern
+ * that backtracks for hours), and the sweep's libuv signal handles run only once the call
+ * returns. So during a budgeted call a real handler of SIGINT/SIGTERM (libuv's) is wrapped:
+ * the first signal goes on to it (the sweep stops once the call returns), the second ends
+ * the process at once by the signal's default action (trials die with it: their supervisor
+ * has a parent-death signal). Where the default action is in force nothing is wrapped: the
+ * first signal already ends the process. */
+static const int watched[2] = {SIGINT, SIGTERM};
+static struct sigaction watched_prev[2];
+static int watched_on[2];
+static volatile sig_atomic_t watched_seen;
+
+static void on_watched(int sig, siginfo_t *info, void *ctx) {
+  int i = sig == SIGINT ? 0 : 1;
+  if (++watched_seen >= 2) {
+    signal(sig, SIG_DFL);
+    raise(sig); /* delivered when this handler returns */
+    return;
+  }
+  if (watched_prev[i].sa_flags & SA_SIGINFO)
+    watched_prev[i].sa_sigaction(sig, info, ctx);
+  else if (watched_prev[i].sa_handler != SIG_DFL && watched_prev[i].sa_handler != SIG_IGN)
+    watched_prev[i].sa_handler(sig);
+}
+
+static void watch_signals(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_watched;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  watched_seen = 0;
+  for (int i = 0; i < 2; i++) {
+    watched_on[i] = sigaction(watched[i], &sa, &watched_prev[i]) == 0;
+    int real = !(watched_prev[i].sa_flags & SA_SIGINFO) &&
+               (watched_prev[i].sa_handler == SIG_DFL || watched_prev[i].sa_handler == SIG_IGN);
+    if (watched_on[i] && real) {
+      sigaction(watched[i], &watched_prev[i], NULL);
+      watched_on[i] = 0;
+    }
+  }
+}
+
+static void unwatch_signals(void) {
+  for (int i = 0; i < 2; i++)
+    if (watched_on[i]) sigaction(watched[i], &watched_prev[i], NULL);
+}
+
+/* The error message of a failed call into *ERR: a broken limit as the fault (whatever the
+ * handlers in lua/ made of it), an unlocated error with the user's line put back. */
+static void call_failed(lhost *h, int rc, char **err) {
+  lua_State *L = h->L;
+  const char *msg = rc != LUA_OK ? lua_tostring(L, -1) : NULL;
+  if (h->fault != FAULT_NONE) {
+    char text[WHERE_MAX + 64];
+    fault_text(h, text, sizeof text);
+    diag_set(err, FT_ELUA, "%s", text);
+  } else if (msg && !located(msg) && h->raise_where[0] && strstr(msg, h->raise_msg)) {
+    diag_set(err, FT_ELUA, "%s%s", h->raise_where, msg);
+  } else {
+    diag_set(err, FT_ELUA, "%s", msg ? msg : "Lua error");
+  }
+}
+
 int lhost_pcall(lhost *h, int nargs, int nresults, long budget, char **err) {
   lua_State *L = h->L;
   int base = lua_gettop(L) - nargs; /* the function's index */
   lua_pushcfunction(L, msghandler);
   lua_insert(L, base);
+  int outer = h->depth++ == 0;
+  if (outer) {
+    h->fault = FAULT_NONE;
+    h->refused = 0;
+    h->fault_where[0] = h->raise_where[0] = '\0';
+  }
   long saved_budget = h->budget, saved_used = h->used;
-  int nested = saved_budget > 0;
-  if (budget > 0 && !nested) {
+  int owner = budget > 0 && saved_budget <= 0; /* nested calls run under the outer budget */
+  if (owner) {
     h->budget = budget;
     h->used = 0;
     lua_sethook(L, budget_hook, LUA_MASKCOUNT, HOOK_STEP);
+    watch_signals();
   }
   int rc = lua_pcall(L, nargs, nresults, base);
-  if (budget > 0 && !nested) {
+  if (owner) {
+    unwatch_signals();
     lua_sethook(L, NULL, 0, 0);
+  }
+  /* A fault caught by a pcall in user code still fails the call. */
+  if (rc != LUA_OK || h->fault != FAULT_NONE) {
+    call_failed(h, rc, err);
+    lua_settop(L, base - 1);
+    rc = FT_ELUA;
+  } else {
+    lua_remove(L, base);
+  }
+  if (owner) {
     h->budget = saved_budget;
     h->used = saved_used;
   }
-  lua_remove(L, base);
-  if (rc != LUA_OK) {
-    diag_set(err, FT_ELUA, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "Lua error");
-    lua_pop(L, 1);
-    return FT_ELUA;
-  }
-  return 0;
+  h->depth--;
+  if (outer) h->fault = FAULT_NONE;
+  return rc;
 }
 
 int lhost_dostring(lhost *h, const char *path, const char *text, size_t len, int nresults,
@@ -288,7 +593,9 @@ int lhost_ref(lhost *h) {
   return ref;
 }
 
-void lhost_push_ref(lhost *h, int ref) { lua_rawgeti(h->L, LUA_REGISTRYINDEX, ref); }
+void lhost_push_ref(lhost *h, int ref) {
+  lua_rawgeti(h->L, LUA_REGISTRYINDEX, ref);
+}
 
 void lhost_unref(lhost *h, int ref) {
   if (ref == LUA_REFNIL || ref == LUA_NOREF) return;
@@ -296,4 +603,6 @@ void lhost_unref(lhost *h, int ref) {
   h->live_refs--;
 }
 
-int lhost_live_refs(const lhost *h) { return h->live_refs; }
+int lhost_live_refs(const lhost *h) {
+  return h->live_refs;
+}

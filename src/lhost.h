@@ -11,7 +11,11 @@ typedef struct lhost lhost;
 /* A new state with the standard libraries, `require` able to load embedded modules
  * ("dsl" -> lua/dsl.lua, "search.grid" -> search/grid.lua; a directory in
  * $FLAGTUNE_SEARCH_PATH overrides search/ files), and the C helpers in the global
- * table `ft` (ft.parse_bytes, ft.parse_duration, ft.format_bytes, ft.json_decode). */
+ * table `ft` (ft.parse_bytes, ft.parse_duration, ft.format_bytes, ft.json_decode).
+ * The state holds at most $FLAGTUNE_LUA_MEMORY_MB MiB (default 1024): past that an
+ * allocation fails and the call reports "path:line: Lua memory limit of N MiB exceeded".
+ * `error`, `assert`, `xpcall` and `debug.sethook` are replaced by versions that keep the
+ * limits and the user's line (see lhost_pcall). */
 int lhost_new(lhost **out, char **err);
 /* Closes the state. In debug builds, asserts that no counted ref is still live. */
 void lhost_free(lhost *h);
@@ -20,7 +24,13 @@ lua_State *lhost_state(lhost *h);
 /* Calls the function below NARGS arguments on the stack (lua.c's docall), with a message
  * handler that keeps "path:line: message" and adds a traceback when diag_verbose is set.
  * BUDGET > 0 limits the call to about that many VM instructions; past it the call fails
- * with "...: instruction budget of N exceeded". Returns 0, or FT_ELUA with *err set. */
+ * with "path:line: instruction budget of N exceeded" (the innermost line in a file of the
+ * user's, not an embedded one). A broken limit cannot be caught by a pcall in Lua: it is
+ * raised again at every instruction until this call unwinds, and fails the call even if
+ * the code returns. An error raised without a location (error(msg, 0), error({})) gets the
+ * user's line where error() was called. During a budgeted call a second SIGINT/SIGTERM
+ * ends the process (the first goes to the handler already installed, e.g. libuv's).
+ * Returns 0, or FT_ELUA with *err set. */
 int lhost_pcall(lhost *h, int nargs, int nresults, long budget, char **err);
 
 /* Loads and runs TEXT (LEN bytes) as chunk "@PATH" with NRESULTS results. */

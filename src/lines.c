@@ -1,6 +1,8 @@
 /* The bounded line splitter. Owns turning a byte stream into lines with a hard memory bound:
  * whatever a child prints (no newline for gigabytes, NULs, \r\n), at most max_line + 2 bytes
- * are held. It must stay pure: no I/O, no loop, no knowledge of who calls it. */
+ * are held. A line ends at '\n', at '\r' (progress bars such as tqdm redraw one terminal line
+ * with '\r', and each redraw is a step's report) or at "\r\n" (one end, not two).
+ * It must stay pure: no I/O, no loop, no knowledge of who calls it. */
 #include "lines.h"
 
 #include <stdlib.h>
@@ -17,13 +19,13 @@ void lines_init(lines_buf *lb, size_t max_line) {
   lb->buf = xmalloc(lb->max + 2);
   lb->len = 0;
   lb->discarding = 0;
+  lb->after_cr = 0;
 }
 
-/* Hands the held line to CB, dropping one trailing '\r', and empties the buffer. */
+/* Hands the held line to CB and empties the buffer. */
 static void deliver(lines_buf *lb, lines_cb cb, void *ud) {
   size_t len = lb->len;
   int truncated = 0;
-  if (len > 0 && lb->buf[len - 1] == '\r') len--;
   if (len > lb->max) {
     len = lb->max;
     truncated = 1;
@@ -33,8 +35,9 @@ static void deliver(lines_buf *lb, lines_cb cb, void *ud) {
   cb(ud, lb->buf, len, truncated);
 }
 
-/* Appends a piece of the current line. When the line outgrows max + 1 bytes (the + 1 being a
- * possible '\r'), its head goes out now, truncated, and the rest is skipped up to '\n'. */
+/* Appends a piece of the current line. When the line outgrows max + 1 bytes (so that it is
+ * known to be longer than max), its head goes out now, truncated, and the rest is skipped up
+ * to the line's end. */
 static void append(lines_buf *lb, const char *p, size_t n, lines_cb cb, void *ud) {
   size_t room = lb->max + 1 - lb->len;
   size_t take = n < room ? n : room;
@@ -48,16 +51,32 @@ static void append(lines_buf *lb, const char *p, size_t n, lines_cb cb, void *ud
   cb(ud, lb->buf, lb->max, 1);
 }
 
+/* The first '\n' or '\r' in DATA, or NULL. */
+static const char *line_end(const char *data, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (data[i] == '\n' || data[i] == '\r') return data + i;
+  return NULL;
+}
+
 void lines_feed(lines_buf *lb, const char *data, size_t n, lines_cb cb, void *ud) {
   while (n > 0) {
-    const char *nl = memchr(data, '\n', n);
-    size_t piece = nl ? (size_t)(nl - data) : n;
+    if (lb->after_cr) { /* "\r\n" is one line end, even split between two feeds */
+      lb->after_cr = 0;
+      if (*data == '\n') {
+        data++;
+        n--;
+        continue;
+      }
+    }
+    const char *end = line_end(data, n);
+    size_t piece = end ? (size_t)(end - data) : n;
     if (!lb->discarding) append(lb, data, piece, cb, ud);
-    if (!nl) return;
+    if (!end) return;
     if (lb->discarding)
       lb->discarding = 0; /* the over-long line ends here; its head was already delivered */
     else
       deliver(lb, cb, ud);
+    lb->after_cr = *end == '\r';
     data += piece + 1;
     n -= piece + 1;
   }
@@ -67,6 +86,7 @@ void lines_finish(lines_buf *lb, lines_cb cb, void *ud) {
   if (!lb->discarding && lb->len > 0) deliver(lb, cb, ud);
   lb->len = 0;
   lb->discarding = 0;
+  lb->after_cr = 0;
 }
 
 void lines_free(lines_buf *lb) {

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-/* Called for each line without its '\n' (a trailing '\r' is removed too). LINE is
+/* Called for each line without its end: '\n', '\r' (a progress bar's redraw) or "\r\n". LINE is
  * NUL-terminated and valid only during the call. TRUNCATED is 1 when the line was longer
  * than max_line: the first max_line bytes are delivered and the rest is dropped. */
 typedef void (*lines_cb)(void *ud, const char *line, size_t len, int truncated);
@@ -14,6 +14,7 @@ typedef struct {
   size_t len;
   size_t max;
   int discarding; /* inside an over-long line whose head was already delivered */
+  int after_cr;   /* the last line ended at '\r': a '\n' right after it ends nothing */
 } lines_buf;
 
 /* Allocates max_line + 2 bytes once (0 means 64 KiB); nothing more is ever held. */

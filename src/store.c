@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "diag.h"
@@ -141,6 +142,9 @@ struct store {
   sqlite3 *db;
   char *path;
   int readonly;
+  int must_exist;       /* STORE_MUST_EXIST: a missing file is an error, never created */
+  double query_seconds; /* store_query's limits (store_set_query_limits) */
+  int64_t query_bytes;
   sqlite3_stmt *cache[ST_COUNT]; /* prepared on first use, finalized by store_close */
 };
 
@@ -151,14 +155,14 @@ static int db_fail(store *s, char **err, const char *what) {
 }
 
 /* Why PATH cannot be opened, in words a user can act on; NULL when nothing obvious. */
-static char *path_problem(const char *path, int readonly) {
+static char *path_problem(const char *path, int readonly, int must_exist) {
   struct stat st;
   const char *slash = strrchr(path, '/');
   char *dir = slash ? xstrndup(path, slash == path ? 1 : (size_t)(slash - path)) : xstrdup(".");
   char *msg = NULL;
   if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
     msg = xasprintf("%s is a directory, not a database", path);
-  else if (stat(path, &st) != 0 && readonly)
+  else if (stat(path, &st) != 0 && (readonly || must_exist))
     msg = xasprintf("no database at %s (run a sweep first, or name one with --db)", path);
   else if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
     msg = xasprintf("cannot create database %s: directory %s does not exist", path, dir);
@@ -175,7 +179,7 @@ static char *path_problem(const char *path, int readonly) {
 
 /* Turns an open/configure failure into the clearest message we can give. */
 static int open_fail(store *s, int rc, char **err) {
-  char *msg = path_problem(s->path, s->readonly);
+  char *msg = path_problem(s->path, s->readonly, s->must_exist);
   if (msg) {
     diag_set(err, FT_EINPUT, "%s", msg);
     free(msg);
@@ -423,8 +427,13 @@ int store_open(const char *path, int flags, store **out, char **err) {
   store *s = xcalloc(1, sizeof *s);
   s->path = xstrdup(path);
   s->readonly = (flags & STORE_READONLY) != 0;
+  s->must_exist = (flags & STORE_MUST_EXIST) != 0;
+  s->query_seconds = STORE_QUERY_SECONDS;
+  s->query_bytes = STORE_QUERY_BYTES;
   *out = NULL;
-  int oflags = s->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  int oflags = s->readonly     ? SQLITE_OPEN_READONLY
+               : s->must_exist ? SQLITE_OPEN_READWRITE
+                               : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
   int rc = sqlite3_open_v2(path, &s->db, oflags, NULL);
   rc = rc == SQLITE_OK ? configure(s, err) : open_fail(s, rc, err);
   if (!rc) rc = migrate(s, err);
@@ -1055,9 +1064,14 @@ static int query_authorizer(void *ctx, int action, const char *a, const char *b,
   (void)db;
   (void)trigger;
   switch (action) {
+    case SQLITE_FUNCTION: /* fts3_tokenizer(name) returns a pointer into this process */
+      if (b && sqlite3_stricmp(b, "fts3_tokenizer") == 0) {
+        snprintf(g->what, sizeof g->what, "fts3_tokenizer()");
+        return SQLITE_DENY;
+      }
+      return SQLITE_OK;
     case SQLITE_SELECT:
     case SQLITE_READ:
-    case SQLITE_FUNCTION:
     case SQLITE_RECURSIVE:
       return SQLITE_OK;
     case SQLITE_UPDATE: /* a table-valued pragma registers itself in the in-memory schema */
@@ -1109,22 +1123,100 @@ static int query_prepare(store *s, const char *sql, sqlite3_stmt **st, char **er
   return rc;
 }
 
+void store_set_query_limits(store *s, double seconds, int64_t bytes) {
+  s->query_seconds = seconds > 0 ? seconds : STORE_QUERY_SECONDS;
+  s->query_bytes = bytes > 0 ? bytes : STORE_QUERY_BYTES;
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The progress handler of a query: non-zero interrupts it (SQLITE_INTERRUPT). */
+static int query_past_deadline(void *ctx) {
+  return now_s() > *(const double *)ctx;
+}
+
+/* Roughly what a cell costs once it is a cJSON value (text as is, blobs in hex). */
+static int64_t cell_bytes(sqlite3_stmt *st, int i) {
+  int type = sqlite3_column_type(st, i);
+  int64_t n = type == SQLITE_TEXT   ? sqlite3_column_bytes(st, i)
+              : type == SQLITE_BLOB ? 2 * (int64_t)sqlite3_column_bytes(st, i)
+                                    : 0;
+  return n + 64;
+}
+
+/* The limits of one query, and the connection's settings they replace. An endless recursive
+ * CTE meets the deadline (a progress handler); zeroblob(1e9) the length limit; a query that
+ * holds much memory in SQLite the heap limit (process-wide, so set only while the query
+ * runs); a huge result the byte count of store_query. fts3_tokenizer, which returns a
+ * pointer into this process, is off on the connection (and refused by the authorizer). */
+typedef struct {
+  double deadline;
+  int old_length;
+  sqlite3_int64 old_heap;
+} query_limits;
+
+static void limits_on(store *s, query_limits *q) {
+  q->deadline = now_s() + s->query_seconds;
+  sqlite3_db_config(s->db, SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 0, (int *)NULL);
+  int64_t length = s->query_bytes / 4 < INT32_MAX ? s->query_bytes / 4 : INT32_MAX;
+  q->old_length = sqlite3_limit(s->db, SQLITE_LIMIT_LENGTH, (int)length);
+  q->old_heap = sqlite3_hard_heap_limit64(-1);
+  sqlite3_hard_heap_limit64(s->query_bytes);
+  sqlite3_progress_handler(s->db, 1000, query_past_deadline, &q->deadline);
+}
+
+static void limits_off(store *s, const query_limits *q) {
+  sqlite3_progress_handler(s->db, 0, NULL, NULL);
+  sqlite3_hard_heap_limit64(q->old_heap);
+  sqlite3_limit(s->db, SQLITE_LIMIT_LENGTH, q->old_length);
+}
+
+/* The message of a failed step: the limits by name, anything else as SQLite says it. */
+static int query_fail(store *s, int rc, char **err) {
+  int mib = (int)(s->query_bytes >> 20);
+  if (rc == SQLITE_INTERRUPT)
+    return diag_set(err, FT_EINPUT, "query: stopped at the time limit of %g s", s->query_seconds);
+  if (rc == SQLITE_NOMEM)
+    return diag_set(err, FT_EINPUT, "query: stopped at the memory limit of %d MiB", mib);
+  if (rc == SQLITE_TOOBIG)
+    return diag_set(err, FT_EINPUT, "query: a value is larger than the limit of %d MiB", mib / 4);
+  return diag_set(err, FT_EINPUT, "query: %s", sqlite3_errmsg(s->db));
+}
+
 int store_query(store *s, const char *sql, cJSON **columns, cJSON **rows, char **err) {
   sqlite3_stmt *st = NULL;
   *columns = *rows = NULL;
+  query_limits q;
+  limits_on(s, &q);
   int rc = query_prepare(s, sql, &st, err);
-  if (rc) return rc;
+  if (rc) {
+    limits_off(s, &q);
+    return rc;
+  }
   int n = sqlite3_column_count(st);
   cJSON *cols = cJSON_CreateArray(), *out = cJSON_CreateArray();
   for (int i = 0; i < n; i++)
     cJSON_AddItemToArray(cols, cJSON_CreateString(sqlite3_column_name(st, i)));
+  int64_t held = 0;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     cJSON *row = cJSON_CreateArray();
-    for (int i = 0; i < n; i++) cJSON_AddItemToArray(row, col_json(st, i));
+    for (int i = 0; i < n; i++) {
+      held += cell_bytes(st, i);
+      cJSON_AddItemToArray(row, col_json(st, i));
+    }
     cJSON_AddItemToArray(out, row);
+    if (held > s->query_bytes) {
+      rc = SQLITE_NOMEM;
+      break;
+    }
   }
-  rc = rc == SQLITE_DONE ? 0 : diag_set(err, FT_EINPUT, "query: %s", sqlite3_errmsg(s->db));
+  rc = rc == SQLITE_DONE ? 0 : query_fail(s, rc, err);
   sqlite3_finalize(st);
+  limits_off(s, &q);
   if (rc) {
     cJSON_Delete(cols);
     cJSON_Delete(out);

@@ -12,12 +12,14 @@
 
 typedef struct store store;
 
-enum { STORE_READONLY = 1 };
+/* STORE_READONLY: read only; STORE_MUST_EXIST: read and write an existing file (resume: a
+ * mistyped --db must not leave a new, empty database behind). */
+enum { STORE_READONLY = 1, STORE_MUST_EXIST = 2 };
 
-/* Opens (creating when absent, unless STORE_READONLY) and migrates the database at PATH.
- * Errors: FT_EINPUT for what the user can fix about PATH (a database newer than this
- * flagtune, a read-only open of a missing file, a missing or read-only directory, a file
- * that is not a flagtune database); FT_ESTORE otherwise. */
+/* Opens (creating when absent, unless STORE_READONLY or STORE_MUST_EXIST) and migrates the
+ * database at PATH. Errors: FT_EINPUT for what the user can fix about PATH (a database newer
+ * than this flagtune, a read-only or must-exist open of a missing file, a missing or
+ * read-only directory, a file that is not a flagtune database); FT_ESTORE otherwise. */
 int store_open(const char *path, int flags, store **out, char **err);
 /* Finalizes every cached statement and closes the connection. Returns 0, or FT_ESTORE when
  * SQLite refused to close (a statement was left unfinalized: a bug). S may be NULL. */
@@ -170,6 +172,14 @@ int store_best(store *s, const char *model, const char *hardware, cJSON **out, c
  * connection (INSERT, ATTACH, BEGIN, PRAGMA x = y, ...); FT_EINPUT too for more than one
  * statement, an empty query or an SQL error. */
 int store_query(store *s, const char *sql, cJSON **columns, cJSON **rows, char **err);
+/* A query also runs under limits: STORE_QUERY_SECONDS of time (an endless recursive CTE),
+ * STORE_QUERY_BYTES of memory in SQLite and of result, a quarter of that for one value
+ * (zeroblob(1e9)); past one it fails with FT_EINPUT, "query: stopped at the time limit of
+ * 10 s" and the like. fts3_tokenizer() is refused. store_set_query_limits changes the two
+ * numbers for this handle (0: the default). */
+#define STORE_QUERY_SECONDS 10.0
+#define STORE_QUERY_BYTES ((int64_t)256 << 20)
+void store_set_query_limits(store *s, double seconds, int64_t bytes);
 
 /* ---- imported jaxlib flag lists (store/0002_flags.sql) ---- */
 

@@ -82,16 +82,56 @@ TEST(byte_by_byte) {
   lines_free(&lb);
 }
 
-TEST(crlf_stripped_once) {
+/* '\r' ends a line (a progress bar's redraw); "\r\n" is one end, not two. */
+TEST(cr_ends_a_line) {
   lines_buf lb;
   seen s = fresh();
   lines_init(&lb, 64);
   feed_str(&lb, "dos\r\nkeep\r\r\nmid\rdle\n", &s);
-  CHECK_INT(s.n, 3);
+  CHECK_INT(s.n, 5);
   CHECK_STR(s.line[0], "dos");
-  CHECK_INT(s.len[1], 5); /* only the last '\r' goes */
-  CHECK_STR(s.line[1], "keep\r");
-  CHECK_STR(s.line[2], "mid\rdle");
+  CHECK_STR(s.line[1], "keep");
+  CHECK_INT(s.len[2], 0); /* "\r" then "\r\n": an empty line between them */
+  CHECK_STR(s.line[3], "mid");
+  CHECK_STR(s.line[4], "dle");
+  CHECK(s.nul_terminated);
+  lines_free(&lb);
+}
+
+/* tqdm-style output: each redraw of the bar is a line of its own, so each step's report
+ * reaches the parser; the final "\n" after the last redraw adds no empty line. */
+TEST(progress_bar_redraws_are_lines) {
+  lines_buf lb;
+  seen s = fresh();
+  lines_init(&lb, 64);
+  feed_str(&lb, "step 1: 10.5 ms\rstep 2: 10.", &s);
+  CHECK_INT(s.n, 1);
+  feed_str(&lb, "1 ms\r", &s);
+  CHECK_INT(s.n, 2);
+  feed_str(&lb, "step 3: 9.9 ms\r\n", &s);
+  feed_str(&lb, "\rdone\r", &s);
+  CHECK_INT(s.n, 5);
+  CHECK_STR(s.line[0], "step 1: 10.5 ms");
+  CHECK_STR(s.line[1], "step 2: 10.1 ms");
+  CHECK_STR(s.line[2], "step 3: 9.9 ms");
+  CHECK_INT(s.len[3], 0);
+  CHECK_STR(s.line[4], "done");
+  lines_finish(&lb, collect, &s);
+  CHECK_INT(s.n, 5);
+  lines_free(&lb);
+}
+
+/* An over-long line ended by '\r' ends its dropping there, like '\n'. */
+TEST(overlong_line_ends_at_cr) {
+  lines_buf lb;
+  seen s = fresh();
+  lines_init(&lb, 4);
+  feed_str(&lb, "0123456789\r", &s);
+  feed_str(&lb, "\nok\r", &s);
+  CHECK_INT(s.n, 2);
+  CHECK_INT(s.truncated[0], 1);
+  CHECK_STR(s.line[1], "ok");
+  CHECK_INT(s.truncated[1], 0);
   lines_free(&lb);
 }
 
@@ -126,7 +166,7 @@ TEST(exact_max_boundary) {
   seen s = fresh();
   lines_init(&lb, 4);
   feed_str(&lb, "abcd\n", &s);   /* exactly max: whole */
-  feed_str(&lb, "efgh\r\n", &s); /* max plus the '\r' that is stripped: whole */
+  feed_str(&lb, "efgh\r\n", &s); /* max ended by "\r\n": whole */
   feed_str(&lb, "ijklm\n", &s);  /* max + 1: truncated */
   feed_str(&lb, "abc\n", &s);    /* under max after a truncated one */
   CHECK_INT(s.n, 4);
@@ -187,7 +227,7 @@ TEST(final_partial_line) {
   lines_buf lb;
   seen s = fresh();
   lines_init(&lb, 64);
-  feed_str(&lb, "done\nno newline\r", &s);
+  feed_str(&lb, "done\nno newline", &s);
   CHECK_INT(s.n, 1);
   lines_finish(&lb, collect, &s);
   CHECK_INT(s.n, 2);

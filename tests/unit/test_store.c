@@ -726,6 +726,54 @@ TEST(query_values) {
   tmpdb_remove(&t);
 }
 
+/* The limits of issue "Overnight-proof, round two": time, memory, one value's length, and
+ * fts3_tokenizer (which returns a pointer into this process). Small limits keep it quick. */
+TEST(query_limits) {
+  tmpdb t;
+  tmpdb_init(&t);
+  store *s = open_ok(t.path);
+  store_set_query_limits(s, 0.2, 4 << 20);
+  refused(s,
+          "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c",
+          "query: stopped at the time limit of 0.2 s");
+  refused(s, "SELECT length(zeroblob(2000000))",
+          "query: a value is larger than the limit of 1 MiB");
+  refused(s,
+          "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 100000) "
+          "SELECT x, printf('%.200c', 'a') FROM c",
+          "query: stopped at the memory limit of 4 MiB");
+  refused(s, "SELECT fts3_tokenizer('simple')",
+          "query is read-only: fts3_tokenizer() is not allowed");
+  refused(s, "SELECT FTS3_Tokenizer('porter')", "query is read-only: fts3_tokenizer()");
+  /* Within the limits all is as before, and the limits are the handle's own settings. */
+  CHECK_NEAR(query_num(s, "SELECT length(zeroblob(500000))"), 500000, 0);
+  CHECK_NEAR(query_num(s,
+                       "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
+                       "LIMIT 1000) SELECT sum(x) FROM c"),
+             500500, 0);
+  CHECK_INT(sqlite3_hard_heap_limit64(-1), 0); /* the process-wide limit was put back */
+  store_set_query_limits(s, 0, 0);
+  CHECK_NEAR(query_num(s, "SELECT length(zeroblob(2000000))"), 2000000, 0);
+  CHECK_INT(store_close(s), 0);
+  tmpdb_remove(&t);
+}
+
+/* resume opens an existing database for writing and must never create one. */
+TEST(must_exist_open) {
+  tmpdb t;
+  tmpdb_init(&t);
+  open_fails(t.path, STORE_MUST_EXIST, FT_EINPUT, "no database at");
+  CHECK_INT(access(t.path, F_OK), -1);
+  CHECK_INT(store_close(open_ok(t.path)), 0);
+  store *s = NULL;
+  char *err = NULL;
+  CHECK_INT(store_open(t.path, STORE_MUST_EXIST, &s, &err), 0);
+  CHECK_INT(new_sweep(s, "x", "m", "h", "grid") > 0, 1);
+  CHECK_INT(store_close(s), 0);
+  free(err);
+  tmpdb_remove(&t);
+}
+
 /* ---- contention ---- */
 
 static int write_many(store *s, int64_t sweep, int first, int n) {

@@ -1,0 +1,8 @@
+-- bad strategy ask pcall loops
+return experiment {
+  name = "bad_strategy_ask_pcall_loops", model = "m", hardware = "h",
+  command = { os.getenv("FLAGTUNE_SIM"), "--steps", "5", "--time-scale", "0" },
+  metric = { json = "step_time_ms" },
+  vars = { V = choice { "a", "b", "c", "d" } },
+  strategy = strategy_file("s.lua"),
+}

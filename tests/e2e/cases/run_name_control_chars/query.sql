@@ -1,0 +1,1 @@
+SELECT name, hex(name) FROM sweeps

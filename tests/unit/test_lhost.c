@@ -1,0 +1,216 @@
+/* Unit tests for src/lhost.c: the limits on user code hold whatever the code does to
+ * escape them (pcall, xpcall handlers, coroutines), their errors name the user's line,
+ * errors raised without a location get it back, and a second SIGINT ends a call stuck in
+ * C. Chunks are loaded as "@u.lua" (a file of the user's, not an embedded one). Every case
+ * closes its state with no live refs. */
+#include <lauxlib.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "diag.h"
+#include "lhost.h"
+#include "test.h"
+
+static lhost *host(void) {
+  lhost *h = NULL;
+  char *err = NULL;
+  if (lhost_new(&h, &err) != 0) fprintf(stderr, "lhost_new: %s\n", err ? err : "?");
+  free(err);
+  return h;
+}
+
+/* Runs CODE as chunk NAME under BUDGET; returns the error (caller frees) or NULL. */
+static char *run_as(lhost *h, const char *name, const char *code, long budget) {
+  lua_State *L = lhost_state(h);
+  int top = lua_gettop(L);
+  if (luaL_loadbufferx(L, code, strlen(code), name, "t") != LUA_OK) {
+    char *msg = xstrdup(lua_tostring(L, -1));
+    lua_settop(L, top);
+    return msg;
+  }
+  char *err = NULL;
+  int rc = lhost_pcall(h, 0, 0, budget, &err);
+  CHECK_INT(lua_gettop(L), top);
+  if (rc == 0) return NULL;
+  return err ? err : xstrdup("(no message)");
+}
+
+static char *run(lhost *h, const char *code, long budget) {
+  return run_as(h, "@u.lua", code, budget);
+}
+
+static void expect_error(lhost *h, const char *code, long budget, const char *want) {
+  char *err = run(h, code, budget);
+  CHECK_STR(err, want);
+  free(err);
+}
+
+static void expect_ok(lhost *h, const char *code, long budget) {
+  char *err = run(h, code, budget);
+  if (err) fprintf(stderr, "unexpected error: %s\n", err);
+  CHECK(err == NULL);
+  free(err);
+}
+
+TEST(budget_loop) {
+  lhost *h = host();
+  expect_error(h, "local n = 0\nwhile true do n = n + 1 end", 1000000,
+               "u.lua:2: instruction budget of 1000000 exceeded");
+  lhost_free(h);
+}
+
+/* The reproduction: pcall caught the budget's error and the next loop ran forever. */
+TEST(budget_pcall_cannot_catch) {
+  lhost *h = host();
+  expect_error(h, "pcall(function() while true do end end) while true do end", 1000000,
+               "u.lua:1: instruction budget of 1000000 exceeded");
+  expect_error(h, "while true do\n  pcall(function() while true do end end)\nend", 1000000,
+               "u.lua:2: instruction budget of 1000000 exceeded");
+  /* Caught and then returning at once still fails the call. */
+  expect_error(h, "pcall(function() while true do end end)\nreturn 1", 1000000,
+               "u.lua:1: instruction budget of 1000000 exceeded");
+  /* The state is usable afterwards, with a fresh budget. */
+  expect_ok(h, "local n = 0 for i = 1, 1000 do n = n + i end", 1000000);
+  lhost_free(h);
+}
+
+TEST(budget_xpcall_handler_and_coroutines) {
+  lhost *h = host();
+  expect_error(h,
+               "xpcall(function() while true do end end, function() while true do end end)\n"
+               "while true do end",
+               1000000, "u.lua:1: instruction budget of 1000000 exceeded");
+  expect_error(h,
+               "while true do\n"
+               "  pcall(coroutine.wrap(function() while true do end end))\n"
+               "end",
+               1000000, "u.lua:2: instruction budget of 1000000 exceeded");
+  expect_error(h,
+               "local co = coroutine.create(function() while true do end end)\n"
+               "while true do coroutine.resume(co) end",
+               1000000, "u.lua:1: instruction budget of 1000000 exceeded");
+  /* The budget is the count hook: user code may not remove it. */
+  expect_error(h, "debug.sethook()\nwhile true do end", 1000000,
+               "u.lua:1: debug.sethook is not available to experiment and strategy code");
+  expect_error(h, "pcall(debug.sethook)\nwhile true do end", 1000000,
+               "u.lua:2: instruction budget of 1000000 exceeded");
+  /* A handler that errors or returns still works as xpcall's handler outside faults. */
+  expect_ok(h,
+            "local ok, e = xpcall(function() error('x') end, function(m) return 'h:' .. m end)\n"
+            "assert(not ok and e == 'h:u.lua:1: x')\n"
+            "assert(select('#', xpcall(function(...) return ... end, print, 1, 2)) == 3)",
+            1000000);
+  expect_ok(h, "return 1", 1000000);
+  lhost_free(h);
+}
+
+TEST(memory_cap) {
+  setenv("FLAGTUNE_LUA_MEMORY_MB", "16", 1);
+  lhost *h = host();
+  unsetenv("FLAGTUNE_LUA_MEMORY_MB");
+  /* Growth in small steps, every memory error caught by pcall. */
+  expect_error(h,
+               "local t = {}\n"
+               "while true do pcall(function() t[#t + 1] = ('x'):rep(1000) .. #t end) end",
+               100000000, "u.lua:2: Lua memory limit of 16 MiB exceeded");
+  /* One allocation past the cap is refused before it is made, budget or not. */
+  expect_error(h, "local s = ('x'):rep(1 << 30)", 100000000,
+               "u.lua:1: Lua memory limit of 16 MiB exceeded");
+  expect_error(h, "\nlocal s = ('x'):rep(1 << 30)", 0,
+               "u.lua:2: Lua memory limit of 16 MiB exceeded");
+  /* What was built is garbage now: the state works again. */
+  expect_ok(h, "assert(#('y'):rep(1 << 20) == 1 << 20)", 100000000);
+  /* Memory kept between calls, near the cap: C code between calls may still push values
+   * (a failed allocation there would be a panic), and the next call fails cleanly. */
+  expect_ok(h, "keep = {} for i = 1, 8 do keep[i] = ('k'):rep(1 << 20) .. i end", 100000000);
+  lua_State *L = lhost_state(h);
+  char *big = calloc(1, 9 << 20);
+  memset(big, 'c', (9 << 20) - 1);
+  lua_pushstring(L, big); /* past the cap, outside a call: allowed */
+  free(big);
+  expect_error(h, "\nlocal t = {}", 100000000, "u.lua:2: Lua memory limit of 16 MiB exceeded");
+  lua_pop(L, 1);
+  expect_ok(h, "keep = nil collectgarbage()", 100000000);
+  expect_ok(h, "assert(#('y'):rep(1 << 20) == 1 << 20)", 100000000);
+  lhost_free(h);
+}
+
+TEST(memory_cap_default_and_override) {
+  setenv("FLAGTUNE_LUA_MEMORY_MB", "not a number", 1);
+  lhost *h = host();
+  unsetenv("FLAGTUNE_LUA_MEMORY_MB");
+  expect_error(h, "local s = ('x'):rep((1 << 31) - 1)", 100000000,
+               "u.lua:1: Lua memory limit of 1024 MiB exceeded");
+  expect_ok(h, "local s = ('x'):rep(64 << 20)", 100000000);
+  lhost_free(h);
+}
+
+/* error(msg, 0) and error({}) carry no location; the user's line is put back. */
+TEST(unlocated_errors_get_the_line) {
+  lhost *h = host();
+  expect_error(h, "\nerror('plain', 0)", 0, "u.lua:2: plain");
+  expect_error(h, "local function f() error({}) end\n\nf()", 0,
+               "u.lua:1: (error object is a table value)");
+  expect_error(h, "\n\nassert(false, {})", 0, "u.lua:3: (error object is a table value)");
+  /* Re-raised unlocated by code that is not the user's once the user's frames are gone (as
+   * lua/dsl.lua's error(result, 0) does): the user's line still comes back. */
+  expect_ok(h, "function user_fn()\n  error('deep', 0)\nend", 0);
+  char *err = run_as(h, "=flagtune", "local ok, e = pcall(user_fn) error(e, 0)", 0);
+  CHECK_STR(err, "u.lua:2: deep");
+  free(err);
+  /* Located errors pass unchanged; error() keeps its level argument. */
+  expect_error(h, "error('here')", 0, "u.lua:1: here");
+  expect_error(h, "local function f() error('caller', 2) end\n\nf()", 0, "u.lua:3: caller");
+  expect_error(h, "local x = nil + 1", 0, "u.lua:1: attempt to perform arithmetic on a nil value");
+  /* A caught unlocated error does not leak its line into a later, different message. */
+  expect_error(h, "pcall(error, 'first', 0)\nerror('second', 0)", 0, "u.lua:2: second");
+  expect_ok(h, "assert(select('#', assert(1, 2, 3)) == 3)", 0);
+  lhost_free(h);
+}
+
+/* A budgeted call stuck in C (a pattern that backtracks for hours): the first SIGINT goes
+ * to the handler that was there (libuv's in a sweep), the second ends the process. */
+static volatile sig_atomic_t forwarded;
+static void count_signal(int sig) {
+  (void)sig;
+  forwarded++;
+}
+
+TEST(second_sigint_ends_a_call_stuck_in_c) {
+  int pipefd[2];
+  CHECK_INT(pipe(pipefd), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(pipefd[0]);
+    signal(SIGINT, count_signal);
+    lhost *h = host();
+    lua_State *L = lhost_state(h);
+    luaL_loadstring(L, "return string.find(string.rep('a', 60), string.rep('a*', 60) .. 'b')");
+    (void)!write(pipefd[1], "r", 1);
+    char *err = NULL;
+    lhost_pcall(h, 0, 0, 1000000, &err);
+    _exit(forwarded == 1 ? 3 : 4); /* not reached: the pattern runs for hours */
+  }
+  close(pipefd[1]);
+  char c;
+  CHECK_INT(read(pipefd[0], &c, 1), 1);
+  close(pipefd[0]);
+  struct timespec pause = {0, 300 * 1000 * 1000};
+  nanosleep(&pause, NULL);
+  kill(pid, SIGINT);
+  nanosleep(&pause, NULL);
+  int status = 0;
+  CHECK_INT(waitpid(pid, &status, WNOHANG), 0); /* the first one only reached the handler */
+  kill(pid, SIGINT);
+  for (int i = 0; i < 50 && waitpid(pid, &status, WNOHANG) == 0; i++) nanosleep(&pause, NULL);
+  CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT);
+  if (!WIFSIGNALED(status)) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
+}
