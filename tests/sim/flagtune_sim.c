@@ -1329,6 +1329,21 @@ static void write_pgle_profile(const flagset *fs) {
   fclose(f);
 }
 
+/* jaxlib >= 0.4.32 refuses both memory fractions at backend start-up (jax-ml/jax
+ * jaxlib/xla_client.py:180-190, generate_pjrt_gpu_plugin_options): the job dies with its
+ * ValueError, word for word, before the first step. */
+static int mem_fraction_conflict(void) {
+  const char *a = getenv("XLA_CLIENT_MEM_FRACTION");
+  const char *b = getenv("XLA_PYTHON_CLIENT_MEM_FRACTION");
+  if (!a || !*a || !b || !*b) return 0;
+  fprintf(stderr, "Traceback (most recent call last):\n"
+                  "  File \"jaxlib/xla_client.py\", line 185, in "
+                  "generate_pjrt_gpu_plugin_options\n"
+                  "ValueError: XLA_CLIENT_MEM_FRACTION is specified together with "
+                  "XLA_PYTHON_CLIENT_MEM_FRACTION. Remove the latter one, it is deprecated.\n");
+  return 1;
+}
+
 int main(int argc, char **argv) {
   options o = {20, NULL, 0, 0, 0.001, 30000.0, 100.0, 0, 0.0};
   static flagset fs; /* static: still reachable when a failure path exit()s (clean under LSan) */
@@ -1336,6 +1351,7 @@ int main(int argc, char **argv) {
   model m;
   memset(&fs, 0, sizeof fs);
   if (parse_options(argc, argv, &o) < 0) return 2;
+  if (mem_fraction_conflict()) return 1;
   if (!o.landscape) o.landscape = getenv("FLAGTUNE_SIM_LANDSCAPE");
   if (!o.landscape || !*o.landscape) o.landscape = "fsdp8";
   env_load(&e);
