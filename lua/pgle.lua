@@ -4,8 +4,9 @@
 -- a trial's value. Manual PGLE runs each trial twice: a profile run that writes an
 -- XLA profile, then the measured run that reads it through
 -- xla_gpu_pgle_profile_file_or_directory_path; pgle.route picks how the profile is made
--- (pgle.ROUTES), and XLA's messages for a profile it could not use mark the trial. The orchestrator (C) names no flag: each
--- proposal arrives with its `skip` and, under manual PGLE, its profile run's settings.
+-- (pgle.ROUTES), and XLA's messages for a profile it could not use mark the trial. The
+-- orchestrator (C) names no flag: each proposal arrives with its `skip` and, under manual
+-- PGLE, its profile run's settings.
 -- Sources: JAX's GPU performance tips (docs.jax.dev, "Profile-guided latency estimation")
 -- and the JAX-Toolbox GPU performance guide's PGLE workflow.
 -- Must not run processes or read the database.

@@ -525,8 +525,9 @@ static const char *const CMDBUF_TYPES[] = {
 /* DebugOptions::CollectiveOpType of current XLA (xla/xla.proto), RAGGEDALLTOALL and
  * ALLCOLLECTIVES included. */
 static const char *const COLL_TYPES[] = {
-    "allreduce",         "allgather",      "reducescatter",  "collectivebroadcast", "alltoall",
-    "collectivepermute", "raggedalltoall", "allcollectives", NULL};
+    "allreduce",           "allgather",      "reducescatter",
+    "collectivebroadcast", "alltoall",       "collectivepermute",
+    "raggedalltoall",      "allcollectives", NULL};
 
 /* Whether VALUE is acceptable for a flag of type T (VALUE NULL: the token had no '='). */
 static int value_ok(ftype t, const char *v) {
@@ -1254,8 +1255,8 @@ static void log_pgle_profile(const flagset *fs) {
   if (st != PROF_USED && st != PROF_EMPTY) return;
   logline('I', "gpu_hlo_schedule.cc:327", "Using PGLE profile from %s", prof);
   logline('I', "gpu_hlo_schedule.cc:421", "Found profile, using profile guided latency estimator");
-  printf("flagtune-sim: PGLE profile: %d of %d entries match this program's fingerprint\n",
-         matched, total);
+  printf("flagtune-sim: PGLE profile: %d of %d entries match this program's fingerprint\n", matched,
+         total);
 }
 
 static void log_compile(const flagset *fs, const model *m) {
@@ -1427,11 +1428,12 @@ static int mem_fraction_conflict(void) {
   const char *a = getenv("XLA_CLIENT_MEM_FRACTION");
   const char *b = getenv("XLA_PYTHON_CLIENT_MEM_FRACTION");
   if (!a || !*a || !b || !*b) return 0;
-  fprintf(stderr, "Traceback (most recent call last):\n"
-                  "  File \"jaxlib/xla_client.py\", line 185, in "
-                  "generate_pjrt_gpu_plugin_options\n"
-                  "ValueError: XLA_CLIENT_MEM_FRACTION is specified together with "
-                  "XLA_PYTHON_CLIENT_MEM_FRACTION. Remove the latter one, it is deprecated.\n");
+  fprintf(stderr,
+          "Traceback (most recent call last):\n"
+          "  File \"jaxlib/xla_client.py\", line 185, in "
+          "generate_pjrt_gpu_plugin_options\n"
+          "ValueError: XLA_CLIENT_MEM_FRACTION is specified together with "
+          "XLA_PYTHON_CLIENT_MEM_FRACTION. Remove the latter one, it is deprecated.\n");
   return 1;
 }
 
