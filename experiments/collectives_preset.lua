@@ -1,7 +1,9 @@
 -- The collectives and NCCL presets on the simulated 8-GPU FSDP job (flagtune-sim, see
 -- docs/SIMULATOR.md): seed 000's FSDP flags with combine thresholds on a log2 grid around one
--- Llama-2-7B layer (436MB in bf16), plus NCCL protocol, NVLS and user buffers. Swap the
--- command for your training script to use it for real.
+-- Llama-2-7B layer (436MB in bf16), plus NCCL protocol, NVLS and user buffers. The simulator
+-- models a jaxlib before 0.7.2, where the latency hiding scheduler runs only when its own flag
+-- says so: hence scheduler = "lhs". Swap the command for your training script to use it for
+-- real, and drop that option on jaxlib >= 0.7.2 with Hopper or Blackwell GPUs (docs/PRESETS.md).
 return experiment {
   name = "collectives-preset",
   model = "sim-llama-7b",
@@ -9,7 +11,8 @@ return experiment {
   command = { os.getenv("FLAGTUNE_SIM") or "flagtune-sim", "--landscape", "fsdp8",
               "--steps", "{steps}" },
   metric = { json = "step_time_ms", skip = 2 },
-  presets = { xla.presets.collectives{ layer_bytes = "436MB" }, xla.presets.nccl{} },
+  presets = { xla.presets.collectives{ layer_bytes = "436MB", scheduler = "lhs" },
+              xla.presets.nccl{} },
   vars = { XLA_CLIENT_MEM_FRACTION = choice { 0.75, 0.85, 0.9 } },
   strategy = random {},
   budget = { trials = 12, steps = 12 },

@@ -11,6 +11,7 @@
 local util = require "util"
 local presets = require "presets"
 local catindex = require "catindex"
+local envpairs = require "envpairs"
 
 local checks = {}
 
@@ -274,6 +275,31 @@ local function check_flags(v, raw_flags, raw)
   return flags, fixed
 end
 
+-- Two variables jaxlib refuses together (lua/envpairs.lua: both memory fractions kill every
+-- trial with a ValueError) are an error at the later of their lines. A sweep that sets one
+-- keeps the other from the caller's environment; the note says so when the caller has it.
+local function mem_fraction(v, vars, env)
+  local function set(name) return vars[name] ~= nil or env[name] ~= nil end
+  local a, b, why = envpairs.conflict(set)
+  if a then
+    local function line(name)
+      local p = vars[name]
+      if is_param(p) and p.line then return p.line end
+      return line_in(v, vars[name] ~= nil and "vars" or "env", name)
+    end
+    local la, lb = line(a), line(b)
+    v:fail(math.max(la, lb), "'%s' and '%s' are both set: %s; keep '%s'", b, a, why, a)
+  end
+  for _, name in ipairs(envpairs.unset(vars, env)) do
+    local have = os.getenv(name)
+    if have and have ~= "" then
+      local partner, why = envpairs.partner(name)
+      v.warnings[#v.warnings + 1] = string.format("note: %s from your environment is not "
+        .. "passed to trials: the experiment sets %s (%s)", name, partner, why)
+    end
+  end
+end
+
 local function check_vars(v, raw_vars, raw, gpus)
   local vars = {}
   local by_name = catindex.get().by_name
@@ -302,6 +328,7 @@ local function check_vars(v, raw_vars, raw, gpus)
       v:warn(line, "%s", checks.status_warning(e))
     end
   end
+  mem_fraction(v, vars, env)
   if gpus > 0 and (env.CUDA_VISIBLE_DEVICES or vars.CUDA_VISIBLE_DEVICES) then
     v:fail_at("gpus_per_trial", "CUDA_VISIBLE_DEVICES is set per trial when gpus_per_trial > 0: "
               .. "remove it from `env` and `vars`")

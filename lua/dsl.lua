@@ -750,7 +750,7 @@ end
 
 -- pgle = { mode = "manual", steps = N, command = { ... } }: every trial first runs a profile
 -- phase (seed 002's two-run workflow); auto PGLE is searched through vars instead.
-local PGLE_KEYS = { mode = true, steps = true, command = true }
+local PGLE_KEYS = { mode = true, steps = true, command = true, route = true }
 
 local function check_pgle(v, raw, x)
   local p = raw.pgle
@@ -766,6 +766,9 @@ local function check_pgle(v, raw, x)
               util.describe(p.mode))
   end
   local out = { mode = "manual", steps = v:int("pgle.steps", p.steps, x.budget.steps, 1) }
+  local route, why = require("pgle").check_route(p.route) -- lua/pgle.lua knows the routes
+  if not route then v:fail_at("pgle", "%s", why) end
+  out.route = route
   out.command = p.command and check_command(v, p.command, "pgle.command") or x.command
   if uses_steps(out.command) and out.steps == 0 then
     v:fail_at("pgle", "pgle.steps is needed: the profile command uses {steps} and budget.steps "
@@ -786,6 +789,11 @@ local function validate(v, raw)
   check_search_options(v, raw, x)
   check_steps(v, x)
   x.pgle = check_pgle(v, raw, x)
+  if x.pgle then -- a profile XLA could not use: the trial did not measure what it asked
+    for _, text in ipairs(require("pgle").FAILURE_TEXTS) do
+      x.invalid_patterns[#x.invalid_patterns + 1] = text
+    end
+  end
   x.metric.pgle_extra_skip = require("pgle").extra_skip(x)
   x.space = build_space(v, x)
   x.warnings = v.warnings

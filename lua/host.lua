@@ -17,6 +17,7 @@ local space_mod = require("space")
 local rng_mod = require("rng")
 local pgle = require("pgle")
 local kit = require("kit")
+local envpairs = require("envpairs")
 
 local host = {}
 local Host = {}
@@ -161,8 +162,16 @@ function Host:fail(fmt, ...)
   error(string.format("strategy '%s'", self.name) .. string.format(fmt, ...), 0)
 end
 
--- One proposal checked and normalized: { json, label, steps, settings, skip, profile }
--- (skip and profile: lua/pgle.lua).
+-- A rendered proposal P completed: skip and profile (lua/pgle.lua), and `unset`, the
+-- variables the trial must not inherit from the caller (lua/envpairs.lua: a sweep that sets
+-- one memory fraction drops the other, the same for every proposal, baseline included).
+function Host:finish(p)
+  p.unset = envpairs.unset(self.exp.vars, self.exp.env)
+  return pgle.decorate(self.exp, p)
+end
+
+-- One proposal checked and normalized: { json, label, steps, settings, skip, profile, unset }
+-- (Host:finish).
 function Host:accept(p, i)
   if type(p) ~= "table" then
     self:fail(" proposed an invalid configuration: proposal %d is a %s, not a table", i, type(p))
@@ -184,8 +193,8 @@ function Host:accept(p, i)
   end
   if self.seen[key] and not repeat_ok then self:fail(" proposed configuration %s twice", key) end
   self.seen[key] = true
-  return pgle.decorate(self.exp, { json = key, label = self.space:label(config),
-                                   steps = steps or 0, settings = self.space:render(config) })
+  return self:finish({ json = key, label = self.space:label(config), steps = steps or 0,
+                       settings = self.space:render(config) })
 end
 
 -- Up to N checked proposals (fewer, or none, when the strategy has nothing to offer now).
@@ -230,9 +239,8 @@ function Host:render(json)
     return nil, string.format("configuration %s no longer fits the experiment's space: %s",
       tostring(json), msg)
   end
-  return pgle.decorate(self.exp, { json = self.space:key(config),
-                                   label = self.space:label(config), steps = 0,
-                                   settings = self.space:render(config) })
+  return self:finish({ json = self.space:key(config), label = self.space:label(config),
+                       steps = 0, settings = self.space:render(config) })
 end
 
 return host

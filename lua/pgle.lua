@@ -3,8 +3,10 @@
 -- and recompiles, so those steps and the recompile are not steady state and are left out of
 -- a trial's value. Manual PGLE runs each trial twice: a profile run that writes an
 -- XLA profile, then the measured run that reads it through
--- xla_gpu_pgle_profile_file_or_directory_path. The orchestrator (C) names no flag: each
--- proposal arrives with its `skip` and, under manual PGLE, its profile run's settings.
+-- xla_gpu_pgle_profile_file_or_directory_path; pgle.route picks how the profile is made
+-- (pgle.ROUTES), and XLA's messages for a profile it could not use mark the trial. The
+-- orchestrator (C) names no flag: each proposal arrives with its `skip` and, under manual
+-- PGLE, its profile run's settings.
 -- Sources: JAX's GPU performance tips (docs.jax.dev, "Profile-guided latency estimation")
 -- and the JAX-Toolbox GPU performance guide's PGLE workflow.
 -- Must not run processes or read the database.
@@ -18,13 +20,54 @@ pgle.TRUTHY = { ["1"] = true, y = true, yes = true, t = true, ["true"] = true, o
 local PATH_FLAG = "xla_gpu_pgle_profile_file_or_directory_path"
 local LHS_FLAG = "xla_gpu_enable_latency_hiding_scheduler"
 local ASYNC_OFF_FLAG = "xla_gpu_disable_async_collectives"
--- Every collective synchronous in the profile run, so that no op's cost hides another's.
-local ALL_COLLECTIVES =
-  "allreduce,allgather,reducescatter,collectivebroadcast,alltoall,collectivepermute"
+-- Every collective type of XLA's DebugOptions::CollectiveOpType before ALLCOLLECTIVES
+-- (openxla/xla xla/xla.proto; the flag's parser in xla/debug_options_flags.cc takes the
+-- names in any case and refuses the whole list when one is unknown, so no older spelling
+-- is mixed in). RAGGEDALLTOALL is the newest; xla/service/gpu/gpu_hlo_schedule.cc
+-- RunAsyncCollectivesConversionPasses reads each.
+local ALL_COLLECTIVES = "allreduce,allgather,reducescatter,collectivebroadcast,alltoall,"
+  .. "collectivepermute,raggedalltoall"
 -- The placeholder C replaces with the trial's profile path (like {steps} in the command).
 pgle.PROFILE_PLACEHOLDER = "{pgle_profile}"
--- XLA reads a profile as text when its name ends in .pbtxt.
-pgle.PROFILE_SUFFIX = ".pgle.pbtxt"
+
+-- Manual PGLE's two routes. XLA picks text or binary parsing by the file's extension
+-- (xla/service/gpu/gpu_hlo_schedule.cc ReadProfileFromSources: ".pbtxt" text, ".pb"
+-- binary; any other name is silently ignored), and keys profile entries by the module's
+-- fingerprint taken before the scheduler runs (TagWithFingerprint; FilterWithFingerprint
+-- drops entries of another fingerprint without a word), so the profile run must compile
+-- the same program the measured run compiles when the profile carries fingerprints.
+--   nsys: XLA's PGLE guide (openxla.org/xla, "Profile Guided Latency Estimator"): profile
+--         with the scheduler off and every collective synchronous, so that no op's cost
+--         hides another's; nsys plus pgo_nsys_converter.py writes a text profile.
+--   jax:  JAX's GPU performance tips (jax-ml/jax docs/gpu_performance_tips.md, "Manual
+--         PGLE"): profile with async collectives and the scheduler on;
+--         jax.experimental.profiler.get_profiled_instructions_proto returns the binary
+--         proto, written as profile.pb.
+pgle.ROUTES = {
+  nsys = { suffix = ".pgle.pbtxt", lhs = "false", sync = true },
+  jax = { suffix = ".pgle.pb", lhs = "true", sync = false },
+}
+pgle.DEFAULT_ROUTE = "nsys"
+
+-- What XLA logs when the measured run could not use the profile it was given
+-- (xla/service/gpu/gpu_hlo_schedule.cc ProfileFromPath and ProfileFromConfig): the trial
+-- then measures the program without PGLE, so under manual PGLE it is marked invalid (the
+-- experiment's invalid_patterns) instead of being taken for the configuration asked.
+pgle.FAILURE_TEXTS = {
+  "Tried but failed to parse PGLE proto from",
+  "PGLE profile file does not exist: ",
+  "Unable to parse fdo_profile: not a valid text or binary ProfiledInstructionsProto",
+}
+
+-- The route ROUTE names (nil: the default), or nil and why.
+function pgle.check_route(route)
+  if route == nil then return pgle.DEFAULT_ROUTE end
+  if type(route) == "string" and pgle.ROUTES[route] then return route end
+  return nil, string.format('pgle.route must be "nsys" (a text profile from Nsight Systems, '
+    .. 'collectives synchronous) or "jax" (a binary profile from the JAX profiler, '
+    .. 'collectives async), got %s', type(route) == "string" and ('"' .. route .. '"')
+    or tostring(route))
+end
 
 local function truthy(v) return v ~= nil and pgle.TRUTHY[tostring(v):lower()] == true end
 
@@ -62,17 +105,21 @@ function pgle.trial_skip(exp, settings)
   return skip + (runs and runs >= 0 and runs + 1 or extra)
 end
 
--- The profile run's settings: the trial's own, with the latency hiding scheduler off and
--- every collective synchronous (the JAX-Toolbox guide's profiling setup).
-local function profile_settings(settings)
+-- The profile run's settings for ROUTE: the trial's own, with the scheduler set as the
+-- route says and, on the nsys route, every collective synchronous; on the jax route the
+-- trial's own collective settings stay, so that its fingerprint is the measured run's.
+local function profile_settings(settings, route)
+  local r = pgle.ROUTES[route]
   local out = {}
   for _, s in ipairs(settings) do
     local ours = s.target == "xla" and (s.name == PATH_FLAG or s.name == LHS_FLAG
-      or s.name == ASYNC_OFF_FLAG)
+      or (r.sync and s.name == ASYNC_OFF_FLAG))
     if not ours then out[#out + 1] = s end
   end
-  out[#out + 1] = { target = "xla", name = LHS_FLAG, value = "false" }
-  out[#out + 1] = { target = "xla", name = ASYNC_OFF_FLAG, value = ALL_COLLECTIVES }
+  out[#out + 1] = { target = "xla", name = LHS_FLAG, value = r.lhs }
+  if r.sync then
+    out[#out + 1] = { target = "xla", name = ASYNC_OFF_FLAG, value = ALL_COLLECTIVES }
+  end
   return out
 end
 
@@ -82,7 +129,9 @@ end
 function pgle.decorate(exp, p)
   p.skip = pgle.trial_skip(exp, p.settings)
   if not exp.pgle then return p end
-  p.profile = { settings = profile_settings(p.settings), suffix = pgle.PROFILE_SUFFIX }
+  local route = exp.pgle.route or pgle.DEFAULT_ROUTE
+  p.profile = { settings = profile_settings(p.settings, route),
+                suffix = pgle.ROUTES[route].suffix }
   local measured = {}
   for _, s in ipairs(p.settings) do
     if not (s.target == "xla" and s.name == PATH_FLAG) then measured[#measured + 1] = s end

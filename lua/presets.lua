@@ -1,15 +1,24 @@
--- Presets: ready-made search spaces for the groups of XLA flags and variables the seed
--- documents tune together (collectives, memory, codegen, pipeline, nccl, pgle), exposed to
--- experiment files as `xla.presets.NAME{ options }`. Each preset returns a Preset:
+-- Presets: ready-made search spaces for the groups of XLA flags and variables the JAX-Toolbox
+-- GPU performance guide and XLA's flag docs tune together (collectives, scheduler, memory,
+-- codegen, collective matmul, pipeline, nccl, pgle, opt_level), exposed to experiment files as
+-- `xla.presets.NAME{ options }`. Each preset returns a Preset:
 -- { flags = ParamSet, vars = ParamSet, names = { "collectives" } }; Presets and ParamSets
--- compose with `+`, and one name defined twice is an error. Values come from the catalog's
--- candidates (lua/catalog.lua) wherever it has them, so each traces to a seed; the rest is
--- documented in docs/PRESETS.md. Must not validate experiments (lua/dsl.lua does) or know
--- how trials run.
+-- compose with `+`, and one name defined twice is an error. The presets describe jaxlib
+-- 0.7.2 and newer (presets.JAXLIB) on Hopper/Blackwell; options name what changes for older
+-- jaxlibs and GPUs. Values come from the catalog's candidates (lua/catalog.lua) where the
+-- catalog has them, or are written here with their source; docs/PRESETS.md lists them all.
+-- Must not validate experiments (lua/dsl.lua does) or know how trials run.
 
 local catindex = require "catindex"
 
 local presets = {}
+
+-- The jaxlib the presets describe: from 0.7.2 the analytical speed-of-light latency estimator
+-- is on by default and makes XLA run the latency hiding scheduler on Hopper/Blackwell whatever
+-- xla_gpu_enable_latency_hiding_scheduler says (openxla/xla
+-- xla/service/gpu/gpu_hlo_schedule.cc IsLHSEnabled, and SolLatencyEstimator::IsSupportedForModule
+-- in xla/service/gpu/model/sol_latency_estimator.cc).
+presets.JAXLIB = "0.7.2"
 
 local PRESET = { __name = "flagtune.preset" }
 local PARAMSET = { __name = "flagtune.paramset" }
@@ -157,7 +166,8 @@ local function bytes_option(name, key, v)
                       key), 3)
 end
 
-local EIGHT_GIB = 8589934592 -- the threshold seed 000 writes for AG, RS and AR
+-- The threshold the JAX-Toolbox GPU performance guide writes for AG, RS and AR alike.
+local EIGHT_GIB = 8589934592
 
 -- Powers of two from LO (rounded down to one) up to HI (rounded up, at most 8 GiB).
 local function log2_grid(lo, hi)
@@ -178,27 +188,51 @@ local function flag_list(line, opts_list)
   return choice(line, out)
 end
 
+-- VALUES with the JAX-Toolbox guide's 8 GiB appended when the grid stops short of it, so the
+-- published setting is always one of the candidates.
+local function with_published(values)
+  if values[#values] ~= EIGHT_GIB then values[#values + 1] = EIGHT_GIB end
+  return values
+end
+
+-- The scheduler switch that changes the program on the installed jaxlib. "sol" (jaxlib >=
+-- presets.JAXLIB on Hopper/Blackwell): the SOL estimator decides whether the scheduler runs,
+-- so a half with xla_gpu_enable_latency_hiding_scheduler=false would re-measure the default
+-- program; it is the estimator that is searched. "lhs" (older jaxlibs, Ampere and earlier):
+-- the scheduler flag itself.
+local SCHEDULERS = { sol = "xla_gpu_enable_analytical_sol_latency_estimator",
+                     lhs = "xla_gpu_enable_latency_hiding_scheduler" }
+
+local function scheduler_flag(name, v)
+  if v == nil then return SCHEDULERS.sol end
+  if SCHEDULERS[v] then return SCHEDULERS[v] end
+  error(string.format('xla.presets.%s: scheduler must be "sol" (jaxlib >= %s on Hopper or '
+                      .. 'Blackwell) or "lhs" (older jaxlibs and GPUs), got %s', name,
+                      presets.JAXLIB, tostring(v)), 3)
+end
+
 ---------------------------------------------------------------------------------------
 -- The presets
 
 local api = {}
 
--- Seed 000, "Flags to enable optimizations for FSDP communication": LHS, pipelined
--- AG/RS/AR, while-loop double buffering, combine-by-dim, and combine thresholds at least one
--- layer's weights (AG/RS) and 16MB up to the gradient size in steps of 2 (AR).
+-- The JAX-Toolbox GPU performance guide, "Flags to enable optimizations for FSDP
+-- communication": the scheduler (see SCHEDULERS), pipelined AG/RS/AR, while-loop double
+-- buffering, combine-by-dim, and combine thresholds from one layer's weights (AG/RS) and
+-- 16MB up to the gradient size in steps of 2 (AR), each grid ending at the guide's 8 GiB.
 function api.collectives(opts)
   local line = call_line()
-  opts = options("collectives", opts, { layer_bytes = true, grad_bytes = true })
+  opts = options("collectives", opts, { layer_bytes = true, grad_bytes = true, scheduler = true })
   if opts.layer_bytes == nil then
     error('xla.presets.collectives needs layer_bytes, the bytes of one transformer layer\'s '
-          .. 'weights: collectives{ layer_bytes = "436MB" } (seed 000: Llama-2-7B in bf16)', 2)
+          .. 'weights: collectives{ layer_bytes = "436MB" } (Llama-2-7B in bf16)', 2)
   end
   local layer = bytes_option("collectives", "layer_bytes", opts.layer_bytes)
   local grad = opts.grad_bytes and bytes_option("collectives", "grad_bytes", opts.grad_bytes)
     or EIGHT_GIB
-  local ag_rs = log2_grid(layer, 16 * layer)
+  local ag_rs = with_published(log2_grid(layer, 16 * layer))
   local flags = {
-    xla_gpu_enable_latency_hiding_scheduler = bool(line),
+    [scheduler_flag("collectives", opts.scheduler)] = bool(line),
     xla_gpu_enable_pipelined_all_gather = bool(line),
     xla_gpu_enable_pipelined_reduce_scatter = bool(line),
     xla_gpu_enable_pipelined_all_reduce = bool(line),
@@ -207,23 +241,54 @@ function api.collectives(opts)
     xla_gpu_enable_reduce_scatter_combine_by_dim = bool(line),
     xla_gpu_all_gather_combine_threshold_bytes = flag_list(line, ag_rs),
     xla_gpu_reduce_scatter_combine_threshold_bytes = flag_list(line, ag_rs),
-    xla_gpu_all_reduce_combine_threshold_bytes = flag_list(line, log2_grid(16777216, grad)),
+    xla_gpu_all_reduce_combine_threshold_bytes =
+      flag_list(line, with_published(log2_grid(16777216, grad))),
   }
   local vars = { CUDA_DEVICE_MAX_CONNECTIONS = choice(line, { "1", "8" }) }
   return preset("collectives", flags, vars)
 end
 
--- Seed 000 (memory fraction, slop factor), the field notes (preallocation, the newer
--- variable name), seed 003 (latency_hiding_scheduler_rerun, a libtpu flag: tpu = true).
+-- The scheduler's own knobs (XLA's flag docs, "Latency hiding scheduler"): the SOL
+-- estimator on or off and how many collectives may overlap at once
+-- (xla_gpu_experimental_parallel_collective_overlap_limit, default 1). Compose with
+-- collectives{ scheduler = "lhs" }, not the default "sol" (the same flag twice).
+function api.scheduler(opts)
+  local line = call_line()
+  options("scheduler", opts, {})
+  return preset("scheduler", {
+    xla_gpu_enable_analytical_sol_latency_estimator = bool(line),
+    xla_gpu_experimental_parallel_collective_overlap_limit = choice(line, { 1, 2, 4 }),
+  }, {})
+end
+
+-- Memory fraction and slop factor (the JAX-Toolbox guide), preallocation, the newer variable
+-- name (JAX's GPU memory allocation page), latency_hiding_scheduler_rerun (a libtpu flag:
+-- tpu = true), and with collective_mem_mb = { ... } the pool NCCL user buffers and NVLS
+-- allocate from (XLA_PYTHON_CLIENT_COLLECTIVE_MEM_SIZE_MB, jax-ml/jax jaxlib/xla_client.py
+-- generate_pjrt_gpu_plugin_options).
 function api.memory(opts)
   local line = call_line()
-  opts = options("memory", opts, { tpu = true, legacy_names = true })
+  opts = options("memory", opts, { tpu = true, legacy_names = true, collective_mem_mb = true })
   local fraction = opts.legacy_names and "XLA_PYTHON_CLIENT_MEM_FRACTION"
     or "XLA_CLIENT_MEM_FRACTION"
   local vars = {
     [fraction] = choice(line, candidates("XLA_CLIENT_MEM_FRACTION")),
     XLA_PYTHON_CLIENT_PREALLOCATE = choice(line, { "true", "false" }),
   }
+  if opts.collective_mem_mb ~= nil then
+    local mb = opts.collective_mem_mb
+    if type(mb) ~= "table" or #mb == 0 then
+      error("xla.presets.memory: collective_mem_mb must be a list like { 1024, 4096 }", 2)
+    end
+    local values = {}
+    for i, v in ipairs(mb) do
+      if math.type(tonumber(v)) ~= "integer" or tonumber(v) < 0 then
+        error("xla.presets.memory: collective_mem_mb must be whole numbers of MiB", 2)
+      end
+      values[i] = tostring(v)
+    end
+    vars.XLA_PYTHON_CLIENT_COLLECTIVE_MEM_SIZE_MB = choice(line, values)
+  end
   local flags = {
     xla_gpu_memory_limit_slop_factor = choice(line, candidates("xla_gpu_memory_limit_slop_factor")),
   }
@@ -234,12 +299,13 @@ function api.memory(opts)
   return preset("memory", flags, vars)
 end
 
--- Seeds 000/001/003: Triton GEMM for any GEMM, command buffers ('' disables CUDA graphs),
--- cuDNN GEMM fusion, the autotune level (0-4 as XLA's help text lists them); cuDNN fused
--- attention only with fmha = true (a no-op in recent XLA).
+-- Triton GEMM for any GEMM, command buffers ('' disables CUDA graphs), cuDNN GEMM fusion, the
+-- autotune level (0-4 as XLA's help text lists them); cuDNN fused attention only with
+-- fmha = true (a no-op in recent XLA); dynamic-slice fusion (the JAX-Toolbox guide: fuses
+-- the dynamic slices around a GEMM or collective in scanned layers) with dynamic_slice = true.
 function api.codegen(opts)
   local line = call_line()
-  opts = options("codegen", opts, { fmha = true })
+  opts = options("codegen", opts, { fmha = true, dynamic_slice = true })
   local flags = {
     xla_gpu_triton_gemm_any = bool(line),
     xla_gpu_enable_command_buffer = choice(line, candidates("xla_gpu_enable_command_buffer")),
@@ -247,10 +313,27 @@ function api.codegen(opts)
     xla_gpu_autotune_level = choice(line, candidates("xla_gpu_autotune_level")),
   }
   if opts.fmha then flags.xla_gpu_enable_cudnn_fmha = bool(line) end
+  if opts.dynamic_slice then flags.xla_gpu_enable_dynamic_slice_fusion = bool(line) end
   return preset("codegen", flags, {})
 end
 
--- Seed 000 "async collective permute" and seed 001 pipeline parallelism; the LHS async
+-- Collective matmul (the JAX-Toolbox guide, "Collective matmul"): windowed einsums overlap a
+-- tensor-parallel matmul with its all-gather or reduce-scatter once the dot is at least the
+-- threshold in MiB (XLA's default of 100000 keeps it off; the guide's setting is 0, every
+-- dot), on multiple streams.
+function api.collective_matmul(opts)
+  local line = call_line()
+  options("collective_matmul", opts, {})
+  return preset("collective_matmul", {
+    xla_gpu_threshold_for_windowed_einsum_mib = choice(line, { 0, 64, 256, 1024 }),
+    xla_gpu_multi_streamed_windowed_einsum = bool(line),
+  }, {})
+end
+
+-- Pipeline parallelism (the JAX-Toolbox guide, "async collective permute"): pipelined
+-- send/recv, the collective-permute decomposer threshold, XLA's pipeline-parallelism opt
+-- level, and their companions: the collective-permute combine threshold and one CUDA
+-- connection per device so that the stages' transfers keep their order. The LHS async
 -- tracker (gone from recent XLA) only with legacy = true.
 function api.pipeline(opts)
   local line = call_line()
@@ -261,29 +344,55 @@ function api.pipeline(opts)
       choice(line, candidates("xla_gpu_collective_permute_decomposer_threshold")),
     xla_gpu_experimental_pipeline_parallelism_opt_level =
       choice(line, candidates("xla_gpu_experimental_pipeline_parallelism_opt_level")),
+    xla_gpu_collective_permute_combine_threshold_bytes = choice(line, { 0, 134217728, EIGHT_GIB }),
   }
   if opts.legacy then flags.xla_gpu_lhs_enable_gpu_async_tracker = bool(line) end
   return preset("pipeline", flags, {})
 end
 
--- Seed 000 "NCCL configuration" and "NCCL Optimizations"; seed 001's protocol set.
+-- NCCL (the JAX-Toolbox guide, "NCCL configuration" and "NCCL Optimizations"), under one
+-- safety rule: nothing NCCL gates by itself is forced. An explicit NCCL_PROTO naming LL128
+-- bypasses NCCL's own LL128 gating (NVIDIA/nccl src/graph/tuning.cc: LL128 defaults to 2,
+-- "enabled where safe", an explicit list sets 1), and NCCL 2.18.1's release notes report data
+-- corruption with LL128 on HGX H100; so LL128 is offered only with ll128 = true, and SIMPLE
+-- is never dropped. NCCL_NVLS_ENABLE defaults to 2 (auto, src/transport/nvls.cc); 1 forces
+-- NVLS and fails where it is not supported, so it is offered only with nvls_force = true.
 function api.nccl(opts)
   local line = call_line()
-  opts = options("nccl", opts, {})
+  opts = options("nccl", opts, { ll128 = true, nvls_force = true })
   local flags = {
     xla_gpu_enable_nccl_user_buffers = bool(line),
     xla_gpu_nccl_collective_max_nchannels =
       choice(line, candidates("xla_gpu_nccl_collective_max_nchannels")),
   }
+  local protos = { "SIMPLE", "LL,SIMPLE" }
+  if opts.ll128 == true then protos[#protos + 1] = "LL,LL128,SIMPLE" end
+  local nvls = { "0", "2" }
+  if opts.nvls_force == true then nvls[#nvls + 1] = "1" end
   local vars = {
-    NCCL_PROTO = choice(line, candidates("NCCL_PROTO", true)),
-    NCCL_NVLS_ENABLE = choice(line, candidates("NCCL_NVLS_ENABLE", true)),
+    NCCL_PROTO = choice(line, protos),
+    NCCL_NVLS_ENABLE = choice(line, nvls),
   }
   return preset("nccl", flags, vars)
 end
 
--- Seed 001 "auto PGLE": JAX_ENABLE_PGLE, and with runs = { ... } the profiled runs too.
--- The profiled steps and the recompile are left out of the measurement (metric.skip_pgle).
+-- XLA's optimization level (jax-ml/jax jax/_src/config.py jax_optimization_level:
+-- UNKNOWN, O0..O3; JAX_OPTIMIZATION_LEVEL in the environment): O1 turns on the passes the
+-- JAX-Toolbox guide lists for -O1 (the SOL estimator on Hopper/Blackwell among them). For a
+-- jaxlib without it, legacy = true searches xla_backend_optimization_level instead.
+function api.opt_level(opts)
+  local line = call_line()
+  opts = options("opt_level", opts, { legacy = true })
+  if opts.legacy then
+    return preset("opt_level", { xla_backend_optimization_level = choice(line, { 1, 2, 3 }) }, {})
+  end
+  return preset("opt_level", {}, { JAX_OPTIMIZATION_LEVEL = choice(line, { "O1", "O2", "O3" }) })
+end
+
+-- Auto PGLE, the PGLE JAX-Toolbox now recommends (JAX's GPU performance tips, "Auto PGLE"):
+-- JAX_ENABLE_PGLE, and with runs = { ... } the profiled runs too. The profiled steps and the
+-- recompile are left out of the measurement (metric.skip_pgle). Manual PGLE is the
+-- experiment's pgle = { mode = "manual", route = ... } key, not a preset.
 function api.pgle(opts)
   local line = call_line()
   opts = options("pgle", opts, { runs = true })

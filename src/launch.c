@@ -57,7 +57,7 @@ int launch_build(const experiment *e, const proposal *p, const launch_where *w,
   if (w->devices) extra[k++] = xasprintf("CUDA_VISIBLE_DEVICES=%s", w->devices);
   if (w->profile) extra[k++] = xasprintf("FLAGTUNE_PGLE_PROFILE=%s", w->profile_path);
   setting *settings = phase_settings(p, w, &n);
-  rc = trialcfg_env(base, settings, n, extra, &out->env, err);
+  rc = trialcfg_env(base, settings, n, p->unset, extra, &out->env, err);
   free_values(settings, n);
   for (int i = 0; i < k; i++) free(extra[i]);
   if (rc) {

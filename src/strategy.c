@@ -160,6 +160,7 @@ void proposal_clear(proposal *p) {
   settings_free(p->settings, p->n_settings);
   settings_free(p->profile, p->n_profile);
   free(p->profile_suffix);
+  trialcfg_free_strv(p->unset);
   memset(p, 0, sizeof *p);
 }
 
@@ -225,8 +226,28 @@ static int to_profile(lua_State *L, proposal *p) {
   return rc;
 }
 
+/* The optional unset = { "NAME", ... } of the proposal at the top of the stack into
+ * P->unset (NULL-terminated; left NULL when the list is absent or empty). */
+static int to_unset(lua_State *L, proposal *p) {
+  lua_getfield(L, -1, "unset"); /* [proposal, unset] */
+  int rc = lua_isnil(L, -1) || lua_istable(L, -1) ? 0 : -1;
+  int n = rc == 0 && lua_istable(L, -1) ? (int)lua_rawlen(L, -1) : 0;
+  if (n > 0) p->unset = xcalloc((size_t)n + 1, sizeof *p->unset);
+  for (int i = 0; i < n && rc == 0; i++) {
+    lua_rawgeti(L, -1, i + 1); /* [proposal, unset, name] */
+    if (lua_type(L, -1) == LUA_TSTRING)
+      p->unset[i] = xstrdup(lua_tostring(L, -1));
+    else
+      rc = -1;
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  return rc;
+}
+
 /* The proposal table at the top of the stack ({ json, label, steps, settings, skip,
- * profile }) into *P. On failure *P holds what was converted so far; the caller clears it. */
+ * profile, unset }) into *P. On failure *P holds what was converted so far; the caller clears it.
+ */
 static int to_proposal(lua_State *L, proposal *p) {
   memset(p, 0, sizeof *p);
   if (!lua_istable(L, -1)) return -1;
@@ -238,6 +259,7 @@ static int to_proposal(lua_State *L, proposal *p) {
   int rc = p->config_json && p->label ? to_settings(L, &p->settings, &p->n_settings) : -1;
   lua_pop(L, 1);
   if (rc == 0) rc = to_profile(L, p);
+  if (rc == 0) rc = to_unset(L, p);
   return rc;
 }
 

@@ -29,6 +29,9 @@ typedef struct {
   setting *profile;
   int n_profile;
   char *profile_suffix; /* the profile file's name after "trial-NNNN" (".pgle.pbtxt") */
+  /* Variables the trial must not inherit from the parent environment (lua/envpairs.lua:
+   * jaxlib refuses both memory fractions together), NULL-terminated; NULL when none. */
+  char **unset;
 } proposal;
 
 /* The placeholder a setting's value holds for the trial's profile path (lua/pgle.lua). */

@@ -178,6 +178,21 @@ static int check_extra(char *const *extra, char **err) {
   return 0;
 }
 
+static int check_unset(char *const *unset, char **err) {
+  for (int i = 0; unset && unset[i]; i++)
+    if (!valid_env_name(unset[i], strlen(unset[i])))
+      return diag_set(err, FT_EINPUT, "'%s' is not a valid environment variable name", unset[i]);
+  return 0;
+}
+
+/* 1 when the base entry "NAME=value" names one of UNSET. */
+static int is_unset(const char *entry, const char *eq, char *const *unset) {
+  for (int i = 0; unset && unset[i]; i++)
+    if (strlen(unset[i]) == (size_t)(eq - entry) && strncmp(entry, unset[i], eq - entry) == 0)
+      return 1;
+  return 0;
+}
+
 /* BASE (trimmed) then every flag of TARGET as a token, single spaces between. NULL when no
  * setting has that target, so an inherited value is left exactly as it was. */
 static char *join_flags(const char *base, const setting *s, int n, setting_target target) {
@@ -211,16 +226,17 @@ static void put_flags(envlist *env, const char *var, const setting *s, int n, se
 
 static char *dup_or_null(const char *s) { return s ? xstrdup(s) : NULL; }
 
-int trialcfg_env(char *const *base, const setting *s, int n, char *const *extra, trial_env *out,
-                 char **err) {
+int trialcfg_env(char *const *base, const setting *s, int n, char *const *unset, char *const *extra,
+                 trial_env *out, char **err) {
   memset(out, 0, sizeof *out);
   int rc = check_settings(s, n, err);
+  if (rc == 0) rc = check_unset(unset, err);
   if (rc == 0) rc = check_extra(extra, err);
   if (rc != 0) return rc;
   envlist env = {0};
   for (int i = 0; base && base[i]; i++) {
     const char *eq = strchr(base[i], '=');
-    if (eq && eq != base[i]) env_put(&env, xstrdup(base[i]), 0);
+    if (eq && eq != base[i] && !is_unset(base[i], eq, unset)) env_put(&env, xstrdup(base[i]), 0);
   }
   /* A TARGET_ENV setting of XLA_FLAGS itself becomes the base our flags are appended to. */
   for (int i = 0; i < n; i++)

@@ -31,17 +31,19 @@ typedef struct {
   char *tpu_args;    /* the LIBTPU_INIT_ARGS value set (NULL if none) */
 } trial_env;
 
-/* Builds the child environment: BASE (usually environ), then every TARGET_ENV setting
- * (overriding), then XLA_FLAGS = the base's XLA_FLAGS (if any) followed by every
- * TARGET_XLA flag token in the order given; LIBTPU_INIT_ARGS likewise; then each
- * EXTRA "NAME=value" string (CUDA_VISIBLE_DEVICES, FLAGTUNE_TRIAL, ...). Each name
- * appears once (first of duplicate BASE entries kept, as getenv reads it); single spaces
- * join the flags; a TARGET_ENV setting named XLA_FLAGS replaces the base value our flags
- * are appended to. xla_flags / tpu_args are what the child will see (NULL when unset).
- * Bad names (env: [A-Za-z_][A-Za-z0-9_]*; flags: no whitespace, '=', quotes, leading '-')
- * are FT_EINPUT with *out zeroed. Free with trialcfg_env_free. */
-int trialcfg_env(char *const *base, const setting *s, int n, char *const *extra, trial_env *out,
-                 char **err);
+/* Builds the child environment: BASE (usually environ) less the variables UNSET names
+ * (NULL-terminated, may be NULL: what the child must not inherit; a setting of such a name
+ * still applies), then every TARGET_ENV setting (overriding), then XLA_FLAGS = the base's
+ * XLA_FLAGS (if any) followed by every TARGET_XLA flag token in the order given;
+ * LIBTPU_INIT_ARGS likewise; then each EXTRA "NAME=value" string (CUDA_VISIBLE_DEVICES,
+ * FLAGTUNE_TRIAL, ...). Each name appears once (first of duplicate BASE entries kept, as
+ * getenv reads it); single spaces join the flags; a TARGET_ENV setting named XLA_FLAGS
+ * replaces the base value our flags are appended to. xla_flags / tpu_args are what the
+ * child will see (NULL when unset). Bad names (env: [A-Za-z_][A-Za-z0-9_]*; flags: no
+ * whitespace, '=', quotes, leading '-'), in settings or UNSET, are FT_EINPUT with *out
+ * zeroed. Free with trialcfg_env_free. */
+int trialcfg_env(char *const *base, const setting *s, int n, char *const *unset, char *const *extra,
+                 trial_env *out, char **err);
 void trialcfg_env_free(trial_env *e);
 void trialcfg_free_strv(char **v);
 

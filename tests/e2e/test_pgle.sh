@@ -63,4 +63,44 @@ manual failprof 'pgle = { mode = "manual", command = { "sh", "-c", "echo boom >&
 sid=$(val "SELECT id FROM sweeps WHERE name='failprof'")
 check_eq "failing profile run: crash" "$(val "SELECT count(*) FROM trials WHERE sweep_id=$sid AND status='crash' AND profile_status='crash'")" 3
 check_eq "failing profile run: excerpt" "$(val "SELECT count(*) FROM trials WHERE sweep_id=$sid AND error LIKE 'PGLE profile run: crash%boom%'")" 3
+
+# The two routes (lua/pgle.lua). XLA reads a profile as text or binary by its extension
+# (openxla/xla xla/service/gpu/gpu_hlo_schedule.cc ReadProfileFromSources) and keeps only
+# entries of the program's own fingerprint (FilterWithFingerprint). nsys (the default): a
+# text .pbtxt from a profile run with the scheduler off and collectives synchronous; jax: the
+# JAX profiler's binary .pb, profiled with async collectives and the scheduler on, so that the
+# fingerprints its entries carry are the measured program's.
+manual jaxr 'pgle = { mode = "manual", steps = 4, route = "jax" },'
+sid=$(val "SELECT id FROM sweeps WHERE name='jaxr'")
+check_eq "jax route: every trial ok" "$(val "SELECT count(*) FROM trials WHERE sweep_id=$sid AND status='ok' AND profile_status='ok'")" 3
+check_eq "jax route: binary profiles" "$(ls logs/sweep-$sid/*.pgle.pb | wc -l)" 3
+log=$(val "SELECT log_path FROM trials WHERE sweep_id=$sid AND number=1")
+has "$log" "Using PGLE profile from $PWD/logs/sweep-$sid/trial-0001.pgle.pb"
+has "$log" "PGLE profile: 3 of 3 entries match this program's fingerprint"
+sid=$(val "SELECT id FROM sweeps WHERE name='man'")
+log=$(val "SELECT log_path FROM trials WHERE sweep_id=$sid AND number=1")
+has "$log" "PGLE profile: 3 of 3 entries match this program's fingerprint"
+
+# What flagtune did before the routes: the JAX profiler's binary written under a .pbtxt name.
+# XLA logs that it cannot parse it and compiles without PGLE: the trial is marked invalid,
+# with XLA's line as its error, instead of being measured as the configuration it asked for.
+cat > binprof.sh <<SH
+#!/bin/sh
+FLAGTUNE_PGLE_PROFILE="$work/p.pb" "$sim" --steps 2 --time-scale 0 > /dev/null &&
+  cp "$work/p.pb" "\$FLAGTUNE_PGLE_PROFILE"
+SH
+chmod +x binprof.sh
+manual binname "pgle = { mode = \"manual\", command = { \"$work/binprof.sh\" } },"
+sid=$(val "SELECT id FROM sweeps WHERE name='binname'")
+check_eq "binary under .pbtxt: profile runs ok" "$(val "SELECT count(*) FROM trials WHERE sweep_id=$sid AND profile_status='ok'")" 3
+check_eq "binary under .pbtxt: every trial invalid" "$(val "SELECT count(*) FROM trials WHERE sweep_id=$sid AND status='invalid'")" 3
+check_eq "binary under .pbtxt: XLA's message is the error" \
+  "$(val "SELECT count(*) FROM trials WHERE sweep_id=$sid AND error LIKE '%Tried but failed to parse PGLE proto from text file%'")" 3
+
+# A route flagtune does not know is refused by `check`.
+sed 's/steps = 4 }/steps = 4, route = "xprof" }/' man.lua > r.lua
+"$ft" check r.lua > r.txt 2>&1
+check_eq "unknown route: exit 2" "$?" 2
+check_eq "unknown route: the message" "$(head -1 r.txt)" \
+  'r.lua:8: pgle.route must be "nsys" (a text profile from Nsight Systems, collectives synchronous) or "jax" (a binary profile from the JAX profiler, collectives async), got "xprof"'
 finish

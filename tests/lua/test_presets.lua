@@ -28,13 +28,31 @@ local function test_collectives()
   local ar = x.flags.xla_gpu_all_reduce_combine_threshold_bytes.values
   eq(ar[1], 16777216, "AR from 16 MiB (seed 000)")
   eq(#ar, 10, "AR 16 MiB .. 8 GiB in steps of 2")
-  eq(x.flags.xla_gpu_enable_latency_hiding_scheduler.kind, "bool", "LHS searched")
-  eq(x.flags.xla_gpu_enable_latency_hiding_scheduler.line, 4, "preset params carry the call line")
+  -- jaxlib >= 0.7.2 on Hopper/Blackwell: the SOL estimator, on by default, runs the scheduler
+  -- whatever its own flag says (openxla/xla xla/service/gpu/gpu_hlo_schedule.cc IsLHSEnabled),
+  -- so the estimator is the switch that changes the program; scheduler = "lhs" for older ones.
+  local sol = x.flags.xla_gpu_enable_analytical_sol_latency_estimator
+  eq(sol.kind, "bool", "SOL estimator searched")
+  eq(sol.line, 4, "preset params carry the call line")
+  eq(x.flags.xla_gpu_enable_latency_hiding_scheduler, nil, "not the LHS flag by default")
+  local old = load("  presets = xla.presets.collectives{ layer_bytes = \"436MB\", "
+                   .. "scheduler = \"lhs\" },\n")
+  eq(old.flags.xla_gpu_enable_latency_hiding_scheduler.kind, "bool", "lhs: LHS searched")
+  eq(old.flags.xla_gpu_enable_analytical_sol_latency_estimator, nil, "lhs: no SOL")
+  local err0 = raises(function()
+    load("  presets = xla.presets.collectives{ layer_bytes = 1, scheduler = \"on\" },\n")
+  end)
+  assert(err0:find('^p%.lua:4: xla%.presets%.collectives: scheduler must be "sol"'), err0)
   eq(#x.warnings, 0, "no warnings from a preset")
   local small = load("  presets = xla.presets.collectives{ layer_bytes = 64 * 1048576, "
                      .. "grad_bytes = \"1GiB\" },\n")
-  eq(#small.flags.xla_gpu_all_gather_combine_threshold_bytes.values, 5, "64 MiB .. 1 GiB")
-  eq(#small.flags.xla_gpu_all_reduce_combine_threshold_bytes.values, 7, "16 MiB .. 1 GiB")
+  local sag = small.flags.xla_gpu_all_gather_combine_threshold_bytes.values
+  eq(#sag, 6, "64 MiB .. 1 GiB, then the JAX-Toolbox guide's 8 GiB")
+  eq(sag[5], 1073741824, "the grid itself ends at 1 GiB")
+  eq(sag[6], 8589934592, "8 GiB appended")
+  local sar = small.flags.xla_gpu_all_reduce_combine_threshold_bytes.values
+  eq(#sar, 8, "16 MiB .. 1 GiB, then 8 GiB")
+  eq(sar[8], 8589934592, "AR: 8 GiB appended")
   local err = raises(function() load("  presets = xla.presets.collectives{},\n") end)
   assert(err:find("^p%.lua:4: xla%.presets%.collectives needs layer_bytes"), err)
   err = raises(function() load("  presets = xla.presets.collectives{ layer_bytes = \"4xB\" },\n") end)
@@ -53,8 +71,8 @@ local function test_each_preset()
   eq(x.flags.xla_gpu_enable_cudnn_fmha, nil, "fmha only with fmha = true")
   eq(x.flags.xla_gpu_collective_permute_decomposer_threshold.values[2], 1024, "seed 000's 1024")
   eq(x.flags.xla_gpu_enable_pipelined_p2p.kind, "bool", "pipelined p2p")
-  eq(x.vars.NCCL_PROTO.values[1], "SIMPLE,LL,LL128", "NCCL_PROTO")
-  eq(x.vars.NCCL_NVLS_ENABLE.values[2], "1", "NVLS as a string")
+  eq(table.concat(x.vars.NCCL_PROTO.values, "|"), "SIMPLE|LL,SIMPLE", "NCCL_PROTO: no LL128")
+  eq(table.concat(x.vars.NCCL_NVLS_ENABLE.values, "|"), "0|2", "NVLS off or NCCL's auto (2)")
   eq(x.vars.JAX_ENABLE_PGLE.values[2], "true", "PGLE")
   eq(#x.vars.JAX_PGLE_PROFILING_RUNS.values, 4, "PGLE runs from the catalog")
   eq(x.metric.pgle_extra_skip, 4, "pgle preset turns on the PGLE skip")
@@ -89,7 +107,10 @@ local function test_composition()
   err = raises(function() load("  presets = { 3 },\n") end)
   eq(err, "p.lua:4: presets item 1 is not a preset: write xla.presets.NAME{ ... }", "not a preset")
   err = raises(function() load("  presets = xla.presets.nccl{ proto = 1 },\n") end)
-  eq(err, "p.lua:4: xla.presets.nccl: unknown option 'proto' (options: none)", "bad option")
+  eq(err, "p.lua:4: xla.presets.nccl: unknown option 'proto' (options: ll128, nvls_force)",
+     "bad option")
+  err = raises(function() load("  presets = xla.presets.scheduler{ x = 1 },\n") end)
+  eq(err, "p.lua:4: xla.presets.scheduler: unknown option 'x' (options: none)", "no options")
 end
 
 local function test_explicit_wins()
@@ -104,7 +125,59 @@ local function test_explicit_wins()
   eq(count(x.vars), 1, "NVLS still searched")
 end
 
+-- NCCL safety (NVIDIA/nccl src/graph/tuning.cc: an explicit NCCL_PROTO with LL128 bypasses
+-- NCCL's LL128 gating; src/transport/nvls.cc: NVLS_ENABLE defaults to 2, 1 forces it): LL128
+-- and forced NVLS only on request, SIMPLE in every protocol list.
+local function test_nccl_safety()
+  for _, body in ipairs({ "xla.presets.nccl{}", "xla.presets.nccl{ ll128 = true }" }) do
+    local x = load("  presets = " .. body .. ",\n")
+    for _, v in ipairs(x.vars.NCCL_PROTO.values) do
+      assert(v:find("SIMPLE", 1, true), body .. ": SIMPLE dropped in " .. v)
+      if body == "xla.presets.nccl{}" then assert(not v:find("LL128", 1, true), v) end
+    end
+  end
+  local x = load("  presets = xla.presets.nccl{ ll128 = true, nvls_force = true },\n")
+  eq(x.vars.NCCL_PROTO.values[3], "LL,LL128,SIMPLE", "LL128 on request")
+  eq(x.vars.NCCL_NVLS_ENABLE.values[3], "1", "forced NVLS on request")
+  for _, v in ipairs(x.vars.NCCL_NVLS_ENABLE.values) do
+    assert(v ~= "-2", "-2 is NCCL's unset, never a candidate")
+  end
+end
+
+local function test_new_presets()
+  local x = load("  presets = { xla.presets.collective_matmul{}, xla.presets.opt_level{},\n"
+                 .. "    xla.presets.codegen{ dynamic_slice = true },\n"
+                 .. "    xla.presets.memory{ collective_mem_mb = { 1024, 4096 } } },\n")
+  eq(x.flags.xla_gpu_threshold_for_windowed_einsum_mib.values[1], 0,
+     "collective matmul: the guide's 0 (every dot)")
+  eq(x.flags.xla_gpu_multi_streamed_windowed_einsum.kind, "bool", "multi-streamed")
+  eq(table.concat(x.vars.JAX_OPTIMIZATION_LEVEL.values, ","), "O1,O2,O3", "jax opt level")
+  eq(x.flags.xla_gpu_enable_dynamic_slice_fusion.kind, "bool", "dynamic-slice fusion")
+  eq(table.concat(x.vars.XLA_PYTHON_CLIENT_COLLECTIVE_MEM_SIZE_MB.values, ","), "1024,4096",
+     "collective memory pool, as strings")
+  eq(#x.warnings, 0, "no warnings")
+  local o = load("  presets = xla.presets.opt_level{ legacy = true },\n")
+  eq(#o.flags.xla_backend_optimization_level.values, 3, "legacy: backend level")
+  local s = load("  presets = { xla.presets.scheduler{}, xla.presets.collectives{ layer_bytes = "
+                 .. "1048576, scheduler = \"lhs\" } },\n")
+  eq(s.flags.xla_gpu_experimental_parallel_collective_overlap_limit.values[1], 1, "overlap 1")
+  eq(s.flags.xla_gpu_enable_latency_hiding_scheduler.kind, "bool", "with lhs")
+  local err = raises(function()
+    load("  presets = { xla.presets.scheduler{}, xla.presets.collectives{ layer_bytes = 1 } },\n")
+  end)
+  assert(err:find("'xla_gpu_enable_analytical_sol_latency_estimator' is defined by both", 1, true),
+         err)
+  local p = load("  presets = xla.presets.pipeline{},\n")
+  eq(p.flags.xla_gpu_collective_permute_combine_threshold_bytes.kind, "choice", "companion")
+  err = raises(function()
+    load("  presets = xla.presets.memory{ collective_mem_mb = 5 },\n")
+  end)
+  assert(err:find("collective_mem_mb must be a list", 1, true), err)
+end
+
 test("collectives", test_collectives)
+test("nccl_safety", test_nccl_safety)
+test("new_presets", test_new_presets)
 test("each_preset", test_each_preset)
 test("composition", test_composition)
 test("explicit_wins", test_explicit_wins)

@@ -522,9 +522,12 @@ static int list_ok(const char *v, const char *const *names, int ci) {
 static const char *const CMDBUF_TYPES[] = {
     "FUSION",      "CUBLAS",      "CUBLASLT", "CUSTOM_CALL",          "CUDNN",
     "COLLECTIVES", "CONDITIONAL", "WHILE",    "DYNAMIC_SLICE_FUSION", NULL};
+/* DebugOptions::CollectiveOpType of current XLA (xla/xla.proto), RAGGEDALLTOALL and
+ * ALLCOLLECTIVES included. */
 static const char *const COLL_TYPES[] = {
-    "allreduce",         "allgather", "reducescatter", "collectivebroadcast", "alltoall",
-    "collectivepermute", NULL};
+    "allreduce",           "allgather",      "reducescatter",
+    "collectivebroadcast", "alltoall",       "collectivepermute",
+    "raggedalltoall",      "allcollectives", NULL};
 
 /* Whether VALUE is acceptable for a flag of type T (VALUE NULL: the token had no '='). */
 static int value_ok(ftype t, const char *v) {
@@ -871,6 +874,69 @@ static void mem_pool(model *m, const envcfg *e) {
 #define FS_COMPUTE_MS 370.0
 #define FS_OTHER_MS 8.0
 
+/* ---- manual PGLE profiles: how XLA reads the measured run's profile ----
+ * xla/service/gpu/gpu_hlo_schedule.cc ReadProfileFromSources: the path's extension picks
+ * text (".pbtxt") or binary (".pb") parsing, any other name is ignored without a word;
+ * FilterWithFingerprint keeps only entries keyed by this module's fingerprint (or keyed by
+ * none, as nsys's converter writes them). The simulator's fingerprint is which collectives
+ * are synchronous: the one thing the two routes' profile runs change in the program. */
+#define PGLE_PATH_FLAG "xla_gpu_pgle_profile_file_or_directory_path"
+
+typedef enum { PROF_NONE, PROF_USED, PROF_EMPTY, PROF_MISSING, PROF_BAD } prof_state;
+
+static void pgle_fingerprint(const flagset *fs, char *out, size_t n) {
+  uint64_t h = fnv1a(0xcbf29ce484222325ULL, fl_raw(fs, "xla_gpu_disable_async_collectives"));
+  snprintf(out, n, "%016llx::", (unsigned long long)h);
+}
+
+static int ends_with(const char *s, const char *tail) {
+  size_t a = strlen(s), b = strlen(tail);
+  return a >= b && strcmp(s + a - b, tail) == 0;
+}
+
+/* 1 when the entry NAME (LEN bytes) is kept: keyed by FP ("fingerprint::name"), or by none. */
+static int entry_kept(const char *name, size_t len, const char *fp) {
+  for (size_t i = 0; i + 1 < len; i++)
+    if (name[i] == ':' && name[i + 1] == ':')
+      return i + 2 == strlen(fp) && memcmp(name, fp, i + 2) == 0;
+  return 1;
+}
+
+/* What the measured run makes of its profile; *matched / *total count the entries kept. */
+static prof_state pgle_profile_state(const flagset *fs, int *matched, int *total) {
+  const char *path = fl_raw(fs, PGLE_PATH_FLAG);
+  int text = ends_with(path, ".pbtxt"), bin = ends_with(path, ".pb");
+  *matched = *total = 0;
+  if (!*path || (!text && !bin)) return PROF_NONE;
+  FILE *f = fopen(path, "rb");
+  if (!f) return PROF_MISSING;
+  static char buf[65536];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  char fp[40];
+  pgle_fingerprint(fs, fp, sizeof fp);
+  if (text) { /* costs { name: "..." cost_us: ... } per entry */
+    if (n > 0 && strncmp(buf, "costs", 5) != 0) return PROF_BAD;
+    for (const char *q = buf; (q = strstr(q, "name: \"")) != NULL; q++) {
+      const char *name = q + 7, *end = strchr(name, '"');
+      if (!end) return PROF_BAD;
+      (*total)++;
+      *matched += entry_kept(name, (size_t)(end - name), fp);
+    }
+  } else { /* field 1 (costs), length-delimited, holding field 1 (name) first */
+    for (size_t i = 0; i < n;) {
+      if (i + 4 > n || buf[i] != 0x0a || buf[i + 2] != 0x0a) return PROF_BAD;
+      size_t len = (unsigned char)buf[i + 1], nlen = (unsigned char)buf[i + 3];
+      if (i + 2 + len > n || nlen + 2 > len) return PROF_BAD;
+      (*total)++;
+      *matched += entry_kept(buf + i + 4, nlen, fp);
+      i += 2 + len;
+    }
+  }
+  return *matched > 0 ? PROF_USED : PROF_EMPTY;
+}
+
 typedef struct {
   int lhs, pag, prs, par, dbuf, prio, pgle, cdmc1, ub, nvls;
   double tag, trs, tar;
@@ -891,8 +957,8 @@ static void fsdp_knobs_read(const flagset *fs, const envcfg *e, int pgle, fsdp_k
   k->ub = fl_bool(fs, "xla_gpu_enable_nccl_user_buffers");
   k->nvls = e->nvls;
   k->cdmc1 = e->cdmc1;
-  const char *prof = fl_raw(fs, "xla_gpu_pgle_profile_file_or_directory_path");
-  k->pgle = pgle || (*prof && access(prof, R_OK) == 0);
+  int matched, total;
+  k->pgle = pgle || pgle_profile_state(fs, &matched, &total) == PROF_USED;
 }
 
 /* Fraction of a collective family hidden behind compute. The LHS keeps its schedule under
@@ -1172,18 +1238,30 @@ static void log_startup(const options *o, const model *m, const envcfg *e) {
   fflush(stdout);
 }
 
+/* XLA's own lines for the profile (ProfileFromPath, GetLatencyEstimator), and one line of
+ * the simulator's own (not XLA's: XLA says nothing when the fingerprint filter empties a
+ * profile) so that tests can see how many entries survived. */
+static void log_pgle_profile(const flagset *fs) {
+  const char *prof = fl_raw(fs, PGLE_PATH_FLAG);
+  int matched, total;
+  prof_state st = pgle_profile_state(fs, &matched, &total);
+  int text = ends_with(prof, ".pbtxt");
+  if (st == PROF_MISSING)
+    logline('E', "gpu_hlo_schedule.cc:335", "PGLE profile file does not exist: %s", prof);
+  if (st == PROF_BAD)
+    logline('E', "gpu_hlo_schedule.cc:331",
+            "Tried but failed to parse PGLE proto from %s file '%s'. Error message: "
+            "Can't parse %s as %s proto",
+            text ? "text" : "binary", prof, prof, text ? "text" : "binary");
+  if (st != PROF_USED && st != PROF_EMPTY) return;
+  logline('I', "gpu_hlo_schedule.cc:327", "Using PGLE profile from %s", prof);
+  logline('I', "gpu_hlo_schedule.cc:421", "Found profile, using profile guided latency estimator");
+  printf("flagtune-sim: PGLE profile: %d of %d entries match this program's fingerprint\n", matched,
+         total);
+}
+
 static void log_compile(const flagset *fs, const model *m) {
-  const char *prof = fl_raw(fs, "xla_gpu_pgle_profile_file_or_directory_path");
-  if (*prof && access(prof, R_OK) == 0) {
-    logline('I', "gpu_hlo_schedule.cc:478", "Using PGLE profile from %s", prof);
-    logline('I', "gpu_hlo_schedule.cc:573",
-            "Found profile, using profile guided latency estimator");
-  } else if (*prof) {
-    logline('W', "gpu_hlo_schedule.cc:488",
-            "PGLE profile file %s does not exist; using the "
-            "default latency estimator",
-            prof);
-  }
+  log_pgle_profile(fs);
   if (fl_bool(fs, "xla_gpu_enable_latency_hiding_scheduler"))
     logline('I', "gpu_hlo_schedule.cc:521", "Latency hiding scheduler memory limit: %.2fGiB",
             m->cap_gib * fl_num(fs, "xla_gpu_memory_limit_slop_factor") / 100.0);
@@ -1328,22 +1406,52 @@ static int parse_options(int argc, char **argv, options *o) {
 }
 
 /* Manual PGLE's profile run: flagtune names the file in FLAGTUNE_PGLE_PROFILE, and a real
- * job would write its converted profile there (jax.profiler, or nsys plus
- * pgo_nsys_converter.py; seed 002). The simulator writes a small one in the same pbtxt
- * shape, but only from a proper profile run: no latency hiding scheduler, so that op costs
- * do not overlap. */
+ * job writes its converted profile there. By the name's extension: ".pb", the binary proto
+ * jax.experimental.profiler.get_profiled_instructions_proto returns (entries keyed by the
+ * profiled program's fingerprint; the JAX route profiles with the scheduler on); anything
+ * else, the text form nsys plus pgo_nsys_converter.py writes (plain names), only from a
+ * proper nsys-route run: no latency hiding scheduler, so that op costs do not overlap. */
 static void write_pgle_profile(const flagset *fs) {
+  static const char *names[] = {"all-gather-start.1", "reduce-scatter.289.1", "cublas-gemm.209.0"};
+  static const double costs[] = {7040.5215, 8609.677, 969.08};
   const char *path = getenv("FLAGTUNE_PGLE_PROFILE");
-  if (!path || !*path || fl_bool(fs, "xla_gpu_enable_latency_hiding_scheduler")) return;
-  FILE *f = fopen(path, "w");
+  int bin = path && ends_with(path, ".pb");
+  if (!path || !*path || (!bin && fl_bool(fs, "xla_gpu_enable_latency_hiding_scheduler"))) return;
+  FILE *f = fopen(path, "wb");
   if (!f) {
     fprintf(stderr, "flagtune-sim: cannot write the PGLE profile %s\n", path);
     return;
   }
-  fprintf(f, "costs { name: \"all-gather-start.1\" cost_us: 7040.5215 }\n"
-             "costs { name: \"reduce-scatter.289.1\" cost_us: 8609.677 }\n"
-             "costs { name: \"cublas-gemm.209.0\" cost_us: 969.08 }\n");
+  char fp[40];
+  pgle_fingerprint(fs, fp, sizeof fp);
+  for (int i = 0; i < 3; i++) {
+    if (!bin) {
+      fprintf(f, "costs { name: \"%s\" cost_us: %g }\n", names[i], costs[i]);
+      continue;
+    }
+    /* costs (field 1) { name (field 1, string) cost_us (field 2, double) } */
+    size_t len = strlen(fp) + strlen(names[i]);
+    fputc(0x0a, f), fputc((int)(len + 2 + 9), f);
+    fputc(0x0a, f), fputc((int)len, f), fputs(fp, f), fputs(names[i], f);
+    fputc(0x11, f), fwrite(&costs[i], sizeof costs[i], 1, f);
+  }
   fclose(f);
+}
+
+/* jaxlib >= 0.4.32 refuses both memory fractions at backend start-up (jax-ml/jax
+ * jaxlib/xla_client.py:180-190, generate_pjrt_gpu_plugin_options): the job dies with its
+ * ValueError, word for word, before the first step. */
+static int mem_fraction_conflict(void) {
+  const char *a = getenv("XLA_CLIENT_MEM_FRACTION");
+  const char *b = getenv("XLA_PYTHON_CLIENT_MEM_FRACTION");
+  if (!a || !*a || !b || !*b) return 0;
+  fprintf(stderr,
+          "Traceback (most recent call last):\n"
+          "  File \"jaxlib/xla_client.py\", line 185, in "
+          "generate_pjrt_gpu_plugin_options\n"
+          "ValueError: XLA_CLIENT_MEM_FRACTION is specified together with "
+          "XLA_PYTHON_CLIENT_MEM_FRACTION. Remove the latter one, it is deprecated.\n");
+  return 1;
 }
 
 int main(int argc, char **argv) {
@@ -1353,6 +1461,7 @@ int main(int argc, char **argv) {
   model m;
   memset(&fs, 0, sizeof fs);
   if (parse_options(argc, argv, &o) < 0) return 2;
+  if (mem_fraction_conflict()) return 1;
   if (!o.landscape) o.landscape = getenv("FLAGTUNE_SIM_LANDSCAPE");
   if (!o.landscape || !*o.landscape) o.landscape = "fsdp8";
   env_load(&e);

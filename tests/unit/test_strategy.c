@@ -371,3 +371,52 @@ TEST(proposal_carries_manual_pgle_profile_run) {
   proposal_clear(&p);
   teardown(&f);
 }
+
+/* Manual PGLE's jax route: the binary .pb the JAX profiler writes, profiled with the scheduler
+ * on and the trial's async collectives kept (jax-ml/jax docs/gpu_performance_tips.md). */
+TEST(proposal_carries_jax_route_profile_run) {
+  fixture f = {0};
+  CHECK_INT(setup_text(&f,
+                       "return experiment {\n"
+                       "  command = { \"python3\", \"train.py\" },\n"
+                       "  metric = { json = \"step_ms\" },\n"
+                       "  flags = { xla_gpu_enable_latency_hiding_scheduler = bool() },\n"
+                       "  pgle = { mode = \"manual\", route = \"jax\" },\n"
+                       "  strategy = random {},\n"
+                       "}\n"),
+            0);
+  proposal p;
+  CHECK_INT(strategy_render(f.s, "{\"xla_gpu_enable_latency_hiding_scheduler\":false}", &p, &f.err),
+            0);
+  CHECK_STR(p.profile_suffix, ".pgle.pb");
+  const setting *lhs =
+      find_setting(p.profile, p.n_profile, "xla_gpu_enable_latency_hiding_scheduler");
+  CHECK(lhs && strcmp(lhs->value, "true") == 0);
+  CHECK(find_setting(p.profile, p.n_profile, "xla_gpu_disable_async_collectives") == NULL);
+  proposal_clear(&p);
+  teardown(&f);
+}
+
+/* Both memory fractions kill a jaxlib >= 0.4.32 job (jax-ml/jax jaxlib/xla_client.py:180-190):
+ * a sweep that searches one gives every proposal, the baseline too, the other to unset. */
+TEST(proposal_carries_unset_list) {
+  fixture f = {0};
+  CHECK_INT(setup_text(&f,
+                       "return experiment {\n"
+                       "  command = { \"python3\", \"train.py\" },\n"
+                       "  metric = { json = \"step_ms\" },\n"
+                       "  vars = { XLA_CLIENT_MEM_FRACTION = choice { 0.8, 0.9 } },\n"
+                       "  strategy = random {},\n"
+                       "}\n"),
+            0);
+  proposal p;
+  CHECK_INT(strategy_render(f.s, "{}", &p, &f.err), 0);
+  CHECK(p.unset && p.unset[0] && p.unset[1] == NULL);
+  CHECK_STR(p.unset[0], "XLA_PYTHON_CLIENT_MEM_FRACTION");
+  proposal_clear(&p);
+  CHECK(p.unset == NULL);
+  CHECK_INT(strategy_render(f.s, "{\"XLA_CLIENT_MEM_FRACTION\":0.9}", &p, &f.err), 0);
+  CHECK_STR(p.unset[0], "XLA_PYTHON_CLIENT_MEM_FRACTION");
+  proposal_clear(&p);
+  teardown(&f);
+}

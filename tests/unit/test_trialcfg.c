@@ -119,7 +119,7 @@ TEST(env_assembly) {
   char *extra[] = {"CUDA_VISIBLE_DEVICES=4,5", "FLAGTUNE_TRIAL=7", "NCCL_PROTO=LL128", NULL};
   trial_env e;
   char *err = NULL;
-  CHECK_INT(trialcfg_env(base, s, 5, extra, &e, &err), 0);
+  CHECK_INT(trialcfg_env(base, s, 5, NULL, extra, &e, &err), 0);
   CHECK_STR(e.xla_flags,
             "--xla_gpu_autotune_level=2 --xla_gpu_enable_latency_hiding_scheduler=true "
             "--xla_dump_to=\"/tmp/a b\"");
@@ -143,7 +143,7 @@ TEST(env_assembly) {
 TEST(env_without_flags) {
   char *base[] = {"XLA_FLAGS=--xla_foo=1", "A=1", "A=2", "NOEQUALS", "=nameless", NULL};
   trial_env e;
-  CHECK_INT(trialcfg_env(base, NULL, 0, NULL, &e, NULL), 0);
+  CHECK_INT(trialcfg_env(base, NULL, 0, NULL, NULL, &e, NULL), 0);
   /* Inherited XLA_FLAGS is reported as-is; nothing new is added. */
   CHECK_STR(e.xla_flags, "--xla_foo=1");
   CHECK(e.tpu_args == NULL);
@@ -153,13 +153,13 @@ TEST(env_without_flags) {
 
   char *none[] = {NULL};
   setting s[] = {{TARGET_ENV, "X", "y z"}};
-  CHECK_INT(trialcfg_env(none, s, 1, NULL, &e, NULL), 0);
+  CHECK_INT(trialcfg_env(none, s, 1, NULL, NULL, &e, NULL), 0);
   CHECK(e.xla_flags == NULL);
   CHECK(envp_get(e.envp, "XLA_FLAGS") == NULL);
   CHECK_STR(envp_get(e.envp, "X"), "y z");
   trialcfg_env_free(&e);
 
-  CHECK_INT(trialcfg_env(NULL, NULL, 0, NULL, &e, NULL), 0);
+  CHECK_INT(trialcfg_env(NULL, NULL, 0, NULL, NULL, &e, NULL), 0);
   CHECK(e.envp != NULL && e.envp[0] == NULL);
   trialcfg_env_free(&e);
 }
@@ -168,12 +168,12 @@ TEST(env_xla_flags_setting_is_the_base) {
   char *base[] = {"XLA_FLAGS=--from_user=1", NULL};
   setting s[] = {{TARGET_XLA, "b", "2"}, {TARGET_ENV, "XLA_FLAGS", "--from_experiment=1"}};
   trial_env e;
-  CHECK_INT(trialcfg_env(base, s, 2, NULL, &e, NULL), 0);
+  CHECK_INT(trialcfg_env(base, s, 2, NULL, NULL, &e, NULL), 0);
   CHECK_STR(e.xla_flags, "--from_experiment=1 --b=2");
   trialcfg_env_free(&e);
   /* An extra XLA_FLAGS overrides everything and is what gets reported. */
   char *extra[] = {"XLA_FLAGS=--only", NULL};
-  CHECK_INT(trialcfg_env(base, s, 2, extra, &e, NULL), 0);
+  CHECK_INT(trialcfg_env(base, s, 2, NULL, extra, &e, NULL), 0);
   CHECK_STR(e.xla_flags, "--only");
   CHECK_STR(envp_get(e.envp, "XLA_FLAGS"), "--only");
   trialcfg_env_free(&e);
@@ -183,20 +183,49 @@ TEST(env_rejects_bad_names) {
   trial_env e;
   char *err = NULL;
   setting bad_env[] = {{TARGET_ENV, "1BAD", "x"}};
-  CHECK_INT(trialcfg_env(NULL, bad_env, 1, NULL, &e, &err), FT_EINPUT);
+  CHECK_INT(trialcfg_env(NULL, bad_env, 1, NULL, NULL, &e, &err), FT_EINPUT);
   CHECK(e.envp == NULL && e.xla_flags == NULL);
   CHECK(err && strstr(err, "1BAD"));
   setting bad_flag[] = {{TARGET_XLA, "xla foo", "1"}};
-  CHECK_INT(trialcfg_env(NULL, bad_flag, 1, NULL, &e, &err), FT_EINPUT);
+  CHECK_INT(trialcfg_env(NULL, bad_flag, 1, NULL, NULL, &e, &err), FT_EINPUT);
   setting dashed[] = {{TARGET_XLA, "--xla_foo", "1"}};
-  CHECK_INT(trialcfg_env(NULL, dashed, 1, NULL, &e, &err), FT_EINPUT);
+  CHECK_INT(trialcfg_env(NULL, dashed, 1, NULL, NULL, &e, &err), FT_EINPUT);
   setting eq[] = {{TARGET_TPU, "a=b", "1"}};
-  CHECK_INT(trialcfg_env(NULL, eq, 1, NULL, &e, &err), FT_EINPUT);
+  CHECK_INT(trialcfg_env(NULL, eq, 1, NULL, NULL, &e, &err), FT_EINPUT);
   setting nul[] = {{TARGET_ENV, "A", NULL}};
-  CHECK_INT(trialcfg_env(NULL, nul, 1, NULL, &e, &err), FT_EINPUT);
+  CHECK_INT(trialcfg_env(NULL, nul, 1, NULL, NULL, &e, &err), FT_EINPUT);
   char *extra[] = {"NOVALUE", NULL};
-  CHECK_INT(trialcfg_env(NULL, NULL, 0, extra, &e, &err), FT_EINPUT);
+  CHECK_INT(trialcfg_env(NULL, NULL, 0, NULL, extra, &e, &err), FT_EINPUT);
   CHECK(err && strstr(err, "NOVALUE"));
+  free(err);
+}
+
+/* jaxlib >= 0.4.32 raises ValueError when XLA_CLIENT_MEM_FRACTION and
+ * XLA_PYTHON_CLIENT_MEM_FRACTION are both set (jax-ml/jax jaxlib/xla_client.py:180-190): a
+ * sweep that sets one drops the other from what the child inherits, every copy of it. */
+TEST(env_unset_drops_inherited_names) {
+  char *base[] = {"PATH=/usr/bin", "XLA_PYTHON_CLIENT_MEM_FRACTION=0.9",
+                  "XLA_PYTHON_CLIENT_MEM_FRACTION=0.8", "XLA_PYTHON_CLIENT_MEM=keep", NULL};
+  setting s[] = {{TARGET_ENV, "XLA_CLIENT_MEM_FRACTION", "0.85"}};
+  char *unset[] = {"XLA_PYTHON_CLIENT_MEM_FRACTION", "NOT_THERE", NULL};
+  trial_env e;
+  CHECK_INT(trialcfg_env(base, s, 1, unset, NULL, &e, NULL), 0);
+  CHECK(envp_get(e.envp, "XLA_PYTHON_CLIENT_MEM_FRACTION") == NULL);
+  CHECK_STR(envp_get(e.envp, "XLA_PYTHON_CLIENT_MEM"), "keep"); /* a prefix is another name */
+  CHECK_STR(envp_get(e.envp, "XLA_CLIENT_MEM_FRACTION"), "0.85");
+  CHECK_STR(envp_get(e.envp, "PATH"), "/usr/bin");
+  CHECK_INT(envp_count(e.envp), 3);
+  trialcfg_env_free(&e);
+  /* A setting of an unset name still reaches the child: unset drops only what is inherited. */
+  setting both[] = {{TARGET_ENV, "XLA_PYTHON_CLIENT_MEM_FRACTION", "0.7"}};
+  CHECK_INT(trialcfg_env(base, both, 1, unset, NULL, &e, NULL), 0);
+  CHECK_STR(envp_get(e.envp, "XLA_PYTHON_CLIENT_MEM_FRACTION"), "0.7");
+  trialcfg_env_free(&e);
+  char *err = NULL;
+  char *bad[] = {"NOT A NAME", NULL};
+  CHECK_INT(trialcfg_env(base, NULL, 0, bad, NULL, &e, &err), FT_EINPUT);
+  CHECK(e.envp == NULL);
+  CHECK(err && strstr(err, "NOT A NAME"));
   free(err);
 }
 
