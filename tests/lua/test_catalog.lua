@@ -139,9 +139,69 @@ local function test_catalog_shape()
   assert(#catalog >= 395, "catalog size")
 end
 
+-- `source` names public documents by a fixed token (lua/catalog.lua's header), never the
+-- project's private seed numbers.
+local SOURCES = { ["jax-toolbox"] = 1, ["jax-gpu-tips"] = 1, ["jax-toolbox-pgle"] = 1,
+                  ["xla-flags-guidance"] = 1, ["llm-first-principles"] = 1, xla = 1, jax = 1 }
+
+local function test_sources()
+  for _, e in ipairs(catalog) do
+    for tok in e.source:gmatch("[^,]+") do
+      assert(SOURCES[tok], e.name .. ": unknown source " .. tok)
+    end
+    for _, k in ipairs({ "notes", "desc", "deprecated" }) do
+      local t = e[k] and e[k]:lower() or ""
+      assert(not t:find("seed %d") and not t:find("field notes"), e.name .. ": " .. k .. " cites "
+             .. "a private document")
+    end
+  end
+end
+
+local function entry(name)
+  for _, e in ipairs(catalog) do
+    if e.name == name then return e end
+  end
+  error("no catalog entry " .. name)
+end
+
+-- The XLA and jax of jax 0.11 and after (each claim's upstream place is in the entry's notes).
+local function test_currency()
+  -- openxla/xla PR #45836: enum pipelining modes, newer than jax 0.11.0's XLA pin.
+  for _, c in ipairs({ "all_gather", "all_reduce", "reduce_scatter" }) do
+    local e = entry("xla_gpu_pipeline_" .. c)
+    eq(e.type, "enum", c .. " type")
+    eq(table.concat(e.values, ","), "default,off,on,explicit", c .. " values")
+    eq(e.jax.after, "0.11.0", c .. " newer than jax 0.11.0")
+    local old = entry("xla_gpu_enable_pipelined_" .. c)
+    assert(old.notes:find("xla_gpu_pipeline_" .. c, 1, true), c .. ": boolean points to the enum")
+    -- gpu_compiler.cc gates the pipeliner on the flag alone, not on the LHS.
+    eq(old.requires, nil, c .. ": no LHS requirement")
+  end
+  -- jax/_src/config.py:2208 and :2222 at jax-v0.11.0; first in jax 0.5.1.
+  eq(entry("JAX_OPTIMIZATION_LEVEL").default, "UNKNOWN", "opt level default")
+  eq(entry("JAX_MEMORY_FITTING_LEVEL").default, "O2", "memory fitting default")
+  eq(entry("JAX_OPTIMIZATION_LEVEL").jax.first, "0.5.1", "opt level since")
+  -- jaxlib/xla_client.py:195 at jax-v0.11.0: the allowed allocators.
+  local alloc = table.concat(entry("XLA_PYTHON_CLIENT_ALLOCATOR").values, ",")
+  eq(alloc, "default,platform,bfc,cuda_async,vmm,address", "allocators")
+  -- tsl's LoggingInitializer reads TF_CPP_MAX_VLOG_LEVEL; TF_CPP_MAX_LOG_LEVEL is nothing.
+  eq(entry("TF_CPP_MAX_VLOG_LEVEL").kind, "env", "vlog variable")
+  eq(entry("TF_CPP_MAX_LOG_LEVEL").renamed_to, "TF_CPP_MAX_VLOG_LEVEL", "log -> vlog")
+  -- DefaultDebugOptionsIgnoringFlags() still sets it: a live flag.
+  eq(entry("xla_gpu_enable_highest_priority_async_stream").deprecated, nil, "highest priority live")
+  -- jax/_src/cache_key.py hashes XLA_FLAGS into the compilation cache key.
+  assert(entry("JAX_COMPILATION_CACHE_DIR").notes:find("cache_key.py", 1, true), "cache note")
+  local x = load("  vars = { TF_CPP_MAX_LOG_LEVEL = choice { 0, 1 } },\n")
+  eq(x.warnings[1], "x.lua:4: warning: 'TF_CPP_MAX_LOG_LEVEL' is deprecated: XLA's logging never "
+     .. "reads it (tsl's LoggingInitializer reads TF_CPP_MIN_LOG_LEVEL, TF_CPP_VMODULE and the "
+     .. "VLOG level) (use 'TF_CPP_MAX_VLOG_LEVEL')", "vlog warning")
+end
+
 test("unknown_flag", test_unknown_flag)
 test("warnings", test_warnings)
 test("auto", test_auto)
 test("routing", test_routing)
 test("pgle", test_pgle)
 test("catalog_shape", test_catalog_shape)
+test("sources", test_sources)
+test("currency", test_currency)
