@@ -406,7 +406,9 @@ local function ranged(spec)
       end
     end
   end
-  table.sort(out, function(a, b) return a.line < b.line or (a.line == b.line and a.name < b.name) end)
+  table.sort(out, function(a, b)
+    return a.line < b.line or (a.line == b.line and a.name < b.name)
+  end)
   return out
 end
 

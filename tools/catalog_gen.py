@@ -260,7 +260,8 @@ def main():
             typ, help_text = calls[name]
             added.append((name, new_entry(name, typ, help_text, defs.get(name))))
     if added:
-        start = next(i for i, (n, b) in enumerate(blocks) if n is None and b[0].startswith("  -- 3."))
+        start = next(i for i, (n, b) in enumerate(blocks)
+                     if n is None and b[0].startswith("  -- 3."))
         sec = [i for i in range(start + 1, len(blocks)) if blocks[i][0]]
         for name, block in added:
             rows = [(v, None if flags_at[v] is None else name in flags_at[v]) for v, _ in rels]
