@@ -4,8 +4,10 @@
 -- and the flag catalog (lua/catalog.lua through lua/catindex.lua): unknown flags with "did
 -- you mean", allow_unknown_flags and a jaxlib's imported flag list, `auto` resolved to the
 -- catalog's candidates, warnings for deprecated, renamed or removed names and for values
--- outside a flag's type. Errors are "path:line: message" through dsl's validator (the V
--- passed in as `v`); only unknown flags and shape mistakes are errors, the rest warnings.
+-- outside a flag's type, and (checks.release_warnings, called from C once the installed jax
+-- is probed) names absent from the installed jax release. Errors are "path:line: message"
+-- through dsl's validator (the V passed in as `v`); only unknown flags and shape mistakes are
+-- errors, the rest warnings.
 -- Must not build the space (lua/space.lua does, and routes TPU flags) or read the file.
 
 local util = require "util"
@@ -19,6 +21,12 @@ local checks = {}
 local PARAM, AUTO
 
 local function is_param(x) return getmetatable(x) == PARAM end
+
+-- The line each name of a checked table was written on: SITES[t] = { NAME = line } for the
+-- flags, fixed_flags, vars and env tables check_space returns (they become the spec's), so
+-- the release check, which runs after the file is loaded, can point at the right line.
+-- Weak keys: an entry lives as long as its spec.
+local SITES = setmetatable({}, { __mode = "k" })
 
 local to_int, is_finite, is_list = util.to_int, util.is_finite, util.is_list
 
@@ -272,6 +280,10 @@ local function check_flags(v, raw_flags, raw)
     local line = lines["=" .. name]
     catalog_warnings(v, name, known_flag(v, name, line), line, { fixed[name] })
   end
+  local at, fixed_at = {}, {}
+  for _, name in ipairs(order) do at[name] = lines[name] end
+  for _, name in ipairs(fixed_order) do fixed_at[name] = lines["=" .. name] end
+  SITES[flags], SITES[fixed] = at, fixed_at
   return flags, fixed
 end
 
@@ -301,11 +313,12 @@ local function mem_fraction(v, vars, env)
 end
 
 local function check_vars(v, raw_vars, raw, gpus)
-  local vars = {}
+  local vars, vars_at, env_at = {}, {}, {}
   local by_name = catindex.get().by_name
   for name, p in pairs(v:table("vars", raw_vars)) do
     local line = env_name(v, "vars", name, "flags")
     line = is_param(p) and p.line or line
+    vars_at[name] = line
     local e = by_name[name]
     e = e and e.kind == "env" and e or nil
     vars[name] = param(v, "vars", name, resolve_auto(v, name, p, line, e), line, "env")
@@ -314,6 +327,7 @@ local function check_vars(v, raw_vars, raw, gpus)
   local env = {}
   for name, val in pairs(v:table("env", raw.env)) do
     local line = env_name(v, "env", name, "fixed_flags")
+    env_at[name] = line
     if type(val) == "boolean" then
       v:fail(line, "'%s' must be a string or number, got boolean", name)
     end
@@ -333,6 +347,7 @@ local function check_vars(v, raw_vars, raw, gpus)
     v:fail_at("gpus_per_trial", "CUDA_VISIBLE_DEVICES is set per trial when gpus_per_trial > 0: "
               .. "remove it from `env` and `vars`")
   end
+  SITES[vars], SITES[env] = vars_at, env_at
   return vars, env
 end
 
@@ -371,6 +386,79 @@ local function apply_presets(v, raw)
   end
   return under(raw.flags, raw.fixed_flags, total.flags, "flags", "fixed_flags"),
          under(raw.vars, raw.env, total.vars, "vars", "env")
+end
+
+---------------------------------------------------------------------------------------
+-- Release ranges: the catalog's `jax = { first, after, last, before }` against the installed
+-- jax and jaxlib (docs/CATALOG.md, "Release ranges").
+
+-- "0.4.36.dev20241122", "0.5.0+cuda12" -> { 0, 4, 36 }: the numeric release part only, so a
+-- dev or local build compares as its release.
+function checks.version(s)
+  local out = {}
+  for part in tostring(s):match("^[%d.]*"):gmatch("%d+") do out[#out + 1] = tonumber(part) end
+  return #out > 0 and out or nil
+end
+
+-- <0, 0 or >0 as version A is older than, the same as or newer than B (missing parts are 0).
+function checks.compare(a, b)
+  for i = 1, math.max(#a, #b) do
+    local x, y = a[i] or 0, b[i] or 0
+    if x ~= y then return x < y and -1 or 1 end
+  end
+  return 0
+end
+
+-- Why entry E does not exist in release V (a version table), or nil.
+function checks.absent_from(e, v)
+  local r = e.jax
+  if type(r) ~= "table" then return nil end
+  local function cmp(s) return checks.compare(v, checks.version(s)) end
+  if r.first and cmp(r.first) < 0 then return "it first appears in jax " .. r.first end
+  if r.after and cmp(r.after) <= 0 then return "it is newer than jax " .. r.after end
+  if r.last and cmp(r.last) > 0 then return "jax " .. r.last .. " is the last release with it" end
+  if r.before and cmp(r.before) >= 0 then return "jax " .. r.before .. " no longer has it" end
+  return nil
+end
+
+-- The spec's names that have a release range, as { name, line, entry } sorted by line.
+local function ranged(spec)
+  local out, by_name = {}, catindex.get().by_name
+  for _, key in ipairs({ "flags", "fixed_flags", "vars", "env" }) do
+    local t = spec[key]
+    for name, line in pairs(t and SITES[t] or {}) do
+      local e = by_name[name]
+      if e and e.jax and (e.kind == "flag") == (key == "flags" or key == "fixed_flags") then
+        out[#out + 1] = { name = name, line = line, entry = e }
+      end
+    end
+  end
+  table.sort(out, function(a, b)
+    return a.line < b.line or (a.line == b.line and a.name < b.name)
+  end)
+  return out
+end
+
+-- Whether any name of SPEC has a release range: C probes the installed jax only then.
+function checks.has_ranges(spec) return #ranged(spec) > 0 end
+
+-- Appends to spec.warnings a "PATH:LINE: warning: ..." for each name of SPEC that the
+-- installed release lacks: flags against JAXLIB (XLA lives in jaxlib), variables against JAX.
+-- Either version may be nil (not probed): its names are not checked.
+function checks.release_warnings(spec, path, jax, jaxlib)
+  spec.warnings = spec.warnings or {}
+  for _, s in ipairs(ranged(spec)) do
+    local is_flag = s.entry.kind == "flag"
+    local shown = is_flag and jaxlib or jax
+    local v = shown and checks.version(shown)
+    local why = v and checks.absent_from(s.entry, v)
+    if why then
+      spec.warnings[#spec.warnings + 1] = string.format(
+        "%s:%d: warning: '%s' is absent from %s %s you have installed (%s)", path, s.line,
+        s.name, is_flag and "jaxlib" or "jax", shown, why)
+    end
+  end
+  return spec.warnings
 end
 
 ---------------------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 /* The experiment file on the C side. Owns reading the file, its hash, the call into
  * lua/dsl.lua (the one place that knows the file's keys and rules), the copy of the
- * validated table into the C struct, and the Lua-backed pattern matcher for step times.
+ * validated table into the C struct, the Lua-backed pattern matcher for step times, and
+ * handing the installed jax version (the file's software probe) to lua/checks.lua when the
+ * file names a catalog entry with a jax release range.
  * Must not validate anything itself (dsl.lua does, with line numbers) and must not run
  * trials or write the store: a loaded experiment is inert data plus two registry refs. */
 #include "experiment.h"
@@ -12,6 +14,7 @@
 #include <string.h>
 
 #include "diag.h"
+#include "hardware.h"
 #include "trialcfg.h"
 
 /* Instructions the experiment file and its validation may use: a file that loops forever
@@ -252,6 +255,46 @@ static int call_load(lhost *h, const char *path, const char *text, size_t len, c
   return rc == 0 ? 0 : FT_EINPUT;
 }
 
+/* "jax A, jaxlib B" (hardware_software's answer) -> a new "A", or NULL. */
+static char *jax_version_of(const char *sw) {
+  const char *end = sw && strncmp(sw, "jax ", 4) == 0 ? strchr(sw + 4, ',') : NULL;
+  return end ? xstrndup(sw + 4, (size_t)(end - sw - 4)) : NULL;
+}
+
+/* The catalog's jax release ranges against the installed jax: when the spec at index T names
+ * an entry with a range (checks.has_ranges), runs the experiment's software probe (the one
+ * sweeps record) and lets checks.release_warnings append "absent from jax X you have
+ * installed" to spec.warnings before copy_fields reads them. A probe that finds no jax only
+ * means no such warning; `software_probe = false` skips it. */
+static int release_warnings(lhost *h, int t, const char *path, char **err) {
+  lua_State *L = lhost_state(h);
+  int top = lua_gettop(L);
+  field(L, t, "software_probe");
+  int off = lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  int rc = off ? 0 : lhost_require(h, "checks", err); /* [checks] */
+  if (off || rc != 0) return rc;
+  lua_getfield(L, -1, "has_ranges"); /* [checks, has_ranges] */
+  lua_pushvalue(L, t);
+  rc = lhost_pcall(h, 1, 1, LOAD_BUDGET, err); /* [checks, bool] */
+  if (rc == 0 && lua_toboolean(L, -1)) {
+    lua_getfield(L, -2, "release_warnings"); /* [checks, bool, fn] */
+    char *probe = get_str(L, t, "software_probe"), *jaxlib = NULL;
+    char *sw = hardware_software(probe, &jaxlib), *jax = jax_version_of(sw);
+    lua_pushvalue(L, t);
+    lua_pushstring(L, path);
+    lua_pushstring(L, jax);    /* NULL pushes nil */
+    lua_pushstring(L, jaxlib); /* [checks, bool, fn, spec, path, jax, jaxlib] */
+    free(probe);
+    free(sw);
+    free(jax);
+    free(jaxlib);
+    rc = lhost_pcall(h, 4, 0, LOAD_BUDGET, err);
+  }
+  lua_settop(L, top);
+  return rc;
+}
+
 /* Keeps dsl.matcher(PATTERN) in the registry as *M, for match_line. */
 static int make_matcher(lhost *h, const char *pattern, matcher *m, char **err) {
   lua_State *L = lhost_state(h);
@@ -285,6 +328,8 @@ int experiment_load(lhost *h, const char *path, const char *text, experiment **o
   int rc = call_load(h, path, owned, len, err);
   if (rc != 0) goto cleanup;
   int t = lua_gettop(L); /* [spec] */
+  rc = release_warnings(h, t, path, err);
+  if (rc != 0) goto cleanup;
   copy_fields(L, t, e);
   rc = copy_space(h, t, e, err);
   if (rc != 0) goto cleanup;

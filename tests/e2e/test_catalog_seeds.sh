@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Checks that lua/catalog.lua covers every XLA flag and environment variable the seed documents
-# name, has no duplicate names, is valid Lua (when a Lua 5.4 binary is present) and holds at
-# least 300 entries.
+# Checks that lua/catalog.lua covers every XLA flag and environment variable that plain-text
+# copies of the public guides name (the JAX-Toolbox GPU performance and PGLE guides, JAX's GPU
+# performance tips, XLA's flags guidance, the LLM first-principles slides: the catalog's
+# `source` tokens), has no duplicate names, is valid Lua (when a Lua 5.4 binary is present)
+# and holds at least 300 entries.
 #
 # Usage: bash test_catalog_seeds.sh FLAGTUNE_BIN SIM_BIN SOURCE_DIR
-# Only SOURCE_DIR is used. The seeds are read from SOURCE_DIR/../shared/seeds, or from
-# $FLAGTUNE_SEEDS_DIR when that is set; without seeds the test is skipped (exit 0).
+# Only SOURCE_DIR is used. The copies are read from SOURCE_DIR/../shared/seeds (the project's
+# own checkout keeps them there), or from $FLAGTUNE_SEEDS_DIR when that is set; without them
+# the test is skipped (exit 0).
 source "$(dirname "$0")/lib.sh"
 catalog="$src/lua/catalog.lua"
 
@@ -23,8 +26,8 @@ sed -n 's/.*[{,[:space:]]name = "\([^"]*\)".*/\1/p' "$catalog" | LC_ALL=C sort >
 # "export"; grep -o on the bare name covers all of these.
 cat "$seeds_dir"/*.txt | grep -oE 'xla_[a-z0-9_]+' | LC_ALL=C sort -u >"$work/seed_flags"
 
-# Environment variables: the ones the seeds and field notes are known to name, plus any
-# XLA_/JAX_/NCCL_/CUDA_/TF_CPP_/LIBTPU_/TPU_ variable found in the seeds.
+# Environment variables: the ones the guides and jax's GPU memory page are known to name, plus
+# any XLA_/JAX_/NCCL_/CUDA_/TF_CPP_/LIBTPU_/TPU_ variable found in the copies.
 {
   cat <<'EOF'
 XLA_PYTHON_CLIENT_MEM_FRACTION

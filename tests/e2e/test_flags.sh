@@ -22,7 +22,7 @@ has "$work/list.json" '"NCCL_PROTO"'
 "$ft" flags show xla_gpu_enable_command_buffer > "$work/show.txt"
 check "show: exit 0" [ $? = 0 ]
 has "$work/show.txt" "candidates   '' | FUSION"
-has "$work/show.txt" "source       seed:000,seed:001,seed:003,xla"
+has "$work/show.txt" "source       jax-toolbox,jax-gpu-tips,xla-flags-guidance,xla"
 "$ft" flags show xla_gpu_enable_latency_hidding_scheduler 2> "$work/show_err.txt"
 check "unknown flag: exit 2" [ $? = 2 ]
 has "$work/show_err.txt" "(did you mean 'xla_gpu_enable_latency_hiding_scheduler'?)"

@@ -1,7 +1,8 @@
 -- Tests for the catalog checks in lua/dsl.lua and the catalog routing in lua/space.lua:
 -- unknown flags with "did you mean", allow_unknown_flags, deprecated/renamed warnings, values
--- outside a flag's type, `auto`, TPU flags to LIBTPU_INIT_ARGS, metric.pgle_extra_skip, and
--- the catalog's own shape. Fails by raising.
+-- outside a flag's type, `auto`, TPU flags to LIBTPU_INIT_ARGS, metric.pgle_extra_skip, the
+-- catalog's own shape, its public source tokens, the entries for jax 0.11 and after, and the
+-- jax release ranges with check's "absent from jax X you have installed". Fails by raising.
 
 local dsl = require "dsl"
 local space = require "space"
@@ -139,9 +140,144 @@ local function test_catalog_shape()
   assert(#catalog >= 395, "catalog size")
 end
 
+-- `source` names public documents by a fixed token (lua/catalog.lua's header), never the
+-- project's private seed numbers.
+local SOURCES = { ["jax-toolbox"] = 1, ["jax-gpu-tips"] = 1, ["jax-toolbox-pgle"] = 1,
+                  ["xla-flags-guidance"] = 1, ["llm-first-principles"] = 1, xla = 1, jax = 1 }
+
+local function test_sources()
+  for _, e in ipairs(catalog) do
+    for tok in e.source:gmatch("[^,]+") do
+      assert(SOURCES[tok], e.name .. ": unknown source " .. tok)
+    end
+    for _, k in ipairs({ "notes", "desc", "deprecated" }) do
+      local t = e[k] and e[k]:lower() or ""
+      assert(not t:find("seed %d") and not t:find("field notes"), e.name .. ": " .. k .. " cites "
+             .. "a private document")
+    end
+  end
+end
+
+local function entry(name)
+  for _, e in ipairs(catalog) do
+    if e.name == name then return e end
+  end
+  error("no catalog entry " .. name)
+end
+
+-- The XLA and jax of jax 0.11 and after (each claim's upstream place is in the entry's notes).
+local function test_currency()
+  -- openxla/xla PR #45836: enum pipelining modes, newer than jax 0.11.0's XLA pin.
+  for _, c in ipairs({ "all_gather", "all_reduce", "reduce_scatter" }) do
+    local e = entry("xla_gpu_pipeline_" .. c)
+    eq(e.type, "enum", c .. " type")
+    eq(table.concat(e.values, ","), "default,off,on,explicit", c .. " values")
+    eq(e.jax.after, "0.11.0", c .. " newer than jax 0.11.0")
+    local old = entry("xla_gpu_enable_pipelined_" .. c)
+    assert(old.notes:find("xla_gpu_pipeline_" .. c, 1, true), c .. ": boolean points to the enum")
+    -- gpu_compiler.cc gates the pipeliner on the flag alone, not on the LHS.
+    eq(old.requires, nil, c .. ": no LHS requirement")
+  end
+  -- jax/_src/config.py:2208 and :2222 at jax-v0.11.0; first in jax 0.5.1.
+  eq(entry("JAX_OPTIMIZATION_LEVEL").default, "UNKNOWN", "opt level default")
+  eq(entry("JAX_MEMORY_FITTING_LEVEL").default, "O2", "memory fitting default")
+  eq(entry("JAX_OPTIMIZATION_LEVEL").jax.first, "0.5.1", "opt level since")
+  -- jaxlib/xla_client.py:195 at jax-v0.11.0: the allowed allocators.
+  local alloc = table.concat(entry("XLA_PYTHON_CLIENT_ALLOCATOR").values, ",")
+  eq(alloc, "default,platform,bfc,cuda_async,vmm,address", "allocators")
+  -- tsl's LoggingInitializer reads TF_CPP_MAX_VLOG_LEVEL; TF_CPP_MAX_LOG_LEVEL is nothing.
+  eq(entry("TF_CPP_MAX_VLOG_LEVEL").kind, "env", "vlog variable")
+  eq(entry("TF_CPP_MAX_LOG_LEVEL").renamed_to, "TF_CPP_MAX_VLOG_LEVEL", "log -> vlog")
+  -- DefaultDebugOptionsIgnoringFlags() still sets it: a live flag.
+  eq(entry("xla_gpu_enable_highest_priority_async_stream").deprecated, nil, "highest priority live")
+  -- jax/_src/cache_key.py hashes XLA_FLAGS into the compilation cache key.
+  assert(entry("JAX_COMPILATION_CACHE_DIR").notes:find("cache_key.py", 1, true), "cache note")
+  local x = load("  vars = { TF_CPP_MAX_LOG_LEVEL = choice { 0, 1 } },\n")
+  eq(x.warnings[1], "x.lua:4: warning: 'TF_CPP_MAX_LOG_LEVEL' is deprecated: XLA's logging never "
+     .. "reads it (tsl's LoggingInitializer reads TF_CPP_MIN_LOG_LEVEL, TF_CPP_VMODULE and the "
+     .. "VLOG level) (use 'TF_CPP_MAX_VLOG_LEVEL')", "vlog warning")
+end
+
+-- Release ranges (docs/CATALOG.md, "Release ranges"): well-formed on every entry.
+local checks = require "checks"
+local RANGE_KEYS = { first = 1, after = 1, last = 1, before = 1 }
+
+local function test_release_ranges_shape()
+  local n = 0
+  for _, e in ipairs(catalog) do
+    if e.jax ~= nil then
+      n = n + 1
+      assert(type(e.jax) == "table", e.name .. ": jax must be a table")
+      for k, v in pairs(e.jax) do
+        assert(RANGE_KEYS[k], e.name .. ": unknown jax range key " .. tostring(k))
+        assert(type(v) == "string" and v:find("^%d+%.%d+[%d.]*$"), e.name .. ": jax." .. k)
+      end
+      assert(not (e.jax.first and e.jax.after), e.name .. ": first and after")
+      assert(not (e.jax.last and e.jax.before), e.name .. ": last and before")
+      local lo, hi = e.jax.first or e.jax.after, e.jax.last or e.jax.before
+      if lo and hi then
+        assert(checks.compare(checks.version(lo), checks.version(hi)) <= 0, e.name .. ": range")
+      end
+    end
+  end
+  -- tools/catalog_gen.py over jax's release tags: jax_enable_pgle is in jax/_src/config.py
+  -- from jax-v0.4.29 (line 1231), not at jax-v0.4.28.
+  eq(entry("JAX_ENABLE_PGLE").jax.first, "0.4.29", "JAX_ENABLE_PGLE from jax 0.4.29")
+  -- openxla/xla issue #44228: jaxlib 0.10.1 refuses it as an unknown flag.
+  eq(entry("xla_gpu_enable_pipelined_collectives").jax.before, "0.10.1", "pipelined_collectives")
+  assert(n >= 10, "ranges: " .. n)
+end
+
+local function test_versions()
+  local v = checks.version
+  eq(table.concat(v("0.4.36.dev20241122"), "."), "0.4.36", "dev build")
+  eq(table.concat(v("0.5.0+cuda12"), "."), "0.5.0", "local build")
+  eq(v("garbage"), nil, "not a version")
+  eq(checks.compare(v("0.9.0.1"), v("0.9.0")), 1, "0.9.0.1 > 0.9.0")
+  eq(checks.compare(v("0.10.0"), v("0.9.2")), 1, "numeric, not lexical")
+  eq(checks.compare(v("0.5"), v("0.5.0")), 0, "missing parts are 0")
+  local e = { jax = { first = "0.5.1", before = "0.10.1" } }
+  eq(checks.absent_from(e, v("0.5.0")), "it first appears in jax 0.5.1", "before first")
+  eq(checks.absent_from(e, v("0.5.1")), nil, "first is in")
+  eq(checks.absent_from(e, v("0.10.0")), nil, "before before")
+  eq(checks.absent_from(e, v("0.10.1")), "jax 0.10.1 no longer has it", "at before")
+  e = { jax = { after = "0.11.0", last = "0.12.0" } }
+  eq(checks.absent_from(e, v("0.11.0")), "it is newer than jax 0.11.0", "at after")
+  eq(checks.absent_from(e, v("0.12.0")), nil, "last is in")
+  eq(checks.absent_from(e, v("0.12.1")), "jax 0.12.0 is the last release with it", "past last")
+  eq(checks.absent_from({}, v("0.1")), nil, "no range")
+end
+
+-- check's warning: flags against the installed jaxlib, variables against jax, at their lines.
+local function test_release_warnings()
+  local x = load("  fixed_flags = { xla_gpu_pipeline_all_gather = \"on\" },\n"
+                 .. "  vars = { JAX_OPTIMIZATION_LEVEL = choice { \"UNKNOWN\", \"O1\" } },\n"
+                 .. "  flags = { xla_gpu_enable_latency_hiding_scheduler = bool() },\n")
+  eq(#x.warnings, 0, "no warning before the probe")
+  eq(checks.has_ranges(x), true, "two names with ranges")
+  checks.release_warnings(x, "x.lua", "0.5.0", "0.11.0")
+  eq(x.warnings[1], "x.lua:4: warning: 'xla_gpu_pipeline_all_gather' is absent from jaxlib "
+     .. "0.11.0 you have installed (it is newer than jax 0.11.0)", "flag vs jaxlib")
+  eq(x.warnings[2], "x.lua:5: warning: 'JAX_OPTIMIZATION_LEVEL' is absent from jax 0.5.0 you "
+     .. "have installed (it first appears in jax 0.5.1)", "variable vs jax")
+  x = load("  fixed_flags = { xla_gpu_pipeline_all_gather = \"on\" },\n"
+           .. "  vars = { JAX_OPTIMIZATION_LEVEL = choice { \"UNKNOWN\", \"O1\" } },\n")
+  checks.release_warnings(x, "x.lua", "0.12.0", "0.12.0")
+  eq(#x.warnings, 0, "a newer jax has both")
+  checks.release_warnings(x, "x.lua", nil, nil)
+  eq(#x.warnings, 0, "nothing probed: nothing said")
+  x = load("  flags = { xla_gpu_enable_latency_hiding_scheduler = bool() },\n")
+  eq(checks.has_ranges(x), false, "no ranged name: no probe")
+end
+
 test("unknown_flag", test_unknown_flag)
 test("warnings", test_warnings)
 test("auto", test_auto)
 test("routing", test_routing)
 test("pgle", test_pgle)
 test("catalog_shape", test_catalog_shape)
+test("sources", test_sources)
+test("currency", test_currency)
+test("release_ranges_shape", test_release_ranges_shape)
+test("versions", test_versions)
+test("release_warnings", test_release_warnings)
