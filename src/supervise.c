@@ -145,9 +145,9 @@ static int report_exec_error(const char *file, int err) {
   return 126;
 }
 
-/* In the child: the trial's cgroup (when there is one and fork_into could not start us in it:
- * "0" moves the writer), the mask and dispositions the command expects, then exec. On failure errno goes back through the
- * close-on-exec pipe and the child leaves without a word. */
+/* In the child: the trial's cgroup (when there is one and fork_into could not start us in
+ * it: "0" moves the writer), the mask and dispositions the command expects, then exec. On
+ * failure errno goes back through the close-on-exec pipe and the child leaves without a word. */
 static void run_child(char **cmd, const sigset_t *old, int errfd, int cgroup_fd) {
   if (cgroup_fd >= 0) {
     ssize_t w = write(cgroup_fd, "0", 1); /* failing to join leaves the /proc walk */

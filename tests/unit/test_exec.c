@@ -73,7 +73,8 @@ static void on_line(void *ud, int stream, const char *line, size_t len, int trun
     k->text[len < KEEP_BYTES - 1 ? len : KEEP_BYTES - 1] = '\0';
   }
   int helper = 0;
-  if (sscanf(line, "helper %d", &helper) == 1 && c->n_helpers < 8) c->helpers[c->n_helpers++] = helper;
+  if (sscanf(line, "helper %d", &helper) == 1 && c->n_helpers < 8)
+    c->helpers[c->n_helpers++] = helper;
   if (c->block_ms > 0) { /* a whole pause: SIGCHLD would cut one usleep() short */
     uint64_t until = uv_hrtime() + (uint64_t)c->block_ms * 1000000;
     while (uv_hrtime() < until) usleep(10000);
