@@ -54,8 +54,10 @@ typedef struct {
 } sup_args;
 
 /* The trial's own cgroup v2, when one could be made. */
+#define SUP_PATH_MAX 1100 /* a cgroup directory: mount point (511) + our cgroup (511) + name */
+
 typedef struct {
-  char dir[512];  /* empty: none */
+  char dir[SUP_PATH_MAX]; /* empty: none */
   int dir_fd;     /* DIR itself, for clone3(CLONE_INTO_CGROUP) */
   int procs_fd;   /* DIR/cgroup.procs, opened before fork so that the child can join */
 } sup_cgroup;
@@ -400,16 +402,41 @@ static int cgroup_self(char *out, size_t n) {
   return found;
 }
 
+/* Removes the cgroups of supervisors that are gone (one killed by SIGKILL cannot remove its
+ * own) from PARENT: only "flagtune-trial-PID" whose PID no longer exists, and rmdir() removes
+ * a cgroup only when it is empty. */
+static void cgroup_sweep_stale(const char *parent) {
+  DIR *d = opendir(parent);
+  if (!d) return;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    char *end = NULL;
+    if (strncmp(de->d_name, "flagtune-trial-", 15) != 0) continue;
+    long pid = strtol(de->d_name + 15, &end, 10);
+    if (*end || pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+      continue;
+    char path[SUP_PATH_MAX + 300];
+    snprintf(path, sizeof path, "%s/%s", parent, de->d_name);
+    rmdir(path);
+  }
+  closedir(d);
+}
+
 /* Makes the trial's cgroup, a child of our own, when cgroup v2 is there and writable;
  * otherwise leaves CG empty and says nothing (containers often allow none). */
 static void cgroup_begin(sup_cgroup *cg, int wanted) {
   cg->dir[0] = '\0';
   cg->dir_fd = -1;
   cg->procs_fd = -1;
-  char mnt[512], self[512], path[600];
+  char mnt[512], self[512], path[SUP_PATH_MAX + 16];
   if (!wanted || !cgroup2_mount(mnt, sizeof mnt) || !cgroup_self(self, sizeof self)) return;
-  int n = snprintf(cg->dir, sizeof cg->dir, "%s%s/flagtune-trial-%d", mnt, self, (int)getpid());
-  if (n <= 0 || n >= (int)sizeof cg->dir || mkdir(cg->dir, 0755) != 0) {
+  snprintf(path, sizeof path, "%s%s", mnt, self);
+  cgroup_sweep_stale(path);
+  int n = snprintf(cg->dir, sizeof cg->dir, "%s/flagtune-trial-%d", path, (int)getpid());
+  /* EEXIST: a stale one of an earlier process with our pid, removed if empty. */
+  if (n <= 0 || n >= (int)sizeof cg->dir ||
+      (mkdir(cg->dir, 0755) != 0 &&
+       (errno != EEXIST || rmdir(cg->dir) != 0 || mkdir(cg->dir, 0755) != 0))) {
     cg->dir[0] = '\0';
     return;
   }
@@ -426,7 +453,7 @@ static void cgroup_begin(sup_cgroup *cg, int wanted) {
 
 /* How many processes are in the trial's cgroup now. */
 static int cgroup_count(const sup_cgroup *cg) {
-  char path[600];
+  char path[SUP_PATH_MAX + 16];
   snprintf(path, sizeof path, "%s/cgroup.procs", cg->dir);
   FILE *f = fopen(path, "re");
   if (!f) return 0;
@@ -446,7 +473,7 @@ static int cgroup_end(sup_cgroup *cg) {
   if (cg->procs_fd >= 0) close(cg->procs_fd);
   if (cg->dir_fd >= 0) close(cg->dir_fd);
   cg->procs_fd = cg->dir_fd = -1;
-  char path[600];
+  char path[SUP_PATH_MAX + 16];
   int left = cgroup_count(cg);
   if (left > 0) {
     snprintf(path, sizeof path, "%s/cgroup.kill", cg->dir);
