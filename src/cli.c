@@ -325,7 +325,22 @@ static int cmd_show(args *a) {
   return 0;
 }
 
-/* Prints the end-of-run report: counts, best vs baseline, and the export snippet. */
+/* The log is not the result: a trial whose log could not be written still ran, and its error
+ * excerpt says so (exec.c's "flagtune: trial log ..."); the summary counts them. */
+static void print_log_failures(const cJSON *sw) {
+  const cJSON *it;
+  int n = 0;
+  cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(sw, "trials")) {
+    const char *e = jstr(it, "error");
+    n += e && strstr(e, "flagtune: trial log ") != NULL;
+  }
+  if (n > 0)
+    printf("logs: %d trial%s without a complete log (see %s error excerpt)\n", n,
+           n == 1 ? "" : "s", n == 1 ? "its" : "their");
+}
+
+/* Prints the end-of-run report: counts, log failures, best vs baseline, and the export
+ * snippet. */
 static int print_summary(const args *a, long long id) {
   store *s = NULL;
   cJSON *obj = NULL;
@@ -339,6 +354,7 @@ static int print_summary(const args *a, long long id) {
     printf("\n");
     print_header(shown);
     print_counts(shown);
+    print_log_failures(shown);
     print_best_line(shown);
     cJSON_Delete(shown);
     const cJSON *best = cJSON_GetObjectItemCaseSensitive(obj, "best");

@@ -11,10 +11,21 @@
  * that a grandchild holding stdout cannot hang us), and the three timers last.
  *
  * Under a supervisor (spec.supervisor, see supervise.h) the process we spawn is the supervisor,
- * which leads the group and mirrors the command's end. Its report of a command that could
- * not start is its first stderr line: that line is held back until the exit status shows
- * whether it was the supervisor's (exit 127/126: a spawn error, no line delivered) or the
- * command's own (delivered as usual, before the next line). */
+ * which leads the group, mirrors the command's end and ends whatever the command left behind.
+ * Its report of a command that could not start is its first stderr line: that line is held
+ * back until the exit status shows whether it was the supervisor's (exit 127/126: a spawn
+ * error, no line delivered) or the command's own (delivered as usual, before the next line).
+ * Its other reports (the command's own duration, whether a stop had reached it, how many
+ * leftovers it killed) come on a third pipe, its fd 3, which the command never sees.
+ *
+ * Time: a trial is a timeout only if the command itself ran into its limit. When the
+ * orchestrator was paused (SIGSTOP, Ctrl-Z, a frozen VM), the timeout timer may fire on the
+ * first loop turn after the pause, before the exit that happened meanwhile is processed; so
+ * the timer first looks whether the process is already a zombie, and the supervisor's report
+ * that the command ended before any stop reached it clears a timeout that came late.
+ *
+ * The log is not the result: a log that cannot be opened or written leaves the trial running
+ * without it, and exec_result.log_error says what happened. */
 #include "exec.h"
 
 #include <errno.h>
@@ -31,6 +42,9 @@
 enum {
   EXEC_READ_SIZE = 64 * 1024,
   EXEC_DRAIN_MS = 1000, /* how long pipes may stay open after the child exited */
+  EXEC_REPORT = 3,      /* the supervisor's report pipe (its fd 3); never a line stream */
+  EXEC_REPORT_LINE = 256,
+  EXEC_BACKSTOP_MS = 2000, /* after the supervisor's own grace: it must be hung */
 };
 #define EXEC_DEFAULT_GRACE_S 5.0
 #define EXEC_DEFAULT_LOG_LIMIT ((int64_t)64 * 1024 * 1024)
@@ -50,6 +64,7 @@ struct exec_trial {
   char *file; /* argv[0], for the spawn error message */
   uv_process_t proc;
   exec_stream out, err;
+  exec_stream rep; /* supervised: the supervisor's reports; otherwise never opened */
   uv_timer_t timeout_timer, grace_timer, drain_timer;
   int refs;   /* handles initialised and not yet closed */
   int pid;    /* 0 until spawned; also the process group id */
@@ -60,6 +75,10 @@ struct exec_trial {
   int log_fd;
   int64_t log_written, log_limit;
   int log_capped, log_at_bol;
+  char *log_path;
+  int rep_exit;   /* the supervisor reported the command's end: */
+  int rep_stopped; /* ... whether a stop had reached it by then */
+  double rep_wall_s; /* ... and its own duration */
   int supervised;   /* the spawned process is the supervisor */
   int err_lines;    /* stderr lines seen so far */
   char *held;       /* supervised: a first stderr line that may be a spawn error */
@@ -78,8 +97,11 @@ static void log_raw(exec_trial *t, const char *p, size_t n) {
   while (n > 0) {
     ssize_t w = write(t->log_fd, p, n);
     if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      t->log_capped = 1; /* a full disk must not stop the trial; the log just ends */
+    if (w <= 0) { /* a full disk must not stop the trial; the log just ends, and says so */
+      snprintf(t->res.log_error, sizeof t->res.log_error,
+               "flagtune: trial log incomplete: writing %s failed after %lld bytes: %s",
+               t->log_path, (long long)t->log_written, w < 0 ? strerror(errno) : "no progress");
+      t->log_capped = 1;
       return;
     }
     p += w;
@@ -103,15 +125,19 @@ static void log_append(exec_trial *t, const char *p, size_t n) {
   t->log_capped = 1;
 }
 
-static int log_open(exec_trial *t, const exec_spec *spec, char **err) {
+/* Opens the log. One that cannot be opened (a removed directory, a full disk) is no reason to
+ * lose the trial: it runs without a log and the result says so. */
+static void log_open(exec_trial *t, const exec_spec *spec) {
   t->log_fd = -1;
   t->log_at_bol = 1;
   t->log_limit = spec->log_limit > 0 ? spec->log_limit : EXEC_DEFAULT_LOG_LIMIT;
-  if (!spec->log_path) return 0;
+  if (!spec->log_path) return;
+  t->log_path = xstrdup(spec->log_path);
   t->log_fd = open(spec->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (t->log_fd < 0)
-    return diag_set(err, FT_ESYS, "cannot open log %s: %s", spec->log_path, strerror(errno));
-  return 0;
+    snprintf(t->res.log_error, sizeof t->res.log_error,
+             "flagtune: trial log not written: cannot open %s: %s", spec->log_path,
+             strerror(errno));
 }
 
 /* ---- signals and teardown ----------------------------------------------------------------- */
@@ -134,7 +160,7 @@ static void close_handle(uv_handle_t *h) {
 /* The last step of a trial: once the process is gone and both pipes are closed, nothing
  * can happen any more, so the timers go too. Their close callbacks end the trial. */
 static void maybe_close_timers(exec_trial *t) {
-  if (!t->exited || t->out.open || t->err.open || t->timers_closed) return;
+  if (!t->exited || t->out.open || t->err.open || t->rep.open || t->timers_closed) return;
   t->timers_closed = 1;
   close_handle((uv_handle_t *)&t->timeout_timer);
   close_handle((uv_handle_t *)&t->grace_timer);
@@ -181,9 +207,26 @@ static void settle_held(exec_trial *t) {
   flush_held(t);
 }
 
+/* One line of the supervisor's report (supervise.h): "exit SECONDS STOPPED", "killed N". */
+static void take_report(exec_trial *t, const char *line) {
+  double wall = 0;
+  int stopped = 0, killed = 0;
+  if (sscanf(line, "exit %lf %d", &wall, &stopped) == 2 && wall >= 0) {
+    t->rep_exit = 1;
+    t->rep_wall_s = wall;
+    t->rep_stopped = stopped != 0;
+  } else if (sscanf(line, "killed %d", &killed) == 1 && killed > 0) {
+    t->res.leftovers = killed;
+  }
+}
+
 static void deliver_line(void *ud, const char *line, size_t len, int truncated) {
   exec_stream *s = ud;
   exec_trial *t = s->t;
+  if (s->id == EXEC_REPORT) {
+    if (!truncated) take_report(t, line);
+    return;
+  }
   if (s->id == EXEC_STDERR && t->supervised) {
     if (t->err_lines++ == 0 && !truncated && spawn_report_kind(line, len)) {
       t->held = xstrndup(line, len);
@@ -206,14 +249,25 @@ static void stream_close(exec_stream *s) {
   maybe_close_timers(s->t);
 }
 
+/* What the supervisor knew better than the loop: the command's own duration, and that it
+ * ended before any stop reached it (a timer that fired late, after a pause, is no timeout). */
+static void apply_report(exec_trial *t) {
+  if (!t->rep_exit || t->res.spawn_error) return;
+  t->res.wall_s = t->rep_wall_s;
+  if (t->res.stopped == EXEC_STOP_TIMEOUT && !t->rep_stopped) t->res.stopped = EXEC_STOP_NONE;
+}
+
 static void finish(exec_trial *t) {
   if (t->log_fd >= 0) close(t->log_fd);
   t->log_fd = -1;
+  apply_report(t);
   if (t->cb.on_exit) t->cb.on_exit(t->ud, &t->res);
   lines_free(&t->out.lb);
   lines_free(&t->err.lb);
+  lines_free(&t->rep.lb);
   free(t->held);
   free(t->file);
+  free(t->log_path);
   free(t);
 }
 
@@ -230,16 +284,37 @@ static void on_grace(uv_timer_t *timer) {
   signal_group(t, SIGKILL);
 }
 
-/* SIGTERM now and SIGKILL after the grace; a second call changes nothing. */
+/* SIGTERM now and SIGKILL after the grace; a second call changes nothing. Under the
+ * supervisor the SIGKILL after the grace is the supervisor's own (it reaches the processes
+ * that left the group too); ours comes later, only if the supervisor hangs. */
 static void terminate(exec_trial *t) {
   if (t->term_sent || t->exited) return;
   t->term_sent = 1;
   signal_group(t, SIGTERM);
-  uv_timer_start(&t->grace_timer, on_grace, t->grace_ms, 0);
+  uv_timer_start(&t->grace_timer, on_grace,
+                 t->grace_ms + (t->supervised ? EXEC_BACKSTOP_MS : 0), 0);
 }
 
+/* Whether process PID has exited and waits to be reaped (state Z in /proc/PID/stat). */
+static int is_zombie(int pid) {
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  const char *paren = strrchr(buf, ')');
+  return paren && paren[1] == ' ' && paren[2] == 'Z';
+}
+
+/* Timers run before the loop looks at exits: after a pause of the orchestrator, this can be
+ * the first callback of a turn whose exit callback is already due. A process that has
+ * already exited was not stopped by its timeout. */
 static void on_timeout(uv_timer_t *timer) {
   exec_trial *t = timer->data;
+  if (t->pid > 0 && is_zombie(t->pid)) return;
   if (t->res.stopped == EXEC_STOP_NONE) t->res.stopped = EXEC_STOP_TIMEOUT;
   terminate(t);
 }
@@ -251,6 +326,7 @@ static void on_drain(uv_timer_t *timer) {
   signal_group(t, SIGKILL);
   stream_close(&t->out);
   stream_close(&t->err);
+  stream_close(&t->rep);
 }
 
 /* ---- process and pipes -------------------------------------------------------------------- */
@@ -265,7 +341,8 @@ static void on_proc_exit(uv_process_t *proc, int64_t exit_status, int term_signa
   uv_timer_stop(&t->grace_timer);
   close_handle((uv_handle_t *)proc);
   settle_held(t);
-  if (t->out.open || t->err.open) uv_timer_start(&t->drain_timer, on_drain, EXEC_DRAIN_MS, 0);
+  if (t->out.open || t->err.open || t->rep.open)
+    uv_timer_start(&t->drain_timer, on_drain, EXEC_DRAIN_MS, 0);
   maybe_close_timers(t);
 }
 
@@ -278,7 +355,7 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
   exec_stream *s = stream->data;
   if (nread > 0) {
-    log_append(s->t, buf->base, (size_t)nread);
+    if (s->id != EXEC_REPORT) log_append(s->t, buf->base, (size_t)nread);
     lines_feed(&s->lb, buf->base, (size_t)nread, deliver_line, s);
   } else if (nread < 0) {
     stream_close(s); /* EOF, or an error that ends the stream all the same */
@@ -326,34 +403,40 @@ static void spawn_failed(exec_trial *t, int rc) {
   close_handle((uv_handle_t *)&t->proc);
   stream_close(&t->out);
   stream_close(&t->err);
+  stream_close(&t->rep);
   maybe_close_timers(t);
 }
 
-/* SUPERVISOR __supervise --parent PID --grace S -- ARGV...; free with free_supervised. */
+enum { SUP_OWN_ARGS = 9 };
+
+/* SUPERVISOR __supervise --parent PID --grace S --report 3 -- ARGV...; free with
+ * free_supervised. */
 static char **supervised_argv(const exec_spec *spec, double grace_s) {
   size_t n = 0;
   while (spec->argv[n]) n++;
-  char **v = xcalloc(n + 8, sizeof(char *));
+  char **v = xcalloc(n + SUP_OWN_ARGS + 1, sizeof(char *));
   v[0] = xstrdup(spec->supervisor);
   v[1] = xstrdup("__supervise");
   v[2] = xstrdup("--parent");
   v[3] = xasprintf("%d", (int)getpid());
   v[4] = xstrdup("--grace");
   v[5] = xasprintf("%.3f", grace_s);
-  v[6] = xstrdup("--");
-  for (size_t i = 0; i < n; i++) v[7 + i] = spec->argv[i]; /* borrowed */
+  v[6] = xstrdup("--report");
+  v[7] = xasprintf("%d", EXEC_REPORT);
+  v[8] = xstrdup("--");
+  for (size_t i = 0; i < n; i++) v[SUP_OWN_ARGS + i] = spec->argv[i]; /* borrowed */
   return v;
 }
 
 static void free_supervised(char **v) {
   if (!v) return;
-  for (int i = 0; i < 7; i++) free(v[i]);
+  for (int i = 0; i < SUP_OWN_ARGS; i++) free(v[i]);
   free(v);
 }
 
 static int spawn(exec_trial *t, const exec_spec *spec) {
   uv_process_options_t opt;
-  uv_stdio_container_t stdio[3];
+  uv_stdio_container_t stdio[4];
   memset(&opt, 0, sizeof opt);
   memset(stdio, 0, sizeof stdio);
   stdio[0].flags = UV_IGNORE; /* libuv opens /dev/null for it */
@@ -361,17 +444,15 @@ static int spawn(exec_trial *t, const exec_spec *spec) {
   stdio[1].data.stream = (uv_stream_t *)&t->out.pipe;
   stdio[2].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
   stdio[2].data.stream = (uv_stream_t *)&t->err.pipe;
-  char **sup = NULL;
-  if (spec->supervisor) {
-    sup = supervised_argv(spec, (double)t->grace_ms / 1000.0);
-    t->supervised = 1;
-  }
+  stdio[3].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
+  stdio[3].data.stream = (uv_stream_t *)&t->rep.pipe;
+  char **sup = t->supervised ? supervised_argv(spec, (double)t->grace_ms / 1000.0) : NULL;
   opt.file = sup ? sup[0] : spec->argv[0];
   opt.args = sup ? sup : (char **)spec->argv;
   opt.env = (char **)spec->envp;
   opt.cwd = spec->cwd;
   opt.flags = UV_PROCESS_DETACHED; /* setsid(): the child leads its own process group */
-  opt.stdio_count = 3;
+  opt.stdio_count = t->supervised ? 4 : 3;
   opt.stdio = stdio;
   opt.exit_cb = on_proc_exit;
   t->started_ns = uv_hrtime();
@@ -385,6 +466,7 @@ static int spawn(exec_trial *t, const exec_spec *spec) {
 static int start_streams(exec_trial *t) {
   int rc = uv_read_start((uv_stream_t *)&t->out.pipe, on_alloc, on_read);
   if (rc == 0) rc = uv_read_start((uv_stream_t *)&t->err.pipe, on_alloc, on_read);
+  if (rc == 0 && t->rep.open) rc = uv_read_start((uv_stream_t *)&t->rep.pipe, on_alloc, on_read);
   return rc;
 }
 
@@ -394,11 +476,7 @@ int exec_start(uv_loop_t *loop, const exec_spec *spec, const exec_callbacks *cb,
   if (!loop || !spec || !cb || !out || !spec->argv || !spec->argv[0] || !spec->argv[0][0])
     return diag_set(err, FT_EINPUT, "exec_start: missing loop, callbacks or command");
   exec_trial *t = xcalloc(1, sizeof *t);
-  int rc = log_open(t, spec, err);
-  if (rc < 0) {
-    free(t);
-    return rc;
-  }
+  log_open(t, spec);
   t->loop = loop;
   t->cb = *cb;
   t->ud = ud;
@@ -406,11 +484,13 @@ int exec_start(uv_loop_t *loop, const exec_spec *spec, const exec_callbacks *cb,
   t->grace_ms = seconds_to_ms(spec->grace_s > 0 ? spec->grace_s : EXEC_DEFAULT_GRACE_S);
   stream_init(t, &t->out, EXEC_STDOUT, spec->max_line);
   stream_init(t, &t->err, EXEC_STDERR, spec->max_line);
+  t->supervised = spec->supervisor != NULL;
+  if (t->supervised) stream_init(t, &t->rep, EXEC_REPORT, EXEC_REPORT_LINE);
   timer_init(t, &t->timeout_timer);
   timer_init(t, &t->grace_timer);
   timer_init(t, &t->drain_timer);
   *out = t;
-  rc = spawn(t, spec);
+  int rc = spawn(t, spec);
   if (rc != 0) {
     spawn_failed(t, rc);
     return 0;
@@ -423,6 +503,7 @@ int exec_start(uv_loop_t *loop, const exec_spec *spec, const exec_callbacks *cb,
     signal_group(t, SIGKILL);
     stream_close(&t->out);
     stream_close(&t->err);
+    stream_close(&t->rep);
   } else if (spec->timeout_s > 0) {
     uv_timer_start(&t->timeout_timer, on_timeout, seconds_to_ms(spec->timeout_s), 0);
   }
@@ -440,6 +521,15 @@ void exec_stop_trial(exec_trial *t) {
 void exec_kill_trial(exec_trial *t) {
   if (!t) return;
   if (!t->exited && t->res.stopped == EXEC_STOP_NONE) t->res.stopped = EXEC_STOP_REQUESTED;
+  if (t->supervised && !t->exited) {
+    /* The supervisor kills every descendant at once, those outside the group too; a
+     * SIGKILL to the group would end it first and leave those. Ours follows if it hangs. */
+    if (kill(t->pid, SIGUSR2) == 0) {
+      t->term_sent = 1;
+      uv_timer_start(&t->grace_timer, on_grace, EXEC_BACKSTOP_MS, 0);
+      return;
+    }
+  }
   signal_group(t, SIGKILL);
   /* After exit only leftovers hold the pipes: drain now rather than in a second. Done from
    * a zero timer, never inline, because the caller may be inside one of our read callbacks. */

@@ -35,10 +35,15 @@ typedef struct {
   int64_t exit_status; /* exit code when term_signal == 0 */
   int term_signal;     /* signal that ended the process, 0 if it exited */
   exec_stop stopped;   /* whether and why it was stopped */
-  double wall_s;       /* start to exit */
+  double wall_s;       /* start to exit: the command's own duration where the backend knows
+                        * it (the local one, under its supervisor), so that a pause of the
+                        * orchestrator does not count */
   int spawn_error;     /* non-zero when the command could not be started; exit_status is
                         * then 127 and no line was delivered */
   char spawn_message[256];
+  int leftovers;       /* processes the command left behind, killed after it ended */
+  char log_error[256]; /* non-empty: the log could not be opened or written in full (the
+                        * trial ran all the same); one sentence for the trial's record */
 } exec_result;
 
 typedef struct {
@@ -92,8 +97,9 @@ struct executor {
 };
 
 /* Starts a trial. On success *out is the running trial and on_exit will be called (also
- * when the command cannot be started). A negative code only for invalid arguments or when
- * the log cannot be opened; on_exit is then never called. */
+ * when the command cannot be started, and when its log cannot be opened: the trial runs
+ * without it and exec_result.log_error says so). A negative code only for invalid
+ * arguments; on_exit is then never called. */
 static inline int executor_start(executor *x, const exec_spec *spec, const exec_callbacks *cb,
                                  void *ud, exec_trial **out, char **err) {
   return x->ops->start(x, spec, cb, ud, out, err);

@@ -1,46 +1,79 @@
-/* The trial supervisor (see supervise.h): owns one command's process and the promise that it
- * does not outlive the orchestrator. It must stay small and synchronous: no libuv, no Lua, no
- * store, nothing allocated after fork but what exec needs. Signals are blocked and taken with
- * sigtimedwait(), so there is no asynchronous handler to get wrong.
+/* The trial supervisor (see supervise.h): owns one command's process, the promise that it
+ * does not outlive the orchestrator, and the promise that nothing the command started
+ * outlives the trial. It must stay small and synchronous: no libuv, no Lua, no store, nothing
+ * allocated after fork but what exec needs. Signals are blocked and taken with sigtimedwait(),
+ * so there is no asynchronous handler to get wrong.
  *
  * Who signals whom: the executor signals the whole group (kill(-pgid)), which already reaches
  * the command, so a SIGTERM/SIGINT sent by the original parent is not forwarded again (a
- * training script that treats a second SIGTERM as "die now" must see only one). A signal from
+ * training script that treats a second SIGTERM as "die now" must see only one); it starts the
+ * grace instead, after which the supervisor SIGKILLs every descendant (a process that left
+ * the group included). SIGUSR2 from the parent means "kill everything now". A signal from
  * anyone else (a user's `kill PID`) is forwarded to the group. SIGTERM arriving after the
- * parent is gone (getppid() changed: the kernel's PR_SET_PDEATHSIG) ends the group: SIGTERM,
- * then SIGKILL after the grace. PR_SET_PDEATHSIG fires when the parent *thread* that forked us
- * exits; flagtune spawns from its loop thread, which lives as long as the process. */
+ * parent is gone (getppid() changed: the kernel's PR_SET_PDEATHSIG) ends the group and every
+ * descendant: SIGTERM, then SIGKILL after the grace. PR_SET_PDEATHSIG fires when the parent
+ * *thread* that forked us exits; flagtune spawns from its loop thread, which lives as long as
+ * the process.
+ *
+ * Containment: the supervisor is a child subreaper (PR_SET_CHILD_SUBREAPER), so whatever the
+ * command leaves behind (a `sleep 600 &`, a setsid() daemon, a double fork) is re-parented to
+ * it rather than to init and stays its descendant. When the command has ended, every
+ * descendant found by walking /proc gets SIGTERM, then SIGKILL after the grace, and is reaped.
+ * Where a writable cgroup v2 hierarchy exists, the command also runs in a child cgroup of its
+ * own, which is killed as a whole (cgroup.kill) and removed at the end; without one, the
+ * /proc walk alone holds. */
 #include "supervise.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <linux/sched.h> /* struct clone_args, CLONE_INTO_CGROUP */
+#include <stdint.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #define SUPERVISE_DEFAULT_GRACE_S 5.0
+#define SUP_MAX_DEPTH 512 /* longest ancestry followed from a process up to the supervisor */
 
 typedef struct {
   pid_t parent;   /* whose death ends the trial */
-  double grace_s; /* SIGTERM to SIGKILL after the parent died */
+  double grace_s; /* SIGTERM to SIGKILL, for a stop and for leftovers */
+  int report_fd;  /* where the report lines go (supervise.h); -1: nowhere */
+  int cgroup;     /* 0: do not try a cgroup (--no-cgroup) */
   char **cmd;     /* NULL-terminated */
 } sup_args;
 
+/* The trial's own cgroup v2, when one could be made. */
+#define SUP_PATH_MAX 1100 /* a cgroup directory: mount point (511) + our cgroup (511) + name */
+
+typedef struct {
+  char dir[SUP_PATH_MAX]; /* empty: none */
+  int dir_fd;     /* DIR itself, for clone3(CLONE_INTO_CGROUP) */
+  int procs_fd;   /* DIR/cgroup.procs, opened before fork so that the child can join */
+} sup_cgroup;
+
 static int usage(void) {
   fprintf(stderr, "usage: flagtune " SUPERVISE_ARG
-                  " [--parent PID] [--grace SECONDS] -- COMMAND [ARGS...]\n");
+                  " [--parent PID] [--grace SECONDS] [--report FD] [--no-cgroup] -- COMMAND "
+                  "[ARGS...]\n");
   return 2;
 }
 
 static int parse_args(int argc, char **argv, sup_args *a) {
   a->parent = 0;
   a->grace_s = SUPERVISE_DEFAULT_GRACE_S;
+  a->report_fd = -1;
+  a->cgroup = 1;
   a->cmd = NULL;
   for (int i = 1; i < argc; i++) {
     char *end = NULL;
@@ -48,6 +81,10 @@ static int parse_args(int argc, char **argv, sup_args *a) {
       if (i + 1 >= argc) return -1;
       a->cmd = argv + i + 1;
       return 0;
+    }
+    if (strcmp(argv[i], "--no-cgroup") == 0) {
+      a->cgroup = 0;
+      continue;
     }
     if (i + 1 >= argc) return -1;
     if (strcmp(argv[i], "--parent") == 0) {
@@ -58,6 +95,10 @@ static int parse_args(int argc, char **argv, sup_args *a) {
       double v = strtod(argv[++i], &end);
       if (*end || !(v >= 0 && v <= 86400)) return -1;
       a->grace_s = v;
+    } else if (strcmp(argv[i], "--report") == 0) {
+      long v = strtol(argv[++i], &end, 10);
+      if (*end || v < 3 || v > 1024 || fcntl((int)v, F_GETFD) < 0) return -1;
+      a->report_fd = (int)v;
     } else {
       return -1;
     }
@@ -70,6 +111,28 @@ static double mono_s(void) {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
+
+static struct timespec to_timespec(double s) {
+  if (s < 0) s = 0;
+  struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+  return ts;
+}
+
+/* One report line for the executor (supervise.h); silently nothing without a report fd. */
+__attribute__((format(printf, 2, 3))) static void report(const sup_args *a, const char *fmt, ...) {
+  if (a->report_fd < 0) return;
+  char line[128];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  if (n <= 0 || n >= (int)sizeof line) return;
+  ssize_t w;
+  do w = write(a->report_fd, line, (size_t)n);
+  while (w < 0 && errno == EINTR);
+}
+
+/* ---- the command ------------------------------------------------------------------------ */
 
 /* The message and exit code for a command that could not be executed (shell conventions). */
 static int report_exec_error(const char *file, int err) {
@@ -84,9 +147,14 @@ static int report_exec_error(const char *file, int err) {
   return 126;
 }
 
-/* In the child: the mask and dispositions the command expects, then exec. On failure errno
- * goes back through the close-on-exec pipe and the child leaves without a word. */
-static void run_child(char **cmd, const sigset_t *old, int errfd) {
+/* In the child: the trial's cgroup (when there is one and fork_into could not start us in
+ * it: "0" moves the writer), the mask and dispositions the command expects, then exec. On
+ * failure errno goes back through the close-on-exec pipe and the child leaves without a word. */
+static void run_child(char **cmd, const sigset_t *old, int errfd, int cgroup_fd) {
+  if (cgroup_fd >= 0) {
+    ssize_t w = write(cgroup_fd, "0", 1); /* failing to join leaves the /proc walk */
+    (void)w;
+  }
   signal(SIGTERM, SIG_DFL);
   signal(SIGINT, SIG_DFL);
   signal(SIGHUP, SIG_DFL);
@@ -98,8 +166,31 @@ static void run_child(char **cmd, const sigset_t *old, int errfd) {
   _exit(127);
 }
 
+/* fork(), but born in the trial's cgroup when there is one: clone3(CLONE_INTO_CGROUP) (Linux
+ * 5.7) costs nothing, where moving a running process (a write to cgroup.procs) waits for the
+ * kernel's cgroup lock, 10-40 ms. *JOINED says whether the child still has to join. The child
+ * only execs or writes and leaves, so glibc's fork handlers are not missed. */
+static pid_t fork_into(const sup_cgroup *cg, int *joined) {
+  *joined = 0;
+#if defined(SYS_clone3) && defined(CLONE_INTO_CGROUP)
+  if (cg->dir_fd >= 0) {
+    struct clone_args ca;
+    memset(&ca, 0, sizeof ca);
+    ca.flags = CLONE_INTO_CGROUP;
+    ca.exit_signal = SIGCHLD;
+    ca.cgroup = (uint64_t)cg->dir_fd;
+    long pid = syscall(SYS_clone3, &ca, sizeof ca);
+    if (pid >= 0) {
+      *joined = 1;
+      return (pid_t)pid;
+    }
+  }
+#endif
+  return fork();
+}
+
 /* Starts the command. Returns its pid, or 0 with *code set when it could not be executed. */
-static pid_t start(char **cmd, const sigset_t *old, int *code) {
+static pid_t start(char **cmd, const sigset_t *old, const sup_cgroup *cg, int *code) {
   int p[2];
   if (pipe(p) != 0) {
     *code = report_exec_error(cmd[0], errno);
@@ -107,10 +198,11 @@ static pid_t start(char **cmd, const sigset_t *old, int *code) {
   }
   fcntl(p[0], F_SETFD, FD_CLOEXEC);
   fcntl(p[1], F_SETFD, FD_CLOEXEC);
-  pid_t pid = fork();
+  int joined = 0;
+  pid_t pid = fork_into(cg, &joined);
   if (pid == 0) {
     close(p[0]);
-    run_child(cmd, old, p[1]);
+    run_child(cmd, old, p[1], joined ? -1 : cg->procs_fd);
   }
   int saved = errno;
   close(p[1]);
@@ -148,53 +240,400 @@ static int mirror(int status) {
   return 128 + sig; /* a signal whose default is not to terminate */
 }
 
-/* Reaps the command if it has ended. Returns 1 with *status set when it has. */
-static int reaped(pid_t child, int *status) {
+/* Reaps every child that has ended: the command (1, with *status set, when it is among them)
+ * and the orphans re-parented to us as the subreaper. */
+static int reap(pid_t child, int *status) {
+  int found = 0, st;
   pid_t r;
-  while ((r = waitpid(child, status, WNOHANG)) < 0 && errno == EINTR) {
+  for (;;) {
+    r = waitpid(-1, &st, WNOHANG);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return found;
+    if (r == child) {
+      *status = st;
+      found = 1;
+    }
   }
-  return r == child;
 }
 
-/* The parent is gone: SIGTERM to the group now, SIGKILL once the command ended or the grace
- * ran out. The final SIGKILL reaches this process too, which is the point: nothing is left. */
-static void end_group(pid_t child, double grace_s) {
-  kill(0, SIGTERM);
+/* ---- the process tree ------------------------------------------------------------------- */
+
+typedef struct {
+  pid_t pid, ppid;
+  char state;
+} proc_ent;
+
+typedef struct {
+  proc_ent *v;
+  size_t n, cap;
+} proc_table;
+
+typedef struct {
+  pid_t *v;
+  size_t n, cap;
+} pid_set;
+
+static int ent_cmp(const void *a, const void *b) {
+  pid_t x = ((const proc_ent *)a)->pid, y = ((const proc_ent *)b)->pid;
+  return (x > y) - (x < y);
+}
+
+/* One process's parent and state from /proc/PID/stat; 0 when it is gone. */
+static int read_stat(const char *pid, proc_ent *e) {
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/%s/stat", pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  const char *paren = strrchr(buf, ')'); /* the name may hold anything, even ") " */
+  int ppid = 0;
+  if (!paren || sscanf(paren + 1, " %c %d", &e->state, &ppid) != 2) return 0;
+  e->pid = (pid_t)atoi(pid);
+  e->ppid = (pid_t)ppid;
+  return 1;
+}
+
+/* A snapshot of every process's parent and state, sorted by pid. */
+static void proc_scan(proc_table *pt) {
+  pt->n = 0;
+  DIR *d = opendir("/proc");
+  if (!d) return;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    if (de->d_name[0] < '1' || de->d_name[0] > '9') continue;
+    if (pt->n == pt->cap) {
+      size_t cap = pt->cap ? pt->cap * 2 : 512;
+      proc_ent *v = realloc(pt->v, cap * sizeof *v);
+      if (!v) break; /* out of memory: the processes seen so far still get their signal */
+      pt->v = v;
+      pt->cap = cap;
+    }
+    if (read_stat(de->d_name, &pt->v[pt->n])) pt->n++;
+  }
+  closedir(d);
+  qsort(pt->v, pt->n, sizeof *pt->v, ent_cmp);
+}
+
+/* Whether PID's ancestry leads to ROOT. */
+static int descends_from(const proc_table *pt, pid_t pid, pid_t root) {
+  for (int depth = 0; depth < SUP_MAX_DEPTH; depth++) {
+    proc_ent key = {.pid = pid};
+    const proc_ent *e = bsearch(&key, pt->v, pt->n, sizeof key, ent_cmp);
+    if (!e || e->ppid <= 0) return 0;
+    if (e->ppid == root) return 1;
+    pid = e->ppid;
+  }
+  return 0;
+}
+
+/* Adds PID to S; 1 when it was not there yet. */
+static int pid_set_add(pid_set *s, pid_t pid) {
+  for (size_t i = 0; i < s->n; i++)
+    if (s->v[i] == pid) return 0;
+  if (s->n == s->cap) {
+    size_t cap = s->cap ? s->cap * 2 : 64;
+    pid_t *v = realloc(s->v, cap * sizeof *v);
+    if (!v) return 1; /* still signalled, just not counted */
+    s->v = v;
+    s->cap = cap;
+  }
+  s->v[s->n++] = pid;
+  return 1;
+}
+
+/* Sends SIG (0: none) to every live descendant of this process, or with ONLY_NEW to those not
+ * yet in SEEN, and records them in SEEN. A stopped process gets SIGCONT after a SIGTERM, so
+ * that it can act on it. Returns how many live descendants there are. */
+static int signal_descendants(proc_table *pt, pid_set *seen, int sig, int only_new) {
+  proc_scan(pt);
+  pid_t self = getpid();
+  int live = 0;
+  for (size_t i = 0; i < pt->n; i++) {
+    const proc_ent *e = &pt->v[i];
+    if (e->state == 'Z' || e->state == 'X' || !descends_from(pt, e->pid, self)) continue;
+    live++;
+    int fresh = pid_set_add(seen, e->pid);
+    if (sig == 0 || (only_new && !fresh)) continue;
+    kill(e->pid, sig);
+    if (sig == SIGTERM) kill(e->pid, SIGCONT);
+  }
+  return live;
+}
+
+/* ---- the cgroup ------------------------------------------------------------------------- */
+
+/* Where cgroup v2 is mounted (from /proc/self/mountinfo, field 5 of a "cgroup2" line). */
+static int cgroup2_mount(char *out, size_t n) {
+  FILE *f = fopen("/proc/self/mountinfo", "re");
+  if (!f) return 0;
+  char line[1024];
+  int found = 0;
+  while (!found && fgets(line, sizeof line, f)) {
+    const char *sep = strstr(line, " - ");
+    if (!sep || strncmp(sep + 3, "cgroup2 ", 8) != 0) continue;
+    char mnt[512];
+    if (sscanf(line, "%*s %*s %*s %*s %511s", mnt) == 1 && strlen(mnt) < n && !strchr(mnt, '\\')) {
+      snprintf(out, n, "%s", mnt);
+      found = 1;
+    }
+  }
+  fclose(f);
+  return found;
+}
+
+/* This process's cgroup v2 path (the "0::" line of /proc/self/cgroup). */
+static int cgroup_self(char *out, size_t n) {
+  FILE *f = fopen("/proc/self/cgroup", "re");
+  if (!f) return 0;
+  char line[1024];
+  int found = 0;
+  while (!found && fgets(line, sizeof line, f)) {
+    if (strncmp(line, "0::", 3) != 0) continue;
+    line[strcspn(line, "\n")] = '\0';
+    if (strlen(line + 3) < n) {
+      snprintf(out, n, "%s", strcmp(line + 3, "/") == 0 ? "" : line + 3);
+      found = 1;
+    }
+  }
+  fclose(f);
+  return found;
+}
+
+/* Removes the cgroups of supervisors that are gone (one killed by SIGKILL cannot remove its
+ * own) from PARENT: only "flagtune-trial-PID" whose PID no longer exists, and rmdir() removes
+ * a cgroup only when it is empty. */
+static void cgroup_sweep_stale(const char *parent) {
+  DIR *d = opendir(parent);
+  if (!d) return;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    char *end = NULL;
+    if (strncmp(de->d_name, "flagtune-trial-", 15) != 0) continue;
+    long pid = strtol(de->d_name + 15, &end, 10);
+    if (*end || pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+      continue;
+    char path[SUP_PATH_MAX + 300];
+    snprintf(path, sizeof path, "%s/%s", parent, de->d_name);
+    rmdir(path);
+  }
+  closedir(d);
+}
+
+/* Makes the trial's cgroup, a child of our own, when cgroup v2 is there and writable;
+ * otherwise leaves CG empty and says nothing (containers often allow none). */
+static void cgroup_begin(sup_cgroup *cg, int wanted) {
+  cg->dir[0] = '\0';
+  cg->dir_fd = -1;
+  cg->procs_fd = -1;
+  char mnt[512], self[512], path[SUP_PATH_MAX + 16];
+  if (!wanted || !cgroup2_mount(mnt, sizeof mnt) || !cgroup_self(self, sizeof self)) return;
+  snprintf(path, sizeof path, "%s%s", mnt, self);
+  cgroup_sweep_stale(path);
+  int n = snprintf(cg->dir, sizeof cg->dir, "%s/flagtune-trial-%d", path, (int)getpid());
+  /* EEXIST: a stale one of an earlier process with our pid, removed if empty. */
+  if (n <= 0 || n >= (int)sizeof cg->dir ||
+      (mkdir(cg->dir, 0755) != 0 &&
+       (errno != EEXIST || rmdir(cg->dir) != 0 || mkdir(cg->dir, 0755) != 0))) {
+    cg->dir[0] = '\0';
+    return;
+  }
+  snprintf(path, sizeof path, "%s/cgroup.procs", cg->dir);
+  cg->procs_fd = open(path, O_WRONLY | O_CLOEXEC);
+  cg->dir_fd = open(cg->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (cg->procs_fd < 0) {
+    if (cg->dir_fd >= 0) close(cg->dir_fd);
+    cg->dir_fd = -1;
+    rmdir(cg->dir);
+    cg->dir[0] = '\0';
+  }
+}
+
+/* How many processes are in the trial's cgroup now. */
+static int cgroup_count(const sup_cgroup *cg) {
+  char path[SUP_PATH_MAX + 16];
+  snprintf(path, sizeof path, "%s/cgroup.procs", cg->dir);
+  FILE *f = fopen(path, "re");
+  if (!f) return 0;
+  int n = 0, c, at_bol = 1;
+  while ((c = fgetc(f)) != EOF) {
+    if (at_bol && c != '\n') n++;
+    at_bol = c == '\n';
+  }
+  fclose(f);
+  return n;
+}
+
+/* Kills what is still in the trial's cgroup (cgroup.kill, kernel 5.14+), waits for it to
+ * empty and removes it. Returns how many processes were still in it. */
+static int cgroup_end(sup_cgroup *cg) {
+  if (!cg->dir[0]) return 0;
+  if (cg->procs_fd >= 0) close(cg->procs_fd);
+  if (cg->dir_fd >= 0) close(cg->dir_fd);
+  cg->procs_fd = cg->dir_fd = -1;
+  char path[SUP_PATH_MAX + 16];
+  int left = cgroup_count(cg);
+  if (left > 0) {
+    snprintf(path, sizeof path, "%s/cgroup.kill", cg->dir);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      ssize_t w = write(fd, "1", 1);
+      (void)w;
+      close(fd);
+    }
+  }
+  int dummy;
+  for (int i = 0; i < 200; i++) { /* a killed cgroup empties within milliseconds */
+    reap(0, &dummy);
+    if (rmdir(cg->dir) == 0 || errno != EBUSY) break;
+    usleep(5000);
+  }
+  cg->dir[0] = '\0';
+  return left;
+}
+
+/* ---- the end of a trial ------------------------------------------------------------------ */
+
+/* Waits up to S seconds for a child to change state or for SIGUSR2 (kill now). Returns 1 when
+ * SIGUSR2 came from the parent. */
+static int pause_for_child(double s, pid_t parent) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGCHLD);
+  sigaddset(&set, SIGUSR2);
+  struct timespec ts = to_timespec(s);
+  siginfo_t si;
+  int sig = sigtimedwait(&set, &si, &ts);
+  return sig == SIGUSR2 && si.si_pid == parent;
+}
+
+/* Whether any child is left (alive or not yet reaped). As the subreaper we are the ancestor of
+ * every living descendant through a chain of living processes, whose top is our child: no
+ * child, no descendant, and the /proc walk can be skipped (the common case). */
+static int has_children(void) {
+  siginfo_t si;
+  memset(&si, 0, sizeof si);
+  return waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) == 0;
+}
+
+/* After the command: every process it left behind gets SIGTERM, then SIGKILL after GRACE_S
+ * (at once on SIGUSR2 from PARENT), and is reaped; then the cgroup, if any, is killed as a
+ * whole and removed. Returns how many processes were ended. */
+static int contain(sup_cgroup *cg, double grace_s, pid_t parent) {
+  proc_table pt = {0};
+  pid_set seen = {0};
+  int dummy;
+  reap(0, &dummy);
+  int live = has_children() ? signal_descendants(&pt, &seen, SIGTERM, 1) : 0;
   double until = mono_s() + grace_s;
-  sigset_t chld;
-  sigemptyset(&chld);
-  sigaddset(&chld, SIGCHLD);
+  while (live > 0 && mono_s() < until) {
+    if (pause_for_child(0.02, parent)) break;
+    reap(0, &dummy);
+    live = signal_descendants(&pt, &seen, SIGTERM, 1);
+  }
+  for (int round = 0; live > 0 && round < 200; round++) {
+    signal_descendants(&pt, &seen, SIGKILL, 0);
+    pause_for_child(0.005, parent);
+    reap(0, &dummy);
+    live = signal_descendants(&pt, &seen, 0, 0);
+  }
+  int killed = (int)seen.n + cgroup_end(cg);
+  reap(0, &dummy);
+  free(pt.v);
+  free(seen.v);
+  return killed;
+}
+
+/* Whether a SIGTERM/SIGINT from the parent is waiting: a group signal reaches us no later than
+ * the command, so one that ended the command is pending here by the time we reap it. */
+static int stop_pending(pid_t parent) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  struct timespec zero = {0, 0};
+  siginfo_t si;
+  int seen = 0, sig;
+  while ((sig = sigtimedwait(&set, &si, &zero)) > 0) seen |= si.si_pid == parent;
+  return seen;
+}
+
+/* The command ended: report its own duration and whether a stop had reached it, end its
+ * leftovers, report them, and end as it did. */
+static int command_done(const sup_args *a, sup_cgroup *cg, int status, double started,
+                        int stopped) {
+  stopped |= stop_pending(a->parent);
+  report(a, "exit %.6f %d\n", mono_s() - started, stopped);
+  int killed = contain(cg, a->grace_s, a->parent);
+  report(a, "killed %d\n", killed);
+  return mirror(status);
+}
+
+/* The parent is gone: SIGTERM to the group and to every descendant now, SIGKILL to all of them
+ * once the command ended or the grace ran out. The final SIGKILL to the group reaches this
+ * process too, which is the point: nothing is left. */
+static void end_group(pid_t child, const sup_args *a, sup_cgroup *cg) {
+  kill(0, SIGTERM);
+  proc_table pt = {0};
+  pid_set seen = {0};
+  signal_descendants(&pt, &seen, SIGTERM, 1);
+  free(pt.v);
+  free(seen.v);
+  double until = mono_s() + a->grace_s;
   int status;
-  while (!reaped(child, &status)) {
+  while (!reap(child, &status)) {
     double left = until - mono_s();
     if (left <= 0) break;
-    struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
-    sigtimedwait(&chld, NULL, &ts);
+    pause_for_child(left, 0);
   }
+  contain(cg, 0, 0);
   kill(0, SIGKILL);
 }
 
-static int watch(pid_t child, pid_t parent, double grace_s) {
+static int watch(pid_t child, double started, const sup_args *a, sup_cgroup *cg) {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGCHLD);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGHUP);
+  sigaddset(&set, SIGUSR2);
+  double kill_at = 0; /* when a stop's grace ends; 0: none */
+  int stopped = 0;
+  proc_table pt = {0};
+  pid_set seen = {0};
   for (;;) {
     int status;
-    if (reaped(child, &status)) return mirror(status);
-    if (getppid() != parent) {
-      end_group(child, grace_s);
+    if (reap(child, &status)) {
+      free(pt.v);
+      free(seen.v);
+      return command_done(a, cg, status, started, stopped);
+    }
+    if (getppid() != a->parent) {
+      end_group(child, a, cg);
       return 1;
     }
+    double wait = 1.0; /* a parent death between checks is seen within a second */
+    if (kill_at > 0 && mono_s() >= kill_at) {
+      signal_descendants(&pt, &seen, SIGKILL, 0); /* the grace is over: the group and strays */
+      kill_at = mono_s() + 0.1;                   /* again, for any it forked meanwhile */
+    }
+    if (kill_at > 0 && kill_at - mono_s() < wait) wait = kill_at - mono_s();
     siginfo_t si;
-    struct timespec poll = {1, 0}; /* a parent death between checks is seen within a second */
-    int sig = sigtimedwait(&set, &si, &poll);
+    struct timespec ts = to_timespec(wait);
+    int sig = sigtimedwait(&set, &si, &ts);
     if (sig <= 0 || sig == SIGCHLD) continue;
-    if (getppid() != parent) continue; /* the kernel's death signal: handled above */
-    if (si.si_pid == getpid() || si.si_pid == parent) continue; /* the group already has it */
-    kill(0, sig);
+    if (getppid() != a->parent) continue; /* the kernel's death signal: handled above */
+    if (si.si_pid == getpid()) continue;  /* our own forward came back */
+    if (si.si_pid == a->parent) {         /* the group already has it: start the grace */
+      if (sig == SIGUSR2) kill_at = mono_s();
+      if (sig == SIGTERM || sig == SIGINT) stopped = 1;
+      if (kill_at == 0 && sig != SIGHUP) kill_at = mono_s() + a->grace_s;
+      continue;
+    }
+    if (sig != SIGUSR2) kill(0, sig);
   }
 }
 
@@ -202,6 +641,7 @@ int supervise_main(int argc, char **argv) {
   sup_args a;
   if (parse_args(argc, argv, &a) != 0) return usage();
   if (a.parent == 0) a.parent = getppid();
+  if (a.report_fd >= 0) fcntl(a.report_fd, F_SETFD, FD_CLOEXEC); /* not the command's */
   /* Lead a group of our own, so that group signals never reach whoever started us. Under
    * the executor (spawned detached) we already do. */
   if (getpgrp() != getpid()) setpgid(0, 0);
@@ -211,11 +651,20 @@ int supervise_main(int argc, char **argv) {
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGHUP);
+  sigaddset(&set, SIGUSR2);
   sigprocmask(SIG_BLOCK, &set, &old);
   if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != a.parent)
     return 1; /* the parent died before we could ask to be told: start nothing */
+  /* Orphans of the command become our children, not init's: the /proc walk finds them. */
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  sup_cgroup cg;
+  cgroup_begin(&cg, a.cgroup);
   int code = 0;
-  pid_t child = start(a.cmd, &old, &code);
-  if (child == 0) return code;
-  return watch(child, a.parent, a.grace_s);
+  double started = mono_s();
+  pid_t child = start(a.cmd, &old, &cg, &code);
+  if (child == 0) {
+    cgroup_end(&cg);
+    return code;
+  }
+  return watch(child, started, &a, &cg);
 }

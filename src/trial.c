@@ -43,6 +43,8 @@ struct trial {
   char *excerpt[EXCERPT_LINES];
   int excerpt_next;
   char *last_stdout;
+  int leftovers;   /* processes its phases left behind, killed by the executor */
+  char *log_error; /* the first phase's log that failed (exec_result.log_error) */
 };
 
 /* ---- output ---- */
@@ -255,8 +257,19 @@ static char *prepend(const char *head, char *tail) {
   return out;
 }
 
+/* What the executor said besides the outcome: leftovers it killed, a log it could not write.
+ * Kept across phases for the record; the log warning is also said at once. */
+static void note_exec_extras(trial *t, const exec_result *res) {
+  t->leftovers += res->leftovers;
+  if (!res->log_error[0] || t->log_error) return;
+  t->log_error = xstrdup(res->log_error);
+  diag_warn("trial %d: %s", t->w.number, res->log_error);
+}
+
 /* The error excerpt stored with a finished trial: its last stderr lines, with the reason
- * first when flagtune knows one (a spawn failure, bad step values, its PGLE profile run). */
+ * first when flagtune knows one (a spawn failure, bad step values, its PGLE profile run),
+ * and before all of it what the trial's record must say even when it ended ok: the
+ * processes it left behind and a log it could not write. */
 static char *trial_excerpt(trial *t, const exec_result *res, outcome o, const char *why) {
   char *excerpt = res->spawn_error ? xstrdup(res->spawn_message) : excerpt_text(t);
   /* The line that decided the outcome leads, even when more output followed it (XLA prints
@@ -272,6 +285,13 @@ static char *trial_excerpt(trial *t, const exec_result *res, outcome o, const ch
     char *head = xasprintf("PGLE profile run: %s", why ? why : outcome_name(o));
     excerpt = prepend(head, excerpt);
     free(head);
+  }
+  if (t->log_error) excerpt = prepend(t->log_error, excerpt);
+  if (t->leftovers > 0) {
+    char head[96];
+    snprintf(head, sizeof head, "flagtune: killed %d leftover process%s after the command ended",
+             t->leftovers, t->leftovers == 1 ? "" : "es");
+    excerpt = prepend(head, excerpt);
   }
   return excerpt;
 }
@@ -307,6 +327,7 @@ static void trial_free(trial *t) {
   free(t->profile_path);
   free(t->steps);
   free(t->last_stdout);
+  free(t->log_error);
   for (int i = 0; i < EXCERPT_LINES; i++) free(t->excerpt[i]);
   free(t);
 }
@@ -315,6 +336,7 @@ static void on_exit_trial(void *ud, const exec_result *res) {
   trial *t = ud;
   char *why = NULL;
   t->exec = NULL;
+  note_exec_extras(t, res);
   t->facts.spawn_failed = res->spawn_error != 0;
   t->facts.exit_code = (long)res->exit_status;
   t->facts.term_signal = res->term_signal;

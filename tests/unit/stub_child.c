@@ -8,8 +8,15 @@
  *   signal SIGNUM          raises SIGNUM
  *   ignore-term SECONDS    ignores SIGTERM, says "ignoring SIGTERM", sleeps
  *   grandchild SECONDS     forks a grandchild that keeps stdout/stderr open and sleeps; the
- *                          grandchild prints "grandchild PID"; the parent exits 0
+ *                          parent prints "grandchild PID" and exits 0
  *   setsid-grandchild S    the same, but the grandchild first leaves the group with setsid()
+ *   helper SECONDS         a background helper (`sleep 600 >/dev/null 2>&1 &`): a child that
+ *                          prints "helper PID", points stdout/stderr at /dev/null and sleeps;
+ *                          the stub goes on with the next mode
+ *   setsid-helper S        the same, after leaving the session and group with setsid()
+ *   double-fork S          the same, as a daemon: its parent exits at once (the stub waits
+ *                          for that parent), so it is nobody's child any more
+ *   stubborn-helper S      a helper that ignores SIGTERM
  *   flood MB               MB MiB of 100-byte lines on stdout, as fast as possible
  *   longline MB            one line of MB MiB without a newline
  *   binary                 NULs, invalid UTF-8, \r\n and ANSI escapes
@@ -20,11 +27,13 @@
  * Output goes through write(2), never stdio buffers, so nothing is lost or doubled by fork
  * or by a kill. It must stay a plain program: no libraries beyond libc. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static void write_all(int fd, const char *p, size_t n) {
@@ -96,16 +105,64 @@ static void do_binary(void) {
 }
 
 /* The grandchild inherits stdout and stderr and sits on them; the parent leaves at once. */
+/* The parent announces the grandchild, so that the line is out before anything can end it
+ * (a supervisor ends leftovers as soon as the parent exits). */
 static void do_grandchild(double seconds, int leave_group) {
   pid_t pid = fork();
   if (pid < 0) exit(98);
-  if (pid > 0) exit(0);
+  if (pid > 0) {
+    char line[64];
+    snprintf(line, sizeof line, "grandchild %d\n", (int)pid);
+    say(1, line);
+    exit(0);
+  }
   if (leave_group) setsid();
-  char line[64];
-  snprintf(line, sizeof line, "grandchild %d\n", (int)getpid());
-  say(1, line);
   sleep_s(seconds);
   exit(0);
+}
+
+static void announce_helper(pid_t pid) {
+  char line[64];
+  snprintf(line, sizeof line, "helper %d\n", (int)pid);
+  say(1, line);
+}
+
+/* A helper that outlives the stub unless someone ends it; MODE is how it hides. Its pid is
+ * announced by its parent, so the line is out before anything can end it. */
+static void do_helper(double seconds, const char *mode) {
+  int dfork = strcmp(mode, "double-fork") == 0;
+  int stubborn = strcmp(mode, "stubborn-helper") == 0;
+  if (stubborn) signal(SIGTERM, SIG_IGN); /* before fork: no moment where TERM still kills */
+  pid_t pid = fork();
+  if (pid < 0) exit(98);
+  if (pid > 0 && stubborn) signal(SIGTERM, SIG_DFL);
+  if (pid > 0) {
+    if (!dfork) {
+      announce_helper(pid);
+      return;
+    }
+    int st; /* the daemon idiom: the middle process announces the helper and leaves */
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    return;
+  }
+  if (dfork) {
+    pid_t inner = fork();
+    if (inner < 0) _exit(98);
+    if (inner > 0) {
+      announce_helper(inner);
+      _exit(0);
+    }
+  }
+  if (strcmp(mode, "setsid-helper") == 0) setsid();
+  int null = open("/dev/null", O_WRONLY);
+  if (null >= 0) {
+    dup2(null, 1);
+    dup2(null, 2);
+    close(null);
+  }
+  sleep_s(seconds);
+  _exit(0);
 }
 
 static void do_env(int argc, char **argv, int i) {
@@ -139,6 +196,10 @@ int main(int argc, char **argv) {
       sleep_s(atof(need(argc, argv, ++i)));
     } else if (strcmp(m, "grandchild") == 0 || strcmp(m, "setsid-grandchild") == 0) {
       do_grandchild(atof(need(argc, argv, i + 1)), m[0] == 's');
+      i++;
+    } else if (strcmp(m, "helper") == 0 || strcmp(m, "setsid-helper") == 0 ||
+               strcmp(m, "double-fork") == 0 || strcmp(m, "stubborn-helper") == 0) {
+      do_helper(atof(need(argc, argv, i + 1)), m);
       i++;
     } else if (strcmp(m, "flood") == 0 || strcmp(m, "longline") == 0) {
       do_flood(atol(need(argc, argv, i + 1)), m[0] == 'f');

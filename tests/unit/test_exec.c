@@ -49,6 +49,9 @@ typedef struct {
   const char *stop_on; /* substring: exec_stop_trial twice when a line contains it */
   const char *kill_on; /* substring: exec_kill_trial when a line contains it */
   int pgid_ok;         /* the pid leads its own group, seen while running */
+  int block_ms;        /* the first line's callback blocks the loop this long (a pause) */
+  int helpers[8];      /* pids from "helper PID" lines */
+  int n_helpers;
   double elapsed;
   int loop_close;
 } run_ctx;
@@ -68,6 +71,14 @@ static void on_line(void *ud, int stream, const char *line, size_t len, int trun
     k->truncated = truncated;
     memcpy(k->text, line, len < KEEP_BYTES - 1 ? len : KEEP_BYTES - 1);
     k->text[len < KEEP_BYTES - 1 ? len : KEEP_BYTES - 1] = '\0';
+  }
+  int helper = 0;
+  if (sscanf(line, "helper %d", &helper) == 1 && c->n_helpers < 8)
+    c->helpers[c->n_helpers++] = helper;
+  if (c->block_ms > 0) { /* a whole pause: SIGCHLD would cut one usleep() short */
+    uint64_t until = uv_hrtime() + (uint64_t)c->block_ms * 1000000;
+    while (uv_hrtime() < until) usleep(10000);
+    c->block_ms = 0;
   }
   int pid = exec_pid(c->t);
   if (!c->pgid_ok && pid > 0 && getpgid(pid) == pid) c->pgid_ok = 1;
@@ -589,16 +600,47 @@ TEST(invalid_arguments) {
   CHECK_INT(exec_start(&loop, &spec, &cb, &c, &t, &err), FT_EINPUT);
   CHECK(t == NULL);
   CHECK(err != NULL);
-  char *argv[] = {STUB_CHILD, "text", "1", NULL};
-  spec = spec_for(argv);
-  spec.log_path = "/nonexistent-dir/x/trial.log";
-  CHECK_INT(exec_start(&loop, &spec, &cb, &c, &t, &err), FT_ESYS);
-  CHECK(err != NULL && strstr(err, "/nonexistent-dir/x/trial.log") != NULL);
   uv_run(&loop, UV_RUN_DEFAULT);
   CHECK_INT(c.exits, 0);
   CHECK_LOOP_END(&loop);
   CHECK_INT(exec_pid(NULL), 0);
   free(err);
+}
+
+/* The log is not the result: a log that cannot be opened (its directory removed mid-sweep)
+ * leaves the trial running without one, and the result says why. */
+static void log_unopenable_trial_runs(int sup) {
+  char *argv[] = {STUB_CHILD, "steps", "3", "10", NULL};
+  exec_spec spec = spec_in(sup, argv);
+  spec.log_path = "/nonexistent-dir/x/trial.log";
+  run_ctx *c = new_ctx();
+  run(c, &spec);
+  CHECK_INT(c->n_lines[EXEC_STDOUT], 3);
+  CHECK_INT(c->res.exit_status, 0);
+  CHECK(strstr(c->res.log_error, "flagtune: trial log not written: cannot open "
+                                 "/nonexistent-dir/x/trial.log: ") != NULL);
+  free(c);
+}
+TEST(log_unopenable_trial_runs) {
+  log_unopenable_trial_runs(0);
+}
+TEST(sup_log_unopenable_trial_runs) {
+  log_unopenable_trial_runs(1);
+}
+
+/* A log that fills its disk mid-trial (/dev/full: every write is ENOSPC): the trial still
+ * ends normally and the result says where the log stopped. */
+TEST(log_full_disk_trial_runs) {
+  char *argv[] = {STUB_CHILD, "text", "3", NULL};
+  exec_spec spec = spec_for(argv);
+  spec.log_path = "/dev/full";
+  run_ctx *c = new_ctx();
+  run(c, &spec);
+  CHECK_INT(c->n_lines[EXEC_STDOUT], 3);
+  CHECK_INT(c->res.exit_status, 0);
+  CHECK(strstr(c->res.log_error, "flagtune: trial log incomplete: writing /dev/full failed "
+                                 "after 0 bytes: No space left on device") != NULL);
+  free(c);
 }
 
 /* Two trials on one loop, one stopped from the other's callback: the loop still ends clean. */
@@ -858,4 +900,128 @@ TEST(sup_parent_death_kills_group) {
     CHECK(!left);
   }
   unlink(file);
+}
+
+/* ---- containment: nothing a trial starts outlives it ------------------------------------- */
+
+/* Every helper the trial announced is gone (or a zombie about to be). */
+static int helpers_dead(const run_ctx *c) {
+  int dead = 1;
+  for (int i = 0; i < c->n_helpers; i++) {
+    if (process_dead(c->helpers[i])) continue;
+    kill(c->helpers[i], SIGKILL); /* clean up what the test started, then fail */
+    dead = 0;
+  }
+  return dead;
+}
+
+/* A background helper, a setsid() one and a double-forked daemon, all with their output on
+ * /dev/null (nothing holds our pipes): the command exits 0 at once, and the supervisor ends
+ * all three before it mirrors that exit. */
+TEST(sup_leftovers_killed) {
+  char *argv[] = {STUB_CHILD, "helper", "600", "setsid-helper", "600", "double-fork", "600",
+                  "text", "1", NULL};
+  exec_spec spec = spec_in(1, argv);
+  run_ctx *c = new_ctx();
+  run(c, &spec);
+  CHECK_INT(c->res.exit_status, 0);
+  CHECK_INT(c->res.term_signal, 0);
+  CHECK_INT(c->res.stopped, EXEC_STOP_NONE);
+  CHECK_INT(c->n_helpers, 3);
+  CHECK_INT(c->res.leftovers, 3);
+  CHECK(helpers_dead(c));
+  CHECK(c->elapsed < 2.0);
+  free(c);
+}
+
+/* A leftover that ignores SIGTERM gets SIGKILL after the grace; the trial's duration is the
+ * command's own, without the cleanup. */
+TEST(sup_stubborn_leftover_killed_after_grace) {
+  char *argv[] = {STUB_CHILD, "stubborn-helper", "600", "text", "1", NULL};
+  exec_spec spec = spec_in(1, argv);
+  spec.grace_s = 0.5;
+  run_ctx *c = new_ctx();
+  run(c, &spec);
+  CHECK_INT(c->res.exit_status, 0);
+  CHECK_INT(c->res.leftovers, 1);
+  CHECK_INT(c->n_helpers, 1);
+  CHECK(helpers_dead(c));
+  CHECK(c->elapsed >= 0.45 && c->elapsed < 2.5);
+  CHECK(c->res.wall_s < 0.4);
+  free(c);
+}
+
+/* A timeout whose command ignores SIGTERM and left a setsid() helper: the supervisor's own
+ * SIGKILL after the grace reaches both (a group SIGKILL would miss the helper). */
+TEST(sup_timeout_reaches_setsid_helper) {
+  char *argv[] = {STUB_CHILD, "setsid-helper", "600", "ignore-term", "10", NULL};
+  exec_spec spec = spec_in(1, argv);
+  spec.timeout_s = 0.3;
+  spec.grace_s = 0.5;
+  run_ctx *c = new_ctx();
+  run(c, &spec);
+  CHECK_INT(c->res.term_signal, SIGKILL);
+  CHECK_INT(c->res.stopped, EXEC_STOP_TIMEOUT);
+  CHECK_INT(c->n_helpers, 1);
+  CHECK(helpers_dead(c));
+  CHECK_NEAR(c->res.wall_s, 0.8, 0.3); /* timeout + grace, as without the helper */
+  free(c);
+}
+
+/* Kill at once (a second Ctrl-C) reaches a setsid() helper too, still at once. */
+TEST(sup_kill_at_once_reaches_setsid_helper) {
+  char *argv[] = {STUB_CHILD, "setsid-helper", "600", "ignore-term", "10", NULL};
+  exec_spec spec = spec_in(1, argv);
+  spec.grace_s = 5;
+  run_ctx *c = new_ctx();
+  c->kill_on = "ignoring";
+  run(c, &spec);
+  CHECK_INT(c->res.term_signal, SIGKILL);
+  CHECK_INT(c->res.stopped, EXEC_STOP_REQUESTED);
+  CHECK(helpers_dead(c));
+  CHECK(c->elapsed < 1.0);
+  free(c);
+}
+
+/* The orchestrator pauses (here: the loop blocks 0.9 s in a line callback) past a trial's
+ * timeout while the trial finishes in 0.2 s: the timer fires first on the next loop turn, but
+ * the process already exited, so it is no timeout. */
+static void late_timeout_is_not_a_timeout(int sup) {
+  char *argv[] = {STUB_CHILD, "text", "1", "sleep", "0.2", NULL};
+  exec_spec spec = spec_in(sup, argv);
+  spec.timeout_s = 0.5;
+  run_ctx *c = new_ctx();
+  c->block_ms = 900;
+  run(c, &spec);
+  CHECK_INT(c->res.exit_status, 0);
+  CHECK_INT(c->res.term_signal, 0);
+  CHECK_INT(c->res.stopped, EXEC_STOP_NONE);
+  CHECK(c->elapsed >= 0.9);
+  if (sup) CHECK(c->res.wall_s < 0.5); /* the command's own time, not the pause */
+  free(c);
+}
+TEST(late_timeout_is_not_a_timeout) {
+  late_timeout_is_not_a_timeout(0);
+}
+TEST(sup_late_timeout_is_not_a_timeout) {
+  late_timeout_is_not_a_timeout(1);
+}
+
+/* The same while the supervisor is still ending a stubborn leftover (so it is no zombie when
+ * the timer fires): its report that the command ended before any stop clears the timeout. */
+TEST(sup_late_timeout_during_cleanup) {
+  char *argv[] = {STUB_CHILD, "text", "1", "stubborn-helper", "600", "sleep", "0.1", NULL};
+  exec_spec spec = spec_in(1, argv);
+  spec.timeout_s = 0.4;
+  spec.grace_s = 1.0;
+  run_ctx *c = new_ctx();
+  c->block_ms = 600;
+  run(c, &spec);
+  CHECK_INT(c->res.exit_status, 0);
+  CHECK_INT(c->res.term_signal, 0);
+  CHECK_INT(c->res.stopped, EXEC_STOP_NONE);
+  CHECK_INT(c->res.leftovers, 1);
+  CHECK(helpers_dead(c));
+  CHECK(c->res.wall_s < 0.4);
+  free(c);
 }

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Reliability: the log is not the result (docs/RELIABILITY.md, "Logs that fail"). The log
+# directory removed mid-sweep, replaced by a file mid-sweep, and (where a tmpfs can be
+# mounted) a log disk that fills up: every trial still runs and ends ok, its record carries
+# the log warning, the final summary counts them, the sweep ends `done` with exit 0 and no row
+# is left `running`.
+# Usage: test_logs.sh FLAGTUNE_BIN SIM_BIN SOURCE_DIR
+source "$(dirname "$0")/lib.sh"
+
+write_exp() { # file name command...
+  local file=$1 name=$2 cmd="" w
+  shift 2
+  for w in "$@"; do cmd="$cmd\"$w\", "; done
+  cat > "$file" <<LUA
+return experiment {
+  name = "$name", model = "m", hardware = "h",
+  command = { $cmd },
+  env = { REL_MARK = "$$", REL_ITER = "$name" },
+  metric = { json = "step_time_ms" },
+  vars = { V = choice { "a", "b", "c", "d", "e", "f" } },
+  budget = { trials = 6 }, parallel = 1, seed = 1,
+}
+LUA
+}
+
+# run_case NAME LOGDIR BREAK: runs a 6-trial sweep; once trial 1 has its log, runs BREAK.
+run_case() {
+  local name=$1 logs=$2 brk=$3 i
+  export FLAGTUNE_DB="$work/$name.db" FLAGTUNE_LOG_DIR=$logs
+  write_exp "$name.lua" "$name" "$stub" steps 3 100
+  "$ft" run "$name.lua" > "$name.out" 2> "$name.err" &
+  local pid=$!
+  for ((i = 0; i < 200; i++)); do
+    [ -e "$logs/sweep-1/trial-0001.log" ] && break
+    sleep 0.05
+  done
+  eval "$brk"
+  wait $pid
+  code=$?
+  check_eq "$name: exit 0" "$code" 0
+  check_eq "$name: sweep done" "$(val 'SELECT status FROM sweeps')" done
+  check_eq "$name: 6 trials ok" "$(val "SELECT count(*) FROM trials WHERE status='ok'")" 6
+  check_eq "$name: none left running" "$(val "SELECT count(*) FROM trials WHERE status='running'")" 0
+  failed=$(val "SELECT count(*) FROM trials WHERE error LIKE 'flagtune: trial log not written: cannot open %'")
+  check "$name: the later trials' records carry the log warning ($failed)" [ "$failed" -ge 3 ]
+  has "$name.out" "logs: $failed trials without a complete log (see their error excerpt)"
+  has "$name.err" "trial log not written: cannot open $logs/sweep-1/trial-0005.log"
+}
+
+run_case removed "$work/logs-a" 'rm -rf "$work/logs-a"'
+run_case file "$work/logs-b" 'rm -rf "$work/logs-b"; echo x > "$work/logs-b"'
+
+# A full log disk: a 64 KiB tmpfs, trials that each print ~40 KiB before their steps.
+mkdir -p "$work/tiny"
+if mount -t tmpfs -o size=64k tmpfs "$work/tiny" 2> /dev/null; then
+  export FLAGTUNE_DB="$work/full.db" FLAGTUNE_LOG_DIR="$work/tiny"
+  write_exp full.lua full /bin/sh -c "$stub text 4000; exec $stub steps 3 10"
+  "$ft" run full.lua > full.out 2> full.err
+  code=$?
+  check_eq "full disk: exit 0" "$code" 0
+  check_eq "full disk: sweep done" "$(val 'SELECT status FROM sweeps')" done
+  check_eq "full disk: 6 trials ok" "$(val "SELECT count(*) FROM trials WHERE status='ok'")" 6
+  short=$(val "SELECT count(*) FROM trials WHERE error LIKE 'flagtune: trial log incomplete: writing %: No space left on device%'
+               OR error LIKE 'flagtune: trial log not written: cannot open %: No space left on device%'")
+  check "full disk: the records say which logs were cut short ($short)" [ "$short" -ge 4 ]
+  has full.out "logs: $short trials without a complete log"
+  umount "$work/tiny"
+else
+  skip "full disk: cannot mount a tmpfs here (not root, or no mount namespace rights)"
+fi
+finish
