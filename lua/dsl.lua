@@ -204,6 +204,22 @@ local function render(v)
   return "{" .. table.concat(parts, ",") .. "}"
 end
 
+local OPTIONS_DEPTH = 16 -- tables inside tables a strategy's options may hold
+
+-- Options are plain data: a table inside them may not hold itself (render and the strategy
+-- would recurse forever) nor nest deeper than OPTIONS_DEPTH.
+local function check_option_value(at, what, key, v, depth, open)
+  if type(v) ~= "table" or is_strategy(v) then return end
+  if open[v] then cfail(at, "%s options: '%s' holds itself (a cycle); options must be plain data",
+                        what, key) end
+  if depth > OPTIONS_DEPTH then
+    cfail(at, "%s options: '%s' nests tables more than %d deep", what, key, OPTIONS_DEPTH)
+  end
+  open[v] = true
+  for _, x in pairs(v) do check_option_value(at, what, key, x, depth + 1, open) end
+  open[v] = nil
+end
+
 local function check_options(at, what, options)
   if options == nil then return {} end
   if type(options) ~= "table" or getmetatable(options) then
@@ -212,6 +228,7 @@ local function check_options(at, what, options)
   local copy = {}
   for k, v in pairs(options) do
     if type(k) ~= "string" then cfail(at, "%s options must be name = value pairs", what) end
+    check_option_value(at, what, k, v, 1, { [options] = true })
     copy[k] = v
   end
   return copy
@@ -819,8 +836,30 @@ end
 
 -- Runs experiment file TEXT (named PATH) in a fresh environment and returns the
 -- validated table. Every error is raised as "path:line: message".
+-- The line where TEXT's brackets first nest DEPTH deep (strings and comments are not read
+-- apart: good enough to point at the table that is too deep), or the last line.
+local function deep_line(text, depth)
+  local level, line = 0, 1
+  for c in text:gmatch("[{}%(%)%[%]\n]") do
+    if c == "\n" then
+      line = line + 1
+    elseif c == "{" or c == "(" or c == "[" then
+      level = level + 1
+      if level >= depth then return line end
+    else
+      level = level - 1
+    end
+  end
+  return line
+end
+
 function dsl.load(path, text)
   local chunk, err = load(text, "@" .. path, "t", make_env())
+  if not chunk and not tostring(err):find("^" .. util.escape_pattern(path) .. ":%d+:") then
+    -- Lua's parser says "C stack overflow" without a place when the file nests too deep.
+    util.fail(path, deep_line(text, 150), "%s: the file nests tables or calls too deep "
+              .. "(Lua allows about 200 levels)", err)
+  end
   if not chunk then error(err, 0) end
   local ok, result = xpcall(chunk, at_file_line(path))
   if not ok then error(result, 0) end

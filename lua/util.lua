@@ -58,6 +58,7 @@ end
 local function escape_pattern(s)
   return (s:gsub("[%^%$%(%)%%%.%[%]%*%+%-%?]", "%%%0"))
 end
+util.escape_pattern = escape_pattern
 
 local function split_lines(text)
   local lines = {}
@@ -65,18 +66,36 @@ local function split_lines(text)
   return lines
 end
 
--- Whether LINE assigns KEY: `KEY =` at the start, after a space, `{`, `,` or `;`, or
--- written `["KEY"] =`. `==` is a comparison, not an assignment.
-local function assigns(line, key)
-  local k = escape_pattern(key)
-  local forms = { "^%s*" .. k .. "%s*=", "[%s{,;]" .. k .. "%s*=",
-                  "%[%s*[\"']" .. k .. "[\"']%s*%]%s*=" }
-  for _, f in ipairs(forms) do
-    local _, e = line:find(f)
-    if e and line:sub(e + 1, e + 1) ~= "=" then return true end
+-- Adds line I to the assignments of KEY in INDEX (each key's lines in order, once each).
+local function note(index, key, i)
+  local at = index[key]
+  if not at then
+    index[key] = { i }
+  elseif at[#at] ~= i then
+    at[#at + 1] = i
   end
-  return false
 end
+
+-- Every line where each key is assigned: `KEY =` at the start, after a space, `{`, `,` or
+-- `;`, or written `["KEY"] =` (`==` is a comparison, not an assignment). Built once per text,
+-- so locating every key of a large file stays linear in its size.
+local function key_index(text)
+  local index = {}
+  for i, line in ipairs(split_lines(text)) do
+    for pre, key, post in line:gmatch("()([%a_][%w_]*)%s*=()") do
+      if line:sub(post, post) ~= "=" and (pre == 1 or line:sub(pre - 1, pre - 1):find("[%s{,;]"))
+      then
+        note(index, key, i)
+      end
+    end
+    for key, post in line:gmatch("%[%s*[\"']([^\"']*)[\"']%s*%]%s*=()") do
+      if line:sub(post, post) ~= "=" then note(index, key, i) end
+    end
+  end
+  return index
+end
+
+local cached_text, cached_index
 
 -- The line where KEY is written: the first at or after FROM_LINE, else the first in the
 -- file (a table built before the `experiment` call), else FROM_LINE. Lua keeps no line
@@ -84,14 +103,16 @@ end
 function util.locate_key(text, key, from_line)
   from_line = from_line or 1
   if type(key) ~= "string" or type(text) ~= "string" then return from_line end
-  local lines = split_lines(text)
-  for i = from_line, #lines do
-    if assigns(lines[i], key) then return i end
+  if cached_text ~= text then cached_text, cached_index = text, key_index(text) end
+  local at = cached_index[key]
+  if not at then return from_line end
+  local lo, hi = 1, #at -- the first assignment at or after FROM_LINE
+  while lo < hi do
+    local mid = (lo + hi) // 2
+    if at[mid] < from_line then lo = mid + 1 else hi = mid end
   end
-  for i = 1, math.min(from_line - 1, #lines) do
-    if assigns(lines[i], key) then return i end
-  end
-  return from_line
+  if at[lo] >= from_line then return at[lo] end
+  return at[1]
 end
 
 -- The line of the first `return NAME {` or `return NAME (` in TEXT (comments ignored),
