@@ -37,4 +37,10 @@ typedef struct {
 void resume_plan_make(const trial_record *t, int n, resume_plan *out);
 void resume_plan_free(resume_plan *p);
 
+/* The seed a resumed strategy's rng starts from: SEED mixed with the number of trials in
+ * its history, so that the strategy goes on where it stood instead of drawing its first
+ * samples again (all of them already run). A fixed function: the same stored sweep resumes
+ * the same way. Non-negative and below 2^48. */
+int64_t resume_seed(int64_t seed, int n_history);
+
 #endif

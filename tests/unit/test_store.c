@@ -635,7 +635,7 @@ TEST(query_values) {
   cJSON_Delete(cols);
   cJSON_Delete(rows);
   CHECK_INT(store_query(s, "SELECT * FROM sweeps", &cols, &rows, &err), 0);
-  CHECK_INT(cJSON_GetArraySize(cols), 28); /* 20 from 0001, 6 from 0003, 2 from 0004 */
+  CHECK_INT(cJSON_GetArraySize(cols), 32); /* 20 from 0001, 6 from 0003, 2 from 0004, 4 from 0006 */
   CHECK_INT(cJSON_GetArraySize(rows), 0);
   cJSON_Delete(cols);
   cJSON_Delete(rows);
