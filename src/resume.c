@@ -35,6 +35,7 @@ static void add_rerun(resume_plan *p, const trial_record *t) {
 /* Counts a finished trial. */
 static void count(resume_plan *p, const trial_record *t) {
   p->counted++;
+  if (t->role == ROLE_CONFIRM) p->confirm_counted++;
   if (t->status != OUTCOME_OK) return;
   if (t->role == ROLE_BASELINE) {
     p->baseline_ok = 1;

@@ -17,6 +17,8 @@ typedef struct {
 
 typedef struct {
   int counted;            /* finished trials: they count against the budget */
+  int confirm_counted;    /* of which confirmation trials (not search: an extended budget
+                           * is searched before anything is confirmed again) */
   int next_number;        /* the number the next trial gets */
   int baseline_ok;        /* a baseline trial ended ok */
   double baseline_ms;     /* its value (the last ok one); NaN when none */

@@ -73,6 +73,7 @@ typedef struct sweep {
   int n_ok;
   int baseline_ok;
   int search_budget;    /* budget_trials less the confirmation trials */
+  int confirm_counted;  /* confirmation trials among the counted (they are not search) */
   int confirm_planned;  /* the confirmation trials are queued */
   int deadline_hit;     /* the time budget ran out */
   uv_timer_t deadline_timer;
@@ -186,7 +187,10 @@ static void stop_on_store_fault(sweep *sw, const char *why) {
 static void on_trial_done(void *ud, const trial_result *r) {
   sweep *sw = ud;
   const trial_record *t = &r->record;
-  if (t->status == OUTCOME_INTERRUPTED || r->store_err) sw->counted--;
+  if (t->status == OUTCOME_INTERRUPTED || r->store_err) {
+    sw->counted--;
+    if (t->role == ROLE_CONFIRM) sw->confirm_counted--;
+  }
   else if (!r->spawn_error) record_duration(sw, r->wall_s);
   sw->slots[r->slot] = NULL;
   sw->n_running--;
@@ -207,6 +211,7 @@ static int start_trial(sweep *sw, int slot, pending *q) {
   int rc = trial_start(&sw->tctx, &w, &q->prop, on_trial_done, sw, &sw->slots[slot], &err);
   if (rc == FT_ESTORE) {
     sw->counted--;
+    if (q->role == ROLE_CONFIRM) sw->confirm_counted--;
     stop_on_store_fault(sw, err ? err : "cannot record a trial");
     free(err);
     proposal_clear(&q->prop);
@@ -306,8 +311,9 @@ static void plan_confirmation(sweep *sw) {
  * the confirmation trials. Returns 0 when nothing can be queued now. */
 static int fill_queue(sweep *sw) {
   if (sw->n_queue > 0) return 1;
-  if (sw->counted < sw->search_budget) {
-    int want = sw->search_budget - sw->counted;
+  int searched = sw->counted - sw->confirm_counted;
+  if (searched < sw->search_budget) {
+    int want = sw->search_budget - searched;
     int free_n = sw->parallel - sw->n_running;
     refill_queue(sw, want < free_n ? want : free_n);
     if (sw->n_queue > 0 || !sw->strategy_exhausted) return sw->n_queue > 0;
@@ -323,6 +329,7 @@ static void schedule(sweep *sw) {
     if (!fill_queue(sw)) break;
     pending q = queue_pop(sw);
     sw->counted++;
+    if (q.role == ROLE_CONFIRM) sw->confirm_counted++;
     if (start_trial(sw, slot, &q) != 0) break;
   }
   if (sw->n_running == 0) close_handles(sw);
@@ -787,6 +794,7 @@ static int apply_plan(sweep *sw, const resume_plan *plan, char **err) {
     queue_push(sw, &p, r->role, r->rerun_of);
   }
   sw->counted = plan->counted;
+  sw->confirm_counted = plan->confirm_counted;
   sw->next_number = plan->next_number;
   sw->baseline_ok = plan->baseline_ok;
   sw->baseline_ms = plan->baseline_ms;
