@@ -298,7 +298,9 @@ static int finish_sweep(args *a, int rc, int64_t id, int unhealthy, char *err) {
   if (rc != 0 && id == 0) return fail(rc, err);
   if (rc != 0) diag_error(err);
   free(err);
-  if (id > 0 && print_summary(a, id) != 0) return 1;
+  /* A summary nobody can read any more (the terminal or pipe went away) is no failure of
+   * the sweep: its exit code still says how the sweep went. */
+  if (id > 0 && print_summary(a, id) != 0 && !ferror(stdout)) return 1;
   if (rc != 0) return diag_exit_code(rc);
   return unhealthy ? 1 : 0;
 }
