@@ -25,6 +25,11 @@
  * longer than that (a checkpoint on a slow disk), so a night's results are not dropped. */
 enum { BUSY_TIMEOUT_MS = 10000, BUSY_RETRIES = 4 };
 
+/* The sweep's lock file is also a reserve of disk space beside the database: on a full disk
+ * it is given back so that the sweep's last word (its status) can still be written. A few
+ * WAL frames of 4 KiB pages need far less. */
+enum { RESERVE_BYTES = 128 * 1024 };
+
 #define NOW "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 
 /* The statement table reads best with one SQL clause per line. */
@@ -443,9 +448,16 @@ int store_open(const char *path, int flags, store **out, char **err) {
   return 0;
 }
 
+static int identity_check(store *s, char **err);
+
 int store_close(store *s) {
   if (!s) return 0;
   for (int i = 0; i < ST_COUNT; i++) sqlite3_finalize(s->cache[i]);
+  /* The file at our path is no longer ours, but the -wal beside it still is: emptied, it
+   * cannot be replayed into the file that took our place. (The frames go into the file we
+   * opened, which is no longer at the path.) */
+  if (!s->readonly && s->ino != 0 && identity_check(s, NULL) != 0)
+    sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
   int rc = sqlite3_close(s->db);
   if (s->claim_fd >= 0) close(s->claim_fd); /* releases the sweep's lock */
   free(s->path);
@@ -622,6 +634,8 @@ static int claim_in_tx(store *s, int64_t id, int force, char **err) {
   }
   if (s->claim_fd >= 0) close(s->claim_fd);
   s->claim_fd = fd;
+  /* Allocated, not sparse: the blocks must exist to be given back. Best effort. */
+  (void)posix_fallocate(fd, 0, RESERVE_BYTES);
   return 0;
 }
 
@@ -711,15 +725,15 @@ static int set_status_once(store *s, int64_t id, const char *status, const char 
 int store_sweep_set_status(store *s, int64_t id, const char *status, const char *error, int pid,
                            char **err) {
   int rc = set_status_once(s, id, status, error, pid, err);
-  /* On a full disk the last word still fits: a checkpoint moves the WAL's frames into the
-   * database file, and the next write reuses the WAL file's space from its start instead
-   * of growing it. */
-  if (rc && s->full) {
+  /* On a full disk the last word still fits: the lock file's reserve is given back first
+   * (the lock is on the descriptor, whatever the file's size). */
+  if (rc && s->full && s->claim_fd >= 0) {
     if (err) {
       free(*err);
       *err = NULL;
     }
-    sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_RESTART, NULL, NULL);
+    int given = ftruncate(s->claim_fd, 0);
+    (void)given; /* if it fails, the retry says why the status could not be written */
     rc = set_status_once(s, id, status, error, pid, err);
   }
   if (!rc && sqlite3_changes(s->db) == 0)
