@@ -5,7 +5,10 @@
 #     exit 1, and creates no new database at the path.
 #  2. Replaced by an older copy: the sweep stops, says so, and the copy is not written to
 #     (byte-identical afterwards).
-#  3. Disk full (a 2 MiB tmpfs, filled while the sweep runs; skipped where tmpfs cannot be
+#  3. Made immutable (chattr +i on the database, its -wal and -shm; skipped where chattr
+#     cannot): the write fault on the mapped -shm is a message, exit 1, not a silent SIGBUS
+#     (exit 135); `resume` finishes the sweep once the files are writable again.
+#  4. Disk full (a 2 MiB tmpfs, filled while the sweep runs; skipped where tmpfs cannot be
 #     mounted): the sweep stops, its row says `interrupted`, every trial printed `ok` is
 #     stored `ok`, and `resume` finishes it once there is space.
 # Usage: test_rel_storage.sh FLAGTUNE_BIN SIM_BIN SOURCE_DIR
@@ -64,7 +67,28 @@ has rep.err "database $db was replaced by another file while in use: stopping"
 check_eq "replaced: the copy is untouched" "$(md5sum < "$db")" "$sum"
 check "replaced: no -wal written beside the copy" [ ! -s "$db-wal" ]
 
-# 3. Disk full.
+# 3. Made immutable.
+db="$work/imm.db"
+"$ft" run slow.lua --db "$db" > imm.out 2> imm.err &
+pid=$!
+wait_trials "$db" 3
+if chattr +i "$db" "$db-wal" "$db-shm" 2>/dev/null; then
+  wait $pid
+  code=$?
+  chattr -i "$db" "$db-wal" "$db-shm"
+  check "immutable: exit 1, not 135 (got $code)" [ $code = 1 ]
+  has imm.err "flagtune: SIGBUS: a memory-mapped file went bad under the sweep"
+  "$ft" -q resume 1 --db "$db" > imm2.out 2>&1
+  code=$?
+  check "immutable: resume once writable: exit 0 (got $code)" [ $code = 0 ]
+  check_eq "immutable: done" "$(FLAGTUNE_DB=$db val 'SELECT status FROM sweeps')" done
+else
+  kill -9 $pid
+  wait $pid 2>/dev/null
+  skip "immutable: chattr +i not supported here"
+fi
+
+# 4. Disk full.
 mkdir -p small
 if ! mount -t tmpfs -o size=2m tmpfs small 2>/dev/null; then
   skip "disk full: cannot mount a tmpfs here"
