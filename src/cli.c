@@ -189,6 +189,7 @@ static void on_sigbus(int sig) {
  * sweep's loop (noted, ignored); SIGBUS gets a message instead of a silent exit 135. */
 static void night_signals(void) {
   signal(SIGPIPE, SIG_IGN);
+  signal(SIGHUP, SIG_IGN); /* until the sweep's loop handles it (a hangup during validation) */
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_sigbus;

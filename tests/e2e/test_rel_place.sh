@@ -71,10 +71,19 @@ return experiment {
 }
 LUA
 
+# started DB: waits (up to 10 s) until the sweep in DB has recorded a trial.
+started() {
+  local i
+  for ((i = 0; i < 500; i++)); do
+    [ "$(sql "$1" 'SELECT count(*) FROM trials' 2>/dev/null || echo 0)" -ge 1 ] && return
+    sleep 0.02
+  done
+}
+
 # 2. SIGHUP.
 "$ft" run plain.lua --db "$work/hup.db" > hup.out 2> hup.err &
 pid=$!
-sleep 0.5
+started "$work/hup.db"
 kill -HUP $pid
 wait $pid
 code=$?
@@ -91,7 +100,7 @@ check_eq "closed pipe: 8 trials" "$(FLAGTUNE_DB=$work/pipe.db val 'SELECT count(
 
 # 4. --detach.
 t0=$(date +%s%N)
-"$ft" run plain.lua --db "$work/det.db" --detach > det.out 2> det.err
+"$ft" run plain.lua --db "$work/det.db" --trials 16 --detach > det.out 2> det.err
 code=$?
 ms=$((($(date +%s%N) - t0) / 1000000))
 echo "     run --detach returned in $ms ms: $(head -n1 det.out)"
@@ -107,7 +116,7 @@ done
 check_eq "--detach: the sweep ran to done" "$(FLAGTUNE_DB=$work/det.db val 'SELECT status FROM sweeps')" done
 log=$FLAGTUNE_LOG_DIR/sweep-1/run.log
 for ((i = 0; i < 100; i++)); do grep -q "^best:" "$log" 2>/dev/null && break; sleep 0.05; done
-has "$log" "[   7/7] "
+has "$log" "[  15/15] "
 has "$log" "status done"
 # A detached child is its own session leader: no terminal can hang it up.
 "$ft" run plain.lua --db "$work/det2.db" --trials 30 --detach > det2.out 2>&1
@@ -132,7 +141,7 @@ check "--detach with a bad experiment: exit 2 in the foreground" [ $? = 2 ]
 # 5. SIGBUS: a message, exit 1.
 "$ft" run plain.lua --db "$work/bus.db" > bus.out 2> bus.err &
 pid=$!
-sleep 0.5
+started "$work/bus.db"
 kill -BUS $pid
 wait $pid
 code=$?
