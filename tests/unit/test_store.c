@@ -817,3 +817,97 @@ TEST(schema_doc_queries_run) {
   CHECK_STORE_END(s);
   tmpdb_remove(&t);
 }
+
+/* ---- the sweep claim and the file's identity (schema 6) ---- */
+
+static void sql_exec(const char *path, const char *sql) {
+  sqlite3 *db = NULL;
+  CHECK_INT(sqlite3_open(path, &db), SQLITE_OK);
+  sqlite3_busy_timeout(db, 5000);
+  CHECK_INT(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(db);
+}
+
+/* flock conflicts between two open descriptions even in one process: two handles stand for
+ * two orchestrators. The lock lasts until store_close; --force never overrides it. */
+TEST(claim_is_exclusive_until_close) {
+  tmpdb t;
+  tmpdb_init(&t);
+  store *a = open_ok(t.path), *b = open_ok(t.path);
+  int64_t id = new_sweep(a, "n", "m", "h", "random");
+  char *err = NULL;
+  CHECK_INT(store_sweep_claim(b, id, 0, &err), FT_EINPUT);
+  char *want = xasprintf("held by another flagtune (pid %d on ", (int)getpid());
+  CHECK(err && strstr(err, want));
+  free(want);
+  CHECK_INT(store_sweep_claim(b, id, 1, &err), FT_EINPUT);
+  CHECK_STORE_END(a);
+  CHECK_INT(store_sweep_claim(b, id, 0, &err), 0);
+  CHECK_NEAR(query_num(b, "SELECT count(*) FROM sweeps WHERE status = 'running' AND pid_start > 0 "
+                          "AND claimed_at IS NOT NULL"),
+             1, 0);
+  char *lock = xasprintf("%s.sweep-%lld.lock", t.path, (long long)id);
+  struct stat st;
+  CHECK_INT(stat(lock, &st), 0);
+  free(lock);
+  free(err);
+  CHECK_STORE_END(b);
+  tmpdb_remove(&t);
+}
+
+/* With the lock free, the row still refuses a holder this host cannot check: another host,
+ * or a live process whose start time matches; a reused pid (another start time) does not. */
+TEST(claim_reads_the_row_when_the_lock_is_free) {
+  tmpdb t;
+  tmpdb_init(&t);
+  store *a = open_ok(t.path);
+  int64_t id = new_sweep(a, "n", "m", "h", "random");
+  CHECK_STORE_END(a);
+  store *b = open_ok(t.path);
+  char *err = NULL, *sql;
+  sql_exec(t.path, "UPDATE sweeps SET host = 'elsewhere', pid = 4242");
+  CHECK_INT(store_sweep_claim(b, id, 0, &err), FT_EINPUT);
+  CHECK(err && strstr(err, "running on host elsewhere (pid 4242") && strstr(err, "--force"));
+  CHECK_INT(store_sweep_claim(b, id, 1, &err), 0);
+  CHECK_STORE_END(b);
+  /* The parent process is alive; with its real start time it is a live holder... */
+  sql = xasprintf("UPDATE sweeps SET status = 'running', pid = %d, pid_start = NULL",
+                  (int)getppid());
+  sql_exec(t.path, sql);
+  free(sql);
+  b = open_ok(t.path);
+  CHECK_INT(store_sweep_claim(b, id, 0, &err), FT_EINPUT);
+  CHECK(err && strstr(err, "holds no lock"));
+  /* ...with another start time it is a reused pid. */
+  sql_exec(t.path, "UPDATE sweeps SET pid_start = 1");
+  CHECK_INT(store_sweep_claim(b, id, 0, &err), 0);
+  free(err);
+  CHECK_STORE_END(b);
+  tmpdb_remove(&t);
+}
+
+TEST(writes_refused_when_the_file_is_deleted_or_replaced) {
+  tmpdb t;
+  tmpdb_init(&t);
+  store *s = open_ok(t.path);
+  int64_t id = new_sweep(s, "n", "m", "h", "random");
+  char *err = NULL;
+  CHECK_INT(store_check_identity(s, &err), 0);
+  char *moved = xasprintf("%s.moved", t.path);
+  CHECK_INT(rename(t.path, moved), 0);
+  CHECK_INT(store_sweep_set_status(s, id, "done", NULL, 0, &err), FT_ESTORE);
+  CHECK(err && strstr(err, "was deleted while in use"));
+  FILE *f = fopen(t.path, "w");
+  CHECK(f != NULL);
+  if (f) fclose(f);
+  CHECK_INT(store_sweep_set_status(s, id, "done", NULL, 0, &err), FT_ESTORE);
+  CHECK(err && strstr(err, "was replaced by another file"));
+  CHECK_INT(store_check_identity(s, NULL), FT_ESTORE);
+  free(err);
+  free(moved);
+  CHECK_STORE_END(s);
+  struct stat st;
+  CHECK_INT(stat(t.path, &st), 0);
+  CHECK_INT((int)st.st_size, 0); /* the file that took its place was not written */
+  tmpdb_remove(&t);
+}
