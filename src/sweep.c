@@ -865,17 +865,19 @@ int sweep_resume(const char *ref, const sweep_opts *o, int64_t *sweep_id, int *u
   char *cwd = current_dir();
   int home = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   char *db_path = absolute(o->db_path, cwd);
+  sweep_opts here = *o; /* with the database's absolute path: it is read again after chdir */
+  here.db_path = db_path;
   pin_log_dir(cwd);
   int rc = store_open(db_path, 0, &sw->db, err);
   if (rc == 0) rc = store_sweep_get(sw->db, ref, &s, err);
-  if (rc == 0) rc = resumable(&s, o, err);
-  if (rc == 0) rc = store_sweep_claim(sw->db, s.id, o->force, err);
+  if (rc == 0) rc = resumable(&s, &here, err);
+  if (rc == 0) rc = store_sweep_claim(sw->db, s.id, here.force, err);
   if (rc == 0) rc = enter_workdir(&s, err);
   if (rc == 0) {
     sw->id = s.id;
-    rc = resume_prepare(sw, &s, o, err);
+    rc = resume_prepare(sw, &s, &here, err);
   }
-  if (rc == 0) rc = begin(sw, db_path, o, sweep_id, err);
+  if (rc == 0) rc = begin(sw, db_path, &here, sweep_id, err);
   if (rc == 0) {
     diag_note("flagtune: resuming sweep %lld \"%s\": %d of %d trials done, %d to re-run",
               (long long)sw->id, s.name, sw->counted, sw->budget_trials, sw->n_queue);
