@@ -3,11 +3,16 @@
  * functions and runs sweeps only through sweep.h; never writes SQL or builds trials. */
 #include "cli.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "diag.h"
 #include "flagcmd.h"
@@ -28,6 +33,8 @@ typedef struct {
   int n_pos;
   const char *db, *name, *model, *hardware, *format, *output;
   int parallel, trials, json, help, has_seed;
+  int detach, force;  /* run/resume --detach, resume --force */
+  const char *log;    /* --log FILE: where a detached sweep writes its progress */
   double hours;       /* < 0: not given */
   double until_hours; /* hours from now until --until HH:MM, < 0: not given */
   long long seed;
@@ -153,8 +160,135 @@ static int sweep_verdict(const cJSON *sw, verdict *v) {
 static sweep_opts to_opts(const args *a) {
   double hours = a->hours;
   if (a->until_hours >= 0 && (hours < 0 || a->until_hours < hours)) hours = a->until_hours;
-  sweep_opts o = {db_path(a), a->parallel, a->trials, hours, a->seed, a->has_seed, a->name};
+  sweep_opts o = {.db_path = db_path(a),
+                  .parallel = a->parallel,
+                  .trials = a->trials,
+                  .hours = hours,
+                  .seed = a->seed,
+                  .has_seed = a->has_seed,
+                  .name = a->name,
+                  .force = a->force};
   return o;
+}
+
+/* ---- a night's sweep: hangups, closed pipes, bad mappings, --detach ---- */
+
+static void on_sigbus(int sig) {
+  static const char msg[] =
+      "flagtune: SIGBUS: a memory-mapped file went bad under the sweep (the database's WAL "
+      "index, its -shm file, was made unwritable or truncated, or its disk went away); "
+      "stopping. `flagtune resume` continues the sweep once the database is writable again.\n";
+  (void)sig;
+  ssize_t n = write(STDERR_FILENO, msg, sizeof msg - 1);
+  (void)n;
+  _exit(1);
+}
+
+/* A sweep outlives its terminal and its readers: a closed pipe (`| tee` gone) is a write
+ * error, not a death (the sweep stops printing and keeps running); SIGHUP is handled on the
+ * sweep's loop (noted, ignored); SIGBUS gets a message instead of a silent exit 135. */
+static void night_signals(void) {
+  signal(SIGPIPE, SIG_IGN);
+  signal(SIGHUP, SIG_IGN); /* until the sweep's loop handles it (a hangup during validation) */
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_sigbus;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGBUS, &sa, NULL);
+}
+
+typedef struct {
+  int fd;          /* the pipe to the waiting parent */
+  const char *log; /* --log, absolute; NULL: run.log in the sweep's log directory */
+} detach_ctx;
+
+/* In the detached child, once the sweep is claimed: output goes to the log from here on,
+ * and the parent learns the sweep's id and the log's path. */
+static void detached_started(int64_t id, const char *log_dir, void *ud) {
+  detach_ctx *d = ud;
+  char cwd[4096];
+  char *path = d->log               ? xstrdup(d->log)
+               : log_dir[0] == '/'  ? xasprintf("%s/run.log", log_dir)
+               : getcwd(cwd, sizeof cwd) ? xasprintf("%s/%s/run.log", cwd, log_dir)
+                                    : xasprintf("%s/run.log", log_dir);
+  fflush(stdout);
+  fflush(stderr);
+  int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  char *line = xasprintf("%lld\t%s\n", (long long)id, fd >= 0 ? path : "-");
+  if (fd >= 0) {
+    dup2(fd, STDOUT_FILENO);
+    dup2(fd, STDERR_FILENO);
+    close(fd);
+  }
+  ssize_t n = write(d->fd, line, strlen(line));
+  (void)n;
+  close(d->fd);
+  d->fd = -1;
+  free(line);
+  free(path);
+}
+
+/* The parent of a detached sweep: waits for the child's "ID\tLOG" line, prints it and
+ * returns 0; if the child ends first (bad input, nothing started), returns its exit code. */
+static int detach_parent(pid_t child, int fd) {
+  char buf[4200];
+  size_t len = 0;
+  ssize_t n;
+  while (len < sizeof buf - 1 && (n = read(fd, buf + len, sizeof buf - 1 - len)) != 0) {
+    if (n > 0) len += (size_t)n;
+  }
+  close(fd);
+  buf[len] = '\0';
+  char *tab = strchr(buf, '\t');
+  if (tab) {
+    char *nl = strchr(tab, '\n');
+    if (nl) *nl = '\0';
+    *tab = '\0';
+    printf("flagtune: sweep %s runs in the background (pid %d)\nlog: %s\n", buf, (int)child,
+           tab + 1);
+    return 0;
+  }
+  int st = 0;
+  if (waitpid(child, &st, 0) < 0) return 1;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Runs BODY (a sweep) in a detached child: a new session (no terminal, no SIGHUP), stdin
+ * from /dev/null, output moved to the log once the sweep is claimed. */
+typedef int (*sweep_fn)(args *a, sweep_opts *o);
+
+static int run_detached(args *a, sweep_opts *o, sweep_fn body) {
+  int p[2];
+  char *log = NULL;
+  if (a->log) {
+    char cwd[4096];
+    log = a->log[0] == '/' || !getcwd(cwd, sizeof cwd) ? xstrdup(a->log)
+                                                        : xasprintf("%s/%s", cwd, a->log);
+  }
+  if (pipe(p) != 0) return fail(FT_ESYS, xasprintf("cannot detach: pipe: %s", strerror(errno)));
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0) return fail(FT_ESYS, xasprintf("cannot detach: fork: %s", strerror(errno)));
+  if (pid > 0) {
+    close(p[1]);
+    free(log);
+    return detach_parent(pid, p[0]);
+  }
+  close(p[0]);
+  setsid();
+  int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (null >= 0) dup2(null, STDIN_FILENO);
+  if (null >= 0) close(null);
+  fcntl(p[1], F_SETFD, FD_CLOEXEC);
+  detach_ctx d = {.fd = p[1], .log = log};
+  o->on_started = detached_started;
+  o->ud = &d;
+  int rc = body(a, o);
+  if (d.fd >= 0) close(d.fd);
+  free(log);
+  return rc;
 }
 
 static int print_summary(const args *a, long long id);
@@ -165,33 +299,46 @@ static int finish_sweep(args *a, int rc, int64_t id, int unhealthy, char *err) {
   if (rc != 0 && id == 0) return fail(rc, err);
   if (rc != 0) diag_error(err);
   free(err);
-  if (id > 0 && print_summary(a, id) != 0) return 1;
+  /* A summary nobody can read any more (the terminal or pipe went away) is no failure of
+   * the sweep: its exit code still says how the sweep went. */
+  if (id > 0 && print_summary(a, id) != 0 && !ferror(stdout)) return 1;
   if (rc != 0) return diag_exit_code(rc);
   return unhealthy ? 1 : 0;
 }
 
-static int cmd_run(args *a) {
-  sweep_opts o = to_opts(a);
+static int do_run(args *a, sweep_opts *o) {
   int64_t id = 0;
   int unhealthy = 0;
   char *err = NULL;
-  int rc = sweep_run(a->pos[0], &o, &id, &unhealthy, &err);
+  int rc = sweep_run(a->pos[0], o, &id, &unhealthy, &err);
   return finish_sweep(a, rc, id, unhealthy, err);
+}
+
+static int do_resume(args *a, sweep_opts *o) {
+  int64_t id = 0;
+  int unhealthy = 0;
+  char *err = NULL;
+  int rc = sweep_resume(a->pos[0], o, &id, &unhealthy, &err);
+  return finish_sweep(a, rc, id, unhealthy, err);
+}
+
+static int cmd_run(args *a) {
+  sweep_opts o = to_opts(a);
+  night_signals();
+  return a->detach ? run_detached(a, &o, do_run) : do_run(a, &o);
 }
 
 static int cmd_resume(args *a) {
   sweep_opts o = to_opts(a);
-  int64_t id = 0;
-  int unhealthy = 0;
-  char *err = NULL;
   /* Resume continues a sweep in an existing database: a mistyped --db is an error here,
-   * before sweep_resume would create an empty one. */
+   * before anything would create an empty one (and before --detach hides the answer). */
+  char *err = NULL;
   store *db = NULL;
   int rc = store_open(o.db_path, STORE_MUST_EXIST, &db, &err);
   store_close(db);
   if (rc != 0) return fail(rc, err);
-  rc = sweep_resume(a->pos[0], &o, &id, &unhealthy, &err);
-  return finish_sweep(a, rc, id, unhealthy, err);
+  night_signals();
+  return a->detach ? run_detached(a, &o, do_resume) : do_resume(a, &o);
 }
 
 static int cmd_check(args *a) {
@@ -615,17 +762,23 @@ static int cmd_help(args *a);
 
 static const command commands[] = {
     {"run", "run EXPERIMENT.lua [--db PATH] [--parallel N] [--trials N] [--hours H] "
-            "[--until HH:MM[:SS]] [--seed S] [--name NAME]",
+            "[--until HH:MM[:SS]] [--seed S] [--name NAME] [--detach [--log FILE]]",
      "Runs a new sweep: the baseline, then the strategy's trials, each recorded in the database.\n"
      "Prints the best configuration, its speedup over the baseline and the export snippet.\n"
      "Exit 0 when it finished with an ok baseline and an ok trial, 1 when it ran but that is not\n"
-     "so, 2 for bad input (nothing written), 130 when interrupted (continue with `resume`).",
-     cmd_run, 1, 1, "db parallel trials hours until seed name"},
+     "so, 2 for bad input (nothing written), 130 when interrupted (continue with `resume`).\n"
+     "--detach: validate, start in the background (own session; a closed terminal does not\n"
+     "stop it), print the sweep id and the log (flagtune-logs/sweep-N/run.log, or --log FILE).",
+     cmd_run, 1, 1, "db parallel trials hours until seed name detach log"},
     {"resume", "resume SWEEP [--db PATH] [--parallel N] [--trials N] [--hours H] "
-               "[--until HH:MM[:SS]]",
-     "Continues an interrupted sweep: trials left running become lost and are run again with\n"
-     "the interrupted ones; the strategy is rebuilt from the stored trials.",
-     cmd_resume, 1, 1, "db parallel trials hours until"},
+               "[--until HH:MM[:SS]] [--force] [--detach [--log FILE]]",
+     "Continues an interrupted sweep to its budget, from any directory (it runs where `run` ran):\n"
+     "trials left running become lost and are run again with the interrupted ones; the strategy\n"
+     "is rebuilt from the stored trials and goes on where it stood. --trials N raises the budget\n"
+     "(also of a done sweep). One process owns a sweep: a second resume exits 2 naming the\n"
+     "holder. --force takes over a sweep marked running on another host (whose lock cannot be\n"
+     "checked from here). A sweep cut by its time budget is resumable; it gets the time anew.",
+     cmd_resume, 1, 1, "db parallel trials hours until force detach log"},
     {"check", "check EXPERIMENT.lua",
      "Validates an experiment file (keys, types, units, space, strategy) without running or\n"
      "writing anything. Errors read `file:line: message`; exit 2.",
@@ -727,6 +880,7 @@ static int set_option(args *a, const char *opt, const char *v, char **err) {
   else if (strcmp(opt, "hardware") == 0) a->hardware = v;
   else if (strcmp(opt, "format") == 0) a->format = v;
   else if (strcmp(opt, "output") == 0) a->output = v;
+  else if (strcmp(opt, "log") == 0) a->log = v;
   else if (strcmp(opt, "parallel") == 0) return parse_int(opt, v, 1, &a->parallel, err);
   else if (strcmp(opt, "trials") == 0) return parse_int(opt, v, 2, &a->trials, err);
   else if (strcmp(opt, "seed") == 0) {
@@ -758,7 +912,10 @@ static int parse_option(args *a, const command *c, int argc, char **argv, int *i
   name[len] = '\0';
   if (strcmp(name, "help") == 0) return a->help = 1, 0;
   if (strcmp(name, "json") == 0 && accepts(c, "json")) return a->json = 1, 0;
-  if (!accepts(c, name) || strcmp(name, "json") == 0)
+  if (strcmp(name, "detach") == 0 && accepts(c, "detach")) return a->detach = 1, 0;
+  if (strcmp(name, "force") == 0 && accepts(c, "force")) return a->force = 1, 0;
+  if (!accepts(c, name) || strcmp(name, "json") == 0 || strcmp(name, "detach") == 0 ||
+      strcmp(name, "force") == 0)
     return diag_set(err, FT_EINPUT, "%s: unknown option '%s' (see `flagtune %s --help`)", c->name,
                     arg, c->name);
   const char *v = eq ? eq + 1 : NULL;

@@ -5,6 +5,7 @@
 #include "resume.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,7 @@ static void add_rerun(resume_plan *p, const trial_record *t) {
 static void count(resume_plan *p, const trial_record *t) {
   p->counted++;
   if (t->role == ROLE_BASELINE) p->baseline_ended = 1;
+  if (t->role == ROLE_CONFIRM) p->confirm_counted++;
   if (t->status != OUTCOME_OK) return;
   if (t->role == ROLE_BASELINE) {
     if (!p->baseline_ok) p->baseline_id = t->id;
@@ -69,4 +71,13 @@ void resume_plan_free(resume_plan *p) {
   free(p->orphans);
   free(p->history);
   memset(p, 0, sizeof *p);
+}
+
+/* splitmix64's finalizer: a one-trial difference in the history gives an unrelated seed. */
+int64_t resume_seed(int64_t seed, int n_history) {
+  uint64_t z = (uint64_t)seed + 0x9E3779B97F4A7C15ull * (uint64_t)(n_history + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return (int64_t)(z >> 16);
 }

@@ -17,6 +17,8 @@ typedef struct {
 
 typedef struct {
   int counted;            /* finished trials: they count against the budget */
+  int confirm_counted;    /* of which confirmation trials (not search: an extended budget
+                           * is searched before anything is confirmed again) */
   int next_number;        /* the number the next trial gets */
   int baseline_ok;        /* a baseline trial ended ok */
   double baseline_ms;     /* its value (the last ok one); NaN when none */
@@ -39,5 +41,11 @@ typedef struct {
  * T's strings: keep T until resume_plan_free. */
 void resume_plan_make(const trial_record *t, int n, resume_plan *out);
 void resume_plan_free(resume_plan *p);
+
+/* The seed a resumed strategy's rng starts from: SEED mixed with the number of trials in
+ * its history, so that the strategy goes on where it stood instead of drawing its first
+ * samples again (all of them already run). A fixed function: the same stored sweep resumes
+ * the same way. Non-negative and below 2^48. */
+int64_t resume_seed(int64_t seed, int n_history);
 
 #endif

@@ -6,11 +6,15 @@
 #include "store.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,6 +26,11 @@
 /* busy_timeout covers ordinary contention; the retries cover a writer that holds the lock
  * longer than that (a checkpoint on a slow disk), so a night's results are not dropped. */
 enum { BUSY_TIMEOUT_MS = 10000, BUSY_RETRIES = 4 };
+
+/* The sweep's lock file is also a reserve of disk space beside the database: on a full disk
+ * it is given back so that the sweep's last word (its status) can still be written. A few
+ * WAL frames of 4 KiB pages need far less. */
+enum { RESERVE_BYTES = 128 * 1024 };
 
 #define NOW "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 
@@ -46,6 +55,7 @@ typedef enum {
   ST_TRIALS_MARK, ST_TRIALS_LOAD, ST_STEPS_LOAD, ST_TRIAL_STEPS,
   ST_LIST_SWEEPS, ST_SHOW_SWEEP, ST_SHOW_COUNTS, ST_SHOW_TRIALS, ST_SHOW_BEST, ST_SHOW_BASELINE,
   ST_BEST, ST_SWEEP_WINNER, ST_WARM_TRIALS, ST_TRIAL_PROFILE, ST_TRIAL_LOSSES,
+  ST_SWEEP_HOLDER, ST_SWEEP_CLAIM, ST_SWEEP_PLACE, ST_SWEEP_BUDGET,
   ST_COUNT
 } stmt_id;
 
@@ -68,8 +78,8 @@ static const char *const stmt_sql[ST_COUNT] = {
   [ST_SWEEP_BY_NAME] = "SELECT id FROM sweeps WHERE name = :name ORDER BY id",
   [ST_SWEEP_LOAD] =
     "SELECT id, name, model, hardware, experiment_path, experiment_text, strategy, status, "
-    "options_json, seed, budget_trials, budget_steps, parallel, budget_hours, pid "
-    "FROM sweeps WHERE id = :id",
+    "options_json, seed, budget_trials, budget_steps, parallel, budget_hours, pid, host, "
+    "pid_start, claimed_at, workdir, command_json, error FROM sweeps WHERE id = :id",
   [ST_TRIAL_BEGIN] =
     "INSERT INTO trials (sweep_id, number, role, config, label, xla_flags, tpu_args, env, "
     "command, steps_budget, slot, log_path, rerun_of) VALUES (:sweep_id, :number, "
@@ -135,22 +145,41 @@ static const char *const stmt_sql[ST_COUNT] = {
     "AND s.id <> :sweep_id "
     "AND t.role <> 'baseline' AND t.config <> '{}' "
     "AND t.status NOT IN ('running', 'lost', 'interrupted') ORDER BY s.id, t.number",
+  [ST_SWEEP_HOLDER] =
+    "SELECT status, pid, host, pid_start, coalesce(claimed_at, created_at) FROM sweeps "
+    "WHERE id = :id",
+  [ST_SWEEP_CLAIM] =
+    "UPDATE sweeps SET status = 'running', error = NULL, finished_at = NULL, pid = :pid, "
+    "host = :host, pid_start = :pid_start, claimed_at = " NOW " WHERE id = :id",
+  [ST_SWEEP_PLACE] =
+    "UPDATE sweeps SET workdir = :workdir, command_json = :command_json WHERE id = :id",
+  [ST_SWEEP_BUDGET] =
+    "UPDATE sweeps SET budget_trials = :budget_trials, options_json = :options_json "
+    "WHERE id = :id",
 };
 /* clang-format on */
 
 struct store {
   sqlite3 *db;
   char *path;
+  char *abs;     /* PATH made absolute: the identity check and the lock name survive a chdir */
   int readonly;
   int must_exist;       /* STORE_MUST_EXIST: a missing file is an error, never created */
   double query_seconds; /* store_query's limits (store_set_query_limits) */
   int64_t query_bytes;
+  dev_t dev;     /* the database file's identity when opened: a write checks it still is */
+  ino_t ino;
+  int claim_fd;  /* the lock file of the sweep this connection holds; -1: none */
+  int full;      /* the last failure was "disk full" */
   sqlite3_stmt *cache[ST_COUNT]; /* prepared on first use, finalized by store_close */
 };
 
 /* ---- errors ---- */
 
 static int db_fail(store *s, char **err, const char *what) {
+  int code = sqlite3_extended_errcode(s->db);
+  s->full = (code & 0xff) == SQLITE_FULL || code == SQLITE_IOERR_WRITE ||
+            code == SQLITE_IOERR_FSYNC || code == SQLITE_IOERR_TRUNCATE;
   return diag_set(err, FT_ESTORE, "database %s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
 }
 
@@ -414,13 +443,21 @@ static int exec_patiently(store *s, const char *sql) {
 
 static int configure(store *s, char **err) {
   sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
-  int rc = exec_patiently(s, "PRAGMA foreign_keys = ON");
+  /* No memory-mapped I/O of the main file: a file truncated or made unwritable under a
+   * mapping raises SIGBUS instead of an error (SQLite's default is already 0; say so). */
+  int rc = exec_patiently(s, "PRAGMA foreign_keys = ON; PRAGMA mmap_size = 0");
   if (rc == SQLITE_OK && !s->readonly)
     rc = exec_patiently(s, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL");
   if (rc != SQLITE_OK) return open_fail(s, rc, err);
   if (!s->readonly && sqlite3_db_readonly(s->db, "main") == 1)
     return diag_set(err, FT_EINPUT, "database %s is read-only (check its permissions)", s->path);
   return 0;
+}
+
+static char *abs_path(const char *path) {
+  char cwd[4096];
+  if (path[0] == '/' || !getcwd(cwd, sizeof cwd)) return xstrdup(path);
+  return xasprintf("%s/%s", cwd, path);
 }
 
 int store_open(const char *path, int flags, store **out, char **err) {
@@ -430,6 +467,8 @@ int store_open(const char *path, int flags, store **out, char **err) {
   s->must_exist = (flags & STORE_MUST_EXIST) != 0;
   s->query_seconds = STORE_QUERY_SECONDS;
   s->query_bytes = STORE_QUERY_BYTES;
+  s->claim_fd = -1;
+  s->abs = abs_path(path);
   *out = NULL;
   int oflags = s->readonly     ? SQLITE_OPEN_READONLY
                : s->must_exist ? SQLITE_OPEN_READWRITE
@@ -437,6 +476,11 @@ int store_open(const char *path, int flags, store **out, char **err) {
   int rc = sqlite3_open_v2(path, &s->db, oflags, NULL);
   rc = rc == SQLITE_OK ? configure(s, err) : open_fail(s, rc, err);
   if (!rc) rc = migrate(s, err);
+  struct stat st;
+  if (!rc && stat(s->abs, &st) == 0) {
+    s->dev = st.st_dev;
+    s->ino = st.st_ino;
+  }
   if (rc) {
     store_close(s);
     return rc;
@@ -445,18 +489,209 @@ int store_open(const char *path, int flags, store **out, char **err) {
   return 0;
 }
 
+static int identity_check(store *s, char **err);
+
 int store_close(store *s) {
   if (!s) return 0;
   for (int i = 0; i < ST_COUNT; i++) sqlite3_finalize(s->cache[i]);
+  /* The file at our path is no longer ours, but the -wal beside it still is: emptied, it
+   * cannot be replayed into the file that took our place. (The frames go into the file we
+   * opened, which is no longer at the path.) */
+  if (!s->readonly && s->ino != 0 && identity_check(s, NULL) != 0)
+    sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
   int rc = sqlite3_close(s->db);
+  if (s->claim_fd >= 0) close(s->claim_fd); /* releases the sweep's lock */
   free(s->path);
+  free(s->abs);
   free(s);
   return rc == SQLITE_OK ? 0 : FT_ESTORE;
 }
 
+/* ---- the database file's identity ---- */
+
+/* A write goes only to the file this connection opened, and only while that file is still
+ * the one at its path: a database deleted or replaced (say, by an older copy) under a
+ * running sweep stops it instead of writing into a file nobody will read, or over the copy. */
+static int identity_check(store *s, char **err) {
+  struct stat st;
+  if (s->ino == 0) return 0;
+  if (stat(s->abs, &st) != 0)
+    return diag_set(err, FT_ESTORE,
+                    "database %s was deleted while in use: stopping; nothing more is written",
+                    s->path);
+  if (st.st_dev != s->dev || st.st_ino != s->ino)
+    return diag_set(err, FT_ESTORE,
+                    "database %s was replaced by another file while in use: stopping; nothing "
+                    "is written to either",
+                    s->path);
+  return 0;
+}
+
+int store_check_identity(store *s, char **err) { return identity_check(s, err); }
+
+int store_was_full(const store *s) { return s->full; }
+
+/* ---- the sweep claim ---- */
+
+/* The start time of process PID: /proc/PID/stat field 22, in clock ticks after boot (the
+ * fields after the command name, which may hold spaces and parentheses, follow its last
+ * ')'). 0 when the process does not exist or the file cannot be read. */
+static long long proc_start(int pid) {
+  char path[64], buf[1024];
+  snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  char *p = strrchr(buf, ')');
+  if (!p) return 0;
+  /* After ") " come field 3 (state) .. field 22 (starttime): skip 19 fields. */
+  p++;
+  for (int field = 2; field < 21 && p; field++) p = strchr(p + 1, ' ');
+  return p ? strtoll(p + 1, NULL, 10) : 0;
+}
+
+static void this_host(char *buf, size_t n) {
+  buf[0] = '\0';
+  if (gethostname(buf, n - 1) != 0) snprintf(buf, n, "?");
+  buf[n - 1] = '\0';
+}
+
+/* Who holds (or last held) a sweep, as its row says. */
+typedef struct {
+  char status[16], host[256], since[40];
+  int pid;
+  long long pid_start;
+} holder;
+
+static int read_holder(store *s, int64_t id, holder *h, char **err) {
+  sqlite3_stmt *st = NULL;
+  memset(h, 0, sizeof *h);
+  int rc = stmt_get(s, ST_SWEEP_HOLDER, &st, err);
+  if (rc) return rc;
+  if (bind_int(st, ":id", id)) return bind_fail(s, st, err);
+  rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW) {
+    const char *t = (const char *)sqlite3_column_text(st, 0);
+    snprintf(h->status, sizeof h->status, "%s", t ? t : "");
+    h->pid = sqlite3_column_int(st, 1);
+    t = (const char *)sqlite3_column_text(st, 2);
+    snprintf(h->host, sizeof h->host, "%s", t ? t : "");
+    h->pid_start = sqlite3_column_int64(st, 3);
+    t = (const char *)sqlite3_column_text(st, 4);
+    snprintf(h->since, sizeof h->since, "%s", t ? t : "?");
+  }
+  rc = rc == SQLITE_ROW    ? 0
+       : rc == SQLITE_DONE ? diag_set(err, FT_EINPUT, "no sweep %lld", (long long)id)
+                           : db_fail(s, err, "reading a sweep's holder");
+  stmt_done(st);
+  return rc;
+}
+
+/* The lock file of sweep ID, locked (exclusively, without waiting) into *fd. 1 when another
+ * process holds it; 0 when this one does now; a negative code on failure. */
+static int lock_sweep(store *s, int64_t id, int *fd, char **err) {
+  char *path = xasprintf("%s.sweep-%lld.lock", s->abs, (long long)id);
+  *fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  int rc = 0;
+  if (*fd < 0)
+    rc = diag_set(err, FT_ESTORE, "cannot create the sweep's lock file %s: %s", path,
+                  strerror(errno));
+  else if (flock(*fd, LOCK_EX | LOCK_NB) != 0) {
+    rc = errno == EWOULDBLOCK ? 1
+                              : diag_set(err, FT_ESTORE, "cannot lock %s: %s", path,
+                                         strerror(errno));
+    close(*fd);
+    *fd = -1;
+  }
+  free(path);
+  return rc;
+}
+
+/* The lock is ours; the row may still name another holder: one on another machine (whose
+ * lock cannot be seen from here), or a live process with the recorded pid and start time
+ * (its lock file deleted, or a flagtune from before schema 6). A reused pid (another start
+ * time) holds nothing. */
+static int check_row(store *s, int64_t id, int force, const char *host, char **err) {
+  holder h;
+  int rc = read_holder(s, id, &h, err);
+  if (rc || force || strcmp(h.status, "running") != 0 || h.pid <= 0 || h.pid == (int)getpid())
+    return rc;
+  if (h.host[0] && strcmp(h.host, host) != 0)
+    return diag_set(err, FT_EINPUT,
+                    "sweep %lld is marked running on host %s (pid %d, since %s); its lock cannot "
+                    "be checked from %s: if flagtune is no longer running there, take the sweep "
+                    "over with `flagtune resume %lld --force`",
+                    (long long)id, h.host, h.pid, h.since, host, (long long)id);
+  long long start = proc_start(h.pid);
+  if (start != 0 && (h.pid_start == 0 || start == h.pid_start))
+    return diag_set(err, FT_EINPUT,
+                    "sweep %lld is still running (pid %d on %s, since %s) but holds no lock; "
+                    "stop that process, or take the sweep over with `flagtune resume %lld "
+                    "--force`",
+                    (long long)id, h.pid, h.host, h.since, (long long)id);
+  return 0;
+}
+
+static int claim_row(store *s, int64_t id, const char *host, char **err) {
+  sqlite3_stmt *st = NULL;
+  int rc = stmt_get(s, ST_SWEEP_CLAIM, &st, err);
+  if (rc) return rc;
+  rc = bind_int(st, ":pid", getpid()) | bind_text(st, ":host", host) |
+       bind_int(st, ":pid_start", proc_start((int)getpid())) | bind_int(st, ":id", id);
+  if (rc) return bind_fail(s, st, err);
+  return step_done(s, st, "claiming a sweep", err);
+}
+
+/* Another process holds the lock: name it. Its row may lag its lock by a moment (it locks,
+ * then commits its claim), so wait up to a second for the row to name a live process. */
+static int held_elsewhere(store *s, int64_t id, char **err) {
+  holder h;
+  int rc = 0;
+  for (int i = 0; i < 20; i++) {
+    if ((rc = read_holder(s, id, &h, err))) return rc;
+    if (h.pid > 0 && kill(h.pid, 0) == 0) break;
+    sqlite3_sleep(50);
+  }
+  return diag_set(err, FT_EINPUT,
+                  "sweep %lld is held by another flagtune (pid %d on %s, since %s); wait for it "
+                  "to end, or stop it (kill %d) and resume again",
+                  (long long)id, h.pid, h.host, h.since, h.pid);
+}
+
+/* Locks, checks and claims inside one write transaction. */
+static int claim_in_tx(store *s, int64_t id, int force, char **err) {
+  char host[256];
+  this_host(host, sizeof host);
+  int fd = -1;
+  int rc = lock_sweep(s, id, &fd, err);
+  if (rc == 1) return held_elsewhere(s, id, err);
+  if (!rc) rc = check_row(s, id, force, host, err);
+  if (!rc) rc = claim_row(s, id, host, err);
+  if (rc) {
+    if (fd >= 0) close(fd);
+    return rc;
+  }
+  if (s->claim_fd >= 0) close(s->claim_fd);
+  s->claim_fd = fd;
+  /* Allocated, not sparse: the blocks must exist to be given back. Best effort. */
+  (void)posix_fallocate(fd, 0, RESERVE_BYTES);
+  return 0;
+}
+
+int store_sweep_claim(store *s, int64_t id, int force, char **err) {
+  int rc = identity_check(s, err);
+  if (!rc) rc = run_cached(s, ST_BEGIN_WRITE, "claiming a sweep", err);
+  if (!rc) rc = claim_in_tx(s, id, force, err);
+  if (!rc) rc = run_cached(s, ST_COMMIT, "claiming a sweep", err);
+  if (rc) tx_rollback(s);
+  return rc;
+}
+
 /* ---- sweeps ---- */
 
-int store_sweep_create(store *s, const store_sweep_new *n, int64_t *id, char **err) {
+static int sweep_insert(store *s, const store_sweep_new *n, int64_t *id, char **err) {
   sqlite3_stmt *st = NULL;
   int rc = stmt_get(s, ST_SWEEP_CREATE, &st, err);
   if (rc) return rc;
@@ -475,19 +710,73 @@ int store_sweep_create(store *s, const store_sweep_new *n, int64_t *id, char **e
        bind_text(st, ":jaxlib", n->jaxlib);
   if (rc) return bind_fail(s, st, err);
   rc = step_done(s, st, "creating a sweep", err);
-  if (!rc && id) *id = sqlite3_last_insert_rowid(s->db);
+  if (!rc) *id = sqlite3_last_insert_rowid(s->db);
   return rc;
 }
 
-int store_sweep_set_status(store *s, int64_t id, const char *status, const char *error, int pid,
+/* The row and its claim in one transaction: no other process sees the sweep unclaimed. */
+int store_sweep_create(store *s, const store_sweep_new *n, int64_t *id, char **err) {
+  int64_t new_id = 0;
+  int rc = identity_check(s, err);
+  if (!rc) rc = run_cached(s, ST_BEGIN_WRITE, "creating a sweep", err);
+  if (!rc) rc = sweep_insert(s, n, &new_id, err);
+  if (!rc) rc = claim_in_tx(s, new_id, 0, err);
+  if (!rc) rc = run_cached(s, ST_COMMIT, "creating a sweep", err);
+  if (rc) tx_rollback(s);
+  if (!rc && id) *id = new_id;
+  return rc;
+}
+
+int store_sweep_set_place(store *s, int64_t id, const char *workdir, const char *command_json,
+                          char **err) {
+  sqlite3_stmt *st = NULL;
+  int rc = identity_check(s, err);
+  if (!rc) rc = stmt_get(s, ST_SWEEP_PLACE, &st, err);
+  if (rc) return rc;
+  if (bind_text(st, ":workdir", workdir) | bind_text(st, ":command_json", command_json) |
+      bind_int(st, ":id", id))
+    return bind_fail(s, st, err);
+  return step_done(s, st, "recording a sweep's directory", err);
+}
+
+int store_sweep_set_budget(store *s, int64_t id, int budget_trials, const char *options_json,
                            char **err) {
   sqlite3_stmt *st = NULL;
-  int rc = stmt_get(s, ST_SWEEP_STATUS, &st, err);
+  int rc = identity_check(s, err);
+  if (!rc) rc = stmt_get(s, ST_SWEEP_BUDGET, &st, err);
+  if (rc) return rc;
+  if (bind_pos(st, ":budget_trials", budget_trials) |
+      bind_text(st, ":options_json", options_json) | bind_int(st, ":id", id))
+    return bind_fail(s, st, err);
+  return step_done(s, st, "recording a sweep's budget", err);
+}
+
+static int set_status_once(store *s, int64_t id, const char *status, const char *error, int pid,
+                           char **err) {
+  sqlite3_stmt *st = NULL;
+  int rc = identity_check(s, err);
+  if (!rc) rc = stmt_get(s, ST_SWEEP_STATUS, &st, err);
   if (rc) return rc;
   rc = bind_text(st, ":status", status) | bind_text(st, ":error", error) |
        bind_int(st, ":pid", pid) | bind_int(st, ":id", id);
   if (rc) return bind_fail(s, st, err);
-  rc = step_done(s, st, "setting a sweep's status", err);
+  return step_done(s, st, "setting a sweep's status", err);
+}
+
+int store_sweep_set_status(store *s, int64_t id, const char *status, const char *error, int pid,
+                           char **err) {
+  int rc = set_status_once(s, id, status, error, pid, err);
+  /* On a full disk the last word still fits: the lock file's reserve is given back first
+   * (the lock is on the descriptor, whatever the file's size). */
+  if (rc && s->full && s->claim_fd >= 0) {
+    if (err) {
+      free(*err);
+      *err = NULL;
+    }
+    int given = ftruncate(s->claim_fd, 0);
+    (void)given; /* if it fails, the retry says why the status could not be written */
+    rc = set_status_once(s, id, status, error, pid, err);
+  }
   if (!rc && sqlite3_changes(s->db) == 0)
     return diag_set(err, FT_EINPUT, "no sweep %lld", (long long)id);
   return rc;
@@ -569,6 +858,12 @@ static void sweep_fill(sqlite3_stmt *st, store_sweep *out) {
   out->parallel = sqlite3_column_int(st, 12);
   out->budget_hours = sqlite3_column_double(st, 13);
   out->pid = sqlite3_column_int(st, 14);
+  out->host = col_strdup(st, 15);
+  out->pid_start = sqlite3_column_int64(st, 16);
+  out->claimed_at = col_strdup(st, 17);
+  out->workdir = col_strdup(st, 18);
+  out->command_json = col_strdup(st, 19);
+  out->error = col_strdup(st, 20);
 }
 
 int store_sweep_get(store *s, const char *ref, store_sweep *out, char **err) {
@@ -598,6 +893,11 @@ void store_sweep_clear(store_sweep *sw) {
   free(sw->strategy);
   free(sw->status);
   free(sw->options_json);
+  free(sw->host);
+  free(sw->claimed_at);
+  free(sw->workdir);
+  free(sw->command_json);
+  free(sw->error);
   memset(sw, 0, sizeof *sw);
 }
 
@@ -605,7 +905,8 @@ void store_sweep_clear(store_sweep *sw) {
 
 int store_trial_begin(store *s, const store_trial_new *t, int64_t *trial_id, char **err) {
   sqlite3_stmt *st = NULL;
-  int rc = stmt_get(s, ST_TRIAL_BEGIN, &st, err);
+  int rc = identity_check(s, err);
+  if (!rc) rc = stmt_get(s, ST_TRIAL_BEGIN, &st, err);
   if (rc) return rc;
   rc = bind_int(st, ":sweep_id", t->sweep_id) | bind_int(st, ":number", t->number) |
        bind_text(st, ":role", record_role_name(t->number == 0 ? ROLE_BASELINE : t->role)) |
@@ -623,7 +924,8 @@ int store_trial_begin(store *s, const store_trial_new *t, int64_t *trial_id, cha
 
 int store_trial_set_pid(store *s, int64_t trial_id, int pid, char **err) {
   sqlite3_stmt *st = NULL;
-  int rc = stmt_get(s, ST_TRIAL_PID, &st, err);
+  int rc = identity_check(s, err);
+  if (!rc) rc = stmt_get(s, ST_TRIAL_PID, &st, err);
   if (rc) return rc;
   if (bind_int(st, ":pid", pid) | bind_int(st, ":id", trial_id)) return bind_fail(s, st, err);
   return step_done(s, st, "recording a trial's pid", err);
@@ -692,7 +994,7 @@ static int finish_row(store *s, int64_t trial_id, const store_trial_end *e, int 
 /* Replaces the trial's steps; step numbers start at 1. A non-finite time (never produced
  * by the parser) is skipped rather than losing the whole outcome. */
 static int steps_replace(store *s, int64_t trial_id, const double *ms, int n, char **err) {
-  sqlite3_stmt *del, *ins;
+  sqlite3_stmt *del = NULL, *ins = NULL;
   int rc = stmt_get(s, ST_STEPS_DELETE, &del, err);
   if (!rc) rc = stmt_get(s, ST_STEP_INSERT, &ins, err);
   if (rc) return rc;
@@ -710,7 +1012,8 @@ static int steps_replace(store *s, int64_t trial_id, const double *ms, int n, ch
 
 int store_trial_finish(store *s, int64_t trial_id, const store_trial_end *e, const double *steps_ms,
                        int n_steps, char **err) {
-  int rc = run_cached(s, ST_BEGIN_WRITE, "starting a transaction", err);
+  int rc = identity_check(s, err);
+  if (!rc) rc = run_cached(s, ST_BEGIN_WRITE, "starting a transaction", err);
   if (rc) return rc;
   rc = finish_row(s, trial_id, e, n_steps, err);
   if (!rc) rc = steps_replace(s, trial_id, steps_ms, n_steps, err);
@@ -721,7 +1024,8 @@ int store_trial_finish(store *s, int64_t trial_id, const store_trial_end *e, con
 
 int store_trials_mark(store *s, int64_t sweep_id, outcome from, outcome to, int *n, char **err) {
   sqlite3_stmt *st = NULL;
-  int rc = stmt_get(s, ST_TRIALS_MARK, &st, err);
+  int rc = identity_check(s, err);
+  if (!rc) rc = stmt_get(s, ST_TRIALS_MARK, &st, err);
   if (rc) return rc;
   if (bind_text(st, ":from", outcome_name(from)) | bind_text(st, ":to", outcome_name(to)) |
       bind_int(st, ":sweep_id", sweep_id))
@@ -793,7 +1097,8 @@ int store_warm_trials(store *s, const char *model, const char *hardware, int64_t
 int store_trial_set_profile(store *s, int64_t trial_id, const char *path, outcome status,
                             double duration_s, char **err) {
   sqlite3_stmt *st = NULL;
-  int rc = stmt_get(s, ST_TRIAL_PROFILE, &st, err);
+  int rc = identity_check(s, err);
+  if (!rc) rc = stmt_get(s, ST_TRIAL_PROFILE, &st, err);
   if (rc) return rc;
   rc = bind_text(st, ":path", path) | bind_text(st, ":status", outcome_name(status)) |
        bind_real(st, ":duration_s", duration_s) | bind_int(st, ":id", trial_id);
@@ -803,7 +1108,8 @@ int store_trial_set_profile(store *s, int64_t trial_id, const char *path, outcom
 
 int store_sweep_set_winner(store *s, int64_t sweep_id, const store_winner *w, char **err) {
   sqlite3_stmt *st = NULL;
-  int rc = stmt_get(s, ST_SWEEP_WINNER, &st, err);
+  int rc = identity_check(s, err);
+  if (!rc) rc = stmt_get(s, ST_SWEEP_WINNER, &st, err);
   if (rc) return rc;
   rc = bind_int(st, ":trial_id", w->trial_id) | bind_real(st, ":winner_ms", w->value) |
        bind_real(st, ":baseline_ms", w->baseline) | bind_int(st, ":n", w->n_trials) |

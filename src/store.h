@@ -45,8 +45,35 @@ typedef struct {
   const char *jaxlib;       /* the jaxlib version alone */
 } store_sweep_new;
 
-/* Creates a sweep with status 'running' and pid = this process. Budgets of 0 mean none. */
+/* Creates a sweep with status 'running' and claims it for this process (store_sweep_claim),
+ * in one transaction. Budgets of 0 mean none. */
 int store_sweep_create(store *s, const store_sweep_new *n, int64_t *id, char **err);
+
+/* Makes this process the sweep's one owner (schema 6): an exclusive flock on the file
+ * "<database>.sweep-<id>.lock" (the kernel drops it when the holder dies), then, in one
+ * write transaction, the row's status 'running', pid, host, pid_start (/proc/PID/stat
+ * field 22) and claimed_at. The lock is held until store_close. FT_EINPUT naming the holder
+ * (pid, host, since) when another process holds the lock, when the row says the sweep runs
+ * on another host (a lock there cannot be seen from here; FORCE takes it over), or when a
+ * live process with the recorded pid and start time holds no lock (FORCE takes it over).
+ * A recorded pid now used by another process (another start time) holds nothing. */
+int store_sweep_claim(store *s, int64_t id, int force, char **err);
+
+/* Records where `run` ran (absolute directory) and its resolved command (a JSON array). */
+int store_sweep_set_place(store *s, int64_t id, const char *workdir, const char *command_json,
+                          char **err);
+
+/* Records a budget raised by `resume --trials N` and the options a later resume replays. */
+int store_sweep_set_budget(store *s, int64_t id, int budget_trials, const char *options_json,
+                           char **err);
+
+/* FT_ESTORE when the database file this connection opened is no longer the one at its path
+ * (deleted, or replaced by another file). Every write function checks this first. */
+int store_check_identity(store *s, char **err);
+
+/* Whether the last failure was a full disk (or another write I/O error): the sweep stops
+ * resumable, not failed. */
+int store_was_full(const store *s);
 
 /* Sets status (running, done, interrupted, failed) and the error text (may be NULL);
  * sets finished_at unless the status is running (then clears it and records PID as the
@@ -63,6 +90,8 @@ typedef struct {
   int budget_trials, budget_steps, parallel;
   double budget_hours;
   int pid; /* orchestrator pid while running */
+  char *host, *claimed_at, *workdir, *command_json, *error; /* owned; NULL when unset */
+  long long pid_start;
 } store_sweep;
 
 /* Finds a sweep by id ("12") or unique name. FT_EINPUT with a clear message when there
@@ -100,7 +129,7 @@ typedef struct {
   int term_signal;          /* 0 for none */
   double duration_s;
   const char *error;        /* excerpt (last stderr lines) or reason; may be NULL */
-  const double *losses;     /* metric.check's losses in the order printed (schema 8) */
+  const double *losses;     /* metric.check's losses in the order printed (schema 7) */
   int n_losses;
 } store_trial_end;
 

@@ -6,6 +6,8 @@
  * flags, quoting, processes, outcome rules or SQL: it wires them together. */
 #include "sweep.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -39,7 +41,7 @@ typedef struct {
 
 typedef struct sweep {
   uv_loop_t loop;
-  uv_signal_t sigint, sigterm;
+  uv_signal_t sigint, sigterm, sighup;
   lhost *host;
   experiment *exp;
   strategy *strat;
@@ -60,6 +62,7 @@ typedef struct sweep {
   int stopping;       /* 1: first signal seen, 2: second */
   int strategy_exhausted;
   int failed;         /* a store or strategy error ended the sweep */
+  int store_fault;    /* the database could not be written (disk full, deleted, replaced) */
   char *fail_reason;
   char *log_dir;
   char **devices;     /* each slot's CUDA_VISIBLE_DEVICES (NULL entries: left alone) */
@@ -74,6 +77,7 @@ typedef struct sweep {
   int n_ok;
   int baseline_ok;
   int search_budget;    /* budget_trials less the confirmation trials */
+  int confirm_counted;  /* confirmation trials among the counted (they are not search) */
   int confirm_planned;  /* the confirmation trials are queued */
   int deadline_hit;     /* the time budget ran out */
   uv_timer_t deadline_timer;
@@ -113,9 +117,25 @@ static void fail(sweep *sw, const char *why) {
 
 static void schedule(sweep *sw);
 
+/* Writing progress to a terminal that closed (SSH gone) or a pipe whose reader left
+ * (`| tee` ended) fails with EIO or EPIPE (SIGPIPE is ignored): the sweep stops printing
+ * and keeps running. */
+static void quiet_if_unwritable(void) {
+  if (!ferror(stderr)) return;
+  diag_quiet = 1;
+  clearerr(stderr);
+}
+
 static void report_progress(sweep *sw, const trial_result *r) {
   char val[64] = "";
   const trial_record *t = &r->record;
+  /* Nothing is reported as its outcome unless it is stored. */
+  if (r->store_err) {
+    diag_note("[%4d/%d] %-11s %-26s %s", t->number, sw->budget_trials - 1, "not-stored", "",
+              t->number == 0 ? "(baseline)" : r->label);
+    quiet_if_unwritable();
+    return;
+  }
   if (t->status == OUTCOME_OK) {
     if (sw->baseline_ms > 0 && t->number != 0)
       snprintf(val, sizeof val, "%9.2f ms %5.3fx", t->value, sw->baseline_ms / t->value);
@@ -124,6 +144,7 @@ static void report_progress(sweep *sw, const trial_result *r) {
   }
   diag_note("[%4d/%d] %-11s %-26s %s", t->number, sw->budget_trials - 1, outcome_name(t->status),
             val, t->number == 0 ? "(baseline)" : r->label);
+  quiet_if_unwritable();
 }
 
 static void tell_strategy(sweep *sw, const trial_record *t) {
@@ -175,15 +196,28 @@ static void keep_check_ref(sweep *sw, const trial_result *r) {
   sw->tctx.n_check_ref = sw->n_check_ref;
 }
 
+/* The database cannot be written: stop every running trial (their results could not be
+ * stored either); the sweep ends resumable. */
+static void stop_on_store_fault(sweep *sw, const char *why) {
+  fail(sw, why);
+  if (sw->store_fault) return;
+  sw->store_fault = 1;
+  for (int i = 0; i < sw->parallel; i++)
+    if (sw->slots[i]) trial_stop(sw->slots[i], STOPPED_INTERRUPTED);
+}
+
 static void on_trial_done(void *ud, const trial_result *r) {
   sweep *sw = ud;
   const trial_record *t = &r->record;
   keep_check_ref(sw, r);
-  if (r->store_err) fail(sw, r->store_err);
-  if (t->status == OUTCOME_INTERRUPTED) sw->counted--;
+  if (t->status == OUTCOME_INTERRUPTED || r->store_err) {
+    sw->counted--;
+    if (t->role == ROLE_CONFIRM) sw->confirm_counted--;
+  }
   else if (!r->spawn_error) record_duration(sw, r->wall_s);
   sw->slots[r->slot] = NULL;
   sw->n_running--;
+  if (r->store_err) stop_on_store_fault(sw, r->store_err);
   track_best(sw, t);
   report_progress(sw, r);
   tell_strategy(sw, t);
@@ -198,6 +232,14 @@ static int start_trial(sweep *sw, int slot, pending *q) {
                    .devices = sw->devices[slot]};
   char *err = NULL;
   int rc = trial_start(&sw->tctx, &w, &q->prop, on_trial_done, sw, &sw->slots[slot], &err);
+  if (rc == FT_ESTORE) {
+    sw->counted--;
+    if (q->role == ROLE_CONFIRM) sw->confirm_counted--;
+    stop_on_store_fault(sw, err ? err : "cannot record a trial");
+    free(err);
+    proposal_clear(&q->prop);
+    return rc;
+  }
   if (rc != 0) {
     fail(sw, err ? err : "cannot start a trial");
     free(err);
@@ -253,6 +295,7 @@ static void refill_queue(sweep *sw, int n) {
 static void close_handles(sweep *sw) {
   if (!uv_is_closing((uv_handle_t *)&sw->sigint)) uv_close((uv_handle_t *)&sw->sigint, NULL);
   if (!uv_is_closing((uv_handle_t *)&sw->sigterm)) uv_close((uv_handle_t *)&sw->sigterm, NULL);
+  if (!uv_is_closing((uv_handle_t *)&sw->sighup)) uv_close((uv_handle_t *)&sw->sighup, NULL);
   if (sw->deadline > 0 && !uv_is_closing((uv_handle_t *)&sw->deadline_timer))
     uv_close((uv_handle_t *)&sw->deadline_timer, NULL);
 }
@@ -292,8 +335,9 @@ static void plan_confirmation(sweep *sw) {
  * the confirmation trials. Returns 0 when nothing can be queued now. */
 static int fill_queue(sweep *sw) {
   if (sw->n_queue > 0) return 1;
-  if (sw->counted < sw->search_budget) {
-    int want = sw->search_budget - sw->counted;
+  int searched = sw->counted - sw->confirm_counted;
+  if (searched < sw->search_budget) {
+    int want = sw->search_budget - searched;
     int free_n = sw->parallel - sw->n_running;
     refill_queue(sw, want < free_n ? want : free_n);
     if (sw->n_queue > 0 || !sw->strategy_exhausted) return sw->n_queue > 0;
@@ -309,9 +353,19 @@ static void schedule(sweep *sw) {
     if (!fill_queue(sw)) break;
     pending q = queue_pop(sw);
     sw->counted++;
+    if (q.role == ROLE_CONFIRM) sw->confirm_counted++;
     if (start_trial(sw, slot, &q) != 0) break;
   }
   if (sw->n_running == 0) close_handles(sw);
+}
+
+/* The terminal went away (an SSH session closed): a night's sweep keeps running. The note
+ * goes to the log; printing to the dead terminal fails and stops printing. */
+static void on_hangup(uv_signal_t *h, int signum) {
+  (void)h;
+  (void)signum;
+  diag_note("flagtune: SIGHUP (terminal closed): the sweep keeps running");
+  quiet_if_unwritable();
 }
 
 static void on_signal(uv_signal_t *h, int signum) {
@@ -447,7 +501,10 @@ static int prepare(sweep *sw, const char *path, const char *text, const sweep_op
   trial_record *warm = NULL;
   int n_warm = 0;
   trial_record *all = warm_history(sw, o->db_path, hist, n_hist, &warm, &n_warm);
-  rc = strategy_new(sw->exp, sw->seed, all, n_hist + n_warm, &sw->strat, err);
+  /* A resumed strategy goes on where it stood: from its seed's start it would draw the
+   * configurations already run first, and a large space's sampler would give up on them. */
+  int64_t seed = hist ? resume_seed(sw->seed, n_hist) : sw->seed;
+  rc = strategy_new(sw->exp, seed, all, n_hist + n_warm, &sw->strat, err);
   free(all);
   record_free(warm, n_warm);
   if (rc == 0 && n_warm > 0) {
@@ -529,12 +586,31 @@ static void choose_winner(sweep *sw) {
   record_free(t, n);
 }
 
-/* Records how the sweep ended. A failure to say so is the sweep's failure too: a row left
- * 'running' would make resume think its orchestrator alive. */
+/* Whether the time budget (or the fear of overrunning it) left the trial budget unspent. */
+static int cut_by_time(const sweep *sw) {
+  return sw->deadline > 0 && sw->counted < sw->budget_trials && !sw->strategy_exhausted;
+}
+
+/* How the sweep ended, and why (NULL: no reason to record). Stopped by a signal, by a full
+ * disk or by the time budget, it is `interrupted`: `resume` continues it to its budget. */
+static const char *end_status(const sweep *sw, const char **why) {
+  *why = sw->fail_reason;
+  if (sw->failed && sw->store_fault && store_was_full(sw->db)) return "interrupted";
+  if (sw->failed) return "failed";
+  if (sw->stopping) return "interrupted";
+  if (cut_by_time(sw)) {
+    *why = "time budget";
+    return "interrupted";
+  }
+  return "done";
+}
+
+/* Records how the sweep ended. A failure to say so is the sweep's failure too. */
 static void record_end(sweep *sw) {
-  const char *status = sw->failed ? "failed" : sw->stopping ? "interrupted" : "done";
+  const char *why;
+  const char *status = end_status(sw, &why);
   char *err = NULL;
-  if (store_sweep_set_status(sw->db, sw->id, status, sw->fail_reason, 0, &err) != 0) {
+  if (store_sweep_set_status(sw->db, sw->id, status, why, 0, &err) != 0) {
     fail(sw, err);
     diag_warn("sweep %lld stays marked running in the database", (long long)sw->id);
   }
@@ -548,6 +624,8 @@ static int drive(sweep *sw, char **err) {
   sw->sigint.data = sw->sigterm.data = sw;
   uv_signal_start(&sw->sigint, on_signal, SIGINT);
   uv_signal_start(&sw->sigterm, on_signal, SIGTERM);
+  uv_signal_init(&sw->loop, &sw->sighup);
+  uv_signal_start(&sw->sighup, on_hangup, SIGHUP);
   if (sw->deadline > 0) {
     uv_timer_init(&sw->loop, &sw->deadline_timer);
     sw->deadline_timer.data = sw;
@@ -561,21 +639,28 @@ static int drive(sweep *sw, char **err) {
   if (!sw->failed && !sw->stopping && sw->confirm_planned) choose_winner(sw);
   record_end(sw);
   if (uv_loop_close(&sw->loop) != 0) diag_warn("event loop closed with handles still open");
+  if (sw->failed && sw->store_fault)
+    return diag_set(err, FT_ESTORE, "sweep %lld stopped: %s%s", (long long)sw->id,
+                    sw->fail_reason,
+                    store_was_full(sw->db) ? "; free some space, then `flagtune resume` it" : "");
   if (sw->failed)
     return diag_set(err, FT_ESYS, "sweep %lld failed: %s", (long long)sw->id, sw->fail_reason);
   if (sw->stopping)
     return diag_set(err, FT_EINTR, "sweep %lld interrupted; continue it with `flagtune resume %lld`",
                     (long long)sw->id, (long long)sw->id);
+  if (cut_by_time(sw))
+    diag_note("flagtune: time budget spent after %d of %d trials; `flagtune resume %lld` runs "
+              "the rest",
+              sw->counted, sw->budget_trials, (long long)sw->id);
   return 0;
 }
 
-/* Marks the sweep running under this process, starts the loop and the executor, and fixes
- * where logs go: what run and resume share once the database may be written. */
-static int begin(sweep *sw, const char *db_path, int64_t *sweep_id, char **err) {
+/* Starts the loop and the executor and fixes where logs go: what run and resume share once
+ * the sweep is claimed. */
+static int begin(sweep *sw, const char *db_path, const sweep_opts *o, int64_t *sweep_id,
+                 char **err) {
   *sweep_id = sw->id;
-  int rc = store_sweep_set_status(sw->db, sw->id, "running", NULL, (int)getpid(), err);
-  if (rc == 0) rc = uv_loop_init(&sw->loop) == 0 ? 0 : diag_set(err, FT_ESYS, "uv_loop_init");
-  if (rc != 0) return rc;
+  if (uv_loop_init(&sw->loop) != 0) return diag_set(err, FT_ESYS, "uv_loop_init");
   /* The literal path still names this binary if it is rebuilt or deleted mid-sweep. */
   sw->x = exec_local_new(&sw->loop, "/proc/self/exe");
   sw->log_dir = launch_log_dir(db_path, getenv("FLAGTUNE_LOG_DIR"), sw->id);
@@ -590,6 +675,8 @@ static int begin(sweep *sw, const char *db_path, int64_t *sweep_id, char **err) 
                          .check = sw->exp->check_on ? &sw->check : NULL,
                          .check_ref = sw->check_ref,
                          .n_check_ref = sw->n_check_ref};
+  if (o->on_started && launch_make_dirs(sw->log_dir, NULL) == 0)
+    o->on_started(sw->id, sw->log_dir, o->ud);
   return 0;
 }
 
@@ -622,6 +709,71 @@ int sweep_check(const char *path, const sweep_opts *o, char **summary, char **er
   return rc;
 }
 
+/* ---- where a sweep runs ---- */
+
+static char *current_dir(void) {
+  char buf[4096];
+  return getcwd(buf, sizeof buf) ? xstrdup(buf) : NULL;
+}
+
+/* PATH made absolute against DIR (a copy). */
+static char *absolute(const char *path, const char *dir) {
+  if (path[0] == '/' || !dir) return xstrdup(path);
+  return xasprintf("%s/%s", dir, path);
+}
+
+/* argv[0] as a trial started in CWD would run it: a name without '/' found on $PATH, a
+ * relative path made absolute against the trial's directory; unchanged when not found. */
+static char *resolve_program(const char *prog, const char *trial_dir) {
+  if (strchr(prog, '/')) return absolute(prog, trial_dir);
+  const char *path = getenv("PATH");
+  for (const char *p = path; p && *p;) {
+    size_t n = strcspn(p, ":");
+    char *cand = n ? xasprintf("%.*s/%s", (int)n, p, prog) : xasprintf("./%s", prog);
+    char *full = cand[0] == '/' ? cand : absolute(cand, trial_dir);
+    if (full != cand) free(cand);
+    if (access(full, X_OK) == 0) return full;
+    free(full);
+    p += n + (p[n] == ':');
+  }
+  return xstrdup(prog);
+}
+
+/* Records the directory `run` runs in and the command as it resolves there, so that a
+ * resume from anywhere runs the same trials. */
+static int record_place(sweep *sw, char **err) {
+  char *cwd = current_dir();
+  const experiment *e = sw->exp;
+  char *trial_dir = e->workdir ? absolute(e->workdir, cwd) : cwd ? xstrdup(cwd) : NULL;
+  cJSON *cmd = cJSON_CreateArray();
+  for (int i = 0; e->command && e->command[i]; i++) {
+    char *arg = i == 0 ? resolve_program(e->command[i], trial_dir) : xstrdup(e->command[i]);
+    cJSON_AddItemToArray(cmd, cJSON_CreateString(arg));
+    free(arg);
+  }
+  char *cmd_json = json_print(cmd);
+  int rc = store_sweep_set_place(sw->db, sw->id, cwd, cmd_json, err);
+  cJSON_Delete(cmd);
+  free(cmd_json);
+  free(trial_dir);
+  free(cwd);
+  return rc;
+}
+
+/* On resume: the stored command's argv[0] (as `run` resolved it) replaces the template's,
+ * when the template still has the stored shape. */
+static void use_stored_command(experiment *e, const char *command_json) {
+  cJSON *cmd = command_json ? cJSON_Parse(command_json) : NULL;
+  int n = 0;
+  while (e->command && e->command[n]) n++;
+  const cJSON *first = cJSON_GetArrayItem(cmd, 0);
+  if (n > 0 && cJSON_GetArraySize(cmd) == n && cJSON_IsString(first)) {
+    free(e->command[0]);
+    e->command[0] = xstrdup(first->valuestring);
+  }
+  cJSON_Delete(cmd);
+}
+
 int sweep_run(const char *path, const sweep_opts *o, int64_t *sweep_id, int *unhealthy,
               char **err) {
   sweep *sw = xcalloc(1, sizeof *sw);
@@ -634,7 +786,8 @@ int sweep_run(const char *path, const sweep_opts *o, int64_t *sweep_id, int *unh
   }
   rc = store_open(o->db_path, 0, &sw->db, err);
   if (rc == 0) rc = create_sweep(sw, o, err);
-  if (rc == 0) rc = begin(sw, o->db_path, sweep_id, err);
+  if (rc == 0) rc = record_place(sw, err);
+  if (rc == 0) rc = begin(sw, o->db_path, o, sweep_id, err);
   if (rc == 0) {
     diag_note("flagtune: sweep %lld \"%s\": %d trials (baseline + %d), parallel %d, seed %lld",
               (long long)sw->id, o->name ? o->name : sw->exp->name, sw->budget_trials,
@@ -647,10 +800,6 @@ int sweep_run(const char *path, const sweep_opts *o, int64_t *sweep_id, int *unh
 }
 
 /* ---- resume ---- */
-
-static int orchestrator_alive(const store_sweep *s) {
-  return s->pid > 0 && s->pid != (int)getpid() && kill(s->pid, 0) == 0;
-}
 
 /* Replays the sweep's stored command-line overrides under the ones given now. */
 static void merge_options(const store_sweep *stored, const sweep_opts *o, sweep_opts *out) {
@@ -685,6 +834,7 @@ static int apply_plan(sweep *sw, const resume_plan *plan, char **err) {
       diag_note("flagtune: metric.check: the baseline left no loss, so no trial can be checked");
   }
   sw->counted = plan->counted;
+  sw->confirm_counted = plan->confirm_counted;
   sw->next_number = plan->next_number;
   sw->baseline_ok = plan->baseline_ok;
   sw->baseline_ms = plan->baseline_ms;
@@ -692,13 +842,8 @@ static int apply_plan(sweep *sw, const resume_plan *plan, char **err) {
   return 0;
 }
 
+/* Rebuilds the sweep from its rows once this process owns it. */
 static int resume_prepare(sweep *sw, store_sweep *s, const sweep_opts *o, char **err) {
-  if (strcmp(s->status, "done") == 0)
-    return diag_set(err, FT_EINPUT, "sweep %lld is already done (use `flagtune show %lld`)",
-                    (long long)s->id, (long long)s->id);
-  if (strcmp(s->status, "running") == 0 && orchestrator_alive(s))
-    return diag_set(err, FT_EINPUT, "sweep %lld is still running (orchestrator pid %d)",
-                    (long long)s->id, s->pid);
   trial_record *t = NULL;
   int n = 0;
   int rc = store_trials_load(sw->db, s->id, &t, &n, err);
@@ -713,9 +858,42 @@ static int resume_prepare(sweep *sw, store_sweep *s, const sweep_opts *o, char *
     rc = prepare(sw, s->experiment_path, s->experiment_text, &merged, plan.history,
                  plan.n_history, err);
   if (rc == 0) rc = apply_plan(sw, &plan, err);
+  if (rc == 0) use_stored_command(sw->exp, s->command_json);
+  if (rc == 0 && o->trials > 0 && o->trials != s->budget_trials) {
+    char *opts = options_json(sw, &merged);
+    rc = store_sweep_set_budget(sw->db, s->id, sw->budget_trials, opts, err);
+    free(opts);
+  }
   resume_plan_free(&plan);
   record_free(t, n);
   return rc;
+}
+
+/* A done sweep is resumed only to raise its budget (`resume --trials N`). */
+static int resumable(const store_sweep *s, const sweep_opts *o, char **err) {
+  if (strcmp(s->status, "done") == 0 && !(o->trials > s->budget_trials))
+    return diag_set(err, FT_EINPUT,
+                    "sweep %lld is already done (use `flagtune show %lld`, or `flagtune resume "
+                    "%lld --trials N` with N above its %d trials to extend it)",
+                    (long long)s->id, (long long)s->id, (long long)s->id, s->budget_trials);
+  return 0;
+}
+
+/* Moves into the directory `run` ran in (the experiment's relative paths, the command and
+ * the trials' working directory resolve as they did then). */
+static int enter_workdir(const store_sweep *s, char **err) {
+  if (!s->workdir || chdir(s->workdir) == 0) return 0;
+  return diag_set(err, FT_EINPUT, "sweep %lld ran in %s, which cannot be entered now: %s",
+                  (long long)s->id, s->workdir, strerror(errno));
+}
+
+/* The log directory override, made absolute before resume changes directory. */
+static void pin_log_dir(const char *cwd) {
+  const char *dir = getenv("FLAGTUNE_LOG_DIR");
+  if (!dir || !*dir || dir[0] == '/' || !cwd) return;
+  char *abs = absolute(dir, cwd);
+  setenv("FLAGTUNE_LOG_DIR", abs, 1);
+  free(abs);
 }
 
 int sweep_resume(const char *ref, const sweep_opts *o, int64_t *sweep_id, int *unhealthy,
@@ -723,13 +901,23 @@ int sweep_resume(const char *ref, const sweep_opts *o, int64_t *sweep_id, int *u
   sweep *sw = xcalloc(1, sizeof *sw);
   store_sweep s = {0};
   *unhealthy = 0;
-  int rc = store_open(o->db_path, 0, &sw->db, err);
+  *sweep_id = 0;
+  char *cwd = current_dir();
+  int home = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  char *db_path = absolute(o->db_path, cwd);
+  sweep_opts here = *o; /* with the database's absolute path: it is read again after chdir */
+  here.db_path = db_path;
+  pin_log_dir(cwd);
+  int rc = store_open(db_path, 0, &sw->db, err);
   if (rc == 0) rc = store_sweep_get(sw->db, ref, &s, err);
+  if (rc == 0) rc = resumable(&s, &here, err);
+  if (rc == 0) rc = store_sweep_claim(sw->db, s.id, here.force, err);
+  if (rc == 0) rc = enter_workdir(&s, err);
   if (rc == 0) {
     sw->id = s.id;
-    rc = resume_prepare(sw, &s, o, err);
+    rc = resume_prepare(sw, &s, &here, err);
   }
-  if (rc == 0) rc = begin(sw, o->db_path, sweep_id, err);
+  if (rc == 0) rc = begin(sw, db_path, &here, sweep_id, err);
   if (rc == 0) {
     diag_note("flagtune: resuming sweep %lld \"%s\": %d of %d trials done, %d to re-run",
               (long long)sw->id, s.name, sw->counted, sw->budget_trials, sw->n_queue);
@@ -738,5 +926,10 @@ int sweep_resume(const char *ref, const sweep_opts *o, int64_t *sweep_id, int *u
   *unhealthy = !sw->baseline_ok || sw->n_ok == 0;
   store_sweep_clear(&s);
   sweep_free(sw);
+  /* Back where the command started: the caller's relative paths (the summary's --db) hold. */
+  if (home >= 0 && fchdir(home) != 0) diag_warn("cannot return to %s", cwd ? cwd : ".");
+  if (home >= 0) close(home);
+  free(db_path);
+  free(cwd);
   return rc;
 }

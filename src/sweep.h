@@ -14,6 +14,12 @@ typedef struct {
   int64_t seed;
   int has_seed;
   const char *name;   /* NULL: the experiment's name */
+  int force;          /* resume: take over a sweep whose row names a holder this host cannot
+                       * check (another host, or a live process that holds no lock) */
+  /* Called once the sweep is claimed and its log directory known, before the first trial
+   * (run --detach moves its output there and lets the waiting parent go). May be NULL. */
+  void (*on_started)(int64_t sweep_id, const char *log_dir, void *ud);
+  void *ud;
 } sweep_opts;
 
 /* Runs a new sweep of the experiment at PATH. Validates everything (and asks the strategy
@@ -24,8 +30,10 @@ typedef struct {
 int sweep_run(const char *path, const sweep_opts *o, int64_t *sweep_id, int *unhealthy,
               char **err);
 
-/* Continues the sweep REF (id or name): running trials become lost, lost and interrupted
- * trials are re-run, the strategy is rebuilt from the stored history. */
+/* Continues the sweep REF (id or name) to its budget: claims it (one owner per sweep; see
+ * store_sweep_claim), then running trials become lost, lost and interrupted trials are
+ * re-run, the strategy is rebuilt from the stored history and goes on where it stood. Runs
+ * in the directory `run` ran in, with the command as it resolved there. */
 int sweep_resume(const char *ref, const sweep_opts *o, int64_t *sweep_id, int *unhealthy,
                  char **err);
 

@@ -3,8 +3,9 @@
 #  1. budget.hours (here 6 s, trials of ~1.2 s, parallel 1: a sweep that only stops starting
 #     at the deadline starts a trial it cannot finish): no trial starts that cannot end before
 #     the deadline, judged by the trials measured so far (mean or max duration of ok trials;
-#     the baseline's before any other); the sweep ends `done`, exit 0, and its last trial
-#     finishes before created_at + hours; at least 3 trials ran.
+#     the baseline's before any other); the sweep ends `interrupted` with the error "time
+#     budget" (its trial budget is unspent: `resume` continues it, test_rel_resume.sh), exit 0,
+#     and its last trial finishes before created_at + hours; at least 3 trials ran.
 #  2. --hours on the command line the same (3 s).
 #  3. --until HH:MM[:SS] (a time already past today means tomorrow): 2 h ahead, the stored
 #     budget_hours is the time left at start; a near deadline (5 s ahead) follows the same
@@ -43,7 +44,8 @@ echo "     budget.hours 6 s: exit $code, $n trials, last ended $(span 1) s after
 check "budget.hours: exit 0" [ $code = 0 ]
 check "budget.hours: at least 3 trials" [ "$n" -ge 3 ]
 check "budget.hours: last trial ended before the deadline" overrun 1 6
-check "budget.hours: sweep done" [ "$(val 'SELECT status FROM sweeps WHERE id=1')" = done ]
+check "budget.hours: sweep interrupted by its time budget (resumable)" \
+  [ "$(val "SELECT status || ',' || error FROM sweeps WHERE id=1")" = "interrupted,time budget" ]
 
 write_exp cli ''
 "$ft" -q run cli.lua --hours 0.000833 > /dev/null 2>&1 # 3 s

@@ -130,3 +130,31 @@ TEST(a_failed_baseline_counts_but_is_not_ok) {
   CHECK_INT(p.n_reruns, 0);
   resume_plan_free(&p);
 }
+
+TEST(confirmation_trials_count_apart_from_the_search) {
+  trial_record t[] = {
+      rec(0, ROLE_BASELINE, OUTCOME_OK, "{}", 100, 0),
+      rec(1, ROLE_SEARCH, OUTCOME_OK, "{\"a\":1}", 90, 0),
+      rec(2, ROLE_BASELINE, OUTCOME_OK, "{}", 101, 0),
+      rec(3, ROLE_CONFIRM, OUTCOME_OK, "{\"a\":1}", 91, 0),
+      rec(4, ROLE_CONFIRM, OUTCOME_INTERRUPTED, "{\"a\":1}", NAN, 0),
+  };
+  resume_plan p;
+  resume_plan_make(t, 5, &p);
+  CHECK_INT(p.counted, 4);
+  CHECK_INT(p.confirm_counted, 1); /* the interrupted one does not count */
+  resume_plan_free(&p);
+}
+
+/* A resumed strategy must not start from its seed again: the seed it gets depends on the
+ * history's length, is fixed for a given one, and stays a small non-negative integer. */
+TEST(resume_seed_moves_with_the_history) {
+  CHECK(resume_seed(7, 343) != 7);
+  CHECK(resume_seed(7, 343) != resume_seed(7, 344));
+  CHECK(resume_seed(7, 343) != resume_seed(8, 343));
+  CHECK(resume_seed(7, 343) == resume_seed(7, 343));
+  for (int n = 0; n < 1000; n++) {
+    int64_t s = resume_seed(-5 + n, n);
+    CHECK(s >= 0 && s < ((int64_t)1 << 48));
+  }
+}

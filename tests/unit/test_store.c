@@ -196,7 +196,7 @@ TEST(open_migrate_twice) {
 }
 
 /* A database written before metric.check (schema 5, foreign keys on as flagtune runs them)
- * keeps every trial, step and winner through the rebuild of trials in 0008, and takes the new
+ * keeps every trial, step and winner through the rebuild of trials in 0007, and takes the new
  * status and column afterwards. */
 TEST(migration_rebuilds_trials_keeping_rows) {
   tmpdb t;
@@ -688,7 +688,7 @@ TEST(query_refuses_writes) {
   refused(s, "SELEC 1", "query: ");
   CHECK_NEAR(query_num(s, "SELECT count(*) FROM trials"), 13, 0);
   CHECK_NEAR(query_num(s, "SELECT 2; -- trailing comment\n /* and another */ ;"), 2, 0);
-  /* 24 columns from 0001, 3 from 0005 (manual PGLE), 1 from 0008 (metric.check's losses) */
+  /* 24 columns from 0001, 3 from 0005 (manual PGLE), 1 from 0007 (metric.check's losses) */
   CHECK_NEAR(query_num(s, "SELECT count(*) FROM pragma_table_info('trials')"), 28, 0);
   CHECK_NEAR(query_num(s, "PRAGMA foreign_keys"), 1, 0);
   /* The refusals left the connection as it was: foreign keys on, no transaction open. */
@@ -717,7 +717,7 @@ TEST(query_values) {
   cJSON_Delete(cols);
   cJSON_Delete(rows);
   CHECK_INT(store_query(s, "SELECT * FROM sweeps", &cols, &rows, &err), 0);
-  CHECK_INT(cJSON_GetArraySize(cols), 28); /* 20 from 0001, 6 from 0003, 2 from 0004 */
+  CHECK_INT(cJSON_GetArraySize(cols), 32); /* 20 from 0001, 6 from 0003, 2 from 0004, 4 from 0006 */
   CHECK_INT(cJSON_GetArraySize(rows), 0);
   cJSON_Delete(cols);
   cJSON_Delete(rows);
@@ -945,5 +945,99 @@ TEST(schema_doc_queries_run) {
   CHECK(blocks >= 10);
   free(doc);
   CHECK_STORE_END(s);
+  tmpdb_remove(&t);
+}
+
+/* ---- the sweep claim and the file's identity (schema 6) ---- */
+
+static void sql_exec(const char *path, const char *sql) {
+  sqlite3 *db = NULL;
+  CHECK_INT(sqlite3_open(path, &db), SQLITE_OK);
+  sqlite3_busy_timeout(db, 5000);
+  CHECK_INT(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(db);
+}
+
+/* flock conflicts between two open descriptions even in one process: two handles stand for
+ * two orchestrators. The lock lasts until store_close; --force never overrides it. */
+TEST(claim_is_exclusive_until_close) {
+  tmpdb t;
+  tmpdb_init(&t);
+  store *a = open_ok(t.path), *b = open_ok(t.path);
+  int64_t id = new_sweep(a, "n", "m", "h", "random");
+  char *err = NULL;
+  CHECK_INT(store_sweep_claim(b, id, 0, &err), FT_EINPUT);
+  char *want = xasprintf("held by another flagtune (pid %d on ", (int)getpid());
+  CHECK(err && strstr(err, want));
+  free(want);
+  CHECK_INT(store_sweep_claim(b, id, 1, &err), FT_EINPUT);
+  CHECK_STORE_END(a);
+  CHECK_INT(store_sweep_claim(b, id, 0, &err), 0);
+  CHECK_NEAR(query_num(b, "SELECT count(*) FROM sweeps WHERE status = 'running' AND pid_start > 0 "
+                          "AND claimed_at IS NOT NULL"),
+             1, 0);
+  char *lock = xasprintf("%s.sweep-%lld.lock", t.path, (long long)id);
+  struct stat st;
+  CHECK_INT(stat(lock, &st), 0);
+  free(lock);
+  free(err);
+  CHECK_STORE_END(b);
+  tmpdb_remove(&t);
+}
+
+/* With the lock free, the row still refuses a holder this host cannot check: another host,
+ * or a live process whose start time matches; a reused pid (another start time) does not. */
+TEST(claim_reads_the_row_when_the_lock_is_free) {
+  tmpdb t;
+  tmpdb_init(&t);
+  store *a = open_ok(t.path);
+  int64_t id = new_sweep(a, "n", "m", "h", "random");
+  CHECK_STORE_END(a);
+  store *b = open_ok(t.path);
+  char *err = NULL, *sql;
+  sql_exec(t.path, "UPDATE sweeps SET host = 'elsewhere', pid = 4242");
+  CHECK_INT(store_sweep_claim(b, id, 0, &err), FT_EINPUT);
+  CHECK(err && strstr(err, "running on host elsewhere (pid 4242") && strstr(err, "--force"));
+  CHECK_INT(store_sweep_claim(b, id, 1, &err), 0);
+  CHECK_STORE_END(b);
+  /* The parent process is alive; with its real start time it is a live holder... */
+  sql = xasprintf("UPDATE sweeps SET status = 'running', pid = %d, pid_start = NULL",
+                  (int)getppid());
+  sql_exec(t.path, sql);
+  free(sql);
+  b = open_ok(t.path);
+  CHECK_INT(store_sweep_claim(b, id, 0, &err), FT_EINPUT);
+  CHECK(err && strstr(err, "holds no lock"));
+  /* ...with another start time it is a reused pid. */
+  sql_exec(t.path, "UPDATE sweeps SET pid_start = 1");
+  CHECK_INT(store_sweep_claim(b, id, 0, &err), 0);
+  free(err);
+  CHECK_STORE_END(b);
+  tmpdb_remove(&t);
+}
+
+TEST(writes_refused_when_the_file_is_deleted_or_replaced) {
+  tmpdb t;
+  tmpdb_init(&t);
+  store *s = open_ok(t.path);
+  int64_t id = new_sweep(s, "n", "m", "h", "random");
+  char *err = NULL;
+  CHECK_INT(store_check_identity(s, &err), 0);
+  char *moved = xasprintf("%s.moved", t.path);
+  CHECK_INT(rename(t.path, moved), 0);
+  CHECK_INT(store_sweep_set_status(s, id, "done", NULL, 0, &err), FT_ESTORE);
+  CHECK(err && strstr(err, "was deleted while in use"));
+  FILE *f = fopen(t.path, "w");
+  CHECK(f != NULL);
+  if (f) fclose(f);
+  CHECK_INT(store_sweep_set_status(s, id, "done", NULL, 0, &err), FT_ESTORE);
+  CHECK(err && strstr(err, "was replaced by another file"));
+  CHECK_INT(store_check_identity(s, NULL), FT_ESTORE);
+  free(err);
+  free(moved);
+  CHECK_STORE_END(s);
+  struct stat st;
+  CHECK_INT(stat(t.path, &st), 0);
+  CHECK_INT((int)st.st_size, 0); /* the file that took its place was not written */
   tmpdb_remove(&t);
 }
