@@ -1,9 +1,10 @@
-/* The results database. Owns every SQL statement flagtune runs (with the store/ SQL files): the
- * connection settings, migrations, the statement cache, write transactions that survive
- * other writers, the read-only guard for user queries and the JSON shape of listings.
- * Must not call up into other modules, print or exit: every failure goes back through
+/* The results database. Owns every SQL statement flagtune runs (with the store/ SQL files):
+ * the statement table, the connection settings, migrations, the statement cache, write
+ * transactions that survive other writers, and the sweeps' rows. The rest of the store is in
+ * store_trial.c, store_claim.c, store_list.c and store_query.c (src/store_impl.h is what they
+ * share). Must not call up into other modules, print or exit: every failure goes back through
  * char **err, naming the database path. */
-#include "store.h"
+#include "store_impl.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -23,14 +24,6 @@
 #include "hardware.h"
 #include "embed.h"
 
-/* busy_timeout covers ordinary contention; the retries cover a writer that holds the lock
- * longer than that (a checkpoint on a slow disk), so a night's results are not dropped. */
-enum { BUSY_TIMEOUT_MS = 10000, BUSY_RETRIES = 4 };
-
-/* The sweep's lock file is also a reserve of disk space beside the database: on a full disk
- * it is given back so that the sweep's last word (its status) can still be written. A few
- * WAL frames of 4 KiB pages need far less. */
-enum { RESERVE_BYTES = 128 * 1024 };
 
 #define NOW "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 
@@ -48,16 +41,6 @@ enum { RESERVE_BYTES = 128 * 1024 };
   "signal, label, config, xla_flags, tpu_args, env, command, error, log_path, started_at, "   \
   "finished_at, slot, rerun_of, profile_path, profile_status, profile_duration_s "
 
-typedef enum {
-  ST_BEGIN_WRITE, ST_BEGIN_READ, ST_COMMIT, ST_ROLLBACK,
-  ST_SWEEP_CREATE, ST_SWEEP_STATUS, ST_SWEEP_EXISTS, ST_SWEEP_BY_NAME, ST_SWEEP_LOAD,
-  ST_TRIAL_BEGIN, ST_TRIAL_PID, ST_TRIAL_FINISH, ST_STEPS_DELETE, ST_STEP_INSERT,
-  ST_TRIALS_MARK, ST_TRIALS_LOAD, ST_STEPS_LOAD, ST_TRIAL_STEPS,
-  ST_LIST_SWEEPS, ST_SHOW_SWEEP, ST_SHOW_COUNTS, ST_SHOW_TRIALS, ST_SHOW_BEST, ST_SHOW_BASELINE,
-  ST_BEST, ST_SWEEP_WINNER, ST_WARM_TRIALS, ST_TRIAL_PROFILE, ST_TRIAL_LOSSES,
-  ST_SWEEP_HOLDER, ST_SWEEP_CLAIM, ST_SWEEP_PLACE, ST_SWEEP_BUDGET,
-  ST_COUNT
-} stmt_id;
 
 static const char *const stmt_sql[ST_COUNT] = {
   [ST_BEGIN_WRITE] = "BEGIN IMMEDIATE",
@@ -159,24 +142,10 @@ static const char *const stmt_sql[ST_COUNT] = {
 };
 /* clang-format on */
 
-struct store {
-  sqlite3 *db;
-  char *path;
-  char *abs;     /* PATH made absolute: the identity check and the lock name survive a chdir */
-  int readonly;
-  int must_exist;       /* STORE_MUST_EXIST: a missing file is an error, never created */
-  double query_seconds; /* store_query's limits (store_set_query_limits) */
-  int64_t query_bytes;
-  dev_t dev;     /* the database file's identity when opened: a write checks it still is */
-  ino_t ino;
-  int claim_fd;  /* the lock file of the sweep this connection holds; -1: none */
-  int full;      /* the last failure was "disk full" */
-  sqlite3_stmt *cache[ST_COUNT]; /* prepared on first use, finalized by store_close */
-};
 
 /* ---- errors ---- */
 
-static int db_fail(store *s, char **err, const char *what) {
+int store_db_fail(store *s, char **err, const char *what) {
   int code = sqlite3_extended_errcode(s->db);
   s->full = (code & 0xff) == SQLITE_FULL || code == SQLITE_IOERR_WRITE ||
             code == SQLITE_IOERR_FSYNC || code == SQLITE_IOERR_TRUNCATE;
@@ -223,88 +192,88 @@ static int open_fail(store *s, int rc, char **err) {
 
 /* ---- statements and binds ---- */
 
-static int stmt_get(store *s, stmt_id id, sqlite3_stmt **out, char **err) {
+int store_stmt_get(store *s, stmt_id id, sqlite3_stmt **out, char **err) {
   if (!s->cache[id]) {
     int rc =
         sqlite3_prepare_v3(s->db, stmt_sql[id], -1, SQLITE_PREPARE_PERSISTENT, &s->cache[id], NULL);
-    if (rc != SQLITE_OK) return db_fail(s, err, "preparing a statement");
+    if (rc != SQLITE_OK) return store_db_fail(s, err, "preparing a statement");
   }
   *out = s->cache[id];
   return 0;
 }
 
-static void stmt_done(sqlite3_stmt *st) {
+void store_stmt_done(sqlite3_stmt *st) {
   sqlite3_reset(st);
   sqlite3_clear_bindings(st);
 }
 
 /* Binders return an SQLite code; callers OR them together, since any non-zero means a
  * bind failed and sqlite3_errmsg says which. A misspelt name is SQLITE_RANGE. */
-static int bind_index(sqlite3_stmt *st, const char *name) {
+int store_bind_index(sqlite3_stmt *st, const char *name) {
   return sqlite3_bind_parameter_index(st, name);
 }
 
-static int bind_text(sqlite3_stmt *st, const char *name, const char *v) {
-  int i = bind_index(st, name);
+int store_bind_text(sqlite3_stmt *st, const char *name, const char *v) {
+  int i = store_bind_index(st, name);
   if (!i) return SQLITE_RANGE;
   return v ? sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st, i);
 }
 
-static int bind_int(sqlite3_stmt *st, const char *name, int64_t v) {
-  int i = bind_index(st, name);
+int store_bind_int(sqlite3_stmt *st, const char *name, int64_t v) {
+  int i = store_bind_index(st, name);
   return i ? sqlite3_bind_int64(st, i, v) : SQLITE_RANGE;
 }
 
 /* NaN and infinities are "no value": they bind as NULL. */
-static int bind_real(sqlite3_stmt *st, const char *name, double v) {
-  int i = bind_index(st, name);
+int store_bind_real(sqlite3_stmt *st, const char *name, double v) {
+  int i = store_bind_index(st, name);
   if (!i) return SQLITE_RANGE;
   return isfinite(v) ? sqlite3_bind_double(st, i, v) : sqlite3_bind_null(st, i);
 }
 
 /* Budgets and optional counts: zero or less means "none" and is stored as NULL. */
-static int bind_pos(sqlite3_stmt *st, const char *name, int64_t v) {
-  int i = bind_index(st, name);
+int store_bind_pos(sqlite3_stmt *st, const char *name, int64_t v) {
+  int i = store_bind_index(st, name);
   if (!i) return SQLITE_RANGE;
   return v > 0 ? sqlite3_bind_int64(st, i, v) : sqlite3_bind_null(st, i);
 }
 
-static int bind_fail(store *s, sqlite3_stmt *st, char **err) {
+int store_bind_fail(store *s, sqlite3_stmt *st, char **err) {
   int code = diag_set(err, FT_ESTORE, "database %s: cannot bind parameters of '%.60s': %s", s->path,
                       sqlite3_sql(st), sqlite3_errmsg(s->db));
-  stmt_done(st);
+  store_stmt_done(st);
   return code;
 }
 
 /* Steps a statement that returns no rows, retrying on SQLITE_BUSY after busy_timeout
  * gave up; resets it either way. */
-static int step_done(store *s, sqlite3_stmt *st, const char *what, char **err) {
+int store_step_done(store *s, sqlite3_stmt *st, const char *what, char **err) {
   int rc;
   for (int i = 0;; i++) {
     rc = sqlite3_step(st);
     if (rc != SQLITE_BUSY || i >= BUSY_RETRIES) break;
     sqlite3_reset(st);
   }
-  int code = (rc == SQLITE_DONE || rc == SQLITE_ROW) ? 0 : db_fail(s, err, what);
-  stmt_done(st);
+  int code = (rc == SQLITE_DONE || rc == SQLITE_ROW) ? 0 : store_db_fail(s, err, what);
+  store_stmt_done(st);
   return code;
 }
 
-static int run_cached(store *s, stmt_id id, const char *what, char **err) {
+int store_run_cached(store *s, stmt_id id, const char *what, char **err) {
   sqlite3_stmt *st = NULL;
-  int rc = stmt_get(s, id, &st, err);
-  return rc ? rc : step_done(s, st, what, err);
+  int rc = store_stmt_get(s, id, &st, err);
+  return rc ? rc : store_step_done(s, st, what, err);
 }
 
-static void tx_rollback(store *s) {
-  if (!sqlite3_get_autocommit(s->db)) run_cached(s, ST_ROLLBACK, "rolling back", NULL);
+void store_tx_rollback(store *s) {
+  if (!sqlite3_get_autocommit(s->db)) store_run_cached(s, ST_ROLLBACK, "rolling back", NULL);
 }
 
 /* ---- open and migrate ---- */
 
 static int exec_sql(store *s, const char *sql, const char *what, char **err) {
   int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
-  return rc == SQLITE_OK ? 0 : db_fail(s, err, what);
+  return rc == SQLITE_OK ? 0 : store_db_fail(s, err, what);
 }
 
 static int user_version(store *s, int *v, char **err) {
@@ -350,13 +319,13 @@ static int exec_patiently(store *s, const char *sql);
 static int foreign_keys_hold(store *s, char **err) {
   sqlite3_stmt *st = NULL;
   int rc = sqlite3_prepare_v2(s->db, "PRAGMA foreign_key_check", -1, &st, NULL);
-  if (rc != SQLITE_OK) return db_fail(s, err, "checking foreign keys");
+  if (rc != SQLITE_OK) return store_db_fail(s, err, "checking foreign keys");
   rc = sqlite3_step(st);
   sqlite3_finalize(st);
   if (rc == SQLITE_ROW)
     return diag_set(err, FT_ESTORE, "database %s: a migration left a row without its parent",
                     s->path);
-  return rc == SQLITE_DONE ? 0 : db_fail(s, err, "checking foreign keys");
+  return rc == SQLITE_DONE ? 0 : store_db_fail(s, err, "checking foreign keys");
 }
 
 /* Applies every migration from the database's version up to LATEST, with the user_version
@@ -369,7 +338,7 @@ static int migrate_all(store *s, int latest, char **err) {
    * migrations run (the pragma is a no-op inside a transaction, so before BEGIN) and checked
    * before the commit. */
   exec_patiently(s, "PRAGMA foreign_keys = OFF");
-  int rc = run_cached(s, ST_BEGIN_WRITE, "starting a migration", err), have = 0;
+  int rc = store_run_cached(s, ST_BEGIN_WRITE, "starting a migration", err), have = 0;
   if (!rc) rc = user_version(s, &have, err);
   for (int n = have + 1; n <= latest && !rc; n++) {
     const embed_file *f = migration_find(n, &latest);
@@ -381,8 +350,8 @@ static int migrate_all(store *s, int latest, char **err) {
     free(bump);
   }
   if (!rc) rc = foreign_keys_hold(s, err);
-  if (!rc) rc = run_cached(s, ST_COMMIT, "committing a migration", err);
-  if (rc) tx_rollback(s);
+  if (!rc) rc = store_run_cached(s, ST_COMMIT, "committing a migration", err);
+  if (rc) store_tx_rollback(s);
   exec_patiently(s, "PRAGMA foreign_keys = ON");
   return rc;
 }
@@ -489,7 +458,7 @@ int store_open(const char *path, int flags, store **out, char **err) {
   return 0;
 }
 
-static int identity_check(store *s, char **err);
+int store_identity_check(store *s, char **err);
 
 int store_close(store *s) {
   if (!s) return 0;
@@ -497,7 +466,7 @@ int store_close(store *s) {
   /* The file at our path is no longer ours, but the -wal beside it still is: emptied, it
    * cannot be replayed into the file that took our place. (The frames go into the file we
    * opened, which is no longer at the path.) */
-  if (!s->readonly && s->ino != 0 && identity_check(s, NULL) != 0)
+  if (!s->readonly && s->ino != 0 && store_identity_check(s, NULL) != 0)
     sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
   int rc = sqlite3_close(s->db);
   if (s->claim_fd >= 0) close(s->claim_fd); /* releases the sweep's lock */
@@ -512,7 +481,7 @@ int store_close(store *s) {
 /* A write goes only to the file this connection opened, and only while that file is still
  * the one at its path: a database deleted or replaced (say, by an older copy) under a
  * running sweep stops it instead of writing into a file nobody will read, or over the copy. */
-static int identity_check(store *s, char **err) {
+int store_identity_check(store *s, char **err) {
   struct stat st;
   if (s->ino == 0) return 0;
   if (stat(s->abs, &st) != 0)
@@ -527,189 +496,31 @@ static int identity_check(store *s, char **err) {
   return 0;
 }
 
-int store_check_identity(store *s, char **err) { return identity_check(s, err); }
+int store_check_identity(store *s, char **err) { return store_identity_check(s, err); }
 
 int store_was_full(const store *s) { return s->full; }
-
-/* ---- the sweep claim ---- */
-
-/* The start time of process PID: /proc/PID/stat field 22, in clock ticks after boot (the
- * fields after the command name, which may hold spaces and parentheses, follow its last
- * ')'). 0 when the process does not exist or the file cannot be read. */
-static long long proc_start(int pid) {
-  char path[64], buf[1024];
-  snprintf(path, sizeof path, "/proc/%d/stat", pid);
-  FILE *f = fopen(path, "r");
-  if (!f) return 0;
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = '\0';
-  char *p = strrchr(buf, ')');
-  if (!p) return 0;
-  /* After ") " come field 3 (state) .. field 22 (starttime): skip 19 fields. */
-  p++;
-  for (int field = 2; field < 21 && p; field++) p = strchr(p + 1, ' ');
-  return p ? strtoll(p + 1, NULL, 10) : 0;
-}
-
-static void this_host(char *buf, size_t n) {
-  buf[0] = '\0';
-  if (gethostname(buf, n - 1) != 0) snprintf(buf, n, "?");
-  buf[n - 1] = '\0';
-}
-
-/* Who holds (or last held) a sweep, as its row says. */
-typedef struct {
-  char status[16], host[256], since[40];
-  int pid;
-  long long pid_start;
-} holder;
-
-static int read_holder(store *s, int64_t id, holder *h, char **err) {
-  sqlite3_stmt *st = NULL;
-  memset(h, 0, sizeof *h);
-  int rc = stmt_get(s, ST_SWEEP_HOLDER, &st, err);
-  if (rc) return rc;
-  if (bind_int(st, ":id", id)) return bind_fail(s, st, err);
-  rc = sqlite3_step(st);
-  if (rc == SQLITE_ROW) {
-    const char *t = (const char *)sqlite3_column_text(st, 0);
-    snprintf(h->status, sizeof h->status, "%s", t ? t : "");
-    h->pid = sqlite3_column_int(st, 1);
-    t = (const char *)sqlite3_column_text(st, 2);
-    snprintf(h->host, sizeof h->host, "%s", t ? t : "");
-    h->pid_start = sqlite3_column_int64(st, 3);
-    t = (const char *)sqlite3_column_text(st, 4);
-    snprintf(h->since, sizeof h->since, "%s", t ? t : "?");
-  }
-  rc = rc == SQLITE_ROW    ? 0
-       : rc == SQLITE_DONE ? diag_set(err, FT_EINPUT, "no sweep %lld", (long long)id)
-                           : db_fail(s, err, "reading a sweep's holder");
-  stmt_done(st);
-  return rc;
-}
-
-/* The lock file of sweep ID, locked (exclusively, without waiting) into *fd. 1 when another
- * process holds it; 0 when this one does now; a negative code on failure. */
-static int lock_sweep(store *s, int64_t id, int *fd, char **err) {
-  char *path = xasprintf("%s.sweep-%lld.lock", s->abs, (long long)id);
-  *fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  int rc = 0;
-  if (*fd < 0)
-    rc = diag_set(err, FT_ESTORE, "cannot create the sweep's lock file %s: %s", path,
-                  strerror(errno));
-  else if (flock(*fd, LOCK_EX | LOCK_NB) != 0) {
-    rc = errno == EWOULDBLOCK ? 1
-                              : diag_set(err, FT_ESTORE, "cannot lock %s: %s", path,
-                                         strerror(errno));
-    close(*fd);
-    *fd = -1;
-  }
-  free(path);
-  return rc;
-}
-
-/* The lock is ours; the row may still name another holder: one on another machine (whose
- * lock cannot be seen from here), or a live process with the recorded pid and start time
- * (its lock file deleted, or a flagtune from before schema 6). A reused pid (another start
- * time) holds nothing. */
-static int check_row(store *s, int64_t id, int force, const char *host, char **err) {
-  holder h;
-  int rc = read_holder(s, id, &h, err);
-  if (rc || force || strcmp(h.status, "running") != 0 || h.pid <= 0 || h.pid == (int)getpid())
-    return rc;
-  if (h.host[0] && strcmp(h.host, host) != 0)
-    return diag_set(err, FT_EINPUT,
-                    "sweep %lld is marked running on host %s (pid %d, since %s); its lock cannot "
-                    "be checked from %s: if flagtune is no longer running there, take the sweep "
-                    "over with `flagtune resume %lld --force`",
-                    (long long)id, h.host, h.pid, h.since, host, (long long)id);
-  long long start = proc_start(h.pid);
-  if (start != 0 && (h.pid_start == 0 || start == h.pid_start))
-    return diag_set(err, FT_EINPUT,
-                    "sweep %lld is still running (pid %d on %s, since %s) but holds no lock; "
-                    "stop that process, or take the sweep over with `flagtune resume %lld "
-                    "--force`",
-                    (long long)id, h.pid, h.host, h.since, (long long)id);
-  return 0;
-}
-
-static int claim_row(store *s, int64_t id, const char *host, char **err) {
-  sqlite3_stmt *st = NULL;
-  int rc = stmt_get(s, ST_SWEEP_CLAIM, &st, err);
-  if (rc) return rc;
-  rc = bind_int(st, ":pid", getpid()) | bind_text(st, ":host", host) |
-       bind_int(st, ":pid_start", proc_start((int)getpid())) | bind_int(st, ":id", id);
-  if (rc) return bind_fail(s, st, err);
-  return step_done(s, st, "claiming a sweep", err);
-}
-
-/* Another process holds the lock: name it. Its row may lag its lock by a moment (it locks,
- * then commits its claim), so wait up to a second for the row to name a live process. */
-static int held_elsewhere(store *s, int64_t id, char **err) {
-  holder h;
-  int rc = 0;
-  for (int i = 0; i < 20; i++) {
-    if ((rc = read_holder(s, id, &h, err))) return rc;
-    if (h.pid > 0 && kill(h.pid, 0) == 0) break;
-    sqlite3_sleep(50);
-  }
-  return diag_set(err, FT_EINPUT,
-                  "sweep %lld is held by another flagtune (pid %d on %s, since %s); wait for it "
-                  "to end, or stop it (kill %d) and resume again",
-                  (long long)id, h.pid, h.host, h.since, h.pid);
-}
-
-/* Locks, checks and claims inside one write transaction. */
-static int claim_in_tx(store *s, int64_t id, int force, char **err) {
-  char host[256];
-  this_host(host, sizeof host);
-  int fd = -1;
-  int rc = lock_sweep(s, id, &fd, err);
-  if (rc == 1) return held_elsewhere(s, id, err);
-  if (!rc) rc = check_row(s, id, force, host, err);
-  if (!rc) rc = claim_row(s, id, host, err);
-  if (rc) {
-    if (fd >= 0) close(fd);
-    return rc;
-  }
-  if (s->claim_fd >= 0) close(s->claim_fd);
-  s->claim_fd = fd;
-  /* Allocated, not sparse: the blocks must exist to be given back. Best effort. */
-  (void)posix_fallocate(fd, 0, RESERVE_BYTES);
-  return 0;
-}
-
-int store_sweep_claim(store *s, int64_t id, int force, char **err) {
-  int rc = identity_check(s, err);
-  if (!rc) rc = run_cached(s, ST_BEGIN_WRITE, "claiming a sweep", err);
-  if (!rc) rc = claim_in_tx(s, id, force, err);
-  if (!rc) rc = run_cached(s, ST_COMMIT, "claiming a sweep", err);
-  if (rc) tx_rollback(s);
-  return rc;
-}
 
 /* ---- sweeps ---- */
 
 static int sweep_insert(store *s, const store_sweep_new *n, int64_t *id, char **err) {
   sqlite3_stmt *st = NULL;
-  int rc = stmt_get(s, ST_SWEEP_CREATE, &st, err);
+  int rc = store_stmt_get(s, ST_SWEEP_CREATE, &st, err);
   if (rc) return rc;
-  rc = bind_text(st, ":name", n->name) | bind_text(st, ":model", n->model) |
-       bind_text(st, ":hardware", n->hardware) |
-       bind_text(st, ":experiment_path", n->experiment_path) |
-       bind_text(st, ":experiment_text", n->experiment_text) |
-       bind_text(st, ":experiment_hash", n->experiment_hash) |
-       bind_text(st, ":strategy", n->strategy) | bind_int(st, ":seed", n->seed) |
-       bind_pos(st, ":budget_trials", n->budget_trials) |
-       bind_real(st, ":budget_hours", n->budget_hours > 0 ? n->budget_hours : NAN) |
-       bind_pos(st, ":budget_steps", n->budget_steps) |
-       bind_int(st, ":parallel", n->parallel > 0 ? n->parallel : 1) |
-       bind_text(st, ":host", n->host) | bind_text(st, ":options_json", n->options_json) |
-       bind_int(st, ":pid", getpid()) | bind_text(st, ":software", n->software) |
-       bind_text(st, ":jaxlib", n->jaxlib);
-  if (rc) return bind_fail(s, st, err);
-  rc = step_done(s, st, "creating a sweep", err);
+  rc = store_bind_text(st, ":name", n->name) | store_bind_text(st, ":model", n->model) |
+       store_bind_text(st, ":hardware", n->hardware) |
+       store_bind_text(st, ":experiment_path", n->experiment_path) |
+       store_bind_text(st, ":experiment_text", n->experiment_text) |
+       store_bind_text(st, ":experiment_hash", n->experiment_hash) |
+       store_bind_text(st, ":strategy", n->strategy) | store_bind_int(st, ":seed", n->seed) |
+       store_bind_pos(st, ":budget_trials", n->budget_trials) |
+       store_bind_real(st, ":budget_hours", n->budget_hours > 0 ? n->budget_hours : NAN) |
+       store_bind_pos(st, ":budget_steps", n->budget_steps) |
+       store_bind_int(st, ":parallel", n->parallel > 0 ? n->parallel : 1) |
+       store_bind_text(st, ":host", n->host) | store_bind_text(st, ":options_json", n->options_json) |
+       store_bind_int(st, ":pid", getpid()) | store_bind_text(st, ":software", n->software) |
+       store_bind_text(st, ":jaxlib", n->jaxlib);
+  if (rc) return store_bind_fail(s, st, err);
+  rc = store_step_done(s, st, "creating a sweep", err);
   if (!rc) *id = sqlite3_last_insert_rowid(s->db);
   return rc;
 }
@@ -717,12 +528,12 @@ static int sweep_insert(store *s, const store_sweep_new *n, int64_t *id, char **
 /* The row and its claim in one transaction: no other process sees the sweep unclaimed. */
 int store_sweep_create(store *s, const store_sweep_new *n, int64_t *id, char **err) {
   int64_t new_id = 0;
-  int rc = identity_check(s, err);
-  if (!rc) rc = run_cached(s, ST_BEGIN_WRITE, "creating a sweep", err);
+  int rc = store_identity_check(s, err);
+  if (!rc) rc = store_run_cached(s, ST_BEGIN_WRITE, "creating a sweep", err);
   if (!rc) rc = sweep_insert(s, n, &new_id, err);
-  if (!rc) rc = claim_in_tx(s, new_id, 0, err);
-  if (!rc) rc = run_cached(s, ST_COMMIT, "creating a sweep", err);
-  if (rc) tx_rollback(s);
+  if (!rc) rc = store_claim_in_tx(s, new_id, 0, err);
+  if (!rc) rc = store_run_cached(s, ST_COMMIT, "creating a sweep", err);
+  if (rc) store_tx_rollback(s);
   if (!rc && id) *id = new_id;
   return rc;
 }
@@ -730,37 +541,37 @@ int store_sweep_create(store *s, const store_sweep_new *n, int64_t *id, char **e
 int store_sweep_set_place(store *s, int64_t id, const char *workdir, const char *command_json,
                           char **err) {
   sqlite3_stmt *st = NULL;
-  int rc = identity_check(s, err);
-  if (!rc) rc = stmt_get(s, ST_SWEEP_PLACE, &st, err);
+  int rc = store_identity_check(s, err);
+  if (!rc) rc = store_stmt_get(s, ST_SWEEP_PLACE, &st, err);
   if (rc) return rc;
-  if (bind_text(st, ":workdir", workdir) | bind_text(st, ":command_json", command_json) |
-      bind_int(st, ":id", id))
-    return bind_fail(s, st, err);
-  return step_done(s, st, "recording a sweep's directory", err);
+  if (store_bind_text(st, ":workdir", workdir) | store_bind_text(st, ":command_json", command_json) |
+      store_bind_int(st, ":id", id))
+    return store_bind_fail(s, st, err);
+  return store_step_done(s, st, "recording a sweep's directory", err);
 }
 
 int store_sweep_set_budget(store *s, int64_t id, int budget_trials, const char *options_json,
                            char **err) {
   sqlite3_stmt *st = NULL;
-  int rc = identity_check(s, err);
-  if (!rc) rc = stmt_get(s, ST_SWEEP_BUDGET, &st, err);
+  int rc = store_identity_check(s, err);
+  if (!rc) rc = store_stmt_get(s, ST_SWEEP_BUDGET, &st, err);
   if (rc) return rc;
-  if (bind_pos(st, ":budget_trials", budget_trials) |
-      bind_text(st, ":options_json", options_json) | bind_int(st, ":id", id))
-    return bind_fail(s, st, err);
-  return step_done(s, st, "recording a sweep's budget", err);
+  if (store_bind_pos(st, ":budget_trials", budget_trials) |
+      store_bind_text(st, ":options_json", options_json) | store_bind_int(st, ":id", id))
+    return store_bind_fail(s, st, err);
+  return store_step_done(s, st, "recording a sweep's budget", err);
 }
 
 static int set_status_once(store *s, int64_t id, const char *status, const char *error, int pid,
                            char **err) {
   sqlite3_stmt *st = NULL;
-  int rc = identity_check(s, err);
-  if (!rc) rc = stmt_get(s, ST_SWEEP_STATUS, &st, err);
+  int rc = store_identity_check(s, err);
+  if (!rc) rc = store_stmt_get(s, ST_SWEEP_STATUS, &st, err);
   if (rc) return rc;
-  rc = bind_text(st, ":status", status) | bind_text(st, ":error", error) |
-       bind_int(st, ":pid", pid) | bind_int(st, ":id", id);
-  if (rc) return bind_fail(s, st, err);
-  return step_done(s, st, "setting a sweep's status", err);
+  rc = store_bind_text(st, ":status", status) | store_bind_text(st, ":error", error) |
+       store_bind_int(st, ":pid", pid) | store_bind_int(st, ":id", id);
+  if (rc) return store_bind_fail(s, st, err);
+  return store_step_done(s, st, "setting a sweep's status", err);
 }
 
 int store_sweep_set_status(store *s, int64_t id, const char *status, const char *error, int pid,
@@ -782,36 +593,36 @@ int store_sweep_set_status(store *s, int64_t id, const char *status, const char 
   return rc;
 }
 
-static char *col_strdup(sqlite3_stmt *st, int i) {
+char *store_col_strdup(sqlite3_stmt *st, int i) {
   const unsigned char *t = sqlite3_column_text(st, i);
   return t ? xstrdup((const char *)t) : NULL;
 }
 
 static int sweep_exists(store *s, int64_t id, int *found, char **err) {
   sqlite3_stmt *st = NULL;
-  int rc = stmt_get(s, ST_SWEEP_EXISTS, &st, err);
+  int rc = store_stmt_get(s, ST_SWEEP_EXISTS, &st, err);
   if (rc) return rc;
-  if (bind_int(st, ":id", id)) return bind_fail(s, st, err);
+  if (store_bind_int(st, ":id", id)) return store_bind_fail(s, st, err);
   rc = sqlite3_step(st);
   *found = rc == SQLITE_ROW;
-  rc = (rc == SQLITE_ROW || rc == SQLITE_DONE) ? 0 : db_fail(s, err, "looking up a sweep");
-  stmt_done(st);
+  rc = (rc == SQLITE_ROW || rc == SQLITE_DONE) ? 0 : store_db_fail(s, err, "looking up a sweep");
+  store_stmt_done(st);
   return rc;
 }
 
 /* Ids of sweeps named NAME, into IDS (up to CAP); *n gets the full count. */
 static int sweeps_named(store *s, const char *name, int64_t *ids, int cap, int *n, char **err) {
   sqlite3_stmt *st = NULL;
-  int rc = stmt_get(s, ST_SWEEP_BY_NAME, &st, err);
+  int rc = store_stmt_get(s, ST_SWEEP_BY_NAME, &st, err);
   if (rc) return rc;
-  if (bind_text(st, ":name", name)) return bind_fail(s, st, err);
+  if (store_bind_text(st, ":name", name)) return store_bind_fail(s, st, err);
   *n = 0;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     if (*n < cap) ids[*n] = sqlite3_column_int64(st, 0);
     (*n)++;
   }
-  rc = rc == SQLITE_DONE ? 0 : db_fail(s, err, "looking up a sweep");
-  stmt_done(st);
+  rc = rc == SQLITE_DONE ? 0 : store_db_fail(s, err, "looking up a sweep");
+  store_stmt_done(st);
   return rc;
 }
 
@@ -844,26 +655,26 @@ static int resolve_ref(store *s, const char *ref, int64_t *id, char **err) {
 
 static void sweep_fill(sqlite3_stmt *st, store_sweep *out) {
   out->id = sqlite3_column_int64(st, 0);
-  out->name = col_strdup(st, 1);
-  out->model = col_strdup(st, 2);
-  out->hardware = col_strdup(st, 3);
-  out->experiment_path = col_strdup(st, 4);
-  out->experiment_text = col_strdup(st, 5);
-  out->strategy = col_strdup(st, 6);
-  out->status = col_strdup(st, 7);
-  out->options_json = col_strdup(st, 8);
+  out->name = store_col_strdup(st, 1);
+  out->model = store_col_strdup(st, 2);
+  out->hardware = store_col_strdup(st, 3);
+  out->experiment_path = store_col_strdup(st, 4);
+  out->experiment_text = store_col_strdup(st, 5);
+  out->strategy = store_col_strdup(st, 6);
+  out->status = store_col_strdup(st, 7);
+  out->options_json = store_col_strdup(st, 8);
   out->seed = sqlite3_column_int64(st, 9);
   out->budget_trials = sqlite3_column_int(st, 10);
   out->budget_steps = sqlite3_column_int(st, 11);
   out->parallel = sqlite3_column_int(st, 12);
   out->budget_hours = sqlite3_column_double(st, 13);
   out->pid = sqlite3_column_int(st, 14);
-  out->host = col_strdup(st, 15);
+  out->host = store_col_strdup(st, 15);
   out->pid_start = sqlite3_column_int64(st, 16);
-  out->claimed_at = col_strdup(st, 17);
-  out->workdir = col_strdup(st, 18);
-  out->command_json = col_strdup(st, 19);
-  out->error = col_strdup(st, 20);
+  out->claimed_at = store_col_strdup(st, 17);
+  out->workdir = store_col_strdup(st, 18);
+  out->command_json = store_col_strdup(st, 19);
+  out->error = store_col_strdup(st, 20);
 }
 
 int store_sweep_get(store *s, const char *ref, store_sweep *out, char **err) {
@@ -871,15 +682,15 @@ int store_sweep_get(store *s, const char *ref, store_sweep *out, char **err) {
   int64_t id = 0;
   memset(out, 0, sizeof *out);
   int rc = resolve_ref(s, ref, &id, err);
-  if (!rc) rc = stmt_get(s, ST_SWEEP_LOAD, &st, err);
+  if (!rc) rc = store_stmt_get(s, ST_SWEEP_LOAD, &st, err);
   if (rc) return rc;
-  if (bind_int(st, ":id", id)) return bind_fail(s, st, err);
+  if (store_bind_int(st, ":id", id)) return store_bind_fail(s, st, err);
   rc = sqlite3_step(st);
   if (rc == SQLITE_ROW) sweep_fill(st, out);
   rc = rc == SQLITE_ROW    ? 0
        : rc == SQLITE_DONE ? diag_set(err, FT_EINPUT, "no sweep '%s'", ref)
-                           : db_fail(s, err, "loading a sweep");
-  stmt_done(st);
+                           : store_db_fail(s, err, "loading a sweep");
+  store_stmt_done(st);
   return rc;
 }
 
@@ -899,712 +710,4 @@ void store_sweep_clear(store_sweep *sw) {
   free(sw->command_json);
   free(sw->error);
   memset(sw, 0, sizeof *sw);
-}
-
-/* ---- trials ---- */
-
-int store_trial_begin(store *s, const store_trial_new *t, int64_t *trial_id, char **err) {
-  sqlite3_stmt *st = NULL;
-  int rc = identity_check(s, err);
-  if (!rc) rc = stmt_get(s, ST_TRIAL_BEGIN, &st, err);
-  if (rc) return rc;
-  rc = bind_int(st, ":sweep_id", t->sweep_id) | bind_int(st, ":number", t->number) |
-       bind_text(st, ":role", record_role_name(t->number == 0 ? ROLE_BASELINE : t->role)) |
-       bind_text(st, ":config", t->config_json) |
-       bind_text(st, ":label", t->label) | bind_text(st, ":xla_flags", t->xla_flags) |
-       bind_text(st, ":tpu_args", t->tpu_args) | bind_text(st, ":env", t->env_json) |
-       bind_text(st, ":command", t->command_json) | bind_pos(st, ":steps_budget", t->steps_budget) |
-       bind_int(st, ":slot", t->slot) | bind_text(st, ":log_path", t->log_path) |
-       bind_pos(st, ":rerun_of", t->rerun_of);
-  if (rc) return bind_fail(s, st, err);
-  rc = step_done(s, st, "starting a trial", err);
-  if (!rc && trial_id) *trial_id = sqlite3_last_insert_rowid(s->db);
-  return rc;
-}
-
-int store_trial_set_pid(store *s, int64_t trial_id, int pid, char **err) {
-  sqlite3_stmt *st = NULL;
-  int rc = identity_check(s, err);
-  if (!rc) rc = stmt_get(s, ST_TRIAL_PID, &st, err);
-  if (rc) return rc;
-  if (bind_int(st, ":pid", pid) | bind_int(st, ":id", trial_id)) return bind_fail(s, st, err);
-  return step_done(s, st, "recording a trial's pid", err);
-}
-
-/* metric.check's losses as a JSON array ("[2.31,2.29]"), NULL for none. Each with 17
- * significant digits, so what is read back compares equal. */
-static char *losses_json(const double *v, int n) {
-  if (!v || n <= 0) return NULL;
-  size_t cap = (size_t)n * 26 + 3, len = 0;
-  char *out = xmalloc(cap);
-  out[len++] = '[';
-  for (int i = 0; i < n; i++)
-    len += (size_t)snprintf(out + len, cap - len, "%s%.17g", i ? "," : "",
-                            isfinite(v[i]) ? v[i] : 0.0);
-  out[len++] = ']';
-  out[len] = '\0';
-  return out;
-}
-
-int store_trial_losses(store *s, int64_t trial_id, double **out, int *n, char **err) {
-  sqlite3_stmt *st = NULL;
-  *out = NULL;
-  *n = 0;
-  int rc = stmt_get(s, ST_TRIAL_LOSSES, &st, err);
-  if (rc) return rc;
-  if (bind_int(st, ":id", trial_id)) return bind_fail(s, st, err);
-  int step = sqlite3_step(st);
-  cJSON *arr = step == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_TEXT
-                   ? cJSON_Parse((const char *)sqlite3_column_text(st, 0))
-                   : NULL;
-  rc = step == SQLITE_ROW || step == SQLITE_DONE ? 0 : db_fail(s, err, "loading losses");
-  stmt_done(st);
-  int len = cJSON_IsArray(arr) ? cJSON_GetArraySize(arr) : 0;
-  if (len > 0) *out = xmalloc(sizeof(double) * (size_t)len);
-  const cJSON *item;
-  cJSON_ArrayForEach(item, arr) if (cJSON_IsNumber(item))(*out)[(*n)++] = item->valuedouble;
-  cJSON_Delete(arr);
-  return rc;
-}
-
-/* The trial row itself. The value is kept only for ok trials: that is the schema's rule,
- * so a pruned trial's partial value never competes with finished ones. */
-static int finish_row(store *s, int64_t trial_id, const store_trial_end *e, int n_steps,
-                      char **err) {
-  sqlite3_stmt *st = NULL;
-  int rc = stmt_get(s, ST_TRIAL_FINISH, &st, err);
-  if (rc) return rc;
-  int ok = e->status == OUTCOME_OK;
-  rc = bind_text(st, ":status", outcome_name(e->status)) |
-       bind_real(st, ":value", ok ? e->value : NAN) |
-       bind_int(st, ":n_steps", n_steps) | bind_text(st, ":error", e->error) |
-       bind_real(st, ":duration_s", e->duration_s) | bind_int(st, ":id", trial_id);
-  char *losses = losses_json(e->losses, e->n_losses);
-  rc |= bind_text(st, ":losses", losses);
-  free(losses);
-  rc |= e->has_exit ? bind_int(st, ":exit_code", e->exit_code) : SQLITE_OK;
-  rc |= e->term_signal ? bind_int(st, ":signal", e->term_signal) : SQLITE_OK;
-  if (rc) return bind_fail(s, st, err);
-  rc = step_done(s, st, "finishing a trial", err);
-  if (!rc && sqlite3_changes(s->db) != 1)
-    return diag_set(err, FT_ESTORE, "database %s: no trial %lld", s->path, (long long)trial_id);
-  return rc;
-}
-
-/* Replaces the trial's steps; step numbers start at 1. A non-finite time (never produced
- * by the parser) is skipped rather than losing the whole outcome. */
-static int steps_replace(store *s, int64_t trial_id, const double *ms, int n, char **err) {
-  sqlite3_stmt *del = NULL, *ins = NULL;
-  int rc = stmt_get(s, ST_STEPS_DELETE, &del, err);
-  if (!rc) rc = stmt_get(s, ST_STEP_INSERT, &ins, err);
-  if (rc) return rc;
-  if (bind_int(del, ":trial_id", trial_id)) return bind_fail(s, del, err);
-  rc = step_done(s, del, "replacing step times", err);
-  for (int i = 0; i < n && !rc; i++) {
-    if (!isfinite(ms[i])) continue;
-    if (bind_int(ins, ":trial_id", trial_id) | bind_int(ins, ":step", i + 1) |
-        bind_real(ins, ":ms", ms[i]))
-      return bind_fail(s, ins, err);
-    rc = step_done(s, ins, "storing step times", err);
-  }
-  return rc;
-}
-
-int store_trial_finish(store *s, int64_t trial_id, const store_trial_end *e, const double *steps_ms,
-                       int n_steps, char **err) {
-  int rc = identity_check(s, err);
-  if (!rc) rc = run_cached(s, ST_BEGIN_WRITE, "starting a transaction", err);
-  if (rc) return rc;
-  rc = finish_row(s, trial_id, e, n_steps, err);
-  if (!rc) rc = steps_replace(s, trial_id, steps_ms, n_steps, err);
-  if (!rc) rc = run_cached(s, ST_COMMIT, "committing a trial", err);
-  if (rc) tx_rollback(s);
-  return rc;
-}
-
-int store_trials_mark(store *s, int64_t sweep_id, outcome from, outcome to, int *n, char **err) {
-  sqlite3_stmt *st = NULL;
-  int rc = identity_check(s, err);
-  if (!rc) rc = stmt_get(s, ST_TRIALS_MARK, &st, err);
-  if (rc) return rc;
-  if (bind_text(st, ":from", outcome_name(from)) | bind_text(st, ":to", outcome_name(to)) |
-      bind_int(st, ":sweep_id", sweep_id))
-    return bind_fail(s, st, err);
-  rc = step_done(s, st, "marking trials", err);
-  if (n) *n = rc ? 0 : sqlite3_changes(s->db);
-  return rc;
-}
-
-static double col_real(sqlite3_stmt *st, int i) {
-  return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
-}
-
-/* A role or status column as its enum; an unknown name (a newer flagtune's) reads as
- * FALLBACK. */
-static int col_enum(sqlite3_stmt *st, int i, int (*from_name)(const char *), int fallback) {
-  int v = from_name((const char *)sqlite3_column_text(st, i));
-  return v < 0 ? fallback : v;
-}
-
-/* Reads the rows of ST (bound and ready) into trial records. */
-static int trial_rows_of(store *s, sqlite3_stmt *st, trial_record **out, int *n, char **err) {
-  int rc, cap = 0;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    if (*n == cap) *out = xrealloc(*out, sizeof **out * (size_t)(cap = cap ? cap * 2 : 16));
-    trial_record *t = memset(&(*out)[(*n)++], 0, sizeof **out);
-    t->id = sqlite3_column_int64(st, 0);
-    t->number = sqlite3_column_int(st, 1);
-    t->role = (trial_role)col_enum(st, 2, record_role_from_name, ROLE_SEARCH);
-    t->status = (outcome)col_enum(st, 3, outcome_from_name, OUTCOME_CRASH);
-    t->config_json = col_strdup(st, 4);
-    t->value = col_real(st, 5);
-    t->steps_budget = sqlite3_column_int(st, 6);
-    t->pid = sqlite3_column_int(st, 7);
-  }
-  rc = rc == SQLITE_DONE ? 0 : db_fail(s, err, "loading trials");
-  stmt_done(st);
-  return rc;
-}
-
-static int trials_rows(store *s, int64_t sweep_id, trial_record **out, int *n, char **err) {
-  sqlite3_stmt *st = NULL;
-  int rc = stmt_get(s, ST_TRIALS_LOAD, &st, err);
-  if (rc) return rc;
-  if (bind_int(st, ":sweep_id", sweep_id)) return bind_fail(s, st, err);
-  return trial_rows_of(s, st, out, n, err);
-}
-
-int store_warm_trials(store *s, const char *model, const char *hardware, int64_t sweep_id,
-                      trial_record **out, int *n, char **err) {
-  sqlite3_stmt *st = NULL;
-  *out = NULL;
-  *n = 0;
-  int rc = stmt_get(s, ST_WARM_TRIALS, &st, err);
-  if (rc) return rc;
-  if (bind_text(st, ":model", model) | bind_text(st, ":hardware", hardware) |
-      bind_int(st, ":sweep_id", sweep_id))
-    return bind_fail(s, st, err);
-  rc = trial_rows_of(s, st, out, n, err);
-  for (int i = 0; i < *n; i++) (*out)[i].number = -1;
-  if (rc) {
-    record_free(*out, *n);
-    *out = NULL;
-    *n = 0;
-  }
-  return rc;
-}
-
-int store_trial_set_profile(store *s, int64_t trial_id, const char *path, outcome status,
-                            double duration_s, char **err) {
-  sqlite3_stmt *st = NULL;
-  int rc = identity_check(s, err);
-  if (!rc) rc = stmt_get(s, ST_TRIAL_PROFILE, &st, err);
-  if (rc) return rc;
-  rc = bind_text(st, ":path", path) | bind_text(st, ":status", outcome_name(status)) |
-       bind_real(st, ":duration_s", duration_s) | bind_int(st, ":id", trial_id);
-  if (rc) return bind_fail(s, st, err);
-  return step_done(s, st, "recording a PGLE profile run", err);
-}
-
-int store_sweep_set_winner(store *s, int64_t sweep_id, const store_winner *w, char **err) {
-  sqlite3_stmt *st = NULL;
-  int rc = identity_check(s, err);
-  if (!rc) rc = stmt_get(s, ST_SWEEP_WINNER, &st, err);
-  if (rc) return rc;
-  rc = bind_int(st, ":trial_id", w->trial_id) | bind_real(st, ":winner_ms", w->value) |
-       bind_real(st, ":baseline_ms", w->baseline) | bind_int(st, ":n", w->n_trials) |
-       bind_real(st, ":lo", w->lo) | bind_real(st, ":hi", w->hi) | bind_int(st, ":id", sweep_id);
-  if (rc) return bind_fail(s, st, err);
-  return step_done(s, st, "recording a sweep's winner", err);
-}
-
-/* Steps arrive ordered like the trials (by number, then step), so one walk assigns them. */
-static int trials_steps(store *s, int64_t sweep_id, trial_record *t, int n, char **err) {
-  sqlite3_stmt *st = NULL;
-  int rc = stmt_get(s, ST_STEPS_LOAD, &st, err), k = 0, cap = 0;
-  if (rc) return rc;
-  if (bind_int(st, ":sweep_id", sweep_id)) return bind_fail(s, st, err);
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    int64_t id = sqlite3_column_int64(st, 0);
-    while (k < n && t[k].id != id) k++, cap = 0;
-    if (k == n) continue;
-    double *steps = (double *)t[k].steps;
-    if (t[k].n_steps == cap)
-      t[k].steps = steps = xrealloc(steps, sizeof(double) * (size_t)(cap = cap ? cap * 2 : 64));
-    steps[t[k].n_steps++] = sqlite3_column_double(st, 1);
-  }
-  rc = rc == SQLITE_DONE ? 0 : db_fail(s, err, "loading step times");
-  stmt_done(st);
-  return rc;
-}
-
-int store_trials_load(store *s, int64_t sweep_id, trial_record **out, int *n, char **err) {
-  *out = NULL;
-  *n = 0;
-  /* One read transaction, so a trial finishing meanwhile cannot split rows from steps. */
-  int rc = run_cached(s, ST_BEGIN_READ, "starting a read", err);
-  if (!rc) rc = trials_rows(s, sweep_id, out, n, err);
-  if (!rc) rc = trials_steps(s, sweep_id, *out, *n, err);
-  if (!rc) rc = run_cached(s, ST_COMMIT, "ending a read", err);
-  if (rc) {
-    tx_rollback(s);
-    record_free(*out, *n);
-    *out = NULL;
-    *n = 0;
-  }
-  return rc;
-}
-
-/* ---- JSON listings ---- */
-
-static cJSON *blob_hex(const unsigned char *p, int n) {
-  char *hex = xmalloc((size_t)n * 2 + 1);
-  for (int i = 0; i < n; i++) snprintf(hex + 2 * i, 3, "%02x", p[i]);
-  hex[2 * n] = '\0';
-  cJSON *j = cJSON_CreateString(hex);
-  free(hex);
-  return j;
-}
-
-static cJSON *col_json(sqlite3_stmt *st, int i) {
-  switch (sqlite3_column_type(st, i)) {
-    case SQLITE_INTEGER:
-      return cJSON_CreateNumber((double)sqlite3_column_int64(st, i));
-    case SQLITE_FLOAT: {
-      double v = sqlite3_column_double(st, i);
-      return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
-    }
-    case SQLITE_TEXT:
-      return cJSON_CreateString((const char *)sqlite3_column_text(st, i));
-    case SQLITE_BLOB:
-      return blob_hex(sqlite3_column_blob(st, i), sqlite3_column_bytes(st, i));
-    default:
-      return cJSON_CreateNull();
-  }
-}
-
-/* One row as an object keyed by column name. JSON columns (config, env, command) stay
- * strings, exactly as stored, so what a caller parses is what `flagtune query` shows. */
-static cJSON *row_object(sqlite3_stmt *st) {
-  cJSON *o = cJSON_CreateObject();
-  for (int i = 0; i < sqlite3_column_count(st); i++)
-    cJSON_AddItemToObject(o, sqlite3_column_name(st, i), col_json(st, i));
-  return o;
-}
-
-/* Steps a bound statement to the end: rows as objects appended to ARR. Resets it. */
-static int rows_append(store *s, sqlite3_stmt *st, cJSON *arr, char **err) {
-  int rc;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) cJSON_AddItemToArray(arr, row_object(st));
-  rc = rc == SQLITE_DONE ? 0 : db_fail(s, err, "reading");
-  stmt_done(st);
-  return rc;
-}
-
-/* Runs cached statement ID with :id bound (when it has one); rows into a new array. */
-static int rows_by_id(store *s, stmt_id id, int64_t key, cJSON **out, char **err) {
-  sqlite3_stmt *st = NULL;
-  *out = NULL;
-  int rc = stmt_get(s, id, &st, err);
-  if (rc) return rc;
-  if (bind_index(st, ":id") && bind_int(st, ":id", key)) return bind_fail(s, st, err);
-  *out = cJSON_CreateArray();
-  rc = rows_append(s, st, *out, err);
-  if (rc) cJSON_Delete(*out), *out = NULL;
-  return rc;
-}
-
-static int steps_array(store *s, int64_t trial_id, cJSON **out, char **err) {
-  sqlite3_stmt *st = NULL;
-  int rc = stmt_get(s, ST_TRIAL_STEPS, &st, err);
-  if (rc) return rc;
-  if (bind_int(st, ":trial_id", trial_id)) return bind_fail(s, st, err);
-  *out = cJSON_CreateArray();
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-    cJSON_AddItemToArray(*out, cJSON_CreateNumber(sqlite3_column_double(st, 0)));
-  rc = rc == SQLITE_DONE ? 0 : db_fail(s, err, "reading step times");
-  stmt_done(st);
-  return rc;
-}
-
-/* Adds "steps" of the trial whose id is in O's field ID_KEY, as field KEY ([] if none). */
-static int add_steps(store *s, cJSON *o, const char *id_key, const char *key, char **err) {
-  cJSON *id = cJSON_GetObjectItemCaseSensitive(o, id_key), *arr = NULL;
-  int rc = cJSON_IsNumber(id) ? steps_array(s, (int64_t)id->valuedouble, &arr, err) : 0;
-  cJSON_AddItemToObject(o, key, arr ? arr : cJSON_CreateArray());
-  return rc;
-}
-
-int store_list_sweeps(store *s, cJSON **out, char **err) {
-  return rows_by_id(s, ST_LIST_SWEEPS, 0, out, err);
-}
-
-/* The single trial that statement ID finds for the sweep, with its steps, or null. */
-static int trial_with_steps(store *s, stmt_id id, int64_t sweep_id, cJSON **out, char **err) {
-  cJSON *rows = NULL;
-  int rc = rows_by_id(s, id, sweep_id, &rows, err);
-  cJSON *t = rc ? NULL : cJSON_DetachItemFromArray(rows, 0);
-  cJSON_Delete(rows);
-  if (t) rc = add_steps(s, t, "id", "steps", err);
-  *out = t ? t : cJSON_CreateNull();
-  return rc;
-}
-
-static int show_counts(store *s, int64_t sweep_id, cJSON *o, char **err) {
-  sqlite3_stmt *st = NULL;
-  int rc = stmt_get(s, ST_SHOW_COUNTS, &st, err);
-  if (rc) return rc;
-  if (bind_int(st, ":id", sweep_id)) return bind_fail(s, st, err);
-  cJSON *counts = cJSON_AddObjectToObject(o, "counts");
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-    cJSON_AddNumberToObject(counts, (const char *)sqlite3_column_text(st, 0),
-                            sqlite3_column_int(st, 1));
-  rc = rc == SQLITE_DONE ? 0 : db_fail(s, err, "counting trials");
-  stmt_done(st);
-  return rc;
-}
-
-static int show_parts(store *s, int64_t sweep_id, cJSON *o, char **err) {
-  cJSON *part = NULL;
-  int rc = show_counts(s, sweep_id, o, err);
-  if (!rc) rc = rows_by_id(s, ST_SHOW_TRIALS, sweep_id, &part, err);
-  if (!rc) cJSON_AddItemToObject(o, "trials", part), part = NULL;
-  if (!rc) rc = trial_with_steps(s, ST_SHOW_BEST, sweep_id, &part, err);
-  if (part) cJSON_AddItemToObject(o, "best", part), part = NULL;
-  if (!rc) rc = trial_with_steps(s, ST_SHOW_BASELINE, sweep_id, &part, err);
-  if (part) cJSON_AddItemToObject(o, "baseline", part);
-  return rc;
-}
-
-int store_show_sweep(store *s, int64_t sweep_id, cJSON **out, char **err) {
-  cJSON *rows = NULL;
-  *out = NULL;
-  int rc = run_cached(s, ST_BEGIN_READ, "starting a read", err);
-  if (!rc) rc = rows_by_id(s, ST_SHOW_SWEEP, sweep_id, &rows, err);
-  cJSON *o = rc ? NULL : cJSON_DetachItemFromArray(rows, 0);
-  cJSON_Delete(rows);
-  if (!rc && !o) rc = diag_set(err, FT_EINPUT, "no sweep '%lld'", (long long)sweep_id);
-  if (!rc) rc = show_parts(s, sweep_id, o, err);
-  if (!rc) rc = run_cached(s, ST_COMMIT, "ending a read", err);
-  if (rc) {
-    tx_rollback(s);
-    cJSON_Delete(o);
-    return rc;
-  }
-  *out = o;
-  return 0;
-}
-
-int store_best(store *s, const char *model, const char *hardware, cJSON **out, char **err) {
-  sqlite3_stmt *st = NULL;
-  *out = NULL;
-  int rc = stmt_get(s, ST_BEST, &st, err);
-  if (rc) return rc;
-  if (bind_text(st, ":model", model) | bind_text(st, ":hardware", hardware))
-    return bind_fail(s, st, err);
-  cJSON *arr = cJSON_CreateArray(), *o;
-  rc = rows_append(s, st, arr, err);
-  cJSON_ArrayForEach(o, arr) {
-    if (!rc) rc = add_steps(s, o, "trial_id", "steps", err);
-    if (!rc) rc = add_steps(s, o, "baseline_id", "baseline_steps", err);
-  }
-  if (rc) {
-    cJSON_Delete(arr);
-    return rc;
-  }
-  *out = arr;
-  return 0;
-}
-
-/* ---- read-only queries ---- */
-
-typedef struct {
-  char what[96]; /* what the authorizer refused, for the message */
-} query_guard;
-
-/* True when NAME is a word of LIST (" a b c "). */
-static int in_list(const char *list, const char *name) {
-  size_t n = strlen(name);
-  for (const char *p = strstr(list, name); p; p = strstr(p + 1, name))
-    if (p[-1] == ' ' && p[n] == ' ') return 1;
-  return 0;
-}
-
-/* Pragmas that only read: the first list may take an argument (a table name, a count),
- * the second only without one (with one, they set). */
-static int pragma_readonly(const char *name, const char *arg) {
-  static const char with_arg[] =
-      " table_info table_xinfo index_list index_info index_xinfo foreign_key_list"
-      " foreign_key_check integrity_check quick_check table_list ";
-  static const char bare[] =
-      " user_version schema_version application_id page_count page_size freelist_count"
-      " encoding compile_options database_list function_list pragma_list collation_list"
-      " module_list data_version foreign_keys synchronous auto_vacuum ";
-  char lower[64];
-  size_t i = 0;
-  for (; i < sizeof lower - 1 && name[i]; i++) lower[i] = (char)tolower((unsigned char)name[i]);
-  lower[i] = '\0';
-  return in_list(with_arg, lower) || (!arg && in_list(bare, lower));
-}
-
-static const char *action_name(int action) {
-  static const struct {
-    int action;
-    const char *name;
-  } names[] = {{SQLITE_INSERT, "INSERT"},         {SQLITE_UPDATE, "UPDATE"},
-               {SQLITE_DELETE, "DELETE"},         {SQLITE_ATTACH, "ATTACH"},
-               {SQLITE_DETACH, "DETACH"},         {SQLITE_TRANSACTION, "a transaction"},
-               {SQLITE_SAVEPOINT, "a savepoint"}, {SQLITE_ANALYZE, "ANALYZE"},
-               {SQLITE_REINDEX, "REINDEX"},       {SQLITE_ALTER_TABLE, "ALTER TABLE"}};
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-    if (names[i].action == action) return names[i].name;
-  return action >= SQLITE_CREATE_INDEX && action <= SQLITE_DROP_VIEW ? "CREATE or DROP"
-                                                                     : "this statement";
-}
-
-/* sqlite3_stmt_readonly() lets ATTACH, BEGIN and connection pragmas through (they do not
- * write the file), so the authorizer refuses everything that is not reading. */
-static int query_authorizer(void *ctx, int action, const char *a, const char *b, const char *db,
-                            const char *trigger) {
-  query_guard *g = ctx;
-  (void)db;
-  (void)trigger;
-  switch (action) {
-    case SQLITE_FUNCTION: /* fts3_tokenizer(name) returns a pointer into this process */
-      if (b && sqlite3_stricmp(b, "fts3_tokenizer") == 0) {
-        snprintf(g->what, sizeof g->what, "fts3_tokenizer()");
-        return SQLITE_DENY;
-      }
-      return SQLITE_OK;
-    case SQLITE_SELECT:
-    case SQLITE_READ:
-    case SQLITE_RECURSIVE:
-      return SQLITE_OK;
-    case SQLITE_UPDATE: /* a table-valued pragma registers itself in the in-memory schema */
-      if (strcmp(a, "sqlite_master") == 0) return SQLITE_OK;
-      break;
-    case SQLITE_PRAGMA:
-      if (pragma_readonly(a, b)) return SQLITE_OK;
-      snprintf(g->what, sizeof g->what, "PRAGMA %.40s%s%.30s", a, b ? " = " : "", b ? b : "");
-      return SQLITE_DENY;
-    default:
-      break;
-  }
-  if (!g->what[0]) snprintf(g->what, sizeof g->what, "%s", action_name(action));
-  return SQLITE_DENY;
-}
-
-/* True when TAIL holds only blanks, semicolons and comments. */
-static int tail_empty(const char *p) {
-  for (;;) {
-    while (isspace((unsigned char)*p) || *p == ';') p++;
-    if (p[0] == '-' && p[1] == '-') {
-      p += strcspn(p, "\n");
-    } else if (p[0] == '/' && p[1] == '*') {
-      const char *end = strstr(p + 2, "*/");
-      if (!end) return 1;
-      p = end + 2;
-    } else {
-      return *p == '\0';
-    }
-  }
-}
-
-static int query_prepare(store *s, const char *sql, sqlite3_stmt **st, char **err) {
-  query_guard g = {{0}};
-  const char *tail = NULL;
-  sqlite3_set_authorizer(s->db, query_authorizer, &g);
-  int rc = sqlite3_prepare_v2(s->db, sql, -1, st, &tail);
-  sqlite3_set_authorizer(s->db, NULL, NULL);
-  if (rc != SQLITE_OK && g.what[0])
-    return diag_set(err, FT_EINPUT, "query is read-only: %s is not allowed", g.what);
-  if (rc != SQLITE_OK) return diag_set(err, FT_EINPUT, "query: %s", sqlite3_errmsg(s->db));
-  if (!*st) return diag_set(err, FT_EINPUT, "query is empty");
-  if (!sqlite3_stmt_readonly(*st))
-    rc = diag_set(err, FT_EINPUT, "query is read-only: this statement would change the database");
-  else if (!tail_empty(tail))
-    rc = diag_set(err, FT_EINPUT, "query must be a single statement (found more: '%.40s')",
-                  tail + strspn(tail, " \t\r\n;"));
-  if (rc) sqlite3_finalize(*st), *st = NULL;
-  return rc;
-}
-
-void store_set_query_limits(store *s, double seconds, int64_t bytes) {
-  s->query_seconds = seconds > 0 ? seconds : STORE_QUERY_SECONDS;
-  s->query_bytes = bytes > 0 ? bytes : STORE_QUERY_BYTES;
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* The progress handler of a query: non-zero interrupts it (SQLITE_INTERRUPT). */
-static int query_past_deadline(void *ctx) {
-  return now_s() > *(const double *)ctx;
-}
-
-/* Roughly what a cell costs once it is a cJSON value (text as is, blobs in hex). */
-static int64_t cell_bytes(sqlite3_stmt *st, int i) {
-  int type = sqlite3_column_type(st, i);
-  int64_t n = type == SQLITE_TEXT   ? sqlite3_column_bytes(st, i)
-              : type == SQLITE_BLOB ? 2 * (int64_t)sqlite3_column_bytes(st, i)
-                                    : 0;
-  return n + 64;
-}
-
-/* The limits of one query, and the connection's settings they replace. An endless recursive
- * CTE meets the deadline (a progress handler); zeroblob(1e9) the length limit; a query that
- * holds much memory in SQLite the heap limit (process-wide, so set only while the query
- * runs); a huge result the byte count of store_query. fts3_tokenizer, which returns a
- * pointer into this process, is off on the connection (and refused by the authorizer). */
-typedef struct {
-  double deadline;
-  int old_length;
-  sqlite3_int64 old_heap;
-} query_limits;
-
-static void limits_on(store *s, query_limits *q) {
-  q->deadline = now_s() + s->query_seconds;
-  sqlite3_db_config(s->db, SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 0, (int *)NULL);
-  int64_t length = s->query_bytes / 4 < INT32_MAX ? s->query_bytes / 4 : INT32_MAX;
-  q->old_length = sqlite3_limit(s->db, SQLITE_LIMIT_LENGTH, (int)length);
-  q->old_heap = sqlite3_hard_heap_limit64(-1);
-  sqlite3_hard_heap_limit64(s->query_bytes);
-  sqlite3_progress_handler(s->db, 1000, query_past_deadline, &q->deadline);
-}
-
-static void limits_off(store *s, const query_limits *q) {
-  sqlite3_progress_handler(s->db, 0, NULL, NULL);
-  sqlite3_hard_heap_limit64(q->old_heap);
-  sqlite3_limit(s->db, SQLITE_LIMIT_LENGTH, q->old_length);
-}
-
-/* The message of a failed step: the limits by name, anything else as SQLite says it. */
-static int query_fail(store *s, int rc, char **err) {
-  int mib = (int)(s->query_bytes >> 20);
-  if (rc == SQLITE_INTERRUPT)
-    return diag_set(err, FT_EINPUT, "query: stopped at the time limit of %g s", s->query_seconds);
-  if (rc == SQLITE_NOMEM)
-    return diag_set(err, FT_EINPUT, "query: stopped at the memory limit of %d MiB", mib);
-  if (rc == SQLITE_TOOBIG)
-    return diag_set(err, FT_EINPUT, "query: a value is larger than the limit of %d MiB", mib / 4);
-  return diag_set(err, FT_EINPUT, "query: %s", sqlite3_errmsg(s->db));
-}
-
-int store_query(store *s, const char *sql, cJSON **columns, cJSON **rows, char **err) {
-  sqlite3_stmt *st = NULL;
-  *columns = *rows = NULL;
-  query_limits q;
-  limits_on(s, &q);
-  int rc = query_prepare(s, sql, &st, err);
-  if (rc) {
-    limits_off(s, &q);
-    return rc;
-  }
-  int n = sqlite3_column_count(st);
-  cJSON *cols = cJSON_CreateArray(), *out = cJSON_CreateArray();
-  for (int i = 0; i < n; i++)
-    cJSON_AddItemToArray(cols, cJSON_CreateString(sqlite3_column_name(st, i)));
-  int64_t held = 0;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    cJSON *row = cJSON_CreateArray();
-    for (int i = 0; i < n; i++) {
-      held += cell_bytes(st, i);
-      cJSON_AddItemToArray(row, col_json(st, i));
-    }
-    cJSON_AddItemToArray(out, row);
-    if (held > s->query_bytes) {
-      rc = SQLITE_NOMEM;
-      break;
-    }
-  }
-  rc = rc == SQLITE_DONE ? 0 : query_fail(s, rc, err);
-  sqlite3_finalize(st);
-  limits_off(s, &q);
-  if (rc) {
-    cJSON_Delete(cols);
-    cJSON_Delete(out);
-    return rc;
-  }
-  *columns = cols;
-  *rows = out;
-  return 0;
-}
-
-/* ---- imported jaxlib flag lists (issue 4). Rare, so the statements are prepared per call
- * rather than cached; each import is one write transaction. ---- */
-
-static int flag_insert(store *s, sqlite3_stmt *st, const char *jaxlib, const store_flag_row *r,
-                       char **err) {
-  if (bind_text(st, ":jaxlib", jaxlib) | bind_text(st, ":name", r->name) |
-      bind_text(st, ":type", r->type ? r->type : "") |
-      bind_text(st, ":default_value", r->default_value) |
-      bind_text(st, ":description", r->description))
-    return bind_fail(s, st, err);
-  return step_done(s, st, "storing an imported flag", err);
-}
-
-int store_flags_import(store *s, const char *jaxlib, const store_flag_row *rows, int n,
-                       char **err) {
-  sqlite3_stmt *del = NULL, *ins = NULL;
-  int rc = run_cached(s, ST_BEGIN_WRITE, "starting a flag import", err);
-  if (rc) return rc;
-  if (sqlite3_prepare_v2(s->db, "DELETE FROM jaxlib_flags WHERE jaxlib = :jaxlib", -1, &del,
-                         NULL) != SQLITE_OK ||
-      sqlite3_prepare_v2(s->db,
-                         "INSERT OR REPLACE INTO jaxlib_flags (jaxlib, name, type, default_value, "
-                         "description) VALUES (:jaxlib, :name, :type, :default_value, "
-                         ":description)",
-                         -1, &ins, NULL) != SQLITE_OK) {
-    rc = db_fail(s, err, "preparing a flag import");
-    goto cleanup;
-  }
-  rc = bind_text(del, ":jaxlib", jaxlib) ? bind_fail(s, del, err)
-                                         : step_done(s, del, "replacing a flag list", err);
-  for (int i = 0; rc == 0 && i < n; i++) rc = flag_insert(s, ins, jaxlib, &rows[i], err);
-  if (rc == 0) rc = run_cached(s, ST_COMMIT, "committing a flag import", err);
-
-cleanup:
-  sqlite3_finalize(del);
-  sqlite3_finalize(ins);
-  if (rc) tx_rollback(s);
-  return rc;
-}
-
-/* Runs SQL with :jaxlib bound to JAXLIB (when it has the parameter); rows into a new array. */
-static int flag_rows(store *s, const char *sql, const char *jaxlib, cJSON **out, char **err) {
-  sqlite3_stmt *st = NULL;
-  *out = NULL;
-  if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
-    return db_fail(s, err, "reading imported flags");
-  if (bind_index(st, ":jaxlib") && bind_text(st, ":jaxlib", jaxlib)) {
-    int rc = bind_fail(s, st, err);
-    sqlite3_finalize(st);
-    return rc;
-  }
-  *out = cJSON_CreateArray();
-  int rc = rows_append(s, st, *out, err);
-  sqlite3_finalize(st);
-  if (rc) cJSON_Delete(*out), *out = NULL;
-  return rc;
-}
-
-int store_flags_list(store *s, const char *jaxlib, cJSON **out, char **err) {
-  return flag_rows(s,
-                   "SELECT name, type, default_value, description, imported_at FROM jaxlib_flags "
-                   "WHERE jaxlib = :jaxlib ORDER BY name",
-                   jaxlib, out, err);
-}
-
-int store_flags_versions(store *s, cJSON **out, char **err) {
-  return flag_rows(s,
-                   "SELECT jaxlib, count(*) AS flags, max(imported_at) AS imported_at "
-                   "FROM jaxlib_flags GROUP BY jaxlib ORDER BY jaxlib",
-                   NULL, out, err);
-}
-
-int store_flags_names(store *s, cJSON **out, char **err) {
-  return flag_rows(s, "SELECT DISTINCT name FROM jaxlib_flags ORDER BY name", NULL, out, err);
 }

@@ -1,0 +1,69 @@
+/* The store's inside, shared by its files (src/store*.c) and by nothing else: the statement
+ * table's ids, the connection struct, and the helpers every part uses (prepared statements
+ * with named binds, errors naming the database, the write-side identity check). The store is
+ * one module in several files: store.c (connection, migrations, statements, sweeps),
+ * store_trial.c (trials and their steps), store_claim.c (one owner per sweep),
+ * store_list.c (JSON listings, imported flag lists), store_query.c (the read-only guard for
+ * user queries). */
+#ifndef FLAGTUNE_STORE_IMPL_H
+#define FLAGTUNE_STORE_IMPL_H
+
+#include <sqlite3.h>
+#include <sys/types.h>
+
+#include "store.h"
+
+/* busy_timeout covers ordinary contention; the retries cover a writer that holds the lock
+ * longer than that (a checkpoint on a slow disk), so a night's results are not dropped. */
+enum { BUSY_TIMEOUT_MS = 10000, BUSY_RETRIES = 4 };
+
+/* The sweep's lock file is also a reserve of disk space beside the database: on a full disk
+ * it is given back so that the sweep's last word (its status) can still be written. A few
+ * WAL frames of 4 KiB pages need far less. */
+enum { RESERVE_BYTES = 128 * 1024 };
+
+typedef enum {
+  ST_BEGIN_WRITE, ST_BEGIN_READ, ST_COMMIT, ST_ROLLBACK,
+  ST_SWEEP_CREATE, ST_SWEEP_STATUS, ST_SWEEP_EXISTS, ST_SWEEP_BY_NAME, ST_SWEEP_LOAD,
+  ST_TRIAL_BEGIN, ST_TRIAL_PID, ST_TRIAL_FINISH, ST_STEPS_DELETE, ST_STEP_INSERT,
+  ST_TRIALS_MARK, ST_TRIALS_LOAD, ST_STEPS_LOAD, ST_TRIAL_STEPS,
+  ST_LIST_SWEEPS, ST_SHOW_SWEEP, ST_SHOW_COUNTS, ST_SHOW_TRIALS, ST_SHOW_BEST, ST_SHOW_BASELINE,
+  ST_BEST, ST_SWEEP_WINNER, ST_WARM_TRIALS, ST_TRIAL_PROFILE, ST_TRIAL_LOSSES,
+  ST_SWEEP_HOLDER, ST_SWEEP_CLAIM, ST_SWEEP_PLACE, ST_SWEEP_BUDGET,
+  ST_COUNT
+} stmt_id;
+
+struct store {
+  sqlite3 *db;
+  char *path;
+  char *abs;     /* PATH made absolute: the identity check and the lock name survive a chdir */
+  int readonly;
+  int must_exist;       /* STORE_MUST_EXIST: a missing file is an error, never created */
+  double query_seconds; /* store_query's limits (store_set_query_limits) */
+  int64_t query_bytes;
+  dev_t dev;     /* the database file's identity when opened: a write checks it still is */
+  ino_t ino;
+  int claim_fd;  /* the lock file of the sweep this connection holds; -1: none */
+  int full;      /* the last failure was "disk full" */
+  sqlite3_stmt *cache[ST_COUNT]; /* prepared on first use, finalized by store_close */
+};
+
+/* Statements (store.c): the cached statement ID, its reset, named binds and their errors. */
+int store_bind_fail(store *s, sqlite3_stmt *st, char **err);
+int store_bind_index(sqlite3_stmt *st, const char *name);
+int store_bind_int(sqlite3_stmt *st, const char *name, int64_t v);
+int store_bind_pos(sqlite3_stmt *st, const char *name, int64_t v);
+int store_bind_real(sqlite3_stmt *st, const char *name, double v);
+int store_bind_text(sqlite3_stmt *st, const char *name, const char *v);
+int store_claim_in_tx(store *s, int64_t id, int force, char **err);
+cJSON *store_col_json(sqlite3_stmt *st, int i);
+char *store_col_strdup(sqlite3_stmt *st, int i);
+int store_db_fail(store *s, char **err, const char *what);
+int store_identity_check(store *s, char **err);
+int store_run_cached(store *s, stmt_id id, const char *what, char **err);
+int store_step_done(store *s, sqlite3_stmt *st, const char *what, char **err);
+void store_stmt_done(sqlite3_stmt *st);
+int store_stmt_get(store *s, stmt_id id, sqlite3_stmt **out, char **err);
+void store_tx_rollback(store *s);
+
+#endif

@@ -1,0 +1,256 @@
+/* The store: listings as cJSON for the CLI and reports (sweeps, one sweep, best per model
+ * and hardware) and imported jaxlib flag lists. Column names are the keys. Must not call up
+ * into other modules. */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "diag.h"
+#include "store_impl.h"
+
+/* ---- JSON listings ---- */
+
+static cJSON *blob_hex(const unsigned char *p, int n) {
+  char *hex = xmalloc((size_t)n * 2 + 1);
+  for (int i = 0; i < n; i++) snprintf(hex + 2 * i, 3, "%02x", p[i]);
+  hex[2 * n] = '\0';
+  cJSON *j = cJSON_CreateString(hex);
+  free(hex);
+  return j;
+}
+
+cJSON *store_col_json(sqlite3_stmt *st, int i) {
+  switch (sqlite3_column_type(st, i)) {
+    case SQLITE_INTEGER:
+      return cJSON_CreateNumber((double)sqlite3_column_int64(st, i));
+    case SQLITE_FLOAT: {
+      double v = sqlite3_column_double(st, i);
+      return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+    }
+    case SQLITE_TEXT:
+      return cJSON_CreateString((const char *)sqlite3_column_text(st, i));
+    case SQLITE_BLOB:
+      return blob_hex(sqlite3_column_blob(st, i), sqlite3_column_bytes(st, i));
+    default:
+      return cJSON_CreateNull();
+  }
+}
+
+/* One row as an object keyed by column name. JSON columns (config, env, command) stay
+ * strings, exactly as stored, so what a caller parses is what `flagtune query` shows. */
+static cJSON *row_object(sqlite3_stmt *st) {
+  cJSON *o = cJSON_CreateObject();
+  for (int i = 0; i < sqlite3_column_count(st); i++)
+    cJSON_AddItemToObject(o, sqlite3_column_name(st, i), store_col_json(st, i));
+  return o;
+}
+
+/* Steps a bound statement to the end: rows as objects appended to ARR. Resets it. */
+static int rows_append(store *s, sqlite3_stmt *st, cJSON *arr, char **err) {
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) cJSON_AddItemToArray(arr, row_object(st));
+  rc = rc == SQLITE_DONE ? 0 : store_db_fail(s, err, "reading");
+  store_stmt_done(st);
+  return rc;
+}
+
+/* Runs cached statement ID with :id bound (when it has one); rows into a new array. */
+static int rows_by_id(store *s, stmt_id id, int64_t key, cJSON **out, char **err) {
+  sqlite3_stmt *st = NULL;
+  *out = NULL;
+  int rc = store_stmt_get(s, id, &st, err);
+  if (rc) return rc;
+  if (store_bind_index(st, ":id") && store_bind_int(st, ":id", key)) return store_bind_fail(s, st, err);
+  *out = cJSON_CreateArray();
+  rc = rows_append(s, st, *out, err);
+  if (rc) cJSON_Delete(*out), *out = NULL;
+  return rc;
+}
+
+static int steps_array(store *s, int64_t trial_id, cJSON **out, char **err) {
+  sqlite3_stmt *st = NULL;
+  int rc = store_stmt_get(s, ST_TRIAL_STEPS, &st, err);
+  if (rc) return rc;
+  if (store_bind_int(st, ":trial_id", trial_id)) return store_bind_fail(s, st, err);
+  *out = cJSON_CreateArray();
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+    cJSON_AddItemToArray(*out, cJSON_CreateNumber(sqlite3_column_double(st, 0)));
+  rc = rc == SQLITE_DONE ? 0 : store_db_fail(s, err, "reading step times");
+  store_stmt_done(st);
+  return rc;
+}
+
+/* Adds "steps" of the trial whose id is in O's field ID_KEY, as field KEY ([] if none). */
+static int add_steps(store *s, cJSON *o, const char *id_key, const char *key, char **err) {
+  cJSON *id = cJSON_GetObjectItemCaseSensitive(o, id_key), *arr = NULL;
+  int rc = cJSON_IsNumber(id) ? steps_array(s, (int64_t)id->valuedouble, &arr, err) : 0;
+  cJSON_AddItemToObject(o, key, arr ? arr : cJSON_CreateArray());
+  return rc;
+}
+
+int store_list_sweeps(store *s, cJSON **out, char **err) {
+  return rows_by_id(s, ST_LIST_SWEEPS, 0, out, err);
+}
+
+/* The single trial that statement ID finds for the sweep, with its steps, or null. */
+static int trial_with_steps(store *s, stmt_id id, int64_t sweep_id, cJSON **out, char **err) {
+  cJSON *rows = NULL;
+  int rc = rows_by_id(s, id, sweep_id, &rows, err);
+  cJSON *t = rc ? NULL : cJSON_DetachItemFromArray(rows, 0);
+  cJSON_Delete(rows);
+  if (t) rc = add_steps(s, t, "id", "steps", err);
+  *out = t ? t : cJSON_CreateNull();
+  return rc;
+}
+
+static int show_counts(store *s, int64_t sweep_id, cJSON *o, char **err) {
+  sqlite3_stmt *st = NULL;
+  int rc = store_stmt_get(s, ST_SHOW_COUNTS, &st, err);
+  if (rc) return rc;
+  if (store_bind_int(st, ":id", sweep_id)) return store_bind_fail(s, st, err);
+  cJSON *counts = cJSON_AddObjectToObject(o, "counts");
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+    cJSON_AddNumberToObject(counts, (const char *)sqlite3_column_text(st, 0),
+                            sqlite3_column_int(st, 1));
+  rc = rc == SQLITE_DONE ? 0 : store_db_fail(s, err, "counting trials");
+  store_stmt_done(st);
+  return rc;
+}
+
+static int show_parts(store *s, int64_t sweep_id, cJSON *o, char **err) {
+  cJSON *part = NULL;
+  int rc = show_counts(s, sweep_id, o, err);
+  if (!rc) rc = rows_by_id(s, ST_SHOW_TRIALS, sweep_id, &part, err);
+  if (!rc) cJSON_AddItemToObject(o, "trials", part), part = NULL;
+  if (!rc) rc = trial_with_steps(s, ST_SHOW_BEST, sweep_id, &part, err);
+  if (part) cJSON_AddItemToObject(o, "best", part), part = NULL;
+  if (!rc) rc = trial_with_steps(s, ST_SHOW_BASELINE, sweep_id, &part, err);
+  if (part) cJSON_AddItemToObject(o, "baseline", part);
+  return rc;
+}
+
+int store_show_sweep(store *s, int64_t sweep_id, cJSON **out, char **err) {
+  cJSON *rows = NULL;
+  *out = NULL;
+  int rc = store_run_cached(s, ST_BEGIN_READ, "starting a read", err);
+  if (!rc) rc = rows_by_id(s, ST_SHOW_SWEEP, sweep_id, &rows, err);
+  cJSON *o = rc ? NULL : cJSON_DetachItemFromArray(rows, 0);
+  cJSON_Delete(rows);
+  if (!rc && !o) rc = diag_set(err, FT_EINPUT, "no sweep '%lld'", (long long)sweep_id);
+  if (!rc) rc = show_parts(s, sweep_id, o, err);
+  if (!rc) rc = store_run_cached(s, ST_COMMIT, "ending a read", err);
+  if (rc) {
+    store_tx_rollback(s);
+    cJSON_Delete(o);
+    return rc;
+  }
+  *out = o;
+  return 0;
+}
+
+int store_best(store *s, const char *model, const char *hardware, cJSON **out, char **err) {
+  sqlite3_stmt *st = NULL;
+  *out = NULL;
+  int rc = store_stmt_get(s, ST_BEST, &st, err);
+  if (rc) return rc;
+  if (store_bind_text(st, ":model", model) | store_bind_text(st, ":hardware", hardware))
+    return store_bind_fail(s, st, err);
+  cJSON *arr = cJSON_CreateArray(), *o;
+  rc = rows_append(s, st, arr, err);
+  cJSON_ArrayForEach(o, arr) {
+    if (!rc) rc = add_steps(s, o, "trial_id", "steps", err);
+    if (!rc) rc = add_steps(s, o, "baseline_id", "baseline_steps", err);
+  }
+  if (rc) {
+    cJSON_Delete(arr);
+    return rc;
+  }
+  *out = arr;
+  return 0;
+}
+
+
+/* ---- imported jaxlib flag lists (issue 4). Rare, so the statements are prepared per call
+ * rather than cached; each import is one write transaction. ---- */
+
+static int flag_insert(store *s, sqlite3_stmt *st, const char *jaxlib, const store_flag_row *r,
+                       char **err) {
+  if (store_bind_text(st, ":jaxlib", jaxlib) | store_bind_text(st, ":name", r->name) |
+      store_bind_text(st, ":type", r->type ? r->type : "") |
+      store_bind_text(st, ":default_value", r->default_value) |
+      store_bind_text(st, ":description", r->description))
+    return store_bind_fail(s, st, err);
+  return store_step_done(s, st, "storing an imported flag", err);
+}
+
+int store_flags_import(store *s, const char *jaxlib, const store_flag_row *rows, int n,
+                       char **err) {
+  sqlite3_stmt *del = NULL, *ins = NULL;
+  int rc = store_run_cached(s, ST_BEGIN_WRITE, "starting a flag import", err);
+  if (rc) return rc;
+  if (sqlite3_prepare_v2(s->db, "DELETE FROM jaxlib_flags WHERE jaxlib = :jaxlib", -1, &del,
+                         NULL) != SQLITE_OK ||
+      sqlite3_prepare_v2(s->db,
+                         "INSERT OR REPLACE INTO jaxlib_flags (jaxlib, name, type, default_value, "
+                         "description) VALUES (:jaxlib, :name, :type, :default_value, "
+                         ":description)",
+                         -1, &ins, NULL) != SQLITE_OK) {
+    rc = store_db_fail(s, err, "preparing a flag import");
+    goto cleanup;
+  }
+  rc = store_bind_text(del, ":jaxlib", jaxlib) ? store_bind_fail(s, del, err)
+                                         : store_step_done(s, del, "replacing a flag list", err);
+  for (int i = 0; rc == 0 && i < n; i++) rc = flag_insert(s, ins, jaxlib, &rows[i], err);
+  if (rc == 0) rc = store_run_cached(s, ST_COMMIT, "committing a flag import", err);
+
+cleanup:
+  sqlite3_finalize(del);
+  sqlite3_finalize(ins);
+  if (rc) store_tx_rollback(s);
+  return rc;
+}
+
+/* Runs SQL with :jaxlib bound to JAXLIB (when it has the parameter); rows into a new array. */
+static int flag_rows(store *s, const char *sql, const char *jaxlib, cJSON **out, char **err) {
+  sqlite3_stmt *st = NULL;
+  *out = NULL;
+  if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+    return store_db_fail(s, err, "reading imported flags");
+  if (store_bind_index(st, ":jaxlib") && store_bind_text(st, ":jaxlib", jaxlib)) {
+    int rc = store_bind_fail(s, st, err);
+    sqlite3_finalize(st);
+    return rc;
+  }
+  *out = cJSON_CreateArray();
+  int rc = rows_append(s, st, *out, err);
+  sqlite3_finalize(st);
+  if (rc) cJSON_Delete(*out), *out = NULL;
+  return rc;
+}
+
+int store_flags_list(store *s, const char *jaxlib, cJSON **out, char **err) {
+  return flag_rows(s,
+                   "SELECT name, type, default_value, description, imported_at FROM jaxlib_flags "
+                   "WHERE jaxlib = :jaxlib ORDER BY name",
+                   jaxlib, out, err);
+}
+
+int store_flags_versions(store *s, cJSON **out, char **err) {
+  return flag_rows(s,
+                   "SELECT jaxlib, count(*) AS flags, max(imported_at) AS imported_at "
+                   "FROM jaxlib_flags GROUP BY jaxlib ORDER BY jaxlib",
+                   NULL, out, err);
+}
+
+int store_flags_names(store *s, cJSON **out, char **err) {
+  return flag_rows(s, "SELECT DISTINCT name FROM jaxlib_flags ORDER BY name", NULL, out, err);
+}
+

@@ -1,0 +1,272 @@
+/* The store: trials and their steps. A trial's row from start to finish, its steps in one
+ * transaction with its outcome, loads of a sweep's trial records, warm-start history, the
+ * profile phase and the winner. Must not call up into other modules. */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "diag.h"
+#include "store_impl.h"
+
+/* ---- trials ---- */
+
+int store_trial_begin(store *s, const store_trial_new *t, int64_t *trial_id, char **err) {
+  sqlite3_stmt *st = NULL;
+  int rc = store_identity_check(s, err);
+  if (!rc) rc = store_stmt_get(s, ST_TRIAL_BEGIN, &st, err);
+  if (rc) return rc;
+  rc = store_bind_int(st, ":sweep_id", t->sweep_id) | store_bind_int(st, ":number", t->number) |
+       store_bind_text(st, ":role", record_role_name(t->number == 0 ? ROLE_BASELINE : t->role)) |
+       store_bind_text(st, ":config", t->config_json) |
+       store_bind_text(st, ":label", t->label) | store_bind_text(st, ":xla_flags", t->xla_flags) |
+       store_bind_text(st, ":tpu_args", t->tpu_args) | store_bind_text(st, ":env", t->env_json) |
+       store_bind_text(st, ":command", t->command_json) | store_bind_pos(st, ":steps_budget", t->steps_budget) |
+       store_bind_int(st, ":slot", t->slot) | store_bind_text(st, ":log_path", t->log_path) |
+       store_bind_pos(st, ":rerun_of", t->rerun_of);
+  if (rc) return store_bind_fail(s, st, err);
+  rc = store_step_done(s, st, "starting a trial", err);
+  if (!rc && trial_id) *trial_id = sqlite3_last_insert_rowid(s->db);
+  return rc;
+}
+
+int store_trial_set_pid(store *s, int64_t trial_id, int pid, char **err) {
+  sqlite3_stmt *st = NULL;
+  int rc = store_identity_check(s, err);
+  if (!rc) rc = store_stmt_get(s, ST_TRIAL_PID, &st, err);
+  if (rc) return rc;
+  if (store_bind_int(st, ":pid", pid) | store_bind_int(st, ":id", trial_id)) return store_bind_fail(s, st, err);
+  return store_step_done(s, st, "recording a trial's pid", err);
+}
+
+/* metric.check's losses as a JSON array ("[2.31,2.29]"), NULL for none. Each with 17
+ * significant digits, so what is read back compares equal. */
+static char *losses_json(const double *v, int n) {
+  if (!v || n <= 0) return NULL;
+  size_t cap = (size_t)n * 26 + 3, len = 0;
+  char *out = xmalloc(cap);
+  out[len++] = '[';
+  for (int i = 0; i < n; i++)
+    len += (size_t)snprintf(out + len, cap - len, "%s%.17g", i ? "," : "",
+                            isfinite(v[i]) ? v[i] : 0.0);
+  out[len++] = ']';
+  out[len] = '\0';
+  return out;
+}
+
+int store_trial_losses(store *s, int64_t trial_id, double **out, int *n, char **err) {
+  sqlite3_stmt *st = NULL;
+  *out = NULL;
+  *n = 0;
+  int rc = store_stmt_get(s, ST_TRIAL_LOSSES, &st, err);
+  if (rc) return rc;
+  if (store_bind_int(st, ":id", trial_id)) return store_bind_fail(s, st, err);
+  int step = sqlite3_step(st);
+  cJSON *arr = step == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_TEXT
+                   ? cJSON_Parse((const char *)sqlite3_column_text(st, 0))
+                   : NULL;
+  rc = step == SQLITE_ROW || step == SQLITE_DONE ? 0 : store_db_fail(s, err, "loading losses");
+  store_stmt_done(st);
+  int len = cJSON_IsArray(arr) ? cJSON_GetArraySize(arr) : 0;
+  if (len > 0) *out = xmalloc(sizeof(double) * (size_t)len);
+  const cJSON *item;
+  cJSON_ArrayForEach(item, arr) if (cJSON_IsNumber(item))(*out)[(*n)++] = item->valuedouble;
+  cJSON_Delete(arr);
+  return rc;
+}
+
+/* The trial row itself. The value is kept only for ok trials: that is the schema's rule,
+ * so a pruned trial's partial value never competes with finished ones. */
+static int finish_row(store *s, int64_t trial_id, const store_trial_end *e, int n_steps,
+                      char **err) {
+  sqlite3_stmt *st = NULL;
+  int rc = store_stmt_get(s, ST_TRIAL_FINISH, &st, err);
+  if (rc) return rc;
+  int ok = e->status == OUTCOME_OK;
+  rc = store_bind_text(st, ":status", outcome_name(e->status)) |
+       store_bind_real(st, ":value", ok ? e->value : NAN) |
+       store_bind_int(st, ":n_steps", n_steps) | store_bind_text(st, ":error", e->error) |
+       store_bind_real(st, ":duration_s", e->duration_s) | store_bind_int(st, ":id", trial_id);
+  char *losses = losses_json(e->losses, e->n_losses);
+  rc |= store_bind_text(st, ":losses", losses);
+  free(losses);
+  rc |= e->has_exit ? store_bind_int(st, ":exit_code", e->exit_code) : SQLITE_OK;
+  rc |= e->term_signal ? store_bind_int(st, ":signal", e->term_signal) : SQLITE_OK;
+  if (rc) return store_bind_fail(s, st, err);
+  rc = store_step_done(s, st, "finishing a trial", err);
+  if (!rc && sqlite3_changes(s->db) != 1)
+    return diag_set(err, FT_ESTORE, "database %s: no trial %lld", s->path, (long long)trial_id);
+  return rc;
+}
+
+/* Replaces the trial's steps; step numbers start at 1. A non-finite time (never produced
+ * by the parser) is skipped rather than losing the whole outcome. */
+static int steps_replace(store *s, int64_t trial_id, const double *ms, int n, char **err) {
+  sqlite3_stmt *del = NULL, *ins = NULL;
+  int rc = store_stmt_get(s, ST_STEPS_DELETE, &del, err);
+  if (!rc) rc = store_stmt_get(s, ST_STEP_INSERT, &ins, err);
+  if (rc) return rc;
+  if (store_bind_int(del, ":trial_id", trial_id)) return store_bind_fail(s, del, err);
+  rc = store_step_done(s, del, "replacing step times", err);
+  for (int i = 0; i < n && !rc; i++) {
+    if (!isfinite(ms[i])) continue;
+    if (store_bind_int(ins, ":trial_id", trial_id) | store_bind_int(ins, ":step", i + 1) |
+        store_bind_real(ins, ":ms", ms[i]))
+      return store_bind_fail(s, ins, err);
+    rc = store_step_done(s, ins, "storing step times", err);
+  }
+  return rc;
+}
+
+int store_trial_finish(store *s, int64_t trial_id, const store_trial_end *e, const double *steps_ms,
+                       int n_steps, char **err) {
+  int rc = store_identity_check(s, err);
+  if (!rc) rc = store_run_cached(s, ST_BEGIN_WRITE, "starting a transaction", err);
+  if (rc) return rc;
+  rc = finish_row(s, trial_id, e, n_steps, err);
+  if (!rc) rc = steps_replace(s, trial_id, steps_ms, n_steps, err);
+  if (!rc) rc = store_run_cached(s, ST_COMMIT, "committing a trial", err);
+  if (rc) store_tx_rollback(s);
+  return rc;
+}
+
+int store_trials_mark(store *s, int64_t sweep_id, outcome from, outcome to, int *n, char **err) {
+  sqlite3_stmt *st = NULL;
+  int rc = store_identity_check(s, err);
+  if (!rc) rc = store_stmt_get(s, ST_TRIALS_MARK, &st, err);
+  if (rc) return rc;
+  if (store_bind_text(st, ":from", outcome_name(from)) | store_bind_text(st, ":to", outcome_name(to)) |
+      store_bind_int(st, ":sweep_id", sweep_id))
+    return store_bind_fail(s, st, err);
+  rc = store_step_done(s, st, "marking trials", err);
+  if (n) *n = rc ? 0 : sqlite3_changes(s->db);
+  return rc;
+}
+
+static double col_real(sqlite3_stmt *st, int i) {
+  return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
+}
+
+/* A role or status column as its enum; an unknown name (a newer flagtune's) reads as
+ * FALLBACK. */
+static int col_enum(sqlite3_stmt *st, int i, int (*from_name)(const char *), int fallback) {
+  int v = from_name((const char *)sqlite3_column_text(st, i));
+  return v < 0 ? fallback : v;
+}
+
+/* Reads the rows of ST (bound and ready) into trial records. */
+static int trial_rows_of(store *s, sqlite3_stmt *st, trial_record **out, int *n, char **err) {
+  int rc, cap = 0;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (*n == cap) *out = xrealloc(*out, sizeof **out * (size_t)(cap = cap ? cap * 2 : 16));
+    trial_record *t = memset(&(*out)[(*n)++], 0, sizeof **out);
+    t->id = sqlite3_column_int64(st, 0);
+    t->number = sqlite3_column_int(st, 1);
+    t->role = (trial_role)col_enum(st, 2, record_role_from_name, ROLE_SEARCH);
+    t->status = (outcome)col_enum(st, 3, outcome_from_name, OUTCOME_CRASH);
+    t->config_json = store_col_strdup(st, 4);
+    t->value = col_real(st, 5);
+    t->steps_budget = sqlite3_column_int(st, 6);
+    t->pid = sqlite3_column_int(st, 7);
+  }
+  rc = rc == SQLITE_DONE ? 0 : store_db_fail(s, err, "loading trials");
+  store_stmt_done(st);
+  return rc;
+}
+
+static int trials_rows(store *s, int64_t sweep_id, trial_record **out, int *n, char **err) {
+  sqlite3_stmt *st = NULL;
+  int rc = store_stmt_get(s, ST_TRIALS_LOAD, &st, err);
+  if (rc) return rc;
+  if (store_bind_int(st, ":sweep_id", sweep_id)) return store_bind_fail(s, st, err);
+  return trial_rows_of(s, st, out, n, err);
+}
+
+int store_warm_trials(store *s, const char *model, const char *hardware, int64_t sweep_id,
+                      trial_record **out, int *n, char **err) {
+  sqlite3_stmt *st = NULL;
+  *out = NULL;
+  *n = 0;
+  int rc = store_stmt_get(s, ST_WARM_TRIALS, &st, err);
+  if (rc) return rc;
+  if (store_bind_text(st, ":model", model) | store_bind_text(st, ":hardware", hardware) |
+      store_bind_int(st, ":sweep_id", sweep_id))
+    return store_bind_fail(s, st, err);
+  rc = trial_rows_of(s, st, out, n, err);
+  for (int i = 0; i < *n; i++) (*out)[i].number = -1;
+  if (rc) {
+    record_free(*out, *n);
+    *out = NULL;
+    *n = 0;
+  }
+  return rc;
+}
+
+int store_trial_set_profile(store *s, int64_t trial_id, const char *path, outcome status,
+                            double duration_s, char **err) {
+  sqlite3_stmt *st = NULL;
+  int rc = store_identity_check(s, err);
+  if (!rc) rc = store_stmt_get(s, ST_TRIAL_PROFILE, &st, err);
+  if (rc) return rc;
+  rc = store_bind_text(st, ":path", path) | store_bind_text(st, ":status", outcome_name(status)) |
+       store_bind_real(st, ":duration_s", duration_s) | store_bind_int(st, ":id", trial_id);
+  if (rc) return store_bind_fail(s, st, err);
+  return store_step_done(s, st, "recording a PGLE profile run", err);
+}
+
+int store_sweep_set_winner(store *s, int64_t sweep_id, const store_winner *w, char **err) {
+  sqlite3_stmt *st = NULL;
+  int rc = store_identity_check(s, err);
+  if (!rc) rc = store_stmt_get(s, ST_SWEEP_WINNER, &st, err);
+  if (rc) return rc;
+  rc = store_bind_int(st, ":trial_id", w->trial_id) | store_bind_real(st, ":winner_ms", w->value) |
+       store_bind_real(st, ":baseline_ms", w->baseline) | store_bind_int(st, ":n", w->n_trials) |
+       store_bind_real(st, ":lo", w->lo) | store_bind_real(st, ":hi", w->hi) | store_bind_int(st, ":id", sweep_id);
+  if (rc) return store_bind_fail(s, st, err);
+  return store_step_done(s, st, "recording a sweep's winner", err);
+}
+
+/* Steps arrive ordered like the trials (by number, then step), so one walk assigns them. */
+static int trials_steps(store *s, int64_t sweep_id, trial_record *t, int n, char **err) {
+  sqlite3_stmt *st = NULL;
+  int rc = store_stmt_get(s, ST_STEPS_LOAD, &st, err), k = 0, cap = 0;
+  if (rc) return rc;
+  if (store_bind_int(st, ":sweep_id", sweep_id)) return store_bind_fail(s, st, err);
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    int64_t id = sqlite3_column_int64(st, 0);
+    while (k < n && t[k].id != id) k++, cap = 0;
+    if (k == n) continue;
+    double *steps = (double *)t[k].steps;
+    if (t[k].n_steps == cap)
+      t[k].steps = steps = xrealloc(steps, sizeof(double) * (size_t)(cap = cap ? cap * 2 : 64));
+    steps[t[k].n_steps++] = sqlite3_column_double(st, 1);
+  }
+  rc = rc == SQLITE_DONE ? 0 : store_db_fail(s, err, "loading step times");
+  store_stmt_done(st);
+  return rc;
+}
+
+int store_trials_load(store *s, int64_t sweep_id, trial_record **out, int *n, char **err) {
+  *out = NULL;
+  *n = 0;
+  /* One read transaction, so a trial finishing meanwhile cannot split rows from steps. */
+  int rc = store_run_cached(s, ST_BEGIN_READ, "starting a read", err);
+  if (!rc) rc = trials_rows(s, sweep_id, out, n, err);
+  if (!rc) rc = trials_steps(s, sweep_id, *out, *n, err);
+  if (!rc) rc = store_run_cached(s, ST_COMMIT, "ending a read", err);
+  if (rc) {
+    store_tx_rollback(s);
+    record_free(*out, *n);
+    *out = NULL;
+    *n = 0;
+  }
+  return rc;
+}
+
