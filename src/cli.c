@@ -18,11 +18,13 @@
 #include "flagcmd.h"
 #include "hardware.h"
 #include "json.h"
+#include "night.h"
 #include "stats.h"
 #include "store.h"
 #include "supervise.h"
 #include "sweep.h"
 #include "trialcfg.h"
+#include "view.h"
 
 #define MAX_POS 8
 
@@ -75,85 +77,13 @@ static void print_json(const cJSON *j) {
   free(s);
 }
 
-static const char *jstr(const cJSON *o, const char *key) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-  return cJSON_IsString(v) ? v->valuestring : NULL;
-}
 
-static double jnum(const cJSON *o, const char *key) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-  return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
 
-/* Prints a number for a table cell, or "-" when missing. */
-static void cell_num(char *buf, size_t n, double v, const char *fmt) {
-  if (isnan(v))
-    snprintf(buf, n, "-");
-  else
-    snprintf(buf, n, fmt, v);
-}
 
-static double *steps_of(const cJSON *o, const char *key, int *n) {
-  const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, key);
-  *n = cJSON_IsArray(arr) ? cJSON_GetArraySize(arr) : 0;
-  double *v = xcalloc((size_t)*n + 1, sizeof(double));
-  int i = 0;
-  const cJSON *it;
-  cJSON_ArrayForEach(it, arr) v[i++] = it->valuedouble;
-  return v;
-}
 
-/* The speedup of BEST over BASE with its 95% interval, from their stored step times
- * (the warm-up steps the experiment skips are left out). Returns 0 when computable. */
-static int speedup_interval(const cJSON *best, const char *best_key, const cJSON *base,
-                            const char *base_key, int skip, double *sp, double *lo, double *hi) {
-  int nb, na;
-  double *b = steps_of(best, best_key, &nb), *a = steps_of(base, base_key, &na);
-  int rc = -1;
-  if (nb > skip && na > skip)
-    rc = stats_speedup_ci(a + skip, na - skip, b + skip, nb - skip, 12345, sp, lo, hi);
-  free(a);
-  free(b);
-  return rc;
-}
 
-/* The experiment's skip, recorded in the sweep's options. */
-static int skip_of(const cJSON *sweep_obj) {
-  const char *opts = jstr(sweep_obj, "options_json");
-  cJSON *o = opts ? cJSON_Parse(opts) : NULL;
-  double v = jnum(o, "skip");
-  cJSON_Delete(o);
-  return isnan(v) ? 0 : (int)v;
-}
 
-/* The numbers a sweep reports: its confirmed winner's pooled values and interval when the
- * sweep has one, else the best single trial against the baseline trial, with an interval
- * from their step times. Returns 0 when a speedup could be computed. */
-typedef struct {
-  double value, baseline, lo, hi;
-  int pooled; /* trials pooled for the winner, 0 for a single trial */
-} verdict;
 
-static int sweep_verdict(const cJSON *sw, verdict *v) {
-  const cJSON *best = cJSON_GetObjectItemCaseSensitive(sw, "best");
-  const cJSON *base = cJSON_GetObjectItemCaseSensitive(sw, "baseline");
-  double sp;
-  v->value = jnum(sw, "winner_ms");
-  if (!isnan(v->value)) {
-    v->baseline = jnum(sw, "winner_baseline_ms");
-    v->lo = jnum(sw, "speedup_lo");
-    v->hi = jnum(sw, "speedup_hi");
-    v->pooled = (int)jnum(sw, "winner_trials");
-    return isnan(v->baseline) ? -1 : 0;
-  }
-  v->value = jnum(best, "value");
-  v->baseline = jnum(base, "value");
-  v->lo = v->hi = NAN;
-  v->pooled = 0;
-  if (isnan(v->baseline)) return -1;
-  speedup_interval(best, "steps", base, "steps", skip_of(sw), &sp, &v->lo, &v->hi);
-  return 0;
-}
 
 /* ---- run, resume, check ---- */
 
@@ -171,129 +101,9 @@ static sweep_opts to_opts(const args *a) {
   return o;
 }
 
-/* ---- a night's sweep: hangups, closed pipes, bad mappings, --detach ---- */
-
-static void on_sigbus(int sig) {
-  static const char msg[] =
-      "flagtune: SIGBUS: a memory-mapped file went bad under the sweep (the database's WAL "
-      "index, its -shm file, was made unwritable or truncated, or its disk went away); "
-      "stopping. `flagtune resume` continues the sweep once the database is writable again.\n";
-  (void)sig;
-  ssize_t n = write(STDERR_FILENO, msg, sizeof msg - 1);
-  (void)n;
-  _exit(1);
-}
-
-/* A sweep outlives its terminal and its readers: a closed pipe (`| tee` gone) is a write
- * error, not a death (the sweep stops printing and keeps running); SIGHUP is handled on the
- * sweep's loop (noted, ignored); SIGBUS gets a message instead of a silent exit 135. */
-static void night_signals(void) {
-  signal(SIGPIPE, SIG_IGN);
-  signal(SIGHUP, SIG_IGN); /* until the sweep's loop handles it (a hangup during validation) */
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_sigbus;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGBUS, &sa, NULL);
-}
-
-typedef struct {
-  int fd;          /* the pipe to the waiting parent */
-  const char *log; /* --log, absolute; NULL: run.log in the sweep's log directory */
-} detach_ctx;
-
-/* In the detached child, once the sweep is claimed: output goes to the log from here on,
- * and the parent learns the sweep's id and the log's path. */
-static void detached_started(int64_t id, const char *log_dir, void *ud) {
-  detach_ctx *d = ud;
-  char cwd[4096];
-  char *path = d->log               ? xstrdup(d->log)
-               : log_dir[0] == '/'  ? xasprintf("%s/run.log", log_dir)
-               : getcwd(cwd, sizeof cwd) ? xasprintf("%s/%s/run.log", cwd, log_dir)
-                                    : xasprintf("%s/run.log", log_dir);
-  fflush(stdout);
-  fflush(stderr);
-  int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
-  char *line = xasprintf("%lld\t%s\n", (long long)id, fd >= 0 ? path : "-");
-  if (fd >= 0) {
-    dup2(fd, STDOUT_FILENO);
-    dup2(fd, STDERR_FILENO);
-    close(fd);
-  }
-  ssize_t n = write(d->fd, line, strlen(line));
-  (void)n;
-  close(d->fd);
-  d->fd = -1;
-  free(line);
-  free(path);
-}
-
-/* The parent of a detached sweep: waits for the child's "ID\tLOG" line, prints it and
- * returns 0; if the child ends first (bad input, nothing started), returns its exit code. */
-static int detach_parent(pid_t child, int fd) {
-  char buf[4200];
-  size_t len = 0;
-  ssize_t n;
-  while (len < sizeof buf - 1 && (n = read(fd, buf + len, sizeof buf - 1 - len)) != 0) {
-    if (n > 0) len += (size_t)n;
-  }
-  close(fd);
-  buf[len] = '\0';
-  char *tab = strchr(buf, '\t');
-  if (tab) {
-    char *nl = strchr(tab, '\n');
-    if (nl) *nl = '\0';
-    *tab = '\0';
-    printf("flagtune: sweep %s runs in the background (pid %d)\nlog: %s\n", buf, (int)child,
-           tab + 1);
-    return 0;
-  }
-  int st = 0;
-  if (waitpid(child, &st, 0) < 0) return 1;
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-/* Runs BODY (a sweep) in a detached child: a new session (no terminal, no SIGHUP), stdin
- * from /dev/null, output moved to the log once the sweep is claimed. */
-typedef int (*sweep_fn)(args *a, sweep_opts *o);
-
-static int run_detached(args *a, sweep_opts *o, sweep_fn body) {
-  int p[2];
-  char *log = NULL;
-  if (a->log) {
-    char cwd[4096];
-    log = a->log[0] == '/' || !getcwd(cwd, sizeof cwd) ? xstrdup(a->log)
-                                                        : xasprintf("%s/%s", cwd, a->log);
-  }
-  if (pipe(p) != 0) return fail(FT_ESYS, xasprintf("cannot detach: pipe: %s", strerror(errno)));
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
-  if (pid < 0) return fail(FT_ESYS, xasprintf("cannot detach: fork: %s", strerror(errno)));
-  if (pid > 0) {
-    close(p[1]);
-    free(log);
-    return detach_parent(pid, p[0]);
-  }
-  close(p[0]);
-  setsid();
-  int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (null >= 0) dup2(null, STDIN_FILENO);
-  if (null >= 0) close(null);
-  fcntl(p[1], F_SETFD, FD_CLOEXEC);
-  detach_ctx d = {.fd = p[1], .log = log};
-  o->on_started = detached_started;
-  o->ud = &d;
-  int rc = body(a, o);
-  if (d.fd >= 0) close(d.fd);
-  free(log);
-  return rc;
-}
-
 static int print_summary(const args *a, long long id);
-static int print_export(store *s, const cJSON *sweep_obj, const cJSON *best, const cJSON *base,
-                        export_format fmt, FILE *out, char **err);
+static int print_export(const cJSON *sweep_obj, const cJSON *best, export_format fmt, FILE *out,
+                        char **err);
 
 static int finish_sweep(args *a, int rc, int64_t id, int unhealthy, char *err) {
   if (rc != 0 && id == 0) return fail(rc, err);
@@ -322,10 +132,22 @@ static int do_resume(args *a, sweep_opts *o) {
   return finish_sweep(a, rc, id, unhealthy, err);
 }
 
+static int run_body(void *ctx, sweep_opts *o) { return do_run(ctx, o); }
+static int resume_body(void *ctx, sweep_opts *o) { return do_resume(ctx, o); }
+
+/* Runs BODY in the foreground, or detached with --detach. */
+static int night(args *a, sweep_opts *o, night_body body) {
+  night_signals();
+  if (!a->detach) return body(a, o);
+  int code = 0;
+  char *err = NULL;
+  int rc = night_detach(a->log, o, body, a, &code, &err);
+  return rc != 0 ? fail(rc, err) : code;
+}
+
 static int cmd_run(args *a) {
   sweep_opts o = to_opts(a);
-  night_signals();
-  return a->detach ? run_detached(a, &o, do_run) : do_run(a, &o);
+  return night(a, &o, run_body);
 }
 
 static int cmd_resume(args *a) {
@@ -337,8 +159,7 @@ static int cmd_resume(args *a) {
   int rc = store_open(o.db_path, STORE_MUST_EXIST, &db, &err);
   store_close(db);
   if (rc != 0) return fail(rc, err);
-  night_signals();
-  return a->detach ? run_detached(a, &o, do_resume) : do_resume(a, &o);
+  return night(a, &o, resume_body);
 }
 
 static int cmd_check(args *a) {
@@ -370,70 +191,21 @@ static int cmd_sweeps(args *a) {
     const cJSON *it;
     cJSON_ArrayForEach(it, list) {
       char best[32], base[32], sp[32];
-      cell_num(best, sizeof best, jnum(it, "best_ms"), "%.2f");
-      cell_num(base, sizeof base, jnum(it, "baseline_ms"), "%.2f");
-      cell_num(sp, sizeof sp, jnum(it, "speedup"), "%.3fx");
+      view_cell(best, sizeof best, view_num(it, "best_ms"), "%.2f");
+      view_cell(base, sizeof base, view_num(it, "baseline_ms"), "%.2f");
+      view_cell(sp, sizeof sp, view_num(it, "speedup"), "%.3fx");
       printf("%4.0f  %-24.24s %-16.16s %-22.22s %-11s %6.0f %5.0f %10s %10s %8s\n",
-             jnum(it, "id"), jstr(it, "name"), jstr(it, "model"), jstr(it, "hardware"),
-             jstr(it, "status"), jnum(it, "trials"), jnum(it, "ok"), best, base, sp);
+             view_num(it, "id"), view_str(it, "name"), view_str(it, "model"), view_str(it, "hardware"),
+             view_str(it, "status"), view_num(it, "trials"), view_num(it, "ok"), best, base, sp);
     }
   }
   cJSON_Delete(list);
   return 0;
 }
 
-/* ---- show ---- */
 
-static void print_counts(const cJSON *sw) {
-  const cJSON *counts = cJSON_GetObjectItemCaseSensitive(sw, "counts"), *it;
-  printf("outcomes:");
-  cJSON_ArrayForEach(it, counts) printf(" %s %d", it->string, it->valueint);
-  printf("\n");
-}
 
-/* "1.104x (95% CI 1.090-1.118)" or "1.104x" when the interval is unknown. */
-static void format_speedup(const verdict *v, char *buf, size_t n) {
-  if (isnan(v->lo))
-    snprintf(buf, n, "%.3fx", v->baseline / v->value);
-  else
-    snprintf(buf, n, "%.3fx, 95%% CI %.3f-%.3f", v->baseline / v->value, v->lo, v->hi);
-}
 
-static void print_best_line(const cJSON *sw) {
-  const cJSON *best = cJSON_GetObjectItemCaseSensitive(sw, "best");
-  const cJSON *base = cJSON_GetObjectItemCaseSensitive(sw, "baseline");
-  if (!cJSON_IsObject(best)) {
-    printf("best: none (no trial ended ok)%s\n",
-           isnan(jnum(base, "value")) ? "; the baseline failed too" : "");
-    return;
-  }
-  verdict v;
-  char sp[96];
-  int have = sweep_verdict(sw, &v) == 0;
-  printf("best: trial %.0f, %.2f ms", jnum(best, "number"), v.value);
-  if (v.pooled) printf(" (median of %d trials)", v.pooled);
-  format_speedup(&v, sp, sizeof sp);
-  if (have)
-    printf(" vs baseline %.2f ms: %s", v.baseline, sp);
-  else
-    printf(" (the baseline did not end ok: no speedup)");
-  printf("\n  %s\n", jstr(best, "label") ? jstr(best, "label") : "");
-}
-
-static void print_trials(const cJSON *sw) {
-  printf("%5s  %-8s %-11s %10s %6s %8s  %s\n", "TRIAL", "ROLE", "STATUS", "VALUE_MS", "STEPS",
-         "SECONDS", "CONFIGURATION");
-  const cJSON *it;
-  cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(sw, "trials")) {
-    char val[32], dur[32];
-    cell_num(val, sizeof val, jnum(it, "value"), "%.2f");
-    cell_num(dur, sizeof dur, jnum(it, "duration_s"), "%.1f");
-    const char *label = jstr(it, "label");
-    printf("%5.0f  %-8s %-11s %10s %6.0f %8s  %s\n", jnum(it, "number"), jstr(it, "role"),
-           jstr(it, "status"), val, jnum(it, "n_steps"), dur,
-           strcmp(jstr(it, "role"), "baseline") == 0 ? "(baseline)" : label ? label : "");
-  }
-}
 
 static int load_sweep(const args *a, const char *ref, store **s, cJSON **obj, char **err) {
   store_sweep sw = {0};
@@ -444,12 +216,6 @@ static int load_sweep(const args *a, const char *ref, store **s, cJSON **obj, ch
   return rc;
 }
 
-static void print_header(const cJSON *sw) {
-  printf("sweep %.0f \"%s\": model %s on %s, strategy %s, status %s\n", jnum(sw, "id"),
-         jstr(sw, "name"), jstr(sw, "model"), jstr(sw, "hardware"), jstr(sw, "strategy"),
-         jstr(sw, "status"));
-  if (jstr(sw, "error")) printf("error: %s\n", jstr(sw, "error"));
-}
 
 static int cmd_show(args *a) {
   store *s = NULL;
@@ -462,29 +228,16 @@ static int cmd_show(args *a) {
     print_json(obj);
   } else {
     json_terminal_safe(obj, NULL);
-    print_header(obj);
-    print_counts(obj);
-    print_best_line(obj);
+    view_header(obj);
+    view_counts(obj);
+    view_best_line(obj);
     printf("\n");
-    print_trials(obj);
+    view_trials(obj);
   }
   cJSON_Delete(obj);
   return 0;
 }
 
-/* The log is not the result: a trial whose log could not be written still ran, and its error
- * excerpt says so (exec.c's "flagtune: trial log ..."); the summary counts them. */
-static void print_log_failures(const cJSON *sw) {
-  const cJSON *it;
-  int n = 0;
-  cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(sw, "trials")) {
-    const char *e = jstr(it, "error");
-    n += e && strstr(e, "flagtune: trial log ") != NULL;
-  }
-  if (n > 0)
-    printf("logs: %d trial%s without a complete log (see %s error excerpt)\n", n,
-           n == 1 ? "" : "s", n == 1 ? "its" : "their");
-}
 
 /* Prints the end-of-run report: counts, log failures, best vs baseline, and the export
  * snippet. */
@@ -499,16 +252,15 @@ static int print_summary(const args *a, long long id) {
     cJSON *shown = cJSON_Duplicate(obj, 1);
     json_terminal_safe(shown, NULL);
     printf("\n");
-    print_header(shown);
-    print_counts(shown);
-    print_log_failures(shown);
-    print_best_line(shown);
+    view_header(shown);
+    view_counts(shown);
+    view_log_failures(shown);
+    view_best_line(shown);
     cJSON_Delete(shown);
     const cJSON *best = cJSON_GetObjectItemCaseSensitive(obj, "best");
     if (cJSON_IsObject(best)) {
       printf("\n");
-      rc = print_export(s, obj, best, cJSON_GetObjectItemCaseSensitive(obj, "baseline"), EXPORT_SH,
-                        stdout, &err);
+      rc = print_export(obj, best, EXPORT_SH, stdout, &err);
     }
   }
   store_close(s);
@@ -525,16 +277,16 @@ static int print_summary(const args *a, long long id) {
 static void warn_jaxlib_changes(const cJSON *list) {
   const cJSON *it;
   int recorded = 0;
-  cJSON_ArrayForEach(it, list) recorded |= jstr(it, "jaxlib") != NULL;
+  cJSON_ArrayForEach(it, list) recorded |= view_str(it, "jaxlib") != NULL;
   if (!recorded) return;
   char *here = NULL;
   char *software = hardware_software(getenv("FLAGTUNE_SOFTWARE_PROBE"), &here);
   cJSON_ArrayForEach(it, list) {
-    const char *then = jstr(it, "jaxlib");
+    const char *then = view_str(it, "jaxlib");
     if (then && here && strcmp(then, here) != 0)
       diag_warn("the best for %s on %s was measured with jaxlib %s; this machine has jaxlib %s: "
                 "measure again before trusting it",
-                jstr(it, "model"), jstr(it, "hardware"), then, here);
+                view_str(it, "model"), view_str(it, "hardware"), then, here);
   }
   free(software);
   free(here);
@@ -559,14 +311,14 @@ static int cmd_best(args *a) {
   const cJSON *it;
   cJSON_ArrayForEach(it, list) {
     char base[32], sp[32];
-    cell_num(base, sizeof base, jnum(it, "baseline_ms"), "%.2f ms");
-    cell_num(sp, sizeof sp, jnum(it, "speedup"), "%.3fx");
+    view_cell(base, sizeof base, view_num(it, "baseline_ms"), "%.2f ms");
+    view_cell(sp, sizeof sp, view_num(it, "speedup"), "%.3fx");
     printf("%s on %s: %.2f ms vs baseline %s (%s), sweep %.0f \"%s\" trial %.0f%s%s\n",
-           jstr(it, "model"), jstr(it, "hardware"), jnum(it, "value"), base, sp,
-           jnum(it, "sweep_id"), jstr(it, "sweep_name"), jnum(it, "trial"),
-           jstr(it, "software") ? ", measured with " : "",
-           jstr(it, "software") ? jstr(it, "software") : "");
-    printf("  XLA_FLAGS=%s\n", jstr(it, "xla_flags") ? jstr(it, "xla_flags") : "");
+           view_str(it, "model"), view_str(it, "hardware"), view_num(it, "value"), base, sp,
+           view_num(it, "sweep_id"), view_str(it, "sweep_name"), view_num(it, "trial"),
+           view_str(it, "software") ? ", measured with " : "",
+           view_str(it, "software") ? view_str(it, "software") : "");
+    printf("  XLA_FLAGS=%s\n", view_str(it, "xla_flags") ? view_str(it, "xla_flags") : "");
   }
   warn_jaxlib_changes(list);
   cJSON_Delete(list);
@@ -583,25 +335,23 @@ static int parse_format(const char *f, export_format *out, char **err) {
   return 0;
 }
 
-static int print_export(store *s, const cJSON *sweep_obj, const cJSON *best, const cJSON *base,
-                        export_format fmt, FILE *out, char **err) {
-  (void)s;
-  char *c1 = xasprintf("flagtune: sweep %.0f \"%s\", model %s on %s", jnum(sweep_obj, "id"),
-                       jstr(sweep_obj, "name"), jstr(sweep_obj, "model"),
-                       jstr(sweep_obj, "hardware"));
+static int print_export(const cJSON *sweep_obj, const cJSON *best, export_format fmt, FILE *out,
+                        char **err) {
+  char *c1 = xasprintf("flagtune: sweep %.0f \"%s\", model %s on %s", view_num(sweep_obj, "id"),
+                       view_str(sweep_obj, "name"), view_str(sweep_obj, "model"),
+                       view_str(sweep_obj, "hardware"));
   verdict v;
   char sp[96], *c2;
-  (void)base;
-  if (sweep_verdict(sweep_obj, &v) == 0) {
-    format_speedup(&v, sp, sizeof sp);
+  if (view_verdict(sweep_obj, &v) == 0) {
+    view_format_speedup(&v, sp, sizeof sp);
     c2 = xasprintf("step %.2f ms vs baseline %.2f ms (%s), trial %.0f%s", v.value, v.baseline, sp,
-                   jnum(best, "number"), v.pooled ? ", confirmed" : "");
+                   view_num(best, "number"), v.pooled ? ", confirmed" : "");
   } else {
     c2 = xasprintf("step %.2f ms (no baseline measurement), trial %.0f", v.value,
-                   jnum(best, "number"));
+                   view_num(best, "number"));
   }
   const char *comments[2] = {c1, c2};
-  cJSON *env = cJSON_Parse(jstr(best, "env") ? jstr(best, "env") : "{}");
+  cJSON *env = cJSON_Parse(view_str(best, "env") ? view_str(best, "env") : "{}");
   int n_env = cJSON_GetArraySize(env), i = 0;
   const char **names = xcalloc((size_t)n_env + 1, sizeof(char *));
   const char **values = xcalloc((size_t)n_env + 1, sizeof(char *));
@@ -610,7 +360,7 @@ static int print_export(store *s, const cJSON *sweep_obj, const cJSON *best, con
     names[i] = it->string;
     values[i++] = cJSON_IsString(it) ? it->valuestring : "";
   }
-  export_info info = {comments, 2, jstr(best, "xla_flags"), jstr(best, "tpu_args"),
+  export_info info = {comments, 2, view_str(best, "xla_flags"), view_str(best, "tpu_args"),
                       names, values, i};
   int rc = trialcfg_export(out, fmt, &info, err);
   free(names);
@@ -637,7 +387,7 @@ static int best_across(store *s, const args *a, cJSON **sweep_obj, cJSON **best,
   cJSON *row = cJSON_DetachItemFromArray(list, 0);
   cJSON_Delete(list);
   char ref[32];
-  snprintf(ref, sizeof ref, "%.0f", jnum(row, "sweep_id"));
+  snprintf(ref, sizeof ref, "%.0f", view_num(row, "sweep_id"));
   store_sweep sw = {0};
   rc = store_sweep_get(s, ref, &sw, err);
   if (rc == 0) rc = store_show_sweep(s, sw.id, sweep_obj, err);
@@ -646,8 +396,7 @@ static int best_across(store *s, const args *a, cJSON **sweep_obj, cJSON **best,
   return rc;
 }
 
-static int write_export(args *a, store *s, cJSON *sw, const cJSON *best, const cJSON *base,
-                        char **err) {
+static int write_export(args *a, const cJSON *sw, const cJSON *best, char **err) {
   export_format fmt = EXPORT_SH;
   int rc = parse_format(a->format, &fmt, err);
   if (rc != 0) return rc;
@@ -662,7 +411,7 @@ static int write_export(args *a, store *s, cJSON *sw, const cJSON *best, const c
       return rc;
     }
   }
-  rc = print_export(s, sw, best, base, fmt, out, err);
+  rc = print_export(sw, best, fmt, out, err);
   if (a->output) {
     if (fclose(out) != 0 && rc == 0) rc = diag_set(err, FT_ESYS, "cannot write %s", a->output);
     if (rc == 0 && rename(tmp, a->output) != 0)
@@ -695,7 +444,7 @@ static int cmd_export(args *a) {
   if (rc == 0 && !cJSON_IsObject(best))
     rc = diag_set(&err, FT_EINPUT, "sweep %s has no ok trial to export", a->pos[0]);
   if (rc == 0)
-    rc = write_export(a, s, sw, best, cJSON_GetObjectItemCaseSensitive(sw, "baseline"), &err);
+    rc = write_export(a, sw, best, &err);
   cJSON_Delete(sw);
   cJSON_Delete(best_row);
   store_close(s);

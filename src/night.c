@@ -1,0 +1,139 @@
+/* A night's sweep: what keeps it alive when its terminal and its readers go. A closed pipe
+ * (`| tee` gone) is a write error, not a death; SIGHUP is ignored until the sweep's loop
+ * handles it; SIGBUS gets a message instead of a silent exit 135; --detach runs the sweep in
+ * a new session with its output in a log, the parent returning once the sweep is claimed.
+ * Must not know what a sweep does: it runs the body it is given. */
+#include "night.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "diag.h"
+
+static void on_sigbus(int sig) {
+  static const char msg[] =
+      "flagtune: SIGBUS: a memory-mapped file went bad under the sweep (the database's WAL "
+      "index, its -shm file, was made unwritable or truncated, or its disk went away); "
+      "stopping. `flagtune resume` continues the sweep once the database is writable again.\n";
+  (void)sig;
+  ssize_t n = write(STDERR_FILENO, msg, sizeof msg - 1);
+  (void)n;
+  _exit(1);
+}
+
+/* A sweep outlives its terminal and its readers: a closed pipe (`| tee` gone) is a write
+ * error, not a death (the sweep stops printing and keeps running); SIGHUP is handled on the
+ * sweep's loop (noted, ignored); SIGBUS gets a message instead of a silent exit 135. */
+void night_signals(void) {
+  signal(SIGPIPE, SIG_IGN);
+  signal(SIGHUP, SIG_IGN); /* until the sweep's loop handles it (a hangup during validation) */
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_sigbus;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGBUS, &sa, NULL);
+}
+
+typedef struct {
+  int fd;          /* the pipe to the waiting parent */
+  const char *log; /* --log, absolute; NULL: run.log in the sweep's log directory */
+} detach_ctx;
+
+/* In the detached child, once the sweep is claimed: output goes to the log from here on,
+ * and the parent learns the sweep's id and the log's path. */
+static void detached_started(int64_t id, const char *log_dir, void *ud) {
+  detach_ctx *d = ud;
+  char cwd[4096];
+  char *path = d->log               ? xstrdup(d->log)
+               : log_dir[0] == '/'  ? xasprintf("%s/run.log", log_dir)
+               : getcwd(cwd, sizeof cwd) ? xasprintf("%s/%s/run.log", cwd, log_dir)
+                                    : xasprintf("%s/run.log", log_dir);
+  fflush(stdout);
+  fflush(stderr);
+  int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  char *line = xasprintf("%lld\t%s\n", (long long)id, fd >= 0 ? path : "-");
+  if (fd >= 0) {
+    dup2(fd, STDOUT_FILENO);
+    dup2(fd, STDERR_FILENO);
+    close(fd);
+  }
+  ssize_t n = write(d->fd, line, strlen(line));
+  (void)n;
+  close(d->fd);
+  d->fd = -1;
+  free(line);
+  free(path);
+}
+
+/* The parent of a detached sweep: waits for the child's "ID\tLOG" line, prints it and
+ * returns 0; if the child ends first (bad input, nothing started), returns its exit code. */
+static int detach_parent(pid_t child, int fd) {
+  char buf[4200];
+  size_t len = 0;
+  ssize_t n;
+  while (len < sizeof buf - 1 && (n = read(fd, buf + len, sizeof buf - 1 - len)) != 0) {
+    if (n > 0) len += (size_t)n;
+  }
+  close(fd);
+  buf[len] = '\0';
+  char *tab = strchr(buf, '\t');
+  if (tab) {
+    char *nl = strchr(tab, '\n');
+    if (nl) *nl = '\0';
+    *tab = '\0';
+    printf("flagtune: sweep %s runs in the background (pid %d)\nlog: %s\n", buf, (int)child,
+           tab + 1);
+    return 0;
+  }
+  int st = 0;
+  if (waitpid(child, &st, 0) < 0) return 1;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+int night_detach(const char *log_arg, sweep_opts *o, night_body body, void *ctx, int *code,
+                 char **err) {
+  int p[2];
+  char *log = NULL;
+  if (log_arg) {
+    char cwd[4096];
+    log = log_arg[0] == '/' || !getcwd(cwd, sizeof cwd) ? xstrdup(log_arg)
+                                                        : xasprintf("%s/%s", cwd, log_arg);
+  }
+  if (pipe(p) != 0) {
+    free(log);
+    return diag_set(err, FT_ESYS, "cannot detach: pipe: %s", strerror(errno));
+  }
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0) {
+    free(log);
+    return diag_set(err, FT_ESYS, "cannot detach: fork: %s", strerror(errno));
+  }
+  if (pid > 0) {
+    close(p[1]);
+    free(log);
+    *code = detach_parent(pid, p[0]);
+    return 0;
+  }
+  close(p[0]);
+  setsid();
+  int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (null >= 0) dup2(null, STDIN_FILENO);
+  if (null >= 0) close(null);
+  fcntl(p[1], F_SETFD, FD_CLOEXEC);
+  detach_ctx d = {.fd = p[1], .log = log};
+  o->on_started = detached_started;
+  o->ud = &d;
+  *code = body(ctx, o);
+  if (d.fd >= 0) close(d.fd);
+  free(log);
+  return 0;
+}

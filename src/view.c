@@ -1,0 +1,158 @@
+/* How a sweep reads on a terminal: its header, outcome counts, best-versus-baseline line with
+ * its 95 % interval, trial table and log failures, from the cJSON listings of store_list.c.
+ * Pure formatting: must not open the database or decide anything a listing does not say. */
+#include "view.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag.h"
+#include "stats.h"
+
+const char *view_str(const cJSON *o, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+double view_num(const cJSON *o, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* Prints a number for a table cell, or "-" when missing. */
+void view_cell(char *buf, size_t n, double v, const char *fmt) {
+  if (isnan(v))
+    snprintf(buf, n, "-");
+  else
+    snprintf(buf, n, fmt, v);
+}
+
+static double *steps_of(const cJSON *o, const char *key, int *n) {
+  const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, key);
+  *n = cJSON_IsArray(arr) ? cJSON_GetArraySize(arr) : 0;
+  double *v = xcalloc((size_t)*n + 1, sizeof(double));
+  int i = 0;
+  const cJSON *it;
+  cJSON_ArrayForEach(it, arr) v[i++] = it->valuedouble;
+  return v;
+}
+
+/* The speedup of BEST over BASE with its 95% interval, from their stored step times
+ * (the warm-up steps the experiment skips are left out). Returns 0 when computable. */
+static int speedup_interval(const cJSON *best, const char *best_key, const cJSON *base,
+                            const char *base_key, int skip, double *sp, double *lo, double *hi) {
+  int nb, na;
+  double *b = steps_of(best, best_key, &nb), *a = steps_of(base, base_key, &na);
+  int rc = -1;
+  if (nb > skip && na > skip)
+    rc = stats_speedup_ci(a + skip, na - skip, b + skip, nb - skip, 12345, sp, lo, hi);
+  free(a);
+  free(b);
+  return rc;
+}
+
+/* The experiment's skip, recorded in the sweep's options. */
+static int skip_of(const cJSON *sweep_obj) {
+  const char *opts = view_str(sweep_obj, "options_json");
+  cJSON *o = opts ? cJSON_Parse(opts) : NULL;
+  double v = view_num(o, "skip");
+  cJSON_Delete(o);
+  return isnan(v) ? 0 : (int)v;
+}
+
+int view_verdict(const cJSON *sw, verdict *v) {
+  const cJSON *best = cJSON_GetObjectItemCaseSensitive(sw, "best");
+  const cJSON *base = cJSON_GetObjectItemCaseSensitive(sw, "baseline");
+  double sp;
+  v->value = view_num(sw, "winner_ms");
+  if (!isnan(v->value)) {
+    v->baseline = view_num(sw, "winner_baseline_ms");
+    v->lo = view_num(sw, "speedup_lo");
+    v->hi = view_num(sw, "speedup_hi");
+    v->pooled = (int)view_num(sw, "winner_trials");
+    return isnan(v->baseline) ? -1 : 0;
+  }
+  v->value = view_num(best, "value");
+  v->baseline = view_num(base, "value");
+  v->lo = v->hi = NAN;
+  v->pooled = 0;
+  if (isnan(v->baseline)) return -1;
+  speedup_interval(best, "steps", base, "steps", skip_of(sw), &sp, &v->lo, &v->hi);
+  return 0;
+}
+
+/* "1.104x (95% CI 1.090-1.118)" or "1.104x" when the interval is unknown. */
+void view_format_speedup(const verdict *v, char *buf, size_t n) {
+  if (isnan(v->lo))
+    snprintf(buf, n, "%.3fx", v->baseline / v->value);
+  else
+    snprintf(buf, n, "%.3fx, 95%% CI %.3f-%.3f", v->baseline / v->value, v->lo, v->hi);
+}
+
+/* ---- show ---- */
+
+void view_counts(const cJSON *sw) {
+  const cJSON *counts = cJSON_GetObjectItemCaseSensitive(sw, "counts"), *it;
+  printf("outcomes:");
+  cJSON_ArrayForEach(it, counts) printf(" %s %d", it->string, it->valueint);
+  printf("\n");
+}
+
+void view_best_line(const cJSON *sw) {
+  const cJSON *best = cJSON_GetObjectItemCaseSensitive(sw, "best");
+  const cJSON *base = cJSON_GetObjectItemCaseSensitive(sw, "baseline");
+  if (!cJSON_IsObject(best)) {
+    printf("best: none (no trial ended ok)%s\n",
+           isnan(view_num(base, "value")) ? "; the baseline failed too" : "");
+    return;
+  }
+  verdict v;
+  char sp[96];
+  int have = view_verdict(sw, &v) == 0;
+  printf("best: trial %.0f, %.2f ms", view_num(best, "number"), v.value);
+  if (v.pooled) printf(" (median of %d trials)", v.pooled);
+  view_format_speedup(&v, sp, sizeof sp);
+  if (have)
+    printf(" vs baseline %.2f ms: %s", v.baseline, sp);
+  else
+    printf(" (the baseline did not end ok: no speedup)");
+  printf("\n  %s\n", view_str(best, "label") ? view_str(best, "label") : "");
+}
+
+void view_trials(const cJSON *sw) {
+  printf("%5s  %-8s %-11s %10s %6s %8s  %s\n", "TRIAL", "ROLE", "STATUS", "VALUE_MS", "STEPS",
+         "SECONDS", "CONFIGURATION");
+  const cJSON *it;
+  cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(sw, "trials")) {
+    char val[32], dur[32];
+    view_cell(val, sizeof val, view_num(it, "value"), "%.2f");
+    view_cell(dur, sizeof dur, view_num(it, "duration_s"), "%.1f");
+    const char *label = view_str(it, "label");
+    printf("%5.0f  %-8s %-11s %10s %6.0f %8s  %s\n", view_num(it, "number"), view_str(it, "role"),
+           view_str(it, "status"), val, view_num(it, "n_steps"), dur,
+           strcmp(view_str(it, "role"), "baseline") == 0 ? "(baseline)" : label ? label : "");
+  }
+}
+
+void view_header(const cJSON *sw) {
+  printf("sweep %.0f \"%s\": model %s on %s, strategy %s, status %s\n", view_num(sw, "id"),
+         view_str(sw, "name"), view_str(sw, "model"), view_str(sw, "hardware"), view_str(sw, "strategy"),
+         view_str(sw, "status"));
+  if (view_str(sw, "error")) printf("error: %s\n", view_str(sw, "error"));
+}
+
+/* The log is not the result: a trial whose log could not be written still ran, and its error
+ * excerpt says so (exec.c's "flagtune: trial log ..."); the summary counts them. */
+void view_log_failures(const cJSON *sw) {
+  const cJSON *it;
+  int n = 0;
+  cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(sw, "trials")) {
+    const char *e = view_str(it, "error");
+    n += e && strstr(e, "flagtune: trial log ") != NULL;
+  }
+  if (n > 0)
+    printf("logs: %d trial%s without a complete log (see %s error excerpt)\n", n,
+           n == 1 ? "" : "s", n == 1 ? "its" : "their");
+}

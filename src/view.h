@@ -1,0 +1,36 @@
+/* How a sweep reads on a terminal (see view.c). Every function takes a cJSON object as the
+ * store's listings give it (store_show_sweep), already made terminal-safe by the caller. */
+#ifndef FLAGTUNE_VIEW_H
+#define FLAGTUNE_VIEW_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+/* A string or number field of O, or NULL / NaN when it is missing or of another type. */
+const char *view_str(const cJSON *o, const char *key);
+double view_num(const cJSON *o, const char *key);
+/* V printed with FMT into BUF (N bytes), or "-" when V is NaN. */
+void view_cell(char *buf, size_t n, double v, const char *fmt);
+
+/* The numbers a sweep reports: its confirmed winner's pooled values and interval when the
+ * sweep has one, else the best single trial against the baseline trial, with an interval
+ * from their step times. Returns 0 when a speedup could be computed. */
+typedef struct {
+  double value, baseline, lo, hi;
+  int pooled; /* trials pooled for the winner, 0 for a single trial */
+} verdict;
+
+/* Fills *V for the sweep object SW (store_show_sweep). Returns 0 when a speedup could be
+ * computed. */
+int view_verdict(const cJSON *sw, verdict *v);
+/* "1.104x, 95% CI 1.09-1.12" (or without the interval) into BUF. */
+void view_format_speedup(const verdict *v, char *buf, size_t n);
+
+/* The lines of `show` and of the end-of-run summary, on stdout. */
+void view_header(const cJSON *sw);
+void view_counts(const cJSON *sw);
+void view_log_failures(const cJSON *sw);
+void view_best_line(const cJSON *sw);
+void view_trials(const cJSON *sw);
+
+#endif
