@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "diag.h"
+#include "store.h"
 #include "hardware.h"
 #include "trialcfg.h"
 
@@ -440,4 +441,25 @@ void experiment_allow_flags(lhost *h, const char *const *names, int n) {
   }
   lua_setfield(L, -2, "imported_flags");
   lua_pop(L, 1);
+}
+
+/* Hands the flag names of the database's imported jaxlib lists (if any) to the experiment
+ * checks. Reads the database only if it already exists. */
+void experiment_allow_imported(lhost *h, const char *db_path) {
+  store *db = NULL;
+  cJSON *rows = NULL;
+  if (store_open(db_path, STORE_READONLY, &db, NULL) != 0) return;
+  if (store_flags_names(db, &rows, NULL) == 0) {
+    int n = cJSON_GetArraySize(rows), k = 0;
+    const char **names = xcalloc((size_t)n + 1, sizeof(char *));
+    const cJSON *row;
+    cJSON_ArrayForEach(row, rows) {
+      const cJSON *name = cJSON_GetObjectItemCaseSensitive(row, "name");
+      if (cJSON_IsString(name)) names[k++] = name->valuestring;
+    }
+    experiment_allow_flags(h, names, k);
+    free(names);
+  }
+  cJSON_Delete(rows);
+  store_close(db);
 }

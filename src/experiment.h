@@ -90,6 +90,10 @@ void experiment_free(experiment *e);
  * they accept the catalog's. Call before experiment_load. */
 void experiment_allow_flags(lhost *h, const char *const *names, int n);
 
+/* experiment_allow_flags with every flag the imported jaxlib lists of the database at DB_PATH
+ * hold (`flagtune flags import`). Reads the database only if it already exists. */
+void experiment_allow_imported(lhost *h, const char *db_path);
+
 /* Replaces budget.trials and budget.hours (command-line overrides), in the struct and in
  * the validated table the strategy reads as options.budget. */
 void experiment_override_budget(experiment *e, int trials, double hours);

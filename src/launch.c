@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "diag.h"
 #include "json.h"
@@ -155,3 +156,62 @@ int launch_make_dirs(const char *path, char **err) {
   free(copy);
   return rc;
 }
+
+/* ---- where a sweep runs: its directory and its command as `run` resolved them ---- */
+
+char *launch_cwd(void) {
+  char buf[4096];
+  return getcwd(buf, sizeof buf) ? xstrdup(buf) : NULL;
+}
+
+/* PATH made absolute against DIR (a copy). */
+char *launch_absolute(const char *path, const char *dir) {
+  if (path[0] == '/' || !dir) return xstrdup(path);
+  return xasprintf("%s/%s", dir, path);
+}
+
+/* argv[0] as a trial started in CWD would run it: a name without '/' found on $PATH, a
+ * relative path made absolute against the trial's directory; unchanged when not found. */
+static char *resolve_program(const char *prog, const char *trial_dir) {
+  if (strchr(prog, '/')) return launch_absolute(prog, trial_dir);
+  const char *path = getenv("PATH");
+  for (const char *p = path; p && *p;) {
+    size_t n = strcspn(p, ":");
+    char *cand = n ? xasprintf("%.*s/%s", (int)n, p, prog) : xasprintf("./%s", prog);
+    char *full = cand[0] == '/' ? cand : launch_absolute(cand, trial_dir);
+    if (full != cand) free(cand);
+    if (access(full, X_OK) == 0) return full;
+    free(full);
+    p += n + (p[n] == ':');
+  }
+  return xstrdup(prog);
+}
+
+char *launch_command_json(const experiment *e, const char *cwd) {
+  char *trial_dir = e->workdir ? launch_absolute(e->workdir, cwd) : cwd ? xstrdup(cwd) : NULL;
+  cJSON *cmd = cJSON_CreateArray();
+  for (int i = 0; e->command && e->command[i]; i++) {
+    char *arg = i == 0 ? resolve_program(e->command[i], trial_dir) : xstrdup(e->command[i]);
+    cJSON_AddItemToArray(cmd, cJSON_CreateString(arg));
+    free(arg);
+  }
+  char *out = json_print(cmd);
+  cJSON_Delete(cmd);
+  free(trial_dir);
+  return out;
+}
+
+/* On resume: the stored command's argv[0] (as `run` resolved it) replaces the template's,
+ * when the template still has the stored shape. */
+void launch_use_stored_command(experiment *e, const char *command_json) {
+  cJSON *cmd = command_json ? cJSON_Parse(command_json) : NULL;
+  int n = 0;
+  while (e->command && e->command[n]) n++;
+  const cJSON *first = cJSON_GetArrayItem(cmd, 0);
+  if (n > 0 && cJSON_GetArraySize(cmd) == n && cJSON_IsString(first)) {
+    free(e->command[0]);
+    e->command[0] = xstrdup(first->valuestring);
+  }
+  cJSON_Delete(cmd);
+}
+

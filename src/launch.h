@@ -57,4 +57,17 @@ char *launch_log_dir(const char *db_path, const char *override, int64_t id);
 /* Creates PATH and its parents. FT_ESYS with *err on failure. */
 int launch_make_dirs(const char *path, char **err);
 
+/* The current directory (a new string), or NULL when it cannot be read. */
+char *launch_cwd(void);
+/* PATH made absolute against DIR (a new string; a copy when PATH is absolute or DIR NULL). */
+char *launch_absolute(const char *path, const char *dir);
+/* E's command as a JSON array with argv[0] as a trial started from CWD would run it: a name
+ * without '/' found on $PATH, a relative path made absolute against the trial's directory
+ * (workdir, itself against CWD); unchanged when not found. What `run` stores so that a
+ * resume from anywhere runs the same trials. Caller frees. */
+char *launch_command_json(const experiment *e, const char *cwd);
+/* On resume: the stored command's argv[0] (COMMAND_JSON, as `run` resolved it) replaces E's,
+ * when E's command still has the stored shape. */
+void launch_use_stored_command(experiment *e, const char *command_json);
+
 #endif

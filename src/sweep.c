@@ -2,7 +2,8 @@
  * budget and the deadline, the queue of trials to run (baseline and re-runs first, then the
  * strategy's proposals, then the confirmation), the signal policy, the sweep's setup and its
  * row's status. One running trial is trial.c's; building its launch, launch.c's; what a
- * resume owes, resume.c's; processes, the executor's. It decides nothing about syntax,
+ * resume owes, resume.c's (carried out by sweep_resume.c, which shares sweep_impl.h);
+ * processes, the executor's. It decides nothing about syntax,
  * flags, quoting, processes, outcome rules or SQL: it wires them together. */
 #include "sweep.h"
 
@@ -32,65 +33,14 @@
 
 extern char **environ;
 
-/* A trial waiting for a slot. */
-typedef struct {
-  proposal prop;
-  trial_role role;
-  int rerun_of;
-} pending;
+#include "sweep_impl.h"
 
-typedef struct sweep {
-  uv_loop_t loop;
-  uv_signal_t sigint, sigterm, sighup;
-  lhost *host;
-  experiment *exp;
-  strategy *strat;
-  store *db;
-  executor *x;
-  trial_ctx tctx;     /* what every trial of the sweep shares */
-  int64_t id;
-  int64_t seed;
-  int parallel;
-  int budget_trials;  /* trials that count: everything but lost and interrupted */
-  int counted;        /* trials started (or finished) that count against the budget */
-  double deadline;    /* monotonic seconds; 0: none */
-  int next_number;
-  trial **slots;
-  int n_running;
-  pending *queue;
-  int n_queue, cap_queue;
-  int stopping;       /* 1: first signal seen, 2: second */
-  int strategy_exhausted;
-  int failed;         /* a store or strategy error ended the sweep */
-  int store_fault;    /* the database could not be written (disk full, deleted, replaced) */
-  char *fail_reason;
-  char *log_dir;
-  char **devices;     /* each slot's CUDA_VISIBLE_DEVICES (NULL entries: left alone) */
-  metric_spec metric;
-  metric_spec check;    /* metric.check's loss */
-  double *check_ref;    /* the baseline's losses every trial is compared with */
-  int n_check_ref;
-  int check_waits;      /* metric.check: trials wait for the baseline's losses */
-  classify_patterns patterns;
-  double baseline_ms;
-  double best_ms;
-  int n_ok;
-  int baseline_ok;
-  int search_budget;    /* budget_trials less the confirmation trials */
-  int confirm_counted;  /* confirmation trials among the counted (they are not search) */
-  int confirm_planned;  /* the confirmation trials are queued */
-  int deadline_hit;     /* the time budget ran out */
-  uv_timer_t deadline_timer;
-  double *durations;    /* of finished trials, for "can the next one finish in time?" */
-  int n_durations;
-  char *hardware;       /* resolved fingerprint */
-} sweep;
 
 static double now_s(void) { return (double)uv_hrtime() / 1e9; }
 
 /* ---- the queue ---- */
 
-static void queue_push(sweep *sw, proposal *p, trial_role role, int rerun_of) {
+void sweep_queue_push(sweep *sw, proposal *p, trial_role role, int rerun_of) {
   if (sw->n_queue == sw->cap_queue) {
     sw->cap_queue = sw->cap_queue ? sw->cap_queue * 2 : 8;
     sw->queue = xrealloc(sw->queue, sizeof(pending) * (size_t)sw->cap_queue);
@@ -287,7 +237,7 @@ static void refill_queue(sweep *sw, int n) {
     free(err);
     return;
   }
-  for (int i = 0; i < got; i++) queue_push(sw, &props[i], ROLE_SEARCH, 0);
+  for (int i = 0; i < got; i++) sweep_queue_push(sw, &props[i], ROLE_SEARCH, 0);
   free(props);
   if (got == 0 && (strategy_done(sw->strat) || sw->n_running == 0)) sw->strategy_exhausted = 1;
 }
@@ -321,7 +271,7 @@ static void plan_confirmation(sweep *sw) {
       fail(sw, err);
       break;
     }
-    queue_push(sw, &p, ROLE_CONFIRM, 0);
+    sweep_queue_push(sw, &p, ROLE_CONFIRM, 0);
   }
   if (n_configs > 0)
     diag_note("flagtune: confirming: %d re-measurement%s of the baseline and the top %d", n_configs,
@@ -387,7 +337,7 @@ static void on_signal(uv_signal_t *h, int signum) {
 
 /* ---- setup and teardown ---- */
 
-static void sweep_free(sweep *sw) {
+void sweep_free(sweep *sw) {
   for (int i = 0; i < sw->n_queue; i++) proposal_clear(&sw->queue[i].prop);
   free(sw->queue);
   free(sw->slots);
@@ -462,33 +412,12 @@ static trial_record *warm_history(sweep *sw, const char *db_path, const trial_re
   return all;
 }
 
-/* Hands the flag names of the database's imported jaxlib lists (if any) to the experiment
- * checks. Reads the database only if it already exists. */
-static void allow_imported_flags(lhost *h, const char *db_path) {
-  store *db = NULL;
-  cJSON *rows = NULL;
-  if (store_open(db_path, STORE_READONLY, &db, NULL) != 0) return;
-  if (store_flags_names(db, &rows, NULL) == 0) {
-    int n = cJSON_GetArraySize(rows), k = 0;
-    const char **names = xcalloc((size_t)n + 1, sizeof(char *));
-    const cJSON *row;
-    cJSON_ArrayForEach(row, rows) {
-      const cJSON *name = cJSON_GetObjectItemCaseSensitive(row, "name");
-      if (cJSON_IsString(name)) names[k++] = name->valuestring;
-    }
-    experiment_allow_flags(h, names, k);
-    free(names);
-  }
-  cJSON_Delete(rows);
-  store_close(db);
-}
-
 /* Loads the experiment and creates the strategy (replaying HIST): everything that can be
  * the user's fault. */
-static int prepare(sweep *sw, const char *path, const char *text, const sweep_opts *o,
+int sweep_prepare(sweep *sw, const char *path, const char *text, const sweep_opts *o,
                    const trial_record *hist, int n_hist, char **err) {
   int rc = lhost_new(&sw->host, err);
-  if (rc == 0) allow_imported_flags(sw->host, o->db_path);
+  if (rc == 0) experiment_allow_imported(sw->host, o->db_path);
   if (rc == 0) rc = experiment_load(sw->host, path, text, &sw->exp, err);
   if (rc != 0) return rc;
   apply_opts(sw, o);
@@ -516,7 +445,7 @@ static int prepare(sweep *sw, const char *path, const char *text, const sweep_op
   return rc;
 }
 
-static char *options_json(const sweep *sw, const sweep_opts *o) {
+char *sweep_options_json(const sweep *sw, const sweep_opts *o) {
   cJSON *j = cJSON_CreateObject();
   if (o->parallel > 0) cJSON_AddNumberToObject(j, "parallel", o->parallel);
   if (o->trials > 0) cJSON_AddNumberToObject(j, "trials", o->trials);
@@ -533,7 +462,7 @@ static int create_sweep(sweep *sw, const sweep_opts *o, char **err) {
   experiment *e = sw->exp;
   char host[256] = "";
   gethostname(host, sizeof host - 1);
-  char *opts = options_json(sw, o);
+  char *opts = sweep_options_json(sw, o);
   char *jaxlib = NULL;
   char *software = e->software_probe_off ? NULL : hardware_software(e->software_probe, &jaxlib);
   store_sweep_new n = {.name = o->name ? o->name : e->name,
@@ -618,7 +547,7 @@ static void record_end(sweep *sw) {
 }
 
 /* Runs the loop until every trial has ended, then records how the sweep ended. */
-static int drive(sweep *sw, char **err) {
+int sweep_drive(sweep *sw, char **err) {
   uv_signal_init(&sw->loop, &sw->sigint);
   uv_signal_init(&sw->loop, &sw->sigterm);
   sw->sigint.data = sw->sigterm.data = sw;
@@ -657,7 +586,7 @@ static int drive(sweep *sw, char **err) {
 
 /* Starts the loop and the executor and fixes where logs go: what run and resume share once
  * the sweep is claimed. */
-static int begin(sweep *sw, const char *db_path, const sweep_opts *o, int64_t *sweep_id,
+int sweep_begin(sweep *sw, const char *db_path, const sweep_opts *o, int64_t *sweep_id,
                  char **err) {
   *sweep_id = sw->id;
   if (uv_loop_init(&sw->loop) != 0) return diag_set(err, FT_ESYS, "uv_loop_init");
@@ -682,11 +611,11 @@ static int begin(sweep *sw, const char *db_path, const sweep_opts *o, int64_t *s
 
 /* Everything up to the first database write: experiment, strategy, baseline, first ask. */
 static int validate(sweep *sw, const char *path, const sweep_opts *o, char **err) {
-  int rc = prepare(sw, path, NULL, o, NULL, 0, err);
+  int rc = sweep_prepare(sw, path, NULL, o, NULL, 0, err);
   if (rc == 0) {
     proposal base;
     rc = strategy_render(sw->strat, "{}", &base, err);
-    if (rc == 0) queue_push(sw, &base, ROLE_BASELINE, 0);
+    if (rc == 0) sweep_queue_push(sw, &base, ROLE_BASELINE, 0);
   }
   if (rc == 0) refill_queue(sw, sw->parallel); /* a strategy that fails at once writes nothing */
   if (rc == 0 && sw->failed) rc = diag_set(err, FT_EINPUT, "%s", sw->fail_reason);
@@ -711,67 +640,15 @@ int sweep_check(const char *path, const sweep_opts *o, char **summary, char **er
 
 /* ---- where a sweep runs ---- */
 
-static char *current_dir(void) {
-  char buf[4096];
-  return getcwd(buf, sizeof buf) ? xstrdup(buf) : NULL;
-}
-
-/* PATH made absolute against DIR (a copy). */
-static char *absolute(const char *path, const char *dir) {
-  if (path[0] == '/' || !dir) return xstrdup(path);
-  return xasprintf("%s/%s", dir, path);
-}
-
-/* argv[0] as a trial started in CWD would run it: a name without '/' found on $PATH, a
- * relative path made absolute against the trial's directory; unchanged when not found. */
-static char *resolve_program(const char *prog, const char *trial_dir) {
-  if (strchr(prog, '/')) return absolute(prog, trial_dir);
-  const char *path = getenv("PATH");
-  for (const char *p = path; p && *p;) {
-    size_t n = strcspn(p, ":");
-    char *cand = n ? xasprintf("%.*s/%s", (int)n, p, prog) : xasprintf("./%s", prog);
-    char *full = cand[0] == '/' ? cand : absolute(cand, trial_dir);
-    if (full != cand) free(cand);
-    if (access(full, X_OK) == 0) return full;
-    free(full);
-    p += n + (p[n] == ':');
-  }
-  return xstrdup(prog);
-}
-
 /* Records the directory `run` runs in and the command as it resolves there, so that a
  * resume from anywhere runs the same trials. */
 static int record_place(sweep *sw, char **err) {
-  char *cwd = current_dir();
-  const experiment *e = sw->exp;
-  char *trial_dir = e->workdir ? absolute(e->workdir, cwd) : cwd ? xstrdup(cwd) : NULL;
-  cJSON *cmd = cJSON_CreateArray();
-  for (int i = 0; e->command && e->command[i]; i++) {
-    char *arg = i == 0 ? resolve_program(e->command[i], trial_dir) : xstrdup(e->command[i]);
-    cJSON_AddItemToArray(cmd, cJSON_CreateString(arg));
-    free(arg);
-  }
-  char *cmd_json = json_print(cmd);
+  char *cwd = launch_cwd();
+  char *cmd_json = launch_command_json(sw->exp, cwd);
   int rc = store_sweep_set_place(sw->db, sw->id, cwd, cmd_json, err);
-  cJSON_Delete(cmd);
   free(cmd_json);
-  free(trial_dir);
   free(cwd);
   return rc;
-}
-
-/* On resume: the stored command's argv[0] (as `run` resolved it) replaces the template's,
- * when the template still has the stored shape. */
-static void use_stored_command(experiment *e, const char *command_json) {
-  cJSON *cmd = command_json ? cJSON_Parse(command_json) : NULL;
-  int n = 0;
-  while (e->command && e->command[n]) n++;
-  const cJSON *first = cJSON_GetArrayItem(cmd, 0);
-  if (n > 0 && cJSON_GetArraySize(cmd) == n && cJSON_IsString(first)) {
-    free(e->command[0]);
-    e->command[0] = xstrdup(first->valuestring);
-  }
-  cJSON_Delete(cmd);
 }
 
 int sweep_run(const char *path, const sweep_opts *o, int64_t *sweep_id, int *unhealthy,
@@ -787,149 +664,14 @@ int sweep_run(const char *path, const sweep_opts *o, int64_t *sweep_id, int *unh
   rc = store_open(o->db_path, 0, &sw->db, err);
   if (rc == 0) rc = create_sweep(sw, o, err);
   if (rc == 0) rc = record_place(sw, err);
-  if (rc == 0) rc = begin(sw, o->db_path, o, sweep_id, err);
+  if (rc == 0) rc = sweep_begin(sw, o->db_path, o, sweep_id, err);
   if (rc == 0) {
     diag_note("flagtune: sweep %lld \"%s\": %d trials (baseline + %d), parallel %d, seed %lld",
               (long long)sw->id, o->name ? o->name : sw->exp->name, sw->budget_trials,
               sw->budget_trials - 1, sw->parallel, (long long)sw->seed);
-    rc = drive(sw, err);
+    rc = sweep_drive(sw, err);
   }
   *unhealthy = !sw->baseline_ok || sw->n_ok == 0;
   sweep_free(sw);
-  return rc;
-}
-
-/* ---- resume ---- */
-
-/* Replays the sweep's stored command-line overrides under the ones given now. */
-static void merge_options(const store_sweep *stored, const sweep_opts *o, sweep_opts *out) {
-  *out = *o;
-  cJSON *j = stored->options_json ? cJSON_Parse(stored->options_json) : NULL;
-  const cJSON *v;
-  if (out->parallel <= 0 && (v = cJSON_GetObjectItem(j, "parallel"))) out->parallel = v->valueint;
-  if (out->trials <= 0 && (v = cJSON_GetObjectItem(j, "trials"))) out->trials = v->valueint;
-  if (out->hours < 0 && (v = cJSON_GetObjectItem(j, "hours"))) out->hours = v->valuedouble;
-  out->seed = stored->seed;
-  out->has_seed = 1;
-  cJSON_Delete(j);
-}
-
-/* Carries out PLAN: the re-runs queued (rendered by the rebuilt strategy), the counts. */
-static int apply_plan(sweep *sw, const resume_plan *plan, char **err) {
-  for (int i = 0; i < plan->n_reruns; i++) {
-    const resume_rerun *r = &plan->reruns[i];
-    proposal p;
-    int rc = strategy_render(sw->strat, r->config_json, &p, err);
-    if (rc != 0) return rc;
-    p.steps = r->steps_budget;
-    queue_push(sw, &p, r->role, r->rerun_of);
-  }
-  if (sw->check_waits && plan->baseline_ended) {
-    sw->check_waits = 0;
-    int rc = plan->baseline_id ? store_trial_losses(sw->db, plan->baseline_id, &sw->check_ref,
-                                                    &sw->n_check_ref, err)
-                               : 0;
-    if (rc != 0) return rc;
-    if (sw->n_check_ref == 0)
-      diag_note("flagtune: metric.check: the baseline left no loss, so no trial can be checked");
-  }
-  sw->counted = plan->counted;
-  sw->confirm_counted = plan->confirm_counted;
-  sw->next_number = plan->next_number;
-  sw->baseline_ok = plan->baseline_ok;
-  sw->baseline_ms = plan->baseline_ms;
-  sw->n_ok = plan->n_ok;
-  return 0;
-}
-
-/* Rebuilds the sweep from its rows once this process owns it. */
-static int resume_prepare(sweep *sw, store_sweep *s, const sweep_opts *o, char **err) {
-  trial_record *t = NULL;
-  int n = 0;
-  int rc = store_trials_load(sw->db, s->id, &t, &n, err);
-  if (rc != 0) return rc;
-  resume_plan plan;
-  resume_plan_make(t, n, &plan);
-  exec_reap(s->id, plan.orphans, plan.n_orphans);
-  rc = store_trials_mark(sw->db, s->id, OUTCOME_RUNNING, OUTCOME_LOST, NULL, err);
-  sweep_opts merged;
-  merge_options(s, o, &merged);
-  if (rc == 0)
-    rc = prepare(sw, s->experiment_path, s->experiment_text, &merged, plan.history,
-                 plan.n_history, err);
-  if (rc == 0) rc = apply_plan(sw, &plan, err);
-  if (rc == 0) use_stored_command(sw->exp, s->command_json);
-  if (rc == 0 && o->trials > 0 && o->trials != s->budget_trials) {
-    char *opts = options_json(sw, &merged);
-    rc = store_sweep_set_budget(sw->db, s->id, sw->budget_trials, opts, err);
-    free(opts);
-  }
-  resume_plan_free(&plan);
-  record_free(t, n);
-  return rc;
-}
-
-/* A done sweep is resumed only to raise its budget (`resume --trials N`). */
-static int resumable(const store_sweep *s, const sweep_opts *o, char **err) {
-  if (strcmp(s->status, "done") == 0 && !(o->trials > s->budget_trials))
-    return diag_set(err, FT_EINPUT,
-                    "sweep %lld is already done (use `flagtune show %lld`, or `flagtune resume "
-                    "%lld --trials N` with N above its %d trials to extend it)",
-                    (long long)s->id, (long long)s->id, (long long)s->id, s->budget_trials);
-  return 0;
-}
-
-/* Moves into the directory `run` ran in (the experiment's relative paths, the command and
- * the trials' working directory resolve as they did then). */
-static int enter_workdir(const store_sweep *s, char **err) {
-  if (!s->workdir || chdir(s->workdir) == 0) return 0;
-  return diag_set(err, FT_EINPUT, "sweep %lld ran in %s, which cannot be entered now: %s",
-                  (long long)s->id, s->workdir, strerror(errno));
-}
-
-/* The log directory override, made absolute before resume changes directory. */
-static void pin_log_dir(const char *cwd) {
-  const char *dir = getenv("FLAGTUNE_LOG_DIR");
-  if (!dir || !*dir || dir[0] == '/' || !cwd) return;
-  char *abs = absolute(dir, cwd);
-  setenv("FLAGTUNE_LOG_DIR", abs, 1);
-  free(abs);
-}
-
-int sweep_resume(const char *ref, const sweep_opts *o, int64_t *sweep_id, int *unhealthy,
-                 char **err) {
-  sweep *sw = xcalloc(1, sizeof *sw);
-  store_sweep s = {0};
-  *unhealthy = 0;
-  *sweep_id = 0;
-  char *cwd = current_dir();
-  int home = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  char *db_path = absolute(o->db_path, cwd);
-  sweep_opts here = *o; /* with the database's absolute path: it is read again after chdir */
-  here.db_path = db_path;
-  pin_log_dir(cwd);
-  int rc = store_open(db_path, 0, &sw->db, err);
-  if (rc == 0) rc = store_sweep_get(sw->db, ref, &s, err);
-  if (rc == 0) rc = resumable(&s, &here, err);
-  if (rc == 0) rc = store_sweep_claim(sw->db, s.id, here.force, err);
-  if (rc == 0) rc = enter_workdir(&s, err);
-  if (rc == 0) {
-    sw->id = s.id;
-    rc = resume_prepare(sw, &s, &here, err);
-  }
-  if (rc == 0) rc = begin(sw, db_path, &here, sweep_id, err);
-  if (rc == 0) {
-    diag_note("flagtune: resuming sweep %lld \"%s\": %d of %d trials done, %d to re-run",
-              (long long)sw->id, s.name, sw->counted, sw->budget_trials, sw->n_queue);
-    rc = drive(sw, err);
-  }
-  *unhealthy = !sw->baseline_ok || sw->n_ok == 0;
-  store_sweep_clear(&s);
-  sweep_free(sw);
-  /* Back where the command started: the caller's relative paths (the summary's --db) hold. */
-  if (home >= 0 && fchdir(home) != 0) diag_warn("cannot return to %s", cwd ? cwd : ".");
-  if (home >= 0) close(home);
-  free(db_path);
-  free(cwd);
   return rc;
 }

@@ -1,0 +1,151 @@
+/* Resume: an interrupted sweep carried on to its budget from wherever it is called. Claims the
+ * sweep, enters the directory `run` ran in, reads the stored trials into resume.c's plan,
+ * ends what a dead orchestrator left (through the executor), rebuilds the strategy from the
+ * history and queues the re-runs; sweep.c then schedules as for a new sweep. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "diag.h"
+#include "exec.h"
+#include "json.h"
+#include "launch.h"
+#include "resume.h"
+#include "sweep_impl.h"
+
+/* Replays the sweep's stored command-line overrides under the ones given now. */
+static void merge_options(const store_sweep *stored, const sweep_opts *o, sweep_opts *out) {
+  *out = *o;
+  cJSON *j = stored->options_json ? cJSON_Parse(stored->options_json) : NULL;
+  const cJSON *v;
+  if (out->parallel <= 0 && (v = cJSON_GetObjectItem(j, "parallel"))) out->parallel = v->valueint;
+  if (out->trials <= 0 && (v = cJSON_GetObjectItem(j, "trials"))) out->trials = v->valueint;
+  if (out->hours < 0 && (v = cJSON_GetObjectItem(j, "hours"))) out->hours = v->valuedouble;
+  out->seed = stored->seed;
+  out->has_seed = 1;
+  cJSON_Delete(j);
+}
+
+/* Carries out PLAN: the re-runs queued (rendered by the rebuilt strategy), the counts. */
+static int apply_plan(sweep *sw, const resume_plan *plan, char **err) {
+  for (int i = 0; i < plan->n_reruns; i++) {
+    const resume_rerun *r = &plan->reruns[i];
+    proposal p;
+    int rc = strategy_render(sw->strat, r->config_json, &p, err);
+    if (rc != 0) return rc;
+    p.steps = r->steps_budget;
+    sweep_queue_push(sw, &p, r->role, r->rerun_of);
+  }
+  if (sw->check_waits && plan->baseline_ended) {
+    sw->check_waits = 0;
+    int rc = plan->baseline_id ? store_trial_losses(sw->db, plan->baseline_id, &sw->check_ref,
+                                                    &sw->n_check_ref, err)
+                               : 0;
+    if (rc != 0) return rc;
+    if (sw->n_check_ref == 0)
+      diag_note("flagtune: metric.check: the baseline left no loss, so no trial can be checked");
+  }
+  sw->counted = plan->counted;
+  sw->confirm_counted = plan->confirm_counted;
+  sw->next_number = plan->next_number;
+  sw->baseline_ok = plan->baseline_ok;
+  sw->baseline_ms = plan->baseline_ms;
+  sw->n_ok = plan->n_ok;
+  return 0;
+}
+
+/* Rebuilds the sweep from its rows once this process owns it. */
+static int resume_prepare(sweep *sw, store_sweep *s, const sweep_opts *o, char **err) {
+  trial_record *t = NULL;
+  int n = 0;
+  int rc = store_trials_load(sw->db, s->id, &t, &n, err);
+  if (rc != 0) return rc;
+  resume_plan plan;
+  resume_plan_make(t, n, &plan);
+  exec_reap(s->id, plan.orphans, plan.n_orphans);
+  rc = store_trials_mark(sw->db, s->id, OUTCOME_RUNNING, OUTCOME_LOST, NULL, err);
+  sweep_opts merged;
+  merge_options(s, o, &merged);
+  if (rc == 0)
+    rc = sweep_prepare(sw, s->experiment_path, s->experiment_text, &merged, plan.history,
+                 plan.n_history, err);
+  if (rc == 0) rc = apply_plan(sw, &plan, err);
+  if (rc == 0) launch_use_stored_command(sw->exp, s->command_json);
+  if (rc == 0 && o->trials > 0 && o->trials != s->budget_trials) {
+    char *opts = sweep_options_json(sw, &merged);
+    rc = store_sweep_set_budget(sw->db, s->id, sw->budget_trials, opts, err);
+    free(opts);
+  }
+  resume_plan_free(&plan);
+  record_free(t, n);
+  return rc;
+}
+
+/* A done sweep is resumed only to raise its budget (`resume --trials N`). */
+static int resumable(const store_sweep *s, const sweep_opts *o, char **err) {
+  if (strcmp(s->status, "done") == 0 && !(o->trials > s->budget_trials))
+    return diag_set(err, FT_EINPUT,
+                    "sweep %lld is already done (use `flagtune show %lld`, or `flagtune resume "
+                    "%lld --trials N` with N above its %d trials to extend it)",
+                    (long long)s->id, (long long)s->id, (long long)s->id, s->budget_trials);
+  return 0;
+}
+
+/* Moves into the directory `run` ran in (the experiment's relative paths, the command and
+ * the trials' working directory resolve as they did then). */
+static int enter_workdir(const store_sweep *s, char **err) {
+  if (!s->workdir || chdir(s->workdir) == 0) return 0;
+  return diag_set(err, FT_EINPUT, "sweep %lld ran in %s, which cannot be entered now: %s",
+                  (long long)s->id, s->workdir, strerror(errno));
+}
+
+/* The log directory override, made absolute before resume changes directory. */
+static void pin_log_dir(const char *cwd) {
+  const char *dir = getenv("FLAGTUNE_LOG_DIR");
+  if (!dir || !*dir || dir[0] == '/' || !cwd) return;
+  char *abs = launch_absolute(dir, cwd);
+  setenv("FLAGTUNE_LOG_DIR", abs, 1);
+  free(abs);
+}
+
+int sweep_resume(const char *ref, const sweep_opts *o, int64_t *sweep_id, int *unhealthy,
+                 char **err) {
+  sweep *sw = xcalloc(1, sizeof *sw);
+  store_sweep s = {0};
+  *unhealthy = 0;
+  *sweep_id = 0;
+  char *cwd = launch_cwd();
+  int home = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  char *db_path = launch_absolute(o->db_path, cwd);
+  sweep_opts here = *o; /* with the database's absolute path: it is read again after chdir */
+  here.db_path = db_path;
+  pin_log_dir(cwd);
+  int rc = store_open(db_path, 0, &sw->db, err);
+  if (rc == 0) rc = store_sweep_get(sw->db, ref, &s, err);
+  if (rc == 0) rc = resumable(&s, &here, err);
+  if (rc == 0) rc = store_sweep_claim(sw->db, s.id, here.force, err);
+  if (rc == 0) rc = enter_workdir(&s, err);
+  if (rc == 0) {
+    sw->id = s.id;
+    rc = resume_prepare(sw, &s, &here, err);
+  }
+  if (rc == 0) rc = sweep_begin(sw, db_path, &here, sweep_id, err);
+  if (rc == 0) {
+    diag_note("flagtune: resuming sweep %lld \"%s\": %d of %d trials done, %d to re-run",
+              (long long)sw->id, s.name, sw->counted, sw->budget_trials, sw->n_queue);
+    rc = sweep_drive(sw, err);
+  }
+  *unhealthy = !sw->baseline_ok || sw->n_ok == 0;
+  store_sweep_clear(&s);
+  sweep_free(sw);
+  /* Back where the command started: the caller's relative paths (the summary's --db) hold. */
+  if (home >= 0 && fchdir(home) != 0) diag_warn("cannot return to %s", cwd ? cwd : ".");
+  if (home >= 0) close(home);
+  free(db_path);
+  free(cwd);
+  return rc;
+}
