@@ -8,8 +8,8 @@
 #include <string.h>
 
 static const char *const outcome_names[OUTCOME_COUNT] = {
-    "running", "ok",        "oom",    "invalid",     "timeout",
-    "crash",   "no_metric", "pruned", "interrupted", "lost",      "wrong",
+    "running",   "ok",     "oom",         "invalid", "timeout", "crash",
+    "no_metric", "pruned", "interrupted", "lost",    "wrong",
 };
 
 const char *outcome_name(outcome o) {
@@ -123,7 +123,9 @@ line_signal classify_line(const classify_patterns *p, const char *line, size_t l
 }
 
 /* Exited on its own with status 0. */
-static int exited_clean(const trial_facts *f) { return f->term_signal == 0 && f->exit_code == 0; }
+static int exited_clean(const trial_facts *f) {
+  return f->term_signal == 0 && f->exit_code == 0;
+}
 
 outcome classify_trial(const trial_facts *f) {
   if (!f || f->spawn_failed) return OUTCOME_CRASH;

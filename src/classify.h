@@ -54,23 +54,23 @@ line_signal classify_line(const classify_patterns *p, const char *line, size_t l
 /* Why the orchestrator stopped the trial, if it did. */
 typedef enum {
   STOPPED_NONE = 0,
-  STOPPED_OOM,         /* a LINE_OOM_FATAL line was seen */
-  STOPPED_INVALID,     /* a LINE_INVALID line was seen */
+  STOPPED_OOM,     /* a LINE_OOM_FATAL line was seen */
+  STOPPED_INVALID, /* a LINE_INVALID line was seen */
   STOPPED_TIMEOUT,
   STOPPED_PRUNED,
   STOPPED_INTERRUPTED,
 } stop_reason;
 
 typedef struct {
-  int spawn_failed;     /* command not found / not executable */
-  long exit_code;       /* valid when term_signal == 0 */
+  int spawn_failed; /* command not found / not executable */
+  long exit_code;   /* valid when term_signal == 0 */
   int term_signal;
   stop_reason stopped;
-  int saw_oom_soft;     /* a LINE_OOM_SOFT line was seen */
-  int saw_invalid;      /* a LINE_INVALID line was seen (even if not stopped for it) */
+  int saw_oom_soft; /* a LINE_OOM_SOFT line was seen */
+  int saw_invalid;  /* a LINE_INVALID line was seen (even if not stopped for it) */
   int saw_oom_fatal;
-  int n_steps;          /* valid step times read */
-  int min_steps;        /* needed for ok (skip + 1) */
+  int n_steps;   /* valid step times read */
+  int min_steps; /* needed for ok (skip + 1) */
 } trial_facts;
 
 outcome classify_trial(const trial_facts *f);

@@ -77,14 +77,6 @@ static void print_json(const cJSON *j) {
   free(s);
 }
 
-
-
-
-
-
-
-
-
 /* ---- run, resume, check ---- */
 
 static sweep_opts to_opts(const args *a) {
@@ -132,8 +124,12 @@ static int do_resume(args *a, sweep_opts *o) {
   return finish_sweep(a, rc, id, unhealthy, err);
 }
 
-static int run_body(void *ctx, sweep_opts *o) { return do_run(ctx, o); }
-static int resume_body(void *ctx, sweep_opts *o) { return do_resume(ctx, o); }
+static int run_body(void *ctx, sweep_opts *o) {
+  return do_run(ctx, o);
+}
+static int resume_body(void *ctx, sweep_opts *o) {
+  return do_resume(ctx, o);
+}
 
 /* Runs BODY in the foreground, or detached with --detach. */
 static int night(args *a, sweep_opts *o, night_body body) {
@@ -195,17 +191,14 @@ static int cmd_sweeps(args *a) {
       view_cell(base, sizeof base, view_num(it, "baseline_ms"), "%.2f");
       view_cell(sp, sizeof sp, view_num(it, "speedup"), "%.3fx");
       printf("%4.0f  %-24.24s %-16.16s %-22.22s %-11s %6.0f %5.0f %10s %10s %8s\n",
-             view_num(it, "id"), view_str(it, "name"), view_str(it, "model"), view_str(it, "hardware"),
-             view_str(it, "status"), view_num(it, "trials"), view_num(it, "ok"), best, base, sp);
+             view_num(it, "id"), view_str(it, "name"), view_str(it, "model"),
+             view_str(it, "hardware"), view_str(it, "status"), view_num(it, "trials"),
+             view_num(it, "ok"), best, base, sp);
     }
   }
   cJSON_Delete(list);
   return 0;
 }
-
-
-
-
 
 static int load_sweep(const args *a, const char *ref, store **s, cJSON **obj, char **err) {
   store_sweep sw = {0};
@@ -215,7 +208,6 @@ static int load_sweep(const args *a, const char *ref, store **s, cJSON **obj, ch
   store_sweep_clear(&sw);
   return rc;
 }
-
 
 static int cmd_show(args *a) {
   store *s = NULL;
@@ -237,7 +229,6 @@ static int cmd_show(args *a) {
   cJSON_Delete(obj);
   return 0;
 }
-
 
 /* Prints the end-of-run report: counts, log failures, best vs baseline, and the export
  * snippet. */
@@ -284,9 +275,10 @@ static void warn_jaxlib_changes(const cJSON *list) {
   cJSON_ArrayForEach(it, list) {
     const char *then = view_str(it, "jaxlib");
     if (then && here && strcmp(then, here) != 0)
-      diag_warn("the best for %s on %s was measured with jaxlib %s; this machine has jaxlib %s: "
-                "measure again before trusting it",
-                view_str(it, "model"), view_str(it, "hardware"), then, here);
+      diag_warn(
+          "the best for %s on %s was measured with jaxlib %s; this machine has jaxlib %s: "
+          "measure again before trusting it",
+          view_str(it, "model"), view_str(it, "hardware"), then, here);
   }
   free(software);
   free(here);
@@ -306,8 +298,8 @@ static int cmd_best(args *a) {
     return 0;
   }
   json_terminal_safe(list, NULL);
-  if (cJSON_GetArraySize(list) == 0) printf("no ok trial yet%s\n", a->model || a->hardware ?
-                                                                    " for that model/hardware" : "");
+  if (cJSON_GetArraySize(list) == 0)
+    printf("no ok trial yet%s\n", a->model || a->hardware ? " for that model/hardware" : "");
   const cJSON *it;
   cJSON_ArrayForEach(it, list) {
     char base[32], sp[32];
@@ -328,10 +320,14 @@ static int cmd_best(args *a) {
 /* ---- export ---- */
 
 static int parse_format(const char *f, export_format *out, char **err) {
-  if (!f || strcmp(f, "sh") == 0) *out = EXPORT_SH;
-  else if (strcmp(f, "env") == 0) *out = EXPORT_ENV;
-  else if (strcmp(f, "json") == 0) *out = EXPORT_JSON;
-  else return diag_set(err, FT_EINPUT, "unknown export format '%s' (use sh, env or json)", f);
+  if (!f || strcmp(f, "sh") == 0)
+    *out = EXPORT_SH;
+  else if (strcmp(f, "env") == 0)
+    *out = EXPORT_ENV;
+  else if (strcmp(f, "json") == 0)
+    *out = EXPORT_JSON;
+  else
+    return diag_set(err, FT_EINPUT, "unknown export format '%s' (use sh, env or json)", f);
   return 0;
 }
 
@@ -360,8 +356,8 @@ static int print_export(const cJSON *sweep_obj, const cJSON *best, export_format
     names[i] = it->string;
     values[i++] = cJSON_IsString(it) ? it->valuestring : "";
   }
-  export_info info = {comments, 2, view_str(best, "xla_flags"), view_str(best, "tpu_args"),
-                      names, values, i};
+  export_info info = {comments, 2, view_str(best, "xla_flags"), view_str(best, "tpu_args"), names,
+                      values,   i};
   int rc = trialcfg_export(out, fmt, &info, err);
   free(names);
   free(values);
@@ -379,9 +375,10 @@ static int best_across(store *s, const args *a, cJSON **sweep_obj, cJSON **best,
   if (cJSON_GetArraySize(list) != 1) {
     int n = cJSON_GetArraySize(list);
     cJSON_Delete(list);
-    return diag_set(err, FT_EINPUT, n == 0 ? "no ok trial for model '%s' on '%s'"
-                                           : "several (model, hardware) pairs match '%s' / '%s': "
-                                             "give both --model and --hardware",
+    return diag_set(err, FT_EINPUT,
+                    n == 0 ? "no ok trial for model '%s' on '%s'"
+                           : "several (model, hardware) pairs match '%s' / '%s': "
+                             "give both --model and --hardware",
                     a->model ? a->model : "*", a->hardware ? a->hardware : "*");
   }
   cJSON *row = cJSON_DetachItemFromArray(list, 0);
@@ -443,8 +440,7 @@ static int cmd_export(args *a) {
   const cJSON *best = best_row ? best_row : cJSON_GetObjectItemCaseSensitive(sw, "best");
   if (rc == 0 && !cJSON_IsObject(best))
     rc = diag_set(&err, FT_EINPUT, "sweep %s has no ok trial to export", a->pos[0]);
-  if (rc == 0)
-    rc = write_export(a, sw, best, &err);
+  if (rc == 0) rc = write_export(a, sw, best, &err);
   cJSON_Delete(sw);
   cJSON_Delete(best_row);
   store_close(s);
@@ -455,11 +451,15 @@ static int cmd_export(args *a) {
 /* ---- query ---- */
 
 static void print_cell(const cJSON *v) {
-  if (cJSON_IsNull(v)) printf("NULL");
-  else if (cJSON_IsString(v)) printf("%s", v->valuestring); /* made terminal-safe by the caller */
-  else if (cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble) && fabs(v->valuedouble) < 1e15)
+  if (cJSON_IsNull(v))
+    printf("NULL");
+  else if (cJSON_IsString(v))
+    printf("%s", v->valuestring); /* made terminal-safe by the caller */
+  else if (cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble) &&
+           fabs(v->valuedouble) < 1e15)
     printf("%.0f", v->valuedouble);
-  else if (cJSON_IsNumber(v)) printf("%.10g", v->valuedouble);
+  else if (cJSON_IsNumber(v))
+    printf("%.10g", v->valuedouble);
 }
 
 static int cmd_query(args *a) {
@@ -510,8 +510,9 @@ static int cmd_query(args *a) {
 static int cmd_help(args *a);
 
 static const command commands[] = {
-    {"run", "run EXPERIMENT.lua [--db PATH] [--parallel N] [--trials N] [--hours H] "
-            "[--until HH:MM[:SS]] [--seed S] [--name NAME] [--detach [--log FILE]]",
+    {"run",
+     "run EXPERIMENT.lua [--db PATH] [--parallel N] [--trials N] [--hours H] "
+     "[--until HH:MM[:SS]] [--seed S] [--name NAME] [--detach [--log FILE]]",
      "Runs a new sweep: the baseline, then the strategy's trials, each recorded in the database.\n"
      "Prints the best configuration, its speedup over the baseline and the export snippet.\n"
      "Exit 0 when it finished with an ok baseline and an ok trial, 1 when it ran but that is not\n"
@@ -519,8 +520,9 @@ static const command commands[] = {
      "--detach: validate, start in the background (own session; a closed terminal does not\n"
      "stop it), print the sweep id and the log (flagtune-logs/sweep-N/run.log, or --log FILE).",
      cmd_run, 1, 1, "db parallel trials hours until seed name detach log"},
-    {"resume", "resume SWEEP [--db PATH] [--parallel N] [--trials N] [--hours H] "
-               "[--until HH:MM[:SS]] [--force] [--detach [--log FILE]]",
+    {"resume",
+     "resume SWEEP [--db PATH] [--parallel N] [--trials N] [--hours H] "
+     "[--until HH:MM[:SS]] [--force] [--detach [--log FILE]]",
      "Continues an interrupted sweep to its budget, from any directory (it runs where `run` ran):\n"
      "trials left running become lost and are run again with the interrupted ones; the strategy\n"
      "is rebuilt from the stored trials and goes on where it stood. --trials N raises the budget\n"
@@ -548,8 +550,8 @@ static const command commands[] = {
      "json one object. -o writes FILE atomically.",
      cmd_export, 0, 1, "db model hardware format output"},
     {"query", "query \"SQL\" [--db PATH] [--json]",
-     "Runs one read-only SQL statement against the database (see docs/SCHEMA.md).",
-     cmd_query, 1, 1, "db json"},
+     "Runs one read-only SQL statement against the database (see docs/SCHEMA.md).", cmd_query, 1, 1,
+     "db json"},
     {"help", "help [COMMAND]", "Shows help for a command.", cmd_help, 0, 1, ""},
 };
 
@@ -565,10 +567,12 @@ static void usage(FILE *f) {
   fprintf(f, "flagtune %s: tune XLA/JAX performance flags by measurement\n\nusage:\n",
           FLAGTUNE_VERSION);
   for (int i = 0; i < N_COMMANDS; i++) fprintf(f, "  flagtune %s\n", commands[i].usage);
-  fprintf(f, "  flagtune flags [PATTERN] | flags show NAME | flags import (--file F | --command C)\n");
-  fprintf(f, "\nThe database is ./flagtune.db unless --db or $FLAGTUNE_DB says otherwise.\n"
-             "Global options: -v (tracebacks), -q (no progress). `flagtune COMMAND --help` for "
-             "more.\n");
+  fprintf(f,
+          "  flagtune flags [PATTERN] | flags show NAME | flags import (--file F | --command C)\n");
+  fprintf(f,
+          "\nThe database is ./flagtune.db unless --db or $FLAGTUNE_DB says otherwise.\n"
+          "Global options: -v (tracebacks), -q (no progress). `flagtune COMMAND --help` for "
+          "more.\n");
 }
 
 static int cmd_help(args *a) {
@@ -608,8 +612,10 @@ static int parse_until(const char *v, double *hours, char **err) {
   n = sscanf(v, "%d:%d:%d%c", &hh, &mm, &ss, &extra);
   if (n == 2 && strchr(strchr(v, ':') + 1, ':')) n = 0; /* "07:30:" */
   if ((n != 2 && n != 3) || hh < 0 || hh > 23 || mm < 0 || mm > 59 || ss < 0 || ss > 59)
-    return diag_set(err, FT_EINPUT, "--until needs a local time HH:MM or HH:MM:SS (e.g. 07:30), "
-                    "got '%s'", v);
+    return diag_set(err, FT_EINPUT,
+                    "--until needs a local time HH:MM or HH:MM:SS (e.g. 07:30), "
+                    "got '%s'",
+                    v);
   time_t now = time(NULL);
   struct tm t;
   localtime_r(&now, &t);
@@ -623,15 +629,24 @@ static int parse_until(const char *v, double *hours, char **err) {
 }
 
 static int set_option(args *a, const char *opt, const char *v, char **err) {
-  if (strcmp(opt, "db") == 0) a->db = v;
-  else if (strcmp(opt, "name") == 0) a->name = v;
-  else if (strcmp(opt, "model") == 0) a->model = v;
-  else if (strcmp(opt, "hardware") == 0) a->hardware = v;
-  else if (strcmp(opt, "format") == 0) a->format = v;
-  else if (strcmp(opt, "output") == 0) a->output = v;
-  else if (strcmp(opt, "log") == 0) a->log = v;
-  else if (strcmp(opt, "parallel") == 0) return parse_int(opt, v, 1, &a->parallel, err);
-  else if (strcmp(opt, "trials") == 0) return parse_int(opt, v, 2, &a->trials, err);
+  if (strcmp(opt, "db") == 0)
+    a->db = v;
+  else if (strcmp(opt, "name") == 0)
+    a->name = v;
+  else if (strcmp(opt, "model") == 0)
+    a->model = v;
+  else if (strcmp(opt, "hardware") == 0)
+    a->hardware = v;
+  else if (strcmp(opt, "format") == 0)
+    a->format = v;
+  else if (strcmp(opt, "output") == 0)
+    a->output = v;
+  else if (strcmp(opt, "log") == 0)
+    a->log = v;
+  else if (strcmp(opt, "parallel") == 0)
+    return parse_int(opt, v, 1, &a->parallel, err);
+  else if (strcmp(opt, "trials") == 0)
+    return parse_int(opt, v, 2, &a->trials, err);
   else if (strcmp(opt, "seed") == 0) {
     char *end;
     a->seed = strtoll(v, &end, 10);
@@ -678,8 +693,8 @@ static int parse_option(args *a, const command *c, int argc, char **argv, int *i
 static int parse_args(const command *c, int argc, char **argv, args *a, char **err) {
   for (int i = 0; i < argc; i++) {
     const char *arg = argv[i];
-    int is_opt = (strncmp(arg, "--", 2) == 0 && arg[2]) || strcmp(arg, "-o") == 0 ||
-                 strcmp(arg, "-h") == 0;
+    int is_opt =
+        (strncmp(arg, "--", 2) == 0 && arg[2]) || strcmp(arg, "-o") == 0 || strcmp(arg, "-h") == 0;
     if (strcmp(arg, "-h") == 0) {
       a->help = 1;
     } else if (is_opt) {
@@ -699,11 +714,16 @@ int cli_main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], SUPERVISE_ARG) == 0) return supervise_main(argc - 1, argv + 1);
   int i = 1;
   for (; i < argc && argv[i][0] == '-'; i++) {
-    if (strcmp(argv[i], "-v") == 0) diag_verbose = 1;
-    else if (strcmp(argv[i], "-q") == 0) diag_quiet = 1;
-    else if (strcmp(argv[i], "--version") == 0) return printf("flagtune %s\n", FLAGTUNE_VERSION), 0;
-    else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return usage(stdout), 0;
-    else return usage(stderr), 2;
+    if (strcmp(argv[i], "-v") == 0)
+      diag_verbose = 1;
+    else if (strcmp(argv[i], "-q") == 0)
+      diag_quiet = 1;
+    else if (strcmp(argv[i], "--version") == 0)
+      return printf("flagtune %s\n", FLAGTUNE_VERSION), 0;
+    else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+      return usage(stdout), 0;
+    else
+      return usage(stderr), 2;
   }
   if (i >= argc) {
     usage(stderr);

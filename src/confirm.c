@@ -12,7 +12,9 @@ static int is_search(const trial_record *t) {
   return t->role == ROLE_SEARCH || t->role == ROLE_RERUN;
 }
 
-static int is_ok(const trial_record *t) { return t->status == OUTCOME_OK && !isnan(t->value); }
+static int is_ok(const trial_record *t) {
+  return t->status == OUTCOME_OK && !isnan(t->value);
+}
 
 /* Run with the full step budget (steps_budget 0 means the experiment's default). */
 static int is_full(const trial_record *t, int full_steps) {
@@ -88,7 +90,8 @@ static void pool(const trial_record *t, int n, const char *config, int full_step
     p->values[p->n_values++] = t[i].value;
     if (t[i].role == ROLE_CONFIRM) p->n_confirms++;
     for (int s = skip; s < t[i].n_steps; s++) {
-      if (p->n_steps == cap) p->steps = xrealloc(p->steps, sizeof(double) * (size_t)(cap = cap * 2 + 64));
+      if (p->n_steps == cap)
+        p->steps = xrealloc(p->steps, sizeof(double) * (size_t)(cap = cap * 2 + 64));
       p->steps[p->n_steps++] = t[i].steps[s];
     }
   }
@@ -127,7 +130,8 @@ int confirm_winner(const trial_record *t, int n, int full_steps, int skip, store
     w->lo = w->hi = NAN;
     double sp;
     if (base.n_steps && best.n_steps)
-      stats_speedup_ci(base.steps, base.n_steps, best.steps, best.n_steps, 4242, &sp, &w->lo, &w->hi);
+      stats_speedup_ci(base.steps, base.n_steps, best.steps, best.n_steps, 4242, &sp, &w->lo,
+                       &w->hi);
     pool_free(&best);
   }
   pool_free(&base);

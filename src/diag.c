@@ -75,10 +75,14 @@ void diag_note(const char *fmt, ...) {
 
 int diag_exit_code(int code) {
   switch (code) {
-    case FT_OK: return 0;
-    case FT_EINPUT: return 2;
-    case FT_EINTR: return 130;
-    default: return 1;
+    case FT_OK:
+      return 0;
+    case FT_EINPUT:
+      return 2;
+    case FT_EINTR:
+      return 130;
+    default:
+      return 1;
   }
 }
 
@@ -105,7 +109,9 @@ void *xrealloc(void *p, size_t n) {
   return p;
 }
 
-char *xstrdup(const char *s) { return xstrndup(s, strlen(s)); }
+char *xstrdup(const char *s) {
+  return xstrndup(s, strlen(s));
+}
 
 char *xstrndup(const char *s, size_t n) {
   char *p = xmalloc(n + 1);

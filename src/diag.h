@@ -8,11 +8,11 @@
 /* Error codes, negative as libuv's. FT_EINPUT is always the user's fault (exit 2). */
 enum {
   FT_OK = 0,
-  FT_EINPUT = -2,    /* bad usage, bad experiment file, unknown sweep: exit 2 */
-  FT_ESYS = -3,      /* a system call or library failed */
-  FT_ESTORE = -4,    /* the database failed */
-  FT_ELUA = -5,      /* a Lua error inside flagtune's own runtime or a strategy */
-  FT_EINTR = -130,   /* interrupted by a signal */
+  FT_EINPUT = -2,  /* bad usage, bad experiment file, unknown sweep: exit 2 */
+  FT_ESYS = -3,    /* a system call or library failed */
+  FT_ESTORE = -4,  /* the database failed */
+  FT_ELUA = -5,    /* a Lua error inside flagtune's own runtime or a strategy */
+  FT_EINTR = -130, /* interrupted by a signal */
 };
 
 /* Sets *err (if err is not NULL) to a newly allocated message and returns CODE.

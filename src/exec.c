@@ -76,12 +76,12 @@ struct exec_trial {
   int64_t log_written, log_limit;
   int log_capped, log_at_bol;
   char *log_path;
-  int rep_exit;   /* the supervisor reported the command's end: */
-  int rep_stopped; /* ... whether a stop had reached it by then */
+  int rep_exit;      /* the supervisor reported the command's end: */
+  int rep_stopped;   /* ... whether a stop had reached it by then */
   double rep_wall_s; /* ... and its own duration */
-  int supervised;   /* the spawned process is the supervisor */
-  int err_lines;    /* stderr lines seen so far */
-  char *held;       /* supervised: a first stderr line that may be a spawn error */
+  int supervised;    /* the spawned process is the supervisor */
+  int err_lines;     /* stderr lines seen so far */
+  char *held;        /* supervised: a first stderr line that may be a spawn error */
   size_t held_len;
   exec_result res;
   char rbuf[EXEC_READ_SIZE]; /* shared by both pipes: a read is consumed before the next */
@@ -89,7 +89,9 @@ struct exec_trial {
 
 static void on_handle_closed(uv_handle_t *h);
 
-static uint64_t seconds_to_ms(double s) { return s <= 0 ? 0 : (uint64_t)(s * 1000.0 + 0.5); }
+static uint64_t seconds_to_ms(double s) {
+  return s <= 0 ? 0 : (uint64_t)(s * 1000.0 + 0.5);
+}
 
 /* ---- log ---------------------------------------------------------------------------------- */
 
@@ -169,8 +171,8 @@ static void maybe_close_timers(exec_trial *t) {
 
 /* ---- the supervisor's spawn report -------------------------------------------------------- */
 
-static const char *const spawn_prefixes[] = {"command not found: ", "permission denied: ",
-                                             "cannot start "};
+static const char *const spawn_prefixes[] = {
+    "command not found: ", "permission denied: ", "cannot start "};
 
 static int spawn_report_kind(const char *line, size_t len) {
   for (int i = 0; i < 3; i++) {
@@ -291,8 +293,8 @@ static void terminate(exec_trial *t) {
   if (t->term_sent || t->exited) return;
   t->term_sent = 1;
   signal_group(t, SIGTERM);
-  uv_timer_start(&t->grace_timer, on_grace,
-                 t->grace_ms + (t->supervised ? EXEC_BACKSTOP_MS : 0), 0);
+  uv_timer_start(&t->grace_timer, on_grace, t->grace_ms + (t->supervised ? EXEC_BACKSTOP_MS : 0),
+                 0);
 }
 
 /* Whether process PID has exited and waits to be reaped (state Z in /proc/PID/stat). */
@@ -537,7 +539,9 @@ void exec_kill_trial(exec_trial *t) {
     uv_timer_start(&t->drain_timer, on_drain, 0, 0);
 }
 
-int exec_pid(const exec_trial *t) { return t ? t->pid : 0; }
+int exec_pid(const exec_trial *t) {
+  return t ? t->pid : 0;
+}
 
 /* ---- orphans of a dead orchestrator ----------------------------------------------------- */
 

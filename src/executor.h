@@ -105,12 +105,18 @@ static inline int executor_start(executor *x, const exec_spec *spec, const exec_
   return x->ops->start(x, spec, cb, ud, out, err);
 }
 /* SIGTERM (or the backend's cancel) now, SIGKILL after the grace. Idempotent. */
-static inline void executor_stop(executor *x, exec_trial *t) { x->ops->stop(t); }
+static inline void executor_stop(executor *x, exec_trial *t) {
+  x->ops->stop(t);
+}
 /* Kill at once (second Ctrl-C). */
-static inline void executor_kill(executor *x, exec_trial *t) { x->ops->kill(t); }
+static inline void executor_kill(executor *x, exec_trial *t) {
+  x->ops->kill(t);
+}
 /* The process id of the trial's leader on this machine (the process group for local
  * trials); 0 if it never started. Stored with the trial so that reap can find it. */
-static inline int executor_pid(const executor *x, const exec_trial *t) { return x->ops->pid(t); }
+static inline int executor_pid(const executor *x, const exec_trial *t) {
+  return x->ops->pid(t);
+}
 static inline int executor_reap(executor *x, int64_t sweep_id, const exec_orphan *o, int n) {
   return x->ops->reap(x, sweep_id, o, n);
 }

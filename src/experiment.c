@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "diag.h"
-#include "store.h"
 #include "hardware.h"
+#include "store.h"
 #include "trialcfg.h"
 
 /* Instructions the experiment file and its validation may use: a file that loops forever
@@ -235,7 +235,7 @@ static int copy_space(lhost *h, int t, experiment *e, char **err) {
     lua_settop(L, top);
     return diag_set(err, FT_ELUA, "%s: the space has no size()", e->path);
   }
-  lua_pushvalue(L, -2);        /* [space, size, space] */
+  lua_pushvalue(L, -2); /* [space, size, space] */
   int rc = lhost_pcall(h, 1, 1, LOAD_BUDGET, err);
   if (rc == 0) e->space_size = lua_tonumber(L, -1);
   lua_settop(L, top);
@@ -421,7 +421,7 @@ void experiment_override_budget(experiment *e, int trials, double hours) {
   lua_State *L = lhost_state(e->host);
   e->budget_trials = trials;
   e->budget_hours = hours;
-  lhost_push_ref(e->host, e->spec_ref); /* [spec] */
+  lhost_push_ref(e->host, e->spec_ref);              /* [spec] */
   if (lua_getfield(L, -1, "budget") == LUA_TTABLE) { /* [spec, budget] */
     lua_pushinteger(L, trials);
     lua_setfield(L, -2, "trials");
@@ -433,7 +433,7 @@ void experiment_override_budget(experiment *e, int trials, double hours) {
 
 void experiment_allow_flags(lhost *h, const char *const *names, int n) {
   lua_State *L = lhost_state(h);
-  lua_getglobal(L, "ft"); /* [ft] */
+  lua_getglobal(L, "ft");   /* [ft] */
   lua_createtable(L, 0, n); /* [ft, set] */
   for (int i = 0; i < n; i++) {
     lua_pushboolean(L, 1);

@@ -11,56 +11,56 @@
 #include "stats.h"
 
 typedef struct {
-  lhost *host;          /* not owned */
-  int spec_ref;         /* the validated experiment table (lua/dsl.lua's shape) */
+  lhost *host;  /* not owned */
+  int spec_ref; /* the validated experiment table (lua/dsl.lua's shape) */
 
-  char *path;           /* as the user gave it; used as the chunk name */
-  char *text;           /* the file's bytes */
-  char hash[17];        /* FNV-1a 64 of text, hex */
+  char *path;    /* as the user gave it; used as the chunk name */
+  char *text;    /* the file's bytes */
+  char hash[17]; /* FNV-1a 64 of text, hex */
 
   char *name, *model, *hardware; /* hardware may be "auto" until resolved */
-  char **command;       /* NULL-terminated argv template; "{steps}" is substituted */
-  char *workdir;        /* where trials run: `workdir` key, default the current directory */
+  char **command;                /* NULL-terminated argv template; "{steps}" is substituted */
+  char *workdir; /* where trials run: `workdir` key, default the current directory */
 
   metric_kind metric;
   char *metric_field;   /* json = ... */
   char *metric_pattern; /* pattern = ... */
   int metric_skip;      /* steps dropped before reducing (warm-up, compile) */
   reduce_kind metric_reduce;
-  double metric_scale;  /* unit of the read value in ms: 1 for ms, 1000 for s */
-  int min_steps;        /* valid steps needed for ok, default skip + 1 */
+  double metric_scale; /* unit of the read value in ms: 1 for ms, 1000 for s */
+  int min_steps;       /* valid steps needed for ok, default skip + 1 */
   /* metric.check: the loss each trial prints, compared with the baseline's at the same
    * steps; outside check_tolerance (relative) and check_abs (absolute) the trial is wrong. */
   int check_on;
   metric_kind check_kind;
-  char *check_field;    /* json = ... */
-  char *check_pattern;  /* pattern = ... */
+  char *check_field;   /* json = ... */
+  char *check_pattern; /* pattern = ... */
   double check_tolerance;
   double check_abs;
 
-  int budget_trials;    /* including the baseline */
-  double budget_hours;  /* 0: none */
-  int budget_steps;     /* default step budget per trial ({steps}) */
+  int budget_trials;   /* including the baseline */
+  double budget_hours; /* 0: none */
+  int budget_steps;    /* default step budget per trial ({steps}) */
   int parallel;
-  int gpus_per_trial;   /* 0: CUDA_VISIBLE_DEVICES left alone */
-  double timeout_s;     /* per trial, 0: none */
-  double grace_s;       /* SIGTERM -> SIGKILL */
+  int gpus_per_trial; /* 0: CUDA_VISIBLE_DEVICES left alone */
+  double timeout_s;   /* per trial, 0: none */
+  double grace_s;     /* SIGTERM -> SIGKILL */
   int64_t seed;
   int has_seed;
 
-  char **oom_patterns;     /* extra substrings meaning OOM */
+  char **oom_patterns; /* extra substrings meaning OOM */
   int n_oom_patterns;
   char **invalid_patterns; /* extra substrings meaning the configuration was refused */
   int n_invalid_patterns;
 
-  char **warnings;      /* "path:line: warning: ..." from the catalog checks, NULL-terminated;
-                         * already printed on stderr by experiment_load */
+  char **warnings; /* "path:line: warning: ..." from the catalog checks, NULL-terminated;
+                    * already printed on stderr by experiment_load */
   int n_warnings;
 
-  char *strategy_name;  /* "random", "grid", "tpe", or a file path */
-  char *strategy_desc;  /* e.g. "tpe{startup=10}" for display */
-  int n_params;         /* searched flags + vars */
-  double space_size;    /* number of configurations (may be huge) */
+  char *strategy_name; /* "random", "grid", "tpe", or a file path */
+  char *strategy_desc; /* e.g. "tpe{startup=10}" for display */
+  int n_params;        /* searched flags + vars */
+  double space_size;   /* number of configurations (may be huge) */
 
   /* Confirmation: the top candidates and the baseline re-measured before the sweep ends,
    * counted in budget.trials. confirm_top = 0 turns it off. */
@@ -70,13 +70,13 @@ typedef struct {
    * is more than prune_margin slower than the best so far. prune_margin <= 0 turns it off. */
   double prune_margin;
   int prune_min_steps;
-  int warm_start;       /* seed the strategy with earlier sweeps of this model and hardware */
+  int warm_start; /* seed the strategy with earlier sweeps of this model and hardware */
   /* Manual PGLE (pgle = { mode = "manual" }): each trial first runs pgle_command (NULL-terminated
    * argv template, {steps} = pgle_steps) as a profile phase. */
   int pgle_manual;
   int pgle_steps;
   char **pgle_command;
-  char *software_probe; /* shell command printing "JAX JAXLIB" versions; NULL: the default */
+  char *software_probe;   /* shell command printing "JAX JAXLIB" versions; NULL: the default */
   int software_probe_off; /* software_probe = false */
 } experiment;
 

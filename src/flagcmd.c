@@ -24,8 +24,8 @@
 #define MAX_PROBE 256
 
 typedef struct {
-  const char *sub; /* NULL (list), "show", "import" or "probe" */
-  const char *pos;  /* PATTERN or NAME */
+  const char *sub;              /* NULL (list), "show", "import" or "probe" */
+  const char *pos;              /* PATTERN or NAME */
   const char *names[MAX_PROBE]; /* probe: the flags to try */
   int n_names;
   const char *jaxlib, *file, *command, *db;
@@ -118,8 +118,10 @@ int flagcmd_parse_help(const char *text, store_flag_row **rows, int *n) {
     } else {
       rtrim(copy);
       char *t = copy + strspn(copy, " \t");
-      if (!*t || is_noise(t)) in_row = 0;
-      else if (in_row) append_desc(&(*rows)[*n - 1], t);
+      if (!*t || is_noise(t))
+        in_row = 0;
+      else if (in_row)
+        append_desc(&(*rows)[*n - 1], t);
     }
     free(copy);
     line = nl ? nl + 1 : NULL;
@@ -333,8 +335,10 @@ static int cmd_list(const fargs *a, const char *db_path) {
     printf("%s\n", s);
     free(s);
   } else if (rc == 0 && set) {
-    printf("%d of %d listed catalog flags are MISSING from jaxlib %s (an unknown flag there ends "
-           "a trial as invalid)\n", missing, shown, a->jaxlib);
+    printf(
+        "%d of %d listed catalog flags are MISSING from jaxlib %s (an unknown flag there ends "
+        "a trial as invalid)\n",
+        missing, shown, a->jaxlib);
   }
   if (rc == 0 && shown == 0) diag_note("flagtune: no catalog entry matches '%s'", a->pos);
   cJSON_Delete(out);
@@ -348,9 +352,9 @@ static int cmd_list(const fargs *a, const char *db_path) {
 /* ---- flags show NAME ---- */
 
 static const char *const SHOW_FIELDS[] = {
-    "name",       "kind",     "backend",  "type",  "default", "values", "recommended",
-    "candidates", "desc",     "source",   "deprecated", "renamed_to", "requires", "overrides",
-    "notes",      "since",    "until_",   "tags",  NULL};
+    "name",       "kind",  "backend", "type",       "default",    "values",   "recommended",
+    "candidates", "desc",  "source",  "deprecated", "renamed_to", "requires", "overrides",
+    "notes",      "since", "until_",  "tags",       NULL};
 
 static int cmd_show(const fargs *a) {
   lhost *h = NULL;
@@ -465,9 +469,10 @@ static int import_rows(const fargs *a, const char *db, const char *jaxlib, char 
     if (rc == 0 && catalog_open(&h, NULL) == 0) compare(h, rows, n, &missing, &unknown);
     lhost_free(h);
     if (rc == 0)
-      printf("imported %d flags of jaxlib %s into %s: %d catalog flags are missing from it, "
-             "%d of its flags are not in the catalog\n",
-             n, jaxlib, db, missing, unknown);
+      printf(
+          "imported %d flags of jaxlib %s into %s: %d catalog flags are missing from it, "
+          "%d of its flags are not in the catalog\n",
+          n, jaxlib, db, missing, unknown);
   }
   flagcmd_rows_free(rows, n);
   return rc;
@@ -506,11 +511,14 @@ static char *probe_value(lua_State *L, int cat, const char *name) {
   char *v = NULL;
   if (find_entry(L, cat, name)) {
     int t = lua_getfield(L, -1, "default");
-    if (t == LUA_TBOOLEAN) v = xstrdup(lua_toboolean(L, -1) ? "true" : "false");
+    if (t == LUA_TBOOLEAN)
+      v = xstrdup(lua_toboolean(L, -1) ? "true" : "false");
     else if (t == LUA_TNUMBER && lua_isinteger(L, -1))
       v = xasprintf("%lld", (long long)lua_tointeger(L, -1));
-    else if (t == LUA_TNUMBER) v = xasprintf("%.10g", lua_tonumber(L, -1));
-    else if (t == LUA_TSTRING) v = xstrdup(lua_tostring(L, -1));
+    else if (t == LUA_TNUMBER)
+      v = xasprintf("%.10g", lua_tonumber(L, -1));
+    else if (t == LUA_TSTRING)
+      v = xstrdup(lua_tostring(L, -1));
     lua_pop(L, 2);
   }
   return v ? v : xstrdup("true");
@@ -709,8 +717,9 @@ static int cmd_probe(const fargs *a) {
   lua_pop(L, 1);
   lhost_free(h);
   if (clean == 0)
-    diag_warn("the probe command failed even without the refused flags: 'accepted' means only "
-              "that XLA did not name them");
+    diag_warn(
+        "the probe command failed even without the refused flags: 'accepted' means only "
+        "that XLA did not name them");
   if (n_values)
     printf("%d of %d refused, %d known with a value refused\n", n_refused, a->n_names, n_values);
   else

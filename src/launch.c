@@ -44,8 +44,8 @@ static void free_values(setting *s, int n) {
   free(s);
 }
 
-int launch_build(const experiment *e, const proposal *p, const launch_where *w,
-                 char *const *base, launch *out, char **err) {
+int launch_build(const experiment *e, const proposal *p, const launch_where *w, char *const *base,
+                 launch *out, char **err) {
   memset(out, 0, sizeof *out);
   int steps = w->profile && e->pgle_steps > 0 ? e->pgle_steps : w->steps;
   int rc = trialcfg_argv(w->profile ? e->pgle_command : e->command, steps, &out->argv, err);
@@ -138,8 +138,7 @@ char *launch_log_dir(const char *db_path, const char *override, int64_t id) {
   if (override && *override) return xasprintf("%s/sweep-%lld", override, (long long)id);
   const char *slash = strrchr(db_path, '/');
   if (!slash) return xasprintf("flagtune-logs/sweep-%lld", (long long)id);
-  return xasprintf("%.*s/flagtune-logs/sweep-%lld", (int)(slash - db_path), db_path,
-                   (long long)id);
+  return xasprintf("%.*s/flagtune-logs/sweep-%lld", (int)(slash - db_path), db_path, (long long)id);
 }
 
 int launch_make_dirs(const char *path, char **err) {
@@ -214,4 +213,3 @@ void launch_use_stored_command(experiment *e, const char *command_json) {
   }
   cJSON_Delete(cmd);
 }
-

@@ -16,9 +16,9 @@
 /* Where and as what one phase runs. */
 typedef struct {
   int64_t sweep_id;
-  int number;               /* the trial's number */
-  int steps;                /* the trial's step budget (the profile run uses pgle.steps) */
-  const char *devices;      /* the slot's CUDA_VISIBLE_DEVICES value; NULL: left alone */
+  int number;          /* the trial's number */
+  int steps;           /* the trial's step budget (the profile run uses pgle.steps) */
+  const char *devices; /* the slot's CUDA_VISIBLE_DEVICES value; NULL: left alone */
   const char *log_dir;
   const char *profile_path; /* manual PGLE: where the profile run leaves its profile */
   int profile;              /* 1: the profile run, 0: the measured run */
@@ -33,8 +33,8 @@ typedef struct {
 /* Builds the phase of P described by W for experiment E, with BASE (usually environ) as the
  * parent environment. FT_EINPUT with *err for what the experiment got wrong (a bad name, a
  * template that needs {steps}); *out is then empty. Free with launch_free. */
-int launch_build(const experiment *e, const proposal *p, const launch_where *w,
-                 char *const *base, launch *out, char **err);
+int launch_build(const experiment *e, const proposal *p, const launch_where *w, char *const *base,
+                 launch *out, char **err);
 void launch_free(launch *l);
 
 /* The trial row's env (the variables flagtune set, {"NAME": "value"}) and command (the argv

@@ -50,10 +50,10 @@ typedef struct {
 static void detached_started(int64_t id, const char *log_dir, void *ud) {
   detach_ctx *d = ud;
   char cwd[4096];
-  char *path = d->log               ? xstrdup(d->log)
-               : log_dir[0] == '/'  ? xasprintf("%s/run.log", log_dir)
+  char *path = d->log                    ? xstrdup(d->log)
+               : log_dir[0] == '/'       ? xasprintf("%s/run.log", log_dir)
                : getcwd(cwd, sizeof cwd) ? xasprintf("%s/%s/run.log", cwd, log_dir)
-                                    : xasprintf("%s/run.log", log_dir);
+                                         : xasprintf("%s/run.log", log_dir);
   fflush(stdout);
   fflush(stderr);
   int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);

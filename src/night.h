@@ -16,7 +16,6 @@ typedef int (*night_body)(void *ctx, sweep_opts *o);
  * prints the sweep's id and log and sets *code to 0, or to the child's exit code when it ended
  * before claiming a sweep (bad input); the child sets *code to BODY's. FT_ESYS with *err when
  * it cannot detach. */
-int night_detach(const char *log, sweep_opts *o, night_body body, void *ctx, int *code,
-                 char **err);
+int night_detach(const char *log, sweep_opts *o, night_body body, void *ctx, int *code, char **err);
 
 #endif

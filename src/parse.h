@@ -13,17 +13,17 @@ typedef int (*metric_match_fn)(void *ctx, const char *line, size_t len, double *
 
 typedef struct {
   metric_kind kind;
-  const char *field;       /* METRIC_JSON: key, dotted for nesting ("timing.step_ms") */
-  metric_match_fn match;   /* METRIC_PATTERN */
+  const char *field;     /* METRIC_JSON: key, dotted for nesting ("timing.step_ms") */
+  metric_match_fn match; /* METRIC_PATTERN */
   void *match_ctx;
-  double scale;            /* multiply what was read to get milliseconds; 0 means 1 */
-  int any_value;           /* accept any finite value (a loss), not only a plausible step time */
+  double scale;  /* multiply what was read to get milliseconds; 0 means 1 */
+  int any_value; /* accept any finite value (a loss), not only a plausible step time */
 } metric_spec;
 
 enum {
-  PARSE_NONE = 0,    /* the line holds no step time */
-  PARSE_STEP = 1,    /* *ms is a finite, positive step time */
-  PARSE_BAD = -1,    /* the line holds the metric but its value is NaN, infinite, <= 0 or absurd */
+  PARSE_NONE = 0, /* the line holds no step time */
+  PARSE_STEP = 1, /* *ms is a finite, positive step time */
+  PARSE_BAD = -1, /* the line holds the metric but its value is NaN, infinite, <= 0 or absurd */
 };
 
 /* Looks for a step time in one line. Never reads past LEN; LINE need not be NUL-terminated.

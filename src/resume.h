@@ -16,24 +16,24 @@ typedef struct {
 } resume_rerun;
 
 typedef struct {
-  int counted;            /* finished trials: they count against the budget */
-  int confirm_counted;    /* of which confirmation trials (not search: an extended budget
-                           * is searched before anything is confirmed again) */
-  int next_number;        /* the number the next trial gets */
-  int baseline_ok;        /* a baseline trial ended ok */
-  double baseline_ms;     /* its value (the last ok one); NaN when none */
-  int64_t baseline_id;    /* the first baseline trial that ended ok (metric.check compares
-                           * every trial with its losses); 0 for none */
-  int baseline_ended;     /* some baseline trial ended, ok or not */
-  int n_ok;               /* ok trials other than the baseline */
-  resume_rerun *reruns;   /* lost, interrupted or running configurations that no finished
-                           * trial holds, each once, in trial order */
+  int counted;          /* finished trials: they count against the budget */
+  int confirm_counted;  /* of which confirmation trials (not search: an extended budget
+                         * is searched before anything is confirmed again) */
+  int next_number;      /* the number the next trial gets */
+  int baseline_ok;      /* a baseline trial ended ok */
+  double baseline_ms;   /* its value (the last ok one); NaN when none */
+  int64_t baseline_id;  /* the first baseline trial that ended ok (metric.check compares
+                         * every trial with its losses); 0 for none */
+  int baseline_ended;   /* some baseline trial ended, ok or not */
+  int n_ok;             /* ok trials other than the baseline */
+  resume_rerun *reruns; /* lost, interrupted or running configurations that no finished
+                         * trial holds, each once, in trial order */
   int n_reruns;
-  exec_orphan *orphans;   /* trials recorded running: what a dead orchestrator may have left */
+  exec_orphan *orphans; /* trials recorded running: what a dead orchestrator may have left */
   int n_orphans;
-  trial_record *history;  /* every trial but the baseline's, as stored (shallow copies; lost
-                           * and running ones too, so the strategy never proposes them again
-                           * while their re-run waits) */
+  trial_record *history; /* every trial but the baseline's, as stored (shallow copies; lost
+                          * and running ones too, so the strategy never proposes them again
+                          * while their re-run waits) */
   int n_history;
 } resume_plan;
 

@@ -54,7 +54,8 @@ double stats_reduce(reduce_kind k, const double *v, int n, int skip) {
   const double *s = v + skip;
   int m = n - skip;
   switch (k) {
-    case REDUCE_MEDIAN: return stats_median(s, m);
+    case REDUCE_MEDIAN:
+      return stats_median(s, m);
     case REDUCE_MEAN: {
       double sum = 0;
       for (int i = 0; i < m; i++) sum += s[i];
@@ -131,9 +132,12 @@ void stats_running_add(stats_running *r, double v) {
 double stats_running_value(const stats_running *r) {
   if (r->n == 0) return NAN;
   switch (r->kind) {
-    case REDUCE_MEDIAN: return r->n % 2 ? r->lo[0] : (r->lo[0] + r->hi[0]) / 2;
-    case REDUCE_MEAN: return r->sum / r->n;
-    case REDUCE_MIN: return r->min;
+    case REDUCE_MEDIAN:
+      return r->n % 2 ? r->lo[0] : (r->lo[0] + r->hi[0]) / 2;
+    case REDUCE_MEAN:
+      return r->sum / r->n;
+    case REDUCE_MIN:
+      return r->min;
   }
   return NAN;
 }

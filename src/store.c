@@ -4,8 +4,6 @@
  * store_trial.c, store_claim.c, store_list.c and store_query.c (src/store_impl.h is what they
  * share). Must not call up into other modules, print or exit: every failure goes back through
  * char **err, naming the database path. */
-#include "store_impl.h"
-
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -21,9 +19,9 @@
 #include <unistd.h>
 
 #include "diag.h"
-#include "hardware.h"
 #include "embed.h"
-
+#include "hardware.h"
+#include "store_impl.h"
 
 #define NOW "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 
@@ -141,7 +139,6 @@ static const char *const stmt_sql[ST_COUNT] = {
     "WHERE id = :id",
 };
 /* clang-format on */
-
 
 /* ---- errors ---- */
 
@@ -496,9 +493,13 @@ int store_identity_check(store *s, char **err) {
   return 0;
 }
 
-int store_check_identity(store *s, char **err) { return store_identity_check(s, err); }
+int store_check_identity(store *s, char **err) {
+  return store_identity_check(s, err);
+}
 
-int store_was_full(const store *s) { return s->full; }
+int store_was_full(const store *s) {
+  return s->full;
+}
 
 /* ---- sweeps ---- */
 
@@ -516,7 +517,8 @@ static int sweep_insert(store *s, const store_sweep_new *n, int64_t *id, char **
        store_bind_real(st, ":budget_hours", n->budget_hours > 0 ? n->budget_hours : NAN) |
        store_bind_pos(st, ":budget_steps", n->budget_steps) |
        store_bind_int(st, ":parallel", n->parallel > 0 ? n->parallel : 1) |
-       store_bind_text(st, ":host", n->host) | store_bind_text(st, ":options_json", n->options_json) |
+       store_bind_text(st, ":host", n->host) |
+       store_bind_text(st, ":options_json", n->options_json) |
        store_bind_int(st, ":pid", getpid()) | store_bind_text(st, ":software", n->software) |
        store_bind_text(st, ":jaxlib", n->jaxlib);
   if (rc) return store_bind_fail(s, st, err);
@@ -544,8 +546,8 @@ int store_sweep_set_place(store *s, int64_t id, const char *workdir, const char 
   int rc = store_identity_check(s, err);
   if (!rc) rc = store_stmt_get(s, ST_SWEEP_PLACE, &st, err);
   if (rc) return rc;
-  if (store_bind_text(st, ":workdir", workdir) | store_bind_text(st, ":command_json", command_json) |
-      store_bind_int(st, ":id", id))
+  if (store_bind_text(st, ":workdir", workdir) |
+      store_bind_text(st, ":command_json", command_json) | store_bind_int(st, ":id", id))
     return store_bind_fail(s, st, err);
   return store_step_done(s, st, "recording a sweep's directory", err);
 }

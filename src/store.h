@@ -33,10 +33,10 @@ int store_schema_latest(void);
 typedef struct {
   const char *name, *model, *hardware;
   const char *experiment_path, *experiment_text, *experiment_hash;
-  const char *strategy;     /* e.g. "random", "tpe{startup=10}" */
+  const char *strategy; /* e.g. "random", "tpe{startup=10}" */
   int64_t seed;
   int budget_trials;
-  double budget_hours;      /* 0: none */
+  double budget_hours; /* 0: none */
   int budget_steps;
   int parallel;
   const char *host;         /* machine running the orchestrator */
@@ -89,7 +89,7 @@ typedef struct {
   int64_t seed;
   int budget_trials, budget_steps, parallel;
   double budget_hours;
-  int pid; /* orchestrator pid while running */
+  int pid;                                                  /* orchestrator pid while running */
   char *host, *claimed_at, *workdir, *command_json, *error; /* owned; NULL when unset */
   long long pid_start;
 } store_sweep;
@@ -114,7 +114,7 @@ typedef struct {
   int steps_budget;
   int slot;
   const char *log_path;
-  int rerun_of;             /* trial number this re-runs, 0 for none */
+  int rerun_of; /* trial number this re-runs, 0 for none */
 } store_trial_new;
 
 /* Inserts a trial with status 'running' and started_at now. NULL config/env mean "{}". */
@@ -123,13 +123,13 @@ int store_trial_set_pid(store *s, int64_t trial_id, int pid, char **err);
 
 typedef struct {
   outcome status;
-  double value;             /* reduced step time in ms, NaN for none */
-  int has_exit;             /* exit_code is meaningful */
+  double value; /* reduced step time in ms, NaN for none */
+  int has_exit; /* exit_code is meaningful */
   int64_t exit_code;
-  int term_signal;          /* 0 for none */
+  int term_signal; /* 0 for none */
   double duration_s;
-  const char *error;        /* excerpt (last stderr lines) or reason; may be NULL */
-  const double *losses;     /* metric.check's losses in the order printed (schema 7) */
+  const char *error;    /* excerpt (last stderr lines) or reason; may be NULL */
+  const double *losses; /* metric.check's losses in the order printed (schema 7) */
   int n_losses;
 } store_trial_end;
 
@@ -163,10 +163,10 @@ int store_warm_trials(store *s, const char *model, const char *hardware, int64_t
  * configuration and the pooled values. NaN values are stored as NULL. */
 typedef struct {
   int64_t trial_id;
-  double value;     /* pooled (median of its ok trials' values) */
-  double baseline;  /* pooled baseline */
-  int n_trials;     /* ok trials pooled for the winner */
-  double lo, hi;    /* 95% interval of the speedup */
+  double value;    /* pooled (median of its ok trials' values) */
+  double baseline; /* pooled baseline */
+  int n_trials;    /* ok trials pooled for the winner */
+  double lo, hi;   /* 95% interval of the speedup */
 } store_winner;
 
 int store_sweep_set_winner(store *s, int64_t sweep_id, const store_winner *w, char **err);
@@ -220,8 +220,7 @@ typedef struct {
 } store_flag_row;
 
 /* Replaces the flag list of JAXLIB with ROWS (N of them) in one transaction. */
-int store_flags_import(store *s, const char *jaxlib, const store_flag_row *rows, int n,
-                       char **err);
+int store_flags_import(store *s, const char *jaxlib, const store_flag_row *rows, int n, char **err);
 
 /* Array of {name, type, default_value, description, imported_at} of JAXLIB's list, by name;
  * empty when nothing was imported for it. Caller deletes. */

@@ -85,9 +85,9 @@ static int lock_sweep(store *s, int64_t id, int *fd, char **err) {
     rc = diag_set(err, FT_ESTORE, "cannot create the sweep's lock file %s: %s", path,
                   strerror(errno));
   else if (flock(*fd, LOCK_EX | LOCK_NB) != 0) {
-    rc = errno == EWOULDBLOCK ? 1
-                              : diag_set(err, FT_ESTORE, "cannot lock %s: %s", path,
-                                         strerror(errno));
+    rc = errno == EWOULDBLOCK
+             ? 1
+             : diag_set(err, FT_ESTORE, "cannot lock %s: %s", path, strerror(errno));
     close(*fd);
     *fd = -1;
   }
@@ -174,4 +174,3 @@ int store_sweep_claim(store *s, int64_t id, int force, char **err) {
   if (rc) store_tx_rollback(s);
   return rc;
 }
-

@@ -22,6 +22,7 @@ enum { BUSY_TIMEOUT_MS = 10000, BUSY_RETRIES = 4 };
  * WAL frames of 4 KiB pages need far less. */
 enum { RESERVE_BYTES = 128 * 1024 };
 
+/* clang-format off */
 typedef enum {
   ST_BEGIN_WRITE, ST_BEGIN_READ, ST_COMMIT, ST_ROLLBACK,
   ST_SWEEP_CREATE, ST_SWEEP_STATUS, ST_SWEEP_EXISTS, ST_SWEEP_BY_NAME, ST_SWEEP_LOAD,
@@ -32,19 +33,20 @@ typedef enum {
   ST_SWEEP_HOLDER, ST_SWEEP_CLAIM, ST_SWEEP_PLACE, ST_SWEEP_BUDGET,
   ST_COUNT
 } stmt_id;
+/* clang-format on */
 
 struct store {
   sqlite3 *db;
   char *path;
-  char *abs;     /* PATH made absolute: the identity check and the lock name survive a chdir */
+  char *abs; /* PATH made absolute: the identity check and the lock name survive a chdir */
   int readonly;
   int must_exist;       /* STORE_MUST_EXIST: a missing file is an error, never created */
   double query_seconds; /* store_query's limits (store_set_query_limits) */
   int64_t query_bytes;
-  dev_t dev;     /* the database file's identity when opened: a write checks it still is */
+  dev_t dev; /* the database file's identity when opened: a write checks it still is */
   ino_t ino;
-  int claim_fd;  /* the lock file of the sweep this connection holds; -1: none */
-  int full;      /* the last failure was "disk full" */
+  int claim_fd;                  /* the lock file of the sweep this connection holds; -1: none */
+  int full;                      /* the last failure was "disk full" */
   sqlite3_stmt *cache[ST_COUNT]; /* prepared on first use, finalized by store_close */
 };
 

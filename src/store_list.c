@@ -68,7 +68,8 @@ static int rows_by_id(store *s, stmt_id id, int64_t key, cJSON **out, char **err
   *out = NULL;
   int rc = store_stmt_get(s, id, &st, err);
   if (rc) return rc;
-  if (store_bind_index(st, ":id") && store_bind_int(st, ":id", key)) return store_bind_fail(s, st, err);
+  if (store_bind_index(st, ":id") && store_bind_int(st, ":id", key))
+    return store_bind_fail(s, st, err);
   *out = cJSON_CreateArray();
   rc = rows_append(s, st, *out, err);
   if (rc) cJSON_Delete(*out), *out = NULL;
@@ -177,7 +178,6 @@ int store_best(store *s, const char *model, const char *hardware, cJSON **out, c
   return 0;
 }
 
-
 /* ---- imported jaxlib flag lists (issue 4). Rare, so the statements are prepared per call
  * rather than cached; each import is one write transaction. ---- */
 
@@ -206,8 +206,9 @@ int store_flags_import(store *s, const char *jaxlib, const store_flag_row *rows,
     rc = store_db_fail(s, err, "preparing a flag import");
     goto cleanup;
   }
-  rc = store_bind_text(del, ":jaxlib", jaxlib) ? store_bind_fail(s, del, err)
-                                         : store_step_done(s, del, "replacing a flag list", err);
+  rc = store_bind_text(del, ":jaxlib", jaxlib)
+           ? store_bind_fail(s, del, err)
+           : store_step_done(s, del, "replacing a flag list", err);
   for (int i = 0; rc == 0 && i < n; i++) rc = flag_insert(s, ins, jaxlib, &rows[i], err);
   if (rc == 0) rc = store_run_cached(s, ST_COMMIT, "committing a flag import", err);
 
@@ -253,4 +254,3 @@ int store_flags_versions(store *s, cJSON **out, char **err) {
 int store_flags_names(store *s, cJSON **out, char **err) {
   return flag_rows(s, "SELECT DISTINCT name FROM jaxlib_flags ORDER BY name", NULL, out, err);
 }
-

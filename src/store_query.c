@@ -233,4 +233,3 @@ int store_query(store *s, const char *sql, cJSON **columns, cJSON **rows, char *
   *rows = out;
   return 0;
 }
-

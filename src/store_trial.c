@@ -25,12 +25,12 @@ int store_trial_begin(store *s, const store_trial_new *t, int64_t *trial_id, cha
   if (rc) return rc;
   rc = store_bind_int(st, ":sweep_id", t->sweep_id) | store_bind_int(st, ":number", t->number) |
        store_bind_text(st, ":role", record_role_name(t->number == 0 ? ROLE_BASELINE : t->role)) |
-       store_bind_text(st, ":config", t->config_json) |
-       store_bind_text(st, ":label", t->label) | store_bind_text(st, ":xla_flags", t->xla_flags) |
+       store_bind_text(st, ":config", t->config_json) | store_bind_text(st, ":label", t->label) |
+       store_bind_text(st, ":xla_flags", t->xla_flags) |
        store_bind_text(st, ":tpu_args", t->tpu_args) | store_bind_text(st, ":env", t->env_json) |
-       store_bind_text(st, ":command", t->command_json) | store_bind_pos(st, ":steps_budget", t->steps_budget) |
-       store_bind_int(st, ":slot", t->slot) | store_bind_text(st, ":log_path", t->log_path) |
-       store_bind_pos(st, ":rerun_of", t->rerun_of);
+       store_bind_text(st, ":command", t->command_json) |
+       store_bind_pos(st, ":steps_budget", t->steps_budget) | store_bind_int(st, ":slot", t->slot) |
+       store_bind_text(st, ":log_path", t->log_path) | store_bind_pos(st, ":rerun_of", t->rerun_of);
   if (rc) return store_bind_fail(s, st, err);
   rc = store_step_done(s, st, "starting a trial", err);
   if (!rc && trial_id) *trial_id = sqlite3_last_insert_rowid(s->db);
@@ -42,7 +42,8 @@ int store_trial_set_pid(store *s, int64_t trial_id, int pid, char **err) {
   int rc = store_identity_check(s, err);
   if (!rc) rc = store_stmt_get(s, ST_TRIAL_PID, &st, err);
   if (rc) return rc;
-  if (store_bind_int(st, ":pid", pid) | store_bind_int(st, ":id", trial_id)) return store_bind_fail(s, st, err);
+  if (store_bind_int(st, ":pid", pid) | store_bind_int(st, ":id", trial_id))
+    return store_bind_fail(s, st, err);
   return store_step_done(s, st, "recording a trial's pid", err);
 }
 
@@ -142,8 +143,8 @@ int store_trials_mark(store *s, int64_t sweep_id, outcome from, outcome to, int 
   int rc = store_identity_check(s, err);
   if (!rc) rc = store_stmt_get(s, ST_TRIALS_MARK, &st, err);
   if (rc) return rc;
-  if (store_bind_text(st, ":from", outcome_name(from)) | store_bind_text(st, ":to", outcome_name(to)) |
-      store_bind_int(st, ":sweep_id", sweep_id))
+  if (store_bind_text(st, ":from", outcome_name(from)) |
+      store_bind_text(st, ":to", outcome_name(to)) | store_bind_int(st, ":sweep_id", sweep_id))
     return store_bind_fail(s, st, err);
   rc = store_step_done(s, st, "marking trials", err);
   if (n) *n = rc ? 0 : sqlite3_changes(s->db);
@@ -228,7 +229,8 @@ int store_sweep_set_winner(store *s, int64_t sweep_id, const store_winner *w, ch
   if (rc) return rc;
   rc = store_bind_int(st, ":trial_id", w->trial_id) | store_bind_real(st, ":winner_ms", w->value) |
        store_bind_real(st, ":baseline_ms", w->baseline) | store_bind_int(st, ":n", w->n_trials) |
-       store_bind_real(st, ":lo", w->lo) | store_bind_real(st, ":hi", w->hi) | store_bind_int(st, ":id", sweep_id);
+       store_bind_real(st, ":lo", w->lo) | store_bind_real(st, ":hi", w->hi) |
+       store_bind_int(st, ":id", sweep_id);
   if (rc) return store_bind_fail(s, st, err);
   return store_step_done(s, st, "recording a sweep's winner", err);
 }
@@ -269,4 +271,3 @@ int store_trials_load(store *s, int64_t sweep_id, trial_record **out, int *n, ch
   }
   return rc;
 }
-

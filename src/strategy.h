@@ -16,14 +16,14 @@ typedef struct strategy strategy;
 /* One configuration to run, rendered by lua/host.lua (and lua/pgle.lua): everything about
  * flags arrives here, so C names none. Everything is owned by the proposal. */
 typedef struct {
-  char *config_json;   /* canonical JSON of the searched values, keys sorted; "{}" = baseline */
-  char *label;         /* short human form: "lhs=true ag_thr=512MiB" */
-  int steps;           /* step budget; 0 = the experiment's budget.steps */
-  setting *settings;   /* fixed flags and env first, then searched, stable order; a value may
-                        * hold PROPOSAL_PROFILE_PATH, replaced by the trial's profile path */
+  char *config_json; /* canonical JSON of the searched values, keys sorted; "{}" = baseline */
+  char *label;       /* short human form: "lhs=true ag_thr=512MiB" */
+  int steps;         /* step budget; 0 = the experiment's budget.steps */
+  setting *settings; /* fixed flags and env first, then searched, stable order; a value may
+                      * hold PROPOSAL_PROFILE_PATH, replaced by the trial's profile path */
   int n_settings;
-  int skip;            /* warm-up steps left out of this trial's value (metric.skip, more
-                        * when the trial turns auto PGLE on) */
+  int skip; /* warm-up steps left out of this trial's value (metric.skip, more
+             * when the trial turns auto PGLE on) */
   /* Manual PGLE: the profile run's settings, run first with the profile path in
    * $FLAGTUNE_PGLE_PROFILE; NULL profile_suffix when the trial has no profile run. */
   setting *profile;

@@ -26,11 +26,11 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <linux/sched.h> /* struct clone_args, CLONE_INTO_CGROUP */
-#include <stdint.h>
 #include <fcntl.h>
+#include <linux/sched.h> /* struct clone_args, CLONE_INTO_CGROUP */
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,8 +58,8 @@ typedef struct {
 
 typedef struct {
   char dir[SUP_PATH_MAX]; /* empty: none */
-  int dir_fd;     /* DIR itself, for clone3(CLONE_INTO_CGROUP) */
-  int procs_fd;   /* DIR/cgroup.procs, opened before fork so that the child can join */
+  int dir_fd;             /* DIR itself, for clone3(CLONE_INTO_CGROUP) */
+  int procs_fd;           /* DIR/cgroup.procs, opened before fork so that the child can join */
 } sup_cgroup;
 
 static int usage(void) {

@@ -35,8 +35,9 @@ extern char **environ;
 
 #include "sweep_impl.h"
 
-
-static double now_s(void) { return (double)uv_hrtime() / 1e9; }
+static double now_s(void) {
+  return (double)uv_hrtime() / 1e9;
+}
 
 /* ---- the queue ---- */
 
@@ -163,8 +164,8 @@ static void on_trial_done(void *ud, const trial_result *r) {
   if (t->status == OUTCOME_INTERRUPTED || r->store_err) {
     sw->counted--;
     if (t->role == ROLE_CONFIRM) sw->confirm_counted--;
-  }
-  else if (!r->spawn_error) record_duration(sw, r->wall_s);
+  } else if (!r->spawn_error)
+    record_duration(sw, r->wall_s);
   sw->slots[r->slot] = NULL;
   sw->n_running--;
   if (r->store_err) stop_on_store_fault(sw, r->store_err);
@@ -322,18 +323,20 @@ static void on_signal(uv_signal_t *h, int signum) {
   sweep *sw = h->data;
   sw->stopping++;
   if (sw->stopping == 1)
-    diag_note("flagtune: %s: stopping; running trials are terminated and recorded as interrupted "
-              "(again to kill at once)",
-              signum == SIGINT ? "interrupt" : "terminate");
+    diag_note(
+        "flagtune: %s: stopping; running trials are terminated and recorded as interrupted "
+        "(again to kill at once)",
+        signum == SIGINT ? "interrupt" : "terminate");
   for (int i = 0; i < sw->parallel; i++) {
     trial *t = sw->slots[i];
     if (!t) continue;
-    if (sw->stopping == 1) trial_stop(t, STOPPED_INTERRUPTED);
-    else trial_kill(t);
+    if (sw->stopping == 1)
+      trial_stop(t, STOPPED_INTERRUPTED);
+    else
+      trial_kill(t);
   }
   if (sw->n_running == 0) close_handles(sw);
 }
-
 
 /* ---- setup and teardown ---- */
 
@@ -415,7 +418,7 @@ static trial_record *warm_history(sweep *sw, const char *db_path, const trial_re
 /* Loads the experiment and creates the strategy (replaying HIST): everything that can be
  * the user's fault. */
 int sweep_prepare(sweep *sw, const char *path, const char *text, const sweep_opts *o,
-                   const trial_record *hist, int n_hist, char **err) {
+                  const trial_record *hist, int n_hist, char **err) {
   int rc = lhost_new(&sw->host, err);
   if (rc == 0) experiment_allow_imported(sw->host, o->db_path);
   if (rc == 0) rc = experiment_load(sw->host, path, text, &sw->exp, err);
@@ -438,9 +441,10 @@ int sweep_prepare(sweep *sw, const char *path, const char *text, const sweep_opt
   record_free(warm, n_warm);
   if (rc == 0 && n_warm > 0) {
     int shared = strategy_partial(sw->strat);
-    diag_note("flagtune: warm start: %d trial%s of earlier sweeps of %s on %s (%d by the "
-              "parameters shared with this space)",
-              n_warm, n_warm == 1 ? "" : "s", sw->exp->model, sw->hardware, shared);
+    diag_note(
+        "flagtune: warm start: %d trial%s of earlier sweeps of %s on %s (%d by the "
+        "parameters shared with this space)",
+        n_warm, n_warm == 1 ? "" : "s", sw->exp->model, sw->hardware, shared);
   }
   return rc;
 }
@@ -569,25 +573,26 @@ int sweep_drive(sweep *sw, char **err) {
   record_end(sw);
   if (uv_loop_close(&sw->loop) != 0) diag_warn("event loop closed with handles still open");
   if (sw->failed && sw->store_fault)
-    return diag_set(err, FT_ESTORE, "sweep %lld stopped: %s%s", (long long)sw->id,
-                    sw->fail_reason,
+    return diag_set(err, FT_ESTORE, "sweep %lld stopped: %s%s", (long long)sw->id, sw->fail_reason,
                     store_was_full(sw->db) ? "; free some space, then `flagtune resume` it" : "");
   if (sw->failed)
     return diag_set(err, FT_ESYS, "sweep %lld failed: %s", (long long)sw->id, sw->fail_reason);
   if (sw->stopping)
-    return diag_set(err, FT_EINTR, "sweep %lld interrupted; continue it with `flagtune resume %lld`",
+    return diag_set(err, FT_EINTR,
+                    "sweep %lld interrupted; continue it with `flagtune resume %lld`",
                     (long long)sw->id, (long long)sw->id);
   if (cut_by_time(sw))
-    diag_note("flagtune: time budget spent after %d of %d trials; `flagtune resume %lld` runs "
-              "the rest",
-              sw->counted, sw->budget_trials, (long long)sw->id);
+    diag_note(
+        "flagtune: time budget spent after %d of %d trials; `flagtune resume %lld` runs "
+        "the rest",
+        sw->counted, sw->budget_trials, (long long)sw->id);
   return 0;
 }
 
 /* Starts the loop and the executor and fixes where logs go: what run and resume share once
  * the sweep is claimed. */
 int sweep_begin(sweep *sw, const char *db_path, const sweep_opts *o, int64_t *sweep_id,
-                 char **err) {
+                char **err) {
   *sweep_id = sw->id;
   if (uv_loop_init(&sw->loop) != 0) return diag_set(err, FT_ESYS, "uv_loop_init");
   /* The literal path still names this binary if it is rebuilt or deleted mid-sweep. */
@@ -629,10 +634,11 @@ int sweep_check(const char *path, const sweep_opts *o, char **summary, char **er
   int rc = validate(sw, path, o, err);
   if (rc == 0) {
     experiment *e = sw->exp;
-    *summary = xasprintf("%s: ok: %d searched parameter%s, %.6g configurations, strategy %s, "
-                         "%d trials (baseline + %d), parallel %d",
-                         path, e->n_params, e->n_params == 1 ? "" : "s", e->space_size,
-                         e->strategy_desc, sw->budget_trials, sw->budget_trials - 1, sw->parallel);
+    *summary = xasprintf(
+        "%s: ok: %d searched parameter%s, %.6g configurations, strategy %s, "
+        "%d trials (baseline + %d), parallel %d",
+        path, e->n_params, e->n_params == 1 ? "" : "s", e->space_size, e->strategy_desc,
+        sw->budget_trials, sw->budget_trials - 1, sw->parallel);
   }
   sweep_free(sw);
   return rc;

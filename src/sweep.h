@@ -8,14 +8,14 @@
 
 typedef struct {
   const char *db_path;
-  int parallel;       /* 0: the experiment's */
-  int trials;         /* 0: the experiment's budget.trials */
-  double hours;       /* < 0: the experiment's budget.hours */
+  int parallel; /* 0: the experiment's */
+  int trials;   /* 0: the experiment's budget.trials */
+  double hours; /* < 0: the experiment's budget.hours */
   int64_t seed;
   int has_seed;
-  const char *name;   /* NULL: the experiment's name */
-  int force;          /* resume: take over a sweep whose row names a holder this host cannot
-                       * check (another host, or a live process that holds no lock) */
+  const char *name; /* NULL: the experiment's name */
+  int force;        /* resume: take over a sweep whose row names a holder this host cannot
+                     * check (another host, or a live process that holds no lock) */
   /* Called once the sweep is claimed and its log directory known, before the first trial
    * (run --detach moves its output there and lets the waiting parent go). May be NULL. */
   void (*on_started)(int64_t sweep_id, const char *log_dir, void *ud);
@@ -27,8 +27,7 @@ typedef struct {
  * the new sweep's id once created (0 before). Returns FT_OK, FT_EINPUT (nothing written),
  * FT_EINTR (interrupted: resumable), or another code when the sweep failed. *unhealthy is
  * set when the baseline never ended ok or no other trial did. */
-int sweep_run(const char *path, const sweep_opts *o, int64_t *sweep_id, int *unhealthy,
-              char **err);
+int sweep_run(const char *path, const sweep_opts *o, int64_t *sweep_id, int *unhealthy, char **err);
 
 /* Continues the sweep REF (id or name) to its budget: claims it (one owner per sweep; see
  * store_sweep_claim), then running trials become lost, lost and interrupted trials are

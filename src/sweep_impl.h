@@ -31,50 +31,51 @@ typedef struct sweep {
   strategy *strat;
   store *db;
   executor *x;
-  trial_ctx tctx;     /* what every trial of the sweep shares */
+  trial_ctx tctx; /* what every trial of the sweep shares */
   int64_t id;
   int64_t seed;
   int parallel;
-  int budget_trials;  /* trials that count: everything but lost and interrupted */
-  int counted;        /* trials started (or finished) that count against the budget */
-  double deadline;    /* monotonic seconds; 0: none */
+  int budget_trials; /* trials that count: everything but lost and interrupted */
+  int counted;       /* trials started (or finished) that count against the budget */
+  double deadline;   /* monotonic seconds; 0: none */
   int next_number;
   trial **slots;
   int n_running;
   pending *queue;
   int n_queue, cap_queue;
-  int stopping;       /* 1: first signal seen, 2: second */
+  int stopping; /* 1: first signal seen, 2: second */
   int strategy_exhausted;
-  int failed;         /* a store or strategy error ended the sweep */
-  int store_fault;    /* the database could not be written (disk full, deleted, replaced) */
+  int failed;      /* a store or strategy error ended the sweep */
+  int store_fault; /* the database could not be written (disk full, deleted, replaced) */
   char *fail_reason;
   char *log_dir;
-  char **devices;     /* each slot's CUDA_VISIBLE_DEVICES (NULL entries: left alone) */
+  char **devices; /* each slot's CUDA_VISIBLE_DEVICES (NULL entries: left alone) */
   metric_spec metric;
-  metric_spec check;    /* metric.check's loss */
-  double *check_ref;    /* the baseline's losses every trial is compared with */
+  metric_spec check; /* metric.check's loss */
+  double *check_ref; /* the baseline's losses every trial is compared with */
   int n_check_ref;
-  int check_waits;      /* metric.check: trials wait for the baseline's losses */
+  int check_waits; /* metric.check: trials wait for the baseline's losses */
   classify_patterns patterns;
   double baseline_ms;
   double best_ms;
   int n_ok;
   int baseline_ok;
-  int search_budget;    /* budget_trials less the confirmation trials */
-  int confirm_counted;  /* confirmation trials among the counted (they are not search) */
-  int confirm_planned;  /* the confirmation trials are queued */
-  int deadline_hit;     /* the time budget ran out */
+  int search_budget;   /* budget_trials less the confirmation trials */
+  int confirm_counted; /* confirmation trials among the counted (they are not search) */
+  int confirm_planned; /* the confirmation trials are queued */
+  int deadline_hit;    /* the time budget ran out */
   uv_timer_t deadline_timer;
-  double *durations;    /* of finished trials, for "can the next one finish in time?" */
+  double *durations; /* of finished trials, for "can the next one finish in time?" */
   int n_durations;
-  char *hardware;       /* resolved fingerprint */
+  char *hardware; /* resolved fingerprint */
 } sweep;
 
 /* Queues P (taken, cleared) to run as ROLE. */
 void sweep_queue_push(sweep *sw, proposal *p, trial_role role, int rerun_of);
 /* Loads the experiment and creates the strategy (replaying HIST): everything that can be the
  * user's fault. */
-int sweep_prepare(sweep *sw, const char *path, const char *text, const sweep_opts *o, const trial_record *hist, int n_hist, char **err);
+int sweep_prepare(sweep *sw, const char *path, const char *text, const sweep_opts *o,
+                  const trial_record *hist, int n_hist, char **err);
 /* The command-line overrides a resume replays, as JSON. Caller frees. */
 char *sweep_options_json(const sweep *sw, const sweep_opts *o);
 /* Marks the sweep held by this process and starts its loop and executor. */

@@ -72,7 +72,7 @@ static int resume_prepare(sweep *sw, store_sweep *s, const sweep_opts *o, char *
   merge_options(s, o, &merged);
   if (rc == 0)
     rc = sweep_prepare(sw, s->experiment_path, s->experiment_text, &merged, plan.history,
-                 plan.n_history, err);
+                       plan.n_history, err);
   if (rc == 0) rc = apply_plan(sw, &plan, err);
   if (rc == 0) launch_use_stored_command(sw->exp, s->command_json);
   if (rc == 0 && o->trials > 0 && o->trials != s->budget_trials) {

@@ -24,22 +24,22 @@ struct trial {
   trial_where w;
   trial_done_fn done;
   void *ud;
-  int64_t id;           /* the store row */
+  int64_t id; /* the store row */
   proposal prop;
   int steps_budget;
-  int profiling;        /* manual PGLE: the profile run is running */
-  char *profile_path;   /* where the profile run must leave its profile */
+  int profiling;      /* manual PGLE: the profile run is running */
+  char *profile_path; /* where the profile run must leave its profile */
   double best_ms;
   exec_trial *exec;
   double *steps;
   int n_steps, cap_steps;
-  stats_running kept;   /* the reduction of the steps past the skip, for pruning */
-  double *losses;       /* metric.check: the losses printed, in order */
+  stats_running kept; /* the reduction of the steps past the skip, for pruning */
+  double *losses;     /* metric.check: the losses printed, in order */
   int n_losses, cap_losses;
-  int n_bad_losses;     /* NaN or infinite losses */
+  int n_bad_losses; /* NaN or infinite losses */
   int n_bad_values;
   trial_facts facts;
-  char *signal_line;    /* the first line that stopped it (an OOM, a refusal), kept whole */
+  char *signal_line; /* the first line that stopped it (an OOM, a refusal), kept whole */
   char *excerpt[EXCERPT_LINES];
   int excerpt_next;
   char *last_stdout;
@@ -101,7 +101,9 @@ void trial_kill(trial *t) {
   executor_kill(t->c.x, t->exec);
 }
 
-void trial_set_best(trial *t, double best_ms) { t->best_ms = best_ms; }
+void trial_set_best(trial *t, double best_ms) {
+  t->best_ms = best_ms;
+}
 
 /* Stops a search trial whose reduced step time so far is clearly slower than the best:
  * after prune_min_steps steps past the warm-up, more than prune_margin above it. */
@@ -149,8 +151,11 @@ static void on_line(void *ud, int stream, const char *line, size_t len, int trun
       t->facts.saw_invalid = 1;
       if (t->facts.stopped == STOPPED_NONE) trial_stop(t, STOPPED_INVALID);
       break;
-    case LINE_OOM_SOFT: t->facts.saw_oom_soft = 1; break;
-    default: break;
+    case LINE_OOM_SOFT:
+      t->facts.saw_oom_soft = 1;
+      break;
+    default:
+      break;
   }
   if ((sig == LINE_OOM_FATAL || sig == LINE_INVALID) && !t->signal_line)
     t->signal_line = printable(line, len);
@@ -231,9 +236,10 @@ static int profile_done(trial *t, const exec_result *res, char **why) {
   int have_profile = stat(t->profile_path, &st) == 0 && st.st_size > 0;
   outcome status = OUTCOME_OK;
   if (exited_ok && !have_profile) {
-    *why = xasprintf("exited 0 but left no profile at %s (the command must write it to "
-                     "$FLAGTUNE_PGLE_PROFILE)",
-                     t->profile_path);
+    *why = xasprintf(
+        "exited 0 but left no profile at %s (the command must write it to "
+        "$FLAGTUNE_PGLE_PROFILE)",
+        t->profile_path);
     t->facts.exit_code = 1; /* a failed trial: crash, with the reason as its excerpt */
     status = OUTCOME_CRASH;
   } else if (!exited_ok) {
@@ -311,10 +317,15 @@ static char *wrong_reason(const trial *t) {
     double ref = t->c.check_ref[i], got = t->losses[i];
     double allowed = fmax(e->check_tolerance * fabs(ref), e->check_abs);
     if (fabs(got - ref) > allowed)
-      return xasprintf("wrong: loss %.6g at its %d%s loss line, baseline %.6g: off by %.3g "
-                       "(allowed %.3g: metric.check tolerance %g, abs %g)",
-                       got, i + 1, i == 0 ? "st" : i == 1 ? "nd" : i == 2 ? "rd" : "th", ref,
-                       fabs(got - ref), allowed, e->check_tolerance, e->check_abs);
+      return xasprintf(
+          "wrong: loss %.6g at its %d%s loss line, baseline %.6g: off by %.3g "
+          "(allowed %.3g: metric.check tolerance %g, abs %g)",
+          got, i + 1,
+          i == 0   ? "st"
+          : i == 1 ? "nd"
+          : i == 2 ? "rd"
+                   : "th",
+          ref, fabs(got - ref), allowed, e->check_tolerance, e->check_abs);
   }
   return NULL;
 }
@@ -418,8 +429,8 @@ static int record_start(trial *t, char **err) {
   return rc;
 }
 
-int trial_start(const trial_ctx *c, const trial_where *w, proposal *p, trial_done_fn done,
-                void *ud, trial **out, char **err) {
+int trial_start(const trial_ctx *c, const trial_where *w, proposal *p, trial_done_fn done, void *ud,
+                trial **out, char **err) {
   trial *t = xcalloc(1, sizeof *t);
   t->c = *c;
   t->w = *w;

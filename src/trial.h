@@ -39,8 +39,8 @@ typedef struct {
 typedef struct {
   int slot;
   const char *label;
-  trial_record record;   /* number, role, status, value, steps, config: what was stored */
-  const double *losses;  /* metric.check's losses in the order printed (none without a check) */
+  trial_record record;  /* number, role, status, value, steps, config: what was stored */
+  const double *losses; /* metric.check's losses in the order printed (none without a check) */
   int n_losses;
   double wall_s;         /* the measured run's duration */
   int spawn_error;       /* the command could not be started */
@@ -54,15 +54,15 @@ typedef void (*trial_done_fn)(void *ud, const trial_result *r);
 typedef struct {
   int slot, number;
   trial_role role;
-  int rerun_of;         /* the trial number this re-runs; 0 for none */
-  const char *devices;  /* the slot's CUDA_VISIBLE_DEVICES value; NULL: left alone */
+  int rerun_of;        /* the trial number this re-runs; 0 for none */
+  const char *devices; /* the slot's CUDA_VISIBLE_DEVICES value; NULL: left alone */
 } trial_where;
 
 /* Records the trial as running and starts it (its profile run first under manual PGLE).
  * Takes P (cleared). On failure nothing runs, DONE is never called and *err says why (a
  * store error, or a launch the experiment makes impossible). */
-int trial_start(const trial_ctx *c, const trial_where *w, proposal *p, trial_done_fn done,
-                void *ud, trial **out, char **err);
+int trial_start(const trial_ctx *c, const trial_where *w, proposal *p, trial_done_fn done, void *ud,
+                trial **out, char **err);
 
 /* The best value so far, which a search trial is pruned against (NaN: none yet). */
 void trial_set_best(trial *t, double best_ms);

@@ -28,11 +28,17 @@ static void sb_addn(strbuf *b, const char *s, size_t n) {
   b->s[b->len] = '\0';
 }
 
-static void sb_add(strbuf *b, const char *s) { sb_addn(b, s, strlen(s)); }
-static void sb_addc(strbuf *b, char c) { sb_addn(b, &c, 1); }
+static void sb_add(strbuf *b, const char *s) {
+  sb_addn(b, s, strlen(s));
+}
+static void sb_addc(strbuf *b, char c) {
+  sb_addn(b, &c, 1);
+}
 
 /* The finished string, owned by the caller ("" when nothing was added). */
-static char *sb_take(strbuf *b) { return b->s ? b->s : xstrdup(""); }
+static char *sb_take(strbuf *b) {
+  return b->s ? b->s : xstrdup("");
+}
 
 /* ---- flag tokens and argv -------------------------------------------------------------- */
 
@@ -224,7 +230,9 @@ static void put_flags(envlist *env, const char *var, const setting *s, int n, se
   free(joined);
 }
 
-static char *dup_or_null(const char *s) { return s ? xstrdup(s) : NULL; }
+static char *dup_or_null(const char *s) {
+  return s ? xstrdup(s) : NULL;
+}
 
 int trialcfg_env(char *const *base, const setting *s, int n, char *const *unset, char *const *extra,
                  trial_env *out, char **err) {
@@ -284,7 +292,9 @@ char *trialcfg_shell_quote(const char *s) {
   return sb_take(&b);
 }
 
-static int is_set(const char *s) { return s && *s; }
+static int is_set(const char *s) {
+  return s && *s;
+}
 
 /* Every variable the snippet sets, in output order, so checks and writers agree. */
 typedef struct {
@@ -377,10 +387,18 @@ int trialcfg_export(FILE *out, export_format fmt, const export_info *info, char 
   if (n < 0) return n;
   int rc;
   switch (fmt) {
-    case EXPORT_SH: rc = write_sh(out, info, v, n); break;
-    case EXPORT_ENV: rc = write_env(out, v, n, err); break;
-    case EXPORT_JSON: rc = write_json(out, info, err); break;
-    default: rc = diag_set(err, FT_EINPUT, "unknown export format %d", (int)fmt); break;
+    case EXPORT_SH:
+      rc = write_sh(out, info, v, n);
+      break;
+    case EXPORT_ENV:
+      rc = write_env(out, v, n, err);
+      break;
+    case EXPORT_JSON:
+      rc = write_json(out, info, err);
+      break;
+    default:
+      rc = diag_set(err, FT_EINPUT, "unknown export format %d", (int)fmt);
+      break;
   }
   free(v);
   if (rc == 0 && (fflush(out) != 0 || ferror(out)))

@@ -26,9 +26,9 @@ char *trialcfg_flag_token(const char *name, const char *value);
 int trialcfg_argv(char *const *tmpl, int steps, char ***out_argv, char **err);
 
 typedef struct {
-  char **envp;       /* complete child environment, NULL-terminated */
-  char *xla_flags;   /* the XLA_FLAGS value set (NULL if none) */
-  char *tpu_args;    /* the LIBTPU_INIT_ARGS value set (NULL if none) */
+  char **envp;     /* complete child environment, NULL-terminated */
+  char *xla_flags; /* the XLA_FLAGS value set (NULL if none) */
+  char *tpu_args;  /* the LIBTPU_INIT_ARGS value set (NULL if none) */
 } trial_env;
 
 /* Builds the child environment: BASE (usually environ) less the variables UNSET names
@@ -53,11 +53,11 @@ char *trialcfg_shell_quote(const char *s);
 typedef enum { EXPORT_SH = 0, EXPORT_ENV = 1, EXPORT_JSON = 2 } export_format;
 
 typedef struct {
-  const char *const *comments;   /* "# ..." lines (sh), ignored (env), "comments" array (json) */
+  const char *const *comments; /* "# ..." lines (sh), ignored (env), "comments" array (json) */
   int n_comments;
-  const char *xla_flags;         /* NULL or "" to omit */
+  const char *xla_flags; /* NULL or "" to omit */
   const char *tpu_args;
-  const char *const *env_names;  /* variables to set */
+  const char *const *env_names; /* variables to set */
   const char *const *env_values;
   int n_env;
 } export_info;

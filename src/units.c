@@ -131,7 +131,8 @@ int units_parse_bytes(const char *s, int64_t *bytes, const char **why) {
   memcpy(suffix, p, n);
   suffix[n] = '\0';
   uint64_t mult = byte_multiplier(suffix);
-  if (mult == 0) return fail(why, "unknown unit (use B, KB, MB, GB, TB, KiB, MiB, GiB, TiB, PiB or EiB)");
+  if (mult == 0)
+    return fail(why, "unknown unit (use B, KB, MB, GB, TB, KiB, MiB, GiB, TiB, PiB or EiB)");
   int64_t v;
   if (scale_exact(&d, mult, &v, why) != 0) return -1;
   *bytes = v;

@@ -132,14 +132,16 @@ void view_trials(const cJSON *sw) {
     const char *label = view_str(it, "label");
     printf("%5.0f  %-8s %-11s %10s %6.0f %8s  %s\n", view_num(it, "number"), view_str(it, "role"),
            view_str(it, "status"), val, view_num(it, "n_steps"), dur,
-           strcmp(view_str(it, "role"), "baseline") == 0 ? "(baseline)" : label ? label : "");
+           strcmp(view_str(it, "role"), "baseline") == 0 ? "(baseline)"
+           : label                                       ? label
+                                                         : "");
   }
 }
 
 void view_header(const cJSON *sw) {
   printf("sweep %.0f \"%s\": model %s on %s, strategy %s, status %s\n", view_num(sw, "id"),
-         view_str(sw, "name"), view_str(sw, "model"), view_str(sw, "hardware"), view_str(sw, "strategy"),
-         view_str(sw, "status"));
+         view_str(sw, "name"), view_str(sw, "model"), view_str(sw, "hardware"),
+         view_str(sw, "strategy"), view_str(sw, "status"));
   if (view_str(sw, "error")) printf("error: %s\n", view_str(sw, "error"));
 }
 
@@ -153,6 +155,6 @@ void view_log_failures(const cJSON *sw) {
     n += e && strstr(e, "flagtune: trial log ") != NULL;
   }
   if (n > 0)
-    printf("logs: %d trial%s without a complete log (see %s error excerpt)\n", n,
-           n == 1 ? "" : "s", n == 1 ? "its" : "their");
+    printf("logs: %d trial%s without a complete log (see %s error excerpt)\n", n, n == 1 ? "" : "s",
+           n == 1 ? "its" : "their");
 }
