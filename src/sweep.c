@@ -672,9 +672,11 @@ int sweep_run(const char *path, const sweep_opts *o, int64_t *sweep_id, int *unh
   if (rc == 0) rc = record_place(sw, err);
   if (rc == 0) rc = sweep_begin(sw, o->db_path, o, sweep_id, err);
   if (rc == 0) {
+    char *name = json_terminal_text(o->name ? o->name : sw->exp->name, NULL);
     diag_note("flagtune: sweep %lld \"%s\": %d trials (baseline + %d), parallel %d, seed %lld",
-              (long long)sw->id, o->name ? o->name : sw->exp->name, sw->budget_trials,
-              sw->budget_trials - 1, sw->parallel, (long long)sw->seed);
+              (long long)sw->id, name, sw->budget_trials, sw->budget_trials - 1, sw->parallel,
+              (long long)sw->seed);
+    free(name);
     rc = sweep_drive(sw, err);
   }
   *unhealthy = !sw->baseline_ok || sw->n_ok == 0;

@@ -135,8 +135,10 @@ int sweep_resume(const char *ref, const sweep_opts *o, int64_t *sweep_id, int *u
   }
   if (rc == 0) rc = sweep_begin(sw, db_path, &here, sweep_id, err);
   if (rc == 0) {
+    char *name = json_terminal_text(s.name, NULL);
     diag_note("flagtune: resuming sweep %lld \"%s\": %d of %d trials done, %d to re-run",
-              (long long)sw->id, s.name, sw->counted, sw->budget_trials, sw->n_queue);
+              (long long)sw->id, name, sw->counted, sw->budget_trials, sw->n_queue);
+    free(name);
     rc = sweep_drive(sw, err);
   }
   *unhealthy = !sw->baseline_ok || sw->n_ok == 0;
