@@ -689,6 +689,34 @@ local function build_space(v, x)
   v:fail(v.line, "%s", msg)
 end
 
+-- Linux refuses one environment string longer than MAX_ARG_STRLEN (32 pages: 131,072 bytes
+-- with its "NAME=" and NUL; include/uapi/linux/binfmts.h), so a trial whose XLA_FLAGS grew
+-- past it fails to start ("argument list too long"). Measured against the longest value each
+-- searched flag can take, plus the XLA_FLAGS (or LIBTPU_INIT_ARGS) trials inherit from here.
+local MAX_ARG_STRLEN = 131072
+
+local function check_lengths(v, space)
+  local max = space:max_lengths()
+  local function over(name, len, key)
+    local inherited = os.getenv(name) or ""
+    local total = #name + 1 + len + (#inherited > 0 and #inherited + 1 or 0) + 1
+    if total > MAX_ARG_STRLEN then
+      v:fail_at(key, "%s could reach %d bytes (%d of them inherited from your environment): "
+                .. "Linux refuses an environment string over %d bytes (MAX_ARG_STRLEN), so such "
+                .. "a trial could not start; search fewer or shorter values", name, total,
+                #inherited, MAX_ARG_STRLEN)
+    end
+  end
+  over("XLA_FLAGS", max.xla, "flags")
+  over("LIBTPU_INIT_ARGS", max.tpu, "flags")
+  for name, len in pairs(max.env) do
+    if len + #name + 2 > MAX_ARG_STRLEN then
+      v:fail_at("vars", "%s could reach %d bytes: Linux refuses an environment string over %d "
+                .. "bytes (MAX_ARG_STRLEN)", name, len + #name + 2, MAX_ARG_STRLEN)
+    end
+  end
+end
+
 local function check_scalars(v, raw, x)
   x.name = v:string("name", raw.name, default_name(v.path))
   x.model = v:string("model", raw.model, x.name)
@@ -813,6 +841,7 @@ local function validate(v, raw)
   end
   x.metric.pgle_extra_skip = require("pgle").extra_skip(x)
   x.space = build_space(v, x)
+  check_lengths(v, x.space)
   x.warnings = v.warnings
   x.lines = {}
   for k in pairs(raw) do x.lines[k] = v:line_of(k) end

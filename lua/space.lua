@@ -510,6 +510,48 @@ function Space:render(config)
   return out
 end
 
+-- The longest rendered text each setting can reach: { xla = bytes, tpu = bytes, env = { NAME =
+-- bytes } }, for the flag strings as src/trialcfg.c joins them ("--name=value", a value with
+-- whitespace or quotes double-quoted, one space between) and each variable's value. A
+-- parameter with more than MAX_SCAN values is bounded by its first and last value's length
+-- plus a margin (long ranges are numbers, all short).
+local MAX_SCAN = 4096
+
+local function longest_value(p)
+  local n, best = p.n, 0
+  local function try(i)
+    local v = p:value(i)
+    local len = #format_value(p:canonical(v) or v)
+    if len > best then best = len end
+  end
+  if n <= MAX_SCAN then
+    for i = 1, n do try(i) end
+  else
+    try(1)
+    try(n)
+    best = best + 8
+  end
+  return best
+end
+
+function Space:max_lengths()
+  local out = { xla = 0, tpu = 0, env = {} }
+  local function flag(target, name, len)
+    local key = target == "tpu" and "tpu" or "xla"
+    out[key] = out[key] + (out[key] > 0 and 1 or 0) + #name + 3 + len + 2 -- "--", "=", quotes
+  end
+  for _, s in ipairs(self.fixed) do flag(s.target, s.name, #s.value) end
+  for _, s in ipairs(self.fixed_env) do out.env[s.name] = #s.value end
+  for _, p in ipairs(self.params) do
+    if p.target == "env" then
+      out.env[p.name] = math.max(out.env[p.name] or 0, longest_value(p))
+    else
+      flag(p.target, p.name, longest_value(p))
+    end
+  end
+  return out
+end
+
 -- A short human form: "enable_latency_hiding_scheduler=true all_gather_..=512MiB
 -- NCCL_PROTO=SIMPLE" (xla_gpu_ dropped, byte sizes in units); "baseline" for {}.
 function Space:label(config)
