@@ -45,6 +45,7 @@ typedef enum {
   ST_TRIALS_MARK, ST_TRIALS_LOAD, ST_STEPS_LOAD, ST_TRIAL_STEPS,
   ST_LIST_SWEEPS, ST_SHOW_SWEEP, ST_SHOW_COUNTS, ST_SHOW_TRIALS, ST_SHOW_BEST, ST_SHOW_BASELINE,
   ST_BEST, ST_SWEEP_WINNER, ST_WARM_TRIALS, ST_TRIAL_PROFILE, ST_TRIAL_LOSSES,
+  ST_TRIAL_SLURM, ST_TRIAL_SLURM_GET, ST_SWEEP_SLURM_JOB,
   ST_COUNT
 } stmt_id;
 
@@ -124,6 +125,15 @@ static const char *const stmt_sql[ST_COUNT] = {
     "winner_baseline_ms = :baseline_ms, winner_trials = :n, speedup_lo = :lo, "
     "speedup_hi = :hi WHERE id = :id",
   [ST_TRIAL_LOSSES] = "SELECT losses FROM trials WHERE id = :id",
+  [ST_TRIAL_SLURM] =
+    "UPDATE trials SET slurm_job = :job, slurm_step = :step, node = :node "
+    "WHERE sweep_id = :sweep AND number = :number",
+  [ST_TRIAL_SLURM_GET] =
+    "SELECT slurm_job, slurm_step FROM trials WHERE sweep_id = :sweep AND number = :number "
+    "AND slurm_job IS NOT NULL",
+  [ST_SWEEP_SLURM_JOB] =
+    "SELECT slurm_job FROM trials WHERE sweep_id = :sweep AND slurm_job IS NOT NULL "
+    "ORDER BY id DESC LIMIT 1",
   [ST_TRIAL_PROFILE] =
     "UPDATE trials SET profile_path = :path, profile_status = :status, "
     "profile_duration_s = :duration_s WHERE id = :id",
@@ -618,6 +628,49 @@ int store_trial_set_pid(store *s, int64_t trial_id, int pid, char **err) {
   if (rc) return rc;
   if (bind_int(st, ":pid", pid) | bind_int(st, ":id", trial_id)) return bind_fail(s, st, err);
   return step_done(s, st, "recording a trial's pid", err);
+}
+
+int store_trial_set_slurm(store *s, int64_t sweep_id, int number, int64_t job, int step,
+                          const char *node, char **err) {
+  sqlite3_stmt *st = NULL;
+  int rc = stmt_get(s, ST_TRIAL_SLURM, &st, err);
+  if (rc) return rc;
+  if (bind_int(st, ":job", job) | bind_int(st, ":step", step) | bind_text(st, ":node", node) |
+      bind_int(st, ":sweep", sweep_id) | bind_int(st, ":number", number))
+    return bind_fail(s, st, err);
+  return step_done(s, st, "recording a trial's Slurm step", err);
+}
+
+int store_trial_slurm(store *s, int64_t sweep_id, int number, int64_t *job, int *step,
+                      char **err) {
+  sqlite3_stmt *st = NULL;
+  *job = 0;
+  *step = -1;
+  int rc = stmt_get(s, ST_TRIAL_SLURM_GET, &st, err);
+  if (rc) return rc;
+  if (bind_int(st, ":sweep", sweep_id) | bind_int(st, ":number", number))
+    return bind_fail(s, st, err);
+  int r = sqlite3_step(st);
+  if (r == SQLITE_ROW) {
+    *job = sqlite3_column_int64(st, 0);
+    *step = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 1);
+  }
+  rc = r == SQLITE_ROW || r == SQLITE_DONE ? 0 : db_fail(s, err, "loading a trial's Slurm step");
+  stmt_done(st);
+  return rc;
+}
+
+int store_sweep_slurm_job(store *s, int64_t sweep_id, int64_t *job, char **err) {
+  sqlite3_stmt *st = NULL;
+  *job = 0;
+  int rc = stmt_get(s, ST_SWEEP_SLURM_JOB, &st, err);
+  if (rc) return rc;
+  if (bind_int(st, ":sweep", sweep_id)) return bind_fail(s, st, err);
+  int r = sqlite3_step(st);
+  if (r == SQLITE_ROW) *job = sqlite3_column_int64(st, 0);
+  rc = r == SQLITE_ROW || r == SQLITE_DONE ? 0 : db_fail(s, err, "loading a sweep's Slurm job");
+  stmt_done(st);
+  return rc;
 }
 
 /* metric.check's losses as a JSON array ("[2.31,2.29]"), NULL for none. Each with 17
