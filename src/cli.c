@@ -27,6 +27,7 @@ typedef struct {
   const char *pos[MAX_POS];
   int n_pos;
   const char *db, *name, *model, *hardware, *format, *output;
+  const char *executor; /* --executor local|slurm; NULL: the experiment's */
   int parallel, trials, json, help, has_seed;
   double hours;       /* < 0: not given */
   double until_hours; /* hours from now until --until HH:MM, < 0: not given */
@@ -153,7 +154,14 @@ static int sweep_verdict(const cJSON *sw, verdict *v) {
 static sweep_opts to_opts(const args *a) {
   double hours = a->hours;
   if (a->until_hours >= 0 && (hours < 0 || a->until_hours < hours)) hours = a->until_hours;
-  sweep_opts o = {db_path(a), a->parallel, a->trials, hours, a->seed, a->has_seed, a->name};
+  sweep_opts o = {.db_path = db_path(a),
+                  .parallel = a->parallel,
+                  .trials = a->trials,
+                  .hours = hours,
+                  .seed = a->seed,
+                  .has_seed = a->has_seed,
+                  .name = a->name,
+                  .executor = a->executor};
   return o;
 }
 
@@ -582,12 +590,14 @@ static int cmd_help(args *a);
 
 static const command commands[] = {
     {"run", "run EXPERIMENT.lua [--db PATH] [--parallel N] [--trials N] [--hours H] "
-            "[--until HH:MM[:SS]] [--seed S] [--name NAME]",
+            "[--until HH:MM[:SS]] [--seed S] [--name NAME] [--executor local|slurm]",
      "Runs a new sweep: the baseline, then the strategy's trials, each recorded in the database.\n"
+     "--executor slurm runs trials as Slurm job steps (the experiment's slurm { ... } options or\n"
+     "Slurm's defaults; docs/SLURM.md), local (the default) on this machine.\n"
      "Prints the best configuration, its speedup over the baseline and the export snippet.\n"
      "Exit 0 when it finished with an ok baseline and an ok trial, 1 when it ran but that is not\n"
      "so, 2 for bad input (nothing written), 130 when interrupted (continue with `resume`).",
-     cmd_run, 1, 1, "db parallel trials hours until seed name"},
+     cmd_run, 1, 1, "db parallel trials hours until seed name executor"},
     {"resume", "resume SWEEP [--db PATH] [--parallel N] [--trials N] [--hours H] "
                "[--until HH:MM[:SS]]",
      "Continues an interrupted sweep: trials left running become lost and are run again with\n"
@@ -694,6 +704,11 @@ static int set_option(args *a, const char *opt, const char *v, char **err) {
   else if (strcmp(opt, "hardware") == 0) a->hardware = v;
   else if (strcmp(opt, "format") == 0) a->format = v;
   else if (strcmp(opt, "output") == 0) a->output = v;
+  else if (strcmp(opt, "executor") == 0) {
+    if (strcmp(v, "local") != 0 && strcmp(v, "slurm") != 0)
+      return diag_set(err, FT_EINPUT, "--executor must be local or slurm, got '%s'", v);
+    a->executor = v;
+  }
   else if (strcmp(opt, "parallel") == 0) return parse_int(opt, v, 1, &a->parallel, err);
   else if (strcmp(opt, "trials") == 0) return parse_int(opt, v, 2, &a->trials, err);
   else if (strcmp(opt, "seed") == 0) {

@@ -23,6 +23,7 @@
 #include "launch.h"
 #include "lhost.h"
 #include "resume.h"
+#include "slurm.h"
 #include "stats.h"
 #include "store.h"
 #include "strategy.h"
@@ -569,15 +570,56 @@ static int drive(sweep *sw, char **err) {
   return 0;
 }
 
+/* The Slurm executor's report of a trial's step: stored with the trial (resume cancels it). */
+static void on_slurm_step(void *ud, int number, int64_t job, int step, const char *node) {
+  sweep *sw = ud;
+  char *err = NULL;
+  if (store_trial_set_slurm(sw->db, sw->id, number, job, step, node, &err) != 0)
+    diag_warn("%s", err);
+  free(err);
+}
+
+/* The executor: --executor, else slurm for a sweep that already ran under Slurm (a resume
+ * finds its allocation again), else the experiment's. The literal path still names this
+ * binary if it is rebuilt or deleted mid-sweep. */
+static int make_executor(sweep *sw, const sweep_opts *o, char **err) {
+  const experiment *e = sw->exp;
+  int64_t job = 0;
+  store_sweep_slurm_job(sw->db, sw->id, &job, NULL);
+  const char *kind = o->executor ? o->executor : job > 0 ? "slurm" : e->executor;
+  if (strcmp(kind, "slurm") != 0) {
+    sw->x = exec_local_new(&sw->loop, "/proc/self/exe");
+    return 0;
+  }
+  char *name = xasprintf("flagtune-sweep-%lld", (long long)sw->id);
+  slurm_opts so = {.partition = e->slurm_partition,
+                   .account = e->slurm_account,
+                   .time = e->slurm_time,
+                   .nodes = e->slurm_nodes,
+                   .tasks_per_node = e->slurm_tasks_per_node,
+                   .gpus_per_trial = e->slurm_gpus_per_trial,
+                   .parallel = sw->parallel,
+                   .job_per_trial = e->slurm_mode && strcmp(e->slurm_mode, "job") == 0,
+                   .extra = e->slurm_extra,
+                   .job = job,
+                   .job_name = name,
+                   .supervisor = "/proc/self/exe",
+                   .on_step = on_slurm_step,
+                   .ud = sw};
+  int rc = slurm_executor_new(&sw->loop, &so, &sw->x, err);
+  free(name);
+  return rc;
+}
+
 /* Marks the sweep running under this process, starts the loop and the executor, and fixes
  * where logs go: what run and resume share once the database may be written. */
-static int begin(sweep *sw, const char *db_path, int64_t *sweep_id, char **err) {
+static int begin(sweep *sw, const sweep_opts *o, int64_t *sweep_id, char **err) {
   *sweep_id = sw->id;
   int rc = store_sweep_set_status(sw->db, sw->id, "running", NULL, (int)getpid(), err);
   if (rc == 0) rc = uv_loop_init(&sw->loop) == 0 ? 0 : diag_set(err, FT_ESYS, "uv_loop_init");
+  if (rc == 0) rc = make_executor(sw, o, err);
   if (rc != 0) return rc;
-  /* The literal path still names this binary if it is rebuilt or deleted mid-sweep. */
-  sw->x = exec_local_new(&sw->loop, "/proc/self/exe");
+  const char *db_path = o->db_path;
   sw->log_dir = launch_log_dir(db_path, getenv("FLAGTUNE_LOG_DIR"), sw->id);
   sw->tctx = (trial_ctx){.x = sw->x,
                          .db = sw->db,
@@ -634,7 +676,7 @@ int sweep_run(const char *path, const sweep_opts *o, int64_t *sweep_id, int *unh
   }
   rc = store_open(o->db_path, 0, &sw->db, err);
   if (rc == 0) rc = create_sweep(sw, o, err);
-  if (rc == 0) rc = begin(sw, o->db_path, sweep_id, err);
+  if (rc == 0) rc = begin(sw, o, sweep_id, err);
   if (rc == 0) {
     diag_note("flagtune: sweep %lld \"%s\": %d trials (baseline + %d), parallel %d, seed %lld",
               (long long)sw->id, o->name ? o->name : sw->exp->name, sw->budget_trials,
@@ -706,6 +748,11 @@ static int resume_prepare(sweep *sw, store_sweep *s, const sweep_opts *o, char *
   resume_plan plan;
   resume_plan_make(t, n, &plan);
   exec_reap(s->id, plan.orphans, plan.n_orphans);
+  /* Steps a dead orchestrator left on a Slurm cluster, by the ids stored with each trial. */
+  for (int i = 0; i < plan.n_orphans; i++)
+    store_trial_slurm(sw->db, s->id, plan.orphans[i].number, &plan.orphans[i].slurm_job,
+                      &plan.orphans[i].slurm_step, NULL);
+  slurm_reap(plan.orphans, plan.n_orphans);
   rc = store_trials_mark(sw->db, s->id, OUTCOME_RUNNING, OUTCOME_LOST, NULL, err);
   sweep_opts merged;
   merge_options(s, o, &merged);
@@ -729,7 +776,7 @@ int sweep_resume(const char *ref, const sweep_opts *o, int64_t *sweep_id, int *u
     sw->id = s.id;
     rc = resume_prepare(sw, &s, o, err);
   }
-  if (rc == 0) rc = begin(sw, o->db_path, sweep_id, err);
+  if (rc == 0) rc = begin(sw, o, sweep_id, err);
   if (rc == 0) {
     diag_note("flagtune: resuming sweep %lld \"%s\": %d of %d trials done, %d to re-run",
               (long long)sw->id, s.name, sw->counted, sw->budget_trials, sw->n_queue);

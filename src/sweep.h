@@ -14,6 +14,7 @@ typedef struct {
   int64_t seed;
   int has_seed;
   const char *name;   /* NULL: the experiment's name */
+  const char *executor; /* "local" or "slurm" (--executor); NULL: the experiment's */
 } sweep_opts;
 
 /* Runs a new sweep of the experiment at PATH. Validates everything (and asks the strategy
