@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# The Slurm executor against a real, throw-away Slurm (tests/slurm/local.sh: one node, 4 fake
+# GPUs, no accounting). Covers:
+#  a. 4 trials at once as steps of one allocation, each on its own fake GPU, XLA_FLAGS and the
+#     variables reaching the step, the job/step/node stored with each trial;
+#  b. a trial past its timeout: flagtune's own timer cancels the step;
+#  c. a cancelled sweep (SIGINT): exit 130, trials interrupted, no step left, allocation freed;
+#  d. the orchestrator SIGKILLed while steps run, then `resume`: the allocation is found again
+#     and reused, what was left is cancelled, the budget is met;
+#  e. the node drained mid-sweep: running steps finish and new steps still start inside the
+#     allocation (a drain stops new jobs, not steps), the sweep ends done;
+#  f. a missing binary: srun exits 2 with slurmstepd's execve() error, recorded as a crash
+#     saying "command not found".
+# Slurm facts relied on (SchedMD/slurm, slurm-22-05 branch):
+#  - srun exits with the task's exit code, 128+signal for a task killed by a signal (137 for
+#    scancel J.S's SIGKILL, 139 for SIGSEGV, 143 for SIGTERM): src/srun/srun.c, _set_exit_code
+#    and src/srun/launch.c (launch_common_set_global_rc / _task_finish, "task %s: Killed");
+#  - a step that cannot execve() its command: slurmstepd logs "execve(): %s: %m" and the task
+#    exits 2 (src/slurmd/slurmstepd/exec_wait.c / task.c, exec_task);
+#  - slurmstepd's "*** STEP %u.%u ON %s CANCELLED AT %s ***", with " DUE TO TIME LIMIT" /
+#    " DUE TO NODE FAILURE" / " DUE TO PREEMPTION" (src/slurmd/slurmstepd/req.c and mgr.c,
+#    _handle_signal_container / _kill_all_active_steps);
+#  - srun -v prints "launching StepId=%ps on host %s, %d tasks: %s" (src/srun/launch.c,
+#    launch_p_step_launch via _print_launch_msg): how flagtune learns the step id;
+#  - --exact gives a step only what it asks for (src/srun/opt.c, "exact"; since 21.08 steps
+#    no longer take the whole allocation), and gres bind sets CUDA_VISIBLE_DEVICES per step
+#    (src/plugins/gres/gpu/gres_gpu.c, gres_p_step_set_env);
+#  - SLURM_JOB_ID / SLURM_STEP_ID / SLURMD_NODENAME in each task's environment
+#    (src/slurmd/common/setenv or src/common/env.c, setup_env).
+# Skipped (exit 77, CTest's SKIP_RETURN_CODE) when Slurm cannot start here: not root, the
+# packages missing (tests/deps.sh installs them), or a daemon that fails.
+source "$(dirname "$0")/lib.sh"
+[ "$(id -u)" = 0 ] || { echo "SKIP Slurm tests: not root (slurmd runs steps as root here)"; exit 77; }
+sdir=$(mktemp -d /tmp/flagtune-slurm.XXXXXX)
+chmod 755 "$sdir"
+local_sh="$src/tests/slurm/local.sh"
+slurm_cleanup() {
+  bash "$local_sh" stop "$sdir" 2>/dev/null
+  rm -rf "$sdir"
+  lib_cleanup
+}
+trap slurm_cleanup EXIT
+t0=$(date +%s.%N)
+if ! bash "$local_sh" start "$sdir" 2> slurm-start.err; then
+  echo "SKIP Slurm tests: Slurm cannot start here: $(tail -1 slurm-start.err)"
+  exit 77
+fi
+source "$sdir/env"
+echo "slurm started in $(echo "$(date +%s.%N) - $t0" | bc) s"
+
+# The trial: where it runs and what it got, then STEPS step times DT apart. FT_MODE=hang
+# sleeps without printing.
+out="$work/out"
+mkdir -p "$out"
+cat > trial.sh <<'SH'
+#!/bin/sh
+echo "where cvd=${CUDA_VISIBLE_DEVICES-unset} job=$SLURM_JOB_ID step=$SLURM_STEP_ID node=$SLURMD_NODENAME"
+printf '%s\n' "$XLA_FLAGS" > "$OUT/xla-$FLAGTUNE_TRIAL"
+printf '%s\n' "$A" > "$OUT/var-$FLAGTUNE_TRIAL"
+echo "${CUDA_VISIBLE_DEVICES-unset} $(date +%s.%N)" > "$OUT/cvd-$FLAGTUNE_TRIAL"
+[ "$FT_MODE" = hang ] && exec sleep 60
+i=0
+while [ $i -lt "$STEPS" ]; do
+  sleep "$DT"
+  echo "{\"step\": $i, \"step_time_ms\": 10$i}"
+  i=$((i + 1))
+done
+date +%s.%N >> "$OUT/cvd-$FLAGTUNE_TRIAL"
+SH
+chmod +x trial.sh
+
+write_exp() { # file name trials parallel steps dt mode extra-lines
+  cat > "$1" <<LUA
+return experiment {
+  name = "$2", model = "m", hardware = "h",
+  command = { "$work/trial.sh" },
+  env = { OUT = "$out", STEPS = "$5", DT = "$6", FT_MODE = "$7", REL_MARK = "$$" },
+  metric = { json = "step_time_ms" },
+  flags = { xla_gpu_enable_latency_hiding_scheduler = bool() },
+  vars = { A = choice { "a1", "a2", "a3", "a4", "a5", "a6" } },
+  strategy = grid {}, budget = { trials = $3 }, parallel = $4, seed = 1, grace = 1,
+  gpus_per_trial = 1, confirm = false, prune = false,
+  executor = slurm { time = "10" },
+  ${8:-}
+}
+LUA
+}
+steps_left() { squeue -h -s -o %i 2>/dev/null | grep -v '\.extern' | grep -c . ; }
+jobs_left() { squeue -h -o %i 2>/dev/null | grep -c . ; }
+# wait_for SECONDS COMMAND...: polls COMMAND every 0.1 s.
+wait_for() {
+  local secs=$1 i
+  shift
+  for ((i = 0; i < secs * 10; i++)); do "$@" && return 0; sleep 0.1; done
+  return 1
+}
+has_steps() { [ "$(steps_left)" -ge "$1" ]; }
+
+# ---- a. 4 trials at once on 4 fake GPUs
+export FLAGTUNE_DB="$work/a.db"
+write_exp a.lua a 4 4 5 0.2 run
+"$ft" run a.lua > a.out 2> a.err
+check_eq "a: sweep exit 0" "$?" 0
+check_eq "a: 4 trials ok" "$(val "SELECT count(*) FROM trials WHERE status='ok'")" 4
+check_eq "a: one allocation for all trials" \
+  "$(val "SELECT count(DISTINCT slurm_job) || ' ' || count(slurm_job) FROM trials")" "1 4"
+check_eq "a: 4 distinct steps on localnode" \
+  "$(val "SELECT count(DISTINCT slurm_step) || ' ' || group_concat(DISTINCT node) FROM trials")" \
+  "4 localnode"
+check_eq "a: each step saw its own GPU (CUDA_VISIBLE_DEVICES from Slurm's gres)" \
+  "$(for f in "$out"/cvd-*; do head -1 "$f" | cut -d' ' -f1; done | sort | tr '\n' ' ')" "0 1 2 3 "
+# The four ran at once: the last start comes before the first end.
+starts=$(for f in "$out"/cvd-*; do head -1 "$f" | cut -d' ' -f2; done | sort -n | tail -1)
+ends=$(for f in "$out"/cvd-*; do tail -1 "$f"; done | sort -n | head -1)
+check "a: the 4 steps overlapped (last start $starts < first end $ends)" \
+  [ "$(echo "$starts < $ends" | bc)" = 1 ]
+xla_ok=1
+for n in 0 1 2 3; do
+  [ "$(cat "$out/xla-$n")" = "$(val "SELECT coalesce(xla_flags,'') FROM trials WHERE number=$n")" ] || xla_ok=0
+  [ "$(cat "$out/var-$n")" = "$(val "SELECT coalesce(json_extract(env,'\$.A'),'') FROM trials WHERE number=$n")" ] || xla_ok=0
+done
+check "a: XLA_FLAGS and the searched variable reached every step" [ $xla_ok = 1 ]
+check "a: srun's progress lines kept out of the error excerpt" \
+  [ "$(val "SELECT count(*) FROM trials WHERE error LIKE '%launching StepId%'")" = 0 ]
+check "a: the step's output streamed into the log" \
+  grep -q '"step_time_ms"' "$(val "SELECT log_path FROM trials WHERE number=0")"
+check "a: allocation released at the end" wait_for 5 [ "$(jobs_left)" = 0 ]
+
+# ---- b. a trial past its timeout: flagtune's timer, then scancel J.S
+export FLAGTUNE_DB="$work/b.db"
+rm -f "$out"/*
+write_exp b.lua b 2 2 5 0.2 hang 'timeout = "2s",'
+tb=$(date +%s)
+"$ft" -q run b.lua > /dev/null 2> b.err
+took=$(($(date +%s) - tb))
+check_eq "b: both trials timeout" "$(val "SELECT group_concat(status) FROM trials")" "timeout,timeout"
+check "b: ended within 12 s of a 2 s timeout (${took} s)" [ $took -le 12 ]
+check "b: no step left running" wait_for 5 [ "$(steps_left)" = 0 ]
+check "b: allocation released" wait_for 5 [ "$(jobs_left)" = 0 ]
+
+# ---- c. a cancelled sweep
+export FLAGTUNE_DB="$work/c.db"
+write_exp c.lua c 4 2 5 0.2 hang
+"$ft" -q run c.lua > /dev/null 2> c.err &
+pid=$!
+wait_for 15 has_steps 2 || fail "c: the steps never started"
+kill -INT $pid
+wait $pid
+check_eq "c: SIGINT: exit 130" "$?" 130
+check_eq "c: running trials recorded interrupted" \
+  "$(val "SELECT count(*) FROM trials WHERE status='interrupted'")" 2
+check "c: no step left running" wait_for 5 [ "$(steps_left)" = 0 ]
+check "c: allocation released" wait_for 5 [ "$(jobs_left)" = 0 ]
+
+# ---- d. the orchestrator killed while steps run, then resume
+export FLAGTUNE_DB="$work/d.db"
+write_exp d.lua d 4 2 10 0.3 run
+"$ft" -q run d.lua > /dev/null 2> d.err &
+pid=$!
+wait_for 15 has_steps 2 || fail "d: the steps never started"
+job=$(val "SELECT slurm_job FROM trials WHERE slurm_job IS NOT NULL LIMIT 1")
+kill -9 $pid
+wait $pid 2>/dev/null
+check "d: the allocation outlives the killed orchestrator" \
+  [ "$(squeue -h -j "$job" -o %T 2>/dev/null)" = RUNNING ]
+"$ft" resume 1 > d2.out 2> d2.err
+check_eq "d: resume exit 0" "$?" 0
+has d2.err "reusing allocation $job"
+check_eq "d: budget met (4 counted trials)" \
+  "$(val "SELECT count(*) FROM trials WHERE status NOT IN ('lost','interrupted','running')")" 4
+check "d: the killed trials recorded lost" \
+  [ "$(val "SELECT count(*) FROM trials WHERE status='lost'")" -ge 1 ]
+check_eq "d: re-runs ran in the same allocation" \
+  "$(val "SELECT count(DISTINCT slurm_job) FROM trials WHERE slurm_job IS NOT NULL")" 1
+check "d: no step left running" wait_for 5 [ "$(steps_left)" = 0 ]
+check "d: allocation released" wait_for 5 [ "$(jobs_left)" = 0 ]
+
+# ---- e. the node drained mid-sweep
+export FLAGTUNE_DB="$work/e.db"
+write_exp e.lua e 6 2 4 0.3 run
+"$ft" -q run e.lua > /dev/null 2> e.err &
+pid=$!
+wait_for 15 has_steps 2 || fail "e: the steps never started"
+scontrol update nodename=localnode state=drain reason=flagtune-test
+drained=$(sinfo -h -n localnode -o %T)
+wait $pid
+code=$?
+scontrol update nodename=localnode state=resume
+check "e: node draining while the sweep ran ($drained)" [ "${drained#drain}" != "$drained" ]
+check_eq "e: sweep exit 0" "$code" 0
+check_eq "e: all 6 trials ok" "$(val "SELECT count(*) FROM trials WHERE status='ok'")" 6
+check_eq "e: sweep done" "$(val "SELECT status FROM sweeps")" done
+
+# ---- f. a missing binary
+export FLAGTUNE_DB="$work/f.db"
+write_exp f.lua f 2 2 1 0.1 run
+sed -i "s|\"$work/trial.sh\"|\"$work/no-such-program\"|" f.lua
+"$ft" -q run f.lua > /dev/null 2> f.err
+check_eq "f: both trials crash" "$(val "SELECT group_concat(status) FROM trials")" "crash,crash"
+check "f: excerpt says command not found on the node" \
+  [ "$(val "SELECT count(*) FROM trials WHERE error LIKE 'command not found: %no-such-program (execve() on node localnode)%'")" = 2 ]
+
+t1=$(date +%s.%N)
+bash "$local_sh" stop "$sdir"
+echo "slurm stopped in $(echo "$(date +%s.%N) - $t1" | bc) s"
+finish
