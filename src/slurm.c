@@ -3,7 +3,8 @@
  * the night (or one job per trial). Owns the allocation (salloc --no-shell, scancel at the
  * end), the srun command line, the step's identity (read from srun -v's "launching StepId"
  * line), stopping a step (scancel --signal=TERM J.S, then scancel J.S after the grace) and
- * the meaning of srun's own messages (a missing binary, a node failure, preemption).
+ * the meaning of srun's own messages (a missing binary, a node failure, preemption); the
+ * texts are pinned to SchedMD/slurm sources in tests/e2e/test_slurm.sh.
  * The srun process itself runs through the local backend (exec_start): its output is the
  * step's, so lines, the log and the drain logic are exec.c's. It must not interpret the
  * program's output nor touch the store: the step's ids go up through slurm_opts.on_step.

@@ -11,25 +11,28 @@
 #     allocation (a drain stops new jobs, not steps), the sweep ends done;
 #  f. a missing binary: srun exits 2 with slurmstepd's execve() error, recorded as a crash
 #     saying "command not found".
-# Slurm facts relied on (SchedMD/slurm, slurm-22-05 branch):
-#  - srun exits with the task's exit code, 128+signal for a task killed by a signal (137 for
-#    scancel J.S's SIGKILL, 139 for SIGSEGV, 143 for SIGTERM): src/srun/srun.c, _set_exit_code
-#    and src/srun/launch.c (launch_common_set_global_rc / _task_finish, "task %s: Killed");
-#  - a step that cannot execve() its command: slurmstepd logs "execve(): %s: %m" and the task
-#    exits 2 (src/slurmd/slurmstepd/exec_wait.c / task.c, exec_task);
-#  - slurmstepd's "*** STEP %u.%u ON %s CANCELLED AT %s ***", with " DUE TO TIME LIMIT" /
-#    " DUE TO NODE FAILURE" / " DUE TO PREEMPTION" (src/slurmd/slurmstepd/req.c and mgr.c,
-#    _handle_signal_container / _kill_all_active_steps);
-#  - srun -v prints "launching StepId=%ps on host %s, %d tasks: %s" (src/srun/launch.c,
-#    launch_p_step_launch via _print_launch_msg): how flagtune learns the step id;
-#  - --exact gives a step only what it asks for (src/srun/opt.c, "exact"; since 21.08 steps
-#    no longer take the whole allocation), and gres bind sets CUDA_VISIBLE_DEVICES per step
-#    (src/plugins/gres/gpu/gres_gpu.c, gres_p_step_set_env);
-#  - SLURM_JOB_ID / SLURM_STEP_ID / SLURMD_NODENAME in each task's environment
-#    (src/slurmd/common/setenv or src/common/env.c, setup_env).
+# Slurm facts relied on (SchedMD/slurm at commit 284c3b95f0; seen the same with Debian's 22.05):
+#  - srun's exit status is the task's, 128 + signal for a task a signal ended (137 after
+#    scancel J.S's SIGKILL, 139 SIGSEGV, 143 SIGTERM): src/srun/srun_job.c:1591-1594;
+#  - srun on SIGTERM says "forcing job termination" and SIGKILLs the step, so the supervisor's
+#    TERM of a dead orchestrator's srun ends the step too: src/srun/signals.c:162-168;
+#  - a step whose execve() fails: slurmstepd logs "execve(): %s: %m" and the task exits with
+#    errno (2 for ENOENT): src/slurmd/slurmstepd/task.c:541-542;
+#  - slurmstepd's "*** %s ON %s CANCELLED AT %s DUE TO TIME LIMIT / PREEMPTION / NODE FAILURE /
+#    JOB REQUEUE ***": src/slurmd/slurmstepd/req.c:1122-1135; srun's "Node failure on %s":
+#    src/api/step_launch.c:1245 (srun exits 0 then: only the text tells);
+#  - srun -v prints "launching %ps on host %s, %u tasks: %s" (StepId=J.S): the step's id,
+#    src/api/step_launch.c:1716; salloc prints "Granted job allocation %u":
+#    src/salloc/salloc.c:411,431;
+#  - --exact gives a step only what it asks for: src/common/slurm_opt.c:1451; the gres plugin
+#    sets each step's CUDA_VISIBLE_DEVICES: src/plugins/gres/common/gres_common.c:305;
+#  - SLURM_JOB_ID, SLURM_STEP_ID (src/common/env.c:647,723) and SLURMD_NODENAME
+#    (src/slurmd/slurmstepd/mgr.c:2756) in each task's environment.
 # Skipped (exit 77, CTest's SKIP_RETURN_CODE) when Slurm cannot start here: not root, the
 # packages missing (tests/deps.sh installs them), or a daemon that fails.
 source "$(dirname "$0")/lib.sh"
+# The multi-node example checks anywhere; running it needs a real cluster.
+check "experiments/slurm_multinode.lua checks" "$ft" check "$src/experiments/slurm_multinode.lua"
 [ "$(id -u)" = 0 ] || { echo "SKIP Slurm tests: not root (slurmd runs steps as root here)"; exit 77; }
 sdir=$(mktemp -d /tmp/flagtune-slurm.XXXXXX)
 chmod 755 "$sdir"
