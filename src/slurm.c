@@ -28,6 +28,7 @@
 extern char **environ;
 
 #define SLURM_DEFAULT_GRACE_S 5.0
+#define SLURM_ATTEMPTS 3 /* srun processes per trial when Slurm loses it before it starts */
 enum { SLURM_OUT_MAX = 64 * 1024, SLURM_ARGV_MAX = 48 };
 
 typedef struct {
@@ -48,6 +49,10 @@ typedef struct {
   int step;          /* -1 until srun said */
   char node[64];
   char *file;        /* the command's argv[0], for messages */
+  exec_spec spec;    /* what each attempt runs: deep copies (the caller's die after start) */
+  char **cmd, **envp;
+  int attempts;      /* srun processes started */
+  int program_lines; /* lines of the program's own delivered (not Slurm's) */
   uv_timer_t timeout_timer, grace_timer;
   int refs;          /* the inner trial and the two timers */
   double grace_s;
@@ -132,7 +137,7 @@ static char *job_state(int64_t job) {
   return out;
 }
 
-/* Appends "OPT=VALUE" (or OPT alone when VALUE is NULL... not used) to ARGV. */
+/* Appends S (owned) to ARGV, K entries long; drops it when ARGV is full. */
 static void add(char **argv, int *k, char *s) {
   if (*k < SLURM_ARGV_MAX - 1) argv[(*k)++] = s;
   else free(s);
@@ -220,6 +225,11 @@ static int hold_allocation(slurm_executor *sx, char **err) {
 
 static void maybe_finish(slurm_trial *t);
 
+static void free_strv(char **v) {
+  for (int i = 0; v && v[i]; i++) free(v[i]);
+  free(v);
+}
+
 static void on_timer_closed(uv_handle_t *h) {
   slurm_trial *t = h->data;
   t->refs--;
@@ -230,6 +240,10 @@ static void on_timer_closed(uv_handle_t *h) {
 static void maybe_finish(slurm_trial *t) {
   if (t->refs > 0) return;
   if (t->cb.on_exit) t->cb.on_exit(t->ud, &t->res);
+  free_strv(t->cmd);
+  free_strv(t->envp);
+  free((char *)t->spec.cwd);
+  free((char *)t->spec.log_path);
   free(t->file);
   free(t);
 }
@@ -296,12 +310,17 @@ static void read_step(slurm_trial *t, const char *line, size_t len) {
 /* What Slurm itself says about a step that did not end by its own doing (slurmstepd's
  * "*** STEP J.S ON N CANCELLED AT T DUE TO NODE FAILURE ***", srun's "Node failure on N"). */
 static void read_slurm_line(slurm_trial *t, const char *line, size_t len) {
-  static const char *const lost[] = {"DUE TO NODE FAILURE", "srun: error: Node failure",
-                                     "DUE TO PREEMPTION",   "DUE TO JOB REQUEUE",
-                                     "DUE TO TIME LIMIT",   "Job allocation",
-                                     "CANCELLED"};
+  static const char *const lost[] = {"DUE TO NODE FAILURE",
+                                     "srun: error: Node failure",
+                                     "DUE TO PREEMPTION",
+                                     "DUE TO JOB REQUEUE",
+                                     "DUE TO TIME LIMIT",
+                                     "Job allocation",
+                                     "CANCELLED",
+                                     "Unable to confirm allocation",
+                                     "Expired or invalid job"};
   if (has(line, len, "execve():") && has(line, len, "No such file")) t->missing = 1;
-  for (int i = 0; i < 7 && !t->lost_why[0]; i++) {
+  for (int i = 0; i < 9 && !t->lost_why[0]; i++) {
     if (!has(line, len, lost[i])) continue;
     /* "Job allocation N has been revoked" (the allocation ended); a CANCELLED we did not
      * ask for is someone's scancel of the allocation or the step: not the trial's fault. */
@@ -322,14 +341,57 @@ static void on_line(void *ud, int stream, const char *line, size_t len, int trun
       if (!(len > 13 && memcmp(line, "srun: error: ", 13) == 0)) return;
     } else if (len > 10 && memcmp(line, "slurmstepd", 10) == 0) {
       read_slurm_line(t, line, len);
+    } else {
+      t->program_lines++;
     }
+  } else {
+    t->program_lines++;
   }
   if (t->cb.on_line) t->cb.on_line(t->ud, stream, line, len, truncated);
+}
+
+static int start_attempt(slurm_trial *t, char **err);
+
+/* A trial lost before its program printed anything (the allocation ended or was preempted
+ * between trials, the node failed while the step started) is run again, in a new allocation
+ * when the old one is gone: nothing of it reached the trial, so nobody can tell. Later
+ * losses are reported (exec_result.lost): a re-run would repeat lines already parsed. */
+static int retry(slurm_trial *t) {
+  slurm_executor *sx = t->sx;
+  if (!t->lost_why[0] || t->program_lines > 0 || t->stopped != EXEC_STOP_NONE ||
+      t->attempts >= SLURM_ATTEMPTS)
+    return 0;
+  diag_note("flagtune: slurm: trial %d lost before it started (%s); trying again", t->number,
+            t->lost_why);
+  char *err = NULL;
+  int rc = 0;
+  if (sx->job > 0 && !sx->o.job_per_trial) {
+    char *st = job_state(sx->job);
+    if (strcmp(st, "RUNNING") != 0) {
+      diag_note("flagtune: slurm: allocation %lld has ended (%s)", (long long)sx->job,
+                *st ? st : "gone");
+      sx->own_job = 0;
+      sx->o.job = 0;
+      rc = allocate(sx, &err);
+    }
+    free(st);
+  }
+  if (rc == 0) {
+    t->job = sx->job;
+    t->step = -1;
+    t->node[0] = t->lost_why[0] = '\0';
+    t->missing = 0;
+    rc = start_attempt(t, &err);
+  }
+  if (rc != 0) diag_warn("%s", err ? err : "slurm: cannot start the trial again");
+  free(err);
+  return rc == 0;
 }
 
 static void on_inner_exit(void *ud, const exec_result *r) {
   slurm_trial *t = ud;
   t->inner = NULL;
+  if (retry(t)) return;
   t->res = *r;
   if (t->stopped != EXEC_STOP_NONE) t->res.stopped = t->stopped;
   /* srun exits 2 when the step's execve() failed (slurmstepd's "execve(): X: No such file or
@@ -371,7 +433,7 @@ static int env_int(char *const *envp, const char *name, int dflt) {
 
 /* The step's environment: the trial's, less CUDA_VISIBLE_DEVICES (Slurm's gres sets it per
  * step) and an enclosing job's SLURM_* (they would describe that job to srun, not this
- * step; SLURM_CONF stays). The strings are borrowed. */
+ * step; SLURM_CONF stays). A new vector of copies. */
 static char **step_env(char *const *envp) {
   int n = 0;
   while (envp && envp[n]) n++;
@@ -381,8 +443,16 @@ static char **step_env(char *const *envp) {
     const char *e = envp[i];
     if (strncmp(e, "CUDA_VISIBLE_DEVICES=", 21) == 0) continue;
     if (strncmp(e, "SLURM_", 6) == 0 && strncmp(e, "SLURM_CONF=", 11) != 0) continue;
-    v[k++] = (char *)e;
+    v[k++] = xstrdup(e);
   }
+  return v;
+}
+
+static char **copy_strv(char *const *src) {
+  int n = 0;
+  while (src[n]) n++;
+  char **v = xcalloc((size_t)n + 1, sizeof(char *));
+  for (int i = 0; i < n; i++) v[i] = xstrdup(src[i]);
   return v;
 }
 
@@ -413,6 +483,22 @@ static char **srun_argv(const slurm_executor *sx, const slurm_trial *t, char *co
   return v;
 }
 
+/* Starts one srun process for T (its first attempt or a retry). */
+static int start_attempt(slurm_trial *t, char **err) {
+  int fixed = 0;
+  char **argv = srun_argv(t->sx, t, t->cmd, &fixed);
+  exec_spec s = t->spec;
+  s.argv = argv;
+  s.envp = t->envp;
+  exec_callbacks icb = {.on_line = on_line, .on_exit = on_inner_exit};
+  t->attempts++;
+  t->program_lines = 0;
+  int rc = exec_start(t->sx->base.loop, &s, &icb, t, &t->inner, err);
+  for (int i = 0; i < fixed; i++) free(argv[i]);
+  free(argv);
+  return rc;
+}
+
 static int slurm_start(executor *x, const exec_spec *spec, const exec_callbacks *cb, void *ud,
                        exec_trial **out, char **err) {
   slurm_executor *sx = (slurm_executor *)x;
@@ -428,24 +514,19 @@ static int slurm_start(executor *x, const exec_spec *spec, const exec_callbacks 
   t->step = -1;
   t->file = xstrdup(spec->argv[0]);
   t->grace_s = spec->grace_s > 0 ? spec->grace_s : SLURM_DEFAULT_GRACE_S;
-  int fixed = 0;
-  char **argv = srun_argv(sx, t, spec->argv, &fixed);
-  char **envp = step_env(spec->envp);
-  exec_spec s = *spec;
-  s.argv = argv;
-  s.envp = envp;
-  s.timeout_s = 0; /* the timeout is ours: it must cancel the step, not only srun */
-  s.grace_s = t->grace_s + 10; /* srun's own stop outlives the step's grace */
-  s.supervisor = sx->o.supervisor;
-  exec_callbacks icb = {.on_line = on_line, .on_exit = on_inner_exit};
+  t->cmd = copy_strv(spec->argv);
+  t->envp = step_env(spec->envp);
+  t->spec = *spec;
+  t->spec.cwd = spec->cwd ? xstrdup(spec->cwd) : NULL;
+  t->spec.log_path = spec->log_path ? xstrdup(spec->log_path) : NULL;
+  t->spec.timeout_s = 0;              /* the timeout is ours: it must cancel the step */
+  t->spec.grace_s = t->grace_s + 10;  /* srun's own stop outlives the step's grace */
+  t->spec.supervisor = sx->o.supervisor;
   uv_timer_init(x->loop, &t->timeout_timer);
   uv_timer_init(x->loop, &t->grace_timer);
   t->timeout_timer.data = t->grace_timer.data = t;
   t->refs = 3;
-  int rc = exec_start(x->loop, &s, &icb, t, &t->inner, err);
-  for (int i = 0; i < fixed; i++) free(argv[i]);
-  free(argv);
-  free(envp);
+  int rc = start_attempt(t, err);
   if (rc != 0) { /* on_exit will never come: close the timers without it */
     t->cb.on_exit = NULL;
     t->refs = 2;

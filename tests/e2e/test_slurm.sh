@@ -10,7 +10,10 @@
 #  e. the node drained mid-sweep: running steps finish and new steps still start inside the
 #     allocation (a drain stops new jobs, not steps), the sweep ends done;
 #  f. a missing binary: srun exits 2 with slurmstepd's execve() error, recorded as a crash
-#     saying "command not found".
+#     saying "command not found";
+#  g. the node failing (scontrol state=down) while steps start: the allocation dies, the trials
+#     that printed nothing yet are run again in a new allocation and end ok;
+#  h. mode = "job": one job per trial, no allocation held.
 # Slurm facts relied on (SchedMD/slurm at commit 284c3b95f0; seen the same with Debian's 22.05):
 #  - srun's exit status is the task's, 128 + signal for a task a signal ended (137 after
 #    scancel J.S's SIGKILL, 139 SIGSEGV, 143 SIGTERM): src/srun/srun_job.c:1591-1594;
@@ -52,11 +55,12 @@ source "$sdir/env"
 echo "slurm started in $(echo "$(date +%s.%N) - $t0" | bc) s"
 
 # The trial: where it runs and what it got, then STEPS step times DT apart. FT_MODE=hang
-# sleeps without printing.
+# sleeps without printing; FT_MODE=late prints nothing for 2 s first.
 out="$work/out"
 mkdir -p "$out"
 cat > trial.sh <<'SH'
 #!/bin/sh
+[ "$FT_MODE" = late ] && sleep 2
 echo "where cvd=${CUDA_VISIBLE_DEVICES-unset} job=$SLURM_JOB_ID step=$SLURM_STEP_ID node=$SLURMD_NODENAME"
 printf '%s\n' "$XLA_FLAGS" > "$OUT/xla-$FLAGTUNE_TRIAL"
 printf '%s\n' "$A" > "$OUT/var-$FLAGTUNE_TRIAL"
@@ -72,7 +76,9 @@ date +%s.%N >> "$OUT/cvd-$FLAGTUNE_TRIAL"
 SH
 chmod +x trial.sh
 
-write_exp() { # file name trials parallel steps dt mode extra-lines
+write_exp() { # file name trials parallel steps dt mode [extra-lines [executor]]
+  local extra=${8:-} executor='slurm { time = "10" }'
+  [ $# -ge 9 ] && executor=$9
   cat > "$1" <<LUA
 return experiment {
   name = "$2", model = "m", hardware = "h",
@@ -83,8 +89,8 @@ return experiment {
   vars = { A = choice { "a1", "a2", "a3", "a4", "a5", "a6" } },
   strategy = grid {}, budget = { trials = $3 }, parallel = $4, seed = 1, grace = 1,
   gpus_per_trial = 1, confirm = false, prune = false,
-  executor = slurm { time = "10" },
-  ${8:-}
+  executor = $executor,
+  $extra
 }
 LUA
 }
@@ -136,7 +142,8 @@ write_exp b.lua b 2 2 5 0.2 hang 'timeout = "2s",'
 tb=$(date +%s)
 "$ft" -q run b.lua > /dev/null 2> b.err
 took=$(($(date +%s) - tb))
-check_eq "b: both trials timeout" "$(val "SELECT group_concat(status) FROM trials")" "timeout,timeout"
+check_eq "b: both trials timeout, as Slurm steps" \
+  "$(val "SELECT group_concat(status) || ' ' || count(slurm_step) FROM trials")" "timeout,timeout 2"
 check "b: ended within 12 s of a 2 s timeout (${took} s)" [ $took -le 12 ]
 check "b: no step left running" wait_for 5 [ "$(steps_left)" = 0 ]
 check "b: allocation released" wait_for 5 [ "$(jobs_left)" = 0 ]
@@ -202,6 +209,34 @@ sed -i "s|\"$work/trial.sh\"|\"$work/no-such-program\"|" f.lua
 check_eq "f: both trials crash" "$(val "SELECT group_concat(status) FROM trials")" "crash,crash"
 check "f: excerpt says command not found on the node" \
   [ "$(val "SELECT count(*) FROM trials WHERE error LIKE 'command not found: %no-such-program (execve() on node localnode)%'")" = 2 ]
+
+# ---- g. the node fails while the steps start
+export FLAGTUNE_DB="$work/g.db"
+write_exp g.lua g 4 2 3 0.1 late
+"$ft" run g.lua > /dev/null 2> g.err &
+pid=$!
+wait_for 15 has_steps 2 || fail "g: the steps never started"
+gjob=$(squeue -h -o %i | head -1)
+scontrol update nodename=localnode state=down reason=flagtune-test
+sleep 1
+scontrol update nodename=localnode state=resume 2>/dev/null
+wait $pid
+check_eq "g: sweep exit 0" "$?" 0
+has g.err "lost before it started"
+check_eq "g: all 4 trials ok" "$(val "SELECT count(*) FROM trials WHERE status='ok'")" 4
+check "g: the re-runs ran in a new allocation" \
+  [ "$(val "SELECT count(*) FROM trials WHERE slurm_job <> $gjob")" -ge 2 ]
+check "g: node back to idle" wait_for 10 [ "$(sinfo -h -n localnode -o %T)" = idle ]
+
+# ---- h. one job per trial
+export FLAGTUNE_DB="$work/h.db"
+write_exp h.lua h 3 2 3 0.1 run "" 'slurm { mode = "job", time = 5 }'
+"$ft" -q run h.lua > /dev/null 2> h.err
+check_eq "h: sweep exit 0" "$?" 0
+check_eq "h: 3 trials ok, each its own job's step 0" \
+  "$(val "SELECT count(*) || ' ' || count(DISTINCT slurm_job) || ' ' || max(slurm_step) FROM trials WHERE status='ok'")" \
+  "3 3 0"
+check "h: no job left" wait_for 5 [ "$(jobs_left)" = 0 ]
 
 t1=$(date +%s.%N)
 bash "$local_sh" stop "$sdir"
