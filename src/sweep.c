@@ -617,8 +617,13 @@ static int begin(sweep *sw, const sweep_opts *o, int64_t *sweep_id, char **err) 
   *sweep_id = sw->id;
   int rc = store_sweep_set_status(sw->db, sw->id, "running", NULL, (int)getpid(), err);
   if (rc == 0) rc = uv_loop_init(&sw->loop) == 0 ? 0 : diag_set(err, FT_ESYS, "uv_loop_init");
-  if (rc == 0) rc = make_executor(sw, o, err);
   if (rc != 0) return rc;
+  rc = make_executor(sw, o, err);
+  if (rc != 0) { /* no allocation: nothing ran; `resume` tries again */
+    store_sweep_set_status(sw->db, sw->id, "failed", err ? *err : NULL, 0, NULL);
+    uv_loop_close(&sw->loop);
+    return rc;
+  }
   const char *db_path = o->db_path;
   sw->log_dir = launch_log_dir(db_path, getenv("FLAGTUNE_LOG_DIR"), sw->id);
   sw->tctx = (trial_ctx){.x = sw->x,
