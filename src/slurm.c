@@ -33,10 +33,10 @@ enum { SLURM_OUT_MAX = 64 * 1024, SLURM_ARGV_MAX = 48 };
 
 typedef struct {
   executor base;
-  slurm_opts o;     /* strings below are owned copies */
+  slurm_opts o; /* strings below are owned copies */
   char **extra;
-  int64_t job;      /* the allocation; 0: one job per trial */
-  int own_job;      /* cancel it at free */
+  int64_t job; /* the allocation; 0: one job per trial */
+  int own_job; /* cancel it at free */
 } slurm_executor;
 
 typedef struct {
@@ -44,17 +44,17 @@ typedef struct {
   exec_trial *inner; /* the local srun process; NULL once it ended */
   exec_callbacks cb;
   void *ud;
-  int number;        /* FLAGTUNE_TRIAL, -1 if absent */
+  int number; /* FLAGTUNE_TRIAL, -1 if absent */
   int64_t job;
-  int step;          /* -1 until srun said */
+  int step; /* -1 until srun said */
   char node[64];
-  char *file;        /* the command's argv[0], for messages */
-  exec_spec spec;    /* what each attempt runs: deep copies (the caller's die after start) */
+  char *file;     /* the command's argv[0], for messages */
+  exec_spec spec; /* what each attempt runs: deep copies (the caller's die after start) */
   char **cmd, **envp;
   int attempts;      /* srun processes started */
   int program_lines; /* lines of the program's own delivered (not Slurm's) */
   uv_timer_t timeout_timer, grace_timer;
-  int refs;          /* the inner trial and the two timers */
+  int refs; /* the inner trial and the two timers */
   double grace_s;
   int stop_sent, kill_sent;
   exec_stop stopped;
@@ -100,8 +100,10 @@ int slurm_run(char *const *argv, char **out) {
   if (rc == 0)
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-  if (out) *out = buf;
-  else free(buf);
+  if (out)
+    *out = buf;
+  else
+    free(buf);
   if (rc != 0) return -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
@@ -139,8 +141,10 @@ static char *job_state(int64_t job) {
 
 /* Appends S (owned) to ARGV, K entries long; drops it when ARGV is full. */
 static void add(char **argv, int *k, char *s) {
-  if (*k < SLURM_ARGV_MAX - 1) argv[(*k)++] = s;
-  else free(s);
+  if (*k < SLURM_ARGV_MAX - 1)
+    argv[(*k)++] = s;
+  else
+    free(s);
 }
 
 /* The site options every allocation and every job-per-trial srun carries. */
@@ -298,8 +302,7 @@ static void read_step(slurm_trial *t, const char *line, size_t len) {
   long long job;
   int step;
   char node[64];
-  if (sscanf(buf, "srun: launching StepId=%lld.%d on host %63[^,]", &job, &step, node) != 3)
-    return;
+  if (sscanf(buf, "srun: launching StepId=%lld.%d on host %63[^,]", &job, &step, node) != 3) return;
   t->job = job;
   t->step = step;
   snprintf(t->node, sizeof t->node, "%s", node);
@@ -400,8 +403,7 @@ static void on_inner_exit(void *ud, const exec_result *r) {
     t->res.spawn_error = UV_ENOENT;
     t->res.exit_status = 127;
     snprintf(t->res.spawn_message, sizeof t->res.spawn_message,
-             "command not found: %s (execve() on node %s)", t->file,
-             t->node[0] ? t->node : "?");
+             "command not found: %s (execve() on node %s)", t->file, t->node[0] ? t->node : "?");
   }
   /* One job per trial: its own --time ran out, which is the trial's timeout. */
   if (t->sx->job <= 0 && strcmp(t->lost_why, "DUE TO TIME LIMIT") == 0 &&
@@ -472,8 +474,9 @@ static char **srun_argv(const slurm_executor *sx, const slurm_trial *t, char *co
   add(v, &k, xasprintf("--nodes=%d", o->nodes));
   add(v, &k, xasprintf("--ntasks=%d", o->nodes * o->tasks_per_node));
   if (o->nodes > 1) add(v, &k, xasprintf("--ntasks-per-node=%d", o->tasks_per_node));
-  add(v, &k, o->gpus_per_trial > 0 ? xasprintf("--gres=gpu:%d", o->gpus_per_trial)
-                                   : xstrdup("--gres=none"));
+  add(v, &k,
+      o->gpus_per_trial > 0 ? xasprintf("--gres=gpu:%d", o->gpus_per_trial)
+                            : xstrdup("--gres=none"));
   add(v, &k, xasprintf("--job-name=flagtune-trial-%d", t->number));
   add(v, &k, xstrdup("--kill-on-bad-exit=1"));
   if (sx->job <= 0) add_site(sx, v, &k);
@@ -519,8 +522,8 @@ static int slurm_start(executor *x, const exec_spec *spec, const exec_callbacks 
   t->spec = *spec;
   t->spec.cwd = spec->cwd ? xstrdup(spec->cwd) : NULL;
   t->spec.log_path = spec->log_path ? xstrdup(spec->log_path) : NULL;
-  t->spec.timeout_s = 0;              /* the timeout is ours: it must cancel the step */
-  t->spec.grace_s = t->grace_s + 10;  /* srun's own stop outlives the step's grace */
+  t->spec.timeout_s = 0;             /* the timeout is ours: it must cancel the step */
+  t->spec.grace_s = t->grace_s + 10; /* srun's own stop outlives the step's grace */
   t->spec.supervisor = sx->o.supervisor;
   uv_timer_init(x->loop, &t->timeout_timer);
   uv_timer_init(x->loop, &t->grace_timer);
@@ -609,7 +612,9 @@ static const executor_ops slurm_ops = {
     .free = slurm_free,
 };
 
-static char *dup_or_null(const char *s) { return s && *s ? xstrdup(s) : NULL; }
+static char *dup_or_null(const char *s) {
+  return s && *s ? xstrdup(s) : NULL;
+}
 
 int slurm_executor_new(uv_loop_t *loop, const slurm_opts *o, executor **out, char **err) {
   *out = NULL;
