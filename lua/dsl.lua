@@ -17,6 +17,7 @@ local dsl = {}
 local PARAM = { __name = "flagtune.param" }
 local STRATEGY = { __name = "flagtune.strategy" }
 local EXPERIMENT = { __name = "flagtune.experiment" }
+local EXECUTOR = { __name = "flagtune.executor" }
 dsl.PARAM, dsl.STRATEGY = PARAM, STRATEGY
 -- `flags = { name = auto }`: search the catalog's candidates for NAME.
 local AUTO = setmetatable({}, { __name = "flagtune.auto",
@@ -268,6 +269,15 @@ function dsl.strategy_file(file, options)
   return strategy(at, name, check_options(at, "strategy_file", options), path)
 end
 
+-- `executor = slurm { partition = "gpu", ... }`: trials as Slurm job steps (docs/SLURM.md).
+-- The local executor is the string "local" (the default): `local` is a Lua keyword.
+function dsl.slurm(options, ...)
+  local at = here()
+  if select("#", ...) > 0 then cfail(at, "slurm takes one table of options: slurm{ ... }") end
+  return setmetatable({ kind = "slurm", options = check_options(at, "slurm{}", options),
+                        line = at.line }, EXECUTOR)
+end
+
 ---------------------------------------------------------------------------------------
 -- The environment the experiment file runs in.
 
@@ -296,7 +306,7 @@ local function make_env()
     error = error, print = print, select = select, assert = assert, pcall = pcall, next = next,
   }
   for _, k in ipairs({ "experiment", "bool", "choice", "int", "range", "pow2", "grid", "random",
-                       "tpe", "halving", "strategy_file", "auto" }) do
+                       "tpe", "halving", "strategy_file", "auto", "slurm" }) do
     env[k] = dsl[k]
   end
   env.xla = { presets = presets.bind(PARAM) }
@@ -661,7 +671,7 @@ for _, k in ipairs({ "name", "model", "hardware", "description", "command", "wor
                      "fixed_flags", "flags", "vars", "metric", "budget", "parallel",
                      "gpus_per_trial", "timeout", "grace", "seed", "strategy", "oom_patterns",
                      "invalid_patterns", "presets", "allow_unknown_flags", "confirm", "prune",
-                     "warm_start", "software_probe", "pgle" }) do
+                     "warm_start", "software_probe", "pgle", "executor" }) do
   TOP_KEYS[k] = true
 end
 
@@ -822,6 +832,41 @@ local function check_pgle(v, raw, x)
   return out
 end
 
+-- executor = "local" | "slurm" | slurm { ... }. Slurm's options are checked here so that a
+-- typo is a path:line error before anything runs; src/experiment.c copies the result.
+local SLURM_KEYS = { partition = true, account = true, time = true, nodes = true,
+                     tasks_per_node = true, gpus_per_trial = true, mode = true, extra = true }
+
+local function check_executor(v, raw, x)
+  local e = raw.executor
+  if e == nil or e == "local" then return { kind = "local" } end
+  if e == "slurm" then e = setmetatable({ kind = "slurm", options = {} }, EXECUTOR) end
+  if getmetatable(e) ~= EXECUTOR then
+    v:fail_at("executor", "'executor' must be \"local\", \"slurm\" or slurm { ... }, got %s",
+              util.describe(e))
+  end
+  local o = e.options
+  v:check_keys(o, SLURM_KEYS, "executor")
+  local out = { kind = "slurm" }
+  out.partition = v:string("executor.partition", o.partition, nil)
+  out.account = v:string("executor.account", o.account, nil)
+  if type(o.time) == "number" then
+    out.time = tostring(v:int("executor.time", o.time, nil, 1)) -- Slurm reads minutes
+  else
+    out.time = v:string("executor.time", o.time, nil)
+  end
+  out.nodes = v:int("executor.nodes", o.nodes, 1, 1)
+  out.tasks_per_node = v:int("executor.tasks_per_node", o.tasks_per_node, 1, 1)
+  out.gpus_per_trial = v:int("executor.gpus_per_trial", o.gpus_per_trial, x.gpus_per_trial, 0)
+  out.mode = v:string("executor.mode", o.mode, "allocation")
+  if out.mode ~= "allocation" and out.mode ~= "job" then
+    v:fail_at("executor.mode", "executor.mode must be \"allocation\" (steps in one allocation) "
+              .. "or \"job\" (one job per trial), got %s", util.describe(o.mode))
+  end
+  out.extra = v:string_list("executor.extra", o.extra)
+  return out
+end
+
 local function validate(v, raw)
   v:check_keys(raw, TOP_KEYS)
   local x = {}
@@ -839,6 +884,7 @@ local function validate(v, raw)
       x.invalid_patterns[#x.invalid_patterns + 1] = text
     end
   end
+  x.executor = check_executor(v, raw, x)
   x.metric.pgle_extra_skip = require("pgle").extra_skip(x)
   x.space = build_space(v, x)
   check_lengths(v, x.space)

@@ -34,6 +34,7 @@ typedef struct {
   const char *pos[MAX_POS];
   int n_pos;
   const char *db, *name, *model, *hardware, *format, *output;
+  const char *executor; /* --executor local|slurm; NULL: the experiment's */
   int parallel, trials, json, help, has_seed;
   int detach, force;  /* run/resume --detach, resume --force */
   const char *log;    /* --log FILE: where a detached sweep writes its progress */
@@ -89,7 +90,8 @@ static sweep_opts to_opts(const args *a) {
                   .seed = a->seed,
                   .has_seed = a->has_seed,
                   .name = a->name,
-                  .force = a->force};
+                  .force = a->force,
+                  .executor = a->executor};
   return o;
 }
 
@@ -512,14 +514,17 @@ static int cmd_help(args *a);
 static const command commands[] = {
     {"run",
      "run EXPERIMENT.lua [--db PATH] [--parallel N] [--trials N] [--hours H] "
-     "[--until HH:MM[:SS]] [--seed S] [--name NAME] [--detach [--log FILE]]",
+     "[--until HH:MM[:SS]] [--seed S] [--name NAME] [--detach [--log FILE]] "
+     "[--executor local|slurm]",
      "Runs a new sweep: the baseline, then the strategy's trials, each recorded in the database.\n"
+     "--executor slurm runs trials as Slurm job steps (the experiment's slurm { ... } options or\n"
+     "Slurm's defaults; docs/SLURM.md), local (the default) on this machine.\n"
      "Prints the best configuration, its speedup over the baseline and the export snippet.\n"
      "Exit 0 when it finished with an ok baseline and an ok trial, 1 when it ran but that is not\n"
      "so, 2 for bad input (nothing written), 130 when interrupted (continue with `resume`).\n"
      "--detach: validate, start in the background (own session; a closed terminal does not\n"
      "stop it), print the sweep id and the log (flagtune-logs/sweep-N/run.log, or --log FILE).",
-     cmd_run, 1, 1, "db parallel trials hours until seed name detach log"},
+     cmd_run, 1, 1, "db parallel trials hours until seed name detach log executor"},
     {"resume",
      "resume SWEEP [--db PATH] [--parallel N] [--trials N] [--hours H] "
      "[--until HH:MM[:SS]] [--force] [--detach [--log FILE]]",
@@ -643,7 +648,11 @@ static int set_option(args *a, const char *opt, const char *v, char **err) {
     a->output = v;
   else if (strcmp(opt, "log") == 0)
     a->log = v;
-  else if (strcmp(opt, "parallel") == 0)
+  else if (strcmp(opt, "executor") == 0) {
+    if (strcmp(v, "local") != 0 && strcmp(v, "slurm") != 0)
+      return diag_set(err, FT_EINPUT, "--executor must be local or slurm, got '%s'", v);
+    a->executor = v;
+  } else if (strcmp(opt, "parallel") == 0)
     return parse_int(opt, v, 1, &a->parallel, err);
   else if (strcmp(opt, "trials") == 0)
     return parse_int(opt, v, 2, &a->trials, err);

@@ -3,9 +3,9 @@
  * calls below; a backend fills an executor_ops table (neovim's event/proc.c is the generic
  * life of a process, libuv_proc.c one backend: the same split).
  *
- * Backends: exec.c, the local one (children on this machine's libuv loop). A Slurm backend
- * (trials as srun steps inside one allocation) implements the same table; nothing above it
- * changes.
+ * Backends: exec.c, the local one (children on this machine's libuv loop); slurm.c, trials
+ * as srun job steps inside one allocation (it wraps the local one: srun is a local child
+ * whose output is the step's). Nothing above them changes.
  *
  * Every backend keeps the same promises: lines arrive whole and bounded, in order per
  * stream; on_exit is called exactly once per started trial, after every line, and the trial
@@ -44,6 +44,10 @@ typedef struct {
   int leftovers;       /* processes the command left behind, killed after it ended */
   char log_error[256]; /* non-empty: the log could not be opened or written in full (the
                         * trial ran all the same); one sentence for the trial's record */
+  /* Non-zero when the trial was lost through no fault of its configuration (a Slurm node
+   * failure or preemption, the allocation's end): it should be re-run, not counted. The
+   * local backend never sets it. */
+  int lost;
 } exec_result;
 
 typedef struct {
@@ -76,6 +80,9 @@ typedef struct {
 typedef struct {
   int number; /* the trial's number in its sweep */
   int pid;    /* what executor_pid said while it ran; 0: never started */
+  /* Slurm backend: the job and step the trial ran as (slurm_job 0: not a Slurm step). */
+  int64_t slurm_job;
+  int slurm_step;
 } exec_orphan;
 
 typedef struct {

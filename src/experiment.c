@@ -192,6 +192,23 @@ static void copy_search_options(lua_State *L, int t, experiment *e) {
   lua_pop(L, 1);
 }
 
+/* The validated executor table (lua/dsl.lua's check_executor) into E. */
+static void copy_executor(lua_State *L, int t, experiment *e) {
+  field(L, t, "executor");
+  int x = lua_gettop(L);
+  e->executor = get_str(L, x, "kind");
+  if (!e->executor) e->executor = xstrdup("local");
+  e->slurm_partition = get_str(L, x, "partition");
+  e->slurm_account = get_str(L, x, "account");
+  e->slurm_time = get_str(L, x, "time");
+  e->slurm_mode = get_str(L, x, "mode");
+  e->slurm_nodes = get_int(L, x, "nodes", 1);
+  e->slurm_tasks_per_node = get_int(L, x, "tasks_per_node", 1);
+  e->slurm_gpus_per_trial = get_int(L, x, "gpus_per_trial", e->gpus_per_trial);
+  e->slurm_extra = get_strv(L, x, "extra", NULL);
+  lua_pop(L, 1);
+}
+
 /* Copies the scalar fields of the validated table at index T into E. */
 static void copy_fields(lua_State *L, int t, experiment *e) {
   e->name = get_str(L, t, "name");
@@ -213,6 +230,7 @@ static void copy_fields(lua_State *L, int t, experiment *e) {
   e->invalid_patterns = get_strv(L, t, "invalid_patterns", &e->n_invalid_patterns);
   copy_strategy(L, t, e);
   copy_search_options(L, t, e);
+  copy_executor(L, t, e);
   e->warnings = get_strv(L, t, "warnings", &e->n_warnings);
 }
 
@@ -376,6 +394,12 @@ void experiment_free(experiment *e) {
   free(e->strategy_desc);
   free(e->software_probe);
   trialcfg_free_strv(e->pgle_command);
+  free(e->executor);
+  free(e->slurm_partition);
+  free(e->slurm_account);
+  free(e->slurm_time);
+  free(e->slurm_mode);
+  trialcfg_free_strv(e->slurm_extra);
   free(x);
 }
 

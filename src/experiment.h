@@ -78,6 +78,14 @@ typedef struct {
   char **pgle_command;
   char *software_probe;   /* shell command printing "JAX JAXLIB" versions; NULL: the default */
   int software_probe_off; /* software_probe = false */
+  /* executor = "local" | "slurm" | slurm { ... } (docs/SLURM.md): where trials run. */
+  char *executor;                                     /* "local" or "slurm" */
+  char *slurm_partition, *slurm_account, *slurm_time; /* NULL: the site's defaults */
+  char *slurm_mode; /* "allocation" (steps in one allocation) or "job" */
+  int slurm_nodes;  /* nodes per trial */
+  int slurm_tasks_per_node;
+  int slurm_gpus_per_trial; /* --gres=gpu:N per node; defaults to gpus_per_trial */
+  char **slurm_extra;       /* NULL-terminated salloc (or per-trial srun) options */
 } experiment;
 
 /* Loads PATH (or TEXT when not NULL, named PATH) and validates everything: keys, types,

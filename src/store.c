@@ -116,6 +116,15 @@ static const char *const stmt_sql[ST_COUNT] = {
     "winner_baseline_ms = :baseline_ms, winner_trials = :n, speedup_lo = :lo, "
     "speedup_hi = :hi WHERE id = :id",
   [ST_TRIAL_LOSSES] = "SELECT losses FROM trials WHERE id = :id",
+  [ST_TRIAL_SLURM] =
+    "UPDATE trials SET slurm_job = :job, slurm_step = :step, node = :node "
+    "WHERE sweep_id = :sweep AND number = :number",
+  [ST_TRIAL_SLURM_GET] =
+    "SELECT slurm_job, slurm_step FROM trials WHERE sweep_id = :sweep AND number = :number "
+    "AND slurm_job IS NOT NULL",
+  [ST_SWEEP_SLURM_JOB] =
+    "SELECT slurm_job FROM trials WHERE sweep_id = :sweep AND slurm_job IS NOT NULL "
+    "ORDER BY id DESC LIMIT 1",
   [ST_TRIAL_PROFILE] =
     "UPDATE trials SET profile_path = :path, profile_status = :status, "
     "profile_duration_s = :duration_s WHERE id = :id",

@@ -120,6 +120,13 @@ typedef struct {
 /* Inserts a trial with status 'running' and started_at now. NULL config/env mean "{}". */
 int store_trial_begin(store *s, const store_trial_new *t, int64_t *trial_id, char **err);
 int store_trial_set_pid(store *s, int64_t trial_id, int pid, char **err);
+/* The Slurm job, step and node trial NUMBER of sweep SWEEP_ID runs as (schema 8). */
+int store_trial_set_slurm(store *s, int64_t sweep_id, int number, int64_t job, int step,
+                          const char *node, char **err);
+/* Trial NUMBER's stored job and step; *job = 0 and *step = -1 when it has none. */
+int store_trial_slurm(store *s, int64_t sweep_id, int number, int64_t *job, int *step, char **err);
+/* The job of the sweep's latest trial that ran under Slurm (its allocation); 0: none. */
+int store_sweep_slurm_job(store *s, int64_t sweep_id, int64_t *job, char **err);
 
 typedef struct {
   outcome status;

@@ -271,3 +271,50 @@ int store_trials_load(store *s, int64_t sweep_id, trial_record **out, int *n, ch
   }
   return rc;
 }
+
+/* ---- Slurm steps (schema 8): what resume needs to cancel a dead orchestrator's steps ---- */
+
+int store_trial_set_slurm(store *s, int64_t sweep_id, int number, int64_t job, int step,
+                          const char *node, char **err) {
+  sqlite3_stmt *st = NULL;
+  int rc = store_stmt_get(s, ST_TRIAL_SLURM, &st, err);
+  if (rc) return rc;
+  if (store_bind_int(st, ":job", job) | store_bind_int(st, ":step", step) |
+      store_bind_text(st, ":node", node) | store_bind_int(st, ":sweep", sweep_id) |
+      store_bind_int(st, ":number", number))
+    return store_bind_fail(s, st, err);
+  return store_step_done(s, st, "recording a trial's Slurm step", err);
+}
+
+int store_trial_slurm(store *s, int64_t sweep_id, int number, int64_t *job, int *step, char **err) {
+  sqlite3_stmt *st = NULL;
+  *job = 0;
+  *step = -1;
+  int rc = store_stmt_get(s, ST_TRIAL_SLURM_GET, &st, err);
+  if (rc) return rc;
+  if (store_bind_int(st, ":sweep", sweep_id) | store_bind_int(st, ":number", number))
+    return store_bind_fail(s, st, err);
+  int r = sqlite3_step(st);
+  if (r == SQLITE_ROW) {
+    *job = sqlite3_column_int64(st, 0);
+    *step = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 1);
+  }
+  rc = r == SQLITE_ROW || r == SQLITE_DONE ? 0
+                                           : store_db_fail(s, err, "loading a trial's Slurm step");
+  store_stmt_done(st);
+  return rc;
+}
+
+int store_sweep_slurm_job(store *s, int64_t sweep_id, int64_t *job, char **err) {
+  sqlite3_stmt *st = NULL;
+  *job = 0;
+  int rc = store_stmt_get(s, ST_SWEEP_SLURM_JOB, &st, err);
+  if (rc) return rc;
+  if (store_bind_int(st, ":sweep", sweep_id)) return store_bind_fail(s, st, err);
+  int r = sqlite3_step(st);
+  if (r == SQLITE_ROW) *job = sqlite3_column_int64(st, 0);
+  rc = r == SQLITE_ROW || r == SQLITE_DONE ? 0
+                                           : store_db_fail(s, err, "loading a sweep's Slurm job");
+  store_stmt_done(st);
+  return rc;
+}

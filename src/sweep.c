@@ -26,6 +26,7 @@
 #include "launch.h"
 #include "lhost.h"
 #include "resume.h"
+#include "slurm.h"
 #include "stats.h"
 #include "store.h"
 #include "strategy.h"
@@ -99,7 +100,7 @@ static void report_progress(sweep *sw, const trial_result *r) {
 }
 
 static void tell_strategy(sweep *sw, const trial_record *t) {
-  if (t->role == ROLE_BASELINE || t->role == ROLE_CONFIRM || t->status == OUTCOME_INTERRUPTED ||
+  if (t->role == ROLE_BASELINE || t->role == ROLE_CONFIRM || !outcome_is_final(t->status) ||
       sw->failed)
     return;
   char *err = NULL;
@@ -133,7 +134,7 @@ static void record_duration(sweep *sw, double seconds) {
  * compared with; one that fails leaves the sweep unchecked (and says so). */
 static void keep_check_ref(sweep *sw, const trial_result *r) {
   const trial_record *t = &r->record;
-  if (!sw->check_waits || t->role != ROLE_BASELINE) return;
+  if (!sw->check_waits || t->role != ROLE_BASELINE || !outcome_is_final(t->status)) return;
   sw->check_waits = 0;
   if (t->status != OUTCOME_OK || r->n_losses == 0) {
     diag_note("flagtune: metric.check: the baseline %s, so no trial's loss can be checked",
@@ -157,15 +158,31 @@ static void stop_on_store_fault(sweep *sw, const char *why) {
     if (sw->slots[i]) trial_stop(sw->slots[i], STOPPED_INTERRUPTED);
 }
 
+/* A trial the executor lost (a Slurm node failed, a preemption) runs again, with its own
+ * role and step budget; it does not count against the budget. */
+static void requeue_lost(sweep *sw, const trial_record *t) {
+  proposal p;
+  char *err = NULL;
+  if (sw->stopping || sw->failed || strategy_render(sw->strat, t->config_json, &p, &err) != 0) {
+    free(err);
+    return;
+  }
+  p.steps = t->steps_budget;
+  sweep_queue_push(sw, &p, t->role == ROLE_SEARCH ? ROLE_RERUN : t->role,
+                   t->role == ROLE_BASELINE ? 0 : t->number);
+}
+
 static void on_trial_done(void *ud, const trial_result *r) {
   sweep *sw = ud;
   const trial_record *t = &r->record;
   keep_check_ref(sw, r);
-  if (t->status == OUTCOME_INTERRUPTED || r->store_err) {
+  if (t->status == OUTCOME_INTERRUPTED || t->status == OUTCOME_LOST || r->store_err) {
     sw->counted--;
     if (t->role == ROLE_CONFIRM) sw->confirm_counted--;
-  } else if (!r->spawn_error)
+    if (t->status == OUTCOME_LOST && !r->store_err) requeue_lost(sw, t);
+  } else if (!r->spawn_error) {
     record_duration(sw, r->wall_s);
+  }
   sw->slots[r->slot] = NULL;
   sw->n_running--;
   if (r->store_err) stop_on_store_fault(sw, r->store_err);
@@ -589,14 +606,59 @@ int sweep_drive(sweep *sw, char **err) {
   return 0;
 }
 
+/* The Slurm executor's report of a trial's step: stored with the trial (resume cancels it). */
+static void on_slurm_step(void *ud, int number, int64_t job, int step, const char *node) {
+  sweep *sw = ud;
+  char *err = NULL;
+  if (store_trial_set_slurm(sw->db, sw->id, number, job, step, node, &err) != 0)
+    diag_warn("%s", err);
+  free(err);
+}
+
+/* The executor: --executor, else slurm for a sweep that already ran under Slurm (a resume
+ * finds its allocation again), else the experiment's. The literal path still names this
+ * binary if it is rebuilt or deleted mid-sweep. */
+static int make_executor(sweep *sw, const sweep_opts *o, char **err) {
+  const experiment *e = sw->exp;
+  int64_t job = 0;
+  store_sweep_slurm_job(sw->db, sw->id, &job, NULL);
+  const char *kind = o->executor ? o->executor : job > 0 ? "slurm" : e->executor;
+  if (strcmp(kind, "slurm") != 0) {
+    sw->x = exec_local_new(&sw->loop, "/proc/self/exe");
+    return 0;
+  }
+  char *name = xasprintf("flagtune-sweep-%lld", (long long)sw->id);
+  slurm_opts so = {.partition = e->slurm_partition,
+                   .account = e->slurm_account,
+                   .time = e->slurm_time,
+                   .nodes = e->slurm_nodes,
+                   .tasks_per_node = e->slurm_tasks_per_node,
+                   .gpus_per_trial = e->slurm_gpus_per_trial,
+                   .parallel = sw->parallel,
+                   .job_per_trial = e->slurm_mode && strcmp(e->slurm_mode, "job") == 0,
+                   .extra = e->slurm_extra,
+                   .job = job,
+                   .job_name = name,
+                   .supervisor = "/proc/self/exe",
+                   .on_step = on_slurm_step,
+                   .ud = sw};
+  int rc = slurm_executor_new(&sw->loop, &so, &sw->x, err);
+  free(name);
+  return rc;
+}
+
 /* Starts the loop and the executor and fixes where logs go: what run and resume share once
  * the sweep is claimed. */
 int sweep_begin(sweep *sw, const char *db_path, const sweep_opts *o, int64_t *sweep_id,
                 char **err) {
   *sweep_id = sw->id;
   if (uv_loop_init(&sw->loop) != 0) return diag_set(err, FT_ESYS, "uv_loop_init");
-  /* The literal path still names this binary if it is rebuilt or deleted mid-sweep. */
-  sw->x = exec_local_new(&sw->loop, "/proc/self/exe");
+  int rc = make_executor(sw, o, err);
+  if (rc != 0) { /* no allocation: nothing ran; `resume` tries again */
+    store_sweep_set_status(sw->db, sw->id, "failed", err ? *err : NULL, 0, NULL);
+    uv_loop_close(&sw->loop);
+    return rc;
+  }
   sw->log_dir = launch_log_dir(db_path, getenv("FLAGTUNE_LOG_DIR"), sw->id);
   sw->tctx = (trial_ctx){.x = sw->x,
                          .db = sw->db,

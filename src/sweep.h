@@ -20,6 +20,7 @@ typedef struct {
    * (run --detach moves its output there and lets the waiting parent go). May be NULL. */
   void (*on_started)(int64_t sweep_id, const char *log_dir, void *ud);
   void *ud;
+  const char *executor; /* "local" or "slurm" (--executor); NULL: the experiment's */
 } sweep_opts;
 
 /* Runs a new sweep of the experiment at PATH. Validates everything (and asks the strategy

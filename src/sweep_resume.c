@@ -15,6 +15,7 @@
 #include "json.h"
 #include "launch.h"
 #include "resume.h"
+#include "slurm.h"
 #include "sweep_impl.h"
 
 /* Replays the sweep's stored command-line overrides under the ones given now. */
@@ -67,6 +68,11 @@ static int resume_prepare(sweep *sw, store_sweep *s, const sweep_opts *o, char *
   resume_plan plan;
   resume_plan_make(t, n, &plan);
   exec_reap(s->id, plan.orphans, plan.n_orphans);
+  /* Steps a dead orchestrator left on a Slurm cluster, by the ids stored with each trial. */
+  for (int i = 0; i < plan.n_orphans; i++)
+    store_trial_slurm(sw->db, s->id, plan.orphans[i].number, &plan.orphans[i].slurm_job,
+                      &plan.orphans[i].slurm_step, NULL);
+  slurm_reap(plan.orphans, plan.n_orphans);
   rc = store_trials_mark(sw->db, s->id, OUTCOME_RUNNING, OUTCOME_LOST, NULL, err);
   sweep_opts merged;
   merge_options(s, o, &merged);

@@ -357,6 +357,8 @@ static void on_exit_trial(void *ud, const exec_result *res) {
   if (t->profiling && profile_done(t, res, &why)) return;
   if (t->profiling) t->facts.n_steps = 0; /* the profile run's steps are not the trial's */
   outcome o = classify_trial(&t->facts);
+  /* The executor lost it (a Slurm node failed, a preemption): not the configuration's fault. */
+  if (res->lost && t->facts.stopped == STOPPED_NONE) o = OUTCOME_LOST;
   double value = NAN;
   char *wrong = o == OUTCOME_OK ? wrong_reason(t) : NULL;
   if (wrong) o = OUTCOME_WRONG;

@@ -3,7 +3,8 @@
 # Sourced or run by tests/demo.sh, tests/run.sh and .ci/run.
 set -eu
 need=(build-essential cmake pkg-config liblua5.4-dev libsqlite3-dev libuv1-dev libcjson-dev
-      sqlite3 dash zsh)
+      sqlite3 dash zsh
+      slurmctld slurmd slurm-client munge) # the Slurm executor's tests (tests/slurm/local.sh)
 missing=()
 for p in "${need[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -13,5 +14,6 @@ if [ ${#missing[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
 fi

@@ -688,8 +688,9 @@ TEST(query_refuses_writes) {
   refused(s, "SELEC 1", "query: ");
   CHECK_NEAR(query_num(s, "SELECT count(*) FROM trials"), 13, 0);
   CHECK_NEAR(query_num(s, "SELECT 2; -- trailing comment\n /* and another */ ;"), 2, 0);
-  /* 24 columns from 0001, 3 from 0005 (manual PGLE), 1 from 0007 (metric.check's losses) */
-  CHECK_NEAR(query_num(s, "SELECT count(*) FROM pragma_table_info('trials')"), 28, 0);
+  /* 24 columns from 0001, 3 from 0005 (manual PGLE), 1 from 0007 (metric.check's losses),
+   * 3 from 0008 (the Slurm job, step and node) */
+  CHECK_NEAR(query_num(s, "SELECT count(*) FROM pragma_table_info('trials')"), 31, 0);
   CHECK_NEAR(query_num(s, "PRAGMA foreign_keys"), 1, 0);
   /* The refusals left the connection as it was: foreign keys on, no transaction open. */
   store_trial_new orphan = {.sweep_id = 999, .number = 1};

@@ -1,0 +1,7 @@
+-- executor takes "local", "slurm" or slurm { ... }
+return experiment {
+  command = { "python3", "train.py" },
+  metric = { json = "step_time_ms" },
+  vars = { A = choice { "1", "2" } },
+  executor = "kubernetes",
+}

@@ -1,0 +1,250 @@
+/* Unit tests for the Slurm executor (slurm.c) against fake Slurm commands
+ * (tests/slurm/fake/: srun, salloc, scancel, squeue as small shell scripts that log their
+ * arguments), so that what flagtune asks of Slurm and how it reads srun's messages are
+ * checked everywhere, root or not. tests/e2e/test_slurm.sh runs the same executor against a
+ * real Slurm. Each case runs on its own loop and ends with CHECK_LOOP_END. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "diag.h"
+#include "slurm.h"
+#include "test.h"
+
+typedef struct {
+  uv_loop_t loop;
+  executor *x;
+  exec_trial *t;
+  int exits, steps_told;
+  exec_result res;
+  char lines[2048];
+  int64_t job;
+  int step, number;
+  char node[64];
+} ctx;
+
+static char dir[256], path_env[600], dir_env[300];
+
+/* A fresh FAKE_DIR and PATH with the fakes first (for slurm_run, which uses environ). */
+static void fake_setup(void) {
+  snprintf(dir, sizeof dir, "%s", "/tmp/ft-slurm-unit.XXXXXX");
+  CHECK(mkdtemp(dir) != NULL);
+  setenv("FAKE_DIR", dir, 1);
+  snprintf(path_env, sizeof path_env, "PATH=%s/tests/slurm/fake:/usr/bin:/bin", SOURCE_DIR);
+  setenv("PATH", path_env + 5, 1);
+  snprintf(dir_env, sizeof dir_env, "FAKE_DIR=%s", dir);
+  unsetenv("SLURM_JOB_ID");
+}
+
+static char *fake_log(void) {
+  char p[320];
+  snprintf(p, sizeof p, "%s/log", dir);
+  FILE *f = fopen(p, "rb");
+  static char buf[8192];
+  size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+  buf[n] = '\0';
+  if (f) fclose(f);
+  return buf;
+}
+
+static void fake_teardown(void) {
+  char cmd[400];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  CHECK_INT(system(cmd), 0);
+}
+
+static void on_line(void *ud, int stream, const char *line, size_t len, int truncated) {
+  ctx *c = ud;
+  (void)truncated;
+  size_t at = strlen(c->lines);
+  snprintf(c->lines + at, sizeof c->lines - at, "%d:%.*s\n", stream, (int)len, line);
+}
+
+static void on_exit_cb(void *ud, const exec_result *r) {
+  ctx *c = ud;
+  c->exits++;
+  c->res = *r;
+}
+
+static void on_step(void *ud, int number, int64_t job, int step, const char *node) {
+  ctx *c = ud;
+  c->steps_told++;
+  c->number = number;
+  c->job = job;
+  c->step = step;
+  snprintf(c->node, sizeof c->node, "%s", node);
+}
+
+static void start_executor(ctx *c, int job_per_trial) {
+  memset(c, 0, sizeof *c);
+  uv_loop_init(&c->loop);
+  slurm_opts o = {.partition = "gpu",
+                  .gpus_per_trial = 1,
+                  .parallel = 2,
+                  .job_per_trial = job_per_trial,
+                  .on_step = on_step,
+                  .ud = c};
+  char *err = NULL;
+  CHECK_INT(slurm_executor_new(&c->loop, &o, &c->x, &err), 0);
+  free(err);
+}
+
+/* Runs ARGV as trial 5 with MODE (FAKE_SRUN_MODE) until it ends. */
+static void run(ctx *c, char *const *argv, const char *mode, double timeout_s) {
+  char mode_env[64];
+  snprintf(mode_env, sizeof mode_env, "FAKE_SRUN_MODE=%s", mode ? mode : "");
+  char *envp[] = {path_env,         dir_env, mode_env, "FLAGTUNE_TRIAL=5", "CUDA_VISIBLE_DEVICES=7",
+                  "SLURM_NTASKS=9", NULL};
+  exec_spec spec = {.argv = argv, .envp = envp, .timeout_s = timeout_s, .grace_s = 0.2};
+  exec_callbacks cb = {.on_line = on_line, .on_exit = on_exit_cb};
+  char *err = NULL;
+  CHECK_INT(executor_start(c->x, &spec, &cb, c, &c->t, &err), 0);
+  free(err);
+  uv_run(&c->loop, UV_RUN_DEFAULT);
+  CHECK_INT(c->exits, 1);
+}
+
+static void end(ctx *c) {
+  executor_free(c->x);
+  CHECK_LOOP_END(&c->loop);
+}
+
+/* A step in the allocation: srun's command line, the environment that reaches the step, the
+ * step's ids reported, srun's own progress lines kept out, the allocation released. */
+TEST(step_in_allocation) {
+  fake_setup();
+  ctx c;
+  start_executor(&c, 0);
+  CHECK_INT(slurm_executor_job(c.x), 42);
+  char *argv[] = {"sh", "-c",
+                  "echo hello; echo CVD=${CUDA_VISIBLE_DEVICES-unset} N=${SLURM_NTASKS-unset}",
+                  NULL};
+  run(&c, argv, NULL, 0);
+  CHECK_INT(c.res.exit_status, 0);
+  CHECK_INT(c.res.lost, 0);
+  CHECK_STR(c.lines, "1:hello\n1:CVD=unset N=unset\n");
+  CHECK_INT(c.steps_told, 1);
+  CHECK_INT(c.number, 5);
+  CHECK_INT(c.job, 42);
+  CHECK_INT(c.step, 0);
+  CHECK_STR(c.node, "fakenode");
+  end(&c);
+  const char *log = fake_log();
+  CHECK(strstr(log,
+               "salloc --no-shell --job-name=flagtune --nodes=1 --ntasks=2 --gres=gpu:2 "
+               "--partition=gpu") != NULL);
+  CHECK(strstr(log, "srun --verbose --jobid=42 --exact --nodes=1 --ntasks=1 --gres=gpu:1 ") !=
+        NULL);
+  CHECK(strstr(log, "scancel 42\n") != NULL);
+  fake_teardown();
+}
+
+/* One job per trial: no allocation, the site options on each srun. */
+TEST(job_per_trial) {
+  fake_setup();
+  ctx c;
+  start_executor(&c, 1);
+  CHECK_INT(slurm_executor_job(c.x), 0);
+  char *argv[] = {"true", NULL};
+  run(&c, argv, NULL, 0);
+  CHECK_INT(c.res.exit_status, 0);
+  end(&c);
+  const char *log = fake_log();
+  CHECK(strstr(log, "salloc") == NULL);
+  CHECK(strstr(log, "--jobid") == NULL);
+  CHECK(strstr(log, "--partition=gpu --") != NULL);
+  CHECK(strstr(log, "scancel") == NULL);
+  fake_teardown();
+}
+
+/* The timeout is flagtune's: TERM to the step's tasks, then the cancel. */
+TEST(timeout_cancels_step) {
+  fake_setup();
+  ctx c;
+  start_executor(&c, 0);
+  char *argv[] = {"sleep", "30", NULL};
+  run(&c, argv, NULL, 0.3);
+  CHECK_INT(c.res.stopped, EXEC_STOP_TIMEOUT);
+  CHECK_INT(c.res.term_signal, SIGTERM);
+  CHECK(c.res.wall_s < 5);
+  end(&c);
+  CHECK(strstr(fake_log(), "scancel --signal=TERM 42.0") != NULL);
+  fake_teardown();
+}
+
+/* A trial Slurm loses before its program printed anything runs again, unseen. */
+TEST(node_failure_before_output_retried) {
+  fake_setup();
+  ctx c;
+  start_executor(&c, 0);
+  char *argv[] = {"echo", "hello", NULL};
+  run(&c, argv, "nodefail-once", 0);
+  CHECK_INT(c.res.exit_status, 0);
+  CHECK_INT(c.res.lost, 0);
+  CHECK(strstr(c.lines, "1:hello\n") != NULL);
+  CHECK_INT(c.step, 1); /* the second attempt's step */
+  end(&c);
+  fake_teardown();
+}
+
+/* After output, a node failure is reported as lost and never reads as a clean exit. */
+TEST(node_failure_after_output_lost) {
+  fake_setup();
+  ctx c;
+  start_executor(&c, 0);
+  char *argv[] = {"echo", "hello", NULL};
+  run(&c, argv, "nodefail-after", 0);
+  CHECK_INT(c.res.lost, 1);
+  CHECK(c.res.term_signal != 0 || c.res.exit_status != 0);
+  CHECK(strstr(c.lines, "DUE TO NODE FAILURE") != NULL); /* in the excerpt */
+  end(&c);
+  fake_teardown();
+}
+
+/* srun's exit 2 with slurmstepd's execve() error: the command was not found on the node. */
+TEST(missing_binary) {
+  fake_setup();
+  ctx c;
+  start_executor(&c, 0);
+  char *argv[] = {"/no/such/program", NULL};
+  run(&c, argv, "missing", 0);
+  CHECK_INT(c.res.spawn_error, UV_ENOENT);
+  CHECK_INT(c.res.exit_status, 127);
+  CHECK_STR(c.res.spawn_message, "command not found: /no/such/program (execve() on node fakenode)");
+  end(&c);
+  fake_teardown();
+}
+
+/* Orphans by their stored ids; trials that never were Slurm steps are left alone. */
+TEST(reap_by_stored_ids) {
+  fake_setup();
+  exec_orphan o[] = {{.number = 1, .slurm_job = 42, .slurm_step = 3},
+                     {.number = 2},
+                     {.number = 3, .slurm_job = 42, .slurm_step = -1}};
+  CHECK_INT(slurm_reap(o, 3), 1);
+  CHECK_STR(fake_log(), "scancel 42.3\n");
+  fake_teardown();
+}
+
+/* resume: an allocation that still runs is reused, one that ended is replaced. */
+TEST(allocation_reused_or_replaced) {
+  fake_setup();
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  slurm_opts o = {.gpus_per_trial = 1, .parallel = 1, .job = 41};
+  executor *x = NULL;
+  CHECK_INT(slurm_executor_new(&loop, &o, &x, NULL), 0);
+  CHECK_INT(slurm_executor_job(x), 41);
+  executor_free(x);
+  CHECK(strstr(fake_log(), "salloc") == NULL);
+  CHECK(strstr(fake_log(), "scancel 41\n") != NULL);
+  setenv("FAKE_JOB_STATE", "", 1);
+  CHECK_INT(slurm_executor_new(&loop, &o, &x, NULL), 0);
+  CHECK_INT(slurm_executor_job(x), 42);
+  executor_free(x);
+  unsetenv("FAKE_JOB_STATE");
+  CHECK_LOOP_END(&loop);
+  fake_teardown();
+}
