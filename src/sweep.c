@@ -159,27 +159,43 @@ static void stop_on_store_fault(sweep *sw, const char *why) {
 }
 
 /* A trial the executor lost (a Slurm node failed, a preemption) runs again, with its own
- * role and step budget; it does not count against the budget. */
-static void requeue_lost(sweep *sw, const trial_record *t) {
+ * role and step budget, and does not count against the budget. After MAX_REQUEUES losses in
+ * one run the cluster is more broken than a node: later losses count (so the sweep ends) and
+ * stay lost, for `resume`. Returns 1 when T was queued again. */
+enum { MAX_REQUEUES = 8 };
+
+static int requeue_lost(sweep *sw, const trial_record *t) {
   proposal p;
   char *err = NULL;
-  if (sw->stopping || sw->failed || strategy_render(sw->strat, t->config_json, &p, &err) != 0) {
-    free(err);
-    return;
+  if (sw->stopping || sw->failed) return 0;
+  if (sw->n_requeued >= MAX_REQUEUES) {
+    if (sw->n_requeued++ == MAX_REQUEUES)
+      diag_warn(
+          "%d trials were lost by the executor in this run; later losses stay lost "
+          "(`flagtune resume` runs them again)",
+          MAX_REQUEUES);
+    return 0;
   }
+  if (strategy_render(sw->strat, t->config_json, &p, &err) != 0) {
+    free(err);
+    return 0;
+  }
+  sw->n_requeued++;
   p.steps = t->steps_budget;
   sweep_queue_push(sw, &p, t->role == ROLE_SEARCH ? ROLE_RERUN : t->role,
                    t->role == ROLE_BASELINE ? 0 : t->number);
+  return 1;
 }
 
 static void on_trial_done(void *ud, const trial_result *r) {
   sweep *sw = ud;
   const trial_record *t = &r->record;
   keep_check_ref(sw, r);
-  if (t->status == OUTCOME_INTERRUPTED || t->status == OUTCOME_LOST || r->store_err) {
+  int again = t->status == OUTCOME_LOST && !r->store_err && requeue_lost(sw, t);
+  if (t->status == OUTCOME_LOST && !again) sw->n_lost_left++;
+  if (t->status == OUTCOME_INTERRUPTED || again || r->store_err) {
     sw->counted--;
     if (t->role == ROLE_CONFIRM) sw->confirm_counted--;
-    if (t->status == OUTCOME_LOST && !r->store_err) requeue_lost(sw, t);
   } else if (!r->spawn_error) {
     record_duration(sw, r->wall_s);
   }
@@ -550,6 +566,10 @@ static const char *end_status(const sweep *sw, const char **why) {
   if (sw->stopping) return "interrupted";
   if (cut_by_time(sw)) {
     *why = "time budget";
+    return "interrupted";
+  }
+  if (sw->n_lost_left > 0) {
+    *why = "trials lost by the executor";
     return "interrupted";
   }
   return "done";

@@ -67,7 +67,9 @@ typedef struct sweep {
   uv_timer_t deadline_timer;
   double *durations; /* of finished trials, for "can the next one finish in time?" */
   int n_durations;
-  char *hardware; /* resolved fingerprint */
+  char *hardware;  /* resolved fingerprint */
+  int n_requeued;  /* trials the executor lost and this run queued again */
+  int n_lost_left; /* trials it lost and left for `resume` (the sweep ends interrupted) */
 } sweep;
 
 /* Queues P (taken, cleared) to run as ROLE. */

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# A trial the Slurm executor loses after its program started (a node failure, a preemption:
+# slurmstepd's "CANCELLED ... DUE TO NODE FAILURE") is recorded `lost`, not `crash`, and runs
+# again without counting against the budget; a cluster that loses everything ends the sweep
+# after 8 re-queues instead of looping. Uses the fake Slurm commands of tests/slurm/fake/ (the
+# real-Slurm test is test_slurm.sh), so it runs everywhere.
+# Usage: test_slurm_lost.sh FLAGTUNE_BIN SIM_BIN SOURCE_DIR
+source "$(dirname "$0")/lib.sh"
+export FAKE_DIR="$work/fake" PATH="$src/tests/slurm/fake:$PATH"
+mkdir -p "$FAKE_DIR"
+unset SLURM_JOB_ID
+cat > lost.lua <<LUA
+return experiment {
+  name = "lost", model = "m", hardware = "h",
+  command = { "$sim", "--steps", "4", "--time-scale", "0" },
+  metric = { json = "step_time_ms" },
+  vars = { A = choice { "1", "2" } },
+  strategy = grid {}, budget = { trials = 3 }, confirm = false, seed = 1,
+  executor = "slurm",
+}
+LUA
+# Every step fails after its program ran: 8 re-queues, then the losses count.
+FAKE_SRUN_MODE=nodefail-after timeout 120 "$ft" -q run lost.lua > out.txt 2> err.txt
+code=$?
+check "the sweep ends (exit $code, not the 120 s timeout)" [ "$code" != 124 ]
+check_eq "no trial reads as a crash" "$(val "SELECT count(*) FROM trials WHERE status = 'crash'")" 0
+check_eq "8 re-queued + 3 counted, all lost" "$(val "SELECT count(*) FROM trials WHERE status = 'lost'")" 11
+has err.txt "8 trials were lost by the executor in this run"
+check_eq "the sweep ends resumable" "$(val "SELECT status || ' ' || error FROM sweeps")" \
+  "interrupted trials lost by the executor"
+# The cluster healed: resume re-runs the lost configurations to the budget.
+"$ft" -q resume 1 > /dev/null 2> resume.err
+check_eq "resume exits 0" "$?" 0
+check_eq "after resume: baseline and both configurations ok" \
+  "$(val "SELECT count(DISTINCT config) FROM trials WHERE status = 'ok'")" 3
+finish
