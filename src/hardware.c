@@ -329,10 +329,19 @@ static char *run_probe(const char *cmd) {
   return out;
 }
 
-/* The GPU list: the full query, else the older one. */
-static char *gpu_query(void) {
-  char *out = run_probe(SMI_QUERY);
-  return out ? out : run_probe(SMI_QUERY_OLD);
+/* PREFIX (a launcher such as `srun ... --`) then CMD, run as run_probe does. */
+static char *run_on(const char *prefix, const char *cmd) {
+  if (!prefix) return run_probe(cmd);
+  char *full = xasprintf("%s %s", prefix, cmd);
+  char *out = run_probe(full);
+  free(full);
+  return out;
+}
+
+/* The GPU list (run under PREFIX when not NULL): the full query, else the older one. */
+static char *gpu_query(const char *prefix) {
+  char *out = run_on(prefix, SMI_QUERY);
+  return out ? out : run_on(prefix, SMI_QUERY_OLD);
 }
 
 /* "host:NAME" with *NOTE (may be NULL) saying why: no GPU to fingerprint. */
@@ -347,18 +356,23 @@ static char *host_key(char **note, const char *why) {
 }
 
 char *hardware_fingerprint(char **note) {
-  char *out = gpu_query();
+  char *out = gpu_query(NULL);
   char *fp = out ? hardware_parse_nvidia_smi(out, NULL) : NULL;
   free(out);
   return fp ? fp : host_key(note, "no GPU found (nvidia-smi is missing or lists none)");
 }
 
 char *hardware_fingerprint_for(const char *visible, int gpus_per_trial, char **note) {
-  hardware_texts t = {gpu_query(), NULL, NULL};
+  return hardware_fingerprint_via(NULL, visible, gpus_per_trial, note);
+}
+
+char *hardware_fingerprint_via(const char *prefix, const char *visible, int gpus_per_trial,
+                               char **note) {
+  hardware_texts t = {gpu_query(prefix), NULL, NULL};
   char *any = t.gpus ? hardware_parse_nvidia_smi(t.gpus, NULL) : NULL, *fp = NULL;
   if (any) {
-    t.topo = run_probe("nvidia-smi topo -m 2>/dev/null");
-    t.banner = run_probe("nvidia-smi 2>/dev/null");
+    t.topo = run_on(prefix, "nvidia-smi topo -m 2>/dev/null");
+    t.banner = run_on(prefix, "nvidia-smi 2>/dev/null");
     fp = hardware_key(&t, visible, gpus_per_trial);
   }
   free(t.gpus), free(t.topo), free(t.banner);

@@ -50,6 +50,10 @@ char *hardware_key(const hardware_texts *t, const char *visible, int gpus_per_tr
 /* hardware_key of this machine, running the three nvidia-smi commands; "host:NAME" with
  * *NOTE set when there is no GPU (as hardware_fingerprint). Caller frees both. */
 char *hardware_fingerprint_for(const char *visible, int gpus_per_trial, char **note);
+/* The same, with each nvidia-smi run under PREFIX (a shell command prefix ending in `--`,
+ * e.g. `srun --jobid=J ... --`: the compute node a Slurm sweep's trials run on). NULL: here. */
+char *hardware_fingerprint_via(const char *prefix, const char *visible, int gpus_per_trial,
+                               char **note);
 
 /* The length of KEY's base: up to HARDWARE_KEY_SEP, or all of it. */
 size_t hardware_key_base_len(const char *key);

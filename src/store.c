@@ -141,6 +141,7 @@ static const char *const stmt_sql[ST_COUNT] = {
   [ST_SWEEP_CLAIM] =
     "UPDATE sweeps SET status = 'running', error = NULL, finished_at = NULL, pid = :pid, "
     "host = :host, pid_start = :pid_start, claimed_at = " NOW " WHERE id = :id",
+  [ST_SWEEP_HARDWARE] = "UPDATE sweeps SET hardware = :hardware WHERE id = :id",
   [ST_SWEEP_PLACE] =
     "UPDATE sweeps SET workdir = :workdir, command_json = :command_json WHERE id = :id",
   [ST_SWEEP_BUDGET] =
@@ -559,6 +560,16 @@ int store_sweep_set_place(store *s, int64_t id, const char *workdir, const char 
       store_bind_text(st, ":command_json", command_json) | store_bind_int(st, ":id", id))
     return store_bind_fail(s, st, err);
   return store_step_done(s, st, "recording a sweep's directory", err);
+}
+
+int store_sweep_set_hardware(store *s, int64_t id, const char *hardware, char **err) {
+  sqlite3_stmt *st = NULL;
+  int rc = store_identity_check(s, err);
+  if (!rc) rc = store_stmt_get(s, ST_SWEEP_HARDWARE, &st, err);
+  if (rc) return rc;
+  if (store_bind_text(st, ":hardware", hardware) | store_bind_int(st, ":id", id))
+    return store_bind_fail(s, st, err);
+  return store_step_done(s, st, "recording a sweep's hardware", err);
 }
 
 int store_sweep_set_budget(store *s, int64_t id, int budget_trials, const char *options_json,

@@ -94,6 +94,10 @@ typedef struct {
   long long pid_start;
 } store_sweep;
 
+/* Replaces the sweep's hardware key (a Slurm sweep's compute node, known once its allocation
+ * exists). */
+int store_sweep_set_hardware(store *s, int64_t id, const char *hardware, char **err);
+
 /* Finds a sweep by id ("12") or unique name. FT_EINPUT with a clear message when there
  * is none or the name is ambiguous (listing the ids). */
 int store_sweep_get(store *s, const char *ref, store_sweep *out, char **err);

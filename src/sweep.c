@@ -635,6 +635,34 @@ static void on_slurm_step(void *ud, int number, int64_t job, int step, const cha
   free(err);
 }
 
+/* hardware = "auto" under Slurm: the key of the compute node the trials run on (nvidia-smi
+ * in a step of the allocation), not of the node flagtune runs on; recorded with the sweep. */
+static void compute_node_hardware(sweep *sw) {
+  const experiment *e = sw->exp;
+  int64_t job = slurm_executor_job(sw->x);
+  if (strcmp(e->hardware, "auto") != 0 || job <= 0) return;
+  int gpus = e->slurm_gpus_per_trial > 0 ? e->slurm_gpus_per_trial : e->gpus_per_trial;
+  char gres[32] = "";
+  if (gpus > 0) snprintf(gres, sizeof gres, " --gres=gpu:%d", gpus);
+  char *prefix = xasprintf("srun --jobid=%lld --exact -n1 --quiet%s --", (long long)job, gres);
+  char *note = NULL, *err = NULL;
+  char *key = hardware_fingerprint_via(prefix, NULL, gpus, &note);
+  if (strncmp(key, "host:", 5) != 0 && strcmp(key, sw->hardware) != 0) {
+    if (store_sweep_set_hardware(sw->db, sw->id, key, &err) == 0) {
+      diag_note("flagtune: hardware of the compute node: %s", key);
+      free(sw->hardware);
+      sw->hardware = key;
+      key = NULL;
+    } else {
+      diag_warn("%s", err);
+    }
+  }
+  free(key);
+  free(note);
+  free(err);
+  free(prefix);
+}
+
 /* The executor: --executor, else slurm for a sweep that already ran under Slurm (a resume
  * finds its allocation again), else the experiment's. The literal path still names this
  * binary if it is rebuilt or deleted mid-sweep. */
@@ -664,6 +692,7 @@ static int make_executor(sweep *sw, const sweep_opts *o, char **err) {
                    .ud = sw};
   int rc = slurm_executor_new(&sw->loop, &so, &sw->x, err);
   free(name);
+  if (rc == 0) compute_node_hardware(sw);
   return rc;
 }
 

@@ -2,11 +2,13 @@
 # A trial the Slurm executor loses after its program started (a node failure, a preemption:
 # slurmstepd's "CANCELLED ... DUE TO NODE FAILURE") is recorded `lost`, not `crash`, and runs
 # again without counting against the budget; a cluster that loses everything ends the sweep
-# after 8 re-queues instead of looping. Uses the fake Slurm commands of tests/slurm/fake/ (the
-# real-Slurm test is test_slurm.sh), so it runs everywhere.
+# after 8 re-queues instead of looping; and `hardware = "auto"` keys the compute node (nvidia-smi
+# in a step), not the node flagtune runs on. Uses the fake Slurm commands of tests/slurm/fake/
+# and a fake nvidia-smi that sees GPUs only inside a step (the real-Slurm test is
+# test_slurm.sh), so it runs everywhere.
 # Usage: test_slurm_lost.sh FLAGTUNE_BIN SIM_BIN SOURCE_DIR
 source "$(dirname "$0")/lib.sh"
-export FAKE_DIR="$work/fake" PATH="$src/tests/slurm/fake:$PATH"
+export FAKE_DIR="$work/fake" PATH="$src/tests/slurm/fake:$src/tests/slurm/fake-gpu:$PATH"
 mkdir -p "$FAKE_DIR"
 unset SLURM_JOB_ID
 cat > lost.lua <<LUA
@@ -33,4 +35,12 @@ check_eq "the sweep ends resumable" "$(val "SELECT status || ' ' || error FROM s
 check_eq "resume exits 0" "$?" 0
 check_eq "after resume: baseline and both configurations ok" \
   "$(val "SELECT count(DISTINCT config) FROM trials WHERE status = 'ok'")" 3
+
+# hardware = "auto": the key of the compute node's GPUs (8 H200 in the fake step), recorded.
+sed -e 's/hardware = "h",/hardware = "auto",/' -e 's/name = "lost"/name = "hw"/' lost.lua > hw.lua
+"$ft" run --db hw.db hw.lua > /dev/null 2> hw.err
+check_eq "hw run exits 0" "$?" 0
+check "the compute node's key, not host:" \
+  grep -q '^8xNVIDIA-H200@' <("$ft" query --db hw.db "SELECT hardware FROM sweeps" | tail -n 1)
+has hw.err "flagtune: hardware of the compute node: 8xNVIDIA-H200@"
 finish
