@@ -459,8 +459,11 @@ int sweep_prepare(sweep *sw, const char *path, const char *text, const sweep_opt
   apply_opts(sw, o);
   if (sw->budget_trials < 2)
     return diag_set(err, FT_EINPUT, "--trials must be at least 2: the baseline takes one");
-  rc = launch_plan_devices(sw->exp->gpus_per_trial, sw->parallel, getenv("CUDA_VISIBLE_DEVICES"),
-                           &sw->devices, err);
+  /* Under Slurm each step gets its GPUs from the allocation's gres, not from a local plan. */
+  const char *kind = o->executor ? o->executor : sw->exp->executor;
+  int local_gpus = kind && strcmp(kind, "slurm") == 0 ? 0 : sw->exp->gpus_per_trial;
+  rc = launch_plan_devices(local_gpus, sw->parallel, getenv("CUDA_VISIBLE_DEVICES"), &sw->devices,
+                           err);
   if (rc != 0) return rc;
   sw->hardware = resolve_hardware(sw->exp);
   trial_record *warm = NULL;

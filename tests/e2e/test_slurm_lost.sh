@@ -43,4 +43,9 @@ check_eq "hw run exits 0" "$?" 0
 check "the compute node's key, not host:" \
   grep -q '^8xNVIDIA-H200@' <("$ft" query --db hw.db "SELECT hardware FROM sweeps" | tail -n 1)
 has hw.err "flagtune: hardware of the compute node: 8xNVIDIA-H200@"
+
+# The GPUs of a Slurm step come from its gres: the node flagtune runs on may list fewer.
+sed -e 's/executor = "slurm",/executor = "slurm", gpus_per_trial = 8, parallel = 2,/' lost.lua > gpus.lua
+CUDA_VISIBLE_DEVICES=0 "$ft" check gpus.lua > /dev/null 2> gpus.err
+check_eq "8 GPUs per trial under Slurm from a 1-GPU login node: check exits 0" "$?" 0
 finish
