@@ -1,0 +1,607 @@
+-- The experiment table's validation: every key the file returned checked against its type,
+-- range and the others it depends on, with "path:line: message" errors (lines found in the
+-- file's text; util.locate_key) and "did you mean" hints, and the result shaped as
+-- src/experiment.c reads it. The constructors that build what is validated (bool, choice,
+-- strategies, experiment) and the sandbox the file runs in are lua/dsl.lua's; it hands its
+-- objects over with M.bind before the first validation. Must not run anything the file names.
+
+local util = require "util"
+local presets = require "presets"
+local catindex = require "catindex"
+
+local to_int, is_finite, is_list, relative_to =
+  util.to_int, util.is_finite, util.is_list, util.relative_to
+
+local M = {}
+
+-- The DSL's objects (set by M.bind): what its constructors made, and lua/checks.lua bound to
+-- them.
+local dsl, PARAM, AUTO, EXECUTOR, KNOWN_STRATEGIES, is_strategy, here, strategy, checks
+
+function M.bind(parts)
+  dsl, PARAM, AUTO, EXECUTOR = parts.dsl, parts.PARAM, parts.AUTO, parts.EXECUTOR
+  KNOWN_STRATEGIES, is_strategy = parts.KNOWN_STRATEGIES, parts.is_strategy
+  here, strategy, checks = parts.here, parts.strategy, parts.checks
+  return M
+end
+
+---------------------------------------------------------------------------------------
+-- Validation. V carries the path, the text and the `experiment` call's line, and
+-- locates keys in the text for messages.
+
+local V = {}
+V.__index = V
+
+local function validator(path, text, line)
+  return setmetatable({ path = path, text = text, line = line, lines = {}, warnings = {} }, V)
+end
+
+-- Records "path:line: warning: message"; dsl.load returns them in `warnings`.
+function V:warn(line, fmt, ...)
+  self.warnings[#self.warnings + 1] =
+    string.format("%s:%d: warning: %s", self.path, line, string.format(fmt, ...))
+end
+
+-- The line of KEY ("timeout", or "metric.skip" looked up after the metric line).
+function V:line_of(key)
+  if self.lines[key] then return self.lines[key] end
+  local parent, sub = key:match("^(.-)%.([^.]+)$")
+  local from = parent and self:line_of(parent) or self.line
+  local l = util.locate_key(self.text, sub or key, from)
+  self.lines[key] = l
+  return l
+end
+
+function V:fail(line, fmt, ...) util.fail(self.path, line, fmt, ...) end
+function V:fail_at(key, fmt, ...) self:fail(self:line_of(key), fmt, ...) end
+
+-- Refuses keys of T not in ALLOWED (a set); the one written first is reported.
+function V:check_keys(t, allowed, prefix)
+  local bad = {}
+  for k in pairs(t) do
+    if type(k) ~= "string" then
+      self:fail_at(prefix or "experiment", "%s holds a value without a name: write key = value",
+                   prefix and ("'" .. prefix .. "'") or "experiment { ... }")
+    end
+    if not allowed[k] then bad[#bad + 1] = k end
+  end
+  if #bad == 0 then return end
+  local full = function(k) return prefix and (prefix .. "." .. k) or k end
+  table.sort(bad, function(a, b)
+    local la, lb = self:line_of(full(a)), self:line_of(full(b))
+    return la < lb or (la == lb and a < b)
+  end)
+  local k = bad[1]
+  local where = prefix and (" in " .. prefix) or ""
+  local hint = util.did_you_mean(k, util.sorted_keys(allowed))
+  if hint then
+    self:fail_at(full(k), "unknown key '%s'%s (did you mean '%s'?)", k, where, hint)
+  end
+  self:fail_at(full(k), "unknown key '%s'%s", k, where)
+end
+
+function V:string(key, v, default, allow_empty)
+  if v == nil then return default end
+  if type(v) ~= "string" then
+    self:fail_at(key, "'%s' must be a string, got %s", key, util.typename(v))
+  end
+  if v == "" and not allow_empty then self:fail_at(key, "'%s' must not be empty", key) end
+  return v
+end
+
+function V:int(key, v, default, min)
+  if v == nil then return default end
+  local i = to_int(v)
+  if not i then self:fail_at(key, "'%s' must be an integer, got %s", key, util.describe(v)) end
+  if min and i < min then self:fail_at(key, "'%s' must be at least %d, got %d", key, min, i) end
+  return i
+end
+
+function V:number(key, v, default, min)
+  if v == nil then return default end
+  if not is_finite(v) then
+    self:fail_at(key, "'%s' must be a number, got %s", key, util.describe(v))
+  end
+  if min and v < min then self:fail_at(key, "'%s' must be at least %s, got %s", key, min, v) end
+  return v
+end
+
+-- A duration: "20m", "1h30m", or a number of seconds; must be positive.
+function V:duration(key, v, default)
+  if v == nil then return default end
+  local secs = v
+  if type(v) == "string" then
+    local why
+    secs, why = ft.parse_duration(v)
+    if not secs then
+      self:fail_at(key, "'%s': cannot read %s as a duration: %s", key, util.describe(v), why)
+    end
+  elseif not is_finite(v) then
+    self:fail_at(key, "'%s' must be a duration like \"20m\" or a number of seconds, got %s", key,
+                 util.typename(v))
+  end
+  if secs <= 0 then self:fail_at(key, "'%s' must be positive, got %s", key, util.describe(v)) end
+  return secs
+end
+
+function V:string_list(key, v)
+  if v == nil then return {} end
+  if type(v) ~= "table" or getmetatable(v) or not is_list(v) then
+    self:fail_at(key, "'%s' must be a list of strings like { \"text\" }, got %s", key,
+                 util.typename(v))
+  end
+  local out = {}
+  for i, s in ipairs(v) do
+    if type(s) ~= "string" or s == "" then
+      self:fail_at(key, "'%s' item %d must be a non-empty string, got %s", key, i, util.describe(s))
+    end
+    out[i] = s
+  end
+  return out
+end
+
+function V:table(key, v)
+  if v == nil then return {} end
+  if presets.is_paramset(v) then
+    local plain = {}
+    for k, x in pairs(v) do plain[k] = x end
+    return plain
+  end
+  if type(v) ~= "table" or getmetatable(v) then
+    self:fail_at(key, "'%s' must be a table of name = value, got %s", key, util.typename(v))
+  end
+  return v
+end
+
+---------------------------------------------------------------------------------------
+-- command
+
+local function check_command(v, cmd, key)
+  key = key or "command"
+  if cmd == nil then
+    v:fail(v.line, '%s is required: %s = { "python3", "train.py" }', key, key)
+  end
+  if type(cmd) == "string" then
+    v:fail_at(key, '%s must be an argv array like { "python3", "train.py" }, not a shell string',
+              key)
+  end
+  if type(cmd) ~= "table" or getmetatable(cmd) or not is_list(cmd) then
+    v:fail_at(key, '%s must be an argv array like { "python3", "train.py" }, got %s', key,
+              util.typename(cmd))
+  end
+  if #cmd == 0 then v:fail_at(key, "%s must not be empty", key) end
+  local argv = {}
+  for i, a in ipairs(cmd) do
+    if type(a) == "number" and is_finite(a) then a = tostring(to_int(a) or a) end
+    if type(a) ~= "string" then
+      v:fail_at(key, "%s[%d] must be a string, got %s", key, i, util.typename(a))
+    end
+    argv[i] = a
+  end
+  if argv[1] == "" then v:fail_at(key, "%s[1], the program, must not be empty", key) end
+  return argv
+end
+
+local function uses_steps(argv)
+  for _, a in ipairs(argv) do
+    if a:find("{steps}", 1, true) then return true end
+  end
+  return false
+end
+
+---------------------------------------------------------------------------------------
+-- flags, vars, fixed_flags, env: lua/checks.lua (names, values, presets, the catalog), bound
+-- to the DSL's objects by M.bind
+---------------------------------------------------------------------------------------
+-- metric
+
+local METRIC_KEYS = { json = true, pattern = true, skip = true, reduce = true, unit = true,
+                      scale = true, min_steps = true, skip_pgle = true, check = true }
+local UNITS = { s = 1000, ms = 1, us = 0.001 }
+local REDUCERS = { median = true, mean = true, min = true }
+
+-- A metric pattern at KEY ("metric.pattern"): a valid Lua pattern with exactly one capture,
+-- WHAT (the step time).
+local function check_pattern(v, pat, key, what, example)
+  key, what = key or "metric.pattern", what or "the step time"
+  example = example or '"step %d+: ([%d.]+) ms"'
+  if type(pat) ~= "string" or pat == "" then
+    v:fail_at(key, "'%s' must be a Lua pattern string, got %s", key, util.describe(pat))
+  end
+  local values, positions = util.pattern_captures(pat)
+  if not values then
+    v:fail_at(key, "%s is not a valid Lua pattern: %s", key, positions)
+  end
+  local ok, err = pcall(string.find, "", pat)
+  if not ok then
+    v:fail_at(key, "%s is not a valid Lua pattern: %s", key,
+              (tostring(err):gsub("^bad argument.-%((.*)%)$", "%1")))
+  end
+  if values ~= 1 or positions ~= 0 then
+    v:fail_at(key, "%s must have exactly one capture, %s, like %s (it has %d)", key, what,
+              example, values + positions)
+  end
+  return pat
+end
+
+-- metric.check = { json = "loss" } or { pattern = "loss: (%S+)" }, tolerance = 0.02 (relative
+-- to the baseline's value), abs = 0 (an absolute floor): every trial's loss curve is compared
+-- with the baseline's at the same steps, and a trial outside the tolerance is `wrong`.
+local CHECK_KEYS = { json = true, pattern = true, tolerance = true, abs = true }
+
+local function check_correctness(v, c)
+  if c == nil or c == false then return nil end
+  if type(c) ~= "table" or getmetatable(c) then
+    v:fail_at("metric.check", "'metric.check' must be a table like { json = \"loss\", "
+              .. "tolerance = 0.02 }, got %s", util.typename(c))
+  end
+  v:check_keys(c, CHECK_KEYS, "metric.check")
+  if (c.json == nil) == (c.pattern == nil) then
+    v:fail_at("metric.check", c.json and "metric.check takes `json` or `pattern`, not both"
+              or 'metric.check needs json = "loss" or pattern = "loss: (%S+)"')
+  end
+  local out = { kind = c.json and "json" or "pattern" }
+  out.field = v:string("metric.check.json", c.json)
+  out.pattern = c.pattern and check_pattern(v, c.pattern, "metric.check.pattern", "the loss",
+                                            '"loss: (%S+)"')
+  out.tolerance = v:number("metric.check.tolerance", c.tolerance, 0.02, 0)
+  out.abs = v:number("metric.check.abs", c.abs, 0, 0)
+  if out.tolerance == 0 and out.abs == 0 then
+    v:fail_at("metric.check", "metric.check needs a tolerance above 0 (relative) or abs above 0: "
+              .. "no two runs compute bit-identical losses")
+  end
+  return out
+end
+
+local function check_metric(v, m)
+  if m == nil then
+    v:fail(v.line, 'metric is required: metric = { json = "step_time_ms" } or '
+           .. '{ pattern = "step %%d+: ([%%d.]+) ms" }')
+  end
+  if type(m) ~= "table" or getmetatable(m) then
+    v:fail_at("metric", "'metric' must be a table like { json = \"step_time_ms\" }, got %s",
+              util.typename(m))
+  end
+  v:check_keys(m, METRIC_KEYS, "metric")
+  if (m.json == nil) == (m.pattern == nil) then
+    v:fail_at("metric", m.json and "metric takes `json` or `pattern`, not both"
+              or 'metric needs json = "field" or pattern = "... (capture) ..."')
+  end
+  local out = { kind = m.json and "json" or "pattern" }
+  out.field = v:string("metric.json", m.json)
+  out.pattern = m.pattern and check_pattern(v, m.pattern)
+  out.skip = v:int("metric.skip", m.skip, 0, 0)
+  out.reduce = v:string("metric.reduce", m.reduce, "median")
+  if not REDUCERS[out.reduce] then
+    v:fail_at("metric.reduce", "'metric.reduce' must be \"median\", \"mean\" or \"min\", got %s",
+              util.describe(out.reduce))
+  end
+  out.scale = v:metric_scale(m)
+  out.min_steps = v:int("metric.min_steps", m.min_steps, out.skip + 1, 1)
+  if m.skip_pgle ~= nil and type(m.skip_pgle) ~= "boolean" then
+    v:fail_at("metric.skip_pgle", "'metric.skip_pgle' must be true or false, got %s",
+              util.describe(m.skip_pgle))
+  end
+  out.skip_pgle = m.skip_pgle ~= false
+  out.check = check_correctness(v, m.check)
+  return out
+end
+
+function V:metric_scale(m)
+  if m.unit ~= nil and m.scale ~= nil then
+    self:fail_at("metric.scale", "metric takes `unit` or `scale`, not both")
+  end
+  if m.unit ~= nil then
+    if not UNITS[m.unit] then
+      self:fail_at("metric.unit", "'metric.unit' must be \"s\", \"ms\" or \"us\", got %s",
+                   util.describe(m.unit))
+    end
+    return UNITS[m.unit]
+  end
+  local s = self:number("metric.scale", m.scale, 1)
+  if s <= 0 then self:fail_at("metric.scale", "'metric.scale' must be positive, got %s", s) end
+  return s
+end
+
+---------------------------------------------------------------------------------------
+-- budget, strategy
+
+local BUDGET_KEYS = { trials = true, hours = true, steps = true }
+
+local function check_budget(v, b)
+  if b ~= nil and (type(b) ~= "table" or getmetatable(b)) then
+    v:fail_at("budget", "'budget' must be a table like { trials = 50, hours = 8 }, got %s",
+              util.typename(b))
+  end
+  b = b or {}
+  v:check_keys(b, BUDGET_KEYS, "budget")
+  local out = {}
+  out.trials = v:int("budget.trials", b.trials, 20)
+  if out.trials < 2 then
+    v:fail_at("budget.trials", "budget.trials must be at least 2: the baseline takes one")
+  end
+  if type(b.hours) == "string" then
+    out.hours = v:duration("budget.hours", b.hours) / 3600
+  else
+    out.hours = v:number("budget.hours", b.hours, 0, 0)
+  end
+  out.steps = v:int("budget.steps", b.steps, 0, 0)
+  return out
+end
+
+local function has_strategy(name)
+  return ft.has_module == nil or ft.has_module("search." .. name)
+end
+
+local function check_strategy_name(v, line, name)
+  if not name:find("^[%w_]+$") or not has_strategy(name) then
+    local hint = util.did_you_mean(name, KNOWN_STRATEGIES)
+    local tail = hint and (" (did you mean '" .. hint .. "'?)") or ""
+    v:fail(line, "unknown strategy '%s'%s", name, tail)
+  end
+end
+
+-- A strategy's own options may hold strategies (halving's base): check those exist too.
+local function check_nested(v, line, options)
+  for k, o in pairs(options) do
+    if k == "base" and type(o) == "string" then check_strategy_name(v, line, o) end
+    if is_strategy(o) then
+      if not o.path then check_strategy_name(v, o.line, o.name) end
+      check_nested(v, o.line, o.options)
+    end
+  end
+end
+
+local function check_strategy(v, s)
+  local line = v:line_of("strategy")
+  if s == nil then
+    return { __strategy = true, name = "random", options = {}, line = v.line, desc = "random{}" }
+  end
+  if type(s) == "string" then
+    check_strategy_name(v, line, s)
+    return { __strategy = true, name = s, options = {}, line = line, desc = s .. "{}" }
+  end
+  if not is_strategy(s) then
+    v:fail(line, "'strategy' must be grid{}, random{}, tpe{}, halving{}, strategy_file(...) "
+           .. "or a name, got %s", util.typename(s))
+  end
+  if not s.path then check_strategy_name(v, s.line, s.name) end
+  check_nested(v, s.line, s.options)
+  return { __strategy = true, name = s.name, options = s.options, path = s.path, line = s.line,
+           desc = s.desc }
+end
+
+---------------------------------------------------------------------------------------
+-- The whole experiment
+
+local TOP_KEYS = {}
+for _, k in ipairs({ "name", "model", "hardware", "description", "command", "workdir", "env",
+                     "fixed_flags", "flags", "vars", "metric", "budget", "parallel",
+                     "gpus_per_trial", "timeout", "grace", "seed", "strategy", "oom_patterns",
+                     "invalid_patterns", "presets", "allow_unknown_flags", "confirm", "prune",
+                     "warm_start", "software_probe", "pgle", "executor" }) do
+  TOP_KEYS[k] = true
+end
+
+local function default_name(path)
+  return (path:match("([^/]*)$"):gsub("%.lua$", ""))
+end
+
+local function count(t)
+  local n = 0
+  for _ in pairs(t) do n = n + 1 end
+  return n
+end
+
+-- Builds the space through lua/space.lua. It locates its own errors from the path and
+-- lines given; one that still carries no location gets the `experiment` line.
+local function build_space(v, x)
+  local space = require "space"
+  local lines = {}
+  for _, k in ipairs({ "flags", "vars", "fixed_flags", "env" }) do lines[k] = v:line_of(k) end
+  local ok, res = pcall(space.new, x.flags, x.vars, x.fixed_flags, x.env, v.path, lines)
+  if ok then return res end
+  local msg = tostring(res)
+  if msg:sub(1, #v.path + 1) == v.path .. ":" then error(msg, 0) end
+  msg = msg:gsub("^lua/space%.lua:%d+: ", "")
+  v:fail(v.line, "%s", msg)
+end
+
+-- Linux refuses one environment string longer than MAX_ARG_STRLEN (32 pages: 131,072 bytes
+-- with its "NAME=" and NUL; include/uapi/linux/binfmts.h), so a trial whose XLA_FLAGS grew
+-- past it fails to start ("argument list too long"). Measured against the longest value each
+-- searched flag can take, plus the XLA_FLAGS (or LIBTPU_INIT_ARGS) trials inherit from here.
+local MAX_ARG_STRLEN = 131072
+
+local function check_lengths(v, space)
+  local max = space:max_lengths()
+  local function over(name, len, key)
+    local inherited = os.getenv(name) or ""
+    local total = #name + 1 + len + (#inherited > 0 and #inherited + 1 or 0) + 1
+    if total > MAX_ARG_STRLEN then
+      v:fail_at(key, "%s could reach %d bytes (%d of them inherited from your environment): "
+                .. "Linux refuses an environment string over %d bytes (MAX_ARG_STRLEN), so such "
+                .. "a trial could not start; search fewer or shorter values", name, total,
+                #inherited, MAX_ARG_STRLEN)
+    end
+  end
+  over("XLA_FLAGS", max.xla, "flags")
+  over("LIBTPU_INIT_ARGS", max.tpu, "flags")
+  for name, len in pairs(max.env) do
+    if len + #name + 2 > MAX_ARG_STRLEN then
+      v:fail_at("vars", "%s could reach %d bytes: Linux refuses an environment string over %d "
+                .. "bytes (MAX_ARG_STRLEN)", name, len + #name + 2, MAX_ARG_STRLEN)
+    end
+  end
+end
+
+local function check_scalars(v, raw, x)
+  x.name = v:string("name", raw.name, default_name(v.path))
+  x.model = v:string("model", raw.model, x.name)
+  x.hardware = v:string("hardware", raw.hardware, "auto")
+  x.description = v:string("description", raw.description, nil, true)
+  x.workdir = raw.workdir and relative_to(v.path, v:string("workdir", raw.workdir))
+  x.parallel = v:int("parallel", raw.parallel, 1, 1)
+  x.gpus_per_trial = v:int("gpus_per_trial", raw.gpus_per_trial, 0, 0)
+  x.timeout = v:duration("timeout", raw.timeout, 0)
+  x.grace = v:duration("grace", raw.grace, 10)
+  x.seed = v:int("seed", raw.seed, nil)
+  x.oom_patterns = v:string_list("oom_patterns", raw.oom_patterns)
+  x.invalid_patterns = v:string_list("invalid_patterns", raw.invalid_patterns)
+end
+
+local function check_space(v, raw, x)
+  x.flags, x.fixed_flags, x.vars, x.env = checks.space(v, raw, x.gpus_per_trial)
+  if count(x.flags) + count(x.vars) == 0 then
+    local line = raw.flags and v:line_of("flags") or raw.vars and v:line_of("vars") or v.line
+    v:fail(line, "nothing to search: add `flags` or `vars`")
+  end
+end
+
+local function check_steps(v, x)
+  if uses_steps(x.command) and x.budget.steps == 0 then
+    v:fail_at("command", "command uses {steps} but budget.steps is not set")
+  end
+  if uses_steps(x.command) and x.metric.min_steps > x.budget.steps then
+    v:fail_at("metric", "no trial could end ok: the metric needs %d step times (skip %d + 1) "
+              .. "but budget.steps is %d", x.metric.min_steps, x.metric.skip, x.budget.steps)
+  end
+  if x.strategy.name == "halving" and not x.strategy.path and not uses_steps(x.command) then
+    v:fail(x.strategy.line,
+           "halving needs {steps} in the command: it runs trials with growing step budgets")
+  end
+end
+
+-- confirm = { top = 3, repeats = 1 }, prune = { margin = 0.25, min_steps = 3 } or false,
+-- warm_start = bool, software_probe = "shell command" or false. The C side reads the same
+-- defaults (src/experiment.c) when a key is absent.
+local CONFIRM_KEYS = { top = true, repeats = true }
+local PRUNE_KEYS = { margin = true, min_steps = true }
+
+local function options_table(v, key, t, keys, example)
+  if t == false then return false end
+  if t ~= nil and (type(t) ~= "table" or getmetatable(t)) then
+    v:fail_at(key, "'%s' must be a table like %s, or false, got %s", key, example,
+              util.typename(t))
+  end
+  t = t or {}
+  v:check_keys(t, keys, key)
+  return t
+end
+
+local function check_search_options(v, raw, x)
+  local c = options_table(v, "confirm", raw.confirm, CONFIRM_KEYS, "{ top = 3, repeats = 1 }")
+  x.confirm = { top = c and v:int("confirm.top", c.top, 3, 0) or 0,
+                repeats = c and v:int("confirm.repeats", c.repeats, 1, 1) or 0 }
+  if x.confirm.top > 16 then
+    v:fail_at("confirm", "confirm.top must be at most 16, got %d", x.confirm.top)
+  end
+  local p = options_table(v, "prune", raw.prune, PRUNE_KEYS, "{ margin = 0.25, min_steps = 3 }")
+  x.prune = { margin = p and v:number("prune.margin", p.margin, 0.25, 0) or 0,
+              min_steps = p and v:int("prune.min_steps", p.min_steps, 3, 1) or 0 }
+  if raw.warm_start ~= nil and type(raw.warm_start) ~= "boolean" then
+    v:fail_at("warm_start", "'warm_start' must be true or false, got %s",
+              util.describe(raw.warm_start))
+  end
+  x.warm_start = raw.warm_start == true
+  if raw.software_probe == false then
+    x.software_probe = false
+  else
+    x.software_probe = v:string("software_probe", raw.software_probe, nil)
+  end
+end
+
+-- pgle = { mode = "manual", steps = N, command = { ... } }: every trial first runs a profile
+-- phase (seed 002's two-run workflow); auto PGLE is searched through vars instead.
+local PGLE_KEYS = { mode = true, steps = true, command = true, route = true }
+
+local function check_pgle(v, raw, x)
+  local p = raw.pgle
+  if p == nil or p == false then return nil end
+  if type(p) ~= "table" or getmetatable(p) then
+    v:fail_at("pgle", "'pgle' must be a table like { mode = \"manual\" }, got %s",
+              util.typename(p))
+  end
+  v:check_keys(p, PGLE_KEYS, "pgle")
+  if p.mode ~= "manual" then
+    v:fail_at("pgle", "pgle.mode must be \"manual\", got %s (auto PGLE is searched with "
+              .. "vars = { JAX_ENABLE_PGLE = choice { \"true\", \"false\" } })",
+              util.describe(p.mode))
+  end
+  local out = { mode = "manual", steps = v:int("pgle.steps", p.steps, x.budget.steps, 1) }
+  local route, why = require("pgle").check_route(p.route) -- lua/pgle.lua knows the routes
+  if not route then v:fail_at("pgle", "%s", why) end
+  out.route = route
+  out.command = p.command and check_command(v, p.command, "pgle.command") or x.command
+  if uses_steps(out.command) and out.steps == 0 then
+    v:fail_at("pgle", "pgle.steps is needed: the profile command uses {steps} and budget.steps "
+              .. "is not set")
+  end
+  return out
+end
+
+-- executor = "local" | "slurm" | slurm { ... }. Slurm's options are checked here so that a
+-- typo is a path:line error before anything runs; src/experiment.c copies the result.
+local SLURM_KEYS = { partition = true, account = true, time = true, nodes = true,
+                     tasks_per_node = true, gpus_per_trial = true, mode = true, extra = true }
+
+local function check_executor(v, raw, x)
+  local e = raw.executor
+  if e == nil or e == "local" then return { kind = "local" } end
+  if e == "slurm" then e = setmetatable({ kind = "slurm", options = {} }, EXECUTOR) end
+  if getmetatable(e) ~= EXECUTOR then
+    v:fail_at("executor", "'executor' must be \"local\", \"slurm\" or slurm { ... }, got %s",
+              util.describe(e))
+  end
+  local o = e.options
+  v:check_keys(o, SLURM_KEYS, "executor")
+  local out = { kind = "slurm" }
+  out.partition = v:string("executor.partition", o.partition, nil)
+  out.account = v:string("executor.account", o.account, nil)
+  if type(o.time) == "number" then
+    out.time = tostring(v:int("executor.time", o.time, nil, 1)) -- Slurm reads minutes
+  else
+    out.time = v:string("executor.time", o.time, nil)
+  end
+  out.nodes = v:int("executor.nodes", o.nodes, 1, 1)
+  out.tasks_per_node = v:int("executor.tasks_per_node", o.tasks_per_node, 1, 1)
+  out.gpus_per_trial = v:int("executor.gpus_per_trial", o.gpus_per_trial, x.gpus_per_trial, 0)
+  out.mode = v:string("executor.mode", o.mode, "allocation")
+  if out.mode ~= "allocation" and out.mode ~= "job" then
+    v:fail_at("executor.mode", "executor.mode must be \"allocation\" (steps in one allocation) "
+              .. "or \"job\" (one job per trial), got %s", util.describe(o.mode))
+  end
+  out.extra = v:string_list("executor.extra", o.extra)
+  return out
+end
+
+local function validate(v, raw)
+  v:check_keys(raw, TOP_KEYS)
+  local x = {}
+  check_scalars(v, raw, x)
+  x.command = check_command(v, raw.command)
+  check_space(v, raw, x)
+  x.metric = check_metric(v, raw.metric)
+  x.budget = check_budget(v, raw.budget)
+  x.strategy = check_strategy(v, raw.strategy)
+  check_search_options(v, raw, x)
+  check_steps(v, x)
+  x.pgle = check_pgle(v, raw, x)
+  if x.pgle then -- a profile XLA could not use: the trial did not measure what it asked
+    for _, text in ipairs(require("pgle").FAILURE_TEXTS) do
+      x.invalid_patterns[#x.invalid_patterns + 1] = text
+    end
+  end
+  x.executor = check_executor(v, raw, x)
+  x.metric.pgle_extra_skip = require("pgle").extra_skip(x)
+  x.space = build_space(v, x)
+  check_lengths(v, x.space)
+  x.warnings = v.warnings
+  x.lines = {}
+  for k in pairs(raw) do x.lines[k] = v:line_of(k) end
+  x.lines.experiment = v.line
+  return x
+end
+
+M.validator, M.run = validator, validate
+return M
