@@ -38,6 +38,7 @@
 
 #include "diag.h"
 #include "lines.h"
+#include "procstat.h"
 
 enum {
   EXEC_READ_SIZE = 64 * 1024,
@@ -299,16 +300,8 @@ static void terminate(exec_trial *t) {
 
 /* Whether process PID has exited and waits to be reaped (state Z in /proc/PID/stat). */
 static int is_zombie(int pid) {
-  char path[64], buf[512];
-  snprintf(path, sizeof path, "/proc/%d/stat", pid);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n <= 0) return 0;
-  buf[n] = '\0';
-  const char *paren = strrchr(buf, ')');
-  return paren && paren[1] == ' ' && paren[2] == 'Z';
+  procstat st;
+  return procstat_read(pid, &st) == 0 && st.state == 'Z';
 }
 
 /* Timers run before the loop looks at exits: after a pause of the orchestrator, this can be

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "procstat.h"
 #include "store_impl.h"
 
 /* ---- the sweep claim ---- */
@@ -23,19 +24,8 @@
  * fields after the command name, which may hold spaces and parentheses, follow its last
  * ')'). 0 when the process does not exist or the file cannot be read. */
 static long long proc_start(int pid) {
-  char path[64], buf[1024];
-  snprintf(path, sizeof path, "/proc/%d/stat", pid);
-  FILE *f = fopen(path, "r");
-  if (!f) return 0;
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = '\0';
-  char *p = strrchr(buf, ')');
-  if (!p) return 0;
-  /* After ") " come field 3 (state) .. field 22 (starttime): skip 19 fields. */
-  p++;
-  for (int field = 2; field < 21 && p; field++) p = strchr(p + 1, ' ');
-  return p ? strtoll(p + 1, NULL, 10) : 0;
+  procstat st;
+  return procstat_read(pid, &st) == 0 ? st.starttime : 0;
 }
 
 static void this_host(char *buf, size_t n) {

@@ -42,6 +42,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "procstat.h"
+
 #define SUPERVISE_DEFAULT_GRACE_S 5.0
 #define SUP_MAX_DEPTH 512 /* longest ancestry followed from a process up to the supervisor */
 
@@ -280,19 +282,11 @@ static int ent_cmp(const void *a, const void *b) {
 
 /* One process's parent and state from /proc/PID/stat; 0 when it is gone. */
 static int read_stat(const char *pid, proc_ent *e) {
-  char path[64], buf[512];
-  snprintf(path, sizeof path, "/proc/%s/stat", pid);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n <= 0) return 0;
-  buf[n] = '\0';
-  const char *paren = strrchr(buf, ')'); /* the name may hold anything, even ") " */
-  int ppid = 0;
-  if (!paren || sscanf(paren + 1, " %c %d", &e->state, &ppid) != 2) return 0;
+  procstat st;
+  if (procstat_read((pid_t)atoi(pid), &st) != 0) return 0;
   e->pid = (pid_t)atoi(pid);
-  e->ppid = (pid_t)ppid;
+  e->ppid = st.ppid;
+  e->state = st.state;
   return 1;
 }
 
