@@ -138,10 +138,12 @@ local MAX_RANGE_VALUES = 100000
 function dsl.range(lo, hi, step, ...)
   local at = here()
   local usage = "range(lo, hi, step)"
-  for i, v in ipairs({ lo, hi, step }) do
-    if not is_finite(v) then
-      local what = ({ "lo", "hi", "step" })[i]
-      cfail(at, "%s: %s must be a number, got %s", usage, what, util.describe(v))
+  local args = { lo, hi, step }
+  for i, what in ipairs({ "lo", "hi", "step" }) do -- not ipairs(args): it stops at a nil
+    if not is_finite(args[i]) then
+      cfail(at, "%s: %s must be a number, got %s%s", usage, what, util.describe(args[i]),
+            i == 3 and args[i] == nil and string.format(" (e.g. range(%s, %s, %s))", tostring(lo),
+                                                        tostring(hi), "0.05") or "")
     end
   end
   if select("#", ...) > 0 then cfail(at, "%s takes three numbers", usage) end

@@ -321,6 +321,11 @@ local function check_budget(v, b)
     v:fail_at("budget.trials", "budget.trials must be at least 2: the baseline takes one")
   end
   if type(b.hours) == "string" then
+    if b.hours:find("^%s*[%d.]+%s*$") then -- "8": eight hours or eight seconds? Say which.
+      v:fail_at("budget.hours", "'budget.hours' = %s has no unit: write hours = %s (hours) or a "
+                .. "duration such as \"%sh\" or \"90m\"", util.describe(b.hours),
+                b.hours:match("[%d.]+"), b.hours:match("[%d.]+"))
+    end
     out.hours = v:duration("budget.hours", b.hours) / 3600
   else
     out.hours = v:number("budget.hours", b.hours, 0, 0)

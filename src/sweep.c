@@ -748,11 +748,13 @@ int sweep_check(const char *path, const sweep_opts *o, char **summary, char **er
   int rc = validate(sw, path, o, err);
   if (rc == 0) {
     experiment *e = sw->exp;
+    char hours[48] = "";
+    if (e->budget_hours > 0) snprintf(hours, sizeof hours, ", at most %.4g h", e->budget_hours);
     *summary = xasprintf(
         "%s: ok: %d searched parameter%s, %.6g configurations, strategy %s, "
-        "%d trials (baseline + %d), parallel %d",
+        "%d trials (baseline + %d)%s, parallel %d",
         path, e->n_params, e->n_params == 1 ? "" : "s", e->space_size, e->strategy_desc,
-        sw->budget_trials, sw->budget_trials - 1, sw->parallel);
+        sw->budget_trials, sw->budget_trials - 1, hours, sw->parallel);
   }
   sweep_free(sw);
   return rc;
