@@ -313,10 +313,21 @@ static int cmd_best(args *a) {
            view_str(it, "software") ? ", measured with " : "",
            view_str(it, "software") ? view_str(it, "software") : "");
     printf("  XLA_FLAGS=%s\n", view_str(it, "xla_flags") ? view_str(it, "xla_flags") : "");
+    /* The winning variables too: the configuration is the flags and the environment. */
+    cJSON *env = cJSON_Parse(view_str(it, "env") ? view_str(it, "env") : "{}");
+    const cJSON *var;
+    cJSON_ArrayForEach(var, env) {
+      if (!cJSON_IsString(var)) continue;
+      char *shown = json_terminal_text(var->valuestring, NULL);
+      printf("  %s=%s\n", var->string, shown);
+      free(shown);
+    }
+    cJSON_Delete(env);
   }
   warn_jaxlib_changes(list);
+  int found = cJSON_GetArraySize(list) > 0;
   cJSON_Delete(list);
-  return 0;
+  return found ? 0 : 1; /* like grep: nothing found is exit 1 */
 }
 
 /* ---- export ---- */
@@ -333,6 +344,12 @@ static int parse_format(const char *f, export_format *out, char **err) {
   return 0;
 }
 
+/* A trial's number: "number" in a sweep's listing, "trial" in `best`'s. */
+static double trial_number(const cJSON *trial) {
+  double n = view_num(trial, "number");
+  return isnan(n) ? view_num(trial, "trial") : n;
+}
+
 static int print_export(const cJSON *sweep_obj, const cJSON *best, export_format fmt, FILE *out,
                         char **err) {
   char *c1 = xasprintf("flagtune: sweep %.0f \"%s\", model %s on %s", view_num(sweep_obj, "id"),
@@ -343,10 +360,10 @@ static int print_export(const cJSON *sweep_obj, const cJSON *best, export_format
   if (view_verdict(sweep_obj, &v) == 0) {
     view_format_speedup(&v, sp, sizeof sp);
     c2 = xasprintf("step %.2f ms vs baseline %.2f ms (%s), trial %.0f%s", v.value, v.baseline, sp,
-                   view_num(best, "number"), v.pooled ? ", confirmed" : "");
+                   trial_number(best), v.pooled ? ", confirmed" : "");
   } else {
     c2 = xasprintf("step %.2f ms (no baseline measurement), trial %.0f", v.value,
-                   view_num(best, "number"));
+                   trial_number(best));
   }
   const char *comments[2] = {c1, c2};
   cJSON *env = cJSON_Parse(view_str(best, "env") ? view_str(best, "env") : "{}");

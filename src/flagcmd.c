@@ -340,13 +340,14 @@ static int cmd_list(const fargs *a, const char *db_path) {
         "a trial as invalid)\n",
         missing, shown, a->jaxlib);
   }
-  if (rc == 0 && shown == 0) diag_note("flagtune: no catalog entry matches '%s'", a->pos);
+  if (rc == 0 && shown == 0) diag_warn("no catalog entry matches '%s'", a->pos);
   cJSON_Delete(out);
   cJSON_Delete(set);
   lhost_free(h);
   if (rc != 0) diag_error(err);
   free(err);
-  return diag_exit_code(rc);
+  /* Like grep: nothing found is exit 1, so a script can tell. */
+  return rc != 0 ? diag_exit_code(rc) : shown == 0 && a->pos ? 1 : 0;
 }
 
 /* ---- flags show NAME ---- */

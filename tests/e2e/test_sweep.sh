@@ -65,6 +65,12 @@ check "export sourced by dash" [ "$got" = "$want" ]
 got=$(bash -c 'source <("$0" export small); printf %s "$XLA_FLAGS"' "$ft")
 check "source <(flagtune export small)" [ "$got" = "$want" ]
 check "export --model" grep -q 'export XLA_FLAGS' <("$ft" export --model sim-7b --hardware test-box)
+check "export --model names the trial (no 'trial nan')" \
+  grep -q "), trial $(q "SELECT trial FROM best" | tail -n1)" <("$ft" export --model sim-7b)
+check "best prints the winning variables" \
+  grep -q "^  XLA_PYTHON_CLIENT_MEM_FRACTION=" <("$ft" best --model sim-7b)
+"$ft" best --model nosuch > /dev/null
+check_eq "best for an unknown model: exit 1, like grep" "$?" 1
 check "export --format json" grep -q '"XLA_FLAGS"' <("$ft" export 1 --format json)
 "$ft" export 1 -o out.sh && check "export -o writes the file" grep -q '^export' out.sh
 "$ft" query "DELETE FROM trials" > /dev/null 2>&1
