@@ -96,6 +96,12 @@ static void report_progress(sweep *sw, const trial_result *r) {
   }
   diag_note("[%4d/%d] %-11s %-26s %s", t->number, sw->budget_trials - 1, outcome_name(t->status),
             val, t->number == 0 ? "(baseline)" : r->label);
+  /* A failed trial says why at once (the reason is also in `show` and the trial's error). */
+  if (r->reason && t->status != OUTCOME_INTERRUPTED) {
+    char *why = json_terminal_text(r->reason, NULL);
+    diag_note("%10s %.160s", "", why);
+    free(why);
+  }
   quiet_if_unwritable();
 }
 

@@ -379,6 +379,8 @@ static void on_exit_trial(void *ud, const exec_result *res) {
                          .n_losses = t->n_losses};
   char *err = NULL;
   store_trial_finish(t->c.db, t->id, &end, t->steps, t->n_steps, &err);
+  char *reason = NULL;
+  if (o != OUTCOME_OK && excerpt) reason = xstrndup(excerpt, strcspn(excerpt, "\n"));
   free(excerpt);
   trial_result r = {.slot = t->w.slot,
                     .label = t->prop.label,
@@ -395,8 +397,10 @@ static void on_exit_trial(void *ud, const exec_result *res) {
                     .n_losses = t->n_losses,
                     .wall_s = res->wall_s,
                     .spawn_error = res->spawn_error != 0,
-                    .store_err = err};
+                    .store_err = err,
+                    .reason = reason};
   t->done(t->ud, &r);
+  free(reason);
   free(err);
   trial_free(t);
 }

@@ -45,6 +45,7 @@ typedef struct {
   double wall_s;         /* the measured run's duration */
   int spawn_error;       /* the command could not be started */
   const char *store_err; /* storing the outcome failed (the sweep must stop); NULL: stored */
+  const char *reason;    /* a non-ok trial's stored error, first line (printable); else NULL */
 } trial_result;
 
 /* Called once per started trial, after its outcome is stored. The trial is freed after it

@@ -135,6 +135,11 @@ void view_trials(const cJSON *sw) {
            strcmp(view_str(it, "role"), "baseline") == 0 ? "(baseline)"
            : label                                       ? label
                                                          : "");
+    /* A failed trial's reason under it: the first line of its stored error. */
+    const char *error = view_str(it, "error");
+    if (error && strcmp(view_str(it, "status"), "ok") != 0)
+      printf("%7s%.*s\n", "", (int)(strcspn(error, "\n") > 160 ? 160 : strcspn(error, "\n")),
+             error);
   }
 }
 

@@ -122,4 +122,19 @@ check "trials finished before the kill are kept" \
   [ "$(q "SELECT count(*) FROM trials WHERE sweep_id=$sid AND status NOT IN ('running','lost')" | tail -n1)" -ge "$finished_before" ]
 check "integrity_check ok" [ "$(sql "$FLAGTUNE_DB" 'PRAGMA integrity_check')" = ok ]
 
+# A failed trial says why, live and in `show` (the first line of its stored error).
+cat > missing.lua <<'LUA'
+return experiment {
+  name = "missing", model = "m", hardware = "h",
+  command = { "no-such-program-xyz", "--steps", "3" },
+  metric = { json = "step_time_ms" },
+  vars = { A = choice { "1", "2" } },
+  strategy = grid {}, budget = { trials = 3 }, confirm = false,
+}
+LUA
+"$ft" run --db missing.db missing.lua > missing.out 2> missing.err
+has missing.err "           command not found: no-such-program-xyz"
+check "show prints the reason under each failed trial" \
+  [ "$("$ft" show --db missing.db missing | grep -c '^       command not found: no-such-program-xyz')" = 3 ]
+
 finish
