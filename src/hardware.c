@@ -355,6 +355,19 @@ static char *host_key(char **note, const char *why) {
   return xasprintf("host:%s", host);
 }
 
+int hardware_gpu_count(void) {
+  char *out = gpu_query(NULL);
+  int n = 0;
+  for (char *line = out; line && *line;) {
+    char *end = strchr(line, '\n');
+    size_t len = end ? (size_t)(end - line) : strlen(line);
+    if (len > 0 && memchr(line, ',', len)) n++; /* "name, memory, driver, ..." */
+    line = end ? end + 1 : line + len;
+  }
+  free(out);
+  return n;
+}
+
 char *hardware_fingerprint(char **note) {
   char *out = gpu_query(NULL);
   char *fp = out ? hardware_parse_nvidia_smi(out, NULL) : NULL;

@@ -17,6 +17,9 @@
  * driver version (new string; untouched when NULL is returned). */
 char *hardware_parse_nvidia_smi(const char *text, char **driver);
 
+/* How many GPUs nvidia-smi lists on this machine; 0 when it is missing or lists none. */
+int hardware_gpu_count(void);
+
 /* The older fingerprint of this machine, count x name of every GPU nvidia-smi lists
  * (the base of a hardware_key), else "host:NAME" with *note set to a sentence saying why.
  * Caller frees both. */

@@ -102,8 +102,8 @@ static void list_add(char **list, const char *id) {
   *list = grown;
 }
 
-int launch_plan_devices(int gpus_per_trial, int parallel, const char *visible, char ***devices,
-                        char **err) {
+int launch_plan_devices(int gpus_per_trial, int parallel, const char *visible, int present,
+                        char ***devices, char **err) {
   *devices = xcalloc((size_t)parallel + 1, sizeof(char *));
   int need = gpus_per_trial * parallel, have = 0;
   if (need == 0) return 0;
@@ -115,14 +115,14 @@ int launch_plan_devices(int gpus_per_trial, int parallel, const char *visible, c
       ids[have++] = xstrdup(tok);
     free(copy);
   } else {
-    for (; have < need; have++) ids[have] = xasprintf("%d", have);
+    int n = present > 0 && present < need ? present : need;
+    for (; have < n; have++) ids[have] = xasprintf("%d", have);
   }
   int rc = 0;
   if (have < need)
-    rc = diag_set(err, FT_EINPUT,
-                  "parallel = %d with gpus_per_trial = %d needs %d GPUs, but "
-                  "CUDA_VISIBLE_DEVICES lists %d",
-                  parallel, gpus_per_trial, need, have);
+    rc = diag_set(err, FT_EINPUT, "parallel = %d with gpus_per_trial = %d needs %d GPUs, but %s %d",
+                  parallel, gpus_per_trial, need,
+                  visible && *visible ? "CUDA_VISIBLE_DEVICES lists" : "nvidia-smi lists", have);
   for (int i = 0; i < need && rc == 0; i++) list_add(&(*devices)[i / gpus_per_trial], ids[i]);
   for (int i = 0; i < have; i++) free(ids[i]);
   free(ids);

@@ -43,11 +43,13 @@ char *launch_env_json(const proposal *p);
 char *launch_argv_json(char *const *argv);
 
 /* Shares the GPUs out: PARALLEL slots of GPUS_PER_TRIAL devices each, taken from VISIBLE
- * (a CUDA_VISIBLE_DEVICES list; NULL or empty: 0..n-1). *devices[slot] is that slot's
- * comma-separated list; NULL when GPUS_PER_TRIAL is 0. FT_EINPUT when VISIBLE lists too
- * few. Free with launch_devices_free. */
-int launch_plan_devices(int gpus_per_trial, int parallel, const char *visible, char ***devices,
-                        char **err);
+ * (a CUDA_VISIBLE_DEVICES list; NULL or empty: 0..PRESENT-1, the GPUs nvidia-smi lists, or
+ * 0..n-1 when PRESENT is 0: unknown). *devices[slot] is that slot's comma-separated list;
+ * NULL when GPUS_PER_TRIAL is 0. FT_EINPUT when there are too few: two 8-GPU slots on an
+ * 8-GPU machine would hand out devices 8-15 that do not exist. Free with
+ * launch_devices_free. */
+int launch_plan_devices(int gpus_per_trial, int parallel, const char *visible, int present,
+                        char ***devices, char **err);
 void launch_devices_free(char **devices, int parallel);
 
 /* DB_PATH's log directory for sweep ID: OVERRIDE/sweep-ID when OVERRIDE (the

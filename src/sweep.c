@@ -468,8 +468,9 @@ int sweep_prepare(sweep *sw, const char *path, const char *text, const sweep_opt
   /* Under Slurm each step gets its GPUs from the allocation's gres, not from a local plan. */
   const char *kind = o->executor ? o->executor : sw->exp->executor;
   int local_gpus = kind && strcmp(kind, "slurm") == 0 ? 0 : sw->exp->gpus_per_trial;
-  rc = launch_plan_devices(local_gpus, sw->parallel, getenv("CUDA_VISIBLE_DEVICES"), &sw->devices,
-                           err);
+  const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+  int present = local_gpus > 0 && !(visible && *visible) ? hardware_gpu_count() : 0;
+  rc = launch_plan_devices(local_gpus, sw->parallel, visible, present, &sw->devices, err);
   if (rc != 0) return rc;
   sw->hardware = resolve_hardware(sw->exp);
   trial_record *warm = NULL;

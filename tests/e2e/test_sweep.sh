@@ -137,4 +137,18 @@ has missing.err "           command not found: no-such-program-xyz"
 check "show prints the reason under each failed trial" \
   [ "$("$ft" show --db missing.db missing | grep -c '^       command not found: no-such-program-xyz')" = 3 ]
 
+# Two 8-GPU slots on a machine whose nvidia-smi lists 8 GPUs (the fake in tests/slurm/fake-gpu
+# lists 8 H200 when SLURM_STEP_ID is set) are refused, instead of handing out devices 8-15.
+cat > slots.lua <<'LUA'
+return experiment {
+  name = "slots", model = "m", hardware = "h",
+  command = { "true" }, metric = { json = "ms" },
+  vars = { A = choice { "1", "2" } },
+  parallel = 2, gpus_per_trial = 8,
+}
+LUA
+PATH="$src/tests/slurm/fake-gpu:$PATH" SLURM_STEP_ID=1 "$ft" check slots.lua > /dev/null 2> slots.err
+check_eq "16 GPUs asked of an 8-GPU machine: exit 2" "$?" 2
+has slots.err "needs 16 GPUs, but nvidia-smi lists 8"
+
 finish
