@@ -434,10 +434,18 @@ char *hardware_parse_versions(const char *text, char **jaxlib) {
 }
 
 char *hardware_software(const char *probe_cmd, char **jaxlib) {
+  /* The probe (python3 importing jax) takes seconds; a run asks twice (the catalog's release
+   * warnings while loading the experiment, then the sweep's record), so the answer of the last
+   * command is kept for the process's life. */
+  static char *last_cmd, *last_out;
   char *cmd = xasprintf("%s 2>/dev/null", probe_cmd ? probe_cmd : HARDWARE_SOFTWARE_PROBE);
-  char *out = run_probe(cmd);
-  free(cmd);
-  char *v = out ? hardware_parse_versions(out, jaxlib) : NULL;
-  free(out);
-  return v;
+  if (!last_cmd || strcmp(last_cmd, cmd) != 0) {
+    free(last_cmd);
+    free(last_out);
+    last_out = run_probe(cmd);
+    last_cmd = cmd;
+  } else {
+    free(cmd);
+  }
+  return last_out ? hardware_parse_versions(last_out, jaxlib) : NULL;
 }

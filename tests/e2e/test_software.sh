@@ -25,4 +25,20 @@ check "other jaxlib: a warning" grep -q "measured with jaxlib 0.4.31; this machi
 sed -i 's/^  software_probe = .*$/  software_probe = false,/' sw.lua
 "$ft" -q run sw.lua > out.txt 2> err.txt || { cat err.txt; die "run 2"; }
 check_eq "probe off: nothing recorded" "$(val "SELECT count(*) FROM sweeps WHERE software IS NULL")" 1
+# The probe runs once per run, though two places ask (the catalog's release warnings for an
+# entry with a jax range, then the sweep's record): it imports jax, which takes seconds.
+cat > once.lua <<LUA
+return experiment {
+  name = "once", model = "sim", hardware = "box",
+  command = { "$sim", "--steps", "4", "--time-scale", "0" },
+  metric = { json = "step_time_ms" },
+  vars = { JAX_OPTIMIZATION_LEVEL = choice { "O1", "O2" } },
+  software_probe = "echo probed >> $work/probes; echo 0.11.0 0.11.0",
+  budget = { trials = 2 }, confirm = false, seed = 1,
+}
+LUA
+"$ft" -q run once.lua > /dev/null 2>&1 || die "run once"
+check_eq "the software probe ran once" "$(wc -l < "$work/probes")" 1
+check_eq "and its answer was recorded" "$(val "SELECT software FROM sweeps WHERE name = 'once'")" \
+  "jax 0.11.0, jaxlib 0.11.0"
 finish
