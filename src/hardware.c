@@ -338,10 +338,20 @@ static char *run_on(const char *prefix, const char *cmd) {
   return out;
 }
 
-/* The GPU list (run under PREFIX when not NULL): the full query, else the older one. */
+/* The GPU list (run under PREFIX when not NULL): the full query, else the older one. This
+ * machine's answer is asked for twice by a sweep (the slots' GPU count, the fingerprint) and
+ * is kept for the process's life; a prefixed one (another node) is not. Caller frees. */
 static char *gpu_query(const char *prefix) {
+  static int asked;
+  static char *here;
+  if (!prefix && asked) return here ? xstrdup(here) : NULL;
   char *out = run_on(prefix, SMI_QUERY);
-  return out ? out : run_on(prefix, SMI_QUERY_OLD);
+  if (!out) out = run_on(prefix, SMI_QUERY_OLD);
+  if (!prefix) {
+    asked = 1;
+    here = out ? xstrdup(out) : NULL;
+  }
+  return out;
 }
 
 /* "host:NAME" with *NOTE (may be NULL) saying why: no GPU to fingerprint. */

@@ -151,4 +151,17 @@ PATH="$src/tests/slurm/fake-gpu:$PATH" SLURM_STEP_ID=1 "$ft" check slots.lua > /
 check_eq "16 GPUs asked of an 8-GPU machine: exit 2" "$?" 2
 has slots.err "needs 16 GPUs, but nvidia-smi lists 8"
 
+# This machine's GPU list is asked once (the slots' count and the fingerprint share it): a
+# counting nvidia-smi sees the query once, then `topo -m` and the banner.
+mkdir -p smi
+cat > smi/nvidia-smi <<SH
+#!/bin/sh
+echo "\$*" >> "$work/smi.calls"
+case "\$*" in *--query-gpu*) cat "$src/tests/data/nvidia_smi_h200_full.csv" ;; esac
+SH
+chmod +x smi/nvidia-smi
+sed -e 's/hardware = "h",/hardware = "auto",/' -e 's/parallel = 2, //' slots.lua > smi.lua
+PATH="$work/smi:$PATH" "$ft" check smi.lua > /dev/null 2>&1
+check_eq "the GPU list is queried once per process" "$(grep -c -- --query-gpu smi.calls)" 1
+
 finish
