@@ -1,5 +1,5 @@
 -- The collectives and NCCL presets on the simulated 8-GPU FSDP job (flagtune-sim, see
--- docs/SIMULATOR.md): seed 000's FSDP flags with combine thresholds on a log2 grid around one
+-- docs/SIMULATOR.md): the JAX-Toolbox GPU performance guide's FSDP flags with combine thresholds on a log2 grid around one
 -- Llama-2-7B layer (436MB in bf16), plus NCCL protocol, NVLS and user buffers. The simulator
 -- models a jaxlib before 0.7.2, where the latency hiding scheduler runs only when its own flag
 -- says so: hence scheduler = "lhs". Swap the command for your training script to use it for

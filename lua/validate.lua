@@ -517,7 +517,7 @@ local function check_search_options(v, raw, x)
 end
 
 -- pgle = { mode = "manual", steps = N, command = { ... } }: every trial first runs a profile
--- phase (seed 002's two-run workflow); auto PGLE is searched through vars instead.
+-- phase (the JAX-Toolbox PGLE guide's two-run workflow); auto PGLE is searched through vars instead.
 local PGLE_KEYS = { mode = true, steps = true, command = true, route = true }
 
 local function check_pgle(v, raw, x)

@@ -46,7 +46,7 @@ typedef struct {
 #define DEFAULT_CMDBUF "FUSION,CUBLAS,CUBLASLT,CUSTOM_CALL,CUDNN"
 
 static const flagdef FLAGS[] = {
-    /* Scheduling and collectives (seed 000, 002, 003). */
+    /* Scheduling and collectives (the JAX-Toolbox GPU guide, its PGLE guide, the XLA flags guidance). */
     {"xla_gpu_enable_latency_hiding_scheduler", T_BOOL, "false"},
     {"xla_gpu_enable_highest_priority_async_stream", T_BOOL, "true"},
     {"xla_gpu_disable_async_collectives", T_COLLS, ""},
@@ -834,7 +834,7 @@ static double combine_eff(double t, double s) {
 }
 
 /* Combining beyond two units makes the first collective of a step large and creates false
- * dependencies, so less of it can hide behind compute (seed 002, "About combine thresholds"). */
+ * dependencies, so less of it can hide behind compute (the JAX-Toolbox PGLE guide, "About combine thresholds"). */
 static double overlap_loss(double t, double s) {
   return t > 2.0 * s ? 1.0 / (1.0 + 0.25 * log2(t / (2.0 * s))) : 1.0;
 }
