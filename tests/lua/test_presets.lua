@@ -23,10 +23,10 @@ local function test_collectives()
   eq(count(x.vars), 1, "collectives vars")
   local ag = x.flags.xla_gpu_all_gather_combine_threshold_bytes.values
   eq(ag[1], 268435456, "AG grid starts one power of two below the layer (256 MiB)")
-  eq(ag[#ag], 8589934592, "AG grid ends at 8 GiB (seed 000)")
+  eq(ag[#ag], 8589934592, "AG grid ends at 8 GiB (JAX-Toolbox GPU guide)")
   eq(#ag, 6, "AG grid 256 MiB .. 8 GiB")
   local ar = x.flags.xla_gpu_all_reduce_combine_threshold_bytes.values
-  eq(ar[1], 16777216, "AR from 16 MiB (seed 000)")
+  eq(ar[1], 16777216, "AR from 16 MiB (JAX-Toolbox GPU guide)")
   eq(#ar, 10, "AR 16 MiB .. 8 GiB in steps of 2")
   -- jaxlib >= 0.7.2 on Hopper/Blackwell: the SOL estimator, on by default, runs the scheduler
   -- whatever its own flag says (openxla/xla xla/service/gpu/gpu_hlo_schedule.cc IsLHSEnabled),
@@ -69,7 +69,7 @@ local function test_each_preset()
   eq(x.flags.xla_gpu_enable_command_buffer.values[1], "", "'' disables command buffers")
   eq(#x.flags.xla_gpu_autotune_level.values, 5, "autotune 0..4")
   eq(x.flags.xla_gpu_enable_cudnn_fmha, nil, "fmha only with fmha = true")
-  eq(x.flags.xla_gpu_collective_permute_decomposer_threshold.values[2], 1024, "seed 000's 1024")
+  eq(x.flags.xla_gpu_collective_permute_decomposer_threshold.values[2], 1024, "the JAX-Toolbox GPU guide's 1024")
   eq(x.flags.xla_gpu_enable_pipelined_p2p.kind, "bool", "pipelined p2p")
   eq(table.concat(x.vars.NCCL_PROTO.values, "|"), "SIMPLE|LL,SIMPLE", "NCCL_PROTO: no LL128")
   eq(table.concat(x.vars.NCCL_NVLS_ENABLE.values, "|"), "0|2", "NVLS off or NCCL's auto (2)")
