@@ -256,6 +256,28 @@ static int profile_done(trial *t, const exec_result *res, char **why) {
   return 0;
 }
 
+/* The line of S that most likely says why a process failed (a new string), or NULL: the last
+ * that names an error ("Error", "error", "Fatal", "failed", "Exception": a Python exception's
+ * last line, "Fatal Python error: ...", a CHECK failure), else the last non-empty line. */
+static char *failure_line(const char *s) {
+  static const char *const words[] = {"rror", "Fatal", "failed", "Exception", "Killed"};
+  const char *best = NULL, *last = NULL;
+  size_t best_len = 0, last_len = 0;
+  for (const char *line = s; *line;) {
+    size_t len = strcspn(line, "\n");
+    if (len > 0) {
+      last = line, last_len = len;
+      for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        const char *hit = strstr(line, words[i]);
+        if (hit && hit < line + len) best = line, best_len = len;
+      }
+    }
+    line += len + (line[len] == '\n');
+  }
+  if (best) return xstrndup(best, best_len);
+  return last ? xstrndup(last, last_len) : NULL;
+}
+
 /* HEAD, a newline and TAIL (either may be NULL) as one new string; frees TAIL. */
 static char *prepend(const char *head, char *tail) {
   char *out = xasprintf("%s%s%s", head, tail ? "\n" : "", tail ? tail : "");
@@ -278,20 +300,18 @@ static void note_exec_extras(trial *t, const exec_result *res) {
  * processes it left behind and a log it could not write. */
 static char *trial_excerpt(trial *t, const exec_result *res, outcome o, const char *why) {
   char *excerpt = res->spawn_error ? xstrdup(res->spawn_message) : excerpt_text(t);
-  /* The line that decided the outcome leads, even when more output followed it (XLA prints
-   * its whole flag table after "Flag parsing failed."). */
-  if (t->signal_line && (!excerpt || !strstr(excerpt, t->signal_line)))
-    excerpt = prepend(t->signal_line, excerpt);
-  if (o == OUTCOME_NO_METRIC && t->n_bad_values > 0) {
-    char head[96];
-    snprintf(head, sizeof head, "%d step time(s) were NaN, negative or absurd", t->n_bad_values);
-    excerpt = prepend(head, excerpt);
-  }
-  if (t->profiling) {
-    char *head = xasprintf("PGLE profile run: %s", why ? why : outcome_name(o));
-    excerpt = prepend(head, excerpt);
-    free(head);
-  }
+  /* Why it failed, the excerpt's first line: the line that decided the outcome (XLA prints
+   * its whole flag table after "Flag parsing failed."), what flagtune saw, else the last line
+   * the trial printed. */
+  char *reason = NULL;
+  if (t->profiling)
+    reason = xasprintf("PGLE profile run: %s", why ? why : outcome_name(o));
+  else if (o == OUTCOME_NO_METRIC && t->n_bad_values > 0)
+    reason = xasprintf("%d step time(s) were NaN, negative or absurd", t->n_bad_values);
+  else if (t->signal_line)
+    reason = xstrdup(t->signal_line);
+  else if (o != OUTCOME_OK && excerpt && !res->spawn_error)
+    reason = failure_line(excerpt);
   if (t->log_error) excerpt = prepend(t->log_error, excerpt);
   if (t->leftovers > 0) {
     char head[96];
@@ -299,6 +319,10 @@ static char *trial_excerpt(trial *t, const exec_result *res, outcome o, const ch
              t->leftovers, t->leftovers == 1 ? "" : "es");
     excerpt = prepend(head, excerpt);
   }
+  if (reason && (!excerpt || strncmp(excerpt, reason, strlen(reason)) != 0 ||
+                 (excerpt[strlen(reason)] != '\n' && excerpt[strlen(reason)] != '\0')))
+    excerpt = prepend(reason, excerpt);
+  free(reason);
   return excerpt;
 }
 

@@ -164,4 +164,20 @@ sed -e 's/hardware = "h",/hardware = "auto",/' -e 's/parallel = 2, //' slots.lua
 PATH="$work/smi:$PATH" "$ft" check smi.lua > /dev/null 2>&1
 check_eq "the GPU list is queried once per process" "$(grep -c -- --query-gpu smi.calls)" 1
 
+# A crash's reason is the line that names the error (a segfault's "Fatal Python error" comes
+# before its traceback; an exception's is its last line), not the traceback's last frame.
+cat > crashy.lua <<LUA
+return experiment {
+  name = "crashy", model = "m", hardware = "h",
+  command = { "$sim", "--steps", "5", "--time-scale", "0", "--fail-rate", "1", "--seed", "3" },
+  metric = { json = "step_time_ms" },
+  vars = { A = choice { "1", "2", "3" } },
+  strategy = grid {}, budget = { trials = 4 }, confirm = false,
+}
+LUA
+"$ft" run --db crashy.db crashy.lua > /dev/null 2> crashy.err
+check_eq "every failed trial's reason names the error" \
+  "$("$ft" query --db crashy.db "WITH f AS (SELECT substr(error, 1, instr(error || char(10), char(10)) - 1) AS first FROM trials WHERE status = 'crash') SELECT count(*) FROM f WHERE NOT (first LIKE 'Fatal Python error%' OR first LIKE '%RuntimeError: INTERNAL%')" | tail -n 1)" 0
+check "some trial crashed" [ "$("$ft" query --db crashy.db "SELECT count(*) FROM trials WHERE status = 'crash'" | tail -n 1)" -ge 1 ]
+
 finish
