@@ -243,4 +243,10 @@ function Host:render(json)
                        steps = 0, settings = self.space:render(config) })
 end
 
+-- A subset of a stored configuration (the winner with parameters reverted), rendered for
+-- `flagtune minimize` (lua/minimize.lua): like render, without requiring every parameter.
+function Host:render_subset(json)
+  return require("minimize").render(self, json)
+end
+
 return host

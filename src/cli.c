@@ -23,6 +23,7 @@
 #include "store.h"
 #include "supervise.h"
 #include "sweep.h"
+#include "sweep_minimize.h"
 #include "trialcfg.h"
 #include "view.h"
 
@@ -41,6 +42,7 @@ typedef struct {
   double hours;       /* < 0: not given */
   double until_hours; /* hours from now until --until HH:MM, < 0: not given */
   long long seed;
+  int repeats; /* minimize --repeats N */
 } args;
 
 typedef struct {
@@ -467,6 +469,39 @@ static int cmd_export(args *a) {
   return 0;
 }
 
+/* ---- minimize ---- */
+
+/* `flagtune minimize SWEEP`: sweep_minimize runs it; here the options and -o FILE (written
+ * atomically, only once every parameter is decided). */
+static int cmd_minimize(args *a) {
+  char *err = NULL, *tmp = NULL;
+  minimize_opts o = {.db_path = db_path(a),
+                     .repeats = a->repeats,
+                     .trials = a->trials,
+                     .hours = a->hours,
+                     .parallel = a->parallel,
+                     .force = a->force,
+                     .out = stdout};
+  int rc = parse_format(a->format, &o.format, &err), complete = 0;
+  if (rc == 0 && a->output) {
+    tmp = xasprintf("%s.tmp", a->output);
+    if (!(o.out = fopen(tmp, "w"))) rc = diag_set(&err, FT_EINPUT, "cannot write %s", a->output);
+  }
+  if (rc == 0) {
+    night_signals();
+    rc = sweep_minimize(a->pos[0], &o, &complete, &err);
+  }
+  if (a->output && o.out) {
+    if (fclose(o.out) != 0 && rc == 0) rc = diag_set(&err, FT_ESYS, "cannot write %s", a->output);
+    if (rc == 0 && complete && rename(tmp, a->output) != 0)
+      rc = diag_set(&err, FT_ESYS, "cannot write %s", a->output);
+    if (rc != 0 || !complete) remove(tmp);
+  }
+  free(tmp);
+  if (rc != 0) return fail(rc, err);
+  return complete ? 0 : 1;
+}
+
 /* ---- query ---- */
 
 static void print_cell(const cJSON *v) {
@@ -571,6 +606,18 @@ static const command commands[] = {
      "every value so it is safe to source in bash, zsh and dash; env writes NAME=value lines;\n"
      "json one object. -o writes FILE atomically.",
      cmd_export, 0, 1, "db model hardware format output"},
+    {"minimize",
+     "minimize SWEEP [--db PATH] [--repeats N] [--trials N] [--hours H] [--parallel N] "
+     "[--format sh|env|json] [-o FILE] [--force]",
+     "Which flags matter: re-measures the sweep's winner with each searched flag or variable\n"
+     "reverted to its default (unset, as in the baseline), interleaved with the winner, then\n"
+     "reverts them together, least important first, keeping each revert while the speedup stays\n"
+     "at or above the low end of the winner's 95% interval. Prints the report as comments and\n"
+     "the smallest set's snippet (`source <(flagtune minimize 3)`); -o writes FILE atomically.\n"
+     "Its trials are the sweep's (role minimize); interrupted, it continues where it stopped.\n"
+     "--repeats N measurements per configuration (default 3); --trials N at most N minimize\n"
+     "trials in all. Exit 0 when every parameter is decided, 1 when the budget ran out first.",
+     cmd_minimize, 1, 1, "db repeats trials hours parallel format output force"},
     {"query", "query \"SQL\" [--db PATH] [--json]",
      "Runs one read-only SQL statement against the database (see docs/SCHEMA.md).", cmd_query, 1, 1,
      "db json"},
@@ -672,7 +719,9 @@ static int set_option(args *a, const char *opt, const char *v, char **err) {
   } else if (strcmp(opt, "parallel") == 0)
     return parse_int(opt, v, 1, &a->parallel, err);
   else if (strcmp(opt, "trials") == 0)
-    return parse_int(opt, v, 2, &a->trials, err);
+    return parse_int(opt, v, strcmp(a->cmd, "minimize") == 0 ? 1 : 2, &a->trials, err);
+  else if (strcmp(opt, "repeats") == 0)
+    return parse_int(opt, v, 1, &a->repeats, err);
   else if (strcmp(opt, "seed") == 0) {
     char *end;
     a->seed = strtoll(v, &end, 10);

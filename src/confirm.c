@@ -102,6 +102,19 @@ static void pool_free(pooled *p) {
   free(p->steps);
 }
 
+/* W from the pooled baseline BASE and the pooled configuration BEST (whose value is VALUE). */
+static void fill_winner(const pooled *base, const pooled *best, double value, store_winner *w) {
+  w->trial_id = best->first_id;
+  w->value = value;
+  w->n_trials = best->n_values;
+  w->baseline = base->n_values ? stats_median(base->values, base->n_values) : NAN;
+  w->lo = w->hi = NAN;
+  double sp;
+  if (base->n_steps && best->n_steps)
+    stats_speedup_ci(base->steps, base->n_steps, best->steps, best->n_steps, 4242, &sp, &w->lo,
+                     &w->hi);
+}
+
 int confirm_winner(const trial_record *t, int n, int full_steps, int skip, store_winner *w) {
   pooled base, best = {0}, cur;
   double best_value = NAN;
@@ -123,17 +136,21 @@ int confirm_winner(const trial_record *t, int n, int full_steps, int skip, store
     }
   }
   if (found) {
-    w->trial_id = best.first_id;
-    w->value = best_value;
-    w->n_trials = best.n_values;
-    w->baseline = base.n_values ? stats_median(base.values, base.n_values) : NAN;
-    w->lo = w->hi = NAN;
-    double sp;
-    if (base.n_steps && best.n_steps)
-      stats_speedup_ci(base.steps, base.n_steps, best.steps, best.n_steps, 4242, &sp, &w->lo,
-                       &w->hi);
+    fill_winner(&base, &best, best_value, w);
     pool_free(&best);
   }
+  pool_free(&base);
+  return found ? 0 : -1;
+}
+
+int confirm_config(const trial_record *t, int n, const char *config, int full_steps, int skip,
+                   store_winner *w) {
+  pooled base, cur;
+  pool(t, n, "{}", full_steps, skip, &base);
+  pool(t, n, config, full_steps, skip, &cur);
+  int found = cur.n_values > 0;
+  if (found) fill_winner(&base, &cur, stats_median(cur.values, cur.n_values), w);
+  pool_free(&cur);
   pool_free(&base);
   return found ? 0 : -1;
 }

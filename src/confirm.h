@@ -24,4 +24,11 @@ int confirm_plan(const trial_record *t, int n, int full_steps, int top, int repe
  * or -1 when no configuration was confirmed. */
 int confirm_winner(const trial_record *t, int n, int full_steps, int skip, store_winner *w);
 
+/* CONFIG's pooled measurement as a winner (every ok full-step trial of it, whatever its
+ * role, against every ok baseline trial), for a sweep that recorded none (no confirmation
+ * ran) when `flagtune minimize` needs one fixed. Returns 0, or -1 when CONFIG has no ok
+ * trial. */
+int confirm_config(const trial_record *t, int n, const char *config, int full_steps, int skip,
+                   store_winner *w);
+
 #endif

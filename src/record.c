@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const role_names[ROLE_COUNT] = {"search", "baseline", "rerun", "confirm"};
+static const char *const role_names[ROLE_COUNT] = {"search", "baseline", "rerun", "confirm",
+                                                      "minimize"};
 
 const char *record_role_name(trial_role r) {
   return (r >= 0 && r < ROLE_COUNT) ? role_names[r] : "unknown";

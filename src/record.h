@@ -15,10 +15,11 @@ typedef enum {
   ROLE_BASELINE,   /* no searched flag set: trial 0, and its re-runs */
   ROLE_RERUN,      /* a lost or interrupted search trial run again by resume */
   ROLE_CONFIRM,    /* a re-measurement of the baseline or a top candidate */
+  ROLE_MINIMIZE,   /* `flagtune minimize`: the winner, or the winner with flags reverted */
   ROLE_COUNT
 } trial_role;
 
-/* "baseline", "search", "rerun", "confirm", as stored. */
+/* "baseline", "search", "rerun", "confirm", "minimize", as stored. */
 const char *record_role_name(trial_role r);
 /* The role named NAME, or -1. */
 int record_role_from_name(const char *name);

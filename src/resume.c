@@ -55,6 +55,14 @@ void resume_plan_make(const trial_record *t, int n, resume_plan *out) {
   out->history = xcalloc((size_t)n + 1, sizeof *out->history);
   for (int i = 0; i < n; i++) {
     if (t[i].number >= out->next_number) out->next_number = t[i].number + 1;
+    /* `flagtune minimize`'s trials are not the sweep's search: they neither count against
+     * its budget nor run again here (minimize continues them itself); only a process a dead
+     * minimize left running is reaped. */
+    if (t[i].role == ROLE_MINIMIZE) {
+      if (t[i].status == OUTCOME_RUNNING)
+        out->orphans[out->n_orphans++] = (exec_orphan){.number = t[i].number, .pid = t[i].pid};
+      continue;
+    }
     if (t[i].role != ROLE_BASELINE) out->history[out->n_history++] = t[i];
     if (t[i].status == OUTCOME_RUNNING)
       out->orphans[out->n_orphans++] = (exec_orphan){.number = t[i].number, .pid = t[i].pid};

@@ -339,11 +339,12 @@ int strategy_done(strategy *s) {
   return done;
 }
 
-int strategy_render(strategy *s, const char *config_json, proposal *out, char **err) {
+static int render_with(strategy *s, const char *method, const char *config_json, proposal *out,
+                       char **err) {
   memset(out, 0, sizeof *out);
   lua_State *L = lhost_state(s->h);
   int top = lua_gettop(L);
-  push_method(s, "render");
+  push_method(s, method);
   lua_pushstring(L, config_json ? config_json : "{}"); /* [render, host, json] */
   int rc = call_method(s, 1, 2, err);
   if (rc != 0) goto cleanup;
@@ -360,4 +361,12 @@ int strategy_render(strategy *s, const char *config_json, proposal *out, char **
 cleanup:
   lua_settop(L, top);
   return rc;
+}
+
+int strategy_render(strategy *s, const char *config_json, proposal *out, char **err) {
+  return render_with(s, "render", config_json, out, err);
+}
+
+int strategy_render_subset(strategy *s, const char *config_json, proposal *out, char **err) {
+  return render_with(s, "render_subset", config_json, out, err);
 }

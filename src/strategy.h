@@ -67,4 +67,9 @@ int strategy_done(strategy *s);
  * a lost trial. FT_EINPUT when it no longer fits the experiment's space. */
 int strategy_render(strategy *s, const char *config_json, proposal *out, char **err);
 
+/* Renders a subset of a stored configuration (some searched parameters left unset, as in
+ * the baseline; lua/minimize.lua), for `flagtune minimize`. FT_EINPUT when a value no
+ * longer fits the space. */
+int strategy_render_subset(strategy *s, const char *config_json, proposal *out, char **err);
+
 #endif

@@ -106,8 +106,8 @@ static void report_progress(sweep *sw, const trial_result *r) {
 }
 
 static void tell_strategy(sweep *sw, const trial_record *t) {
-  if (t->role == ROLE_BASELINE || t->role == ROLE_CONFIRM || !outcome_is_final(t->status) ||
-      sw->failed)
+  if (t->role == ROLE_BASELINE || t->role == ROLE_CONFIRM || t->role == ROLE_MINIMIZE ||
+      !outcome_is_final(t->status) || sw->failed)
     return;
   char *err = NULL;
   if (strategy_tell(sw->strat, t, &err) != 0) fail(sw, err);
@@ -123,7 +123,7 @@ static void track_best(sweep *sw, const trial_record *t) {
     sw->baseline_ok = 1;
     return;
   }
-  if (t->role == ROLE_CONFIRM) return;
+  if (t->role == ROLE_CONFIRM || t->role == ROLE_MINIMIZE) return;
   sw->n_ok++;
   if (!isnan(sw->best_ms) && t->value >= sw->best_ms) return;
   sw->best_ms = t->value;
@@ -325,6 +325,10 @@ static void plan_confirmation(sweep *sw) {
  * the confirmation trials. Returns 0 when nothing can be queued now. */
 static int fill_queue(sweep *sw) {
   if (sw->n_queue > 0) return 1;
+  if (sw->refill) { /* minimize: its next batch once the last one has ended */
+    if (sw->n_running == 0 && !sw->failed) sw->refill(sw);
+    return sw->n_queue > 0;
+  }
   int searched = sw->counted - sw->confirm_counted;
   if (searched < sw->search_budget) {
     int want = sw->search_budget - searched;
@@ -617,7 +621,7 @@ int sweep_drive(sweep *sw, char **err) {
   schedule(sw);
   uv_run(&sw->loop, UV_RUN_DEFAULT);
   if (!sw->failed && !sw->stopping && sw->confirm_planned) choose_winner(sw);
-  record_end(sw);
+  if (!sw->refill) record_end(sw);
   if (uv_loop_close(&sw->loop) != 0) diag_warn("event loop closed with handles still open");
   if (sw->failed && sw->store_fault)
     return diag_set(err, FT_ESTORE, "sweep %lld stopped: %s%s", (long long)sw->id, sw->fail_reason,

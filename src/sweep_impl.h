@@ -70,6 +70,11 @@ typedef struct sweep {
   char *hardware;  /* resolved fingerprint */
   int n_requeued;  /* trials the executor lost and this run queued again */
   int n_lost_left; /* trials it lost and left for `resume` (the sweep ends interrupted) */
+  /* `flagtune minimize` (sweep_minimize.c): when set, the sweep runs only what this queues
+   * (called whenever the queue is empty and no trial runs; it queues nothing to end), never
+   * asks the strategy, confirms nothing and leaves the sweep row's status to its caller. */
+  void (*refill)(struct sweep *sw);
+  void *refill_ud;
 } sweep;
 
 /* Queues P (taken, cleared) to run as ROLE. */
