@@ -114,8 +114,7 @@ static int member_parts(const member *m, char **name, char **value) {
 
 /* The ended minimize trials of CONFIG, numbers FROM to FROM+R-1 of them in trial order:
  * how many there are (*have) and the median of the ok values among them (NaN: none). */
-static double window(const trial_record *t, int n, const char *config, int from, int r,
-                     int *have) {
+static double window(const trial_record *t, int n, const char *config, int from, int r, int *have) {
   double *v = xcalloc((size_t)r + 1, sizeof *v);
   int seen = 0, got = 0, n_ok = 0;
   for (int i = 0; i < n && got < r; i++) {
@@ -245,8 +244,8 @@ static int greedy(const trial_record *t, int n, const minimize_input *in, minimi
   return missing;
 }
 
-int minimize_plan_make(const trial_record *t, int n, const minimize_input *in,
-                       minimize_plan *out, char **err) {
+int minimize_plan_make(const trial_record *t, int n, const minimize_input *in, minimize_plan *out,
+                       char **err) {
   memset(out, 0, sizeof *out);
   member *m = NULL;
   int k = 0;

@@ -15,12 +15,12 @@ typedef struct {
 } minimize_input;
 
 typedef struct {
-  char *name;       /* the parameter */
-  char *value;      /* its value in the winner, as JSON text */
-  double alone;     /* speedup of the winner with only this one reverted (NaN: not known) */
-  int matters;      /* reverting it alone falls below the interval: it stays */
-  int dropped;      /* reverted in the minimal set */
-  int tried;        /* the greedy pass decided it (dropped or kept) */
+  char *name;   /* the parameter */
+  char *value;  /* its value in the winner, as JSON text */
+  double alone; /* speedup of the winner with only this one reverted (NaN: not known) */
+  int matters;  /* reverting it alone falls below the interval: it stays */
+  int dropped;  /* reverted in the minimal set */
+  int tried;    /* the greedy pass decided it (dropped or kept) */
 } minimize_param;
 
 typedef struct {
@@ -28,17 +28,17 @@ typedef struct {
   int n_params;
   char **configs; /* the trials to run next, in order (interleaved); none when done */
   int n_configs;
-  char *stage;          /* what the next trials measure, for the progress note */
-  char *minimal;        /* the smallest configuration decided so far (the winner at first) */
+  char *stage;            /* what the next trials measure, for the progress note */
+  char *minimal;          /* the smallest configuration decided so far (the winner at first) */
   double minimal_speedup; /* its estimated speedup (the winner's until a revert is kept) */
-  int done;             /* every parameter decided: minimal is the result */
+  int done;               /* every parameter decided: minimal is the result */
 } minimize_plan;
 
 /* Makes the plan from a sweep's N stored trials T (only role minimize trials are read).
  * Returns 0, or FT_EINPUT when the winner is not a JSON object with at least one parameter
  * (*err says so). Free with minimize_plan_free. */
-int minimize_plan_make(const trial_record *t, int n, const minimize_input *in,
-                       minimize_plan *out, char **err);
+int minimize_plan_make(const trial_record *t, int n, const minimize_input *in, minimize_plan *out,
+                       char **err);
 void minimize_plan_free(minimize_plan *p);
 
 /* The canonical JSON of CONFIG (an object whose members are in canonical order) without

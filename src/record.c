@@ -6,7 +6,7 @@
 #include <string.h>
 
 static const char *const role_names[ROLE_COUNT] = {"search", "baseline", "rerun", "confirm",
-                                                      "minimize"};
+                                                   "minimize"};
 
 const char *record_role_name(trial_role r) {
   return (r >= 0 && r < ROLE_COUNT) ? role_names[r] : "unknown";

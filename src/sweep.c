@@ -261,7 +261,7 @@ static int fits_deadline(sweep *sw) {
 
 static int may_start(sweep *sw) {
   if (sw->stopping || sw->failed || sw->deadline_hit) return 0;
-  if (sw->counted >= sw->budget_trials) return 0;
+  if (sw->counted >= sw->budget_trials && !sw->refill) return 0; /* minimize: its own budget */
   if (sw->check_waits && sw->n_running > 0) return 0; /* the baseline's losses come first */
   return fits_deadline(sw);
 }

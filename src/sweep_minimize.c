@@ -128,8 +128,8 @@ static int fix_winner(sweep *sw, mz *m, char **err) {
   int n = 0;
   store_winner w;
   int rc = store_trials_load(sw->db, sw->id, &t, &n, err);
-  if (rc == 0 && confirm_config(t, n, m->winner, sw->exp->budget_steps, sw->exp->metric_skip,
-                                &w) == 0) {
+  if (rc == 0 &&
+      confirm_config(t, n, m->winner, sw->exp->budget_steps, sw->exp->metric_skip, &w) == 0) {
     rc = store_sweep_set_winner(sw->db, sw->id, &w, err);
     if (rc == 0 && w.value > 0) {
       m->in.speedup = w.baseline / w.value;
@@ -183,10 +183,10 @@ static int prepare(sweep *sw, const store_sweep *s, const minimize_opts *o, cons
                    .seed = s->seed,
                    .has_seed = 1};
   int next = sw->next_number;
-  if (rc == 0)
-    rc = sweep_prepare(sw, s->experiment_path, s->experiment_text, &so, NULL, 0, err);
+  if (rc == 0) rc = sweep_prepare(sw, s->experiment_path, s->experiment_text, &so, NULL, 0, err);
   sw->next_number = next;
   if (rc == 0) launch_use_stored_command(sw->exp, s->command_json);
+  sw->baseline_ms = num(shown, "baseline_ms"); /* the progress lines' speedups */
   const cJSON *base = cJSON_GetObjectItemCaseSensitive(shown, "baseline");
   if (rc == 0 && sw->check_waits) {
     sw->check_waits = 0;
@@ -210,8 +210,10 @@ static const cJSON *trial_of(const cJSON *shown, const char *config) {
 }
 
 static char *param_line(const minimize_param *p, int done) {
-  const char *what = p->dropped ? "reverted" : p->matters ? "kept (matters)" : p->tried ? "kept"
-                                                                                       : "undecided";
+  const char *what = p->dropped   ? "reverted"
+                     : p->matters ? "kept (matters)"
+                     : p->tried   ? "kept"
+                                  : "undecided";
   if (done && !p->tried && !p->matters) what = "kept";
   char alone[48] = "not measured";
   if (!isnan(p->alone)) snprintf(alone, sizeof alone, "%.3fx", p->alone);
@@ -231,16 +233,17 @@ static int write_report(const store_sweep *s, const cJSON *shown, const mz *m,
              num(shown, "speedup_hi"));
   c[n_c++] = xasprintf("flagtune minimize: sweep %lld \"%s\", model %s on %s", (long long)s->id,
                        s->name, s->model, s->hardware);
-  c[n_c++] = xasprintf("winner: %.3fx over the baseline%s, %d searched parameter%s",
-                       m->in.speedup, lo, p->n_params, p->n_params == 1 ? "" : "s");
+  c[n_c++] = xasprintf("winner: %.3fx over the baseline%s, %d searched parameter%s", m->in.speedup,
+                       lo, p->n_params, p->n_params == 1 ? "" : "s");
   for (int i = 0; i < p->n_params; i++) {
     c[n_c++] = param_line(&p->params[i], 1);
     kept += !p->params[i].dropped;
   }
-  c[n_c++] = xasprintf("minimal set: %d of %d parameter%s, %.3fx (a revert is kept at or "
-                       "above %.3fx), trial %.0f",
-                       kept, p->n_params, p->n_params == 1 ? "" : "s", p->minimal_speedup,
-                       m->in.lo, num(rep, "number"));
+  c[n_c++] = xasprintf(
+      "minimal set: %d of %d parameter%s, %.3fx (a revert is kept at or "
+      "above %.3fx), trial %.0f",
+      kept, p->n_params, p->n_params == 1 ? "" : "s", p->minimal_speedup, m->in.lo,
+      num(rep, "number"));
   cJSON *env = cJSON_Parse(view_str(rep, "env") ? view_str(rep, "env") : "{}");
   int n_env = cJSON_GetArraySize(env), i = 0;
   const char **names = xcalloc((size_t)n_env + 1, sizeof(char *));
@@ -250,8 +253,13 @@ static int write_report(const store_sweep *s, const cJSON *shown, const mz *m,
     names[i] = it->string;
     values[i++] = cJSON_IsString(it) ? it->valuestring : "";
   }
-  export_info info = {(const char *const *)c, n_c,   view_str(rep, "xla_flags"),
-                      view_str(rep, "tpu_args"), names, values, i};
+  export_info info = {(const char *const *)c,
+                      n_c,
+                      view_str(rep, "xla_flags"),
+                      view_str(rep, "tpu_args"),
+                      names,
+                      values,
+                      i};
   int rc = trialcfg_export(o->out, o->format, &info, err);
   free(names);
   free(values);
@@ -312,10 +320,11 @@ static int run_all(sweep *sw, const store_sweep *s, mz *m, const minimize_opts *
   sw->refill_ud = m;
   if (o->hours > 0) sw->deadline = (double)uv_hrtime() / 1e9 + o->hours * 3600.0;
   char *name = json_terminal_text(s->name, NULL);
-  diag_note("flagtune: minimizing sweep %lld \"%s\": winner %s, %.3fx, reverts kept at or above "
-            "%.3fx, %d measurement%s each",
-            (long long)s->id, name, m->winner, m->in.speedup, m->in.lo, m->in.repeats,
-            m->in.repeats == 1 ? "" : "s");
+  diag_note(
+      "flagtune: minimizing sweep %lld \"%s\": winner %s, %.3fx, reverts kept at or above "
+      "%.3fx, %d measurement%s each",
+      (long long)s->id, name, m->winner, m->in.speedup, m->in.lo, m->in.repeats,
+      m->in.repeats == 1 ? "" : "s");
   free(name);
   rc = sweep_drive(sw, err);
   give_back(sw, s);
@@ -355,8 +364,10 @@ int sweep_minimize(const char *ref, const minimize_opts *o, int *complete, char 
     rc = prepare(sw, &s, &here, shown, err);
   }
   if (rc == 0) rc = fix_winner(sw, &m, err);
-  if (rc == 0) rc = run_all(sw, &s, &m, &here, db_path, err);
-  else if (claimed) give_back(sw, &s);
+  if (rc == 0)
+    rc = run_all(sw, &s, &m, &here, db_path, err);
+  else if (claimed)
+    give_back(sw, &s);
   int done_rc = 0;
   char *done_err = NULL;
   if (claimed && sw->exp && (rc == 0 || rc == FT_EINTR))
@@ -368,9 +379,10 @@ int sweep_minimize(const char *ref, const minimize_opts *o, int *complete, char 
   }
   free(done_err);
   if (rc == 0 && !*complete && m.budget_hit)
-    diag_note("flagtune: minimize: --trials %d spent before every parameter was decided; "
-              "`flagtune minimize %lld --trials N` with a larger N continues",
-              o->trials, (long long)s.id);
+    diag_note(
+        "flagtune: minimize: --trials %d spent before every parameter was decided; "
+        "`flagtune minimize %lld --trials N` with a larger N continues",
+        o->trials, (long long)s.id);
   cJSON_Delete(shown);
   free(m.winner);
   store_sweep_clear(&s);
