@@ -17,6 +17,7 @@
 #include "diag.h"
 #include "flagcmd.h"
 #include "hardware.h"
+#include "importance.h"
 #include "json.h"
 #include "night.h"
 #include "stats.h"
@@ -218,6 +219,7 @@ static int cmd_show(args *a) {
   int rc = load_sweep(a, a->pos[0], &s, &obj, &err);
   store_close(s);
   if (rc != 0) return fail(rc, err);
+  importance_attach(obj); /* which parameters mattered (src/importance.c) */
   if (a->json) {
     print_json(obj);
   } else {
@@ -225,6 +227,7 @@ static int cmd_show(args *a) {
     view_header(obj);
     view_counts(obj);
     view_best_line(obj);
+    view_importance(obj);
     printf("\n");
     view_trials(obj);
   }
