@@ -20,6 +20,7 @@
 #include "importance.h"
 #include "json.h"
 #include "night.h"
+#include "report.h"
 #include "stats.h"
 #include "store.h"
 #include "supervise.h"
@@ -527,6 +528,14 @@ static int cmd_query(args *a) {
   return 0;
 }
 
+/* ---- report and compare (src/report.c, src/compare.c) ---- */
+
+static int cmd_report(args *a) {
+  char *err = NULL;
+  int rc = report_write(db_path(a), a->pos, a->n_pos, a->output, &err);
+  return rc != 0 ? fail(rc, err) : 0;
+}
+
 /* ---- help and parsing ---- */
 
 static int cmd_help(args *a);
@@ -577,6 +586,14 @@ static const command commands[] = {
     {"query", "query \"SQL\" [--db PATH] [--json]",
      "Runs one read-only SQL statement against the database (see docs/SCHEMA.md).", cmd_query, 1, 1,
      "db json"},
+    {"report", "report SWEEP... [-o FILE] [--db PATH]",
+     "Writes one self-contained HTML file (no script, nothing fetched; docs/REPORT.md): best so\n"
+     "far against trial number and wall clock, step time by value of each parameter with OOMs\n"
+     "marked, the OOM map of the two parameters that matter most, parameter importance, the top\n"
+     "configurations against the baseline with 95% intervals, the export snippet. Up to 8\n"
+     "sweeps, compared in one page; DB:SWEEP takes a sweep from another database. -o writes\n"
+     "FILE atomically (stdout without -o).",
+     cmd_report, 1, MAX_POS, "db output"},
     {"help", "help [COMMAND]", "Shows help for a command.", cmd_help, 0, 1, ""},
 };
 
