@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "compare.h"
 #include "diag.h"
 #include "flagcmd.h"
 #include "hardware.h"
@@ -536,6 +537,12 @@ static int cmd_report(args *a) {
   return rc != 0 ? fail(rc, err) : 0;
 }
 
+static int cmd_compare(args *a) {
+  char *err = NULL;
+  int rc = compare_main(db_path(a), a->pos[0], a->pos[1], a->json, &err);
+  return rc != 0 ? fail(rc, err) : 0;
+}
+
 /* ---- help and parsing ---- */
 
 static int cmd_help(args *a);
@@ -594,6 +601,12 @@ static const command commands[] = {
      "sweeps, compared in one page; DB:SWEEP takes a sweep from another database. -o writes\n"
      "FILE atomically (stdout without -o).",
      cmd_report, 1, MAX_POS, "db output"},
+    {"compare", "compare A B [--db PATH] [--json]",
+     "Two sweeps side by side (the same model on two jaxlibs, clusters or dates): software and\n"
+     "hardware keys, baseline, best and speedup with 95% intervals, B's baseline and best\n"
+     "against A's, and how the winning flags differ. A and B are ids or names; DB:SWEEP takes\n"
+     "one from another database (docs/REPORT.md).",
+     cmd_compare, 2, 2, "db json"},
     {"help", "help [COMMAND]", "Shows help for a command.", cmd_help, 0, 1, ""},
 };
 
