@@ -14,11 +14,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "compare.h"
 #include "diag.h"
 #include "flagcmd.h"
 #include "hardware.h"
+#include "importance.h"
 #include "json.h"
 #include "night.h"
+#include "report.h"
 #include "stats.h"
 #include "store.h"
 #include "supervise.h"
@@ -220,6 +223,7 @@ static int cmd_show(args *a) {
   int rc = load_sweep(a, a->pos[0], &s, &obj, &err);
   store_close(s);
   if (rc != 0) return fail(rc, err);
+  importance_attach(obj); /* which parameters mattered (src/importance.c) */
   if (a->json) {
     print_json(obj);
   } else {
@@ -227,6 +231,7 @@ static int cmd_show(args *a) {
     view_header(obj);
     view_counts(obj);
     view_best_line(obj);
+    view_importance(obj);
     printf("\n");
     view_trials(obj);
   }
@@ -559,6 +564,20 @@ static int cmd_query(args *a) {
   return 0;
 }
 
+/* ---- report and compare (src/report.c, src/compare.c) ---- */
+
+static int cmd_report(args *a) {
+  char *err = NULL;
+  int rc = report_write(db_path(a), a->pos, a->n_pos, a->output, &err);
+  return rc != 0 ? fail(rc, err) : 0;
+}
+
+static int cmd_compare(args *a) {
+  char *err = NULL;
+  int rc = compare_main(db_path(a), a->pos[0], a->pos[1], a->json, &err);
+  return rc != 0 ? fail(rc, err) : 0;
+}
+
 /* ---- help and parsing ---- */
 
 static int cmd_help(args *a);
@@ -621,6 +640,20 @@ static const command commands[] = {
     {"query", "query \"SQL\" [--db PATH] [--json]",
      "Runs one read-only SQL statement against the database (see docs/SCHEMA.md).", cmd_query, 1, 1,
      "db json"},
+    {"report", "report SWEEP... [-o FILE] [--db PATH]",
+     "Writes one self-contained HTML file (no script, nothing fetched; docs/REPORT.md): best so\n"
+     "far against trial number and wall clock, step time by value of each parameter with OOMs\n"
+     "marked, the OOM map of the two parameters that matter most, parameter importance, the top\n"
+     "configurations against the baseline with 95% intervals, the export snippet. Up to 8\n"
+     "sweeps, compared in one page; DB:SWEEP takes a sweep from another database. -o writes\n"
+     "FILE atomically (stdout without -o).",
+     cmd_report, 1, MAX_POS, "db output"},
+    {"compare", "compare A B [--db PATH] [--json]",
+     "Two sweeps side by side (the same model on two jaxlibs, clusters or dates): software and\n"
+     "hardware keys, baseline, best and speedup with 95% intervals, B's baseline and best\n"
+     "against A's, and how the winning flags differ. A and B are ids or names; DB:SWEEP takes\n"
+     "one from another database (docs/REPORT.md).",
+     cmd_compare, 2, 2, "db json"},
     {"help", "help [COMMAND]", "Shows help for a command.", cmd_help, 0, 1, ""},
 };
 

@@ -163,3 +163,24 @@ void view_log_failures(const cJSON *sw) {
     printf("logs: %d trial%s without a complete log (see %s error excerpt)\n", n, n == 1 ? "" : "s",
            n == 1 ? "its" : "their");
 }
+
+/* The top parameters by their share of what the parameters explain one at a time; a share
+ * under 1 % is not worth a line of its own. */
+void view_importance(const cJSON *sw) {
+  const cJSON *imp = cJSON_GetObjectItemCaseSensitive(sw, "importance"), *p;
+  if (!cJSON_IsObject(imp)) {
+    printf("importance: too few finished trials to estimate\n");
+    return;
+  }
+  int shown = 0;
+  printf("importance:");
+  cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(imp, "params")) {
+    if (shown == 5 || !(view_num(p, "share") >= 0.01)) break;
+    printf("%s %s %.0f%%", shown++ ? "," : "", view_str(p, "name"), 100 * view_num(p, "share"));
+  }
+  if (shown == 0) printf(" no parameter explains the differences measurably");
+  printf(
+      "\n  (each parameter's share of the variance of log step time explained by one "
+      "parameter at a time, over %.0f trials; failures count as slowest)\n",
+      view_num(imp, "trials"));
+}

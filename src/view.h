@@ -32,5 +32,8 @@ void view_counts(const cJSON *sw);
 void view_log_failures(const cJSON *sw);
 void view_best_line(const cJSON *sw);
 void view_trials(const cJSON *sw);
+/* "importance: NAME 61%, ..." from the sweep's "importance" (importance_attach): the few
+ * parameters that explain most, or why there is no estimate yet. */
+void view_importance(const cJSON *sw);
 
 #endif

@@ -4,6 +4,7 @@
 set -eu
 need=(build-essential cmake pkg-config liblua5.4-dev libsqlite3-dev libuv1-dev libcjson-dev
       sqlite3 dash zsh
+      chromium # tests/e2e/test_report.sh opens the HTML report in headless Chromium
       slurmctld slurmd slurm-client munge) # the Slurm executor's tests (tests/slurm/local.sh)
 missing=()
 for p in "${need[@]}"; do

@@ -1,0 +1,885 @@
+/* `flagtune report SWEEP... -o report.html`: one self-contained HTML file (inline CSS and
+ * SVG, no script, nothing fetched) with the sweeps' best-so-far curves, step time by value of
+ * each parameter with failures marked, the OOM map of the two parameters that matter most,
+ * parameter importance, the top configurations against the baseline with intervals, and the
+ * export snippet. Owns the report's content and loading a sweep by reference (shared with
+ * compare.c); reads only through store's read API and must not write the database. */
+#include "report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "diag.h"
+#include "importance.h"
+#include "stats.h"
+#include "store.h"
+#include "trialcfg.h"
+#include "view.h"
+
+#define TOP_CONFIGS 10
+
+/* ---- loading ---- */
+
+/* Whether the part of REF before its last ':' names a database: an existing file, or a path
+ * by its look (so a mistyped one is an error about the file, not "no sweep 'x.db:3'"). */
+static int split_ref(const char *ref, char **db, const char **sweep) {
+  const char *colon = strrchr(ref, ':');
+  if (!colon || colon == ref || !colon[1]) return 0;
+  char *path = xstrndup(ref, (size_t)(colon - ref));
+  struct stat st;
+  size_t n = strlen(path);
+  if (stat(path, &st) == 0 || strchr(path, '/') || (n > 3 && strcmp(path + n - 3, ".db") == 0)) {
+    *db = path;
+    *sweep = colon + 1;
+    return 1;
+  }
+  free(path);
+  return 0;
+}
+
+int report_sweep_load(const char *db, const char *ref, report_sweep *out, char **err) {
+  memset(out, 0, sizeof *out);
+  char *own = NULL;
+  const char *sweep_ref = ref;
+  if (split_ref(ref, &own, &sweep_ref)) db = own;
+  out->db = own ? own : xstrdup(db);
+  store *s = NULL;
+  store_sweep sw = {0};
+  int rc = store_open(db, STORE_READONLY, &s, err);
+  if (rc == 0) rc = store_sweep_get(s, sweep_ref, &sw, err);
+  if (rc == 0) rc = store_show_sweep(s, sw.id, &out->obj, err);
+  if (rc == 0) rc = store_trials_load(s, sw.id, &out->rec, &out->n_rec, err);
+  store_sweep_clear(&sw);
+  store_close(s);
+  if (rc != 0) {
+    report_sweep_free(out);
+    return rc;
+  }
+  importance_attach(out->obj);
+  return 0;
+}
+
+void report_sweep_free(report_sweep *r) {
+  if (!r) return;
+  free(r->db);
+  cJSON_Delete(r->obj);
+  record_free(r->rec, r->n_rec);
+  memset(r, 0, sizeof *r);
+}
+
+static void add_flags(cJSON *o, const char *flags) {
+  const char *p = flags ? flags : "";
+  while (*p) {
+    while (*p == ' ') p++;
+    size_t n = strcspn(p, " ");
+    if (n == 0) break;
+    char *tok = xstrndup(p, n), *name = tok;
+    while (*name == '-') name++;
+    char *eq = strchr(name, '=');
+    if (eq) *eq = '\0';
+    cJSON_DeleteItemFromObjectCaseSensitive(o, name);
+    cJSON_AddStringToObject(o, name, eq ? eq + 1 : "");
+    free(tok);
+    p += n;
+  }
+}
+
+cJSON *report_settings(const cJSON *trial) {
+  cJSON *o = cJSON_CreateObject();
+  add_flags(o, view_str(trial, "xla_flags"));
+  add_flags(o, view_str(trial, "tpu_args"));
+  cJSON *env = cJSON_Parse(view_str(trial, "env") ? view_str(trial, "env") : "{}");
+  const cJSON *it;
+  cJSON_ArrayForEach(it, env) {
+    if (!cJSON_IsString(it)) continue;
+    cJSON_DeleteItemFromObjectCaseSensitive(o, it->string);
+    cJSON_AddStringToObject(o, it->string, it->valuestring);
+  }
+  cJSON_Delete(env);
+  return o;
+}
+
+int report_skip(const cJSON *sweep_obj) {
+  const char *opts = view_str(sweep_obj, "options_json");
+  cJSON *o = opts ? cJSON_Parse(opts) : NULL;
+  double v = view_num(o, "skip");
+  cJSON_Delete(o);
+  return isnan(v) || v < 0 ? 0 : (int)v;
+}
+
+/* ---- small helpers ---- */
+
+static const cJSON *trials_of(const report_sweep *r) {
+  return cJSON_GetObjectItemCaseSensitive(r->obj, "trials");
+}
+
+static int is_status(const cJSON *t, const char *status) {
+  const char *s = view_str(t, "status");
+  return s && strcmp(s, status) == 0;
+}
+
+static int is_role(const cJSON *t, const char *role) {
+  const char *s = view_str(t, "role");
+  return s && strcmp(s, role) == 0;
+}
+
+/* The sweep's full step budget: halving's short rungs are not results. */
+static double full_steps(const cJSON *trials) {
+  double full = 0;
+  const cJSON *t;
+  cJSON_ArrayForEach(t, trials) if (view_num(t, "steps_budget") > full) full =
+      view_num(t, "steps_budget");
+  return full;
+}
+
+static int counts_as_result(const cJSON *t, double full) {
+  double b = view_num(t, "steps_budget");
+  return is_status(t, "ok") && !isnan(view_num(t, "value")) && (isnan(b) || b <= 0 || b >= full);
+}
+
+/* "2026-11-25T19:46:07.550Z" in seconds since the epoch; NaN when unreadable. */
+static double iso_seconds(const char *s) {
+  int y, mo, d, h, mi;
+  double sec;
+  if (!s || sscanf(s, "%d-%d-%dT%d:%d:%lf", &y, &mo, &d, &h, &mi, &sec) != 6) return NAN;
+  struct tm tm = {.tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d, .tm_hour = h, .tm_min = mi};
+  return (double)timegm(&tm) + sec;
+}
+
+static void put_ms(FILE *f, double v) {
+  if (isnan(v))
+    fputs("&ndash;", f);
+  else
+    fprintf(f, "%.2f&nbsp;ms", v);
+}
+
+/* ---- best so far ---- */
+
+typedef struct {
+  double *x, *y; /* the trial number or minutes, and the best value so far */
+  int n;
+} series;
+
+/* The best-so-far of the search (baseline and confirmation left out) against the trial
+ * number (BY_TIME 0) or the minutes since the sweep's first trial started. */
+static series best_series(const report_sweep *r, int by_time) {
+  const cJSON *trials = trials_of(r), *t;
+  int cap = cJSON_GetArraySize(trials) + 1, n = 0;
+  series s = {xcalloc((size_t)cap, sizeof(double)), xcalloc((size_t)cap, sizeof(double)), 0};
+  double full = full_steps(trials), t0 = INFINITY;
+  cJSON_ArrayForEach(t, trials) {
+    double st = iso_seconds(view_str(t, "started_at"));
+    if (st < t0) t0 = st;
+  }
+  /* Points in the order they became known: by number, or by finishing time. */
+  cJSON_ArrayForEach(t, trials) {
+    if (is_role(t, "baseline") || is_role(t, "confirm") || !counts_as_result(t, full)) continue;
+    double x =
+        by_time ? (iso_seconds(view_str(t, "finished_at")) - t0) / 60 : view_num(t, "number");
+    if (isnan(x)) continue;
+    int i = n++;
+    while (i > 0 && s.x[i - 1] > x) s.x[i] = s.x[i - 1], s.y[i] = s.y[i - 1], i--;
+    s.x[i] = x;
+    s.y[i] = view_num(t, "value");
+  }
+  for (int i = 1; i < n; i++)
+    if (s.y[i - 1] < s.y[i]) s.y[i] = s.y[i - 1];
+  s.n = n;
+  return s;
+}
+
+static void best_plot(FILE *f, report_sweep *rs, int n, int by_time) {
+  series s[REPORT_MAX_SWEEPS];
+  svg_plot p = {.x0 = 0, .x1 = 0, .y0 = INFINITY, .y1 = -INFINITY};
+  for (int i = 0; i < n; i++) {
+    s[i] = best_series(&rs[i], by_time);
+    verdict v;
+    view_verdict(rs[i].obj, &v);
+    double base = view_num(cJSON_GetObjectItemCaseSensitive(rs[i].obj, "baseline"), "value");
+    for (int k = 0; k < s[i].n; k++) {
+      if (s[i].x[k] > p.x1) p.x1 = s[i].x[k];
+      if (s[i].y[k] < p.y0) p.y0 = s[i].y[k];
+      if (s[i].y[k] > p.y1) p.y1 = s[i].y[k];
+    }
+    if (base < p.y0) p.y0 = base;
+    if (base > p.y1) p.y1 = base;
+  }
+  if (!isfinite(p.y0)) p.y0 = 0, p.y1 = 1;
+  double pad = (p.y1 - p.y0) * 0.08 + 1e-9;
+  p.y0 -= pad, p.y1 += pad;
+  /* Wall clock in the unit that reads best: seconds for a short sweep, hours for a night. */
+  double scale = 1;
+  const char *unit = "minutes";
+  if (by_time && p.x1 < 2)
+    scale = 60, unit = "seconds";
+  else if (by_time && p.x1 > 180)
+    scale = 1 / 60.0, unit = "hours";
+  for (int i = 0; i < n; i++)
+    for (int k = 0; k < s[i].n; k++) s[i].x[k] *= scale;
+  p.x1 = p.x1 * scale * 1.02;
+  char xlabel[64];
+  snprintf(xlabel, sizeof xlabel, "%s since the first trial started", unit);
+  const char *id = by_time ? "best-by-time" : "best-by-trial";
+  svg_begin(&p, f, id, 560, 300,
+            by_time ? "best step time so far against wall clock"
+                    : "best step time so far against trial number");
+  svg_axes(&p, by_time ? xlabel : "trial number", "best step time so far (ms)", 1);
+  for (int i = 0; i < n; i++) {
+    double base = view_num(cJSON_GetObjectItemCaseSensitive(rs[i].obj, "baseline"), "value");
+    if (!isnan(base))
+      fprintf(f,
+              "<line class=\"baseline\" stroke=\"%s\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" "
+              "y2=\"%.1f\"><title>baseline %.2f ms</title></line>\n",
+              svg_color(i), p.left, p.w - p.right, svg_y(&p, base), svg_y(&p, base), base);
+    if (s[i].n > 0) {
+      fprintf(f, "<path class=\"series\" stroke=\"%s\" d=\"M%.1f %.1f", svg_color(i),
+              svg_x(&p, s[i].x[0]), svg_y(&p, s[i].y[0]));
+      for (int k = 1; k < s[i].n; k++)
+        fprintf(f, " H%.1f V%.1f", svg_x(&p, s[i].x[k]), svg_y(&p, s[i].y[k]));
+      fprintf(f, " H%.1f\"/>\n", svg_x(&p, p.x1));
+    }
+    for (int k = 0; k < s[i].n; k++)
+      if (k == 0 || s[i].y[k] < s[i].y[k - 1])
+        fprintf(f,
+                "<circle fill=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"><title>%.2f ms at %g"
+                "</title></circle>\n",
+                svg_color(i), svg_x(&p, s[i].x[k]), svg_y(&p, s[i].y[k]), s[i].y[k], s[i].x[k]);
+    free(s[i].x);
+    free(s[i].y);
+  }
+  svg_end(&p);
+}
+
+/* ---- the summary table ---- */
+
+static void put_counts(FILE *f, const cJSON *obj) {
+  const cJSON *it;
+  int first = 1;
+  cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(obj, "counts")) {
+    fprintf(f, "%s<span class=\"st-%s\">", first ? "" : ", ", "x");
+    report_html(f, it->string);
+    fprintf(f, " %d</span>", it->valueint);
+    first = 0;
+  }
+}
+
+static void put_text(FILE *f, const char *tag, const char *s) {
+  fprintf(f, "<%s>", tag);
+  report_html(f, s ? s : "");
+  fprintf(f, "</%s>", tag);
+}
+
+static void summary_table(FILE *f, report_sweep *rs, int n) {
+  fputs(
+      "<table id=\"summary\"><thead><tr><th></th><th>sweep</th><th>model</th>"
+      "<th>hardware</th><th>software</th><th>strategy</th><th>status</th><th>trials</th>"
+      "<th>baseline</th><th>best</th><th>speedup (95% CI)</th>",
+      f);
+  if (n > 1) fputs("<th>best vs sweep A</th>", f);
+  fputs("</tr></thead><tbody>\n", f);
+  verdict first = {NAN, NAN, NAN, NAN, 0};
+  for (int i = 0; i < n; i++) {
+    const cJSON *o = rs[i].obj;
+    verdict v;
+    int have = view_verdict(o, &v) == 0;
+    if (i == 0) first = v;
+    fprintf(f, "<tr><td><span class=\"swatch\" style=\"background:%s\"></span>%c</td><td>",
+            svg_color(i), 'A' + i);
+    fprintf(f, "%.0f ", view_num(o, "id"));
+    report_html(f, view_str(o, "name"));
+    fputs(" <small>(", f);
+    report_html(f, rs[i].db);
+    fputs(")</small></td>", f);
+    put_text(f, "td", view_str(o, "model"));
+    put_text(f, "td", view_str(o, "hardware"));
+    put_text(f, "td", view_str(o, "software"));
+    put_text(f, "td", view_str(o, "strategy"));
+    put_text(f, "td", view_str(o, "status"));
+    fprintf(f, "<td>%.0f: ", view_num(o, "n_trials"));
+    put_counts(f, o);
+    fputs("</td><td>", f);
+    put_ms(f, have ? v.baseline : NAN);
+    fputs("</td><td>", f);
+    put_ms(f, v.value);
+    if (v.pooled) fprintf(f, " <small>(median of %d)</small>", v.pooled);
+    fputs("</td><td>", f);
+    if (have) {
+      char sp[96];
+      view_format_speedup(&v, sp, sizeof sp);
+      report_html(f, sp);
+    } else {
+      fputs("&ndash;", f);
+    }
+    fputs("</td>", f);
+    if (n > 1) {
+      if (!isnan(first.value) && !isnan(v.value))
+        fprintf(f, "<td>%.3fx</td>", first.value / v.value);
+      else
+        fputs("<td>&ndash;</td>", f);
+    }
+    fputs("</tr>\n", f);
+  }
+  fputs("</tbody></table>\n", f);
+}
+
+/* ---- step time by value ---- */
+
+typedef struct {
+  char *text;
+  double num; /* the JSON number, NaN for another type */
+} level;
+
+static int by_level(const void *a, const void *b) {
+  const level *x = a, *y = b;
+  if (!isnan(x->num) && !isnan(y->num)) return (x->num > y->num) - (x->num < y->num);
+  return strcmp(x->text, y->text);
+}
+
+/* The values of NAME the sweep's trials set, ordered (numbers by value, others by text). */
+static level *levels_of(const cJSON *trials, const char *name, int *n) {
+  int cap = cJSON_GetArraySize(trials) + 1;
+  level *l = xcalloc((size_t)cap, sizeof *l);
+  const cJSON *t;
+  *n = 0;
+  cJSON_ArrayForEach(t, trials) {
+    cJSON *cfg = cJSON_Parse(view_str(t, "config") ? view_str(t, "config") : "{}");
+    char *text = importance_value_text(cfg, name);
+    int j = 0;
+    while (text && j < *n && strcmp(l[j].text, text) != 0) j++;
+    if (text && j == *n) {
+      const cJSON *v = cJSON_GetObjectItemCaseSensitive(cfg, name);
+      l[(*n)++] = (level){text, cJSON_IsNumber(v) ? v->valuedouble : NAN};
+    } else {
+      free(text);
+    }
+    cJSON_Delete(cfg);
+  }
+  int all_num = 1;
+  for (int j = 0; j < *n; j++) all_num &= !isnan(l[j].num);
+  if (!all_num)
+    for (int j = 0; j < *n; j++) l[j].num = NAN;
+  qsort(l, (size_t)*n, sizeof *l, by_level);
+  return l;
+}
+
+static void levels_free(level *l, int n) {
+  for (int j = 0; j < n; j++) free(l[j].text);
+  free(l);
+}
+
+/* The index of trial T's value of NAME among L, or -1 when it leaves NAME at its default. */
+static int level_index(const cJSON *t, const char *name, const level *l, int n) {
+  cJSON *cfg = cJSON_Parse(view_str(t, "config") ? view_str(t, "config") : "{}");
+  char *text = importance_value_text(cfg, name);
+  int j = 0;
+  while (text && j < n && strcmp(l[j].text, text) != 0) j++;
+  cJSON_Delete(cfg);
+  free(text);
+  return text && j < n ? j : -1;
+}
+
+static void category_labels(const svg_plot *p, const level *l, int n) {
+  for (int j = 0; j < n; j++) {
+    double x = svg_x(p, j);
+    if (n > 6)
+      fprintf(p->f,
+              "<text class=\"tick\" transform=\"translate(%.1f %d) rotate(-30)\" "
+              "text-anchor=\"end\">",
+              x + 3, p->h - p->bottom + 12);
+    else
+      fprintf(p->f, "<text class=\"tick\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">", x,
+              p->h - p->bottom + 14);
+    report_html(p->f, l[j].text);
+    fputs("</text>\n", p->f);
+  }
+}
+
+/* One trial's mark: a dot for an ok value, a cross in the top band for an OOM, a ring for
+ * another failure; nothing for a short halving rung or a running trial. */
+static void trial_mark(const svg_plot *p, const cJSON *t, double x, double full) {
+  double band = p->top - 10;
+  FILE *f = p->f;
+  const char *end = "</title></circle>\n";
+  if (counts_as_result(t, full)) {
+    fprintf(f, "<circle class=\"ok\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"><title>trial %.0f: %.2f ms", x,
+            svg_y(p, view_num(t, "value")), view_num(t, "number"), view_num(t, "value"));
+  } else if (is_status(t, "oom")) {
+    fprintf(f, "<path class=\"oom\" d=\"M%.1f %.1f l6 6 m0 -6 l-6 6\"><title>trial %.0f: OOM",
+            x - 3, band - 3, view_num(t, "number"));
+    end = "</title></path>\n";
+  } else if (!is_status(t, "ok") && !is_status(t, "running")) {
+    fprintf(f, "<circle class=\"failed\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"><title>trial %.0f: ", x,
+            band, view_num(t, "number"));
+    report_html(f, view_str(t, "status"));
+  } else {
+    return;
+  }
+  fputs(end, f);
+}
+
+static void param_plot(FILE *f, const report_sweep *r, int si, int k, const char *name) {
+  const cJSON *trials = trials_of(r), *t;
+  int nl;
+  level *l = levels_of(trials, name, &nl);
+  double full = full_steps(trials);
+  double base = view_num(cJSON_GetObjectItemCaseSensitive(r->obj, "baseline"), "value");
+  svg_plot p = {.x0 = -0.5,
+                .x1 = nl - 0.5,
+                .y0 = INFINITY,
+                .y1 = -INFINITY,
+                .top = 26,
+                .bottom = nl > 6 ? 70 : 42};
+  cJSON_ArrayForEach(t, trials) if (counts_as_result(t, full)) {
+    double v = view_num(t, "value");
+    if (v < p.y0) p.y0 = v;
+    if (v > p.y1) p.y1 = v;
+  }
+  if (base < p.y0) p.y0 = base;
+  if (base > p.y1) p.y1 = base;
+  if (!isfinite(p.y0)) p.y0 = 0, p.y1 = 1;
+  double pad = (p.y1 - p.y0) * 0.08 + 1e-9;
+  p.y0 -= pad, p.y1 += pad;
+  char id[48], *title = xasprintf("step time by value of %s", name);
+  snprintf(id, sizeof id, "param-%d-%d", si + 1, k + 1);
+  int w = 120 + 56 * nl;
+  svg_begin(&p, f, id, w < 320 ? 320 : w > 900 ? 900 : w, 260, title);
+  free(title);
+  svg_axes(&p, "", "step time (ms)", 0);
+  category_labels(&p, l, nl);
+  fprintf(f, "<text class=\"band\" x=\"%d\" y=\"%d\" text-anchor=\"end\">failed</text>\n",
+          p.left - 4, p.top - 7);
+  if (!isnan(base))
+    fprintf(f,
+            "<line class=\"baseline\" stroke=\"#555\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\">"
+            "<title>baseline %.2f ms</title></line>\n",
+            p.left, p.w - p.right, svg_y(&p, base), svg_y(&p, base), base);
+  int i = 0;
+  cJSON_ArrayForEach(t, trials) {
+    int j = level_index(t, name, l, nl);
+    /* A deterministic spread so repeated values stay visible. */
+    if (j >= 0) trial_mark(&p, t, svg_x(&p, j) + ((i * 7919) % 17 - 8) * 1.5, full);
+    i++;
+  }
+  svg_end(&p);
+  levels_free(l, nl);
+}
+
+/* ---- the OOM map ---- */
+
+typedef struct {
+  int ok, oom, failed;
+  double best;
+} cell;
+
+static void oom_cell(FILE *f, const cell *c, double x, double y, double lo, double hi) {
+  const char *fill = "#f2f2f2";
+  char green[32];
+  if (c->oom && !c->ok)
+    fill = "#d62728";
+  else if (c->oom)
+    fill = "#f4a6a6";
+  else if (c->ok) {
+    double u = hi > lo ? (c->best - lo) / (hi - lo) : 0; /* 0: the fastest */
+    snprintf(green, sizeof green, "rgb(%d,%d,%d)", (int)(40 + 170 * u), (int)(150 + 80 * u),
+             (int)(60 + 150 * u));
+    fill = green;
+  } else if (c->failed) {
+    fill = "#bbbbbb";
+  }
+  fprintf(f, "<rect class=\"cell\" x=\"%.1f\" y=\"%.1f\" width=\"64\" height=\"28\" fill=\"%s\">",
+          x, y, fill);
+  fprintf(f, "<title>%d ok, %d OOM, %d other failures", c->ok, c->oom, c->failed);
+  if (c->ok) fprintf(f, "; best %.2f ms", c->best);
+  fputs("</title></rect>", f);
+  if (c->ok + c->oom + c->failed > 0)
+    fprintf(f, "<text class=\"celltext\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>",
+            x + 32, y + 18,
+            c->oom && !c->ok ? "OOM"
+            : c->ok          ? ""
+            : c->oom         ? "some OOM"
+                             : "failed");
+  if (c->ok)
+    fprintf(f,
+            "<text class=\"celltext\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.0f%s</text>",
+            x + 32, y + 18, c->best, c->oom ? "*" : "");
+  fputc('\n', f);
+}
+
+static void oom_map(FILE *f, const report_sweep *r, int si, const char *a, const char *b) {
+  const cJSON *trials = trials_of(r), *t;
+  int na, nb;
+  level *la = levels_of(trials, a, &na), *lb = levels_of(trials, b, &nb);
+  cell *c = xcalloc((size_t)(na * nb) + 1, sizeof *c);
+  double full = full_steps(trials), lo = INFINITY, hi = -INFINITY;
+  cJSON_ArrayForEach(t, trials) {
+    int i = level_index(t, a, la, na), j = level_index(t, b, lb, nb);
+    if (i < 0 || j < 0) continue;
+    cell *x = &c[j * na + i];
+    double v = view_num(t, "value");
+    if (counts_as_result(t, full)) {
+      if (!x->ok || v < x->best) x->best = v;
+      x->ok++;
+      if (v < lo) lo = v;
+      if (v > hi) hi = v;
+    } else if (is_status(t, "oom")) {
+      x->oom++;
+    } else if (!is_status(t, "ok") && !is_status(t, "running")) {
+      x->failed++;
+    }
+  }
+  char id[32];
+  snprintf(id, sizeof id, "oommap-%d", si + 1);
+  svg_plot p = {.left = 110, .top = 10, .bottom = 60, .right = 10};
+  char *title = xasprintf("OOMs and best step time over %s and %s", a, b);
+  svg_begin(&p, f, id, 110 + 64 * na + 10, 10 + 28 * nb + 60, title);
+  free(title);
+  for (int j = 0; j < nb; j++) {
+    fprintf(f, "<text class=\"tick\" x=\"104\" y=\"%d\" text-anchor=\"end\">", 10 + 28 * j + 18);
+    report_html(f, lb[j].text);
+    fputs("</text>\n", f);
+    for (int i = 0; i < na; i++) oom_cell(f, &c[j * na + i], 110 + 64 * i, 10 + 28 * j, lo, hi);
+  }
+  for (int i = 0; i < na; i++) {
+    fprintf(f, "<text class=\"tick\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">", 110 + 64 * i + 32,
+            10 + 28 * nb + 14);
+    report_html(f, la[i].text);
+    fputs("</text>\n", f);
+  }
+  fprintf(f, "<text class=\"label\" x=\"110\" y=\"%d\">x: ", 10 + 28 * nb + 34);
+  report_html(f, a);
+  fputs("; y: ", f);
+  report_html(f, b);
+  fputs("</text>\n", f);
+  svg_end(&p);
+  free(c);
+  levels_free(la, na);
+  levels_free(lb, nb);
+}
+
+/* ---- importance ---- */
+
+static void importance_section(FILE *f, const report_sweep *r, int si) {
+  const cJSON *imp = cJSON_GetObjectItemCaseSensitive(r->obj, "importance"), *p;
+  fprintf(f,
+          "<table class=\"importance\" id=\"importance-%d\"><thead><tr><th>parameter</th>"
+          "<th>share</th><th></th><th>variance explained alone</th><th>values</th></tr>"
+          "</thead><tbody>\n",
+          si + 1);
+  cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(imp, "params")) {
+    fputs("<tr>", f);
+    put_text(f, "td", view_str(p, "name"));
+    fprintf(
+        f,
+        "<td>%.0f%%</td><td><svg width=\"160\" height=\"12\"><rect class=\"bar\" width=\"%.1f\" "
+        "height=\"12\"/></svg></td><td>%.1f%%</td><td>%.0f</td></tr>\n",
+        100 * view_num(p, "share"), 160 * view_num(p, "share"), 100 * view_num(p, "explained"),
+        view_num(p, "levels"));
+  }
+  fputs("</tbody></table>\n", f);
+  if (cJSON_IsObject(imp))
+    fprintf(f,
+            "<p class=\"note\">Over %.0f trials (%.0f failed by their configuration, scored "
+            "slower than the slowest ok trial). The share of the variance of log step time "
+            "each parameter's values explain alone, corrected for the number of values "
+            "(epsilon squared); a marginal estimate that does not see interactions.</p>\n",
+            view_num(imp, "trials"), view_num(imp, "failed"));
+  else
+    fputs("<p class=\"note\">Too few finished trials to estimate importance.</p>\n", f);
+}
+
+/* ---- the top configurations ---- */
+
+typedef struct {
+  const char *config;
+  double value; /* median of the ok values */
+  int n, best_number;
+  double *steps;
+  int n_steps;
+} group;
+
+static int by_value(const void *a, const void *b) {
+  const group *x = a, *y = b;
+  return (x->value > y->value) - (x->value < y->value);
+}
+
+/* The distinct ok configurations (full budget), their pooled steps after SKIP; the baseline
+ * ("{}") is one of them. */
+static int group_trials(const report_sweep *r, int skip, double full, group **out) {
+  group *g = xcalloc((size_t)r->n_rec + 1, sizeof *g);
+  int ng = 0;
+  for (int i = 0; i < r->n_rec; i++) {
+    const trial_record *t = &r->rec[i];
+    if (t->status != OUTCOME_OK || isnan(t->value)) continue;
+    if (t->steps_budget > 0 && t->steps_budget < full) continue;
+    int j = 0;
+    while (j < ng && strcmp(g[j].config, t->config_json) != 0) j++;
+    if (j == ng) g[ng++] = (group){t->config_json, 0, 0, t->number, NULL, 0};
+    if (t->n_steps > skip) {
+      g[j].steps = xrealloc(g[j].steps, (size_t)(g[j].n_steps + t->n_steps) * sizeof(double));
+      memcpy(g[j].steps + g[j].n_steps, t->steps + skip,
+             (size_t)(t->n_steps - skip) * sizeof(double));
+      g[j].n_steps += t->n_steps - skip;
+    }
+    g[j].n++;
+  }
+  for (int j = 0; j < ng; j++) {
+    double *v = xcalloc((size_t)g[j].n, sizeof(double));
+    int k = 0;
+    double bestv = INFINITY;
+    for (int i = 0; i < r->n_rec; i++) {
+      const trial_record *t = &r->rec[i];
+      if (t->status != OUTCOME_OK || isnan(t->value) || strcmp(t->config_json, g[j].config) != 0 ||
+          (t->steps_budget > 0 && t->steps_budget < full))
+        continue;
+      v[k++] = t->value;
+      if (t->value < bestv) bestv = t->value, g[j].best_number = t->number;
+    }
+    g[j].value = stats_median(v, k);
+    free(v);
+  }
+  qsort(g, (size_t)ng, sizeof *g, by_value);
+  *out = g;
+  return ng;
+}
+
+static const cJSON *trial_by_number(const report_sweep *r, int number) {
+  const cJSON *t;
+  cJSON_ArrayForEach(t, trials_of(r)) if (view_num(t, "number") == number) return t;
+  return NULL;
+}
+
+/* What TRIAL sets that the baseline does not (or sets otherwise). */
+static void put_differences(FILE *f, const cJSON *trial, const cJSON *base) {
+  cJSON *a = report_settings(trial), *b = report_settings(base);
+  const cJSON *it;
+  int n = 0;
+  cJSON_ArrayForEach(it, a) {
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(b, it->string);
+    if (cJSON_IsString(o) && strcmp(o->valuestring, it->valuestring) == 0) continue;
+    fputs(n++ ? " <code>" : "<code>", f);
+    report_html(f, it->string);
+    fputs("=", f);
+    report_html(f, it->valuestring);
+    fputs("</code>", f);
+  }
+  if (n == 0) fputs("<em>the baseline's settings</em>", f);
+  cJSON_Delete(a);
+  cJSON_Delete(b);
+}
+
+static void top_table(FILE *f, const report_sweep *r, int si) {
+  const cJSON *trials = trials_of(r);
+  double full = full_steps(trials);
+  int skip = report_skip(r->obj);
+  group *g = NULL;
+  int ng = group_trials(r, skip, full, &g), base = -1;
+  for (int j = 0; j < ng; j++)
+    if (strcmp(g[j].config, "{}") == 0) base = j;
+  const cJSON *base_trial = trial_by_number(r, 0);
+  fprintf(f,
+          "<table class=\"top\" id=\"top-%d\"><thead><tr><th>#</th><th>trial</th>"
+          "<th>step time</th><th>runs</th><th>speedup (95%% CI)</th>"
+          "<th>differences from the baseline</th></tr></thead><tbody>\n",
+          si + 1);
+  int shown = 0;
+  for (int j = 0; j < ng && shown < TOP_CONFIGS; j++) {
+    if (j == base) continue;
+    fprintf(f, "<tr><td>%d</td><td>%d</td><td>", ++shown, g[j].best_number);
+    put_ms(f, g[j].value);
+    fprintf(f, "</td><td>%d</td><td>", g[j].n);
+    double sp, lo, hi;
+    if (base >= 0 && stats_speedup_ci(g[base].steps, g[base].n_steps, g[j].steps, g[j].n_steps,
+                                      12345, &sp, &lo, &hi) == 0)
+      fprintf(f, "%.3fx (%.3f&ndash;%.3f)", sp, lo, hi);
+    else
+      fputs("&ndash;", f);
+    fputs("</td><td>", f);
+    put_differences(f, trial_by_number(r, g[j].best_number), base_trial);
+    fputs("</td></tr>\n", f);
+  }
+  if (shown == 0) fputs("<tr><td colspan=\"6\">no ok trial yet</td></tr>\n", f);
+  fputs("</tbody></table>\n", f);
+  for (int j = 0; j < ng; j++) free(g[j].steps);
+  free(g);
+}
+
+/* ---- the export snippet ---- */
+
+static void export_section(FILE *f, const report_sweep *r, int si) {
+  const cJSON *best = cJSON_GetObjectItemCaseSensitive(r->obj, "best");
+  fprintf(f, "<pre class=\"export\" id=\"export-%d\">", si + 1);
+  if (!cJSON_IsObject(best)) {
+    fputs("# no ok trial to export</pre>\n", f);
+    return;
+  }
+  char *c1 =
+      xasprintf("flagtune: sweep %.0f \"%s\", model %s on %s", view_num(r->obj, "id"),
+                view_str(r->obj, "name"), view_str(r->obj, "model"), view_str(r->obj, "hardware"));
+  char *c2 = xasprintf("trial %.0f, %.2f ms", view_num(best, "number"), view_num(best, "value"));
+  const char *comments[2] = {c1, c2};
+  cJSON *env = cJSON_Parse(view_str(best, "env") ? view_str(best, "env") : "{}");
+  int n_env = cJSON_GetArraySize(env), i = 0;
+  const char **names = xcalloc((size_t)n_env + 1, sizeof(char *));
+  const char **values = xcalloc((size_t)n_env + 1, sizeof(char *));
+  const cJSON *it;
+  cJSON_ArrayForEach(it, env) {
+    names[i] = it->string;
+    values[i++] = cJSON_IsString(it) ? it->valuestring : "";
+  }
+  export_info info = {comments, 2, view_str(best, "xla_flags"), view_str(best, "tpu_args"), names,
+                      values,   i};
+  char *text = NULL, *err = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&text, &len);
+  if (m && trialcfg_export(m, EXPORT_SH, &info, &err) == 0) {
+    fclose(m);
+    report_html(f, text);
+  } else {
+    if (m) fclose(m);
+    fputs("# cannot export: ", f);
+    report_html(f, err ? err : "out of memory");
+  }
+  fputs("</pre>\n", f);
+  free(text);
+  free(err);
+  free(names);
+  free(values);
+  cJSON_Delete(env);
+  free(c1);
+  free(c2);
+}
+
+/* ---- the page ---- */
+
+static const char *const css =
+    "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}"
+    "h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd}"
+    "h3{font-size:15px}table{border-collapse:collapse;margin:8px 0}"
+    "th,td{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}"
+    "th{background:#f5f5f5}code{background:#f3f3f3;padding:0 3px;margin-right:4px;"
+    "white-space:nowrap}pre.export{background:#f6f8fa;padding:8px;overflow-x:auto;"
+    "white-space:pre-wrap;word-break:break-all}.swatch{display:inline-block;width:10px;"
+    "height:10px;margin-right:4px}.note{color:#555;font-size:12px;max-width:800px}"
+    "svg.plot{display:block;margin:6px 0}.grid{stroke:#eee}.frame{fill:none;stroke:#999}"
+    ".tick{font-size:10px;fill:#444}.label{font-size:11px;fill:#333}.band{font-size:10px;"
+    "fill:#a00}.baseline{stroke-dasharray:5 4;stroke-width:1.2}.series{fill:none;"
+    "stroke-width:2}.ok{fill:#1f77b4;fill-opacity:.7}.oom{stroke:#d62728;stroke-width:2}"
+    ".failed{fill:none;stroke:#888}.cell{stroke:#fff}.celltext{font-size:10px;fill:#111}"
+    ".bar{fill:#1f77b4}.params{display:flex;flex-wrap:wrap;gap:8px}figure{margin:0}"
+    "figcaption{font-size:12px;font-family:monospace}";
+
+static void sweep_section(FILE *f, const report_sweep *r, int si) {
+  fprintf(f, "<section class=\"sweep\" id=\"sweep-%d\"><h2>%c: sweep %.0f &ldquo;", si + 1,
+          'A' + si, view_num(r->obj, "id"));
+  report_html(f, view_str(r->obj, "name"));
+  fputs("&rdquo;</h2>\n<h3>Parameter importance</h3>\n", f);
+  importance_section(f, r, si);
+  importance_result imp;
+  importance_compute(trials_of(r), &imp);
+  fputs(
+      "<h3>Step time by value</h3>\n<p class=\"note\">Dots: ok trials; crosses in the top "
+      "band: OOM; rings: other failures; dashed: the baseline.</p><div class=\"params\">\n",
+      f);
+  for (int k = 0; k < imp.n; k++) {
+    fputs("<figure><figcaption>", f);
+    report_html(f, imp.p[k].name);
+    fputs("</figcaption>\n", f);
+    param_plot(f, r, si, k, imp.p[k].name);
+    fputs("</figure>\n", f);
+  }
+  fputs("</div>\n<h3>OOM map</h3>\n", f);
+  if (imp.n >= 2) {
+    fputs(
+        "<p class=\"note\">The two parameters that matter most. Red: every trial OOM; pink: "
+        "some (* marks a best beside an OOM); green: the best ok step time in ms, darker is "
+        "faster; grey: not tried or other failures.</p>\n",
+        f);
+    oom_map(f, r, si, imp.p[0].name, imp.p[1].name);
+  } else {
+    fprintf(f, "<p class=\"note\" id=\"oommap-%d\">Needs two searched parameters.</p>\n", si + 1);
+  }
+  importance_free(&imp);
+  fputs("<h3>Top configurations</h3>\n", f);
+  top_table(f, r, si);
+  fputs("<h3>Export</h3>\n", f);
+  export_section(f, r, si);
+  fputs("</section>\n", f);
+}
+
+static void page(FILE *f, report_sweep *rs, int n) {
+  fputs(
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<meta name=\"generator\" content=\"flagtune " FLAGTUNE_VERSION
+      "\"><title>flagtune "
+      "report: ",
+      f);
+  for (int i = 0; i < n; i++) {
+    if (i) fputs(", ", f);
+    report_html(f, view_str(rs[i].obj, "name"));
+  }
+  fprintf(f, "</title><style>%s</style></head><body>\n<h1>flagtune report</h1>\n", css);
+  time_t now = time(NULL);
+  char when[64];
+  strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&now));
+  fprintf(f, "<p class=\"note\">Written %s by flagtune %s from %d sweep%s.</p>\n", when,
+          FLAGTUNE_VERSION, n, n == 1 ? "" : "s");
+  summary_table(f, rs, n);
+  fputs(
+      "<h2>Best so far</h2>\n<p class=\"note\">Search trials only (the baseline and "
+      "confirmation re-measurements are not search); dashed: each sweep's baseline.</p>\n"
+      "<div class=\"params\">\n",
+      f);
+  best_plot(f, rs, n, 0);
+  best_plot(f, rs, n, 1);
+  fputs("</div>\n", f);
+  for (int i = 0; i < n; i++) sweep_section(f, &rs[i], i);
+  fputs("</body></html>\n", f);
+}
+
+static int write_file(const char *path, const char *text, size_t len, char **err) {
+  if (!path || strcmp(path, "-") == 0) {
+    if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0)
+      return diag_set(err, FT_ESYS, "cannot write the report to stdout");
+    return 0;
+  }
+  char *tmp = xasprintf("%s.tmp", path);
+  FILE *out = fopen(tmp, "w");
+  int rc = 0;
+  if (!out) {
+    rc = diag_set(err, FT_EINPUT, "cannot write %s (is its directory there and writable?)", path);
+  } else {
+    int bad = fwrite(text, 1, len, out) != len;
+    if ((fclose(out) != 0 || bad) && rc == 0) rc = diag_set(err, FT_ESYS, "cannot write %s", path);
+    if (rc == 0 && rename(tmp, path) != 0) rc = diag_set(err, FT_ESYS, "cannot write %s", path);
+    if (rc != 0) remove(tmp);
+  }
+  free(tmp);
+  return rc;
+}
+
+int report_write(const char *db, const char *const *refs, int n, const char *out_path, char **err) {
+  if (n < 1 || n > REPORT_MAX_SWEEPS)
+    return diag_set(err, FT_EINPUT, "report takes 1 to %d sweeps, got %d", REPORT_MAX_SWEEPS, n);
+  report_sweep rs[REPORT_MAX_SWEEPS] = {{0}};
+  int rc = 0, loaded = 0;
+  for (; loaded < n && rc == 0; loaded++)
+    rc = report_sweep_load(db, refs[loaded], &rs[loaded], err);
+  if (rc == 0) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    if (!m) {
+      rc = diag_set(err, FT_ESYS, "out of memory writing the report");
+    } else {
+      page(m, rs, n);
+      fclose(m);
+      rc = write_file(out_path, text, len, err);
+    }
+    free(text);
+  }
+  for (int i = 0; i < loaded; i++) report_sweep_free(&rs[i]);
+  return rc;
+}

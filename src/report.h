@@ -1,0 +1,65 @@
+/* `flagtune report` (one self-contained HTML file: SVG written here, no script, no network)
+ * and what `compare` shares with it: loading a sweep by reference from one database or
+ * another, and the flags and variables a configuration sets. Reads only through the store's
+ * read API (store_show_sweep, store_trials_load); must not write the database. */
+#ifndef FLAGTUNE_REPORT_H
+#define FLAGTUNE_REPORT_H
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+
+#include "record.h"
+
+/* At most this many sweeps in one report (the command line's positional limit). */
+#define REPORT_MAX_SWEEPS 8
+
+typedef struct {
+  char *db;          /* the database it came from (owned) */
+  cJSON *obj;        /* store_show_sweep's listing with "importance" attached (owned) */
+  trial_record *rec; /* its trials with their step times (store_trials_load) */
+  int n_rec;
+} report_sweep;
+
+/* Loads sweep REF: an id or a name in database DB, or "PATH:REF" for a sweep of the
+ * database at PATH (when PATH names an existing file, or looks like one: it holds a '/' or
+ * ends in ".db"). FT_EINPUT, naming the reference, for a missing database or sweep. */
+int report_sweep_load(const char *db, const char *ref, report_sweep *out, char **err);
+void report_sweep_free(report_sweep *r);
+
+/* What a trial listing object sets: {"name": "value"} of its XLA_FLAGS and
+ * LIBTPU_INIT_ARGS ("--name=value"; a bare "--name" is "") and its env. Caller deletes. */
+cJSON *report_settings(const cJSON *trial);
+
+/* The experiment's metric.skip recorded in the sweep's options (warm-up steps left out). */
+int report_skip(const cJSON *sweep_obj);
+
+/* Writes the report of REFS (N of them, 1..REPORT_MAX_SWEEPS) to OUT_PATH atomically (a
+ * temporary file renamed into place; nothing is left on failure), or to stdout when OUT_PATH
+ * is NULL or "-". Every text from the database is HTML-escaped. */
+int report_write(const char *db, const char *const *refs, int n, const char *out_path, char **err);
+
+/* ---- HTML and SVG helpers (report_svg.c) ---- */
+
+/* S with & < > " ' escaped, and control bytes (but newline and tab) as U+FFFD. */
+void report_html(FILE *f, const char *s);
+
+typedef struct {
+  FILE *f;
+  double x0, x1, y0, y1;        /* the data range shown */
+  int w, h;                     /* the picture */
+  int left, right, top, bottom; /* margins */
+} svg_plot;
+
+/* Opens <svg id=ID> of W x H pixels over the data range; TITLE is its accessible name. */
+void svg_begin(svg_plot *p, FILE *f, const char *id, int w, int h, const char *title);
+double svg_x(const svg_plot *p, double x);
+double svg_y(const svg_plot *p, double y);
+/* The frame, the y axis with about 5 ticks (and the x axis when X_TICKS), and the labels. */
+void svg_axes(const svg_plot *p, const char *xlabel, const char *ylabel, int x_ticks);
+void svg_end(const svg_plot *p);
+/* Nice tick values for [LO, HI]: up to MAX of them into T; returns how many. */
+int svg_ticks(double lo, double hi, int max, double *t);
+/* The colour of the Ith sweep. */
+const char *svg_color(int i);
+
+#endif

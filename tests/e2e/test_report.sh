@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# End-to-end: `flagtune report` on real sweeps of the simulated workload, and importance in
+# `show`.
+#  1. report of two sweeps: one file, exit 0, every section's element, the page fetches and
+#     runs nothing (no script, no external URL)
+#  2. user data is HTML-escaped (a model name and a variable's values that hold markup)
+#  3. bad input: unknown sweep, missing database, unwritable -o: exit 2, nothing written
+#  4. DB:SWEEP takes a sweep from another database
+#  5. headless Chromium (Debian's chromium; tests/deps.sh installs it): a screenshot, no
+#     script error in the console, the sections present in the DOM after loading
+#  6. show prints the importance line; show --json carries "importance"
+# Usage: test_report.sh FLAGTUNE_BIN SIM_BIN SOURCE_DIR
+source "$(dirname "$0")/lib.sh"
+
+write_exp() { # name seed
+  cat > "$1.lua" <<LUA
+return experiment {
+  name = "$1", model = "sim<b>7b</b>&co", hardware = "test-box",
+  command = { "$sim", "--landscape", "fsdp8", "--steps", "{steps}", "--time-scale", "0" },
+  metric = { json = "step_time_ms", skip = 2 },
+  flags = {
+    xla_gpu_enable_latency_hiding_scheduler = bool(),
+    xla_gpu_all_gather_combine_threshold_bytes = pow2("2GiB", "8GiB"),
+  },
+  vars = {
+    XLA_PYTHON_CLIENT_MEM_FRACTION = range(0.75, 0.95, 0.05),
+    FT_REPORT_TAG = choice { "<script>alert(1)</script>", "a&b\"c'" },
+  },
+  strategy = random {},
+  budget = { trials = 16, steps = 10 },
+  seed = $2,
+}
+LUA
+}
+write_exp first 5
+write_exp second 6
+"$ft" -q run first.lua > /dev/null 2> run1.err || die "first sweep failed: $(tail -3 run1.err)"
+"$ft" -q run second.lua > /dev/null 2> run2.err || die "second sweep failed: $(tail -3 run2.err)"
+[ "$(val "SELECT count(*) FROM trials WHERE status = 'oom' AND sweep_id = 1")" -ge 1 ] ||
+  die "the first sweep has no OOM to mark"
+
+# 1. the report
+"$ft" report 1 second -o r.html > out.txt 2> err.txt
+code=$?
+check_eq "report exits 0" "$code" 0
+check "report writes the file" [ -s r.html ]
+check "no temporary file left" [ ! -e r.html.tmp ]
+for id in summary best-by-trial best-by-time sweep-1 sweep-2 importance-1 importance-2 \
+  param-1-1 param-1-4 oommap-1 top-1 top-2 export-1 export-2; do
+  has r.html "id=\"$id\""
+done
+check "an OOM is marked (the sweeps have OOMs)" grep -q 'class="oom"' r.html
+check "the OOM map has an OOM cell" grep -q '>OOM<' r.html
+check "the export snippet is there" grep -q 'export XLA_FLAGS=' r.html
+check "speedups with intervals" grep -Eq '[0-9]\.[0-9]{3}x \([0-9.]+&ndash;[0-9.]+\)' r.html
+check "no script element" not grep -qi '<script' r.html
+check "nothing fetched (no URL but the SVG namespace)" [ -z "$(grep -Eo '(src|href)=|url\(|https?://[^"]*' r.html |
+  grep -vx 'http://www.w3.org/2000/svg')" ]
+# the winning trial's differences name what it set
+best_flag=$(val "SELECT xla_flags FROM trials t JOIN sweep_best b ON b.trial_id = t.id WHERE t.sweep_id = 1" |
+  tr ' ' '\n' | head -1 | sed 's/^--//')
+[ -n "$best_flag" ] && has r.html "$best_flag"
+
+# 2. escaping
+has r.html 'sim&lt;b&gt;7b&lt;/b&gt;&amp;co'
+check "a variable's markup is escaped" not grep -qF '<script>alert(1)' r.html
+check "a model name's markup is escaped" not grep -qF '<b>7b</b>' r.html
+
+# 3. bad input
+"$ft" report 1 nosuch -o bad.html 2> err.txt
+check_eq "unknown sweep: exit 2" "$?" 2
+has err.txt "no sweep named 'nosuch'"
+check "unknown sweep: nothing written" [ ! -e bad.html ] && [ ! -e bad.html.tmp ]
+"$ft" report 1 --db missing.db -o bad.html 2> err.txt
+check_eq "missing database: exit 2" "$?" 2
+check "missing database: nothing written" [ ! -e bad.html ] && [ ! -e missing.db ]
+"$ft" report 1 -o nodir/r.html 2> err.txt
+check_eq "unwritable -o: exit 2" "$?" 2
+has err.txt "cannot write nodir/r.html"
+cp r.html keep.html
+"$ft" report 1 nosuch -o r.html 2> /dev/null
+check "a failed report leaves an existing file as it was" cmp -s r.html keep.html
+
+# 4. another database
+cp t.db other.db
+"$ft" report "other.db:2" 1 -o two.html
+check_eq "DB:SWEEP report exits 0" "$?" 0
+has two.html '(other.db)'
+"$ft" report "gone.db:2" -o x.html 2> err.txt
+check_eq "DB:SWEEP with a missing database: exit 2" "$?" 2
+has err.txt "gone.db"
+
+# 5. in a browser
+if ! command -v chromium > /dev/null; then
+  if [ -n "${CI:-}" ]; then fail "chromium is missing in CI (tests/deps.sh installs it)"; else
+    skip "chromium not installed (tests/deps.sh installs it)"; fi
+else
+  export HOME=$work # chromium writes its profile there
+  ch=(chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --virtual-time-budget=3000
+    --enable-logging=stderr --v=0)
+  timeout 120 "${ch[@]}" --window-size=1280,2000 --screenshot="$work/shot.png" "file://$work/r.html" \
+    > /dev/null 2> shot.log
+  timeout 120 "${ch[@]}" --dump-dom "file://$work/r.html" > dom.html 2> dom.log
+  check "chromium wrote a screenshot" [ -s shot.png ]
+  check "the screenshot is a PNG" grep -q PNG <(head -c 8 shot.png)
+  check "no script error in the console" not grep -q 'Uncaught' dom.log
+  check "the page loaded" not grep -q 'Page load failed' dom.log
+  for id in summary best-by-trial best-by-time importance-1 oommap-1 top-2 export-1; do
+    check "DOM has #$id" grep -q "id=\"$id\"" dom.html
+  done
+  check "DOM has the escaped model name as text" grep -qF 'sim&lt;b&gt;7b&lt;/b&gt;&amp;co' dom.html
+  check "DOM has no script element" not grep -qi '<script' dom.html
+  check "DOM has SVG plots" [ "$(grep -o '<svg' dom.html | wc -l)" -ge 8 ]
+fi
+
+# 6. importance in show
+"$ft" show 1 > show.txt
+has show.txt "importance: "
+"$ft" show 1 --json > show.json
+check_eq "show --json has importance for each parameter" \
+  "$(sql :memory: "SELECT json_array_length(json_extract(readfile('show.json'), '\$.importance.params'))")" 4
+finish
