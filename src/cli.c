@@ -614,7 +614,7 @@ static const command commands[] = {
      "holder. --force takes over a sweep marked running on another host (whose lock cannot be\n"
      "checked from here). A sweep cut by its time budget is resumable; it gets the time anew.",
      cmd_resume, 1, 1, "db parallel trials hours until force detach log"},
-    {"check", "check EXPERIMENT.lua",
+    {"check", "check EXPERIMENT.lua [--parallel N] [--trials N] [--hours H] [--seed S]",
      "Validates an experiment file (keys, types, units, space, strategy) without running or\n"
      "writing anything. Errors read `file:line: message`; exit 2.",
      cmd_check, 1, 1, "parallel trials hours seed"},
@@ -629,7 +629,8 @@ static const command commands[] = {
      "the baseline of its own sweep.",
      cmd_best, 0, 0, "db json model hardware"},
     {"export",
-     "export (SWEEP | --model M [--hardware H]) [--format sh|env|json|flagfile] [-o FILE]",
+     "export (SWEEP | --model M [--hardware H]) [--format sh|env|json|flagfile] [-o FILE] "
+     "[--db PATH]",
      "Prints the winning flags as a snippet: `source <(flagtune export 3)` in bash. sh quotes\n"
      "every value so it is safe to source in bash, zsh and dash; env writes NAME=value lines;\n"
      "json one object; flagfile the XLA flags one per line, for XLA_FLAGS=/abs/path/flags.txt\n"
