@@ -668,9 +668,13 @@ static int cmd_help(args *a) {
     usage(stdout);
     return 0;
   }
+  if (strcmp(a->pos[0], "flags") == 0) {
+    char *argv[] = {"--help", NULL};
+    return flagcmd_main(1, argv, NULL);
+  }
   const command *c = find_command(a->pos[0]);
   if (!c) {
-    fprintf(stderr, "flagtune: no command '%s'\n", a->pos[0]);
+    fprintf(stderr, "flagtune: no command '%s' (see `flagtune --help`)\n", a->pos[0]);
     return 2;
   }
   printf("usage: flagtune %s\n\n%s\n", c->usage, c->help);

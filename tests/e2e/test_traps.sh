@@ -7,6 +7,7 @@
 #     more lines (the escaped line break of a terminal-safe listing ends it too)
 #  2. check shows the time budget
 #  3. best --model nosuch: exit 1 with a message; export --model nosuch: exit 2, nothing written
+#  4. `help flags` explains flags (it said "no command"), `help nosuch` exits 2
 # Usage: test_traps.sh FLAGTUNE_BIN SIM_BIN SOURCE_DIR
 source "$(dirname "$0")/lib.sh"
 
@@ -41,4 +42,12 @@ has best.out "no ok trial yet for that model/hardware"
 check_eq "export --model nosuch: exit 2" "$?" 2
 has export.err "no ok trial for model 'nosuch'"
 check "nothing written" [ ! -e never.sh ]
+
+# 4. help names every command, flags included
+"$ft" help flags > help.out 2>&1
+check_eq "help flags: exit 0" "$?" 0
+has help.out "usage: flagtune flags [PATTERN]"
+"$ft" help nosuch > /dev/null 2> help.err
+check_eq "help nosuch: exit 2" "$?" 2
+has help.err "no command 'nosuch'"
 finish
