@@ -5,7 +5,7 @@
 # best/flags exit 1: test_sweep.sh and test_flags.sh.)
 #  1. show prints a failed trial's reason as its first line, also when the stored error holds
 #     more lines (the escaped line break of a terminal-safe listing ends it too)
-#  2. check shows the time budget
+#  2. check shows the time budget; a winner measured once says it is not confirmed
 #  3. best --model nosuch: exit 1 with a message; export --model nosuch: exit 2, nothing written
 #  4. `help flags` explains flags (it said "no command"), `help nosuch` exits 2
 # Usage: test_traps.sh FLAGTUNE_BIN SIM_BIN SOURCE_DIR
@@ -33,6 +33,13 @@ check_eq "show prints the reason's first line under the trial" \
   "$(grep -c '^       RuntimeError: first line of the reason$' show.out)" 1
 check "nor the rest of the error" not grep -q 'second line' show.out
 check "no escaped line break" not grep -qF '\x0a' show.out
+
+# 2b. a winner measured once (no confirmation in a 3-trial budget) is marked so: the interval
+# from one run's steps is not an interval of the speedup
+"$ft" show 1 > show1.out
+has show1.out "not confirmed (one run each; steps' 95% CI"
+"$ft" export 1 > export1.sh
+has export1.sh "not confirmed"
 
 # 3. nothing matches
 "$ft" best --model nosuch > best.out 2>&1
