@@ -77,10 +77,42 @@ static int open_store(const args *a, store **s, char **err) {
   return store_open(db_path(a), STORE_READONLY, s, err);
 }
 
-static void print_json(const cJSON *j) {
+/* Columns that hold JSON text in the database (docs/SCHEMA.md): in --json output their
+ * values are objects and arrays, not JSON strings inside JSON. The names stay the columns'. */
+static int json_column(const char *key) {
+  static const char *const cols[] = {"config",       "env",    "command", "options_json",
+                                     "command_json", "losses", NULL};
+  for (int i = 0; key && cols[i]; i++)
+    if (strcmp(key, cols[i]) == 0) return 1;
+  return 0;
+}
+
+/* Replaces, everywhere in J, a JSON column's text by the value it holds. Text that does not
+ * parse (it cannot: the tables CHECK json_valid) stays a string. */
+static void nest_json_columns(cJSON *j) {
+  cJSON *next;
+  for (cJSON *it = j ? j->child : NULL; it; it = next) {
+    next = it->next; /* `it` is freed when replaced */
+    if (cJSON_IsString(it) && json_column(it->string)) {
+      cJSON *v = cJSON_Parse(it->valuestring);
+      if (v) cJSON_ReplaceItemInObjectCaseSensitive(j, it->string, v); /* keeps the key */
+    } else if (cJSON_IsObject(it) || cJSON_IsArray(it)) {
+      nest_json_columns(it);
+    }
+  }
+}
+
+static void print_json_as_is(const cJSON *j) {
   char *s = json_print_text(j, 1);
   printf("%s\n", s);
   free(s);
+}
+
+/* A listing as --json prints it (nested; J is changed). `query --json` prints its values as
+ * SQLite returns them (print_json_as_is): there the user chose the columns. */
+static void print_json(cJSON *j) {
+  nest_json_columns(j);
+  print_json_as_is(j);
 }
 
 /* ---- run, resume, check ---- */
@@ -199,7 +231,7 @@ static int cmd_sweeps(args *a) {
       view_cell(sp, sizeof sp, view_num(it, "speedup"), "%.3fx");
       printf("%4.0f  %-24.24s %-16.16s %-22.22s %-11s %6.0f %5.0f %10s %10s %8s\n",
              view_num(it, "id"), view_str(it, "name"), view_str(it, "model"),
-             view_str(it, "hardware"), view_str(it, "status"), view_num(it, "trials"),
+             view_str(it, "hardware"), view_str(it, "status"), view_num(it, "n_trials"),
              view_num(it, "ok"), best, base, sp);
     }
   }
@@ -315,8 +347,8 @@ static int cmd_best(args *a) {
     view_cell(base, sizeof base, view_num(it, "baseline_ms"), "%.2f ms");
     view_cell(sp, sizeof sp, view_num(it, "speedup"), "%.3fx");
     printf("%s on %s: %.2f ms vs baseline %s (%s), sweep %.0f \"%s\" trial %.0f%s%s\n",
-           view_str(it, "model"), view_str(it, "hardware"), view_num(it, "value"), base, sp,
-           view_num(it, "sweep_id"), view_str(it, "sweep_name"), view_num(it, "trial"),
+           view_str(it, "model"), view_str(it, "hardware"), view_num(it, "best_ms"), base, sp,
+           view_num(it, "sweep_id"), view_str(it, "sweep_name"), view_num(it, "best_trial"),
            view_str(it, "software") ? ", measured with " : "",
            view_str(it, "software") ? view_str(it, "software") : "");
     printf("  XLA_FLAGS=%s\n", view_str(it, "xla_flags") ? view_str(it, "xla_flags") : "");
@@ -346,15 +378,44 @@ static int parse_format(const char *f, export_format *out, char **err) {
     *out = EXPORT_ENV;
   else if (strcmp(f, "json") == 0)
     *out = EXPORT_JSON;
+  else if (strcmp(f, "flagfile") == 0)
+    *out = EXPORT_FLAGFILE;
   else
-    return diag_set(err, FT_EINPUT, "unknown export format '%s' (use sh, env or json)", f);
+    return diag_set(err, FT_EINPUT, "unknown export format '%s' (use sh, env, json or flagfile)",
+                    f);
   return 0;
 }
 
-/* A trial's number: "number" in a sweep's listing, "trial" in `best`'s. */
+/* A trial's number: "number" in a trial row, "best_trial" in a row of `best`. */
 static double trial_number(const cJSON *trial) {
   double n = view_num(trial, "number");
-  return isnan(n) ? view_num(trial, "trial") : n;
+  return isnan(n) ? view_num(trial, "best_trial") : n;
+}
+
+/* A flagfile carries XLA flags only: what else the winner sets is said on stderr, so that
+ * `XLA_FLAGS=/path/flags.txt` alone is never mistaken for the whole configuration. */
+static void flagfile_leftovers(const export_info *info) {
+  if (info->tpu_args && *info->tpu_args)
+    diag_warn("the flagfile holds XLA_FLAGS only; the winner also sets LIBTPU_INIT_ARGS=%s",
+              info->tpu_args);
+  if (info->n_env == 0) return;
+  size_t len = 1;
+  for (int i = 0; i < info->n_env; i++)
+    len += strlen(info->env_names[i]) + strlen(info->env_values[i]) + 2;
+  char *list = xcalloc(len, 1);
+  for (int i = 0; i < info->n_env; i++) {
+    if (i) strcat(list, " ");
+    strcat(list, info->env_names[i]);
+    strcat(list, "=");
+    strcat(list, info->env_values[i]);
+  }
+  char *shown = json_terminal_text(list, NULL);
+  diag_warn(
+      "the flagfile holds XLA_FLAGS only; the winner also sets %s (write them with "
+      "--format env)",
+      shown);
+  free(shown);
+  free(list);
 }
 
 static int print_export(const cJSON *sweep_obj, const cJSON *best, export_format fmt, FILE *out,
@@ -385,6 +446,7 @@ static int print_export(const cJSON *sweep_obj, const cJSON *best, export_format
   export_info info = {comments, 2, view_str(best, "xla_flags"), view_str(best, "tpu_args"), names,
                       values,   i};
   int rc = trialcfg_export(out, fmt, &info, err);
+  if (rc == 0 && fmt == EXPORT_FLAGFILE) flagfile_leftovers(&info);
   free(names);
   free(values);
   cJSON_Delete(env);
@@ -540,7 +602,7 @@ static int cmd_query(args *a) {
       }
       cJSON_AddItemToArray(out, o);
     }
-    print_json(out);
+    print_json_as_is(out);
     cJSON_Delete(out);
   } else {
     /* Text keeps line breaks and tabs (an experiment's text reads back as written) but not
@@ -606,7 +668,7 @@ static const command commands[] = {
      "holder. --force takes over a sweep marked running on another host (whose lock cannot be\n"
      "checked from here). A sweep cut by its time budget is resumable; it gets the time anew.",
      cmd_resume, 1, 1, "db parallel trials hours until force detach log"},
-    {"check", "check EXPERIMENT.lua",
+    {"check", "check EXPERIMENT.lua [--parallel N] [--trials N] [--hours H] [--seed S]",
      "Validates an experiment file (keys, types, units, space, strategy) without running or\n"
      "writing anything. Errors read `file:line: message`; exit 2.",
      cmd_check, 1, 1, "parallel trials hours seed"},
@@ -620,10 +682,14 @@ static const command commands[] = {
      "The best ok configuration per (model, hardware) across all sweeps, with its speedup over\n"
      "the baseline of its own sweep.",
      cmd_best, 0, 0, "db json model hardware"},
-    {"export", "export (SWEEP | --model M [--hardware H]) [--format sh|env|json] [-o FILE]",
+    {"export",
+     "export (SWEEP | --model M [--hardware H]) [--format sh|env|json|flagfile] [-o FILE] "
+     "[--db PATH]",
      "Prints the winning flags as a snippet: `source <(flagtune export 3)` in bash. sh quotes\n"
      "every value so it is safe to source in bash, zsh and dash; env writes NAME=value lines;\n"
-     "json one object. -o writes FILE atomically.",
+     "json one object; flagfile the XLA flags one per line, for XLA_FLAGS=/abs/path/flags.txt\n"
+     "(XLA reads a file when XLA_FLAGS does not start with '-'; the variables the winner sets\n"
+     "are named on stderr, they cannot be in it). -o writes FILE atomically.",
      cmd_export, 0, 1, "db model hardware format output"},
     {"minimize",
      "minimize SWEEP [--db PATH] [--repeats N] [--trials N] [--hours H] [--parallel N] "
@@ -682,9 +748,13 @@ static int cmd_help(args *a) {
     usage(stdout);
     return 0;
   }
+  if (strcmp(a->pos[0], "flags") == 0) {
+    char *argv[] = {"--help", NULL};
+    return flagcmd_main(1, argv, NULL);
+  }
   const command *c = find_command(a->pos[0]);
   if (!c) {
-    fprintf(stderr, "flagtune: no command '%s'\n", a->pos[0]);
+    fprintf(stderr, "flagtune: no command '%s' (see `flagtune --help`)\n", a->pos[0]);
     return 2;
   }
   printf("usage: flagtune %s\n\n%s\n", c->usage, c->help);

@@ -85,13 +85,12 @@ static const char *const stmt_sql[ST_COUNT] = {
     "WHERE t.sweep_id = :sweep_id ORDER BY t.number, s.step",
   [ST_TRIAL_STEPS] = "SELECT ms FROM steps WHERE trial_id = :trial_id ORDER BY step",
   [ST_LIST_SWEEPS] =
-    "SELECT id, name, model, hardware, status, strategy, created_at AS started_at, finished_at, "
-    "trials, ok, best_value AS best_ms, baseline_value AS baseline_ms, speedup, best_trial, "
+    "SELECT id, name, model, hardware, status, strategy, created_at, finished_at, "
+    "n_trials, ok, best_ms, baseline_ms, speedup, best_trial, "
     "running, oom, invalid, timeout, crash, no_metric, pruned, interrupted, lost, wrong "
     "FROM sweep_summary ORDER BY id",
   [ST_SHOW_SWEEP] =
-    "SELECT s.*, m.trials AS n_trials, m.best_trial, m.best_value AS best_ms, "
-    "m.baseline_value AS baseline_ms, m.speedup FROM sweeps s "
+    "SELECT s.*, m.n_trials, m.best_trial, m.best_ms, m.baseline_ms, m.speedup FROM sweeps s "
     "JOIN sweep_summary m ON m.id = s.id WHERE s.id = :id AND m.id = :id",
   [ST_SHOW_COUNTS] =
     "SELECT status, count(*) FROM trials WHERE sweep_id = :id GROUP BY status ORDER BY status",
@@ -103,9 +102,9 @@ static const char *const stmt_sql[ST_COUNT] = {
   [ST_SHOW_BASELINE] =
     "SELECT " TRIAL_COLS "FROM trial_results WHERE sweep_id = :id AND number = 0",
   [ST_BEST] =
-    "SELECT model, hardware, sweep_id, sweep_name, strategy, trial, trial_id, role, value, "
-    "baseline_value AS baseline_ms, speedup, n_steps, label, xla_flags, tpu_args, env, config, "
-    "finished_at, baseline_id, speedup_lo, speedup_hi, pooled_trials, "
+    "SELECT model, hardware, sweep_id, sweep_name, strategy, best_trial, trial_id, role, best_ms, "
+    "baseline_ms, speedup, n_steps, label, xla_flags, tpu_args, env, config, "
+    "finished_at, baseline_id, speedup_lo, speedup_hi, winner_trials, "
     "(SELECT software FROM sweeps x WHERE x.id = best.sweep_id) AS software, "
     "(SELECT jaxlib FROM sweeps x WHERE x.id = best.sweep_id) AS jaxlib FROM best "
     "WHERE (:model IS NULL OR model = :model) AND (:hardware IS NULL OR hardware = :hardware "

@@ -361,6 +361,54 @@ static int write_env(FILE *out, const export_var *v, int n, char **err) {
   return 0;
 }
 
+/* The end of the XLA flag that starts at P, read as XLA reads XLA_FLAGS and the file it may
+ * name (xla/parse_flags_from_env.cc ParseArgvFromString, openxla/xla at 001918b: a flag starts
+ * with '-', its name is [-_A-Za-z0-9], a value may be quoted --f="a b" with backslash escapes
+ * inside double quotes, and whitespace " \t\r\n" ends an unquoted one). NULL when XLA would
+ * stop reading there (a token not starting with '-', text glued to a closing quote). */
+static const char *flag_token_end(const char *p) {
+  static const char ws[] = " \t\r\n";
+  if (*p != '-') return NULL;
+  const char *e = p;
+  while (*e && (isalnum((unsigned char)*e) || *e == '-' || *e == '_')) e++;
+  if (*e == '=' && (e[1] == '"' || e[1] == '\'')) {
+    char quote = e[1];
+    for (e += 2; *e && *e != quote; e++)
+      if (quote == '"' && *e == '\\' && e[1]) e++;
+    if (!*e) return e; /* unterminated: XLA takes the rest as the value */
+    e++;
+    return *e == '\0' || strchr(ws, *e) ? e : NULL;
+  }
+  return e + strcspn(e, ws);
+}
+
+/* A flagfile: the XLA flags one per line, nothing else. XLA reads such a file when XLA_FLAGS
+ * holds a path instead of flags (parse_flags_from_env.cc SetArgvFromEnv: a value whose first
+ * non-blank byte is not '-' is a file name) and parses it exactly as the variable. It has no
+ * comments: the parser stops at the first token that does not start with '-', so a '#' line
+ * would silently drop every flag after it. Variables and LIBTPU_INIT_ARGS cannot be in it. */
+static int write_flagfile(FILE *out, const export_info *info, char **err) {
+  const char *p = is_set(info->xla_flags) ? info->xla_flags : "";
+  strbuf b = {0};
+  for (p += strspn(p, " \t\r\n"); *p; p += strspn(p, " \t\r\n")) {
+    const char *e = flag_token_end(p);
+    if (!e) {
+      free(sb_take(&b));
+      return diag_set(err, FT_EINPUT,
+                      "XLA would stop reading the flags at '%.40s' (a flagfile holds only "
+                      "--flag or --flag=value items; use --format sh)",
+                      p);
+    }
+    sb_addn(&b, p, (size_t)(e - p));
+    sb_addc(&b, '\n');
+    p = e;
+  }
+  char *text = sb_take(&b);
+  fputs(text, out);
+  free(text);
+  return 0;
+}
+
 static int write_json(FILE *out, const export_info *info, char **err) {
   cJSON *root = cJSON_CreateObject();
   cJSON *comments = cJSON_AddArrayToObject(root, "comments");
@@ -395,6 +443,9 @@ int trialcfg_export(FILE *out, export_format fmt, const export_info *info, char 
       break;
     case EXPORT_JSON:
       rc = write_json(out, info, err);
+      break;
+    case EXPORT_FLAGFILE:
+      rc = write_flagfile(out, info, err);
       break;
     default:
       rc = diag_set(err, FT_EINPUT, "unknown export format %d", (int)fmt);

@@ -50,7 +50,7 @@ void trialcfg_free_strv(char **v);
 /* POSIX single-quoted form of S: safe in bash, zsh and dash whatever S holds. Caller frees. */
 char *trialcfg_shell_quote(const char *s);
 
-typedef enum { EXPORT_SH = 0, EXPORT_ENV = 1, EXPORT_JSON = 2 } export_format;
+typedef enum { EXPORT_SH = 0, EXPORT_ENV = 1, EXPORT_JSON = 2, EXPORT_FLAGFILE = 3 } export_format;
 
 typedef struct {
   const char *const *comments; /* "# ..." lines (sh), ignored (env), "comments" array (json) */
@@ -67,7 +67,9 @@ typedef struct {
  * a comment cannot end early) and "export NAME='value'" lines, safe to source in bash, zsh
  * and dash; env: NAME=value lines for env files (docker --env-file, systemd) with values
  * unquoted and line breaks refused; json: {"comments": [...], "XLA_FLAGS": "..." (always,
- * maybe ""), "LIBTPU_INIT_ARGS": "..." (when set), "env": {...}}. Names must match
+ * maybe ""), "LIBTPU_INIT_ARGS": "..." (when set), "env": {...}}; flagfile: the XLA flags
+ * one per line, no comments, for XLA_FLAGS=/path/to/file (variables and LIBTPU_INIT_ARGS are
+ * left out: the caller says so). Names must match
  * [A-Za-z_][A-Za-z0-9_]* and appear once. Everything is checked before the first byte is
  * written. Returns 0, FT_EINPUT with *err set, or FT_ESYS when writing fails. */
 int trialcfg_export(FILE *out, export_format fmt, const export_info *info, char **err);

@@ -83,12 +83,17 @@ int view_verdict(const cJSON *sw, verdict *v) {
   return 0;
 }
 
-/* "1.104x (95% CI 1.090-1.118)" or "1.104x" when the interval is unknown. */
+/* "1.104x, 95% CI 1.090-1.118" for a confirmed winner (pooled runs); for single runs the
+ * interval from one run's steps says nothing of how the next run will differ, so it is marked:
+ * "1.104x, not confirmed (one run each; steps' 95% CI 1.090-1.118)"; "1.104x" without one. */
 void view_format_speedup(const verdict *v, char *buf, size_t n) {
   if (isnan(v->lo))
-    snprintf(buf, n, "%.3fx", v->baseline / v->value);
-  else
+    snprintf(buf, n, "%.3fx%s", v->baseline / v->value, v->pooled ? "" : ", not confirmed");
+  else if (v->pooled)
     snprintf(buf, n, "%.3fx, 95%% CI %.3f-%.3f", v->baseline / v->value, v->lo, v->hi);
+  else
+    snprintf(buf, n, "%.3fx, not confirmed (one run each; steps' 95%% CI %.3f-%.3f)",
+             v->baseline / v->value, v->lo, v->hi);
 }
 
 /* ---- show ---- */
@@ -121,6 +126,14 @@ void view_best_line(const cJSON *sw) {
   printf("\n  %s\n", view_str(best, "label") ? view_str(best, "label") : "");
 }
 
+/* The length of S's first line. A listing made terminal-safe (json_terminal_safe) shows a
+ * line break as the four characters "\x0a", so that ends the line too. */
+static size_t first_line_len(const char *s) {
+  size_t n = strcspn(s, "\n");
+  const char *esc = strstr(s, "\\x0a");
+  return esc && (size_t)(esc - s) < n ? (size_t)(esc - s) : n;
+}
+
 void view_trials(const cJSON *sw) {
   printf("%5s  %-8s %-11s %10s %6s %8s  %s\n", "TRIAL", "ROLE", "STATUS", "VALUE_MS", "STEPS",
          "SECONDS", "CONFIGURATION");
@@ -137,9 +150,10 @@ void view_trials(const cJSON *sw) {
                                                          : "");
     /* A failed trial's reason under it: the first line of its stored error. */
     const char *error = view_str(it, "error");
-    if (error && strcmp(view_str(it, "status"), "ok") != 0)
-      printf("%7s%.*s\n", "", (int)(strcspn(error, "\n") > 160 ? 160 : strcspn(error, "\n")),
-             error);
+    if (error && strcmp(view_str(it, "status"), "ok") != 0) {
+      size_t n = first_line_len(error);
+      printf("%7s%.*s\n", "", (int)(n > 160 ? 160 : n), error);
+    }
   }
 }
 

@@ -23,7 +23,8 @@ typedef struct {
 /* Fills *V for the sweep object SW (store_show_sweep). Returns 0 when a speedup could be
  * computed. */
 int view_verdict(const cJSON *sw, verdict *v);
-/* "1.104x, 95% CI 1.09-1.12" (or without the interval) into BUF. */
+/* "1.104x, 95% CI 1.09-1.12" for a confirmed winner; a single run's is marked "not confirmed"
+ * and its interval (from its steps) named as such. Into BUF. */
 void view_format_speedup(const verdict *v, char *buf, size_t n);
 
 /* The lines of `show` and of the end-of-run summary, on stdout. */

@@ -229,7 +229,7 @@ def run_flagtune(args, landscape, tuner, budget, seed):
             raise RuntimeError("flagtune run failed (%d): %s" % (p.returncode, p.stderr[-2000:]))
         best = json.loads(subprocess.run([args.flagtune, "best", "--db", db, "--json"],
                                          capture_output=True, text=True, check=True).stdout)[0]
-        env = json.loads(best.get("env") or "{}")
+        env = best.get("env") or {}  # --json nests it (an object, not a JSON string)
         counts = query(args.flagtune, db, "SELECT sum(status = 'oom') AS oom, count(*) AS n, "
                        "sum(n_steps) AS steps FROM trials")[0]
         ran = query(args.flagtune, db, "SELECT DISTINCT xla_flags, env FROM trials WHERE "

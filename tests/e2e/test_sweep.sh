@@ -66,7 +66,7 @@ got=$(bash -c 'source <("$0" export small); printf %s "$XLA_FLAGS"' "$ft")
 check "source <(flagtune export small)" [ "$got" = "$want" ]
 check "export --model" grep -q 'export XLA_FLAGS' <("$ft" export --model sim-7b --hardware test-box)
 check "export --model names the trial (no 'trial nan')" \
-  grep -q "), trial $(q "SELECT trial FROM best" | tail -n1)" <("$ft" export --model sim-7b)
+  grep -q "), trial $(q "SELECT best_trial FROM best" | tail -n1)" <("$ft" export --model sim-7b)
 check "best prints the winning variables" \
   grep -q "^  XLA_PYTHON_CLIENT_MEM_FRACTION=" <("$ft" best --model sim-7b)
 "$ft" best --model nosuch > /dev/null

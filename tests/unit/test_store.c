@@ -538,8 +538,8 @@ TEST(best_view) {
   if (m1 && m2) {
     CHECK_NEAR(num(m1, "sweep_id"), (double)f.a, 0);
     CHECK_NEAR(num(m1, "trial_id"), (double)f.a2, 0);
-    CHECK_NEAR(num(m1, "trial"), 2, 0);
-    CHECK_NEAR(num(m1, "value"), 88, 0);
+    CHECK_NEAR(num(m1, "best_trial"), 2, 0);
+    CHECK_NEAR(num(m1, "best_ms"), 88, 0);
     CHECK_NEAR(num(m1, "baseline_ms"), 100, 0);
     CHECK_NEAR(num(m1, "speedup"), 100.0 / 88.0, 1e-12);
     CHECK_STR(str(m1, "hardware"), "8xH100-SXM");
@@ -591,7 +591,7 @@ TEST(list_and_show) {
   const cJSON *a = find_sweep(arr, f.a), *c = find_sweep(arr, f.c);
   CHECK(a && c);
   if (a && c) {
-    CHECK_NEAR(num(a, "trials"), 6, 0);
+    CHECK_NEAR(num(a, "n_trials"), 6, 0);
     CHECK_NEAR(num(a, "ok"), 3, 0);
     CHECK_NEAR(num(a, "oom"), 1, 0);
     CHECK_NEAR(num(a, "best_ms"), 88, 0);
@@ -599,7 +599,7 @@ TEST(list_and_show) {
     CHECK_NEAR(num(a, "baseline_ms"), 100, 0);
     CHECK_NEAR(num(a, "speedup"), 100.0 / 88.0, 1e-12);
     CHECK_STR(str(a, "status"), "running");
-    CHECK(str(a, "started_at") != NULL);
+    CHECK(str(a, "created_at") != NULL);
     CHECK(cJSON_IsNull(cJSON_GetObjectItem(c, "speedup")));
   }
   cJSON_Delete(arr);
@@ -807,7 +807,7 @@ TEST(two_handles_interleaved) {
   }
   /* Each reads what the other wrote. */
   CHECK_NEAR(query_num(a, "SELECT count(*) FROM steps"), 2000, 0);
-  CHECK_NEAR(query_num(b, "SELECT sum(trials) FROM sweep_summary"), 100, 0);
+  CHECK_NEAR(query_num(b, "SELECT sum(n_trials) FROM sweep_summary"), 100, 0);
   CHECK_STORE_END(a);
   CHECK_STORE_END(b);
   tmpdb_remove(&t);

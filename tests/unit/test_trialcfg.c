@@ -311,6 +311,39 @@ TEST(export_env_text) {
   free(err);
 }
 
+/* The flagfile splits XLA_FLAGS as XLA's ParseArgvFromString does (xla/parse_flags_from_env.cc
+ * :100-139): whitespace (blank, tab, CR, LF) between flags, a quoted value (double quotes with
+ * backslash escapes, single quotes literal) is one item, an unterminated quote runs to the end. */
+TEST(export_flagfile_text) {
+  const char *comments[] = {"never in a flagfile: XLA would stop reading there"};
+  const char *names[] = {"A"};
+  const char *values[] = {"1"};
+  export_info info = {comments, 1, " --a=1\t--b=\"x y\"\r\n--c='p q' --d --e=\"s\\\" t\"", "--t=1",
+                      names,    values, 1};
+  char *text, *err = NULL;
+  CHECK_INT(export_to_string(EXPORT_FLAGFILE, &info, &text, &err), 0);
+  CHECK_STR(text, "--a=1\n--b=\"x y\"\n--c='p q'\n--d\n--e=\"s\\\" t\"\n");
+  free(text);
+  info.xla_flags = "--a=\"open ended";
+  CHECK_INT(export_to_string(EXPORT_FLAGFILE, &info, &text, &err), 0);
+  CHECK_STR(text, "--a=\"open ended\n");
+  free(text);
+  info.xla_flags = NULL; /* the baseline: an empty file, which XLA reads as no flags */
+  CHECK_INT(export_to_string(EXPORT_FLAGFILE, &info, &text, &err), 0);
+  CHECK_STR(text, "");
+  free(text);
+  /* Where XLA would stop reading, the export is refused and writes nothing. */
+  const char *stops[] = {"--a=1 b=2", "--a=\"x\"y --b=1", "# comment --a=1"};
+  for (int i = 0; i < 3; i++) {
+    info.xla_flags = stops[i];
+    CHECK_INT(export_to_string(EXPORT_FLAGFILE, &info, &text, &err), FT_EINPUT);
+    CHECK(err && strstr(err, "XLA would stop reading"));
+    CHECK_STR(text, "");
+    free(text);
+    free_err(&err);
+  }
+}
+
 TEST(export_json_text) {
   const char *comments[] = {"line one", "two\nlines"};
   const char *names[] = {"A", "B"};
