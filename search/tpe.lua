@@ -15,7 +15,8 @@ local tpe = {}
 local T = {}
 T.__index = T
 
-local OPTIONS = { "startup", "candidates", "gamma", "max_good", "prior_weight", "window" }
+local OPTIONS = { "startup", "candidates", "gamma", "max_good", "prior_weight", "window",
+                  "local_share", "local_ramp", "local_top" }
 -- Failed outcomes feed the feasibility model with these weights: a crash may be a flaky
 -- node rather than the configuration, so it counts half.
 local FAILED = { oom = 1.0, invalid = 1.0, wrong = 1.0, crash = 0.5 }
@@ -42,7 +43,13 @@ local function check_options(options, n_params)
              "a number between 0 and 1"),
            prior_weight = kit.number(options, "prior_weight", 1.0, function(w) return w > 0 end,
              "a positive number"),
-           window = kit.int(options, "window", 500, 2) }
+           window = kit.int(options, "window", 500, 2),
+           local_share = kit.number(options, "local_share", 0, function(v) return v >= 0 and v <= 1 end,
+             "a number from 0 to 1"),
+           local_ramp = kit.number(options, "local_ramp", 0.5, function(v) return v > 0 and v <= 1 end,
+             "a number above 0, at most 1"),
+           local_top = kit.int(options, "local_top", 1, 1),
+           trials = trials }
 end
 
 -- ---- kernels: one per parameter and model, over the parameter's value indices ----
@@ -275,7 +282,7 @@ end
 -- the feasibility estimate (ran / failed). Each density holds at most `window` points, so
 -- an ask costs the same at 1,000 and 10,000 trials: g the ok results ranked just below the
 -- good ones (half the window: the boundary the acquisition must resolve) and the most
--- recent other ones (the region the search is in now), slow runs and every proposal
+-- recent other ones and slow runs (the region the search is in now), plus every proposal
 -- still running; ran and failed the most recent `window` each. Below the window every
 -- observation is in.
 function T:models()
@@ -292,13 +299,12 @@ function T:models()
     if i <= n_good then good_x[#good_x + 1], good_w[#good_w + 1] = ob.x, 1
     else bad_x[#bad_x + 1] = ob.x end
   end
-  local recent, slow, order, obs = W - (edge - math.min(n_ok, n_good)), 0, self.obs_order, self.obs
+  local recent, order, obs = W - (edge - math.min(n_ok, n_good)), self.obs_order, self.obs
   for k = #order, 1, -1 do
     local ob = obs[order[k]]
-    if ob.weight > 0 then
-      if ob.stamp ~= stamp and recent > 0 then bad_x[#bad_x + 1], recent = ob.x, recent - 1 end
-    elseif ob.slow > 0 and slow < W // 2 then
-      bad_x[#bad_x + 1], slow = ob.x, slow + 1
+    if recent > 0 and ((ob.weight > 0 and ob.stamp ~= stamp) or (ob.weight == 0 and ob.slow > 0))
+    then
+      bad_x[#bad_x + 1], recent = ob.x, recent - 1
     end
     if ob.ran > 0 and #ran_x < W then ran_x[#ran_x + 1], ran_w[#ran_w + 1] = ob.x, ob.ran end
     if ob.fail > 0 and #fail_x < W then
@@ -333,15 +339,74 @@ function T:fresh(key, taken)
   return not self.seen:has(key) and not taken[key]
 end
 
--- The best-scoring unseen candidate drawn from l (from the prior while nothing ran ok).
+-- The one-parameter moves of X: an ordered parameter one value up or down, a categorical
+-- one to each of its other values (SMAC's local search neighbourhood).
+function T:neighbours(x, out)
+  for dim, p in ipairs(self.params) do
+    local j = x[dim]
+    if is_categorical(p) then
+      for v = 1, p.n do
+        if v ~= j then
+          local y = table.move(x, 1, #x, 1, {})
+          y[dim] = v
+          out[#out + 1] = y
+        end
+      end
+    else
+      for _, v in ipairs({ j - 1, j + 1 }) do
+        if v >= 1 and v <= p.n then
+          local y = table.move(x, 1, #x, 1, {})
+          y[dim] = v
+          out[#out + 1] = y
+        end
+      end
+    end
+  end
+  return out
+end
+
+-- How much of this ask goes to the incumbents' neighbourhoods: local_share of the model's
+-- proposals, reached linearly from none at the end of the start to all of it at
+-- local_ramp of the trial budget (without a budget, local_share from the start).
+function T:local_share()
+  local share = self.o.local_share
+  local trials = self.o.trials
+  if share <= 0 or not trials then return share end
+  local done = self.seen.n - self.o.startup
+  local ramp = math.max(1, self.o.local_ramp * trials - self.o.startup)
+  return share * math.max(0, math.min(1, done / ramp))
+end
+
+-- The best-scoring unseen candidate: drawn from l (from the prior while nothing ran ok),
+-- or, for the local share of asks, among the one-parameter moves of the local_top best
+-- configurations, scored by the same acquisition (so a move into an OOM region loses).
 -- Candidates are scored first and keyed best first: the configuration's canonical key is
 -- the costly part, and the best one is nearly always fresh.
 function T:from_model(m, taken)
-  local cands = {}
-  for i = 1, self.o.candidates do
-    local x = (m.n_ok > 0) and m.l:sample(self.rng) or m.g:sample_prior(self.rng)
-    cands[i] = { x = x, s = self:score(m, x), i = i }
+  local xs = {}
+  local share = m.n_ok > 0 and self:local_share() or 0
+  if share > 0 and self.rng:random() < share then
+    for k = 1, math.min(self.o.local_top, #self.ranked) do
+      self:neighbours(self.ranked[k].x, xs)
+    end
   end
+  if #xs == 0 then
+    for i = 1, self.o.candidates do
+      xs[i] = (m.n_ok > 0) and m.l:sample(self.rng) or m.g:sample_prior(self.rng)
+    end
+  end
+  local x, key = self:best_fresh(m, xs, taken)
+  if not x and #xs > self.o.candidates then -- every neighbour seen: back to l's samples
+    xs = {}
+    for i = 1, self.o.candidates do xs[i] = m.l:sample(self.rng) end
+    x, key = self:best_fresh(m, xs, taken)
+  end
+  return x, key
+end
+
+function T:best_fresh(m, xs, taken)
+  local cands = {}
+  for i, x in ipairs(xs) do cands[i] = { x = x, s = self:score(m, x), i = i } end
   table.sort(cands, function(a, b)
     if a.s ~= b.s then return a.s > b.s end
     return a.i < b.i
