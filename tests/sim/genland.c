@@ -77,7 +77,7 @@ static const poolent POOL[] = {
     {"xla_gpu_enable_while_loop_reduce_scatter_code_motion", 0, K_BOOL, 0, 0, 0, NULL, {NULL}},
     {"xla_gpu_enable_reassociation_for_converted_ar", 0, K_BOOL, 0, 0, 0, NULL, {NULL}},
     {"xla_gpu_lhs_enable_gpu_async_tracker", 0, K_BOOL, 0, 0, 0, NULL, {NULL}},
-    {"xla_gpu_enable_priority_fusion", 0, K_BOOL, 0, 0, 0, NULL, {NULL}},
+    {"xla_gpu_enable_analytical_sol_latency_estimator", 0, K_BOOL, 0, 0, 0, NULL, {NULL}},
     {"xla_gpu_enable_reduction_epilogue_fusion", 0, K_BOOL, 0, 0, 0, NULL, {NULL}},
     {"xla_gpu_enable_triton_hopper", 0, K_BOOL, 0, 0, 0, NULL, {NULL}},
     {"xla_gpu_use_memcpy_local_p2p", 0, K_BOOL, 0, 0, 0, NULL, {NULL}},
