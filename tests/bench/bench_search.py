@@ -444,10 +444,22 @@ def main():
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--nice", type=int, default=10, help="niceness added to every run")
     ap.add_argument("--out", default=None, help="results as JSON lines")
+    ap.add_argument("--report", default=None, metavar="JSONL",
+                    help="print the tables of an earlier --out file (complete or not) and exit")
     ap.add_argument("--markdown", default=None, help="write the tables here")
     ap.add_argument("--cache", default=os.path.join(os.environ.get(
         "XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "flagtune-bench"))
     args = ap.parse_args()
+    if args.report:
+        results = [json.loads(l) for l in open(args.report) if l.strip()]
+        labels = list(dict.fromkeys(label_of(r["landscape"]) for r in results))
+        tuners = list(dict.fromkeys(r["tuner"] for r in results))
+        budgets = sorted({r["budget"] for r in results})
+        text = [table(results, labels, budgets, tuners), ""]
+        if "halving" in tuners and "tpe" in tuners:
+            text += [halving_summary(results, labels, budgets), ""]
+        print("\n".join(text))
+        return 0
     args.flagtune, args.sim = os.path.abspath(args.flagtune), os.path.abspath(args.sim)
     if args.quick:
         args.seeds, args.budgets = 2, "15"
@@ -469,16 +481,20 @@ def main():
         list(FLAGTUNE_TUNERS) + (OPTUNA_TUNERS if have_optuna else []))
     t0 = time.time()
     optima = {l: optimum(args.sim, l, args.jobs, args.cache) for l in landscapes}
+    # Smallest budgets first, every landscape and tuner at each: an interrupted run still has
+    # whole rows. Results are written as they finish.
     tasks = []
-    for l in landscapes:
-        for t in tuners:
-            for b in (hbudgets if t == "halving" else budgets):
-                for s in range(1, args.seeds + 1):
-                    tasks.append((args, l, t, b, s, optima[l]["value"]))
+    for b in sorted(set(budgets + hbudgets)):
+        for s in range(1, args.seeds + 1):
+            for l in landscapes:
+                for t in tuners:
+                    if b in (hbudgets if t == "halving" else budgets):
+                        tasks.append((args, l, t, b, s, optima[l]["value"]))
     results = []
     out = open(args.out, "w") if args.out else None
     with cf.ProcessPoolExecutor(max(1, args.jobs)) as ex:
-        for r in ex.map(one, tasks):
+        for f in cf.as_completed([ex.submit(one, t) for t in tasks]):
+            r = f.result()
             results.append(r)
             if out:
                 out.write(json.dumps(r) + "\n")
