@@ -16,7 +16,7 @@ local T = {}
 T.__index = T
 
 local OPTIONS = { "startup", "candidates", "gamma", "max_good", "prior_weight", "window",
-                  "local_share", "local_ramp", "local_top" }
+                  "local_share", "local_ramp", "local_top", "bandwidth" }
 -- Failed outcomes feed the feasibility model with these weights: a crash may be a flaky
 -- node rather than the configuration, so it counts half.
 local FAILED = { oom = 1.0, invalid = 1.0, wrong = 1.0, crash = 0.5 }
@@ -49,6 +49,8 @@ local function check_options(options, n_params)
            local_ramp = kit.number(options, "local_ramp", 0.5, function(v) return v > 0 and v <= 1 end,
              "a number above 0, at most 1"),
            local_top = kit.int(options, "local_top", 1, 1),
+           bandwidth = kit.number(options, "bandwidth", 1, function(v) return v > 0 and v <= 4 end,
+             "a number above 0, at most 4"),
            trials = trials }
 end
 
@@ -59,7 +61,8 @@ local function is_categorical(p) return p.kind == "bool" or p.kind == "choice" e
 -- The kernels of one density: a C table per parameter (src/parzen.c) for scoring, and
 -- for sampling K:pick on tabled kernels or a Gaussian draw on long ranges. SHRINK is the
 -- Scott factor; kernels of one shrink are built once per strategy (CACHE).
-local function make_kernels(params, shrink, cache)
+local function make_kernels(params, shrink, cache, bandwidth)
+  shrink = shrink * bandwidth
   local key = string.format("%.17g", shrink)
   local hit = cache[key]
   if hit then return hit end
@@ -99,12 +102,12 @@ Parzen.__index = Parzen
 
 -- POINTS: index vectors, WEIGHTS: parallel list; the bandwidth shrinks with Scott's factor
 -- n^(-1/(d+4)) of the point count. The points are copied into a C set for scoring.
-local function parzen(params, points, weights, prior_weight, cache)
+local function parzen(params, points, weights, prior_weight, cache, bandwidth)
   local d = #params
   local shrink = math.max(#points, 1) ^ (-1 / (d + 4))
   local self = setmetatable({ params = params, points = points, weights = weights,
                               prior = prior_weight, uniform = 1,
-                              K = make_kernels(params, shrink, cache),
+                              K = make_kernels(params, shrink, cache, bandwidth),
                               set = ft.parzen_points(d) }, Parzen)
   for _, p in ipairs(params) do self.uniform = self.uniform / p.n end
   self.total = prior_weight
@@ -316,9 +319,10 @@ function T:models()
   end
   local bad_w = {}
   for i = 1, #bad_x do bad_w[i] = 1 end
-  local pw, ps, kc = self.o.prior_weight, self.params, self.kcache
-  return { n_ok = n_ok, l = parzen(ps, good_x, good_w, pw, kc), g = parzen(ps, bad_x, bad_w, pw, kc),
-           ran = parzen(ps, ran_x, ran_w, pw, kc), fail = parzen(ps, fail_x, fail_w, pw, kc) }
+  local pw, ps, kc, bw = self.o.prior_weight, self.params, self.kcache, self.o.bandwidth
+  return { n_ok = n_ok, l = parzen(ps, good_x, good_w, pw, kc, bw),
+           g = parzen(ps, bad_x, bad_w, pw, kc, bw), ran = parzen(ps, ran_x, ran_w, pw, kc, bw),
+           fail = parzen(ps, fail_x, fail_w, pw, kc, bw) }
 end
 
 -- log P(feasible | x): ran and failed masses against one pseudo-observation each, spread
