@@ -198,7 +198,36 @@ local function test_local_phase_moves_the_incumbent()
   assert(plain.strategy.o.local_share >= 0)
 end
 
+-- The local phase and a small window replay exactly under one seed, and differ under another.
+local function test_deterministic_with_local_phase()
+  local sp = big_space(10)
+  local function trace(seed)
+    local h = new_host(sp, { startup = 5, local_share = 0.7, local_ramp = 0.2, window = 12 },
+      seed, {}, 80)
+    local r, out = rng.new(99), {}
+    for i = 1, 40 do
+      local got = h:ask(2)
+      for _, p in ipairs(got) do
+        out[#out + 1] = p.json
+        local oom = r:random() < 0.15
+        h:tell(p.json, { status = oom and "oom" or "ok", value = not oom and r:random() or nil,
+                         steps = {}, number = i })
+      end
+    end
+    return table.concat(out, "\n")
+  end
+  local a, b, c = trace(5), trace(5), trace(6)
+  eq(a, b, "same seed, same proposals")
+  assert(a ~= c, "another seed, other proposals")
+  local seen = {}
+  for line in a:gmatch("[^\n]+") do
+    assert(not seen[line], "proposed twice: " .. line)
+    seen[line] = true
+  end
+end
+
 test("C Parzen sums match the Lua reference", test_c_sums_match_lua)
+test("deterministic with the local phase and a window", test_deterministic_with_local_phase)
 test("long-range kernel columns", test_long_range_column)
 test("the window bounds the model", test_window_bounds_the_model)
 test("the ranking stays sorted under repeats", test_ranking_stays_sorted)
