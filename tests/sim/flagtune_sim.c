@@ -4,10 +4,11 @@
  * parse_flags_from_env.cc does (same tokenizer, same fatal and non-fatal messages), reads the
  * JAX/NCCL/CUDA environment variables a real job would, "compiles" (sleeps), then prints one step
  * time per line. Step times come from an analytical performance landscape (fsdp8, single, sparse;
- * formulas in docs/SIMULATOR.md) plus seeded noise, so tests, the demo and the tuner benchmarks get
- * a realistic, repeatable objective: OOM regions, no-op flags, interactions, noisy repeats.
- * Everything is deterministic for equal (--seed, configuration, FLAGTUNE_TRIAL).
- * It must stay dependency-free (C11 + libm) so the test suite can always build it. */
+ * formulas in docs/SIMULATOR.md), or one drawn from a seed (gen:SEED, genland.c), plus seeded
+ * noise, so tests, the demo and the tuner benchmarks get a realistic, repeatable objective: OOM
+ * regions, no-op flags, interactions, noisy repeats. Everything is deterministic for equal (--seed,
+ * configuration, FLAGTUNE_TRIAL). It must stay dependency-free (C11 + libm) so the test suite can
+ * always build it. */
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -22,6 +23,8 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "genland.h"
 
 #define GIB 1073741824.0
 #define MIB 1048576.0
@@ -46,7 +49,8 @@ typedef struct {
 #define DEFAULT_CMDBUF "FUSION,CUBLAS,CUBLASLT,CUSTOM_CALL,CUDNN"
 
 static const flagdef FLAGS[] = {
-    /* Scheduling and collectives (the JAX-Toolbox GPU guide, its PGLE guide, the XLA flags guidance). */
+    /* Scheduling and collectives (the JAX-Toolbox GPU guide, its PGLE guide, the XLA flags
+       guidance). */
     {"xla_gpu_enable_latency_hiding_scheduler", T_BOOL, "false"},
     {"xla_gpu_enable_highest_priority_async_stream", T_BOOL, "true"},
     {"xla_gpu_disable_async_collectives", T_COLLS, ""},
@@ -799,6 +803,10 @@ static uint64_t config_hash(const flagset *fs) {
   for (int i = 0; i < fs->ntok; i++) h = fnv1a(h, t[i]);
   for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
     h = fnv1a(fnv1a(h, vars[i]), getenv(vars[i]));
+  /* Read only by generated landscapes: hashed only when set, so the named ones keep their noise. */
+  static const char *gen_vars[] = {"NCCL_BUFFSIZE"};
+  for (size_t i = 0; i < sizeof gen_vars / sizeof gen_vars[0]; i++)
+    if (getenv(gen_vars[i])) h = fnv1a(fnv1a(h, gen_vars[i]), getenv(gen_vars[i]));
   free(t);
   return h;
 }
@@ -823,6 +831,7 @@ typedef struct {
   int collectives; /* has NCCL (outside-pool OOM reads as an NCCL failure) */
   const char *what;
   oom_kind oom;
+  double noise_proc, noise_step; /* per-process and per-step noise (0: 1 % and 1.5 %) */
 } model;
 
 #define HBM_GIB 80.0 /* H100 80GB */
@@ -834,7 +843,8 @@ static double combine_eff(double t, double s) {
 }
 
 /* Combining beyond two units makes the first collective of a step large and creates false
- * dependencies, so less of it can hide behind compute (the JAX-Toolbox PGLE guide, "About combine thresholds"). */
+ * dependencies, so less of it can hide behind compute (the JAX-Toolbox PGLE guide, "About combine
+ * thresholds"). */
 static double overlap_loss(double t, double s) {
   return t > 2.0 * s ? 1.0 / (1.0 + 0.25 * log2(t / (2.0 * s))) : 1.0;
 }
@@ -1091,9 +1101,43 @@ static void land_sparse(const flagset *fs, const envcfg *e, model *m) {
   mem_verdict(m);
 }
 
+/* gen:SEED: a landscape drawn from SEED (tests/sim/genland.c), created once by main. */
+static genland *g_gen;
+
+static const char *gen_get(void *ctx, const char *name, int is_env) {
+  if (!is_env) return fl_raw(ctx, name);
+  const char *v = NULL;
+  if (!strcmp(name, "XLA_PYTHON_CLIENT_MEM_FRACTION")) v = getenv("XLA_CLIENT_MEM_FRACTION");
+  if (!v || !*v) v = getenv(name);
+  return v && *v ? v : NULL;
+}
+
+static void land_gen(const flagset *fs, model *m) {
+  static char what[96];
+  genland_val v;
+  genland_eval(g_gen, gen_get, (void *)fs, &v);
+  m->ms = v.ms;
+  m->ms_profile = v.ms * 1.08;
+  m->need_gib = v.need_gib;
+  m->cap_gib = v.cap_gib;
+  m->out_need_gib = v.out_need_gib;
+  m->out_avail_gib = v.out_avail_gib;
+  m->params_gib = 0.3 * v.need_gib;
+  m->compile_scale = 1.0 + 0.15 * v.lhs;
+  m->devices = 8;
+  m->collectives = 1;
+  snprintf(what, sizeof what, "generated, %d parameters", genland_nparams(g_gen));
+  m->what = what;
+  if (v.oom == 1) m->oom = v.need_gib > 1.03 * v.cap_gib ? OOM_LOAD : OOM_STEP;
+  if (v.oom == 2) m->oom = OOM_OUTSIDE;
+  genland_noise(g_gen, &m->noise_proc, &m->noise_step);
+}
+
 static int landscape_eval(const char *name, const flagset *fs, const envcfg *e, model *m) {
   memset(m, 0, sizeof *m);
-  if (!strcmp(name, "fsdp8"))
+  if (g_gen && !strncmp(name, "gen:", 4))
+    land_gen(fs, m);
+  else if (!strcmp(name, "fsdp8"))
     land_fsdp8(fs, e, m);
   else if (!strcmp(name, "single"))
     land_single(fs, e, m);
@@ -1119,6 +1163,9 @@ typedef struct {
   int true_value;
   double fail_rate;
   int corrupt_ll128; /* --corrupt-ll128: an explicit LL128 in NCCL_PROTO computes wrong sums */
+  int gen_params;    /* --gen-params N: a generated landscape's size (0: drawn from its seed) */
+  int print_space;   /* --print-space: 1 experiment-file fragment, 2 JSON */
+  int print_optimum;
 } options;
 
 /* Advances the simulated clock by MS and really sleeps MS * time_scale. */
@@ -1297,7 +1344,7 @@ static double step_time(const options *o, const model *m, const envcfg *e, rng *
                         int step) {
   double k = o->noise / 100.0, ms = m->ms;
   if (e->pgle && step <= e->pgle_runs) ms = m->ms_profile;
-  ms *= off * (1.0 + 0.015 * k * rng_normal(r));
+  ms *= off * (1.0 + (m->noise_step > 0 ? m->noise_step : 0.015) * k * rng_normal(r));
   if (k > 0 && rng_unit(r) < 0.02) ms *= 1.2 + 0.8 * rng_unit(r);
   if (step == 1) ms *= 1.5;
   if (step == 2) ms *= 1.1;
@@ -1324,7 +1371,8 @@ static int corrupts(const options *o) {
 
 static int run_job(const options *o, const flagset *fs, const envcfg *e, const model *m) {
   rng r = {o->seed ^ config_hash(fs) ^ fnv1a(0x84222325ULL, e->trial)};
-  double off = 1.0 + 0.01 * (o->noise / 100.0) * rng_normal(&r);
+  double off =
+      1.0 + (m->noise_proc > 0 ? m->noise_proc : 0.01) * (o->noise / 100.0) * rng_normal(&r);
   int crash_at =
       rng_unit(&r) < o->fail_rate ? 1 + (int)(rng_next(&r) % (uint64_t)(o->steps + 1)) : 0;
   log_startup(o, m, e);
@@ -1352,9 +1400,11 @@ static int run_job(const options *o, const flagset *fs, const envcfg *e, const m
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: flagtune-sim [--steps N] [--landscape fsdp8|single|sparse] [--format json|text]\n"
-          "                    [--seed S] [--time-scale X] [--compile-ms MS] [--noise PCT]\n"
-          "                    [--true-value] [--fail-rate P] [--corrupt-ll128]\n"
+          "usage: flagtune-sim [--steps N] [--landscape fsdp8|single|sparse|gen:SEED]\n"
+          "                    [--format json|text] [--seed S] [--time-scale X] [--compile-ms MS]\n"
+          "                    [--noise PCT] [--true-value] [--fail-rate P] [--corrupt-ll128]\n"
+          "                    [--gen-params N] [--print-space] [--print-space-json] "
+          "[--print-optimum]\n"
           "A SIMULATED JAX training job for flagtune's tests and benchmarks (not JAX).\n"
           "Reads XLA_FLAGS, XLA_PYTHON_CLIENT_MEM_FRACTION, NCCL_*, ... like a real job.\n");
 }
@@ -1388,6 +1438,14 @@ static int parse_options(int argc, char **argv, options *o) {
       ok = !num_arg(v, 0, 1e4, &o->noise);
     else if (!strcmp(a, "--fail-rate"))
       ok = !num_arg(v, 0, 1, &o->fail_rate);
+    else if (!strcmp(a, "--print-space"))
+      ok = 1, val = 0, o->print_space = 1;
+    else if (!strcmp(a, "--print-space-json"))
+      ok = 1, val = 0, o->print_space = 2;
+    else if (!strcmp(a, "--print-optimum"))
+      ok = 1, val = 0, o->print_optimum = 1;
+    else if (!strcmp(a, "--gen-params"))
+      ok = !num_arg(v, GENLAND_MIN_PARAMS, GENLAND_MAX_PARAMS, &x), o->gen_params = (int)x;
     else if (!strcmp(a, "--corrupt-ll128"))
       ok = 1, val = 0, o->corrupt_ll128 = 1;
     else if (!strcmp(a, "--landscape"))
@@ -1454,6 +1512,38 @@ static int mem_fraction_conflict(void) {
   return 1;
 }
 
+/* gen:SEED (SEED an unsigned decimal): draws the landscape. -1 (and a message) on bad input. */
+static int gen_open(const options *o) {
+  const char *s = o->landscape;
+  char err[160], *end;
+  if (strncmp(s, "gen:", 4) != 0) {
+    if (o->gen_params) fprintf(stderr, "flagtune-sim: --gen-params needs --landscape gen:SEED\n");
+    return o->gen_params ? -1 : 0;
+  }
+  errno = 0;
+  unsigned long long seed = strtoull(s + 4, &end, 10);
+  if (!isdigit((unsigned char)s[4]) || *end || errno == ERANGE) {
+    fprintf(stderr,
+            "flagtune-sim: landscape '%s': want gen:SEED, SEED an unsigned integer "
+            "(e.g. gen:17)\n",
+            s);
+    return -1;
+  }
+  if (!(g_gen = genland_new(seed, o->gen_params, err, sizeof err))) {
+    fprintf(stderr, "flagtune-sim: %s\n", err);
+    return -1;
+  }
+  for (int i = 0; i < genland_nparams(g_gen); i++) {
+    int env;
+    const char *name = genland_param(g_gen, i, &env);
+    if (!env && flag_index(name, strlen(name)) < 0) { /* a typo in genland.c, not user input */
+      fprintf(stderr, "flagtune-sim: internal: generated flag %s is not in FLAGS\n", name);
+      abort();
+    }
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   options o = {.steps = 20, .time_scale = 0.001, .compile_ms = 30000.0, .noise = 100.0};
   static flagset fs; /* static: still reachable when a failure path exit()s (clean under LSan) */
@@ -1465,8 +1555,22 @@ int main(int argc, char **argv) {
   if (!o.landscape) o.landscape = getenv("FLAGTUNE_SIM_LANDSCAPE");
   if (!o.landscape || !*o.landscape) o.landscape = "fsdp8";
   env_load(&e);
+  if (gen_open(&o) < 0) return 2;
+  if (o.print_space || o.print_optimum) {
+    if (!g_gen) {
+      fprintf(stderr,
+              "flagtune-sim: --print-space and --print-optimum need a generated "
+              "landscape (--landscape gen:SEED)\n");
+      return 2;
+    }
+    if (o.print_space) genland_print_space(g_gen, stdout, o.print_space == 2);
+    if (o.print_optimum) genland_print_optimum(g_gen, stdout);
+    genland_free(g_gen);
+    return 0;
+  }
   if (landscape_eval(o.landscape, &fs, &e, &m) < 0) {
-    fprintf(stderr, "flagtune-sim: unknown landscape '%s' (fsdp8, single, sparse)\n", o.landscape);
+    fprintf(stderr, "flagtune-sim: unknown landscape '%s' (fsdp8, single, sparse, gen:SEED)\n",
+            o.landscape);
     return 2;
   }
   if (flags_load(&fs, !o.true_value) < 0) { /* only reached with --true-value */
@@ -1488,5 +1592,6 @@ int main(int argc, char **argv) {
     write_pgle_profile(&fs);
   }
   flags_free(&fs);
+  genland_free(g_gen);
   return 0;
 }
