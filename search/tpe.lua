@@ -15,7 +15,8 @@ local tpe = {}
 local T = {}
 T.__index = T
 
-local OPTIONS = { "startup", "candidates", "gamma", "max_good", "prior_weight" }
+local OPTIONS = { "startup", "candidates", "gamma", "max_good", "prior_weight", "window",
+                  "local_share", "local_ramp", "local_top", "bandwidth" }
 -- Failed outcomes feed the feasibility model with these weights: a crash may be a flaky
 -- node rather than the configuration, so it counts half.
 local FAILED = { oom = 1.0, invalid = 1.0, wrong = 1.0, crash = 0.5 }
@@ -24,7 +25,6 @@ local SLOW = { timeout = true, no_metric = true, pruned = true }
 local MATRIX_MAX = 64        -- ordered params up to this many values get exact kernel tables
 local SIGMA0 = 0.2           -- kernel width in the unit interval before the Scott shrink
 local CAT_EPS0 = 0.2         -- mass a categorical kernel moves to the other values
-local SQRT2PI = math.sqrt(2 * math.pi)
 
 local function check_options(options, n_params)
   kit.check_options(options, "tpe", OPTIONS)
@@ -42,90 +42,60 @@ local function check_options(options, n_params)
            gamma = kit.number(options, "gamma", 0.25, function(g) return g > 0 and g < 1 end,
              "a number between 0 and 1"),
            prior_weight = kit.number(options, "prior_weight", 1.0, function(w) return w > 0 end,
-             "a positive number") }
+             "a positive number"),
+           window = kit.int(options, "window", 500, 2),
+           -- The local phase (docs/STRATEGIES.md): half of the model's proposals by the end of
+           -- the budget, growing from none after the start; on 32 generated training
+           -- landscapes at 50 trials it lowered the median regret from 3.05 % to 1.85 %.
+           local_share = kit.number(options, "local_share", 0.5,
+             function(v) return v >= 0 and v <= 1 end, "a number from 0 to 1"),
+           local_ramp = kit.number(options, "local_ramp", 1, function(v) return v > 0 and v <= 1 end,
+             "a number above 0, at most 1"),
+           local_top = kit.int(options, "local_top", 1, 1),
+           bandwidth = kit.number(options, "bandwidth", 1, function(v) return v > 0 and v <= 4 end,
+             "a number above 0, at most 4"),
+           trials = trials }
 end
 
 -- ---- kernels: one per parameter and model, over the parameter's value indices ----
 
--- Standard normal CDF (Abramowitz-Stegun 7.1.26, |error| < 1.5e-7): truncation mass of a
--- kernel near the ends of a long range.
-local function phi_cdf(z)
-  local x = math.abs(z) / math.sqrt(2)
-  local t = 1 / (1 + 0.3275911 * x)
-  local y = 1 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t
-    + 0.254829592) * t * math.exp(-x * x)
-  return z >= 0 and 0.5 * (1 + y) or 0.5 * (1 - y)
-end
-
 local function is_categorical(p) return p.kind == "bool" or p.kind == "choice" end
 
-local function unit(p, i)
-  if p.n == 1 then return 0.5 end
-  return (i - 1) / (p.n - 1)
+-- The kernels of one density: a C table per parameter (src/parzen.c) for scoring, and
+-- for sampling K:pick on tabled kernels or a Gaussian draw on long ranges. SHRINK is the
+-- Scott factor; kernels of one shrink are built once per strategy (CACHE).
+local function make_kernels(params, shrink, cache, bandwidth)
+  shrink = shrink * bandwidth
+  local key = string.format("%.17g", shrink)
+  local hit = cache[key]
+  if hit then return hit end
+  local specs, sigmas = {}, {}
+  for k, p in ipairs(params) do
+    local sigma = math.max(SIGMA0 * shrink, p.n > 1 and 0.5 / (p.n - 1) or 1)
+    local eps = math.min(CAT_EPS0 * shrink, (p.n - 1) / p.n)
+    specs[k] = { n = p.n, cat = is_categorical(p), sigma = sigma, eps = eps }
+    sigmas[k] = sigma
+  end
+  local K = { c = ft.parzen_kernels(specs), sigma = sigmas, tabled = {} }
+  for k, p in ipairs(params) do K.tabled[k] = is_categorical(p) or p.n <= MATRIX_MAX end
+  cache.n = (cache.n or 0) + 1
+  if cache.n > 16 then -- a few shrinks are live at once (one per density size)
+    for k in pairs(cache) do cache[k] = nil end
+    cache.n = 1
+  end
+  cache[key] = K
+  return K
 end
 
--- K(i | j) as a table of rows, each normalised over i: the exact discrete kernel.
-local function kernel_matrix(p, sigma, eps)
-  local m = {}
-  for j = 1, p.n do
-    local row, z = {}, 0
-    for i = 1, p.n do
-      local w
-      if is_categorical(p) then
-        w = (i == j) and (1 - eps) or eps / math.max(1, p.n - 1)
-      else
-        local d = (unit(p, i) - unit(p, j)) / sigma
-        w = math.exp(-0.5 * d * d)
-      end
-      row[i], z = w, z + w
-    end
-    for i = 1, p.n do row[i] = row[i] / z end
-    m[j] = row
+-- A value near J for parameter DIM, drawn from its kernel.
+local function kernel_sample(K, dim, p, j, r)
+  if K.tabled[dim] then return K.c:pick(dim, j, r:random()) end
+  local n1, u, sigma = p.n - 1, (j - 1) / (p.n - 1), K.sigma[dim]
+  for _ = 1, 8 do
+    local v = u + sigma * r:normal()
+    if v >= 0 and v <= 1 then return math.floor(v * n1 + 0.5) + 1 end
   end
-  return m
-end
-
--- A kernel for one parameter: eval(i, j) = K(i | j) and sample(j, rng) -> i.
-local function make_kernel(p, shrink)
-  local sigma = math.max(SIGMA0 * shrink, p.n > 1 and 0.5 / (p.n - 1) or 1)
-  local eps = math.min(CAT_EPS0 * shrink, (p.n - 1) / p.n)
-  if is_categorical(p) or p.n <= MATRIX_MAX then
-    local m = kernel_matrix(p, sigma, eps)
-    return {
-      eval = function(i, j) return m[j][i] end,
-      sample = function(j, r)
-        local row, u = m[j], r:random()
-        for i = 1, p.n - 1 do
-          u = u - row[i]
-          if u < 0 then return i end
-        end
-        return p.n
-      end,
-    }
-  end
-  -- Long ranges: a Gaussian over the grid, normalised by its truncated continuous mass.
-  local n1, norm = p.n - 1, {} -- norm[j]: 1 / the kernel's mass on the grid, memoised
-  return {
-    eval = function(i, j)
-      local uj = (j - 1) / n1
-      local z = norm[j]
-      if not z then
-        local mass = phi_cdf((1 - uj) / sigma) - phi_cdf(-uj / sigma)
-        z = 1 / (sigma * SQRT2PI * n1 * math.max(mass, 1e-12))
-        norm[j] = z
-      end
-      local d = ((i - 1) / n1 - uj) / sigma
-      return math.exp(-0.5 * d * d) * z
-    end,
-    sample = function(j, r)
-      local u = (j - 1) / n1
-      for _ = 1, 8 do
-        local v = u + sigma * r:normal()
-        if v >= 0 and v <= 1 then return math.floor(v * n1 + 0.5) + 1 end
-      end
-      return j
-    end,
-  }
+  return j
 end
 
 -- ---- Parzen estimators: a weighted mixture of product kernels plus a uniform prior ----
@@ -134,18 +104,20 @@ local Parzen = {}
 Parzen.__index = Parzen
 
 -- POINTS: index vectors, WEIGHTS: parallel list; the bandwidth shrinks with Scott's factor
--- n^(-1/(d+4)) of the point count.
-local function parzen(params, points, weights, prior_weight)
+-- n^(-1/(d+4)) of the point count. The points are copied into a C set for scoring.
+local function parzen(params, points, weights, prior_weight, cache, bandwidth)
   local d = #params
   local shrink = math.max(#points, 1) ^ (-1 / (d + 4))
   local self = setmetatable({ params = params, points = points, weights = weights,
-                              prior = prior_weight, kernels = {}, uniform = 1 }, Parzen)
-  for k, p in ipairs(params) do
-    self.kernels[k] = make_kernel(p, shrink)
-    self.uniform = self.uniform / p.n
-  end
+                              prior = prior_weight, uniform = 1,
+                              K = make_kernels(params, shrink, cache, bandwidth),
+                              set = ft.parzen_points(d) }, Parzen)
+  for _, p in ipairs(params) do self.uniform = self.uniform / p.n end
   self.total = prior_weight
-  for _, w in ipairs(weights) do self.total = self.total + w end
+  for k, w in ipairs(weights) do
+    self.total = self.total + w
+    self.set:add(points[k], w)
+  end
   return self
 end
 
@@ -153,16 +125,7 @@ end
 -- without a value for a parameter (a prior observation from another space) spreads
 -- evenly over that parameter's values.
 function Parzen:mass(x)
-  local sum, kernels, params = 0, self.kernels, self.params
-  for k, pt in ipairs(self.points) do
-    local prod = self.weights[k]
-    for dim = 1, #kernels do
-      local j = pt[dim]
-      prod = prod * (j and kernels[dim].eval(x[dim], j) or 1 / params[dim].n)
-    end
-    sum = sum + prod
-  end
-  return sum
+  return self.set:mass(self.K.c, x)
 end
 
 function Parzen:density(x)
@@ -173,6 +136,7 @@ function Parzen:add(x, w)
   self.points[#self.points + 1] = x
   self.weights[#self.weights + 1] = w
   self.total = self.total + w
+  self.set:add(x, w)
 end
 
 function Parzen:sample(r)
@@ -190,7 +154,7 @@ function Parzen:sample(r)
   local centre = self.points[pick]
   for dim, p in ipairs(self.params) do
     local j = centre[dim]
-    x[dim] = j and self.kernels[dim].sample(j, r) or r:int(1, p.n)
+    x[dim] = j and kernel_sample(self.K, dim, p, j, r) or r:int(1, p.n)
   end
   return x
 end
@@ -202,7 +166,8 @@ function tpe.new(space, options, history, rng)
   local self = setmetatable({ space = space, params = space.params, rng = rng, o = o,
                               size = space:size(), seen = kit.seen(),
                               unseen = kit.unseen(space, rng),
-                              obs = {}, obs_order = {}, pending = {}, pending_order = {},
+                              obs = {}, obs_order = {}, ranked = {}, kcache = {},
+                              pending = {}, pending_order = {},
                               cursor = 1, startup_left = o.startup }, T)
   self.design = self:latin_hypercube(o.startup)
   for _, h in ipairs(history or {}) do
@@ -280,13 +245,14 @@ function T:observe(key, x, result)
   if status == "ok" and type(result.value) ~= "number" then return end
   local ob = self.obs[key]
   if not ob then
-    ob = { x = x, sum = 0, weight = 0, fail = 0, ran = 0, slow = 0 }
+    ob = { x = x, sum = 0, weight = 0, fail = 0, ran = 0, slow = 0, rank = #self.obs_order + 1 }
     self.obs[key] = ob
     self.obs_order[#self.obs_order + 1] = key
   end
   if status == "ok" then
     local w = math.max(1, #(result.steps or {}))
     ob.sum, ob.weight, ob.ran = ob.sum + w * result.value, ob.weight + w, ob.ran + 1
+    self:rerank(ob)
   elseif FAILED[status] then
     ob.fail = ob.fail + FAILED[status]
   else
@@ -294,37 +260,72 @@ function T:observe(key, x, result)
   end
 end
 
--- The models for one ask: l (good), g (bad + slow + pending), and the two densities of
--- the feasibility estimate (ran / failed).
-function T:models()
-  local ok, bad_x, ran_x, ran_w, fail_x, fail_w = {}, {}, {}, {}, {}, {}
-  for rank, key in ipairs(self.obs_order) do
-    local ob = self.obs[key]
-    if ob.weight > 0 then ok[#ok + 1] = { x = ob.x, value = ob.sum / ob.weight, rank = rank }
-    elseif ob.slow > 0 then bad_x[#bad_x + 1] = ob.x end
-    if ob.ran > 0 then ran_x[#ran_x + 1], ran_w[#ran_w + 1] = ob.x, ob.ran end
-    if ob.fail > 0 then fail_x[#fail_x + 1], fail_w[#fail_w + 1] = ob.x, ob.fail end
+-- Orders ok observations by value, the earlier first on ties.
+local function before(a, b)
+  if a.value ~= b.value then return a.value < b.value end
+  return a.rank < b.rank
+end
+
+-- Keeps self.ranked (the ok observations, best first) sorted as OB's mean changes: a binary
+-- insertion per result, so an ask never sorts the whole history.
+function T:rerank(ob)
+  local ranked = self.ranked
+  if ob.value then -- a repeat moved its mean: take it out first
+    for i = 1, #ranked do
+      if ranked[i] == ob then table.remove(ranked, i); break end
+    end
   end
-  table.sort(ok, function(a, b)
-    if a.value ~= b.value then return a.value < b.value end
-    return a.rank < b.rank
-  end)
-  local n_good = math.min(self.o.max_good, math.max(1, math.ceil(self.o.gamma * #ok)))
-  local good_x, good_w = {}, {}
-  for i, item in ipairs(ok) do
-    if i <= n_good then good_x[#good_x + 1], good_w[#good_w + 1] = item.x, 1
-    else bad_x[#bad_x + 1] = item.x end
+  ob.value = ob.sum / ob.weight
+  local lo, hi = 1, #ranked + 1
+  while lo < hi do
+    local mid = (lo + hi) // 2
+    if before(ranked[mid], ob) then lo = mid + 1 else hi = mid end
+  end
+  table.insert(ranked, lo, ob)
+end
+
+-- The models for one ask: l (good), g (bad + slow + pending), and the two densities of
+-- the feasibility estimate (ran / failed). Each density holds at most `window` points, so
+-- an ask costs the same at 1,000 and 10,000 trials: g the ok results ranked just below the
+-- good ones (half the window: the boundary the acquisition must resolve) and the most
+-- recent other ones and slow runs (the region the search is in now), plus every proposal
+-- still running; ran and failed the most recent `window` each. Below the window every
+-- observation is in.
+function T:models()
+  local W, ranked = self.o.window, self.ranked
+  local n_ok = #ranked
+  local n_good = math.min(self.o.max_good, math.max(1, math.ceil(self.o.gamma * n_ok)))
+  self.stamp = (self.stamp or 0) + 1
+  local stamp = self.stamp
+  local good_x, good_w, bad_x, ran_x, ran_w, fail_x, fail_w = {}, {}, {}, {}, {}, {}, {}
+  local edge = math.min(n_ok, n_good + W // 2)
+  for i = 1, edge do
+    local ob = ranked[i]
+    ob.stamp = stamp
+    if i <= n_good then good_x[#good_x + 1], good_w[#good_w + 1] = ob.x, 1
+    else bad_x[#bad_x + 1] = ob.x end
+  end
+  local recent, order, obs = W - (edge - math.min(n_ok, n_good)), self.obs_order, self.obs
+  for k = #order, 1, -1 do
+    local ob = obs[order[k]]
+    if recent > 0 and ((ob.weight > 0 and ob.stamp ~= stamp) or (ob.weight == 0 and ob.slow > 0))
+    then
+      bad_x[#bad_x + 1], recent = ob.x, recent - 1
+    end
+    if ob.ran > 0 and #ran_x < W then ran_x[#ran_x + 1], ran_w[#ran_w + 1] = ob.x, ob.ran end
+    if ob.fail > 0 and #fail_x < W then
+      fail_x[#fail_x + 1], fail_w[#fail_w + 1] = ob.x, ob.fail
+    end
   end
   for _, key in ipairs(self.pending_order) do
     if self.pending[key] then bad_x[#bad_x + 1] = self.pending[key] end
   end
   local bad_w = {}
   for i = 1, #bad_x do bad_w[i] = 1 end
-  local pw = self.o.prior_weight
-  return { n_ok = #ok,
-           l = parzen(self.params, good_x, good_w, pw), g = parzen(self.params, bad_x, bad_w, pw),
-           ran = parzen(self.params, ran_x, ran_w, pw), fail = parzen(self.params, fail_x, fail_w,
-             pw) }
+  local pw, ps, kc, bw = self.o.prior_weight, self.params, self.kcache, self.o.bandwidth
+  return { n_ok = n_ok, l = parzen(ps, good_x, good_w, pw, kc, bw),
+           g = parzen(ps, bad_x, bad_w, pw, kc, bw), ran = parzen(ps, ran_x, ran_w, pw, kc, bw),
+           fail = parzen(ps, fail_x, fail_w, pw, kc, bw) }
 end
 
 -- log P(feasible | x): ran and failed masses against one pseudo-observation each, spread
@@ -345,18 +346,83 @@ function T:fresh(key, taken)
   return not self.seen:has(key) and not taken[key]
 end
 
--- The best-scoring unseen candidate drawn from l (from the prior while nothing ran ok).
-function T:from_model(m, taken)
-  local best, best_score, best_key
-  for _ = 1, self.o.candidates do
-    local x = (m.n_ok > 0) and m.l:sample(self.rng) or m.g:sample_prior(self.rng)
-    local key = self.space:key(self:config_of(x))
-    if self:fresh(key, taken) then
-      local s = self:score(m, x)
-      if not best or s > best_score then best, best_score, best_key = x, s, key end
+-- The one-parameter moves of X: an ordered parameter one value up or down, a categorical
+-- one to each of its other values (SMAC's local search neighbourhood).
+function T:neighbours(x, out)
+  for dim, p in ipairs(self.params) do
+    local j = x[dim]
+    if is_categorical(p) then
+      for v = 1, p.n do
+        if v ~= j then
+          local y = table.move(x, 1, #x, 1, {})
+          y[dim] = v
+          out[#out + 1] = y
+        end
+      end
+    else
+      for _, v in ipairs({ j - 1, j + 1 }) do
+        if v >= 1 and v <= p.n then
+          local y = table.move(x, 1, #x, 1, {})
+          y[dim] = v
+          out[#out + 1] = y
+        end
+      end
     end
   end
-  return best, best_key
+  return out
+end
+
+-- How much of this ask goes to the incumbents' neighbourhoods: local_share of the model's
+-- proposals, reached linearly from none at the end of the start to all of it at
+-- local_ramp of the trial budget (without a budget, local_share from the start).
+function T:local_share()
+  local share = self.o.local_share
+  local trials = self.o.trials
+  if share <= 0 or not trials then return share end
+  local done = self.seen.n - self.o.startup
+  local ramp = math.max(1, self.o.local_ramp * trials - self.o.startup)
+  return share * math.max(0, math.min(1, done / ramp))
+end
+
+-- The best-scoring unseen candidate: drawn from l (from the prior while nothing ran ok),
+-- or, for the local share of asks, among the one-parameter moves of the local_top best
+-- configurations, scored by the same acquisition (so a move into an OOM region loses).
+-- Candidates are scored first and keyed best first: the configuration's canonical key is
+-- the costly part, and the best one is nearly always fresh.
+function T:from_model(m, taken)
+  local xs = {}
+  local share = m.n_ok > 0 and self:local_share() or 0
+  if share > 0 and self.rng:random() < share then
+    for k = 1, math.min(self.o.local_top, #self.ranked) do
+      self:neighbours(self.ranked[k].x, xs)
+    end
+  end
+  if #xs == 0 then
+    for i = 1, self.o.candidates do
+      xs[i] = (m.n_ok > 0) and m.l:sample(self.rng) or m.g:sample_prior(self.rng)
+    end
+  end
+  local x, key = self:best_fresh(m, xs, taken)
+  if not x and #xs > self.o.candidates then -- every neighbour seen: back to l's samples
+    xs = {}
+    for i = 1, self.o.candidates do xs[i] = m.l:sample(self.rng) end
+    x, key = self:best_fresh(m, xs, taken)
+  end
+  return x, key
+end
+
+function T:best_fresh(m, xs, taken)
+  local cands = {}
+  for i, x in ipairs(xs) do cands[i] = { x = x, s = self:score(m, x), i = i } end
+  table.sort(cands, function(a, b)
+    if a.s ~= b.s then return a.s > b.s end
+    return a.i < b.i
+  end)
+  for _, c in ipairs(cands) do
+    local key = self.space:key(self:config_of(c.x))
+    if self:fresh(key, taken) then return c.x, key end
+  end
+  return nil
 end
 
 function Parzen:sample_prior(r)

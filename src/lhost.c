@@ -19,6 +19,7 @@
 #include "diag.h"
 #include "embed.h"
 #include "json.h"
+#include "parzen.h"
 #include "units.h"
 
 /* A limit broken by the call in progress. It is sticky: once set, the count hook raises it
@@ -255,6 +256,7 @@ static void install_ft(lua_State *L) {
   luaL_newlib(L, fns);
   lua_pushstring(L, FLAGTUNE_VERSION);
   lua_setfield(L, -2, "version");
+  parzen_install(L); /* ft.parzen_kernels, ft.parzen_points (src/parzen.c) */
   lua_setglobal(L, "ft");
 }
 

@@ -14,10 +14,12 @@
 #include "diag.h"
 
 struct strategy {
-  lhost *h;        /* not owned */
-  int ref;         /* the lua/host.lua object */
-  char *file_path; /* a user strategy file, or NULL for search/NAME.lua */
-  char *exp_path;  /* the experiment file, where option errors are located */
+  lhost *h;           /* not owned */
+  int ref;            /* the lua/host.lua object */
+  char *file_path;    /* a user strategy file, or NULL for search/NAME.lua */
+  char *exp_path;     /* the experiment file, where option errors are located */
+  char *name;         /* the strategy's name (tpe), for messages */
+  const char *method; /* the host method being called (ask, tell, ...) */
 };
 
 /* True when MSG starts with "PATH:" (a location in that file). */
@@ -38,6 +40,35 @@ static int error_code(const char *file_path, const char *exp_path, int rc, char 
   return FT_ELUA;
 }
 
+/* A spent instruction budget, said so that the reader can act on it: in a user's strategy
+ * file its line (already at the front) plus what to change; in a shipped strategy, which one
+ * and which call, as flagtune's bug, not the line of lua/host.lua where the fault surfaced.
+ * RC is error_code's verdict and is kept. */
+static int budget_hint(const strategy *s, const char *method, int rc, char **err) {
+  const char *b = rc != 0 && err && *err ? strstr(*err, "instruction budget of ") : NULL;
+  if (!b) return rc;
+  char *msg;
+  if (located_in(*err, s->file_path)) {
+    msg = xasprintf(
+        "%s in %s() (one call of a strategy may run %ld Lua instructions, about a "
+        "second: bound its loops, return fewer proposals, or keep its model smaller)",
+        *err, method, STRATEGY_BUDGET);
+  } else {
+    const char *name = s->name ? s->name : s->file_path ? s->file_path : "?";
+    int where = (int)(b - *err);
+    while (where > 0 && ((*err)[where - 1] == ' ' || (*err)[where - 1] == ':')) where--;
+    msg = xasprintf(
+        "strategy '%s': %s() ran past its instruction budget of %ld%s%.*s%s: a bug "
+        "in flagtune's %s{}, please report it with the number of trials; the trials "
+        "so far are kept",
+        name, method, STRATEGY_BUDGET, where > 0 ? " (at " : "", where, *err, where > 0 ? ")" : "",
+        name);
+  }
+  free(*err);
+  *err = msg;
+  return rc;
+}
+
 /* A string field of the table at IDX, copied, or NULL. */
 static char *dup_field(lua_State *L, int idx, const char *key) {
   lua_getfield(L, idx, key);
@@ -51,7 +82,10 @@ static void read_paths(strategy *s, experiment *e) {
   lua_State *L = lhost_state(s->h);
   lhost_push_ref(s->h, e->spec_ref); /* [spec] */
   lua_getfield(L, -1, "strategy");   /* [spec, strategy] */
-  if (lua_istable(L, -1)) s->file_path = dup_field(L, -1, "path");
+  if (lua_istable(L, -1)) {
+    s->file_path = dup_field(L, -1, "path");
+    s->name = dup_field(L, -1, "name");
+  }
   lua_pop(L, 1);
   s->exp_path = dup_field(L, -1, "path");
   if (!s->exp_path && e->path) s->exp_path = xstrdup(e->path);
@@ -113,7 +147,7 @@ int strategy_new(experiment *e, int64_t seed, const trial_record *history, int n
   push_history(L, history, n_history); /* [new, spec, seed, history] */
   rc = lhost_pcall(s->h, 3, 1, STRATEGY_BUDGET, err);
   if (rc != 0) {
-    rc = error_code(s->file_path, s->exp_path, rc, err);
+    rc = budget_hint(s, "new", error_code(s->file_path, s->exp_path, rc, err), err);
     goto cleanup;
   }
   s->ref = lhost_ref(s->h); /* pops the host object */
@@ -141,6 +175,7 @@ void strategy_free(strategy *s) {
   if (!s) return;
   lhost_unref(s->h, s->ref);
   free(s->file_path);
+  free(s->name);
   free(s->exp_path);
   free(s);
 }
@@ -267,6 +302,7 @@ static int to_proposal(lua_State *L, proposal *p) {
  * call_method. */
 static void push_method(strategy *s, const char *method) {
   lua_State *L = lhost_state(s->h);
+  s->method = method;
   lhost_push_ref(s->h, s->ref); /* [host] */
   lua_getfield(L, -1, method);  /* [host, fn] */
   lua_insert(L, -2);            /* [fn, host] */
@@ -275,7 +311,7 @@ static void push_method(strategy *s, const char *method) {
 /* Runs the method pushed by push_method with NARGS more arguments, budgeted. */
 static int call_method(strategy *s, int nargs, int nresults, char **err) {
   int rc = lhost_pcall(s->h, nargs + 1, nresults, STRATEGY_BUDGET, err);
-  return error_code(s->file_path, s->exp_path, rc, err);
+  return budget_hint(s, s->method, error_code(s->file_path, s->exp_path, rc, err), err);
 }
 
 int strategy_ask(strategy *s, int n, proposal **out, int *n_out, char **err) {

@@ -230,11 +230,53 @@ TEST(endless_loop_ends_with_line) {
   int n = 0;
   CHECK_INT(strategy_ask(f.s, 1, &ps, &n, &f.err), FT_EINPUT);
   CHECK_INT(n, 0);
-  char *want = xasprintf("%s:5: instruction budget of 50000000 exceeded", f.file);
+  char *want = xasprintf(
+      "%s:5: instruction budget of 50000000 exceeded in ask() (one call of a "
+      "strategy may run 50000000 Lua instructions, about a second: bound its "
+      "loops, return fewer proposals, or keep its model smaller)",
+      f.file);
+  CHECK_STR(f.err, want);
+  free(want);
+  teardown(&f);
+}
+
+/* A strategy loaded by name (search/NAME.lua, here overridden through FLAGTUNE_SEARCH_PATH)
+ * (random, overridden) that runs out of budget: the message names the strategy and the call, says
+ * it is flagtune's bug and where it ran out, instead of the bare line of lua/host.lua. */
+TEST(budget_in_named_strategy_names_it) {
+  char dir[] = "/tmp/ft_search_XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  char *path = xasprintf("%s/random.lua", dir);
+  FILE *fp = fopen(path, "w");
+  CHECK(fp != NULL);
+  if (!fp) return;
+  fputs(
+      "local M = {}\n"
+      "function M.new() return setmetatable({}, { __index = M }) end\n"
+      "function M:ask(n)\n"
+      "  while true do end\n"
+      "end\n"
+      "return M\n",
+      fp);
+  fclose(fp);
+  setenv("FLAGTUNE_SEARCH_PATH", dir, 1);
+  fixture f = {0};
+  CHECK_INT(setup(&f, "random {}", 1, NULL, 0), 0);
+  proposal *ps = NULL;
+  int n = 0;
+  if (f.s) CHECK(strategy_ask(f.s, 1, &ps, &n, &f.err) != 0);
+  char *want = xasprintf(
+      "strategy 'random': ask() ran past its instruction budget of 50000000 "
+      "(at %s:4): a bug in flagtune's random{}",
+      path);
   CHECK(starts_with(f.err, want));
   if (!starts_with(f.err, want)) fprintf(stderr, "got: %s\nwant: %s\n", f.err, want);
   free(want);
   teardown(&f);
+  unsetenv("FLAGTUNE_SEARCH_PATH");
+  unlink(path);
+  rmdir(dir);
+  free(path);
 }
 
 /* The budget runs out inside flagtune's own space code, called from the user's loop in
@@ -250,8 +292,9 @@ TEST(endless_loop_in_new_names_user_line) {
                        "end\n"
                        "return M\n"),
             FT_EINPUT);
-  char *want = xasprintf("%s:4: instruction budget of 50000000 exceeded", f.file);
-  CHECK_STR(f.err, want);
+  char *want = xasprintf("%s:4: instruction budget of 50000000 exceeded in new() (", f.file);
+  CHECK(starts_with(f.err, want));
+  if (!starts_with(f.err, want)) fprintf(stderr, "got: %s\nwant: %s\n", f.err, want);
   free(want);
   teardown(&f);
 }
@@ -327,8 +370,8 @@ TEST(proposal_carries_auto_pgle_skip) {
   CHECK_INT(p.skip, 2); /* the baseline does not run PGLE */
   CHECK(p.profile_suffix == NULL);
   proposal_clear(&p);
-  CHECK_INT(strategy_render(f.s, "{\"JAX_ENABLE_PGLE\":\"true\",\"JAX_PGLE_PROFILING_RUNS\":5}",
-                            &p, &f.err),
+  CHECK_INT(strategy_render(f.s, "{\"JAX_ENABLE_PGLE\":\"true\",\"JAX_PGLE_PROFILING_RUNS\":5}", &p,
+                            &f.err),
             0);
   CHECK_INT(p.skip, 2 + 5 + 1);
   proposal_clear(&p);
@@ -354,8 +397,7 @@ TEST(proposal_carries_manual_pgle_profile_run) {
                        "}\n"),
             0);
   proposal p;
-  CHECK_INT(strategy_render(f.s, "{\"xla_gpu_enable_latency_hiding_scheduler\":true}", &p,
-                            &f.err),
+  CHECK_INT(strategy_render(f.s, "{\"xla_gpu_enable_latency_hiding_scheduler\":true}", &p, &f.err),
             0);
   CHECK_STR(p.profile_suffix, ".pgle.pbtxt");
   const setting *path =

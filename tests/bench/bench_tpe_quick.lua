@@ -1,0 +1,125 @@
+-- A quick, in-process search-quality harness for tuning a strategy's knobs on generated
+-- landscapes (flagtune-sim --landscape gen:SEED): the strategy runs through lua/host.lua in
+-- this process, each configuration is valued by `flagtune-sim --true-value` (cached), with
+-- Gaussian noise added here (H_NOISE per full run; with H_STEP_BUDGET, H_STEP_NOISE per step
+-- over the steps past the 2 skipped), and the score is the true regret of the best noisy
+-- observation at the full 45 steps. Not the benchmark (tests/bench/bench_search.py runs real
+-- sweeps); a way to compare knobs in seconds per seed. Tune on the training seeds only.
+--   H_SEEDS=1,2,3 H_TRIALS=25,50 H_STRAT=tpe H_OPTS='{local_share=0.5}' H_REPS=1 \
+--   H_NOISE=0.003 [H_STEP_BUDGET=1125 H_STEP_NOISE=0.02] [H_SIM=build/flagtune-sim] \
+--     build/tests/luatest tests/bench/bench_tpe_quick.lua
+package.path = "tests/lua/?.lua;" .. package.path
+local space = require("space")
+local host = require("host")
+local rng = require("rng")
+local SIM = os.getenv("H_SIM") or "build/flagtune-sim"
+
+local function sh(cmd)
+  local f = io.popen(cmd); local s = f:read("a"); f:close(); return s
+end
+
+local function load_space(seed)
+  local js = ft.json_decode(sh(SIM .. " --landscape gen:" .. seed .. " --print-space-json"))
+  local flags, vars, order = {}, {}, {}
+  for _, p in ipairs(js.params) do
+    local v = p.values
+    local spec
+    if p.kind == "bool" then spec = { kind = "bool" }
+    elseif p.kind == "pow2" then spec = { kind = "pow2", lo = math.tointeger(v[1]), hi = math.tointeger(v[#v]) }
+    elseif p.kind == "int" then spec = { kind = "int", lo = math.tointeger(v[1]), hi = math.tointeger(v[#v]), step = #v > 1 and math.tointeger(v[2] - v[1]) or 1 }
+    elseif p.kind == "float" then spec = { kind = "float", lo = v[1], hi = v[#v], step = #v > 1 and (v[2] - v[1]) or 1 }
+    else local vals = {}; for i, x in ipairs(v) do vals[i] = tostring(x) end; spec = { kind = "choice", values = vals } end
+    if p.env then vars[p.name] = spec else flags[p.name] = spec end
+    order[#order + 1] = p
+  end
+  local opt = tonumber(sh(SIM .. " --landscape gen:" .. seed .. " --print-optimum"):match("^([%d%.]+)"))
+  return space.new(flags, vars, {}, {}, "h.lua"), order, opt
+end
+
+local function render(v)
+  if type(v) == "boolean" then return tostring(v) end
+  if math.type(v) == "float" then return string.format("%.10g", v) end
+  return tostring(v)
+end
+
+local function evaluate(seed, order, c, cache, sp)
+  local key = sp:key(c)
+  if cache[key] then return cache[key] end
+  local xf, env = {}, {}
+  for _, p in ipairs(order) do
+    local v = c[p.name]
+    if p.env then env[#env + 1] = p.name .. "=" .. render(v)
+    else xf[#xf + 1] = "--" .. p.name .. "=" .. render(v) end
+  end
+  local out = sh("env XLA_FLAGS='" .. table.concat(xf, " ") .. "' " .. table.concat(env, " ") .. " " .. SIM .. " --landscape gen:" .. seed .. " --true-value")
+  local r
+  if out:match("^oom") then r = { status = "oom" }
+  elseif out:match("^invalid") then r = { status = "invalid" }
+  else r = { status = "ok", value = tonumber(out) } end
+  cache[key] = r
+  return r
+end
+
+local seeds = {}
+for s in (os.getenv("H_SEEDS") or "1,2,3,4,5,6"):gmatch("%d+") do seeds[#seeds + 1] = tonumber(s) end
+local budgets = {}
+for s in (os.getenv("H_TRIALS") or "50"):gmatch("%d+") do budgets[#budgets + 1] = tonumber(s) end
+local strat = os.getenv("H_STRAT") or "tpe"
+local opts = load("return " .. (os.getenv("H_OPTS") or "{}"))()
+local noise = tonumber(os.getenv("H_NOISE") or "0.015")
+local reps = tonumber(os.getenv("H_REPS") or "1")
+local spaces = {}
+for _, T0 in ipairs(budgets) do
+  local T = T0
+  STEPS = 0
+  local regrets, ooms = {}, {}
+  for _, seed in ipairs(seeds) do
+    spaces[seed] = spaces[seed] or { load_space(seed) }
+    local sp, order, opt = table.unpack(spaces[seed])
+    spaces[seed].cache = spaces[seed].cache or {}
+    for rep = 1, reps do
+    local h = host.new({ path = "h.lua", space = sp, strategy = { name = strat, options = opts, line = 1 },
+                         budget = { trials = T, hours = 0, steps = 45 } }, seed * 7 + rep, {})
+    local nr = rng.new(seed + 100 * rep)
+    local best, best_c, oom = math.huge, nil, 0
+    local MAXS, step_noise, steps_used = 45, tonumber(os.getenv("H_STEP_NOISE") or "0.02"), 0
+    local SB = tonumber(os.getenv("H_STEP_BUDGET") or "0") -- stop at this many steps (halving)
+    local i = 0
+    while true do
+      i = i + 1
+      if SB > 0 then if steps_used >= SB then break end elseif i > T then break end
+      local p = h:ask(1)[1]
+      if not p then break end
+      local c = sp:decode_json(p.json)
+      local r = evaluate(seed, order, c, spaces[seed].cache, sp)
+      local s = (p.steps and p.steps > 0) and p.steps or MAXS
+      steps_used = steps_used + s
+      local v
+      if r.value then
+        if SB > 0 then v = r.value * (1 + step_noise / math.sqrt(math.max(1, s - 2)) * nr:normal())
+        else v = r.value * (1 + noise * nr:normal()) end
+      end
+      if r.status ~= "ok" then oom = oom + 1 end
+      if v and s >= MAXS and v < best then best, best_c = v, c end
+      local st = {}
+      for k = 1, s do st[k] = v or 0 end
+      h:tell(p.json, { status = r.status, value = v, steps = st, steps_budget = s, number = i })
+    end
+    T = i - 1
+    local tv = best_c and evaluate(seed, order, best_c, spaces[seed].cache, sp).value or math.huge
+    regrets[#regrets + 1] = (tv / opt - 1) * 100
+    ooms[#ooms + 1] = oom / T * 100
+    STEPS = (STEPS or 0) + steps_used
+    end
+  end
+  local sorted = {}
+  for i, r in ipairs(regrets) do sorted[i] = r end
+  table.sort(sorted)
+  local mo = 0; for _, o in ipairs(ooms) do mo = mo + o end
+  local per = {}
+  for i, r in ipairs(regrets) do per[i] = string.format("%.1f", r) end
+  print(string.format("steps/run %.0f", STEPS / #regrets))
+  print(string.format("%s %s T=%d median %.2f%% worst %.2f%% mean %.2f%% oom %.1f%%  [%s]", strat, os.getenv("H_OPTS") or "{}", T,
+    sorted[(#sorted + 1) // 2], sorted[#sorted], (function() local s=0 for _,r in ipairs(sorted) do s=s+r end return s/#sorted end)(), mo / #ooms, table.concat(per, " ")))
+  io.stdout:flush()
+end
