@@ -112,12 +112,12 @@ def local(seed):
             if k != base[i]:
                 moves.append(base[:i] + [k] + base[i + 1:])
     rng = random.Random(seed)
-    rand = [[rng.randrange(len(p["values"])) for p in params] for _ in range(300)]
+    rand = [[rng.randrange(len(p["values"])) for p in params] for _ in range(150)]
     values = pmap(lambda lv: true_value(seed, params, lv), moves + rand)
     v0 = true_value(seed, params, base)
     better = [v for v in values if v < opt - 5e-7]
     print("gen:%s: %d params, optimum %.6f (its configuration: %.6f); %d one-parameter moves, "
-          "300 random configurations, best of them %.6f" % (seed, len(params), opt, v0,
+          "150 random configurations, best of them %.6f" % (seed, len(params), opt, v0,
                                                           len(moves), min(values)))
     if abs(v0 - opt) > 5e-7 or better:
         fail("a configuration beats the printed optimum")
