@@ -56,6 +56,10 @@ static int apply_plan(sweep *sw, const resume_plan *plan, char **err) {
   sw->baseline_ok = plan->baseline_ok;
   sw->baseline_ms = plan->baseline_ms;
   sw->n_ok = plan->n_ok;
+  sw->n_done = plan->counted; /* nothing runs yet: every counted trial has ended */
+  sw->resumed = 1;
+  /* First trials that all fail alike stop a new sweep; a resumed one is past its first. */
+  if (plan->counted > 1) sw->ff_seen = 5;
   return 0;
 }
 

@@ -83,9 +83,13 @@ int view_verdict(const cJSON *sw, verdict *v) {
   return 0;
 }
 
-/* "1.104x (95% CI 1.090-1.118)" or "1.104x" when the interval is unknown. */
+/* "1.104x, 95% CI 1.090-1.118" for a confirmed winner (pooled over its re-measurements);
+ * a single run's speedup carries no "95 % CI": its interval over its own step times says
+ * nothing about a second run, so it is marked as one run. */
 void view_format_speedup(const verdict *v, char *buf, size_t n) {
-  if (isnan(v->lo))
+  if (!v->pooled)
+    snprintf(buf, n, "%.3fx, a single run, not confirmed", v->baseline / v->value);
+  else if (isnan(v->lo))
     snprintf(buf, n, "%.3fx", v->baseline / v->value);
   else
     snprintf(buf, n, "%.3fx, 95%% CI %.3f-%.3f", v->baseline / v->value, v->lo, v->hi);
