@@ -48,7 +48,7 @@ printable() { ! LC_ALL=C grep -q '[^[:print:][:space:]]' <<< "$1"; }
 
 hostile flood "\"$stub\", \"flood\", \"$flood\""
 check "flood ${flood} MiB: no_metric" [ "$(status_of)" = no_metric ]
-check "flood: log capped at 64 MiB" [ "$(stat -c %s logs/sweep-1/trial-0000.log)" -lt $((65 * 1024 * 1024)) ]
+check "flood: log capped at 64 MiB" [ "$(stat -c %s logs/flood.db/sweep-1/trial-0000.log)" -lt $((65 * 1024 * 1024)) ]
 
 hostile longline "\"$stub\", \"longline\", \"$longline\""
 check "longline ${longline} MiB without newline: no_metric" [ "$(status_of)" = no_metric ]
