@@ -302,9 +302,13 @@ static char *running_line(const progress_running *r, int width) {
   else
     add(&b, "%d steps  ", r->n_steps);
   char *label = progress_abbrev(r->label);
-  add_fitted(&b, label, width > 0 ? width - (int)b.visible : -1);
+  add(&b, "%s", label);
   free(label);
-  return buf_take(&b);
+  char *whole = buf_take(&b);
+  buf out = {0};
+  add_fitted(&out, whole, width > 0 ? width : -1);
+  free(whole);
+  return buf_take(&out);
 }
 
 char **progress_format_status(const progress_state *s, int width, int color, int *n) {
