@@ -972,6 +972,7 @@ int sweep_begin(sweep *sw, const char *db_path, const sweep_opts *o, int64_t *sw
                          .n_check_ref = sw->n_check_ref};
   if (o->on_started && launch_make_dirs(sw->log_dir, NULL) == 0)
     o->on_started(sw->id, sw->log_dir, o->ud);
+  sw->view = progress_detect(); /* --detach has just moved stderr to its log */
   return 0;
 }
 
