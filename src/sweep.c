@@ -703,11 +703,6 @@ static void on_deadline(uv_timer_t *timer) {
   sw->deadline_hit = 1;
   diag_note("flagtune: time budget reached; stopping %d running trial%s", sw->n_running,
             sw->n_running == 1 ? "" : "s");
-  if (!sw->confirm_planned && sw->search_budget < sw->budget_trials)
-    diag_note(
-        "flagtune: confirmation skipped: the time budget ran out before it; the best is a "
-        "single run (`flagtune resume %lld` runs the rest, confirmation included)",
-        (long long)sw->id);
   for (int i = 0; i < sw->parallel; i++)
     if (sw->slots[i]) trial_stop(sw->slots[i], STOPPED_INTERRUPTED);
   if (sw->n_running == 0) close_handles(sw);
@@ -822,9 +817,15 @@ static void record_end(sweep *sw) {
     diag_warn("sweep %lld stays marked running in the database", (long long)sw->id);
   }
   free(err);
-  if (strcmp(status, "interrupted") == 0 && why && strcmp(why, "time budget") == 0)
+  if (strcmp(status, "interrupted") == 0 && why && strcmp(why, "time budget") == 0) {
     diag_note("flagtune: sweep %lld stopped by its time budget after %d of %d trials",
               (long long)sw->id, sw->n_done, sw->budget_trials);
+    if (!sw->confirm_planned && sw->search_budget < sw->budget_trials)
+      diag_note(
+          "flagtune: confirmation skipped: the time budget ran out before it; the best is a "
+          "single run (`flagtune resume %lld` runs the rest, confirmation included)",
+          (long long)sw->id);
+  }
   notify(sw, status, why);
 }
 

@@ -40,6 +40,10 @@ has done.env "FLAGTUNE_TRIALS_PLANNED=4"
 check "done: best and speedup given" grep -q "^FLAGTUNE_BEST_MS=1\.0000$" done.env
 check "done: speedup given" grep -q "^FLAGTUNE_SPEEDUP=1\.0000$" done.env
 has done.env "FLAGTUNE_SUMMARY=flagtune sweep 1 done: best 1.00 ms vs baseline 1.00 ms"
+has done.env "FLAGTUNE_BEST_CONFIRMED=0"
+has err "no confirmation: it takes 4 trials and runs only when the search keeps twice as many (budget.trials >= 13)"
+has out "1.000x, a single run, not confirmed"
+check "a single run is never given a 95 % CI" not grep -q "95% CI" out
 
 # ---- --notify CMD through the shell, after the experiment's hook; a failed baseline
 export OUT=$work/failed.env
@@ -89,11 +93,12 @@ has int.env "FLAGTUNE_STATUS=interrupted"
 
 # ---- the time budget: said so, and the hook told
 export OUT=$work/time.env
-exp time.lua "$dump" "{ \"$stub\", \"steps\", \"20\", \"100\" }" 'budget = { trials = 4, hours = 0.0005 }, software_probe = false,'
+exp time.lua "$dump" "{ \"$stub\", \"steps\", \"20\", \"100\" }" 'budget = { trials = 14, hours = 0.0005 }, software_probe = false,'
 sed -i '/budget = { trials = 4 }, seed = 1,/s/budget = { trials = 4 }, //' time.lua
 "$ft" run time.lua > out 2> err
 has err "time budget reached"
 has err "stopped by its time budget after"
+has err "confirmation skipped: the time budget ran out before it; the best is a single run"
 has time.env "FLAGTUNE_STATUS=interrupted"
 has time.env "FLAGTUNE_REASON=time budget"
 
