@@ -384,7 +384,7 @@ for _, k in ipairs({ "name", "model", "hardware", "description", "command", "wor
                      "fixed_flags", "flags", "vars", "metric", "budget", "parallel",
                      "gpus_per_trial", "timeout", "grace", "seed", "strategy", "oom_patterns",
                      "invalid_patterns", "presets", "allow_unknown_flags", "confirm", "prune",
-                     "warm_start", "software_probe", "pgle", "executor" }) do
+                     "warm_start", "software_probe", "pgle", "executor", "on_done" }) do
   TOP_KEYS[k] = true
 end
 
@@ -585,6 +585,8 @@ local function validate(v, raw)
   local x = {}
   check_scalars(v, raw, x)
   x.command = check_command(v, raw.command)
+  -- on_done = { "cmd", ... }: run when the sweep ends (any end), its summary in the environment
+  if raw.on_done ~= nil then x.on_done = check_command(v, raw.on_done, "on_done") end
   check_space(v, raw, x)
   x.metric = check_metric(v, raw.metric)
   x.budget = check_budget(v, raw.budget)

@@ -41,6 +41,8 @@ typedef struct {
   const char *executor; /* --executor local|slurm; NULL: the experiment's */
   int parallel, trials, json, help, has_seed;
   int detach, force;  /* run/resume --detach, resume --force */
+  int keep_going;     /* run/resume --keep-going */
+  const char *notify; /* run/resume --notify CMD */
   const char *log;    /* --log FILE: where a detached sweep writes its progress */
   double hours;       /* < 0: not given */
   double until_hours; /* hours from now until --until HH:MM, < 0: not given */
@@ -128,7 +130,9 @@ static sweep_opts to_opts(const args *a) {
                   .has_seed = a->has_seed,
                   .name = a->name,
                   .force = a->force,
-                  .executor = a->executor};
+                  .executor = a->executor,
+                  .keep_going = a->keep_going,
+                  .notify = a->notify};
   return o;
 }
 
@@ -648,7 +652,7 @@ static const command commands[] = {
     {"run",
      "run EXPERIMENT.lua [--db PATH] [--parallel N] [--trials N] [--hours H] "
      "[--until HH:MM[:SS]] [--seed S] [--name NAME] [--detach [--log FILE]] "
-     "[--executor local|slurm]",
+     "[--executor local|slurm] [--keep-going] [--notify CMD]",
      "Runs a new sweep: the baseline, then the strategy's trials, each recorded in the database.\n"
      "--executor slurm runs trials as Slurm job steps (the experiment's slurm { ... } options or\n"
      "Slurm's defaults; docs/SLURM.md), local (the default) on this machine.\n"
@@ -656,18 +660,21 @@ static const command commands[] = {
      "Exit 0 when it finished with an ok baseline and an ok trial, 1 when it ran but that is not\n"
      "so, 2 for bad input (nothing written), 130 when interrupted (continue with `resume`).\n"
      "--detach: validate, start in the background (own session; a closed terminal does not\n"
-     "stop it), print the sweep id and the log (flagtune-logs/sweep-N/run.log, or --log FILE).",
-     cmd_run, 1, 1, "db parallel trials hours until seed name detach log executor"},
+     "stop it), print the sweep id and the log (flagtune-logs/DB/sweep-N/run.log, or --log FILE).\n"
+     "A failed baseline stops the sweep, as do five first trials that fail alike; --keep-going\n"
+     "searches on. --notify CMD runs the shell command CMD when the sweep ends (docs/CLI.md).",
+     cmd_run, 1, 1,
+     "db parallel trials hours until seed name detach log executor keep-going notify"},
     {"resume",
      "resume SWEEP [--db PATH] [--parallel N] [--trials N] [--hours H] "
-     "[--until HH:MM[:SS]] [--force] [--detach [--log FILE]]",
+     "[--until HH:MM[:SS]] [--force] [--detach [--log FILE]] [--keep-going] [--notify CMD]",
      "Continues an interrupted sweep to its budget, from any directory (it runs where `run` ran):\n"
      "trials left running become lost and are run again with the interrupted ones; the strategy\n"
      "is rebuilt from the stored trials and goes on where it stood. --trials N raises the budget\n"
      "(also of a done sweep). One process owns a sweep: a second resume exits 2 naming the\n"
      "holder. --force takes over a sweep marked running on another host (whose lock cannot be\n"
      "checked from here). A sweep cut by its time budget is resumable; it gets the time anew.",
-     cmd_resume, 1, 1, "db parallel trials hours until force detach log"},
+     cmd_resume, 1, 1, "db parallel trials hours until force detach log keep-going notify"},
     {"check", "check EXPERIMENT.lua [--parallel N] [--trials N] [--hours H] [--seed S]",
      "Validates an experiment file (keys, types, units, space, strategy) without running or\n"
      "writing anything. Errors read `file:line: message`; exit 2.",
@@ -815,6 +822,8 @@ static int set_option(args *a, const char *opt, const char *v, char **err) {
     a->output = v;
   else if (strcmp(opt, "log") == 0)
     a->log = v;
+  else if (strcmp(opt, "notify") == 0)
+    a->notify = v;
   else if (strcmp(opt, "executor") == 0) {
     if (strcmp(v, "local") != 0 && strcmp(v, "slurm") != 0)
       return diag_set(err, FT_EINPUT, "--executor must be local or slurm, got '%s'", v);
@@ -856,8 +865,9 @@ static int parse_option(args *a, const command *c, int argc, char **argv, int *i
   if (strcmp(name, "json") == 0 && accepts(c, "json")) return a->json = 1, 0;
   if (strcmp(name, "detach") == 0 && accepts(c, "detach")) return a->detach = 1, 0;
   if (strcmp(name, "force") == 0 && accepts(c, "force")) return a->force = 1, 0;
+  if (strcmp(name, "keep-going") == 0 && accepts(c, "keep-going")) return a->keep_going = 1, 0;
   if (!accepts(c, name) || strcmp(name, "json") == 0 || strcmp(name, "detach") == 0 ||
-      strcmp(name, "force") == 0)
+      strcmp(name, "force") == 0 || strcmp(name, "keep-going") == 0)
     return diag_set(err, FT_EINPUT, "%s: unknown option '%s' (see `flagtune %s --help`)", c->name,
                     arg, c->name);
   const char *v = eq ? eq + 1 : NULL;

@@ -10,6 +10,7 @@
 
 int diag_verbose;
 int diag_quiet;
+void (*diag_before_print)(void);
 
 int diag_vset(char **err, int code, const char *fmt, va_list ap) {
   if (!err) return code;
@@ -49,6 +50,7 @@ static int has_location(const char *msg) {
 
 void diag_error(const char *msg) {
   if (!msg) msg = "unknown error";
+  if (diag_before_print) diag_before_print();
   if (has_location(msg))
     fprintf(stderr, "%s\n", msg);
   else
@@ -58,6 +60,7 @@ void diag_error(const char *msg) {
 void diag_warn(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
+  if (diag_before_print) diag_before_print();
   fputs("flagtune: warning: ", stderr);
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
@@ -66,6 +69,7 @@ void diag_warn(const char *fmt, ...) {
 
 void diag_note(const char *fmt, ...) {
   if (diag_quiet) return;
+  if (diag_before_print) diag_before_print();
   va_list ap;
   va_start(ap, fmt);
   vfprintf(stderr, fmt, ap);

@@ -29,6 +29,8 @@ void diag_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 extern int diag_verbose; /* -v: tracebacks and debug notes */
 extern int diag_quiet;   /* -q: no progress notes */
+/* Called before any message is printed (NULL: none): the live status area erases itself. */
+extern void (*diag_before_print)(void);
 
 /* Exit code for an error code: 0, 1, 2 or 130. */
 int diag_exit_code(int code);

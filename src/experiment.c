@@ -216,6 +216,11 @@ static void copy_fields(lua_State *L, int t, experiment *e) {
   e->hardware = get_str(L, t, "hardware");
   e->workdir = get_str(L, t, "workdir");
   e->command = get_strv(L, t, "command", NULL);
+  e->on_done = get_strv(L, t, "on_done", NULL);
+  field(L, t, "lines"); /* [..., lines] */
+  e->command_line = get_int(L, lua_gettop(L), "command", 0);
+  e->on_done_line = get_int(L, lua_gettop(L), "on_done", 0);
+  lua_pop(L, 1);
   copy_metric(L, t, e);
   copy_budget(L, t, e);
   e->parallel = get_int(L, t, "parallel", 1);
@@ -382,6 +387,7 @@ void experiment_free(experiment *e) {
   free(e->model);
   free(e->hardware);
   trialcfg_free_strv(e->command);
+  trialcfg_free_strv(e->on_done);
   free(e->workdir);
   free(e->metric_field);
   free(e->metric_pattern);

@@ -20,7 +20,10 @@ typedef struct {
 
   char *name, *model, *hardware; /* hardware may be "auto" until resolved */
   char **command;                /* NULL-terminated argv template; "{steps}" is substituted */
-  char *workdir; /* where trials run: `workdir` key, default the current directory */
+  char *workdir;    /* where trials run: `workdir` key, default the current directory */
+  int command_line; /* the `command` key's line in the file (for preflight's messages) */
+  char **on_done;   /* on_done = { "cmd", ... }: run when the sweep ends; NULL: none */
+  int on_done_line;
 
   metric_kind metric;
   char *metric_field;   /* json = ... */

@@ -134,11 +134,33 @@ void launch_devices_free(char **devices, int parallel) {
   free(devices);
 }
 
-char *launch_log_dir(const char *db_path, const char *override, int64_t id) {
-  if (override && *override) return xasprintf("%s/sweep-%lld", override, (long long)id);
-  const char *slash = strrchr(db_path, '/');
-  if (!slash) return xasprintf("flagtune-logs/sweep-%lld", (long long)id);
-  return xasprintf("%.*s/flagtune-logs/sweep-%lld", (int)(slash - db_path), db_path, (long long)id);
+/* The last component of PATH (borrowed). */
+static const char *base_name(const char *path) {
+  const char *slash = strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
+
+char *launch_log_dir(const char *db_path, const char *override, int64_t id, int resumed) {
+  const char *name = base_name(db_path);
+  if (!*name) name = "flagtune.db";
+  char *root;
+  if (override && *override)
+    root = xstrdup(override);
+  else if (base_name(db_path) != db_path)
+    root = xasprintf("%.*s/flagtune-logs", (int)(base_name(db_path) - db_path - 1), db_path);
+  else
+    root = xstrdup("flagtune-logs");
+  char *keyed = xasprintf("%s/%s/sweep-%lld", root, name, (long long)id);
+  /* A sweep logged before logs were keyed by database goes on where its logs are. */
+  char *legacy = xasprintf("%s/sweep-%lld", root, (long long)id);
+  struct stat st;
+  char *dir = keyed;
+  if (resumed && stat(keyed, &st) != 0 && stat(legacy, &st) == 0 && S_ISDIR(st.st_mode))
+    dir = legacy;
+  if (dir != keyed) free(keyed);
+  if (dir != legacy) free(legacy);
+  free(root);
+  return dir;
 }
 
 int launch_make_dirs(const char *path, char **err) {

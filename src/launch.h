@@ -52,10 +52,14 @@ int launch_plan_devices(int gpus_per_trial, int parallel, const char *visible, i
                         char ***devices, char **err);
 void launch_devices_free(char **devices, int parallel);
 
-/* DB_PATH's log directory for sweep ID: OVERRIDE/sweep-ID when OVERRIDE (the
- * FLAGTUNE_LOG_DIR setting) is non-empty, else flagtune-logs/sweep-ID beside the
- * database. Caller frees. */
-char *launch_log_dir(const char *db_path, const char *override, int64_t id);
+/* DB_PATH's log directory for sweep ID, keyed by the database's file name so that two
+ * databases in one directory never share one: ROOT/NAME/sweep-ID, where ROOT is OVERRIDE
+ * (the FLAGTUNE_LOG_DIR setting) when non-empty, else flagtune-logs beside the database, and
+ * NAME the database's file name (flagtune.db). A sweep whose logs are in the layout older
+ * versions used (ROOT/sweep-ID, no NAME) keeps that directory when the keyed one does not
+ * exist and RESUMED is set, so a resume finds them (a new sweep never takes such a
+ * directory: it may be another database's). Caller frees. */
+char *launch_log_dir(const char *db_path, const char *override, int64_t id, int resumed);
 /* Creates PATH and its parents. FT_ESYS with *err on failure. */
 int launch_make_dirs(const char *path, char **err);
 

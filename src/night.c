@@ -137,3 +137,114 @@ int night_detach(const char *log_arg, sweep_opts *o, night_body body, void *ctx,
   free(log);
   return 0;
 }
+
+/* ---- the notify hook ---- */
+
+static void put_env(const char *name, const char *value) {
+  if (value) setenv(name, value, 1);
+}
+
+static void put_num(const char *name, double v, const char *fmt) {
+  char buf[64];
+  if (v != v) return; /* NaN: left unset */
+  snprintf(buf, sizeof buf, fmt, v);
+  setenv(name, buf, 1);
+}
+
+/* In the hook's child: the summary into the environment. */
+static void summary_env(const night_summary *s) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%lld", s->sweep_id);
+  put_env("FLAGTUNE_SWEEP_ID", buf);
+  put_env("FLAGTUNE_SWEEP_NAME", s->name);
+  put_env("FLAGTUNE_MODEL", s->model);
+  put_env("FLAGTUNE_HARDWARE", s->hardware);
+  put_env("FLAGTUNE_STATUS", s->status);
+  put_env("FLAGTUNE_REASON", s->reason ? s->reason : "");
+  put_env("FLAGTUNE_DB", s->db_path);
+  put_env("FLAGTUNE_LOG_DIR", s->log_dir);
+  put_num("FLAGTUNE_BEST_MS", s->best_ms, "%.4f");
+  put_num("FLAGTUNE_BASELINE_MS", s->baseline_ms, "%.4f");
+  if (s->best_ms > 0 && s->baseline_ms > 0)
+    put_num("FLAGTUNE_SPEEDUP", s->baseline_ms / s->best_ms, "%.4f");
+  put_env("FLAGTUNE_BEST_CONFIRMED", s->best_confirmed ? "1" : "0");
+  snprintf(buf, sizeof buf, "%d", s->trials_done);
+  put_env("FLAGTUNE_TRIALS_DONE", buf);
+  snprintf(buf, sizeof buf, "%d", s->trials_planned);
+  put_env("FLAGTUNE_TRIALS_PLANNED", buf);
+  snprintf(buf, sizeof buf, "%d", s->trials_ok);
+  put_env("FLAGTUNE_TRIALS_OK", buf);
+  char line[512];
+  if (s->best_ms > 0 && s->baseline_ms > 0)
+    snprintf(line, sizeof line,
+             "flagtune sweep %lld %s: best %.2f ms vs baseline %.2f ms (%.3fx), "
+             "%d/%d trials",
+             s->sweep_id, s->status, s->best_ms, s->baseline_ms, s->baseline_ms / s->best_ms,
+             s->trials_done, s->trials_planned);
+  else
+    snprintf(line, sizeof line,
+             "flagtune sweep %lld %s: no ok trial beats a baseline, %d/%d trials", s->sweep_id,
+             s->status, s->trials_done, s->trials_planned);
+  put_env("FLAGTUNE_SUMMARY", line);
+}
+
+/* The child: its own group (so a timeout ends all it started), stdin from /dev/null, the
+ * signals a night ignores back to their defaults. */
+static void notify_child(char *const *argv, const char *shell_cmd, const night_summary *s) {
+  setpgid(0, 0);
+  signal(SIGPIPE, SIG_DFL);
+  signal(SIGHUP, SIG_DFL);
+  int null = open("/dev/null", O_RDONLY);
+  if (null >= 0) dup2(null, STDIN_FILENO);
+  summary_env(s);
+  if (argv) {
+    execvp(argv[0], argv);
+  } else {
+    execl("/bin/sh", "sh", "-c", shell_cmd, (char *)NULL);
+  }
+  fprintf(stderr, "flagtune: warning: notify hook: cannot run %s: %s\n", argv ? argv[0] : "/bin/sh",
+          strerror(errno));
+  _exit(127);
+}
+
+/* Waits for PID up to TIMEOUT_S; 1 when it ended (*status set), 0 on timeout. */
+static int wait_for(pid_t pid, double timeout_s, int *status) {
+  for (double waited = 0; waited <= timeout_s; waited += 0.02) {
+    pid_t r = waitpid(pid, status, WNOHANG);
+    if (r == pid || (r < 0 && errno != EINTR)) return 1;
+    usleep(20000);
+  }
+  return 0;
+}
+
+int night_notify(char *const *argv, const char *shell_cmd, const night_summary *s,
+                 double timeout_s) {
+  const char *what = argv ? argv[0] : shell_cmd;
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0) {
+    diag_warn("notify hook %s not run: fork: %s", what, strerror(errno));
+    return -1;
+  }
+  if (pid == 0) notify_child(argv, shell_cmd, s);
+  setpgid(pid, pid); /* also here: no race with the kill below */
+  int status = 0;
+  if (!wait_for(pid, timeout_s, &status)) {
+    kill(-pid, SIGTERM);
+    if (!wait_for(pid, 2, &status)) {
+      kill(-pid, SIGKILL);
+      waitpid(pid, &status, 0);
+    }
+    diag_warn("notify hook %s stopped after %g s (its time limit); the sweep's outcome stands",
+              what, timeout_s);
+    return -1;
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return 0;
+  if (WIFSIGNALED(status))
+    diag_warn("notify hook %s killed by signal %d; the sweep's outcome stands", what,
+              WTERMSIG(status));
+  else
+    diag_warn("notify hook %s exited %d; the sweep's outcome stands", what, WEXITSTATUS(status));
+  return -1;
+}

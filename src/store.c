@@ -74,6 +74,7 @@ static const char *const stmt_sql[ST_COUNT] = {
     "losses = :losses, finished_at = " NOW " WHERE id = :id",
   [ST_STEPS_DELETE] = "DELETE FROM steps WHERE trial_id = :trial_id",
   [ST_STEP_INSERT] = "INSERT INTO steps (trial_id, step, ms) VALUES (:trial_id, :step, :ms)",
+  [ST_TRIAL_NSTEPS] = "UPDATE trials SET n_steps = :n_steps WHERE id = :id AND status = 'running'",
   [ST_TRIALS_MARK] =
     "UPDATE trials SET status = :to, value = CASE WHEN :to = 'ok' THEN value END, "
     "finished_at = coalesce(finished_at, " NOW ") WHERE sweep_id = :sweep_id AND status = :from",

@@ -144,6 +144,11 @@ typedef struct {
   int n_losses;
 } store_trial_end;
 
+/* Steps FIRST+1 .. FIRST+N of a running trial (MS[0..N)), stored as they arrive so that
+ * `query` and `show` see a running trial, with the row's n_steps, in one transaction (a
+ * batch: one per flush, never one per step). store_trial_finish later replaces them all. */
+int store_trial_add_steps(store *s, int64_t trial_id, int first, const double *ms, int n,
+                          char **err);
 /* Finishes a trial and stores all its step times (numbered from 1), in one transaction.
  * The value is stored only when the status is "ok" (the schema's rule). */
 int store_trial_finish(store *s, int64_t trial_id, const store_trial_end *e, const double *steps_ms,

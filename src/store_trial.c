@@ -126,6 +126,31 @@ static int steps_replace(store *s, int64_t trial_id, const double *ms, int n, ch
   return rc;
 }
 
+int store_trial_add_steps(store *s, int64_t trial_id, int first, const double *ms, int n,
+                          char **err) {
+  sqlite3_stmt *ins = NULL, *upd = NULL;
+  int rc = store_identity_check(s, err);
+  if (!rc) rc = store_stmt_get(s, ST_STEP_INSERT, &ins, err);
+  if (!rc) rc = store_stmt_get(s, ST_TRIAL_NSTEPS, &upd, err);
+  if (!rc) rc = store_run_cached(s, ST_BEGIN_WRITE, "starting a transaction", err);
+  if (rc) return rc;
+  for (int i = 0; i < n && !rc; i++) {
+    if (!isfinite(ms[i])) continue;
+    if (store_bind_int(ins, ":trial_id", trial_id) | store_bind_int(ins, ":step", first + i + 1) |
+        store_bind_real(ins, ":ms", ms[i])) {
+      rc = store_bind_fail(s, ins, err);
+      break;
+    }
+    rc = store_step_done(s, ins, "storing step times", err);
+  }
+  if (!rc && (store_bind_int(upd, ":n_steps", first + n) | store_bind_int(upd, ":id", trial_id)))
+    rc = store_bind_fail(s, upd, err);
+  if (!rc) rc = store_step_done(s, upd, "counting a trial's steps", err);
+  if (!rc) rc = store_run_cached(s, ST_COMMIT, "committing step times", err);
+  if (rc) store_tx_rollback(s);
+  return rc;
+}
+
 int store_trial_finish(store *s, int64_t trial_id, const store_trial_end *e, const double *steps_ms,
                        int n_steps, char **err) {
   int rc = store_identity_check(s, err);

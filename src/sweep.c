@@ -9,6 +9,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <lauxlib.h>
+#include <lua.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -25,6 +27,9 @@
 #include "json.h"
 #include "launch.h"
 #include "lhost.h"
+#include "night.h"
+#include "preflight.h"
+#include "progress.h"
 #include "resume.h"
 #include "slurm.h"
 #include "stats.h"
@@ -78,31 +83,73 @@ static void quiet_if_unwritable(void) {
   clearerr(stderr);
 }
 
+/* The trials shown on the status area, running now. */
+static void view_status(sweep *sw) {
+  if (sw->view.quiet || !sw->view.tty) return;
+  progress_running run[16];
+  int n = 0;
+  for (int i = 0; i < sw->parallel && n < 16; i++) {
+    if (!sw->slots[i]) continue;
+    trial_view v = trial_get_view(sw->slots[i]);
+    run[n++] = (progress_running){.number = v.number,
+                                  .label = v.number == 0 ? "baseline" : v.label,
+                                  .n_steps = v.n_steps,
+                                  .steps_budget = v.steps_budget,
+                                  .profiling = v.profiling,
+                                  .elapsed_s = v.elapsed_s};
+  }
+  progress_state st = {.done = sw->n_done < sw->budget_trials ? sw->n_done : sw->budget_trials,
+                       .total = sw->budget_trials,
+                       .parallel = sw->parallel,
+                       .best_ms = sw->best_ms,
+                       .baseline_ms = sw->baseline_ms,
+                       .best_number = sw->best_number,
+                       .best_lo = sw->best_lo,
+                       .best_hi = sw->best_hi,
+                       .eta_s = -1,
+                       .deadline_left_s = sw->deadline > 0 ? sw->deadline - now_s() : -1,
+                       .running = run,
+                       .n_running = n};
+  memcpy(st.counts, sw->counts, sizeof st.counts);
+  if (st.deadline_left_s < 0 && sw->deadline > 0) st.deadline_left_s = 0;
+  /* ETA from the measured durations: the trials left, each the median so far, over the
+   * slots, less what the running ones have done already. */
+  if (sw->n_durations > 0) {
+    double med = stats_median(sw->durations, sw->n_durations), work = 0;
+    int left = sw->budget_trials - sw->n_done - n;
+    if (left > 0) work += left * med;
+    for (int i = 0; i < n; i++) work += run[i].elapsed_s < med ? med - run[i].elapsed_s : 0;
+    st.eta_s = work / sw->parallel;
+    if (st.deadline_left_s >= 0 && st.eta_s > st.deadline_left_s) st.eta_s = st.deadline_left_s;
+  }
+  progress_print_status(&sw->view, &st);
+  quiet_if_unwritable();
+}
+
 static void report_progress(sweep *sw, const trial_result *r) {
-  char val[64] = "";
   const trial_record *t = &r->record;
   /* Nothing is reported as its outcome unless it is stored. */
-  if (r->store_err) {
-    diag_note("[%4d/%d] %-11s %-26s %s", t->number, sw->budget_trials - 1, "not-stored", "",
-              t->number == 0 ? "(baseline)" : r->label);
-    quiet_if_unwritable();
-    return;
-  }
-  if (t->status == OUTCOME_OK) {
-    if (sw->baseline_ms > 0 && t->number != 0)
-      snprintf(val, sizeof val, "%9.2f ms %5.3fx", t->value, sw->baseline_ms / t->value);
-    else
-      snprintf(val, sizeof val, "%9.2f ms", t->value);
-  }
-  diag_note("[%4d/%d] %-11s %-26s %s", t->number, sw->budget_trials - 1, outcome_name(t->status),
-            val, t->number == 0 ? "(baseline)" : r->label);
-  /* A failed trial says why at once (the reason is also in `show` and the trial's error). */
-  if (r->reason && t->status != OUTCOME_INTERRUPTED) {
-    char *why = json_terminal_text(r->reason, NULL);
-    diag_note("%10s %.160s", "", why);
-    free(why);
-  }
+  int steps = t->steps_budget;
+  progress_line l = {
+      .number = t->number,
+      .role = t->role,
+      .is_baseline = t->number == 0 || t->role == ROLE_BASELINE ||
+                     (t->config_json && strcmp(t->config_json, "{}") == 0),
+      .status = t->status,
+      .value = t->value,
+      .baseline_ms = sw->baseline_ms,
+      .rung_steps =
+          steps > 0 && sw->exp->budget_steps > 0 && steps < sw->exp->budget_steps ? steps : 0,
+      .label = r->label,
+      .defaults = (const char *const *)sw->defaults,
+      .n_defaults = sw->n_defaults,
+      .reason = r->store_err ? NULL : r->reason,
+      .not_stored = r->store_err != NULL,
+      .done = sw->n_done < sw->budget_trials ? sw->n_done : sw->budget_trials,
+      .total = sw->budget_trials};
+  progress_print_line(&sw->view, &l);
   quiet_if_unwritable();
+  view_status(sw);
 }
 
 static void tell_strategy(sweep *sw, const trial_record *t) {
@@ -118,15 +165,29 @@ static void tell_strategy(sweep *sw, const trial_record *t) {
  * trial (they are pruned against it). */
 static void track_best(sweep *sw, const trial_record *t) {
   if (t->status != OUTCOME_OK) return;
+  int skip = sw->exp->metric_skip;
   if (t->number == 0 || t->role == ROLE_BASELINE) {
     sw->baseline_ms = t->value;
     sw->baseline_ok = 1;
+    if (t->n_steps > skip) {
+      free(sw->base_steps);
+      sw->n_base_steps = t->n_steps - skip;
+      sw->base_steps = xmalloc(sizeof(double) * (size_t)sw->n_base_steps);
+      memcpy(sw->base_steps, t->steps + skip, sizeof(double) * (size_t)sw->n_base_steps);
+    }
     return;
   }
   if (t->role == ROLE_CONFIRM || t->role == ROLE_MINIMIZE) return;
   sw->n_ok++;
   if (!isnan(sw->best_ms) && t->value >= sw->best_ms) return;
   sw->best_ms = t->value;
+  sw->best_number = t->number;
+  double sp;
+  sw->best_lo = sw->best_hi = NAN;
+  if (sw->n_base_steps > 0 && t->n_steps > skip &&
+      stats_speedup_ci(sw->base_steps, sw->n_base_steps, t->steps + skip, t->n_steps - skip, 12345,
+                       &sp, &sw->best_lo, &sw->best_hi) != 0)
+    sw->best_lo = sw->best_hi = NAN;
   for (int i = 0; i < sw->parallel; i++)
     if (sw->slots[i]) trial_set_best(sw->slots[i], sw->best_ms);
 }
@@ -193,6 +254,68 @@ static int requeue_lost(sweep *sw, const trial_record *t) {
   return 1;
 }
 
+/* ---- fail fast ---- */
+
+/* The first search trials that end: when all FAILFAST_N fail the same way (one status, one
+ * reason but for its numbers), the next ones would too. */
+enum { FAILFAST_N = 5 };
+
+/* Stops the sweep: nothing more starts, running trials end interrupted, and the sweep ends
+ * failed with WHY (the advice is printed, not recorded). */
+static void stop_early(sweep *sw, const char *why, const char *advice) {
+  fail(sw, why);
+  if (advice) diag_note("flagtune: %s", advice);
+  for (int i = 0; i < sw->parallel; i++)
+    if (sw->slots[i]) trial_stop(sw->slots[i], STOPPED_INTERRUPTED);
+}
+
+/* STATUS and REASON with every digit dropped: "crash: exit 3 at 0x7f..." alike. */
+static char *failure_signature(outcome status, const char *reason) {
+  char *sig = xasprintf("%s: %s", outcome_name(status), reason ? reason : "");
+  char *w = sig;
+  for (const char *p = sig; *p; p++)
+    if (*p < '0' || *p > '9') *w++ = *p;
+  *w = '\0';
+  return sig;
+}
+
+static void fail_fast(sweep *sw, const trial_result *r) {
+  const trial_record *t = &r->record;
+  if (sw->keep_going || sw->failed || sw->stopping || !outcome_is_final(t->status)) return;
+  if (t->status == OUTCOME_LOST) return;
+  char *log = xasprintf("%s/trial-%04d.log", sw->log_dir, t->number);
+  if ((t->number == 0 || t->role == ROLE_BASELINE) && t->status != OUTCOME_OK) {
+    char *why =
+        xasprintf("the baseline (trial %d) ended %s: %s (log: %s)", t->number,
+                  outcome_name(t->status), r->reason ? r->reason : "no reason recorded", log);
+    stop_early(sw, why,
+               "stopping: every trial runs the baseline's command, so the rest would fail too. "
+               "Fix it and `flagtune run` again, or pass --keep-going to search without a "
+               "baseline");
+    free(why);
+  } else if ((t->role == ROLE_SEARCH || t->role == ROLE_RERUN) && sw->ff_seen < FAILFAST_N) {
+    char *sig = t->status == OUTCOME_OK ? NULL : failure_signature(t->status, r->reason);
+    if (sw->ff_seen++ == 0) {
+      sw->ff_armed = sig != NULL;
+      sw->ff_first = sig;
+      sig = NULL;
+    } else if (!sig || !sw->ff_first || strcmp(sig, sw->ff_first) != 0) {
+      sw->ff_armed = 0;
+    }
+    free(sig);
+    if (sw->ff_seen == FAILFAST_N && sw->ff_armed) {
+      char *why =
+          xasprintf("the first %d trials all ended %s the same way: %s (last log: %s)", FAILFAST_N,
+                    outcome_name(t->status), r->reason ? r->reason : "no reason recorded", log);
+      stop_early(sw, why,
+                 "stopping: the next trials would most likely fail alike. Fix the cause, or "
+                 "pass --keep-going to search on");
+      free(why);
+    }
+  }
+  free(log);
+}
+
 static void on_trial_done(void *ud, const trial_result *r) {
   sweep *sw = ud;
   const trial_record *t = &r->record;
@@ -202,14 +325,17 @@ static void on_trial_done(void *ud, const trial_result *r) {
   if (t->status == OUTCOME_INTERRUPTED || again || r->store_err) {
     sw->counted--;
     if (t->role == ROLE_CONFIRM) sw->confirm_counted--;
-  } else if (!r->spawn_error) {
-    record_duration(sw, r->wall_s);
+  } else {
+    sw->n_done++;
+    if (!r->spawn_error) record_duration(sw, r->wall_s);
   }
+  if (!r->store_err) sw->counts[t->status]++;
   sw->slots[r->slot] = NULL;
   sw->n_running--;
   if (r->store_err) stop_on_store_fault(sw, r->store_err);
   track_best(sw, t);
   report_progress(sw, r);
+  if (!r->store_err) fail_fast(sw, r);
   tell_strategy(sw, t);
   schedule(sw);
 }
@@ -288,6 +414,8 @@ static void close_handles(sweep *sw) {
   if (!uv_is_closing((uv_handle_t *)&sw->sighup)) uv_close((uv_handle_t *)&sw->sighup, NULL);
   if (sw->deadline > 0 && !uv_is_closing((uv_handle_t *)&sw->deadline_timer))
     uv_close((uv_handle_t *)&sw->deadline_timer, NULL);
+  if (sw->tick_on && !uv_is_closing((uv_handle_t *)&sw->tick))
+    uv_close((uv_handle_t *)&sw->tick, NULL);
 }
 
 /* Queues the confirmation trials once the search budget is spent and every search trial
@@ -393,6 +521,11 @@ void sweep_free(sweep *sw) {
   free(sw->durations);
   free(sw->hardware);
   free(sw->check_ref);
+  free(sw->base_steps);
+  for (int i = 0; i < sw->n_defaults; i++) free(sw->defaults[i]);
+  free(sw->defaults);
+  free(sw->db_path);
+  free(sw->ff_first);
   executor_free(sw->x);
   strategy_free(sw->strat);
   experiment_free(sw->exp);
@@ -419,6 +552,11 @@ static void apply_opts(sweep *sw, const sweep_opts *o) {
                                      .n_invalid = e->n_invalid_patterns};
   sw->best_ms = NAN;
   sw->baseline_ms = NAN;
+  sw->best_lo = sw->best_hi = NAN;
+  sw->winner_ms = sw->winner_base_ms = NAN;
+  sw->keep_going = o->keep_going;
+  sw->notify = o->notify;
+  sw->view = progress_detect();
   /* Confirmation takes its trials from the budget, and only when the search keeps at least
    * twice as many: a small budget is better spent searching. */
   int confirm = e->confirm_top > 0 ? e->confirm_repeats * (e->confirm_top + 1) : 0;
@@ -458,6 +596,29 @@ static trial_record *warm_history(sweep *sw, const char *db_path, const trial_re
   return all;
 }
 
+/* The label tokens of parameters at their catalog default (lua/progress.lua): a trial's
+ * line leaves them out. A failure costs only the shortening. */
+static void load_default_tokens(sweep *sw) {
+  char *err = NULL;
+  lua_State *L = lhost_state(sw->host);
+  int top = lua_gettop(L);
+  if (lhost_require(sw->host, "progress", &err) == 0) { /* [progress] */
+    lua_getfield(L, -1, "default_tokens");              /* [progress, fn] */
+    lhost_push_ref(sw->host, sw->exp->spec_ref);        /* [progress, fn, spec] */
+    if (lhost_pcall(sw->host, 1, 1, 0, &err) == 0 && lua_type(L, -1) == LUA_TSTRING) {
+      char *all = xstrdup(lua_tostring(L, -1)), *save = NULL;
+      for (char *tok = strtok_r(all, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save)) {
+        sw->defaults = xrealloc(sw->defaults, sizeof(char *) * (size_t)(sw->n_defaults + 1));
+        sw->defaults[sw->n_defaults++] = xstrdup(tok);
+      }
+      free(all);
+    }
+  }
+  if (err && diag_verbose) diag_warn("progress: %s", err);
+  free(err);
+  lua_settop(L, top);
+}
+
 /* Loads the experiment and creates the strategy (replaying HIST): everything that can be
  * the user's fault. */
 int sweep_prepare(sweep *sw, const char *path, const char *text, const sweep_opts *o,
@@ -467,6 +628,7 @@ int sweep_prepare(sweep *sw, const char *path, const char *text, const sweep_opt
   if (rc == 0) rc = experiment_load(sw->host, path, text, &sw->exp, err);
   if (rc != 0) return rc;
   apply_opts(sw, o);
+  load_default_tokens(sw);
   if (sw->budget_trials < 2)
     return diag_set(err, FT_EINPUT, "--trials must be at least 2: the baseline takes one");
   /* Under Slurm each step gets its GPUs from the allocation's gres, not from a local plan. */
@@ -558,9 +720,12 @@ static void choose_winner(sweep *sw) {
   store_winner w;
   if (store_trials_load(sw->db, sw->id, &t, &n, &err) == 0 &&
       confirm_winner(t, n, sw->exp->budget_steps, sw->exp->metric_skip, &w) == 0 &&
-      store_sweep_set_winner(sw->db, sw->id, &w, &err) == 0)
+      store_sweep_set_winner(sw->db, sw->id, &w, &err) == 0) {
+    sw->winner_ms = w.value;
+    sw->winner_base_ms = w.baseline;
     diag_note("flagtune: confirmed winner: %.2f ms over %d trials vs baseline %.2f ms", w.value,
               w.n_trials, w.baseline);
+  }
   if (err) diag_warn("%s", err);
   free(err);
   record_free(t, n);
@@ -589,6 +754,63 @@ static const char *end_status(const sweep *sw, const char **why) {
   return "done";
 }
 
+/* The status area's erasing, for diag: nothing printed lands inside it. */
+static void erase_status(void) {
+  progress_erase();
+}
+
+/* Every second: the running trials' new steps stored (one transaction each), the status
+ * area redrawn with their elapsed time. */
+static void on_tick(uv_timer_t *timer) {
+  sweep *sw = timer->data;
+  for (int i = 0; i < sw->parallel; i++)
+    if (sw->slots[i]) trial_flush_steps(sw->slots[i]);
+  view_status(sw);
+}
+
+/* Says, before the first trial, when confirmation will not run: the budget is too small. */
+static void note_confirmation(const sweep *sw) {
+  const experiment *e = sw->exp;
+  if (e->confirm_top <= 0 || sw->search_budget < sw->budget_trials || sw->confirm_planned) return;
+  int confirm = e->confirm_repeats * (e->confirm_top + 1);
+  diag_note(
+      "flagtune: no confirmation: it takes %d trials and runs only when the search keeps twice "
+      "as many (budget.trials >= %d); the best will be a single run",
+      confirm, 3 * confirm + 1);
+}
+
+/* The notify hooks (the experiment's on_done, then --notify), with the sweep's end. */
+static void notify(sweep *sw, const char *status, const char *why) {
+  char **argv = sw->exp->on_done && sw->exp->on_done[0] ? sw->exp->on_done : NULL;
+  if (!argv && !sw->notify) return;
+  char *cwd = launch_cwd();
+  const char *db = sw->db_path;
+  char *db_abs = db ? launch_absolute(db, cwd) : NULL;
+  char *log_abs = sw->log_dir ? launch_absolute(sw->log_dir, cwd) : NULL;
+  int confirmed = !isnan(sw->winner_ms);
+  night_summary sum = {.sweep_id = sw->id,
+                       .name = sw->exp->name,
+                       .model = sw->exp->model,
+                       .hardware = sw->hardware,
+                       .status = status,
+                       .reason = why,
+                       .db_path = db_abs,
+                       .log_dir = log_abs,
+                       .best_ms = confirmed ? sw->winner_ms : sw->best_ms,
+                       .baseline_ms = confirmed ? sw->winner_base_ms : sw->baseline_ms,
+                       .best_confirmed = confirmed,
+                       .trials_done = sw->n_done,
+                       .trials_planned = sw->budget_trials,
+                       .trials_ok = sw->counts[OUTCOME_OK]};
+  const char *t = getenv("FLAGTUNE_NOTIFY_TIMEOUT");
+  double limit = t && atof(t) > 0 ? atof(t) : 60;
+  if (argv) night_notify(argv, NULL, &sum, limit);
+  if (sw->notify) night_notify(NULL, sw->notify, &sum, limit);
+  free(db_abs);
+  free(log_abs);
+  free(cwd);
+}
+
 /* Records how the sweep ended. A failure to say so is the sweep's failure too. */
 static void record_end(sweep *sw) {
   const char *why;
@@ -599,6 +821,16 @@ static void record_end(sweep *sw) {
     diag_warn("sweep %lld stays marked running in the database", (long long)sw->id);
   }
   free(err);
+  if (strcmp(status, "interrupted") == 0 && why && strcmp(why, "time budget") == 0) {
+    diag_note("flagtune: sweep %lld stopped by its time budget after %d of %d trials",
+              (long long)sw->id, sw->n_done, sw->budget_trials);
+    if (!sw->confirm_planned && sw->search_budget < sw->budget_trials)
+      diag_note(
+          "flagtune: confirmation skipped: the time budget ran out before it; the best is a "
+          "single run (`flagtune resume %lld` runs the rest, confirmation included)",
+          (long long)sw->id);
+  }
+  notify(sw, status, why);
 }
 
 /* Runs the loop until every trial has ended, then records how the sweep ended. */
@@ -618,8 +850,16 @@ int sweep_drive(sweep *sw, char **err) {
   }
   int rc = launch_make_dirs(sw->log_dir, err);
   if (rc != 0) fail(sw, *err);
+  note_confirmation(sw);
+  uv_timer_init(&sw->loop, &sw->tick);
+  sw->tick.data = sw;
+  sw->tick_on = 1;
+  uv_timer_start(&sw->tick, on_tick, 1000, 1000);
+  diag_before_print = erase_status;
   schedule(sw);
   uv_run(&sw->loop, UV_RUN_DEFAULT);
+  progress_erase();
+  diag_before_print = NULL;
   if (!sw->failed && !sw->stopping && sw->confirm_planned) choose_winner(sw);
   if (!sw->refill) record_end(sw);
   if (uv_loop_close(&sw->loop) != 0) diag_warn("event loop closed with handles still open");
@@ -715,6 +955,7 @@ static int make_executor(sweep *sw, const sweep_opts *o, char **err) {
 int sweep_begin(sweep *sw, const char *db_path, const sweep_opts *o, int64_t *sweep_id,
                 char **err) {
   *sweep_id = sw->id;
+  sw->db_path = xstrdup(db_path);
   if (uv_loop_init(&sw->loop) != 0) return diag_set(err, FT_ESYS, "uv_loop_init");
   int rc = make_executor(sw, o, err);
   if (rc != 0) { /* no allocation: nothing ran; `resume` tries again */
@@ -722,7 +963,7 @@ int sweep_begin(sweep *sw, const char *db_path, const sweep_opts *o, int64_t *sw
     uv_loop_close(&sw->loop);
     return rc;
   }
-  sw->log_dir = launch_log_dir(db_path, getenv("FLAGTUNE_LOG_DIR"), sw->id);
+  sw->log_dir = launch_log_dir(db_path, getenv("FLAGTUNE_LOG_DIR"), sw->id, sw->resumed);
   sw->tctx = (trial_ctx){.x = sw->x,
                          .db = sw->db,
                          .exp = sw->exp,
@@ -736,12 +977,19 @@ int sweep_begin(sweep *sw, const char *db_path, const sweep_opts *o, int64_t *sw
                          .n_check_ref = sw->n_check_ref};
   if (o->on_started && launch_make_dirs(sw->log_dir, NULL) == 0)
     o->on_started(sw->id, sw->log_dir, o->ud);
+  sw->view = progress_detect(); /* --detach has just moved stderr to its log */
   return 0;
 }
 
 /* Everything up to the first database write: experiment, strategy, baseline, first ask. */
 static int validate(sweep *sw, const char *path, const sweep_opts *o, char **err) {
   int rc = sweep_prepare(sw, path, NULL, o, NULL, 0, err);
+  if (rc == 0) { /* the command can start: found now, it costs no trial */
+    char *cwd = launch_cwd();
+    const char *kind = o->executor ? o->executor : sw->exp->executor;
+    rc = preflight_check(sw->exp, cwd, kind && strcmp(kind, "slurm") == 0, NULL, err);
+    free(cwd);
+  }
   if (rc == 0) {
     proposal base;
     rc = strategy_render(sw->strat, "{}", &base, err);

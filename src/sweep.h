@@ -21,6 +21,9 @@ typedef struct {
   void (*on_started)(int64_t sweep_id, const char *log_dir, void *ud);
   void *ud;
   const char *executor; /* "local" or "slurm" (--executor); NULL: the experiment's */
+  int keep_going;       /* --keep-going: a failed baseline, or first trials that all fail
+                         * the same way, do not stop the sweep */
+  const char *notify;   /* --notify CMD: a shell command run when the sweep ends */
 } sweep_opts;
 
 /* Runs a new sweep of the experiment at PATH. Validates everything (and asks the strategy

@@ -10,6 +10,7 @@
 #include "experiment.h"
 #include "lhost.h"
 #include "parse.h"
+#include "progress.h"
 #include "record.h"
 #include "store.h"
 #include "strategy.h"
@@ -75,6 +76,30 @@ typedef struct sweep {
    * asks the strategy, confirms nothing and leaves the sweep row's status to its caller. */
   void (*refill)(struct sweep *sw);
   void *refill_ud;
+  int resumed;     /* a resume (it may keep a log directory of the older layout) */
+  /* The live view (progress.c): how it is shown, what it counts, the tick that redraws it
+   * and stores running trials' steps. */
+  progress_mode view;
+  uv_timer_t tick;
+  int tick_on;
+  int n_done; /* trials ended that count against the budget */
+  int counts[OUTCOME_COUNT];
+  int best_number;
+  double best_lo, best_hi; /* the best's speedup interval over its steps (NaN: none) */
+  double *base_steps;      /* the baseline's step times past the skip */
+  int n_base_steps;
+  double winner_ms; /* the confirmed winner's pooled value (NaN: none) */
+  double winner_base_ms;
+  /* Fail fast: a failed baseline stops the sweep; so do first search trials that all fail
+   * the same way (unless keep_going). */
+  int keep_going;
+  int ff_seen;    /* search trials ended, up to FAILFAST_N */
+  int ff_armed;   /* 1 while every one so far failed the same way */
+  char *ff_first; /* the first one's status and reason, digits dropped */
+  const char *notify;
+  char *db_path;   /* as sweep_begin was given it */
+  char **defaults; /* label tokens of parameters at their catalog default */
+  int n_defaults;
 } sweep;
 
 /* Queues P (taken, cleared) to run as ROLE. */

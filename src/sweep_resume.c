@@ -4,6 +4,7 @@
  * history and queues the re-runs; sweep.c then schedules as for a new sweep. */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "exec.h"
 #include "json.h"
 #include "launch.h"
+#include "preflight.h"
 #include "resume.h"
 #include "slurm.h"
 #include "sweep_impl.h"
@@ -56,7 +58,31 @@ static int apply_plan(sweep *sw, const resume_plan *plan, char **err) {
   sw->baseline_ok = plan->baseline_ok;
   sw->baseline_ms = plan->baseline_ms;
   sw->n_ok = plan->n_ok;
+  sw->n_done = plan->counted; /* nothing runs yet: every counted trial has ended */
+  sw->resumed = 1;
   return 0;
+}
+
+/* What the live view showed before the interruption: the outcome counts, the best search
+ * trial so far (also what running trials are pruned against) and the baseline's steps. The
+ * first trials of this run that all fail alike still stop it (a script deleted meanwhile). */
+static void restore_view(sweep *sw, const trial_record *t, int n) {
+  int skip = sw->exp->metric_skip;
+  for (int i = 0; i < n; i++) {
+    if (t[i].status != OUTCOME_RUNNING) sw->counts[t[i].status]++;
+    if (t[i].status != OUTCOME_OK) continue;
+    int base = t[i].number == 0 || t[i].role == ROLE_BASELINE;
+    if (base && t[i].n_steps > skip) {
+      free(sw->base_steps);
+      sw->n_base_steps = t[i].n_steps - skip;
+      sw->base_steps = xmalloc(sizeof(double) * (size_t)sw->n_base_steps);
+      memcpy(sw->base_steps, t[i].steps + skip, sizeof(double) * (size_t)sw->n_base_steps);
+    } else if (!base && t[i].role != ROLE_CONFIRM &&
+               (isnan(sw->best_ms) || t[i].value < sw->best_ms)) {
+      sw->best_ms = t[i].value;
+      sw->best_number = t[i].number;
+    }
+  }
 }
 
 /* Rebuilds the sweep from its rows once this process owns it. */
@@ -81,6 +107,13 @@ static int resume_prepare(sweep *sw, store_sweep *s, const sweep_opts *o, char *
                        plan.n_history, err);
   if (rc == 0) rc = apply_plan(sw, &plan, err);
   if (rc == 0) launch_use_stored_command(sw->exp, s->command_json);
+  if (rc == 0) restore_view(sw, t, n);
+  if (rc == 0) { /* the command can still start (a script deleted since is found now) */
+    char *cwd = launch_cwd();
+    const char *kind = o->executor ? o->executor : sw->exp->executor;
+    rc = preflight_check(sw->exp, cwd, kind && strcmp(kind, "slurm") == 0, NULL, err);
+    free(cwd);
+  }
   if (rc == 0 && o->trials > 0 && o->trials != s->budget_trials) {
     char *opts = sweep_options_json(sw, &merged);
     rc = store_sweep_set_budget(sw->db, s->id, sw->budget_trials, opts, err);

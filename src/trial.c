@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <uv.h>
 
 #include "diag.h"
 #include "launch.h"
@@ -43,8 +44,10 @@ struct trial {
   char *excerpt[EXCERPT_LINES];
   int excerpt_next;
   char *last_stdout;
-  int leftovers;   /* processes its phases left behind, killed by the executor */
-  char *log_error; /* the first phase's log that failed (exec_result.log_error) */
+  int n_stored;     /* steps of the measured run already stored (trial_flush_steps) */
+  double started_s; /* monotonic seconds when it started */
+  int leftovers;    /* processes its phases left behind, killed by the executor */
+  char *log_error;  /* the first phase's log that failed (exec_result.log_error) */
 };
 
 /* ---- output ---- */
@@ -103,6 +106,26 @@ void trial_kill(trial *t) {
 
 void trial_set_best(trial *t, double best_ms) {
   t->best_ms = best_ms;
+}
+
+void trial_flush_steps(trial *t) {
+  /* A profile run's steps are not the trial's; a failed write is left to the finish, which
+   * stores every step again (and reports a database that cannot be written). */
+  if (t->profiling || t->n_steps <= t->n_stored) return;
+  if (store_trial_add_steps(t->c.db, t->id, t->n_stored, t->steps + t->n_stored,
+                            t->n_steps - t->n_stored, NULL) == 0)
+    t->n_stored = t->n_steps;
+}
+
+trial_view trial_get_view(const trial *t) {
+  return (trial_view){.number = t->w.number,
+                      .role = t->w.role,
+                      .label = t->prop.label,
+                      .config_json = t->prop.config_json,
+                      .steps_budget = t->steps_budget,
+                      .n_steps = t->profiling ? 0 : t->n_steps,
+                      .profiling = t->profiling,
+                      .elapsed_s = (double)uv_hrtime() / 1e9 - t->started_s};
 }
 
 /* Stops a search trial whose reduced step time so far is clearly slower than the best:
@@ -208,6 +231,7 @@ static int launch_phase(trial *t, int profile, char **err) {
 /* Clears what one phase left (steps, facts, excerpt) before the next phase. */
 static void reset_phase(trial *t) {
   t->n_steps = 0;
+  t->n_stored = 0;
   t->n_losses = 0;
   t->n_bad_losses = 0;
   stats_running_free(&t->kept);
@@ -469,6 +493,7 @@ int trial_start(const trial_ctx *c, const trial_where *w, proposal *p, trial_don
   t->prop = *p;
   memset(p, 0, sizeof *p);
   t->best_ms = NAN;
+  t->started_s = (double)uv_hrtime() / 1e9;
   const experiment *e = c->exp;
   stats_running_init(&t->kept, e->metric_reduce);
   t->steps_budget = t->prop.steps > 0 ? t->prop.steps : e->budget_steps;

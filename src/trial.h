@@ -67,6 +67,23 @@ int trial_start(const trial_ctx *c, const trial_where *w, proposal *p, trial_don
 
 /* The best value so far, which a search trial is pruned against (NaN: none yet). */
 void trial_set_best(trial *t, double best_ms);
+/* Stores the step times the measured run printed since the last call, in one transaction
+ * (steps stored as they arrive: `query` and `show` see a running trial). Errors are left to
+ * the finish, which stores every step again. */
+void trial_flush_steps(trial *t);
+
+/* What a running trial shows on the live status area. Strings borrowed from T. */
+typedef struct {
+  int number;
+  trial_role role;
+  const char *label, *config_json;
+  int steps_budget;
+  int n_steps;   /* step times seen so far (of the measured run) */
+  int profiling; /* manual PGLE's profile run is running */
+  double elapsed_s;
+} trial_view;
+trial_view trial_get_view(const trial *t);
+
 /* Stops the trial for WHY (kept if it was already stopped for another reason): TERM now,
  * KILL after the grace. */
 void trial_stop(trial *t, stop_reason why);

@@ -83,17 +83,16 @@ int view_verdict(const cJSON *sw, verdict *v) {
   return 0;
 }
 
-/* "1.104x, 95% CI 1.090-1.118" for a confirmed winner (pooled runs); for single runs the
- * interval from one run's steps says nothing of how the next run will differ, so it is marked:
- * "1.104x, not confirmed (one run each; steps' 95% CI 1.090-1.118)"; "1.104x" without one. */
+/* "1.104x, 95% CI 1.090-1.118" for a confirmed winner (pooled over its re-measurements);
+ * a single run's speedup carries no "95 % CI": its interval over its own step times says
+ * nothing about a second run, so it is marked as one run. */
 void view_format_speedup(const verdict *v, char *buf, size_t n) {
-  if (isnan(v->lo))
-    snprintf(buf, n, "%.3fx%s", v->baseline / v->value, v->pooled ? "" : ", not confirmed");
-  else if (v->pooled)
-    snprintf(buf, n, "%.3fx, 95%% CI %.3f-%.3f", v->baseline / v->value, v->lo, v->hi);
+  if (!v->pooled)
+    snprintf(buf, n, "%.3fx, a single run, not confirmed", v->baseline / v->value);
+  else if (isnan(v->lo))
+    snprintf(buf, n, "%.3fx", v->baseline / v->value);
   else
-    snprintf(buf, n, "%.3fx, not confirmed (one run each; steps' 95%% CI %.3f-%.3f)",
-             v->baseline / v->value, v->lo, v->hi);
+    snprintf(buf, n, "%.3fx, 95%% CI %.3f-%.3f", v->baseline / v->value, v->lo, v->hi);
 }
 
 /* ---- show ---- */

@@ -20,10 +20,10 @@ LUA
 pid=$!
 # Pause once both first trials run (their logs exist), for 4.5 s: past the 3 s timeout.
 for ((i = 0; i < 100; i++)); do
-  [ -e "$work/logs/sweep-1/trial-0001.log" ] && [ -e "$work/logs/sweep-1/trial-0000.log" ] && break
+  [ -e "$work/logs/t.db/sweep-1/trial-0001.log" ] && [ -e "$work/logs/t.db/sweep-1/trial-0000.log" ] && break
   sleep 0.05
 done
-check "both first trials started before the pause" [ -e "$work/logs/sweep-1/trial-0001.log" ]
+check "both first trials started before the pause" [ -e "$work/logs/t.db/sweep-1/trial-0001.log" ]
 kill -STOP $pid
 sleep 4.5
 kill -CONT $pid

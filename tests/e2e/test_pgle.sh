@@ -42,7 +42,7 @@ return experiment {
   $2
 }
 LUA
-  "$ft" -q run "$1.lua" > "$1.out" 2> "$1.err"
+  "$ft" -q run "$1.lua" --keep-going > "$1.out" 2> "$1.err" # every trial may fail by design
 }
 manual man 'pgle = { mode = "manual", steps = 4 },'
 sid=$(val "SELECT id FROM sweeps WHERE name='man'")
@@ -53,7 +53,7 @@ check_eq "measured runs read the profile" \
 log=$(val "SELECT log_path FROM trials WHERE sweep_id=$sid AND number=1")
 check_eq "the measured run used the profile" "$(grep -c 'Using PGLE profile from' "$log")" 1
 check_eq "the profile run is logged apart" "$([ -s "${log%.log}.profile.log" ] && echo yes)" yes
-check_eq "profiles kept" "$(ls logs/sweep-$sid/*.pgle.pbtxt | wc -l)" 3
+check_eq "profiles kept" "$(ls logs/t.db/sweep-$sid/*.pgle.pbtxt | wc -l)" 3
 manual noprof 'pgle = { mode = "manual", command = { "/bin/true" } },'
 sid=$(val "SELECT id FROM sweeps WHERE name='noprof'")
 check_eq "no profile: trials crash" "$(val "SELECT count(*) FROM trials WHERE sweep_id=$sid AND status='crash'")" 3
@@ -73,9 +73,9 @@ check_eq "failing profile run: excerpt" "$(val "SELECT count(*) FROM trials WHER
 manual jaxr 'pgle = { mode = "manual", steps = 4, route = "jax" },'
 sid=$(val "SELECT id FROM sweeps WHERE name='jaxr'")
 check_eq "jax route: every trial ok" "$(val "SELECT count(*) FROM trials WHERE sweep_id=$sid AND status='ok' AND profile_status='ok'")" 3
-check_eq "jax route: binary profiles" "$(ls logs/sweep-$sid/*.pgle.pb | wc -l)" 3
+check_eq "jax route: binary profiles" "$(ls logs/t.db/sweep-$sid/*.pgle.pb | wc -l)" 3
 log=$(val "SELECT log_path FROM trials WHERE sweep_id=$sid AND number=1")
-has "$log" "Using PGLE profile from $PWD/logs/sweep-$sid/trial-0001.pgle.pb"
+has "$log" "Using PGLE profile from $PWD/logs/t.db/sweep-$sid/trial-0001.pgle.pb"
 has "$log" "PGLE profile: 3 of 3 entries match this program's fingerprint"
 sid=$(val "SELECT id FROM sweeps WHERE name='man'")
 log=$(val "SELECT log_path FROM trials WHERE sweep_id=$sid AND number=1")

@@ -106,7 +106,7 @@ ms=$((($(date +%s%N) - t0) / 1000000))
 echo "     run --detach returned in $ms ms: $(head -n1 det.out)"
 check "--detach: exit 0 (got $code)" [ $code = 0 ]
 has det.out "flagtune: sweep 1 runs in the background"
-has det.out "log: $FLAGTUNE_LOG_DIR/sweep-1/run.log"
+has det.out "log: $FLAGTUNE_LOG_DIR/det.db/sweep-1/run.log"
 check "--detach: returned before the sweep ended" \
   [ "$(FLAGTUNE_DB=$work/det.db val 'SELECT status FROM sweeps')" = running ]
 for ((i = 0; i < 300; i++)); do
@@ -114,9 +114,9 @@ for ((i = 0; i < 300; i++)); do
   sleep 0.05
 done
 check_eq "--detach: the sweep ran to done" "$(FLAGTUNE_DB=$work/det.db val 'SELECT status FROM sweeps')" done
-log=$FLAGTUNE_LOG_DIR/sweep-1/run.log
+log=$FLAGTUNE_LOG_DIR/det.db/sweep-1/run.log
 for ((i = 0; i < 100; i++)); do grep -q "^best:" "$log" 2>/dev/null && break; sleep 0.05; done
-has "$log" "[  15/15] "
+has "$log" "[  16/16] "
 has "$log" "status done"
 # A detached child is its own session leader: no terminal can hang it up.
 "$ft" run plain.lua --db "$work/det2.db" --trials 30 --detach > det2.out 2>&1

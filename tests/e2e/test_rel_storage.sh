@@ -104,11 +104,11 @@ wait_trials "$db" 3
 dd if=/dev/zero of=small/filler bs=4k 2>/dev/null
 wait $pid
 code=$?
-echo "     disk full: exit $code; $(grep -c '^\[.* ok ' full.err) printed ok, $(FLAGTUNE_DB=$db val "SELECT count(*) FROM trials WHERE status='ok'") stored ok"
+echo "     disk full: exit $code; $(grep -cE '\] #[0-9]+ +ok ' full.err) printed ok, $(FLAGTUNE_DB=$db val "SELECT count(*) FROM trials WHERE status='ok'") stored ok"
 check "disk full: the sweep stopped (exit $code, not 0)" [ $code != 0 ]
 check_eq "disk full: sweep interrupted" "$(FLAGTUNE_DB=$db val 'SELECT status FROM sweeps')" interrupted
 check_eq "disk full: every trial printed ok is stored ok" \
-  "$(grep -c '^\[.* ok ' full.err)" "$(FLAGTUNE_DB=$db val "SELECT count(*) FROM trials WHERE status='ok'")"
+  "$(grep -cE '\] #[0-9]+ +ok ' full.err)" "$(FLAGTUNE_DB=$db val "SELECT count(*) FROM trials WHERE status='ok'")"
 has full.err "full"
 rm -f small/filler
 "$ft" -q resume 1 --db "$db" > full2.out 2> full2.err

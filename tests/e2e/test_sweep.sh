@@ -122,20 +122,22 @@ check "trials finished before the kill are kept" \
   [ "$(q "SELECT count(*) FROM trials WHERE sweep_id=$sid AND status NOT IN ('running','lost')" | tail -n1)" -ge "$finished_before" ]
 check "integrity_check ok" [ "$(sql "$FLAGTUNE_DB" 'PRAGMA integrity_check')" = ok ]
 
-# A failed trial says why, live and in `show` (the first line of its stored error).
+# A failed trial says why, live and in `show` (the first line of its stored error). A program
+# that is not there is refused before any trial (test_failfast.sh); this one starts and fails.
 cat > missing.lua <<'LUA'
 return experiment {
   name = "missing", model = "m", hardware = "h",
-  command = { "no-such-program-xyz", "--steps", "3" },
+  command = { "sh", "-c", "echo starting; echo 'Error: no such device: /dev/nvidia9' >&2; exit 1" },
   metric = { json = "step_time_ms" },
   vars = { A = choice { "1", "2" } },
   strategy = grid {}, budget = { trials = 3 }, confirm = false,
 }
 LUA
-"$ft" run --db missing.db missing.lua > missing.out 2> missing.err
-has missing.err "           command not found: no-such-program-xyz"
+"$ft" run --db missing.db missing.lua --keep-going > missing.out 2> missing.err
+c=$(grep -c "^.* \{10\}Error: no such device: /dev/nvidia9$" missing.err)
+check_eq "each failed trial's reason printed live under its line" "$c" 3
 check "show prints the reason under each failed trial" \
-  [ "$("$ft" show --db missing.db missing | grep -c '^       command not found: no-such-program-xyz')" = 3 ]
+  [ "$("$ft" show --db missing.db missing | grep -c '^       Error: no such device: /dev/nvidia9')" = 3 ]
 
 # Two 8-GPU slots on a machine whose nvidia-smi lists 8 GPUs (the fake in tests/slurm/fake-gpu
 # lists 8 H200 when SLURM_STEP_ID is set) are refused, instead of handing out devices 8-15.

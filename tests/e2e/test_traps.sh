@@ -37,7 +37,7 @@ check "no escaped line break" not grep -qF '\x0a' show.out
 # 2b. a winner measured once (no confirmation in a 3-trial budget) is marked so: the interval
 # from one run's steps is not an interval of the speedup
 "$ft" show 1 > show1.out
-has show1.out "not confirmed (one run each; steps' 95% CI"
+has show1.out "a single run, not confirmed"
 "$ft" export 1 > export1.sh
 has export1.sh "not confirmed"
 

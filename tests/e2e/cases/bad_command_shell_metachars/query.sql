@@ -1,1 +1,0 @@
-SELECT number, status, error FROM trials ORDER BY number
