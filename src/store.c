@@ -97,6 +97,13 @@ static const char *const stmt_sql[ST_COUNT] = {
     "SELECT status, count(*) FROM trials WHERE sweep_id = :id GROUP BY status ORDER BY status",
   [ST_SHOW_TRIALS] =
     "SELECT " TRIAL_COLS "FROM trial_results WHERE sweep_id = :id ORDER BY number",
+  /* A page of a large sweep: its fastest ok trials, read in value order off the
+   * (sweep_id, status, value) index, so the cost is the page's, not the sweep's. */
+  [ST_SHOW_TRIALS_FASTEST] =
+    "SELECT " TRIAL_COLS "FROM trial_results WHERE sweep_id = :id AND status = 'ok' "
+    "ORDER BY value, number LIMIT :limit",
+  [ST_SHOW_LOG_FAILURES] =
+    "SELECT count(*) FROM trials WHERE sweep_id = :id AND error LIKE '%flagtune: trial log %'",
   [ST_SHOW_BEST] =
     "SELECT " TRIAL_COLS "FROM trial_results WHERE sweep_id = :id "
     "AND id = (SELECT trial_id FROM sweep_best WHERE sweep_id = :id)",

@@ -126,11 +126,58 @@ static int show_counts(store *s, int64_t sweep_id, cJSON *o, char **err) {
   return rc;
 }
 
-static int show_parts(store *s, int64_t sweep_id, cJSON *o, char **err) {
+/* The fastest LIMIT ok trials of the sweep, into a new array. */
+static int fastest_trials(store *s, int64_t sweep_id, int limit, cJSON **out, char **err) {
+  sqlite3_stmt *st = NULL;
+  *out = NULL;
+  int rc = store_stmt_get(s, ST_SHOW_TRIALS_FASTEST, &st, err);
+  if (rc) return rc;
+  if (store_bind_int(st, ":id", sweep_id) || store_bind_int(st, ":limit", limit))
+    return store_bind_fail(s, st, err);
+  *out = cJSON_CreateArray();
+  rc = rows_append(s, st, *out, err);
+  if (rc) cJSON_Delete(*out), *out = NULL;
+  return rc;
+}
+
+/* How many of the sweep's trials say their log could not be written (view_log_failures). */
+static int log_failures(store *s, int64_t sweep_id, cJSON *o, char **err) {
+  sqlite3_stmt *st = NULL;
+  int rc = store_stmt_get(s, ST_SHOW_LOG_FAILURES, &st, err);
+  if (rc) return rc;
+  if (store_bind_int(st, ":id", sweep_id)) return store_bind_fail(s, st, err);
+  rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW) cJSON_AddNumberToObject(o, "log_failures", sqlite3_column_int(st, 0));
+  rc = rc == SQLITE_ROW ? 0 : store_db_fail(s, err, "counting log failures");
+  store_stmt_done(st);
+  return rc;
+}
+
+/* "trials" as LIMIT asks (store_show_sweep_page), and "trials_listed" saying which. */
+static int show_trials(store *s, int64_t sweep_id, int limit, cJSON *o, char **err) {
+  cJSON *part = NULL;
+  int total = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "n_trials"));
+  const char *listed = "all";
+  int rc = 0;
+  if (limit == 0) {
+    listed = "none";
+    part = cJSON_CreateArray();
+    rc = log_failures(s, sweep_id, o, err);
+  } else if (limit > 0 && total > limit) {
+    listed = "fastest";
+    rc = fastest_trials(s, sweep_id, limit, &part, err);
+  } else {
+    rc = rows_by_id(s, ST_SHOW_TRIALS, sweep_id, &part, err);
+  }
+  if (!rc) cJSON_AddItemToObject(o, "trials", part);
+  if (!rc) cJSON_AddStringToObject(o, "trials_listed", listed);
+  return rc;
+}
+
+static int show_parts(store *s, int64_t sweep_id, int limit, cJSON *o, char **err) {
   cJSON *part = NULL;
   int rc = show_counts(s, sweep_id, o, err);
-  if (!rc) rc = rows_by_id(s, ST_SHOW_TRIALS, sweep_id, &part, err);
-  if (!rc) cJSON_AddItemToObject(o, "trials", part), part = NULL;
+  if (!rc) rc = show_trials(s, sweep_id, limit, o, err);
   if (!rc) rc = trial_with_steps(s, ST_SHOW_BEST, sweep_id, &part, err);
   if (part) cJSON_AddItemToObject(o, "best", part), part = NULL;
   if (!rc) rc = trial_with_steps(s, ST_SHOW_BASELINE, sweep_id, &part, err);
@@ -139,6 +186,10 @@ static int show_parts(store *s, int64_t sweep_id, cJSON *o, char **err) {
 }
 
 int store_show_sweep(store *s, int64_t sweep_id, cJSON **out, char **err) {
+  return store_show_sweep_page(s, sweep_id, STORE_SHOW_ALL, out, err);
+}
+
+int store_show_sweep_page(store *s, int64_t sweep_id, int limit, cJSON **out, char **err) {
   cJSON *rows = NULL;
   *out = NULL;
   int rc = store_run_cached(s, ST_BEGIN_READ, "starting a read", err);
@@ -146,7 +197,7 @@ int store_show_sweep(store *s, int64_t sweep_id, cJSON **out, char **err) {
   cJSON *o = rc ? NULL : cJSON_DetachItemFromArray(rows, 0);
   cJSON_Delete(rows);
   if (!rc && !o) rc = diag_set(err, FT_EINPUT, "no sweep '%lld'", (long long)sweep_id);
-  if (!rc) rc = show_parts(s, sweep_id, o, err);
+  if (!rc) rc = show_parts(s, sweep_id, limit, o, err);
   if (!rc) rc = store_run_cached(s, ST_COMMIT, "ending a read", err);
   if (rc) {
     store_tx_rollback(s);

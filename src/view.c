@@ -122,6 +122,11 @@ void view_best_line(const cJSON *sw) {
 }
 
 void view_trials(const cJSON *sw) {
+  const char *listed = view_str(sw, "trials_listed");
+  if (listed && strcmp(listed, "fastest") == 0)
+    printf("the %d fastest ok of %.0f trials (--all lists every trial)\n",
+           cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(sw, "trials")),
+           view_num(sw, "n_trials"));
   printf("%5s  %-8s %-11s %10s %6s %8s  %s\n", "TRIAL", "ROLE", "STATUS", "VALUE_MS", "STEPS",
          "SECONDS", "CONFIGURATION");
   const cJSON *it;
@@ -154,11 +159,12 @@ void view_header(const cJSON *sw) {
  * excerpt says so (exec.c's "flagtune: trial log ..."); the summary counts them. */
 void view_log_failures(const cJSON *sw) {
   const cJSON *it;
-  int n = 0;
-  cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(sw, "trials")) {
-    const char *e = view_str(it, "error");
-    n += e && strstr(e, "flagtune: trial log ") != NULL;
-  }
+  double counted = view_num(sw, "log_failures"); /* a listing without its trials counts them */
+  int n = isnan(counted) ? 0 : (int)counted;
+  if (isnan(counted)) cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(sw, "trials")) {
+      const char *e = view_str(it, "error");
+      n += e && strstr(e, "flagtune: trial log ") != NULL;
+    }
   if (n > 0)
     printf("logs: %d trial%s without a complete log (see %s error excerpt)\n", n, n == 1 ? "" : "s",
            n == 1 ? "its" : "their");
