@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "stats.h"
 #include "store_impl.h"
 
 /* ---- JSON listings ---- */
@@ -87,6 +88,54 @@ static int steps_array(store *s, int64_t trial_id, cJSON **out, char **err) {
   rc = rc == SQLITE_DONE ? 0 : store_db_fail(s, err, "reading step times");
   store_stmt_done(st);
   return rc;
+}
+
+/* The step times of trial ID in *V (*N of them; the caller frees *V). */
+static int steps_doubles(store *s, int64_t id, double **v, int *n, char **err) {
+  sqlite3_stmt *st = NULL;
+  int cap = 0, rc = store_stmt_get(s, ST_TRIAL_STEPS, &st, err);
+  *v = NULL;
+  *n = 0;
+  if (rc) return rc;
+  if (store_bind_int(st, ":trial_id", id)) return store_bind_fail(s, st, err);
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (*n == cap) *v = xrealloc(*v, sizeof **v * (size_t)(cap = cap ? cap * 2 : 256));
+    (*v)[(*n)++] = sqlite3_column_double(st, 0);
+  }
+  rc = rc == SQLITE_DONE ? 0 : store_db_fail(s, err, "reading step times");
+  store_stmt_done(st);
+  return rc;
+}
+
+int store_sweep_cache_interval(store *s, int64_t sweep_id, char **err) {
+  sqlite3_stmt *st = NULL;
+  int rc = store_stmt_get(s, ST_SWEEP_CI_SOURCE, &st, err);
+  if (rc) return rc;
+  if (store_bind_int(st, ":id", sweep_id)) return store_bind_fail(s, st, err);
+  rc = sqlite3_step(st);
+  int64_t best = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+  int64_t base = rc == SQLITE_ROW ? sqlite3_column_int64(st, 1) : 0;
+  int skip = rc == SQLITE_ROW ? sqlite3_column_int(st, 2) : 0;
+  rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store_db_fail(s, err, "reading the best trial");
+  store_stmt_done(st);
+  if (rc || best == 0 || base == 0) return rc;
+  double *a = NULL, *b = NULL, sp, lo = NAN, hi = NAN;
+  int na = 0, nb = 0;
+  rc = steps_doubles(s, base, &a, &na, err);
+  if (!rc) rc = steps_doubles(s, best, &b, &nb, err);
+  if (skip < 0) skip = 0;
+  if (!rc && na > skip && nb > skip)
+    stats_speedup_ci(a + skip, na - skip, b + skip, nb - skip, STATS_DISPLAY_SEED, &sp, &lo, &hi);
+  free(a);
+  free(b);
+  if (rc || isnan(lo)) return rc;
+  if (!rc) rc = store_stmt_get(s, ST_SWEEP_CI_SET, &st, err);
+  if (rc) return rc;
+  if (store_bind_int(st, ":best", best) || store_bind_int(st, ":base", base) ||
+      store_bind_real(st, ":lo", lo) || store_bind_real(st, ":hi", hi) ||
+      store_bind_int(st, ":id", sweep_id))
+    return store_bind_fail(s, st, err);
+  return store_step_done(s, st, "caching the interval", err);
 }
 
 /* Adds "steps" of the trial whose id is in O's field ID_KEY, as field KEY ([] if none). */

@@ -47,7 +47,7 @@ static int speedup_interval(const cJSON *best, const char *best_key, const cJSON
   double *b = steps_of(best, best_key, &nb), *a = steps_of(base, base_key, &na);
   int rc = -1;
   if (nb > skip && na > skip)
-    rc = stats_speedup_ci(a + skip, na - skip, b + skip, nb - skip, 12345, sp, lo, hi);
+    rc = stats_speedup_ci(a + skip, na - skip, b + skip, nb - skip, STATS_DISPLAY_SEED, sp, lo, hi);
   free(a);
   free(b);
   return rc;
@@ -79,6 +79,14 @@ int view_verdict(const cJSON *sw, verdict *v) {
   v->lo = v->hi = NAN;
   v->pooled = 0;
   if (isnan(v->baseline)) return -1;
+  /* Cached when the sweep ended (store_sweep_cache_interval), if still for these two trials. */
+  if (view_num(sw, "best_ci_trial") == view_num(best, "id") &&
+      view_num(sw, "best_ci_baseline") == view_num(base, "id") &&
+      !isnan(view_num(sw, "best_ci_lo"))) {
+    v->lo = view_num(sw, "best_ci_lo");
+    v->hi = view_num(sw, "best_ci_hi");
+    return 0;
+  }
   speedup_interval(best, "steps", base, "steps", skip_of(sw), &sp, &v->lo, &v->hi);
   return 0;
 }
