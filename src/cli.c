@@ -247,7 +247,7 @@ static int print_summary(const args *a, long long id) {
   cJSON *obj = NULL;
   char *err = NULL, ref[32];
   snprintf(ref, sizeof ref, "%lld", id);
-  int rc = load_sweep(a, ref, 0, &s, &obj, &err);
+  int rc = load_sweep(a, ref, STORE_SHOW_SUMMARY, &s, &obj, &err);
   if (rc == 0) {
     /* The lines for the terminal are escaped; the export below takes the values as stored. */
     cJSON *shown = cJSON_Duplicate(obj, 1);

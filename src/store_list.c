@@ -208,10 +208,10 @@ static int show_trials(store *s, int64_t sweep_id, int limit, cJSON *o, char **e
   int total = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "n_trials"));
   const char *listed = "all";
   int rc = 0;
-  if (limit == 0) {
+  if (limit == 0 || limit == STORE_SHOW_SUMMARY) {
     listed = "none";
     part = cJSON_CreateArray();
-    rc = log_failures(s, sweep_id, o, err);
+    if (limit == STORE_SHOW_SUMMARY) rc = log_failures(s, sweep_id, o, err);
   } else if (limit > 0 && total > limit) {
     listed = "fastest";
     rc = fastest_trials(s, sweep_id, limit, &part, err);

@@ -676,6 +676,10 @@ TEST(show_page) {
   cJSON_Delete(o);
   CHECK_INT(store_show_sweep_page(s, f.a, 0, &o, &err), 0);
   CHECK_STR(str(o, "trials_listed"), "none");
+  CHECK(cJSON_GetObjectItem(o, "log_failures") == NULL); /* export: no scan of the errors */
+  cJSON_Delete(o);
+  CHECK_INT(store_show_sweep_page(s, f.a, STORE_SHOW_SUMMARY, &o, &err), 0);
+  CHECK_STR(str(o, "trials_listed"), "none");
   CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItem(o, "trials")), 0);
   CHECK_NEAR(num(o, "log_failures"), 1, 0);
   CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "best"), "steps")), 5);
