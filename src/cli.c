@@ -43,6 +43,7 @@ typedef struct {
   int detach, force;  /* run/resume --detach, resume --force */
   int keep_going;     /* run/resume --keep-going */
   const char *notify; /* run/resume --notify CMD */
+  int all;            /* show --all: every trial, not a page */
   const char *log;    /* --log FILE: where a detached sweep writes its progress */
   double hours;       /* < 0: not given */
   double until_hours; /* hours from now until --until HH:MM, < 0: not given */
@@ -243,11 +244,18 @@ static int cmd_sweeps(args *a) {
   return 0;
 }
 
-static int load_sweep(const args *a, const char *ref, store **s, cJSON **obj, char **err) {
+/* The trial table of `show` is paged: a 100,000-trial sweep prints its fastest trials, not
+ * every row (docs/COST.md). */
+#define SHOW_PAGE 50
+#define SHOW_PAGE_TEXT "50"
+
+/* Loads sweep REF with its trial table limited to LIMIT (store_show_sweep_page). */
+static int load_sweep(const args *a, const char *ref, int limit, store **s, cJSON **obj,
+                      char **err) {
   store_sweep sw = {0};
   int rc = open_store(a, s, err);
   if (rc == 0) rc = store_sweep_get(*s, ref, &sw, err);
-  if (rc == 0) rc = store_show_sweep(*s, sw.id, obj, err);
+  if (rc == 0) rc = store_show_sweep_page(*s, sw.id, limit, obj, err);
   store_sweep_clear(&sw);
   return rc;
 }
@@ -256,7 +264,7 @@ static int cmd_show(args *a) {
   store *s = NULL;
   cJSON *obj = NULL;
   char *err = NULL;
-  int rc = load_sweep(a, a->pos[0], &s, &obj, &err);
+  int rc = load_sweep(a, a->pos[0], a->all ? STORE_SHOW_ALL : SHOW_PAGE, &s, &obj, &err);
   store_close(s);
   if (rc != 0) return fail(rc, err);
   importance_attach(obj); /* which parameters mattered (src/importance.c) */
@@ -282,7 +290,7 @@ static int print_summary(const args *a, long long id) {
   cJSON *obj = NULL;
   char *err = NULL, ref[32];
   snprintf(ref, sizeof ref, "%lld", id);
-  int rc = load_sweep(a, ref, &s, &obj, &err);
+  int rc = load_sweep(a, ref, STORE_SHOW_SUMMARY, &s, &obj, &err);
   if (rc == 0) {
     /* The lines for the terminal are escaped; the export below takes the values as stored. */
     cJSON *shown = cJSON_Duplicate(obj, 1);
@@ -479,7 +487,7 @@ static int best_across(store *s, const args *a, cJSON **sweep_obj, cJSON **best,
   snprintf(ref, sizeof ref, "%.0f", view_num(row, "sweep_id"));
   store_sweep sw = {0};
   rc = store_sweep_get(s, ref, &sw, err);
-  if (rc == 0) rc = store_show_sweep(s, sw.id, sweep_obj, err);
+  if (rc == 0) rc = store_show_sweep_page(s, sw.id, 0, sweep_obj, err);
   store_sweep_clear(&sw);
   *best = row;
   return rc;
@@ -524,7 +532,7 @@ static int cmd_export(args *a) {
   if (rc == 0 && a->n_pos > 0) {
     store_sweep one = {0};
     rc = store_sweep_get(s, a->pos[0], &one, &err);
-    if (rc == 0) rc = store_show_sweep(s, one.id, &sw, &err);
+    if (rc == 0) rc = store_show_sweep_page(s, one.id, 0, &sw, &err);
     store_sweep_clear(&one);
   } else if (rc == 0) {
     rc = best_across(s, a, &sw, &best_row, &err);
@@ -682,9 +690,11 @@ static const command commands[] = {
     {"sweeps", "sweeps [--db PATH] [--json]",
      "Lists past sweeps: id, name, model, hardware, status, trials, best, baseline, speedup.",
      cmd_sweeps, 0, 0, "db json"},
-    {"show", "show SWEEP [--db PATH] [--json]",
-     "Shows one sweep: outcome counts, best vs baseline with a 95% interval, every trial.",
-     cmd_show, 1, 1, "db json"},
+    {"show", "show SWEEP [--db PATH] [--json] [--all]",
+     "Shows one sweep: outcome counts, best vs baseline with a 95% interval, and its trials:\n"
+     "every trial up to " SHOW_PAGE_TEXT ", else the " SHOW_PAGE_TEXT
+     " fastest ok ones (--all: every trial).",
+     cmd_show, 1, 1, "db json all"},
     {"best", "best [--model M] [--hardware H] [--db PATH] [--json]",
      "The best ok configuration per (model, hardware) across all sweeps, with its speedup over\n"
      "the baseline of its own sweep.",
@@ -866,8 +876,9 @@ static int parse_option(args *a, const command *c, int argc, char **argv, int *i
   if (strcmp(name, "detach") == 0 && accepts(c, "detach")) return a->detach = 1, 0;
   if (strcmp(name, "force") == 0 && accepts(c, "force")) return a->force = 1, 0;
   if (strcmp(name, "keep-going") == 0 && accepts(c, "keep-going")) return a->keep_going = 1, 0;
+  if (strcmp(name, "all") == 0 && accepts(c, "all")) return a->all = 1, 0;
   if (!accepts(c, name) || strcmp(name, "json") == 0 || strcmp(name, "detach") == 0 ||
-      strcmp(name, "force") == 0 || strcmp(name, "keep-going") == 0)
+      strcmp(name, "force") == 0 || strcmp(name, "keep-going") == 0 || strcmp(name, "all") == 0)
     return diag_set(err, FT_EINPUT, "%s: unknown option '%s' (see `flagtune %s --help`)", c->name,
                     arg, c->name);
   const char *v = eq ? eq + 1 : NULL;

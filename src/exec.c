@@ -613,10 +613,27 @@ static const executor_ops local_ops = {
     .free = local_free,
 };
 
+char *exec_supervisor_path(const char *supervisor) {
+  if (!supervisor) return NULL;
+  char *real = realpath(supervisor, NULL);
+  char *slash = real ? strrchr(real, '/') : NULL;
+  char *own = NULL;
+  if (slash) {
+    *slash = '\0';
+    own = xasprintf("%s/" EXEC_SUPERVISOR_BIN, real);
+    if (access(own, X_OK) != 0) { /* not built or not installed beside it: the full program */
+      free(own);
+      own = NULL;
+    }
+  }
+  free(real);
+  return own ? own : xstrdup(supervisor);
+}
+
 executor *exec_local_new(uv_loop_t *loop, const char *supervisor) {
   local_executor *lx = xcalloc(1, sizeof *lx);
   lx->base.ops = &local_ops;
   lx->base.loop = loop;
-  lx->supervisor = supervisor ? xstrdup(supervisor) : NULL;
+  lx->supervisor = exec_supervisor_path(supervisor);
   return &lx->base;
 }

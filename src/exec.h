@@ -9,8 +9,19 @@
 
 #include "executor.h"
 
-/* The local executor on LOOP. Trials run under SUPERVISOR (see exec_spec.supervisor) when
- * their spec names none; NULL runs them directly. Free with executor_free. */
+/* The dedicated supervisor binary, built from src/supervise.c alone (libc only, static where
+ * the toolchain allows), looked for beside the flagtune binary. */
+#define EXEC_SUPERVISOR_BIN "flagtune-supervise"
+
+/* The program to run trials under for SUPERVISOR (a flagtune binary, "/proc/self/exe" for
+ * this one): EXEC_SUPERVISOR_BIN in the directory SUPERVISOR really lives in (symlinks
+ * resolved) when it is there and executable, since it starts in a fraction of the full
+ * program's time (docs/COST.md); otherwise SUPERVISOR itself. Both take the same argv
+ * (`PROGRAM __supervise ...`). NULL for NULL; the caller frees the result. */
+char *exec_supervisor_path(const char *supervisor);
+
+/* The local executor on LOOP. Trials run under exec_supervisor_path(SUPERVISOR) when their
+ * spec names none; NULL runs them directly. Free with executor_free. */
 executor *exec_local_new(uv_loop_t *loop, const char *supervisor);
 
 /* Starts a trial on LOOP (see executor_start); SPEC's supervisor is used as given. */

@@ -51,11 +51,13 @@ static void append(lines_buf *lb, const char *p, size_t n, lines_cb cb, void *ud
   cb(ud, lb->buf, lb->max, 1);
 }
 
-/* The first '\n' or '\r' in DATA, or NULL. */
+/* The first '\n' or '\r' in DATA, or NULL. Two memchr() calls (vectorised in libc) rather
+ * than a byte loop: a trial's output flood goes through here, every byte of it, and the '\r'
+ * search stops at the '\n'. */
 static const char *line_end(const char *data, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (data[i] == '\n' || data[i] == '\r') return data + i;
-  return NULL;
+  const char *nl = memchr(data, '\n', n);
+  const char *cr = memchr(data, '\r', nl ? (size_t)(nl - data) : n);
+  return cr ? cr : nl;
 }
 
 void lines_feed(lines_buf *lb, const char *data, size_t n, lines_cb cb, void *ud) {

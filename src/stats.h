@@ -32,6 +32,10 @@ double stats_running_value(const stats_running *r);
 /* Frees the heaps and starts over empty (the kind is kept). */
 void stats_running_free(stats_running *r);
 
+/* The seed of the best-versus-baseline interval that show, export and the summary print (and
+ * the store caches when a sweep ends), so that every display of a sweep gives the same one. */
+#define STATS_DISPLAY_SEED 12345ul
+
 /* Speedup of B over A (median(A) / median(B)) with a 95% bootstrap interval, deterministic
  * for a given seed. Returns 0, or -1 when either sample is empty. */
 int stats_speedup_ci(const double *a, int na, const double *b, int nb, unsigned long seed,

@@ -97,6 +97,13 @@ static const char *const stmt_sql[ST_COUNT] = {
     "SELECT status, count(*) FROM trials WHERE sweep_id = :id GROUP BY status ORDER BY status",
   [ST_SHOW_TRIALS] =
     "SELECT " TRIAL_COLS "FROM trial_results WHERE sweep_id = :id ORDER BY number",
+  /* A page of a large sweep: its fastest ok trials, read in value order off the
+   * (sweep_id, status, value) index, so the cost is the page's, not the sweep's. */
+  [ST_SHOW_TRIALS_FASTEST] =
+    "SELECT " TRIAL_COLS "FROM trial_results WHERE sweep_id = :id AND status = 'ok' "
+    "ORDER BY value, number LIMIT :limit",
+  [ST_SHOW_LOG_FAILURES] =
+    "SELECT count(*) FROM trials WHERE sweep_id = :id AND error LIKE '%flagtune: trial log %'",
   [ST_SHOW_BEST] =
     "SELECT " TRIAL_COLS "FROM trial_results WHERE sweep_id = :id "
     "AND id = (SELECT trial_id FROM sweep_best WHERE sweep_id = :id)",
@@ -111,6 +118,14 @@ static const char *const stmt_sql[ST_COUNT] = {
     "WHERE (:model IS NULL OR model = :model) AND (:hardware IS NULL OR hardware = :hardware "
     "OR (instr(:hardware, '" HARDWARE_KEY_SEP "') = 0 AND " KEY_BASE("hardware") " = :hardware)) "
     "ORDER BY model, hardware",
+  /* The best and baseline trials the interval is cached for, and the steps it skips. */
+  [ST_SWEEP_CI_SOURCE] =
+    "SELECT p.trial_id, b.id, coalesce(json_extract(s.options_json, '$.skip'), 0) "
+    "FROM sweeps s JOIN sweep_best p ON p.sweep_id = s.id "
+    "JOIN trials b ON b.sweep_id = s.id AND b.number = 0 AND b.status = 'ok' WHERE s.id = :id",
+  [ST_SWEEP_CI_SET] =
+    "UPDATE sweeps SET best_ci_trial = :best, best_ci_baseline = :base, best_ci_lo = :lo, "
+    "best_ci_hi = :hi WHERE id = :id",
   [ST_SWEEP_WINNER] =
     "UPDATE sweeps SET winner_trial_id = :trial_id, winner_ms = :winner_ms, "
     "winner_baseline_ms = :baseline_ms, winner_trials = :n, speedup_lo = :lo, "
@@ -612,6 +627,9 @@ int store_sweep_set_status(store *s, int64_t id, const char *status, const char 
   }
   if (!rc && sqlite3_changes(s->db) == 0)
     return diag_set(err, FT_EINPUT, "no sweep %lld", (long long)id);
+  /* An ended sweep's interval is computed once, here, not at every display. Best effort: a
+   * failure only leaves readers computing it themselves. */
+  if (!rc && strcmp(status, "running") != 0) store_sweep_cache_interval(s, id, NULL);
   return rc;
 }
 

@@ -205,6 +205,16 @@ int store_list_sweeps(store *s, cJSON **out, char **err);
  * "baseline" (trial 0 whatever its status, with "steps", or null). FT_EINPUT for no sweep. */
 int store_show_sweep(store *s, int64_t sweep_id, cJSON **out, char **err);
 
+/* store_show_sweep with the trial table paged, so that a read of a 100,000-trial sweep costs
+ * what it prints: LIMIT < 0 (STORE_SHOW_ALL) lists every trial by number; LIMIT > 0 lists
+ * every trial by number when the sweep has at most LIMIT, else its LIMIT fastest ok trials by
+ * value; LIMIT 0 lists none (export); STORE_SHOW_SUMMARY lists none and adds "log_failures"
+ * (how many trials' logs could not be written: a scan of the sweep's errors, for the
+ * end-of-run summary). "trials_listed" says which: "all", "fastest" or "none". */
+#define STORE_SHOW_ALL (-1)
+#define STORE_SHOW_SUMMARY (-2)
+int store_show_sweep_page(store *s, int64_t sweep_id, int limit, cJSON **out, char **err);
+
 /* Array: best ok trial per (model, hardware), optionally filtered (NULL = any): model,
  * hardware, sweep_id, sweep_name, strategy, trial (its number), trial_id, role, value,
  * baseline_ms, speedup, n_steps, label, xla_flags, tpu_args, env, config, finished_at,

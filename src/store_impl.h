@@ -29,8 +29,8 @@ typedef enum {
   ST_TRIAL_BEGIN, ST_TRIAL_PID, ST_TRIAL_FINISH, ST_STEPS_DELETE, ST_STEP_INSERT,
   ST_TRIAL_NSTEPS,
   ST_TRIALS_MARK, ST_TRIALS_LOAD, ST_STEPS_LOAD, ST_TRIAL_STEPS,
-  ST_LIST_SWEEPS, ST_SHOW_SWEEP, ST_SHOW_COUNTS, ST_SHOW_TRIALS, ST_SHOW_BEST, ST_SHOW_BASELINE,
-  ST_BEST, ST_SWEEP_WINNER, ST_WARM_TRIALS, ST_TRIAL_PROFILE, ST_TRIAL_LOSSES,
+  ST_LIST_SWEEPS, ST_SHOW_SWEEP, ST_SHOW_COUNTS, ST_SHOW_TRIALS, ST_SHOW_TRIALS_FASTEST, ST_SHOW_LOG_FAILURES, ST_SHOW_BEST, ST_SHOW_BASELINE,
+  ST_BEST, ST_SWEEP_WINNER, ST_SWEEP_CI_SOURCE, ST_SWEEP_CI_SET, ST_WARM_TRIALS, ST_TRIAL_PROFILE, ST_TRIAL_LOSSES,
   ST_SWEEP_HOLDER, ST_SWEEP_CLAIM, ST_SWEEP_PLACE, ST_SWEEP_BUDGET,
   ST_TRIAL_SLURM, ST_TRIAL_SLURM_GET, ST_SWEEP_SLURM_JOB, ST_SWEEP_HARDWARE,
   ST_COUNT
@@ -69,5 +69,10 @@ int store_step_done(store *s, sqlite3_stmt *st, const char *what, char **err);
 void store_stmt_done(sqlite3_stmt *st);
 int store_stmt_get(store *s, stmt_id id, sqlite3_stmt **out, char **err);
 void store_tx_rollback(store *s);
+
+/* Computes the sweep's best-versus-baseline 95 % interval (stats_speedup_ci over their steps
+ * past the skip, seed STATS_DISPLAY_SEED, as view.c does) and stores it with the two trial
+ * ids (schema 11). Nothing to do without an ok best and baseline. */
+int store_sweep_cache_interval(store *s, int64_t sweep_id, char **err);
 
 #endif

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "stats.h"
 #include "store_impl.h"
 
 /* ---- JSON listings ---- */
@@ -89,6 +90,54 @@ static int steps_array(store *s, int64_t trial_id, cJSON **out, char **err) {
   return rc;
 }
 
+/* The step times of trial ID in *V (*N of them; the caller frees *V). */
+static int steps_doubles(store *s, int64_t id, double **v, int *n, char **err) {
+  sqlite3_stmt *st = NULL;
+  int cap = 0, rc = store_stmt_get(s, ST_TRIAL_STEPS, &st, err);
+  *v = NULL;
+  *n = 0;
+  if (rc) return rc;
+  if (store_bind_int(st, ":trial_id", id)) return store_bind_fail(s, st, err);
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (*n == cap) *v = xrealloc(*v, sizeof **v * (size_t)(cap = cap ? cap * 2 : 256));
+    (*v)[(*n)++] = sqlite3_column_double(st, 0);
+  }
+  rc = rc == SQLITE_DONE ? 0 : store_db_fail(s, err, "reading step times");
+  store_stmt_done(st);
+  return rc;
+}
+
+int store_sweep_cache_interval(store *s, int64_t sweep_id, char **err) {
+  sqlite3_stmt *st = NULL;
+  int rc = store_stmt_get(s, ST_SWEEP_CI_SOURCE, &st, err);
+  if (rc) return rc;
+  if (store_bind_int(st, ":id", sweep_id)) return store_bind_fail(s, st, err);
+  rc = sqlite3_step(st);
+  int64_t best = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+  int64_t base = rc == SQLITE_ROW ? sqlite3_column_int64(st, 1) : 0;
+  int skip = rc == SQLITE_ROW ? sqlite3_column_int(st, 2) : 0;
+  rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store_db_fail(s, err, "reading the best trial");
+  store_stmt_done(st);
+  if (rc || best == 0 || base == 0) return rc;
+  double *a = NULL, *b = NULL, sp, lo = NAN, hi = NAN;
+  int na = 0, nb = 0;
+  rc = steps_doubles(s, base, &a, &na, err);
+  if (!rc) rc = steps_doubles(s, best, &b, &nb, err);
+  if (skip < 0) skip = 0;
+  if (!rc && na > skip && nb > skip)
+    stats_speedup_ci(a + skip, na - skip, b + skip, nb - skip, STATS_DISPLAY_SEED, &sp, &lo, &hi);
+  free(a);
+  free(b);
+  if (rc || isnan(lo)) return rc;
+  if (!rc) rc = store_stmt_get(s, ST_SWEEP_CI_SET, &st, err);
+  if (rc) return rc;
+  if (store_bind_int(st, ":best", best) || store_bind_int(st, ":base", base) ||
+      store_bind_real(st, ":lo", lo) || store_bind_real(st, ":hi", hi) ||
+      store_bind_int(st, ":id", sweep_id))
+    return store_bind_fail(s, st, err);
+  return store_step_done(s, st, "caching the interval", err);
+}
+
 /* Adds "steps" of the trial whose id is in O's field ID_KEY, as field KEY ([] if none). */
 static int add_steps(store *s, cJSON *o, const char *id_key, const char *key, char **err) {
   cJSON *id = cJSON_GetObjectItemCaseSensitive(o, id_key), *arr = NULL;
@@ -126,11 +175,58 @@ static int show_counts(store *s, int64_t sweep_id, cJSON *o, char **err) {
   return rc;
 }
 
-static int show_parts(store *s, int64_t sweep_id, cJSON *o, char **err) {
+/* The fastest LIMIT ok trials of the sweep, into a new array. */
+static int fastest_trials(store *s, int64_t sweep_id, int limit, cJSON **out, char **err) {
+  sqlite3_stmt *st = NULL;
+  *out = NULL;
+  int rc = store_stmt_get(s, ST_SHOW_TRIALS_FASTEST, &st, err);
+  if (rc) return rc;
+  if (store_bind_int(st, ":id", sweep_id) || store_bind_int(st, ":limit", limit))
+    return store_bind_fail(s, st, err);
+  *out = cJSON_CreateArray();
+  rc = rows_append(s, st, *out, err);
+  if (rc) cJSON_Delete(*out), *out = NULL;
+  return rc;
+}
+
+/* How many of the sweep's trials say their log could not be written (view_log_failures). */
+static int log_failures(store *s, int64_t sweep_id, cJSON *o, char **err) {
+  sqlite3_stmt *st = NULL;
+  int rc = store_stmt_get(s, ST_SHOW_LOG_FAILURES, &st, err);
+  if (rc) return rc;
+  if (store_bind_int(st, ":id", sweep_id)) return store_bind_fail(s, st, err);
+  rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW) cJSON_AddNumberToObject(o, "log_failures", sqlite3_column_int(st, 0));
+  rc = rc == SQLITE_ROW ? 0 : store_db_fail(s, err, "counting log failures");
+  store_stmt_done(st);
+  return rc;
+}
+
+/* "trials" as LIMIT asks (store_show_sweep_page), and "trials_listed" saying which. */
+static int show_trials(store *s, int64_t sweep_id, int limit, cJSON *o, char **err) {
+  cJSON *part = NULL;
+  int total = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "n_trials"));
+  const char *listed = "all";
+  int rc = 0;
+  if (limit == 0 || limit == STORE_SHOW_SUMMARY) {
+    listed = "none";
+    part = cJSON_CreateArray();
+    if (limit == STORE_SHOW_SUMMARY) rc = log_failures(s, sweep_id, o, err);
+  } else if (limit > 0 && total > limit) {
+    listed = "fastest";
+    rc = fastest_trials(s, sweep_id, limit, &part, err);
+  } else {
+    rc = rows_by_id(s, ST_SHOW_TRIALS, sweep_id, &part, err);
+  }
+  if (!rc) cJSON_AddItemToObject(o, "trials", part);
+  if (!rc) cJSON_AddStringToObject(o, "trials_listed", listed);
+  return rc;
+}
+
+static int show_parts(store *s, int64_t sweep_id, int limit, cJSON *o, char **err) {
   cJSON *part = NULL;
   int rc = show_counts(s, sweep_id, o, err);
-  if (!rc) rc = rows_by_id(s, ST_SHOW_TRIALS, sweep_id, &part, err);
-  if (!rc) cJSON_AddItemToObject(o, "trials", part), part = NULL;
+  if (!rc) rc = show_trials(s, sweep_id, limit, o, err);
   if (!rc) rc = trial_with_steps(s, ST_SHOW_BEST, sweep_id, &part, err);
   if (part) cJSON_AddItemToObject(o, "best", part), part = NULL;
   if (!rc) rc = trial_with_steps(s, ST_SHOW_BASELINE, sweep_id, &part, err);
@@ -139,6 +235,10 @@ static int show_parts(store *s, int64_t sweep_id, cJSON *o, char **err) {
 }
 
 int store_show_sweep(store *s, int64_t sweep_id, cJSON **out, char **err) {
+  return store_show_sweep_page(s, sweep_id, STORE_SHOW_ALL, out, err);
+}
+
+int store_show_sweep_page(store *s, int64_t sweep_id, int limit, cJSON **out, char **err) {
   cJSON *rows = NULL;
   *out = NULL;
   int rc = store_run_cached(s, ST_BEGIN_READ, "starting a read", err);
@@ -146,7 +246,7 @@ int store_show_sweep(store *s, int64_t sweep_id, cJSON **out, char **err) {
   cJSON *o = rc ? NULL : cJSON_DetachItemFromArray(rows, 0);
   cJSON_Delete(rows);
   if (!rc && !o) rc = diag_set(err, FT_EINPUT, "no sweep '%lld'", (long long)sweep_id);
-  if (!rc) rc = show_parts(s, sweep_id, o, err);
+  if (!rc) rc = show_parts(s, sweep_id, limit, o, err);
   if (!rc) rc = store_run_cached(s, ST_COMMIT, "ending a read", err);
   if (rc) {
     store_tx_rollback(s);

@@ -662,3 +662,12 @@ int supervise_main(int argc, char **argv) {
   }
   return watch(child, started, &a, &cg);
 }
+
+#ifdef FLAGTUNE_SUPERVISE_MAIN
+/* The dedicated binary (flagtune-supervise, beside flagtune): the same argv as `flagtune
+ * __supervise ...`, so that the executor only swaps the program's path. */
+int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], SUPERVISE_ARG) == 0) return supervise_main(argc - 1, argv + 1);
+  return usage();
+}
+#endif

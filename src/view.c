@@ -47,7 +47,7 @@ static int speedup_interval(const cJSON *best, const char *best_key, const cJSON
   double *b = steps_of(best, best_key, &nb), *a = steps_of(base, base_key, &na);
   int rc = -1;
   if (nb > skip && na > skip)
-    rc = stats_speedup_ci(a + skip, na - skip, b + skip, nb - skip, 12345, sp, lo, hi);
+    rc = stats_speedup_ci(a + skip, na - skip, b + skip, nb - skip, STATS_DISPLAY_SEED, sp, lo, hi);
   free(a);
   free(b);
   return rc;
@@ -79,6 +79,14 @@ int view_verdict(const cJSON *sw, verdict *v) {
   v->lo = v->hi = NAN;
   v->pooled = 0;
   if (isnan(v->baseline)) return -1;
+  /* Cached when the sweep ended (store_sweep_cache_interval), if still for these two trials. */
+  if (view_num(sw, "best_ci_trial") == view_num(best, "id") &&
+      view_num(sw, "best_ci_baseline") == view_num(base, "id") &&
+      !isnan(view_num(sw, "best_ci_lo"))) {
+    v->lo = view_num(sw, "best_ci_lo");
+    v->hi = view_num(sw, "best_ci_hi");
+    return 0;
+  }
   speedup_interval(best, "steps", base, "steps", skip_of(sw), &sp, &v->lo, &v->hi);
   return 0;
 }
@@ -134,6 +142,11 @@ static size_t first_line_len(const char *s) {
 }
 
 void view_trials(const cJSON *sw) {
+  const char *listed = view_str(sw, "trials_listed");
+  if (listed && strcmp(listed, "fastest") == 0)
+    printf("the %d fastest ok of %.0f trials (--all lists every trial)\n",
+           cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(sw, "trials")),
+           view_num(sw, "n_trials"));
   printf("%5s  %-8s %-11s %10s %6s %8s  %s\n", "TRIAL", "ROLE", "STATUS", "VALUE_MS", "STEPS",
          "SECONDS", "CONFIGURATION");
   const cJSON *it;
@@ -167,11 +180,12 @@ void view_header(const cJSON *sw) {
  * excerpt says so (exec.c's "flagtune: trial log ..."); the summary counts them. */
 void view_log_failures(const cJSON *sw) {
   const cJSON *it;
-  int n = 0;
-  cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(sw, "trials")) {
-    const char *e = view_str(it, "error");
-    n += e && strstr(e, "flagtune: trial log ") != NULL;
-  }
+  double counted = view_num(sw, "log_failures"); /* a listing without its trials counts them */
+  int n = isnan(counted) ? 0 : (int)counted;
+  if (isnan(counted)) cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(sw, "trials")) {
+      const char *e = view_str(it, "error");
+      n += e && strstr(e, "flagtune: trial log ") != NULL;
+    }
   if (n > 0)
     printf("logs: %d trial%s without a complete log (see %s error excerpt)\n", n, n == 1 ? "" : "s",
            n == 1 ? "its" : "their");

@@ -1,69 +1,140 @@
 #!/usr/bin/env bash
-# Orchestration cost benchmark (not run by CI: it measures, it does not gate).
-#  1. trials per second on a trivial command (/bin/echo printing one step), parallel 1 and 2,
-#     against a bare fork+exec loop of the same command in the same run (the ratio is the result);
-#  2. peak resident memory of flagtune while one trial prints 1 GiB of output.
-# Usage: bench_orchestration.sh [BUILD_DIR]   (default: build/)
+# Orchestration cost benchmark (not run by CI: it measures, it does not gate). Numbers and
+# their floors: docs/COST.md.
+#  1. per-trial overhead: N trials of a trivial command (printf writing 5 JSON step lines),
+#     random{}, parallel 1 and 2, against plain spawn loops of the same command in the same
+#     run: bare, through flagtune-supervise, through `flagtune __supervise` (the full program);
+#     flagtune itself both with flagtune-supervise beside it and without (a copy of the binary
+#     alone: the executor then falls back to the full program as its supervisor);
+#  2. output: one trial flooding FLOOD_MB of non-step lines: flagtune's own CPU against what
+#     the same writer spends writing to /dev/null, as MB/s;
+#  3. memory: peak RSS (VmHWM) of flagtune with a 1 GiB-output trial and with a BIG-trial
+#     random{} sweep, and RSS over time for the growth per trial;
+#  4. start-up: /bin/true, `flagtune --help`, `flagtune check`, and `lua5.4 -e ''` (a Lua
+#     state's creation) where installed.
+# Usage: bench_orchestration.sh [BUILD_DIR]   (env: N=1000 RUNS=3 FLOOD_MB=200 BIG=10000;
+#        BIG=0 skips the long sweep)
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
-build=${1:-$root/build}
+build=$(cd "${1:-$root/build}" && pwd)
 ft=$build/flagtune
+sup=$build/flagtune-supervise
+selfcpu="python3 $root/tests/bench/selfcpu.py"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 export FLAGTUNE_LOG_DIR="$work/logs"
-N=${N:-400}
+N=${N:-1000} RUNS=${RUNS:-3} FLOOD_MB=${FLOOD_MB:-200} BIG=${BIG:-10000}
+mkdir alone && cp "$ft" alone/flagtune # no flagtune-supervise beside it
+line='{"step_time_ms": 1.5}'
+five="$line\n$line\n$line\n$line\n$line\n"
 
-cat > trivial.lua <<LUA
+exp() { # name trials parallel
+  cat > "$1.lua" <<LUA
 return experiment {
-  name = "trivial",
-  command = { "/bin/echo", '{"step_time_ms": 1.5}' },
+  name = "$1",
+  command = { "/usr/bin/printf", '$five' },
   metric = { json = "step_time_ms" },
-  flags = { xla_gpu_autotune_level = int(0, 1000000) },
-  budget = { trials = $N },
-  seed = 1,
+  flags = { xla_gpu_autotune_level = int(0, 100000000) },
+  budget = { trials = $2 }, parallel = $3, seed = 1,
 }
 LUA
+}
+now() { date +%s%N; }
+per_ms() { echo "scale=3; ($2 - $1) / 1000000 / $N" | bc -l; }
 
-now() { date +%s.%N; }
-bare_start=$(now)
-for _ in $(seq "$N"); do /bin/echo '{"step_time_ms": 1.5}' > /dev/null; done
-bare_end=$(now)
-bare=$(echo "$bare_end - $bare_start" | bc -l)
-printf 'bare fork+exec loop (bash): %d spawns in %.2f s = %.1f /s\n' "$N" "$bare" "$(echo "$N / $bare" | bc -l)"
-
-for par in 1 2; do
-  rm -f b.db*
-  s=$(now)
-  "$ft" -q run trivial.lua --db b.db --parallel "$par" > /dev/null
-  e=$(now)
-  t=$(echo "$e - $s" | bc -l)
+echo "## 1. per-trial cost, N=$N, medians of $RUNS paired runs (ms per trial)"
+echo "| run | bare loop | loop via flagtune-supervise | loop via flagtune __supervise | flagtune p1 | flagtune p2 | flagtune p1, full-program supervisor | p1 / bare | p2 / bare |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+exp p1 "$N" 1
+exp p2 "$N" 2
+for r in $(seq "$RUNS"); do
+  s=$(now); for _ in $(seq "$N"); do /usr/bin/printf "$five" > /dev/null; done; e=$(now)
+  bare=$(per_ms "$s" "$e")
+  s=$(now); for _ in $(seq "$N"); do "$sup" __supervise -- /usr/bin/printf "$five" > /dev/null; done; e=$(now)
+  viasup=$(per_ms "$s" "$e")
+  s=$(now); for _ in $(seq "$N"); do "$ft" __supervise -- /usr/bin/printf "$five" > /dev/null; done; e=$(now)
+  viafull=$(per_ms "$s" "$e")
+  rm -f b.db*; s=$(now); "$ft" -q run p1.lua --db b.db > /dev/null; e=$(now); p1=$(per_ms "$s" "$e")
+  rm -f b.db*; s=$(now); "$ft" -q run p2.lua --db b.db > /dev/null; e=$(now); p2=$(per_ms "$s" "$e")
+  rm -f b.db*; s=$(now); alone/flagtune -q run p1.lua --db b.db > /dev/null; e=$(now); old=$(per_ms "$s" "$e")
   ok=$(sqlite3 b.db "SELECT count(*) FROM trials WHERE status='ok'")
-  printf 'flagtune parallel %d: %d trials (%d ok) in %.2f s = %.1f trials/s (%.2f ms each; bare spawn %.2f ms)\n' \
-    "$par" "$N" "$ok" "$t" "$(echo "$N / $t" | bc -l)" "$(echo "1000 * $t / $N" | bc -l)" \
-    "$(echo "1000 * $bare / $N" | bc -l)"
+  [ "$ok" = "$N" ] || echo "warning: $ok of $N trials ok"
+  printf '| %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f | %.2f |\n' "$r" "$bare" "$viasup" "$viafull" "$p1" "$p2" "$old" \
+    "$(echo "$p1 / $bare" | bc -l)" "$(echo "$p2 / $bare" | bc -l)"
 done
+echo
+echo "CPU split of one parallel-1 run (flagtune itself vs its trials and supervisors):"
+rm -f b.db*; $selfcpu --label "flagtune run p1 ($N trials)" "$ft" -q run p1.lua --db b.db
 
-cat > flood.lua <<'LUA'
+echo
+echo "## 2. output flood: one trial writing $FLOOD_MB MB of non-step lines"
+cat > flood.lua <<LUA
 return experiment {
   name = "flood",
+  command = { "sh", "-c",
+    "yes 'step line of output that is not a metric, printed again and again by a noisy trial' | head -c $((FLOOD_MB * 1048576)); echo; echo '{\"step_time_ms\": 2}'" },
+  metric = { json = "step_time_ms" },
+  flags = { xla_gpu_autotune_level = int(0, 4) },
+  budget = { trials = 2 }, timeout = "10m", seed = 1,
+}
+LUA
+cat > quiet.lua <<'LUA'
+return experiment {
+  name = "quiet",
+  command = { "sh", "-c", "echo '{\"step_time_ms\": 2}'" },
+  metric = { json = "step_time_ms" },
+  flags = { xla_gpu_autotune_level = int(0, 4) },
+  budget = { trials = 2 }, seed = 1,
+}
+LUA
+rm -f f.db*; $selfcpu --label "flagtune, 2 trials x $FLOOD_MB MB" "$ft" -q run flood.lua --db f.db
+rm -f f.db*; $selfcpu --label "flagtune, 2 quiet trials (the fixed cost)" "$ft" -q run quiet.lua --db f.db
+$selfcpu --label "the writer alone to /dev/null, $FLOOD_MB MB" sh -c \
+  "yes 'step line of output that is not a metric, printed again and again by a noisy trial' | head -c $((FLOOD_MB * 1048576)) > /dev/null"
+echo "(flagtune's MB/s = 2 x $FLOOD_MB / (flood self CPU - quiet self CPU))"
+
+echo
+echo "## 3. memory"
+cat > gig.lua <<'LUA'
+return experiment {
+  name = "gig",
   command = { "sh", "-c",
     "yes 'step line of output that is not a metric, printed again and again by a noisy trial' | head -c 1073741824; echo; echo '{\"step_time_ms\": 2}'" },
   metric = { json = "step_time_ms" },
   flags = { xla_gpu_autotune_level = int(0, 4) },
-  budget = { trials = 2 },
-  timeout = "10m",
-  seed = 1,
+  budget = { trials = 2 }, timeout = "20m", seed = 1,
 }
 LUA
-rm -f f.db*
-python3 - "$ft" <<'PY'
-import resource, subprocess, sys, time
-t = time.time()
-subprocess.run([sys.argv[1], "-q", "run", "flood.lua", "--db", "f.db"], stdout=subprocess.DEVNULL)
-peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-print(f"flood: 2 trials printing 1 GiB each in {time.time() - t:.1f} s; peak RSS of flagtune "
-      f"(largest process waited for) {peak / 1024:.1f} MiB")
+rm -f g.db*; $selfcpu --label "flagtune, 2 trials x 1 GiB output" "$ft" -q run gig.lua --db g.db
+if [ "$BIG" -gt 0 ]; then
+  exp big "$BIG" 2
+  rm -f big.db*
+  SELFCPU_RSS_LOG=rss.log $selfcpu --label "flagtune, $BIG-trial random{} sweep, parallel 2" "$ft" -q run big.lua --db big.db
+  python3 - rss.log <<'PY'
+import sys
+rows = [tuple(map(float, l.split())) for l in open(sys.argv[1])]
+if rows:
+    n = len(rows)
+    for frac in (0.1, 0.25, 0.5, 0.75, 1.0):
+        t, r = rows[min(n - 1, int(frac * n) - 1 if frac < 1 else n - 1)]
+        print("  at %3d%% of the run (%.0f s): RSS %.1f MiB" % (frac * 100, t, r / 1024))
 PY
-printf 'flood: log sizes kept: %s\n' "$(du -sh logs | cut -f1)"
-sqlite3 f.db "SELECT number, status, n_steps FROM trials"
+fi
+
+echo
+echo "## 4. start-up (median of 21 runs, ms)"
+python3 - "$ft" "$work/p1.lua" <<'PY'
+import shutil, statistics, subprocess, sys, time
+ft, exp = sys.argv[1], sys.argv[2]
+cases = [("/bin/true", ["/bin/true"]), ("flagtune --help", [ft, "--help"]),
+         ("flagtune check", [ft, "check", exp])]
+if shutil.which("lua5.4"): cases.insert(1, ("lua5.4 -e ''", ["lua5.4", "-e", ""]))
+for name, argv in cases:
+    ts = []
+    for _ in range(21):
+        t = time.perf_counter()
+        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        ts.append((time.perf_counter() - t) * 1e3)
+    print("  %-16s %.2f" % (name, statistics.median(ts)))
+PY

@@ -6,6 +6,7 @@
  * test binary is its own supervisor binary (the constructor below turns `test_exec __supervise
  * ...` into supervise_main), so exec_spec.supervisor is "/proc/self/exe" as in flagtune. The
  * other sup_* cases test what only the supervisor does. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -14,10 +15,8 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <unistd.h>
-
-#include <dirent.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "diag.h"
 #include "exec.h"
@@ -106,11 +105,28 @@ static exec_spec spec_for(char **argv) {
   return s;
 }
 
+/* SUP value for the dedicated supervisor binary (flagtune-supervise, built beside flagtune one
+ * directory above this test's stub_child), which trials really run under. */
+#define OWN 2
+static const char *own_supervisor(void) {
+  static char path[4096];
+  if (!path[0]) {
+    snprintf(path, sizeof path, "%s", STUB_CHILD);
+    for (int up = 0; up < 2; up++) {
+      char *slash = strrchr(path, '/');
+      if (slash) *slash = '\0';
+    }
+    size_t n = strlen(path);
+    snprintf(path + n, sizeof path - n, "/%s", EXEC_SUPERVISOR_BIN);
+  }
+  return path;
+}
+
 /* The same, run under the supervisor when SUP is set: this binary is its own supervisor (see
  * supervisor_hook), as flagtune is. */
 static exec_spec spec_in(int sup, char **argv) {
   exec_spec s = spec_for(argv);
-  if (sup) s.supervisor = "/proc/self/exe";
+  if (sup) s.supervisor = sup == OWN ? own_supervisor() : "/proc/self/exe";
   return s;
 }
 
@@ -210,6 +226,9 @@ TEST(exit_code_reported) {
 TEST(sup_exit_code_mirrored) {
   exit_code_reported(1);
 }
+TEST(own_exit_code_mirrored) {
+  exit_code_reported(OWN);
+}
 
 /* Under the supervisor the command's death by a signal is mirrored: it re-raises it. */
 static void signal_reported(int sup) {
@@ -229,6 +248,9 @@ TEST(signal_reported) {
 }
 TEST(sup_signal_mirrored) {
   signal_reported(1);
+}
+TEST(own_signal_mirrored) {
+  signal_reported(OWN);
 }
 
 TEST(stderr_lines) {
@@ -427,6 +449,9 @@ TEST(spawn_missing_command) {
 TEST(sup_missing_command) {
   spawn_missing_command(1);
 }
+TEST(own_missing_command) {
+  spawn_missing_command(OWN);
+}
 
 static void spawn_not_executable(int sup) {
   char path[64];
@@ -617,8 +642,9 @@ static void log_unopenable_trial_runs(int sup) {
   run(c, &spec);
   CHECK_INT(c->n_lines[EXEC_STDOUT], 3);
   CHECK_INT(c->res.exit_status, 0);
-  CHECK(strstr(c->res.log_error, "flagtune: trial log not written: cannot open "
-                                 "/nonexistent-dir/x/trial.log: ") != NULL);
+  CHECK(strstr(c->res.log_error,
+               "flagtune: trial log not written: cannot open "
+               "/nonexistent-dir/x/trial.log: ") != NULL);
   free(c);
 }
 TEST(log_unopenable_trial_runs) {
@@ -638,8 +664,9 @@ TEST(log_full_disk_trial_runs) {
   run(c, &spec);
   CHECK_INT(c->n_lines[EXEC_STDOUT], 3);
   CHECK_INT(c->res.exit_status, 0);
-  CHECK(strstr(c->res.log_error, "flagtune: trial log incomplete: writing /dev/full failed "
-                                 "after 0 bytes: No space left on device") != NULL);
+  CHECK(strstr(c->res.log_error,
+               "flagtune: trial log incomplete: writing /dev/full failed "
+               "after 0 bytes: No space left on device") != NULL);
   free(c);
 }
 
@@ -918,10 +945,10 @@ static int helpers_dead(const run_ctx *c) {
 /* A background helper, a setsid() one and a double-forked daemon, all with their output on
  * /dev/null (nothing holds our pipes): the command exits 0 at once, and the supervisor ends
  * all three before it mirrors that exit. */
-TEST(sup_leftovers_killed) {
+static void leftovers_killed(int sup) {
   char *argv[] = {STUB_CHILD, "helper", "600", "setsid-helper", "600", "double-fork", "600",
-                  "text", "1", NULL};
-  exec_spec spec = spec_in(1, argv);
+                  "text",     "1",      NULL};
+  exec_spec spec = spec_in(sup, argv);
   run_ctx *c = new_ctx();
   run(c, &spec);
   CHECK_INT(c->res.exit_status, 0);
@@ -932,6 +959,52 @@ TEST(sup_leftovers_killed) {
   CHECK(helpers_dead(c));
   CHECK(c->elapsed < 2.0);
   free(c);
+}
+TEST(sup_leftovers_killed) {
+  leftovers_killed(1);
+}
+TEST(own_leftovers_killed) {
+  leftovers_killed(OWN);
+}
+
+/* The executor runs trials under flagtune-supervise when it sits beside the flagtune binary
+ * (symlinks resolved), and under the flagtune binary itself otherwise. */
+TEST(supervisor_path_prefers_own_binary) {
+  char dir[] = "/tmp/ft-suppath-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  char ft[128], own[128], link[128];
+  snprintf(ft, sizeof ft, "%s/flagtune", dir);
+  snprintf(own, sizeof own, "%s/" EXEC_SUPERVISOR_BIN, dir);
+  snprintf(link, sizeof link, "%s/ft-link", dir);
+  FILE *f = fopen(ft, "w");
+  CHECK(f != NULL);
+  if (f) fclose(f);
+  chmod(ft, 0755);
+  char *p = exec_supervisor_path(ft);
+  CHECK_STR(p, ft); /* nothing beside it */
+  free(p);
+  f = fopen(own, "w");
+  if (f) fclose(f);
+  chmod(own, 0644);
+  p = exec_supervisor_path(ft);
+  CHECK_STR(p, ft); /* there but not executable */
+  free(p);
+  chmod(own, 0755);
+  p = exec_supervisor_path(ft);
+  CHECK_STR(p, own);
+  free(p);
+  CHECK_INT(symlink(ft, link), 0);
+  p = exec_supervisor_path(link);
+  CHECK_STR(p, own);
+  free(p);
+  CHECK(exec_supervisor_path(NULL) == NULL);
+  p = exec_supervisor_path("/nonexistent/flagtune");
+  CHECK_STR(p, "/nonexistent/flagtune");
+  free(p);
+  unlink(link);
+  unlink(own);
+  unlink(ft);
+  rmdir(dir);
 }
 
 /* A leftover that ignores SIGTERM gets SIGKILL after the grace; the trial's duration is the

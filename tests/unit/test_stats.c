@@ -1,5 +1,7 @@
 /* stats: reductions over step times and the bootstrap speedup interval. */
 #include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
 
 #include "stats.h"
 #include "test.h"
@@ -113,6 +115,64 @@ TEST(speedup_empty_is_error) {
   CHECK_INT(stats_speedup_ci(x, 1, y, 1, 1, &sp, &lo, &hi), 0);
   CHECK_NEAR(sp, 2, 0);
   CHECK_NEAR(lo, 2, 0);
+}
+
+/* The interval as it was computed before counting draws per rank: every resample sorted.
+ * Kept here as the reference the faster method must match bit for bit. */
+static uint64_t ref_splitmix64(uint64_t *state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+static int ref_cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+static double ref_resampled_median(const double *v, int n, double *scratch, uint64_t *rng) {
+  for (int i = 0; i < n; i++) scratch[i] = v[ref_splitmix64(rng) % (uint64_t)n];
+  qsort(scratch, (size_t)n, sizeof *scratch, ref_cmp);
+  return n % 2 ? scratch[n / 2] : (scratch[n / 2 - 1] + scratch[n / 2]) / 2;
+}
+static void ref_interval(const double *a, int na, const double *b, int nb, uint64_t rng, double *lo,
+                         double *hi) {
+  double *sa = malloc(sizeof(double) * (size_t)na), *sb = malloc(sizeof(double) * (size_t)nb);
+  double ratios[2000];
+  for (int r = 0; r < 2000; r++) {
+    double ma = ref_resampled_median(a, na, sa, &rng);
+    ratios[r] = ma / ref_resampled_median(b, nb, sb, &rng);
+  }
+  qsort(ratios, 2000, sizeof(double), ref_cmp);
+  double pl = 0.025 * 1999, ph = 0.975 * 1999;
+  int il = (int)pl, ih = (int)ph;
+  *lo = ratios[il] + (pl - il) * (ratios[il + 1] - ratios[il]);
+  *hi = ratios[ih] + (ph - ih) * (ratios[ih + 1] - ratios[ih]);
+  free(sa);
+  free(sb);
+}
+
+/* Counting draws per rank gives exactly the interval of sorting every resample: odd and even
+ * sizes, ties (values rounded to whole milliseconds), unsorted input, several seeds. */
+TEST(speedup_matches_sorting_every_resample) {
+  int sizes[][2] = {{1, 1}, {2, 3}, {7, 8}, {25, 30}, {101, 64}, {400, 333}};
+  int mismatches = 0;
+  for (int k = 0; k < 6; k++) {
+    int na = sizes[k][0], nb = sizes[k][1];
+    double *a = malloc(sizeof(double) * (size_t)na), *b = malloc(sizeof(double) * (size_t)nb);
+    fill(a, na, 455.1, (unsigned)k + 10);
+    fill(b, nb, 412.3, (unsigned)k + 20);
+    if (k % 2)
+      for (int i = 0; i < na; i++) a[i] = (double)(long)a[i]; /* ties */
+    for (unsigned long seed = 1; seed <= 3; seed++) {
+      double sp, lo, hi, rlo, rhi;
+      CHECK_INT(stats_speedup_ci(a, na, b, nb, seed, &sp, &lo, &hi), 0);
+      ref_interval(a, na, b, nb, seed, &rlo, &rhi);
+      if (lo != rlo || hi != rhi) mismatches++;
+    }
+    free(a);
+    free(b);
+  }
+  CHECK_INT(mismatches, 0);
 }
 
 /* A running reduction equals stats_reduce over the same prefix after every value, exactly

@@ -15,6 +15,7 @@
 
 #include "diag.h"
 #include "embed.h"
+#include "stats.h"
 #include "store.h"
 #include "test.h"
 
@@ -206,7 +207,8 @@ TEST(migration_rebuilds_trials_keeping_rows) {
   sqlite3_exec(db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL);
   const char *files[] = {"store/0001_init.sql", "store/0002_flags.sql", "store/0003_confirm.sql",
                          "store/0004_software.sql", "store/0005_pgle.sql"};
-  for (int i = 0; i < 5; i++) CHECK_INT(sqlite3_exec(db, embed_find(files[i])->data, NULL, NULL, NULL), SQLITE_OK);
+  for (int i = 0; i < 5; i++)
+    CHECK_INT(sqlite3_exec(db, embed_find(files[i])->data, NULL, NULL, NULL), SQLITE_OK);
   CHECK_INT(sqlite3_exec(db,
                          "PRAGMA user_version = 5;"
                          "INSERT INTO sweeps (id, name, model, hardware) VALUES (1, 's', 'm', 'h');"
@@ -646,6 +648,84 @@ TEST(list_and_show) {
   tmpdb_remove(&t);
 }
 
+/* show's page: every trial by number up to the limit, else the fastest ok ones by value; 0
+ * lists none and counts the trials whose log could not be written. */
+TEST(show_page) {
+  tmpdb t;
+  tmpdb_init(&t);
+  store *s = open_ok(t.path);
+  fixture f;
+  populate(s, &f);
+  add_trial(s, f.a, 6, "{\"NCCL_PROTO\":\"X\"}", "ok", 95, "flagtune: trial log full");
+  cJSON *o = NULL;
+  char *err = NULL;
+  CHECK_INT(store_show_sweep_page(s, f.a, 7, &o, &err), 0); /* 7 trials: all of them */
+  CHECK_STR(str(o, "trials_listed"), "all");
+  CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItem(o, "trials")), 7);
+  CHECK_NEAR(num(cJSON_GetArrayItem(cJSON_GetObjectItem(o, "trials"), 6), "number"), 6, 0);
+  cJSON_Delete(o);
+  CHECK_INT(store_show_sweep_page(s, f.a, 2, &o, &err), 0);
+  CHECK_STR(str(o, "trials_listed"), "fastest");
+  cJSON *trials = cJSON_GetObjectItem(o, "trials");
+  CHECK_INT(cJSON_GetArraySize(trials), 2);
+  CHECK_NEAR(num(cJSON_GetArrayItem(trials, 0), "number"), 2, 0); /* 88 ms */
+  CHECK_NEAR(num(cJSON_GetArrayItem(trials, 1), "number"), 1, 0); /* 90 ms */
+  CHECK_NEAR(num(o, "n_trials"), 7, 0);
+  CHECK(cJSON_GetObjectItem(o, "log_failures") == NULL);
+  CHECK_NEAR(num(cJSON_GetObjectItem(o, "best"), "number"), 2, 0);
+  cJSON_Delete(o);
+  CHECK_INT(store_show_sweep_page(s, f.a, 0, &o, &err), 0);
+  CHECK_STR(str(o, "trials_listed"), "none");
+  CHECK(cJSON_GetObjectItem(o, "log_failures") == NULL); /* export: no scan of the errors */
+  cJSON_Delete(o);
+  CHECK_INT(store_show_sweep_page(s, f.a, STORE_SHOW_SUMMARY, &o, &err), 0);
+  CHECK_STR(str(o, "trials_listed"), "none");
+  CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItem(o, "trials")), 0);
+  CHECK_NEAR(num(o, "log_failures"), 1, 0);
+  CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "best"), "steps")), 5);
+  cJSON_Delete(o);
+  CHECK_INT(store_show_sweep_page(s, f.a, STORE_SHOW_ALL, &o, &err), 0);
+  CHECK_STR(str(o, "trials_listed"), "all");
+  CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItem(o, "trials")), 7);
+  cJSON_Delete(o);
+  free(err);
+  CHECK_STORE_END(s);
+  tmpdb_remove(&t);
+}
+
+/* An ended sweep stores its best-versus-baseline interval once, for those two trials: the
+ * bounds stats_speedup_ci gives over their steps past the skip. A sweep without an ok
+ * baseline stores none; a running one is not computed. */
+TEST(interval_cached_when_the_sweep_ends) {
+  tmpdb t;
+  tmpdb_init(&t);
+  store *s = open_ok(t.path);
+  fixture f;
+  populate(s, &f);
+  char *err = NULL;
+  cJSON *o = NULL;
+  CHECK_INT(store_show_sweep(s, f.a, &o, &err), 0);
+  CHECK(cJSON_IsNull(cJSON_GetObjectItem(o, "best_ci_lo")));
+  cJSON_Delete(o);
+  CHECK_INT(store_sweep_set_status(s, f.a, "done", NULL, 0, &err), 0);
+  CHECK_INT(store_sweep_set_status(s, f.c, "done", NULL, 0, &err), 0);
+  CHECK_INT(store_show_sweep(s, f.a, &o, &err), 0);
+  double base[5] = {150, 101, 99, 100, 100}, best[5] = {132, 89, 87, 88, 88};
+  double sp, lo, hi;
+  stats_speedup_ci(base, 5, best, 5, STATS_DISPLAY_SEED, &sp, &lo, &hi);
+  CHECK_NEAR(num(o, "best_ci_trial"), (double)f.a2, 0);
+  CHECK_NEAR(num(o, "best_ci_lo"), lo, 0);
+  CHECK_NEAR(num(o, "best_ci_hi"), hi, 0);
+  CHECK_NEAR(num(o, "best_ci_baseline"), num(cJSON_GetObjectItem(o, "baseline"), "id"), 0);
+  cJSON_Delete(o);
+  CHECK_INT(store_show_sweep(s, f.c, &o, &err), 0);
+  CHECK(cJSON_IsNull(cJSON_GetObjectItem(o, "best_ci_lo")));
+  cJSON_Delete(o);
+  free(err);
+  CHECK_STORE_END(s);
+  tmpdb_remove(&t);
+}
+
 /* ---- store_query ---- */
 
 static void refused(store *s, const char *sql, const char *prefix) {
@@ -718,7 +798,8 @@ TEST(query_values) {
   cJSON_Delete(cols);
   cJSON_Delete(rows);
   CHECK_INT(store_query(s, "SELECT * FROM sweeps", &cols, &rows, &err), 0);
-  CHECK_INT(cJSON_GetArraySize(cols), 32); /* 20 from 0001, 6 from 0003, 2 from 0004, 4 from 0006 */
+  CHECK_INT(cJSON_GetArraySize(cols),
+            36); /* 20 from 0001, 6 from 0003, 2 from 0004, 4 from 0006, 4 from 0009 */
   CHECK_INT(cJSON_GetArraySize(rows), 0);
   cJSON_Delete(cols);
   cJSON_Delete(rows);
@@ -974,8 +1055,9 @@ TEST(claim_is_exclusive_until_close) {
   CHECK_INT(store_sweep_claim(b, id, 1, &err), FT_EINPUT);
   CHECK_STORE_END(a);
   CHECK_INT(store_sweep_claim(b, id, 0, &err), 0);
-  CHECK_NEAR(query_num(b, "SELECT count(*) FROM sweeps WHERE status = 'running' AND pid_start > 0 "
-                          "AND claimed_at IS NOT NULL"),
+  CHECK_NEAR(query_num(b,
+                       "SELECT count(*) FROM sweeps WHERE status = 'running' AND pid_start > 0 "
+                       "AND claimed_at IS NOT NULL"),
              1, 0);
   char *lock = xasprintf("%s.sweep-%lld.lock", t.path, (long long)id);
   struct stat st;
@@ -1002,8 +1084,8 @@ TEST(claim_reads_the_row_when_the_lock_is_free) {
   CHECK_INT(store_sweep_claim(b, id, 1, &err), 0);
   CHECK_STORE_END(b);
   /* The parent process is alive; with its real start time it is a live holder... */
-  sql = xasprintf("UPDATE sweeps SET status = 'running', pid = %d, pid_start = NULL",
-                  (int)getppid());
+  sql =
+      xasprintf("UPDATE sweeps SET status = 'running', pid = %d, pid_start = NULL", (int)getppid());
   sql_exec(t.path, sql);
   free(sql);
   b = open_ok(t.path);
