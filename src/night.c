@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "sweep.h"
 
 static void on_sigbus(int sig) {
   static const char msg[] =
@@ -38,6 +39,7 @@ void night_signals(void) {
   sa.sa_handler = on_sigbus;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGBUS, &sa, NULL);
+  sweep_catch_early_signals(); /* a Ctrl-C before the sweep's loop runs is not lost */
 }
 
 typedef struct {

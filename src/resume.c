@@ -53,6 +53,7 @@ void resume_plan_make(const trial_record *t, int n, resume_plan *out) {
   out->reruns = xcalloc((size_t)n + 1, sizeof *out->reruns);
   out->orphans = xcalloc((size_t)n + 1, sizeof *out->orphans);
   out->history = xcalloc((size_t)n + 1, sizeof *out->history);
+  int seen_base = 0;
   for (int i = 0; i < n; i++) {
     if (t[i].number >= out->next_number) out->next_number = t[i].number + 1;
     /* `flagtune minimize`'s trials are not the sweep's search: they neither count against
@@ -71,6 +72,14 @@ void resume_plan_make(const trial_record *t, int n, resume_plan *out) {
     } else if (!config_done(t, n, t[i].config_json) && !planned(out, t[i].config_json)) {
       add_rerun(out, &t[i]);
     }
+    if (t[i].role == ROLE_BASELINE) seen_base = 1;
+  }
+  /* Stopped before its first trial was stored (a Ctrl-C during the software probe, a kill
+   * right after the sweep's row): the baseline, trial 0, runs first, as in a new sweep. */
+  if (!seen_base) {
+    memmove(out->reruns + 1, out->reruns, sizeof *out->reruns * (size_t)out->n_reruns);
+    out->reruns[0] = (resume_rerun){.config_json = "{}", .role = ROLE_BASELINE};
+    out->n_reruns++;
   }
 }
 

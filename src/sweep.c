@@ -833,6 +833,35 @@ static void record_end(sweep *sw) {
   notify(sw, status, why);
 }
 
+/* A SIGINT/SIGTERM that arrives before the loop watches for them (while the experiment
+ * loads, the software probe runs, the sweep row is written) is noted here and acted on as
+ * soon as the loop starts: the sweep stops cleanly (recorded interrupted, exit 130) instead
+ * of being killed halfway through its first writes, or lost when a shell started flagtune in
+ * the background with SIGINT ignored. A second one ends the process at once. */
+static volatile sig_atomic_t early_signal;
+
+static void on_early_signal(int sig) {
+  if (early_signal) {
+    signal(sig, SIG_DFL);
+    raise(sig);
+    return;
+  }
+  early_signal = sig;
+}
+
+void sweep_catch_early_signals(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_early_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+}
+
+int sweep_early_signal(void) {
+  return early_signal;
+}
+
 /* Runs the loop until every trial has ended, then records how the sweep ended. */
 int sweep_drive(sweep *sw, char **err) {
   uv_signal_init(&sw->loop, &sw->sigint);
@@ -856,6 +885,11 @@ int sweep_drive(sweep *sw, char **err) {
   sw->tick_on = 1;
   uv_timer_start(&sw->tick, on_tick, 1000, 1000);
   diag_before_print = erase_status;
+  if (early_signal) { /* caught before the loop watched: stop now, nothing has started */
+    int sig = early_signal;
+    early_signal = 0;
+    on_signal(sig == SIGTERM ? &sw->sigterm : &sw->sigint, sig);
+  }
   schedule(sw);
   uv_run(&sw->loop, UV_RUN_DEFAULT);
   progress_erase();
@@ -1038,6 +1072,8 @@ int sweep_run(const char *path, const sweep_opts *o, int64_t *sweep_id, int *unh
   *sweep_id = 0;
   *unhealthy = 0;
   int rc = validate(sw, path, o, err);
+  if (rc == 0 && early_signal) /* stopped while the experiment loaded: nothing to keep */
+    rc = diag_set(err, FT_EINTR, "interrupted before the sweep began; nothing was written");
   if (rc != 0) {
     sweep_free(sw);
     return rc;

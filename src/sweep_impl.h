@@ -76,7 +76,7 @@ typedef struct sweep {
    * asks the strategy, confirms nothing and leaves the sweep row's status to its caller. */
   void (*refill)(struct sweep *sw);
   void *refill_ud;
-  int resumed;     /* a resume (it may keep a log directory of the older layout) */
+  int resumed; /* a resume (it may keep a log directory of the older layout) */
   /* The live view (progress.c): how it is shown, what it counts, the tick that redraws it
    * and stores running trials' steps. */
   progress_mode view;

@@ -79,11 +79,24 @@ check "query refuses writes (exit 2)" [ $? = 2 ]
 check "unknown sweep: exit 2" [ $? = 2 ]
 check "unknown sweep message" grep -q "no sweep" show.err
 
+# Waits (up to 30 s) until a trial of sweep NAME runs: the signals below must land while trials
+# run, not while the software probe (python3 importing jax) starts the sweep on a loaded machine.
+wait_running() {
+  for _ in $(seq 300); do
+    n=$(q "SELECT count(*) FROM trials JOIN sweeps s ON s.id = sweep_id
+           WHERE s.name = '$1' AND trials.status = 'running'" 2> /dev/null | tail -n1)
+    [ "${n:-0}" -ge 1 ] 2> /dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
 # 3. SIGINT and resume
 write_exp slow 8 2 '"--time-scale", "0.02"'
 "$ft" -q run slow.lua > slow.out 2> slow.err &
 pid=$!
-sleep 1.5
+wait_running slow
+sleep 0.3
 kill -INT $pid
 wait $pid
 code=$?
@@ -100,11 +113,36 @@ check "budget met: 8 counted trials" \
   [ "$(q "SELECT count(*) FROM trials WHERE sweep_id=$sid AND status NOT IN ('interrupted','lost')" | tail -n1)" = 8 ]
 check "sweep done after resume" [ "$(q "SELECT status FROM sweeps WHERE id=$sid" | tail -n1)" = done ]
 
+# 3b. SIGINT before the first trial (here: during a slow software probe) is not lost: the
+# sweep stops at once, exit 130, and a resume runs the baseline as trial 0 first
+cat > early.lua <<LUA
+return experiment {
+  name = "early", model = "sim-7b", hardware = "test-box",
+  command = { "$sim", "--landscape", "fsdp8", "--steps", "{steps}", "--time-scale", "0" },
+  metric = { json = "step_time_ms" },
+  flags = { xla_gpu_enable_latency_hiding_scheduler = bool() },
+  software_probe = "sleep 3; echo '0.4.30 0.4.30'",
+  strategy = random {}, budget = { trials = 3, steps = 5 }, seed = 5,
+}
+LUA
+"$ft" -q run early.lua > early.out 2> early.err &
+pid=$!
+sleep 1
+kill -INT $pid
+wait $pid
+check_eq "SIGINT during the software probe: exit 130" "$?" 130
+check_eq "no trial ran" "$(val "SELECT count(*) FROM trials JOIN sweeps s ON s.id = sweep_id WHERE s.name = 'early'")" 0
+"$ft" -q resume early > /dev/null 2> early-resume.err
+check_eq "resume of a sweep stopped before its first trial: exit 0" "$?" 0
+check_eq "its trial 0 is the baseline" \
+  "$(val "SELECT role || ' ' || config FROM trials JOIN sweeps s ON s.id = sweep_id WHERE s.name = 'early' AND number = 0")" "baseline {}"
+
 # 4. kill -9 and resume
 write_exp killed 8 2 '"--time-scale", "0.02"'
 "$ft" -q run killed.lua > k.out 2> k.err &
 pid=$!
-sleep 1.5
+wait_running killed
+sleep 0.3
 kill -9 $pid
 wait $pid 2>/dev/null
 sid=$(q "SELECT id FROM sweeps WHERE name='killed'" | tail -n1)

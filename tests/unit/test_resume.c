@@ -17,12 +17,16 @@ static trial_record rec(int number, trial_role role, outcome status, const char 
                         .pid = pid};
 }
 
-TEST(empty_sweep_owes_nothing) {
+/* Interrupted before its first trial was stored (a Ctrl-C during the software probe): the
+ * baseline is owed, as trial 0, before anything the strategy asks. */
+TEST(empty_sweep_owes_its_baseline) {
   resume_plan p;
   resume_plan_make(NULL, 0, &p);
   CHECK_INT(p.counted, 0);
   CHECK_INT(p.next_number, 0);
-  CHECK_INT(p.n_reruns, 0);
+  CHECK_INT(p.n_reruns, 1);
+  CHECK_INT(p.reruns[0].role, ROLE_BASELINE);
+  CHECK_STR(p.reruns[0].config_json, "{}");
   CHECK_INT(p.baseline_ok, 0);
   CHECK(isnan(p.baseline_ms));
   resume_plan_free(&p);
