@@ -283,7 +283,7 @@ static int profile_done(trial *t, const exec_result *res, char **why) {
 /* The line of S that most likely says why a process failed (a new string), or NULL: the last
  * that names an error ("Error", "error", "Fatal", "failed", "Exception": a Python exception's
  * last line, "Fatal Python error: ...", a CHECK failure), else the last non-empty line. */
-static char *failure_line(const char *s) {
+static char *failure_line(const char *s, int errors_only) {
   static const char *const words[] = {"rror", "Fatal", "failed", "Exception", "Killed"};
   const char *best = NULL, *last = NULL;
   size_t best_len = 0, last_len = 0;
@@ -299,7 +299,7 @@ static char *failure_line(const char *s) {
     line += len + (line[len] == '\n');
   }
   if (best) return xstrndup(best, best_len);
-  return last ? xstrndup(last, last_len) : NULL;
+  return last && !errors_only ? xstrndup(last, last_len) : NULL;
 }
 
 /* HEAD, a newline and TAIL (either may be NULL) as one new string; frees TAIL. */
@@ -335,7 +335,12 @@ static char *trial_excerpt(trial *t, const exec_result *res, outcome o, const ch
   else if (t->signal_line)
     reason = xstrdup(t->signal_line);
   else if (o != OUTCOME_OK && excerpt && !res->spawn_error)
-    reason = failure_line(excerpt);
+    reason = failure_line(excerpt, o == OUTCOME_NO_METRIC); /* "warming up" is no reason */
+  if (!reason && o == OUTCOME_NO_METRIC) /* a silent command, or a metric that matches nothing */
+    reason = xasprintf(
+        "the metric read %d step time%s (the first %d skipped) and the command printed no error: "
+        "check `metric` against the lines in the log",
+        t->n_steps, t->n_steps == 1 ? "" : "s", t->prop.skip);
   if (t->log_error) excerpt = prepend(t->log_error, excerpt);
   if (t->leftovers > 0) {
     char head[96];

@@ -102,4 +102,10 @@ exp mixed.lua "{ \"/bin/sh\", \"-c\", [[$mixed]] }"
 "$ft" run mixed.lua > out 2> err
 check_eq "different failures: all 8 ran" "$(val 'SELECT count(*) FROM trials WHERE sweep_id = 4')" 8
 check_eq "different failures: sweep done" "$(val 'SELECT status FROM sweeps WHERE id = 4')" done
+
+# ---- a command that prints nothing the metric reads, and no error: the reason says so
+exp silent.lua '{ "/bin/sh", "-c", "echo warming up" }'
+"$ft" run silent.lua > out 2> err
+check_eq "silent baseline: exit 1" "$?" 1
+has err "ended no_metric: the metric read 0 step times (the first 0 skipped) and the command printed no error: check \`metric\` against the lines in the log"
 finish

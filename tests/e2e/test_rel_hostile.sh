@@ -73,7 +73,9 @@ check "setsid grandchild: ok, not hung" [ "$(status_of)" = ok ]
 
 hostile nosteps "\"$stub\", \"text\", \"3\""
 check "exit 0 without steps: no_metric" [ "$(status_of)" = no_metric ]
-check "no_metric excerpt shows the last output" [ "$(error_of)" = "line 2" ]
+check "no_metric: the reason first, then the last output" \
+  [ "$(error_of)" = "the metric read 0 step times (the first 0 skipped) and the command printed no error: check \`metric\` against the lines in the log
+line 2" ]
 
 hostile nan "\"sh\", \"-c\", \"echo '{\\\"step_time_ms\\\": NaN}'; echo '{\\\"step_time_ms\\\": -4}'; echo '{\\\"step_time_ms\\\": 1e300}'\""
 check "NaN/negative/absurd steps: no_metric" [ "$(status_of)" = no_metric ]
