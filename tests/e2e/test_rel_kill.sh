@@ -102,6 +102,16 @@ check "silent trial ignoring SIGTERM dies within grace + 1 s of the orchestrator
   none_left "REL_ITER=silent" 2
 
 # b. graceful signals, then a second signal, then resume.
+# Waits (up to 30 s) until a trial of the current database runs: the signals must land while
+# trials run, not while `run` starts up (the python3 probe; slower under ASan on a loaded host).
+wait_running() {
+  for _ in $(seq 300); do
+    n=$(val "SELECT count(*) FROM trials WHERE status = 'running'" 2> /dev/null)
+    [ "${n:-0}" -ge 1 ] 2> /dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
 cat > slow.lua <<LUA
 return experiment {
   name = "slow", model = "sim-7b", hardware = "test-box",
@@ -117,7 +127,8 @@ for sig in INT TERM; do
   export FLAGTUNE_DB="$work/sig-$sig.db"
   "$ft" -q run slow.lua > /dev/null 2> "sig-$sig.err" &
   pid=$!
-  sleep 1
+  wait_running
+  sleep 0.3
   kill -$sig $pid
   wait $pid
   code=$?
@@ -147,7 +158,8 @@ return experiment {
 LUA
 "$ft" -q run stubborn.lua > /dev/null 2> double.err &
 pid=$!
-sleep 1
+wait_running
+sleep 0.3
 kill -INT $pid
 sleep 0.5
 check "first SIGINT: still waiting for the stubborn trial" kill -0 $pid
