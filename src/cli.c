@@ -446,22 +446,11 @@ static int print_export(const cJSON *sweep_obj, const cJSON *best, export_format
                    trial_number(best));
   }
   const char *comments[2] = {c1, c2};
-  cJSON *env = cJSON_Parse(view_str(best, "env") ? view_str(best, "env") : "{}");
-  int n_env = cJSON_GetArraySize(env), i = 0;
-  const char **names = xcalloc((size_t)n_env + 1, sizeof(char *));
-  const char **values = xcalloc((size_t)n_env + 1, sizeof(char *));
-  const cJSON *it;
-  cJSON_ArrayForEach(it, env) {
-    names[i] = it->string;
-    values[i++] = cJSON_IsString(it) ? it->valuestring : "";
-  }
-  export_info info = {comments, 2, view_str(best, "xla_flags"), view_str(best, "tpu_args"), names,
-                      values,   i};
-  int rc = trialcfg_export(out, fmt, &info, err);
-  if (rc == 0 && fmt == EXPORT_FLAGFILE) flagfile_leftovers(&info);
-  free(names);
-  free(values);
-  cJSON_Delete(env);
+  view_export x;
+  view_export_init(&x, best, comments, 2);
+  int rc = trialcfg_export(out, fmt, &x.info, err);
+  if (rc == 0 && fmt == EXPORT_FLAGFILE) flagfile_leftovers(&x.info);
+  view_export_clear(&x);
   free(c1);
   free(c2);
   return rc;

@@ -720,21 +720,12 @@ static void export_section(FILE *f, const report_sweep *r, int si) {
                 view_str(r->obj, "name"), view_str(r->obj, "model"), view_str(r->obj, "hardware"));
   char *c2 = xasprintf("trial %.0f, %.2f ms", view_num(best, "number"), view_num(best, "value"));
   const char *comments[2] = {c1, c2};
-  cJSON *env = cJSON_Parse(view_str(best, "env") ? view_str(best, "env") : "{}");
-  int n_env = cJSON_GetArraySize(env), i = 0;
-  const char **names = xcalloc((size_t)n_env + 1, sizeof(char *));
-  const char **values = xcalloc((size_t)n_env + 1, sizeof(char *));
-  const cJSON *it;
-  cJSON_ArrayForEach(it, env) {
-    names[i] = it->string;
-    values[i++] = cJSON_IsString(it) ? it->valuestring : "";
-  }
-  export_info info = {comments, 2, view_str(best, "xla_flags"), view_str(best, "tpu_args"), names,
-                      values,   i};
+  view_export x;
+  view_export_init(&x, best, comments, 2);
   char *text = NULL, *err = NULL;
   size_t len = 0;
   FILE *m = open_memstream(&text, &len);
-  if (m && trialcfg_export(m, EXPORT_SH, &info, &err) == 0) {
+  if (m && trialcfg_export(m, EXPORT_SH, &x.info, &err) == 0) {
     fclose(m);
     report_html(f, text);
   } else {
@@ -745,9 +736,7 @@ static void export_section(FILE *f, const report_sweep *r, int si) {
   fputs("</pre>\n", f);
   free(text);
   free(err);
-  free(names);
-  free(values);
-  cJSON_Delete(env);
+  view_export_clear(&x);
   free(c1);
   free(c2);
 }

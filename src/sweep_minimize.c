@@ -244,26 +244,10 @@ static int write_report(const store_sweep *s, const cJSON *shown, const mz *m,
       "above %.3fx), trial %.0f",
       kept, p->n_params, p->n_params == 1 ? "" : "s", p->minimal_speedup, m->in.lo,
       num(rep, "number"));
-  cJSON *env = cJSON_Parse(view_str(rep, "env") ? view_str(rep, "env") : "{}");
-  int n_env = cJSON_GetArraySize(env), i = 0;
-  const char **names = xcalloc((size_t)n_env + 1, sizeof(char *));
-  const char **values = xcalloc((size_t)n_env + 1, sizeof(char *));
-  const cJSON *it;
-  cJSON_ArrayForEach(it, env) {
-    names[i] = it->string;
-    values[i++] = cJSON_IsString(it) ? it->valuestring : "";
-  }
-  export_info info = {(const char *const *)c,
-                      n_c,
-                      view_str(rep, "xla_flags"),
-                      view_str(rep, "tpu_args"),
-                      names,
-                      values,
-                      i};
-  int rc = trialcfg_export(o->out, o->format, &info, err);
-  free(names);
-  free(values);
-  cJSON_Delete(env);
+  view_export x;
+  view_export_init(&x, rep, (const char *const *)c, n_c);
+  int rc = trialcfg_export(o->out, o->format, &x.info, err);
+  view_export_clear(&x);
   for (int k = 0; k < n_c; k++) free(c[k]);
   free(c);
   return rc;

@@ -211,3 +211,26 @@ void view_importance(const cJSON *sw) {
       "parameter at a time, over %.0f trials; failures count as slowest)\n",
       view_num(imp, "trials"));
 }
+
+void view_export_init(view_export *x, const cJSON *row, const char *const *comments,
+                      int n_comments) {
+  const char *env = view_str(row, "env");
+  x->env = cJSON_Parse(env ? env : "{}");
+  int n = cJSON_GetArraySize(x->env), i = 0;
+  x->names = xcalloc((size_t)n + 1, sizeof(char *));
+  x->values = xcalloc((size_t)n + 1, sizeof(char *));
+  const cJSON *it;
+  cJSON_ArrayForEach(it, x->env) {
+    x->names[i] = it->string;
+    x->values[i++] = cJSON_IsString(it) ? it->valuestring : "";
+  }
+  x->info = (export_info){
+      comments,  n_comments, view_str(row, "xla_flags"), view_str(row, "tpu_args"), x->names,
+      x->values, i};
+}
+
+void view_export_clear(view_export *x) {
+  free(x->names);
+  free(x->values);
+  cJSON_Delete(x->env);
+}

@@ -6,6 +6,8 @@
 #include <cjson/cJSON.h>
 #include <stddef.h>
 
+#include "trialcfg.h"
+
 /* A string or number field of O, or NULL / NaN when it is missing or of another type. */
 const char *view_str(const cJSON *o, const char *key);
 double view_num(const cJSON *o, const char *key);
@@ -36,5 +38,17 @@ void view_trials(const cJSON *sw);
 /* "importance: NAME 61%, ..." from the sweep's "importance" (importance_attach): the few
  * parameters that explain most, or why there is no estimate yet. */
 void view_importance(const cJSON *sw);
+
+/* A trial row's export (its xla_flags, tpu_args and env object) under N_COMMENTS comment
+ * lines: `info` points into ROW, COMMENTS and the parsed env, all valid until
+ * view_export_clear. What cli's export, the report and minimize print. */
+typedef struct {
+  export_info info;
+  cJSON *env;
+  const char **names, **values;
+} view_export;
+void view_export_init(view_export *x, const cJSON *row, const char *const *comments,
+                      int n_comments);
+void view_export_clear(view_export *x);
 
 #endif
