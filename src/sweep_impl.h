@@ -1,5 +1,5 @@
-/* The sweep's inside, shared by sweep.c (the scheduler, run and check) and sweep_resume.c
- * (resume) and by nothing else. */
+/* The sweep's inside, shared by sweep.c (the scheduler, run and check), sweep_resume.c
+ * (resume) and sweep_minimize.c (minimize), and by nothing else. */
 #ifndef FLAGTUNE_SWEEP_IMPL_H
 #define FLAGTUNE_SWEEP_IMPL_H
 
@@ -115,5 +115,12 @@ int sweep_begin(sweep *sw, const char *db_path, const sweep_opts *o, int64_t *sw
 /* Runs the loop until every trial has ended, then records how the sweep ended. */
 int sweep_drive(sweep *sw, char **err);
 void sweep_free(sweep *sw);
+
+/* sweep_resume.c, for resume and minimize, which run an existing sweep again: */
+/* Moves into the directory `run` ran in (the experiment's relative paths, the command and the
+ * trials' working directory resolve as they did then). */
+int sweep_enter_workdir(const store_sweep *s, char **err);
+/* Makes a relative FLAGTUNE_LOG_DIR absolute (against CWD) before the directory changes. */
+void sweep_pin_log_dir(const char *cwd);
 
 #endif
