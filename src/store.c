@@ -102,6 +102,11 @@ static const char *const stmt_sql[ST_COUNT] = {
   [ST_SHOW_TRIALS_FASTEST] =
     "SELECT " TRIAL_COLS "FROM trial_results WHERE sweep_id = :id AND status = 'ok' "
     "ORDER BY value, number LIMIT :limit",
+  /* What importance_compute reads, of every :step-th trial by number (show --all of a
+   * huge sweep: a systematic sample, bounded, instead of every trial in memory). */
+  [ST_SHOW_SAMPLE] =
+    "SELECT status, value, config, steps_budget FROM trials WHERE sweep_id = :id "
+    "AND number % :step = 0 ORDER BY number",
   [ST_SHOW_LOG_FAILURES] =
     "SELECT count(*) FROM trials WHERE sweep_id = :id AND error LIKE '%flagtune: trial log %'",
   [ST_SHOW_BEST] =

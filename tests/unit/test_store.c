@@ -693,6 +693,50 @@ TEST(show_page) {
   tmpdb_remove(&t);
 }
 
+/* show --all's reads: every trial by number one row at a time (a nonzero return stops the
+ * walk and is returned), and the importance sample: every trial up to MAX, else every k-th. */
+static int count_rows(cJSON *row, void *ud) {
+  int *n = ud;
+  if (num(row, "number") != *n) return -1; /* not in number order */
+  return ++*n == 5 ? 42 : 0;
+}
+
+static int count_all(cJSON *row, void *ud) {
+  (void)row;
+  ++*(int *)ud;
+  return 0;
+}
+
+TEST(each_trial_and_sample) {
+  tmpdb t;
+  tmpdb_init(&t);
+  store *s = open_ok(t.path);
+  fixture f;
+  populate(s, &f);
+  add_trial(s, f.a, 6, "{\"NCCL_PROTO\":\"X\"}", "ok", 95, NULL);
+  char *err = NULL;
+  int n = 0;
+  CHECK_INT(store_each_trial(s, f.a, count_all, &n, &err), 0);
+  CHECK_INT(n, 7);
+  n = 0;
+  CHECK_INT(store_each_trial(s, f.a, count_rows, &n, &err), 42); /* stopped at the 5th */
+  CHECK_INT(n, 5);
+  cJSON *o = NULL;
+  CHECK_INT(store_trials_sample(s, f.a, 7, 100, &o, &err), 0);
+  CHECK_INT(cJSON_GetArraySize(o), 7);
+  CHECK(str(cJSON_GetArrayItem(o, 0), "config") != NULL);
+  cJSON_Delete(o);
+  CHECK_INT(store_trials_sample(s, f.a, 7, 3, &o, &err), 0); /* every 3rd: 0, 3, 6 */
+  CHECK_INT(cJSON_GetArraySize(o), 3);
+  cJSON_Delete(o);
+  CHECK_INT(store_trials_sample(s, f.a, 7, 7, &o, &err), 0);
+  CHECK_INT(cJSON_GetArraySize(o), 7);
+  cJSON_Delete(o);
+  free(err);
+  CHECK_STORE_END(s);
+  tmpdb_remove(&t);
+}
+
 /* An ended sweep stores its best-versus-baseline interval once, for those two trials: the
  * bounds stats_speedup_ci gives over their steps past the skip. A sweep without an ok
  * baseline stores none; a running one is not computed. */
