@@ -410,7 +410,10 @@ static int cmd_best(args *a) {
   cJSON *list = NULL;
   char *err = NULL;
   int rc = open_store(a, &s, &err);
-  if (rc == 0) rc = store_best(s, a->model, a->hardware, &list, &err);
+  /* --json carries each best's and baseline's steps; the text prints none */
+  if (rc == 0)
+    rc = a->json ? store_best(s, a->model, a->hardware, &list, &err)
+                 : store_best_brief(s, a->model, a->hardware, &list, &err);
   store_close(s);
   if (rc != 0) return fail(rc, err);
   if (a->json) {

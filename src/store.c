@@ -94,7 +94,7 @@ static const char *const stmt_sql[ST_COUNT] = {
     "SELECT s.*, m.n_trials, m.best_trial, m.best_ms, m.baseline_ms, m.speedup FROM sweeps s "
     "JOIN sweep_summary m ON m.id = s.id WHERE s.id = :id AND m.id = :id",
   [ST_SHOW_COUNTS] =
-    "SELECT status, count(*) FROM trials WHERE sweep_id = :id GROUP BY status ORDER BY status",
+    "SELECT status, n FROM sweep_counts WHERE sweep_id = :id AND n > 0 ORDER BY status",
   [ST_SHOW_TRIALS] =
     "SELECT " TRIAL_COLS "FROM trial_results WHERE sweep_id = :id ORDER BY number",
   /* A page of a large sweep: its fastest ok trials, read in value order off the

@@ -232,6 +232,9 @@ int store_each_trial(store *s, int64_t sweep_id, store_trial_fn fn, void *ud, ch
  * baseline_ms, speedup, n_steps, label, xla_flags, tpu_args, env, config, finished_at,
  * baseline_id, plus "steps" and "baseline_steps" arrays ([] when there are none). */
 int store_best(store *s, const char *model, const char *hardware, cJSON **out, char **err);
+/* store_best without the step arrays (`best` as text prints none: reading a 20,000-step
+ * best and baseline into cJSON was most of its time). */
+int store_best_brief(store *s, const char *model, const char *hardware, cJSON **out, char **err);
 
 /* Runs one read-only statement on S. *columns: array of names; *rows: array of arrays
  * (integers and reals as numbers, text as strings, blobs as hex strings, NULL as null).

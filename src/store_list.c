@@ -288,7 +288,8 @@ int store_show_sweep_page(store *s, int64_t sweep_id, int limit, cJSON **out, ch
   return 0;
 }
 
-int store_best(store *s, const char *model, const char *hardware, cJSON **out, char **err) {
+static int best_rows(store *s, const char *model, const char *hardware, int with_steps, cJSON **out,
+                     char **err) {
   sqlite3_stmt *st = NULL;
   *out = NULL;
   int rc = store_stmt_get(s, ST_BEST, &st, err);
@@ -297,16 +298,24 @@ int store_best(store *s, const char *model, const char *hardware, cJSON **out, c
     return store_bind_fail(s, st, err);
   cJSON *arr = cJSON_CreateArray(), *o;
   rc = rows_append(s, st, arr, err);
-  cJSON_ArrayForEach(o, arr) {
-    if (!rc) rc = add_steps(s, o, "trial_id", "steps", err);
-    if (!rc) rc = add_steps(s, o, "baseline_id", "baseline_steps", err);
-  }
+  if (with_steps) cJSON_ArrayForEach(o, arr) {
+      if (!rc) rc = add_steps(s, o, "trial_id", "steps", err);
+      if (!rc) rc = add_steps(s, o, "baseline_id", "baseline_steps", err);
+    }
   if (rc) {
     cJSON_Delete(arr);
     return rc;
   }
   *out = arr;
   return 0;
+}
+
+int store_best(store *s, const char *model, const char *hardware, cJSON **out, char **err) {
+  return best_rows(s, model, hardware, 1, out, err);
+}
+
+int store_best_brief(store *s, const char *model, const char *hardware, cJSON **out, char **err) {
+  return best_rows(s, model, hardware, 0, out, err);
 }
 
 /* ---- imported jaxlib flag lists (issue 4). Rare, so the statements are prepared per call

@@ -693,6 +693,52 @@ TEST(show_page) {
   tmpdb_remove(&t);
 }
 
+/* Schema 12: sweep_counts follows every write to trials (insert, a status change, a delete, a
+ * sweep's cascade), so the counts read off it are the trials' own. */
+#define COUNTS_WRONG                                                                   \
+  "SELECT (SELECT count(*) FROM (SELECT sweep_id, status, count(*) AS c FROM trials "  \
+  "GROUP BY sweep_id, status) g LEFT JOIN sweep_counts k USING (sweep_id, status) "    \
+  "WHERE k.n IS NOT g.c) + (SELECT count(*) FROM sweep_counts k WHERE k.n <> (SELECT " \
+  "count(*) FROM trials t WHERE t.sweep_id = k.sweep_id AND t.status = k.status))"
+
+TEST(counts_follow_the_trials) {
+  tmpdb t;
+  tmpdb_init(&t);
+  store *s = open_ok(t.path);
+  fixture f;
+  populate(s, &f);
+  CHECK_NEAR(query_num(s, COUNTS_WRONG), 0, 0);
+  CHECK_NEAR(query_num(s, "SELECT n FROM sweep_counts WHERE sweep_id = 1 AND status = 'ok'"), 3, 0);
+  CHECK_NEAR(query_num(s, "SELECT n_trials FROM sweep_summary WHERE id = 1"), 6, 0);
+  CHECK_STORE_END(s);
+  sqlite3 *db = NULL;
+  CHECK_INT(sqlite3_open(t.path, &db), SQLITE_OK);
+  CHECK_INT(sqlite3_exec(db,
+                         "PRAGMA foreign_keys = ON;"
+                         "UPDATE trials SET status = 'crash', value = NULL "
+                         "WHERE sweep_id = 1 AND number = 1;"
+                         "UPDATE trials SET label = 'x' WHERE sweep_id = 1 AND number = 2;"
+                         "DELETE FROM trials WHERE sweep_id = 2 AND number = 2;"
+                         "DELETE FROM sweeps WHERE id = 3;",
+                         NULL, NULL, NULL),
+            SQLITE_OK);
+  CHECK_INT(sqlite3_close(db), SQLITE_OK);
+  s = open_ok(t.path);
+  CHECK_NEAR(query_num(s, COUNTS_WRONG), 0, 0);
+  CHECK_NEAR(query_num(s, "SELECT ok FROM sweep_summary WHERE id = 1"), 2, 0);
+  CHECK_NEAR(query_num(s, "SELECT crash FROM sweep_summary WHERE id = 1"), 1, 0);
+  CHECK_NEAR(query_num(s, "SELECT n_trials FROM sweep_summary WHERE id = 2"), 3, 0);
+  CHECK_NEAR(query_num(s, "SELECT count(*) FROM sweep_counts WHERE sweep_id = 3"), 0, 0);
+  cJSON *o = NULL;
+  CHECK_INT(store_show_sweep_page(s, 2, 0, &o, NULL), 0);
+  const cJSON *counts = cJSON_GetObjectItem(o, "counts");
+  CHECK(cJSON_GetObjectItem(counts, "crash") == NULL); /* its one crash was deleted */
+  CHECK_NEAR(num(counts, "ok"), 2, 0);
+  cJSON_Delete(o);
+  CHECK_STORE_END(s);
+  tmpdb_remove(&t);
+}
+
 /* show --all's reads: every trial by number one row at a time (a nonzero return stops the
  * walk and is returned), and the importance sample: every trial up to MAX, else every k-th. */
 static int count_rows(cJSON *row, void *ud) {
