@@ -23,6 +23,7 @@ local OPTIONS = { "startup", "candidates", "gamma", "max_good", "prior_weight", 
 local FAILED = { oom = 1.0, invalid = 1.0, wrong = 1.0, crash = 0.5 }
 -- Outcomes that ran but tell us the configuration is slow: bad, not infeasible.
 local SLOW = { timeout = true, no_metric = true, pruned = true }
+local VALUES_MAX = 1 << 20   -- ordered values per parameter tpe{} models (see tpe.new)
 local MATRIX_MAX = 64        -- ordered params up to this many values get exact kernel tables
 local SIGMA0 = 0.2           -- kernel width in the unit interval before the Scott shrink
 local CAT_EPS0 = 0.2         -- mass a categorical kernel moves to the other values
@@ -298,6 +299,15 @@ end
 
 function tpe.new(space, options, history, rng)
   local o = check_options(options or {}, #space.params)
+  for _, p in ipairs(space.params) do
+    -- An ordered kernel's column holds one weight per value (src/parzen.c): past this many
+    -- values a proposal would gather megabytes per candidate (and 2^24 is parzen's limit).
+    if not is_categorical(p) and p.n > VALUES_MAX then
+      error(string.format("parameter %s has %.0f values; tpe{} models at most %d per " ..
+                          "parameter: give int() a step (int(lo, hi, step)), or use pow2()",
+                          p.name, p.n, VALUES_MAX), 0)
+    end
+  end
   local self = setmetatable({ space = space, params = space.params, rng = rng, o = o,
                               size = space:size(), seen = kit.seen(),
                               unseen = kit.unseen(space, rng),

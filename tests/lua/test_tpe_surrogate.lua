@@ -193,9 +193,29 @@ local function test_options_and_cost()
     count / 1000))
 end
 
+-- An integer range of a billion values: refused when the strategy is made (`check` exits 2
+-- at the strategy's line), not at the first model ask after the start-up trials; with a step
+-- that leaves at most 2^20 values it runs.
+local function test_long_ranges_refused_early()
+  local function with(hi, step)
+    return space.new({ xla_gpu_all_reduce_combine_threshold_bytes =
+                         { kind = "int", lo = 1024, hi = hi, step = step } }, {}, {}, {}, "exp.lua")
+  end
+  tap.raises("parameter xla_gpu_all_reduce_combine_threshold_bytes has 1073740801 values; " ..
+             "tpe{} models at most 1048576", function() new_host(with(1073741824, 1), {}, 1, 30) end)
+  local sp = with(1073741824, 1024)
+  local h = new_host(sp, {}, 1, 30)
+  for i = 1, 12 do -- past the start-up trials: the model's asks run
+    local p = h:ask(1)[1]
+    local v = sp:decode_json(p.json).xla_gpu_all_reduce_combine_threshold_bytes
+    h:tell(p.json, { status = "ok", value = 1 + v / 1e9, steps = {}, number = i })
+  end
+end
+
 test("the surrogate recovers planted additive effects", test_recovers_additive_effects)
 test("the surrogate finds an additive optimum", test_finds_the_additive_optimum)
 test("the feasibility model avoids a planted OOM region", test_avoids_planted_oom)
 test("deterministic under a seed, never a configuration twice", test_deterministic_never_twice)
 test("a repeat moves the target, not the row", test_repeats_move_the_target)
 test("options checked; the cost of an ask at 1,000 trials", test_options_and_cost)
+test("a range too long to model is refused when the strategy is made", test_long_ranges_refused_early)
