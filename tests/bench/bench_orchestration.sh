@@ -36,7 +36,7 @@ return experiment {
   command = { "/usr/bin/printf", '$five' },
   metric = { json = "step_time_ms" },
   flags = { xla_gpu_autotune_level = int(0, 100000000) },
-  budget = { trials = $2 }, parallel = $3, seed = 1,
+  budget = { trials = $2 }, parallel = $3, seed = 1, software_probe = false,
 }
 LUA
 }
