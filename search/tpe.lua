@@ -610,6 +610,11 @@ function T:from_surrogate(m, taken)
     if a.s2 ~= b.s2 then return a.s2 > b.s2 end
     return a.i < b.i
   end)
+  return self:first_fresh(cands, taken)
+end
+
+-- The first of CANDS (sorted, best first; each { x = indices }) not run, pending or TAKEN.
+function T:first_fresh(cands, taken)
   for _, c in ipairs(cands) do
     local key = self.space:key(self:config_of(c.x))
     if self:fresh(key, taken) then return c.x, key end
@@ -624,11 +629,7 @@ function T:best_fresh(m, xs, taken)
     if a.s ~= b.s then return a.s > b.s end
     return a.i < b.i
   end)
-  for _, c in ipairs(cands) do
-    local key = self.space:key(self:config_of(c.x))
-    if self:fresh(key, taken) then return c.x, key end
-  end
-  return nil
+  return self:first_fresh(cands, taken)
 end
 
 function Parzen:sample_prior(r)

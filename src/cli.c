@@ -293,6 +293,16 @@ static int show_row(cJSON *row, void *ud) {
   return 0;
 }
 
+/* What `show` prints above its trial table (made safe for a terminal first). */
+static void show_head(cJSON *obj) {
+  json_terminal_safe(obj, NULL);
+  view_header(obj);
+  view_counts(obj);
+  view_best_line(obj);
+  view_importance(obj);
+  printf("\n");
+}
+
 static int show_all(args *a, store *s, cJSON *obj, char **err) {
   show_stream ss = {.json = a->json, .n = 0};
   int64_t id = (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(obj, "id"));
@@ -316,12 +326,7 @@ static int show_all(args *a, store *s, cJSON *obj, char **err) {
     free(text);
     return rc;
   }
-  json_terminal_safe(obj, NULL);
-  view_header(obj);
-  view_counts(obj);
-  view_best_line(obj);
-  view_importance(obj);
-  printf("\n");
+  show_head(obj);
   view_trials_header();
   return store_each_trial(s, id, show_row, &ss, err);
 }
@@ -338,12 +343,7 @@ static int cmd_show(args *a) {
   } else if (rc == 0 && a->json) {
     print_json(obj);
   } else if (rc == 0) {
-    json_terminal_safe(obj, NULL);
-    view_header(obj);
-    view_counts(obj);
-    view_best_line(obj);
-    view_importance(obj);
-    printf("\n");
+    show_head(obj);
     view_trials(obj);
   }
   store_close(s);
