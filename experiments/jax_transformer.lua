@@ -2,7 +2,8 @@
 -- bf16 matmuls, Adam), searching the flags that matter without collectives: the autotune
 -- level, command buffers (CUDA graphs; '' turns them off), Triton GEMM, cuDNN GEMM fusion and
 -- fused attention, and the memory fraction. Needs python3 with jax[cuda] and a GPU; the
--- tests only check it (`flagtune check`), the GPU run is still pending (docs/PRESETS.md).
+-- tests only check it (`flagtune check`). On one H200 with jax 0.11.2 its trials took 17-31 s
+-- and the best of 7 ran 1.040x faster than XLA's defaults (docs/GPU.md).
 return experiment {
   name = "jax-transformer-1gpu",
   model = "jax-transformer-8x1024",

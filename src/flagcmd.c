@@ -43,10 +43,10 @@ static const char *USAGE =
     "entry. `import` reads the table a jaxlib prints for XLA_FLAGS=--help (from a file, or by\n"
     "running CMD with XLA_FLAGS=--help) and stores it for jaxlib V (default: the version\n"
     "`python3 -c \"import jax, jaxlib; ...\"` reports); `--jaxlib V` then marks the catalog flags\n"
-    "that jaxlib lacks. `probe`, where a jaxlib prints no list, runs CMD (something short that\n"
-    "starts the XLA backend, e.g. python3 -c \"import jax; jax.devices()\") with the NAMEd flags\n"
-    "in XLA_FLAGS and reports which ones that XLA refuses as unknown (or whose catalog default\n"
-    "it cannot parse).\n";
+    "its table lists and those it does not (a table can be partial: jaxlib 0.11.2 lists 75).\n"
+    "`probe` runs CMD (something short that starts the XLA backend, e.g. python3 -c \"import\n"
+    "jax; jax.devices()\") with the NAMEd flags in XLA_FLAGS and reports which ones that XLA\n"
+    "refuses as unknown (or whose catalog default it cannot parse).\n";
 
 /* ---- parsing XLA's help table ---- */
 
@@ -271,14 +271,18 @@ static int jaxlib_set(const char *db, const char *jaxlib, cJSON **set, char **er
   return 0;
 }
 
-/* How the entry on top of the stack stands in jaxlib SET: "yes", "MISSING", or "-" for what
- * a jaxlib's XLA_FLAGS table cannot hold (variables, libtpu flags). */
+/* How the entry on top of the stack stands in jaxlib SET: "yes", "unlisted", or "-" for what
+ * a jaxlib's XLA_FLAGS table cannot hold (variables, libtpu flags). "unlisted", not
+ * "missing": the table can be partial. jaxlib 0.11.2 printed 75 flags for XLA_FLAGS=--help
+ * (tests/data/xla_help_jaxlib_0.11.2.txt, captured on an H200) while it ran trials with
+ * flags that table leaves out (xla_gpu_enable_command_buffer, the collective combine
+ * thresholds), so only `flags probe` can say that XLA refuses a flag. */
 static const char *jaxlib_mark(lua_State *L, const cJSON *set, const char *name) {
   char *kind = field_text(L, lua_gettop(L), "kind");
   char *backend = field_text(L, lua_gettop(L), "backend");
   const char *m = "-";
   if (kind && strcmp(kind, "flag") == 0 && !(backend && strcmp(backend, "tpu") == 0))
-    m = cJSON_GetObjectItemCaseSensitive(set, name) ? "yes" : "MISSING";
+    m = cJSON_GetObjectItemCaseSensitive(set, name) ? "yes" : "unlisted";
   free(kind);
   free(backend);
   return m;
@@ -318,7 +322,7 @@ static int cmd_list(const fargs *a, const char *db_path) {
     char *name = field_text(L, lua_gettop(L), "name");
     if (name && flagcmd_match(a->pos, name)) {
       const char *mark = set ? jaxlib_mark(L, set, name) : NULL;
-      missing += mark && strcmp(mark, "MISSING") == 0;
+      missing += mark && strcmp(mark, "unlisted") == 0;
       shown++;
       if (out) {
         cJSON *o = json_from_lua(L, lua_gettop(L));
@@ -338,8 +342,9 @@ static int cmd_list(const fargs *a, const char *db_path) {
     free(s);
   } else if (rc == 0 && set && shown > 0) {
     printf(
-        "%d of %d listed catalog flags are MISSING from jaxlib %s (an unknown flag there ends "
-        "a trial as invalid)\n",
+        "%d of %d listed catalog flags are not in jaxlib %s's XLA_FLAGS=--help table; a "
+        "jaxlib's table can be partial (0.11.2 lists 75 flags and accepts others): `flagtune "
+        "flags probe --command CMD NAME...` asks XLA which it refuses\n",
         missing, shown, a->jaxlib);
   }
   if (rc == 0 && shown == 0) diag_warn("no catalog entry matches '%s'", a->pos);
@@ -441,7 +446,7 @@ static void compare(lhost *h, const store_flag_row *rows, int n, int *missing, i
   for (int i = 1; i <= len; i++) {
     lua_rawgeti(L, cat, i);
     char *name = field_text(L, lua_gettop(L), "name");
-    if (name && strcmp(jaxlib_mark(L, set, name), "MISSING") == 0) (*missing)++;
+    if (name && strcmp(jaxlib_mark(L, set, name), "unlisted") == 0) (*missing)++;
     if (name) cJSON_DeleteItemFromObjectCaseSensitive(set, name);
     free(name);
     lua_pop(L, 1);
@@ -473,9 +478,13 @@ static int import_rows(const fargs *a, const char *db, const char *jaxlib, char 
     lhost_free(h);
     if (rc == 0)
       printf(
-          "imported %d flags of jaxlib %s into %s: %d catalog flags are missing from it, "
+          "imported %d flags of jaxlib %s into %s: %d catalog flags are not in its table, "
           "%d of its flags are not in the catalog\n",
           n, jaxlib, db, missing, unknown);
+    if (rc == 0 && missing > 0)
+      printf(
+          "a jaxlib's --help table can be partial (0.11.2 lists 75 flags and accepts others): "
+          "`flagtune flags probe --command CMD NAME...` asks XLA which flags it refuses\n");
   }
   flagcmd_rows_free(rows, n);
   return rc;
@@ -565,30 +574,33 @@ static int lists_flag(const char *list, size_t len, const char *name) {
   return found;
 }
 
+/* The index in NAMES of the flag that tsl's "Couldn't interpret value V for flag NAME." at P
+ * names, or -1. */
+static int refused_value_at(const char *p, const char *const *names, int n) {
+  const char *f = strstr(p, " for flag ");
+  const char *nl = strchr(p, '\n');
+  if (!f || (nl && f > nl)) return -1;
+  f += strlen(" for flag ");
+  for (int i = 0; i < n; i++) {
+    size_t l = strlen(names[i]);
+    if (strncmp(f, names[i], l) == 0 && (f[l] == '.' || f[l] == '\n' || f[l] == '\0')) return i;
+  }
+  return -1;
+}
+
 /* Whether OUT says XLA could not parse a value: tsl's "Couldn't interpret value V for flag
  * NAME." (naming it: *NAMED set to its index in NAMES, else -1), or only the QCHECK's
  * "Flag parsing failed." that follows it, and that an enum setter's refusal gets alone. */
 static int value_refusal(const char *out, const char *const *names, int n, int *named) {
   *named = -1;
-  for (const char *p = out; (p = strstr(p, "Couldn't interpret value ")); p++) {
-    const char *f = strstr(p, " for flag ");
-    const char *nl = strchr(p, '\n');
-    if (!f || (nl && f > nl)) continue;
-    f += strlen(" for flag ");
-    for (int i = 0; i < n; i++) {
-      size_t l = strlen(names[i]);
-      if (strncmp(f, names[i], l) == 0 && (f[l] == '.' || f[l] == '\n' || f[l] == '\0')) {
-        *named = i;
-        return 1;
-      }
-    }
-  }
+  for (const char *p = out; (p = strstr(p, "Couldn't interpret value ")); p++)
+    if ((*named = refused_value_at(p, names, n)) >= 0) return 1;
   return strstr(out, "Flag parsing failed.") != NULL;
 }
 
 int flagcmd_probe_parse(const char *out, const char *const *names, int n, int *state,
                         int *suspect) {
-  int changed = 0, sus = 0, named;
+  int changed = 0, sus = 0;
   size_t len = 0;
   const char *list = out ? unknown_list(out, &len, &sus) : NULL;
   for (int i = 0; list && i < n; i++) {
@@ -597,18 +609,21 @@ int flagcmd_probe_parse(const char *out, const char *const *names, int n, int *s
     if (suspect) suspect[i] = sus;
     changed++;
   }
-  if (out && value_refusal(out, names, n, &named) && named >= 0 && state[named] == PROBE_ACCEPTED) {
-    state[named] = PROBE_BAD_VALUE;
-    changed++;
+  /* tsl's Flags::Parse goes on past a value it cannot parse and logs every one
+   * (xla/tsl/util/command_line_flags.cc), so one run can name several. */
+  for (const char *p = out; p && (p = strstr(p, "Couldn't interpret value ")); p++) {
+    int i = refused_value_at(p, names, n);
+    if (i >= 0 && state[i] == PROBE_ACCEPTED) state[i] = PROBE_BAD_VALUE, changed++;
   }
   return changed;
 }
 
-/* XLA_FLAGS holding every NAME still accepted (ONLY >= 0: just that one), as --name=value. */
-static char *probe_flags(lua_State *L, int cat, const fargs *a, const int *state, int only) {
+/* XLA_FLAGS holding, as --name=value, every NAME still accepted whose IN is set (IN NULL:
+ * every one). */
+static char *probe_flags(lua_State *L, int cat, const fargs *a, const int *state, const int *in) {
   char *flags = xstrdup("");
   for (int i = 0; i < a->n_names; i++) {
-    if ((only < 0 && state[i] != PROBE_ACCEPTED) || (only >= 0 && i != only)) continue;
+    if (state[i] != PROBE_ACCEPTED || (in && !in[i])) continue;
     char *v = probe_value(L, cat, a->names[i]);
     char *tok = trialcfg_flag_token(a->names[i], v);
     char *next = xasprintf("%s%s%s", flags, *flags ? " " : "", tok);
@@ -635,8 +650,9 @@ static int probe_run(const fargs *a, const char *flags, int *state, int *suspect
 /* Runs flag I alone and takes what that run says as the answer for it: a lone flag cannot
  * be listed for another's sake, and a lone failure with "Flag parsing failed." is its value. */
 static int probe_alone(lua_State *L, int cat, const fargs *a, int i, int *state, char **err) {
-  char *flags = probe_flags(L, cat, a, state, i);
-  int st[MAX_PROBE] = {0}, status = 0, named;
+  int in[MAX_PROBE] = {0}, st[MAX_PROBE] = {0}, status = 0, named;
+  in[i] = 1;
+  char *flags = probe_flags(L, cat, a, state, in);
   char *out = run_with_flags(a->command, flags, &status, err);
   free(flags);
   if (!out) return -1;
@@ -664,16 +680,48 @@ static int probe_confirm(lua_State *L, int cat, const fargs *a, int *state, int 
   return cleared;
 }
 
-/* The probe itself: all flags at once, then again without the refused ones until a run is
- * clean (an older jaxlib's malformed value hides unknown flags, so a run that refused
- * something does not count as clean); refusals from a suspect list are confirmed one by one;
- * if no run is clean, every flag still undecided is tried alone. STATE gets the verdicts;
- * returns 1 clean, 0 still failing, -1 could not run. */
+/* Settles the K flags IDX names (still accepted, but their run together failed without
+ * naming why, as a list setter's refusal does) by halves: a half that runs clean is
+ * accepted, a half that names flags is run again without them, a failing half is split, and
+ * a lone flag is decided alone. About 2 log2(K) runs per culprit instead of K runs. */
+static int probe_split(lua_State *L, int cat, const fargs *a, const int *idx, int k, int *state,
+                       int *suspect, char **err) {
+  if (k == 1) return probe_alone(L, cat, a, idx[0], state, err);
+  for (;;) {
+    int in[MAX_PROBE] = {0}, left = 0, changed = 0;
+    for (int j = 0; j < k; j++) left += state[idx[j]] == PROBE_ACCEPTED, in[idx[j]] = 1;
+    if (left == 0) return 0;
+    char *flags = probe_flags(L, cat, a, state, in);
+    int clean = probe_run(a, flags, state, suspect, &changed, err);
+    free(flags);
+    if (clean < 0 || probe_confirm(L, cat, a, state, suspect, err) < 0) return -1;
+    if (clean == 1 && changed == 0) return 0;
+    if (changed == 0) break;
+  }
+  int rest[MAX_PROBE], m = 0;
+  for (int j = 0; j < k; j++)
+    if (state[idx[j]] == PROBE_ACCEPTED) rest[m++] = idx[j];
+  if (m <= 1) return m == 1 ? probe_alone(L, cat, a, rest[0], state, err) : 0;
+  if (probe_split(L, cat, a, rest, m / 2, state, suspect, err) < 0) return -1;
+  return probe_split(L, cat, a, rest + m / 2, m - m / 2, state, suspect, err);
+}
+
+/* The probe itself: first the command alone (when it fails without flags, no verdict can be
+ * read and none is tried), then all flags at once, again without the refused ones until a
+ * run names nothing new (an older jaxlib's malformed value hides unknown flags, so a run
+ * that refused something does not count as clean); refusals from a suspect list are
+ * confirmed one by one; if the last run still failed, the flags still undecided are settled
+ * by halves, and the survivors run together once more. STATE gets the verdicts; returns 1
+ * clean, 0 still failing, 2 failing with no flags at all, -1 could not run. */
 static int probe_all(lua_State *L, int cat, const fargs *a, int *state, char **err) {
-  int suspect[MAX_PROBE] = {0}, clean = 0;
-  for (int round = 0; round < 4; round++) {
-    char *flags = probe_flags(L, cat, a, state, -1);
+  int suspect[MAX_PROBE] = {0}, clean = 0, none[MAX_PROBE] = {0};
+  char *flags = probe_flags(L, cat, a, state, none);
+  clean = probe_run(a, flags, state, NULL, NULL, err);
+  free(flags);
+  if (clean <= 0) return clean < 0 ? -1 : 2;
+  for (int round = 0; round <= a->n_names; round++) {
     int changed = 0;
+    flags = probe_flags(L, cat, a, state, NULL);
     clean = probe_run(a, flags, state, suspect, &changed, err);
     free(flags);
     if (clean < 0) return -1;
@@ -682,8 +730,14 @@ static int probe_all(lua_State *L, int cat, const fargs *a, int *state, char **e
     if (changed == 0 && cleared == 0) break;
     clean = 0;
   }
-  for (int i = 0; clean == 0 && i < a->n_names; i++)
-    if (state[i] == PROBE_ACCEPTED && probe_alone(L, cat, a, i, state, err) < 0) return -1;
+  if (clean == 1) return 1;
+  int idx[MAX_PROBE], k = 0;
+  for (int i = 0; i < a->n_names; i++)
+    if (state[i] == PROBE_ACCEPTED) idx[k++] = i;
+  if (k > 0 && probe_split(L, cat, a, idx, k, state, suspect, err) < 0) return -1;
+  flags = probe_flags(L, cat, a, state, NULL); /* the verdicts together: a clean run? */
+  clean = probe_run(a, flags, state, suspect, NULL, err);
+  free(flags);
   return clean;
 }
 
@@ -699,7 +753,12 @@ static int cmd_probe(const fargs *a) {
   lua_State *L = lhost_state(h);
   int cat = lua_gettop(L);
   int clean = probe_all(L, cat, a, state, &err);
-  if (clean < 0) {
+  if (clean == 2)
+    err = xasprintf(
+        "flags probe: the command fails with XLA_FLAGS empty, so no flag can be judged: run "
+        "it by hand (%s) and fix it first",
+        a->command);
+  if (clean < 0 || clean == 2) {
     lua_pop(L, 1);
     lhost_free(h);
     return diag_error(err), free(err), 1;

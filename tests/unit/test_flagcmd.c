@@ -67,9 +67,10 @@ TEST(parse_recorded_table) {
 TEST(parse_rejects_non_tables) {
   store_flag_row *rows = NULL;
   int n = -1;
-  flagcmd_parse_help("usage: x\nFlags:\n\t--Bad-Name=1\tint32\tx\n\t--xla_a=1\tdouble\tx\n"
-                     "--xla_b=1 int32 no tabs\nplain text\n",
-                     &rows, &n);
+  flagcmd_parse_help(
+      "usage: x\nFlags:\n\t--Bad-Name=1\tint32\tx\n\t--xla_a=1\tdouble\tx\n"
+      "--xla_b=1 int32 no tabs\nplain text\n",
+      &rows, &n);
   CHECK_INT(n, 0);
   flagcmd_rows_free(rows, n);
   flagcmd_parse_help("", &rows, &n);
@@ -207,4 +208,56 @@ TEST(probe_reads_value_refusal) {
   CHECK_INT(flagcmd_probe_parse(out, names, 2, st, NULL), 0);
   CHECK_INT(flagcmd_probe_parse("", names, 2, st, NULL), 0);
   CHECK_INT(flagcmd_probe_parse(NULL, names, 2, st, NULL), 0);
+}
+
+/* tsl's Flags::Parse logs every value it cannot parse before it returns false
+ * (xla/tsl/util/command_line_flags.cc), so one run names them all. */
+TEST(probe_reads_every_value_refusal) {
+  const char *names[] = {"xla_gpu_autotune_level", "xla_gpu_enable_triton_gemm",
+                         "xla_gpu_all_reduce_combine_threshold_bytes"};
+  int st[3] = {0};
+  const char *out =
+      "E1126 command_line_flags.cc:105] Couldn't interpret value x for flag "
+      "xla_gpu_autotune_level.\n"
+      "E1126 command_line_flags.cc:105] Couldn't interpret value 12MiB for flag "
+      "xla_gpu_all_reduce_combine_threshold_bytes.\n"
+      "F1126 02:13:07.427349     472 parse_flags_from_env.cc:220] Check failed: "
+      "tsl::Flags::Parse(&env_argv->argc, env_argv->argv.data(), flag_list) Flag parsing "
+      "failed.\n";
+  CHECK_INT(flagcmd_probe_parse(out, names, 3, st, NULL), 2);
+  CHECK_INT(st[0], PROBE_BAD_VALUE);
+  CHECK_INT(st[1], PROBE_ACCEPTED);
+  CHECK_INT(st[2], PROBE_BAD_VALUE);
+}
+
+/* The table jaxlib 0.11.2 printed for XLA_FLAGS=--help on an H200 (captured by
+ * tests/gpu/truth.sh): after the QCHECK's "Flag parsing failed." (parse_flags_from_env.cc:220)
+ * and "usage: --help", 75 rows, several with descriptions that run on over lines. It is a
+ * partial list: the same jaxlib ran trials with xla_gpu_enable_command_buffer, absent here. */
+TEST(parse_real_jaxlib_0_11_2_table) {
+  char *path = xasprintf("%s/tests/data/xla_help_jaxlib_0.11.2.txt", SOURCE_DIR);
+  FILE *f = fopen(path, "rb");
+  free(path);
+  CHECK(f != NULL);
+  if (!f) return;
+  char *text = xcalloc(1, 1 << 17);
+  text[fread(text, 1, (1 << 17) - 1, f)] = '\0';
+  fclose(f);
+  store_flag_row *rows = NULL;
+  int n = 0;
+  CHECK_INT(flagcmd_parse_help(text, &rows, &n), 0);
+  CHECK_INT(n, 75);
+  const store_flag_row *r = row(rows, n, "xla_gpu_autotune_level");
+  CHECK(r != NULL);
+  if (r) {
+    CHECK_STR(r->type, "int32");
+    CHECK_STR(r->default_value, "4");
+    CHECK(strncmp(r->description, "[Stable] Set GEMM and Convolution auto-tuning level.", 52) == 0);
+  }
+  r = row(rows, n, "xla_cpu_experimental_xnn_graph_fusion_mode");
+  CHECK(r && strstr(r->description, "XNN_GRAPH_FUSION_MODE_GREEDY") != NULL);
+  CHECK(row(rows, n, "xla_gpu_enable_command_buffer") == NULL);
+  CHECK(row(rows, n, "xla_gpu_enable_latency_hiding_scheduler") == NULL);
+  flagcmd_rows_free(rows, n);
+  free(text);
 }

@@ -1,0 +1,1 @@
+SELECT number, status, CASE WHEN value IS NULL THEN '' ELSE printf('%.3f', value) END AS value, CASE WHEN status = 'ok' THEN '' ELSE substr(error, 1, instr(error || char(10), char(10)) - 1) END AS first_error_line FROM trials ORDER BY number
