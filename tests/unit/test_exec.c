@@ -122,12 +122,35 @@ static const char *own_supervisor(void) {
   return path;
 }
 
+/* SUP value for the local executor's fork server (flagtune-supervise --server, supervise.h):
+ * run() then starts the trial through exec_local_new(), as the sweep does, and checks that
+ * it really went through the server (no process handle of ours: no uv_spawn). */
+#define SRV 3
+static const char SERVED[] = "(the fork server)";
+
 /* The same, run under the supervisor when SUP is set: this binary is its own supervisor (see
  * supervisor_hook), as flagtune is. */
 static exec_spec spec_in(int sup, char **argv) {
   exec_spec s = spec_for(argv);
-  if (sup) s.supervisor = sup == OWN ? own_supervisor() : "/proc/self/exe";
+  if (sup) s.supervisor = sup == SRV ? SERVED : sup == OWN ? own_supervisor() : "/proc/self/exe";
   return s;
+}
+
+static void count_process_handle(uv_handle_t *h, void *arg) {
+  if (h->type == UV_PROCESS) ++*(int *)arg;
+}
+
+/* How many uv_process_t handles LOOP has (a trial started by uv_spawn has one). */
+static int process_handles(uv_loop_t *loop) {
+  int n = 0;
+  uv_walk(loop, count_process_handle, &n);
+  return n;
+}
+
+/* A local executor whose trials go through the fork server of the flagtune-supervise built
+ * beside flagtune. */
+static executor *served_executor(uv_loop_t *loop) {
+  return exec_local_new(loop, own_supervisor());
 }
 
 /* Runs one trial to its end on a fresh loop; checks the invariants every case shares. */
@@ -135,16 +158,25 @@ static void run(run_ctx *c, const exec_spec *spec) {
   exec_callbacks cb = {on_line, on_exit_cb};
   char *err = NULL;
   uv_loop_init(&c->loop);
+  executor *x = spec->supervisor == SERVED ? served_executor(&c->loop) : NULL;
+  exec_spec s = *spec;
+  if (x) s.supervisor = NULL;
   uint64_t t0 = uv_hrtime();
   c->in_start = 1;
-  int rc = exec_start(&c->loop, spec, &cb, c, &c->t, &err);
+  int rc = x ? executor_start(x, &s, &cb, c, &c->t, &err)
+             : exec_start(&c->loop, spec, &cb, c, &c->t, &err);
   c->in_start = 0;
   CHECK_INT(rc, 0);
   CHECK(err == NULL);
   CHECK(c->t != NULL);
+  if (x) CHECK_INT(process_handles(&c->loop), 0); /* served: never uv_spawn */
   uv_run(&c->loop, UV_RUN_DEFAULT);
   c->elapsed = (double)(uv_hrtime() - t0) / 1e9;
   c->loop_close = CHECK_LOOP_END(&c->loop);
+  if (x) {
+    executor_free(x); /* closes the server's socket and reaps it: no child of ours is left */
+    CHECK(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD);
+  }
   CHECK_INT(c->exits, 1);
   CHECK_INT(c->exited_during_start, 0);
   free(err);
@@ -207,6 +239,9 @@ TEST(steps_lines) {
 TEST(sup_steps_lines) {
   steps_lines(1);
 }
+TEST(srv_steps_lines) {
+  steps_lines(SRV);
+}
 
 /* Under the supervisor the command's exit code is mirrored as its own. */
 static void exit_code_reported(int sup) {
@@ -228,6 +263,9 @@ TEST(sup_exit_code_mirrored) {
 }
 TEST(own_exit_code_mirrored) {
   exit_code_reported(OWN);
+}
+TEST(srv_exit_code_mirrored) {
+  exit_code_reported(SRV);
 }
 
 /* Under the supervisor the command's death by a signal is mirrored: it re-raises it. */
@@ -251,6 +289,9 @@ TEST(sup_signal_mirrored) {
 }
 TEST(own_signal_mirrored) {
   signal_reported(OWN);
+}
+TEST(srv_signal_mirrored) {
+  signal_reported(SRV);
 }
 
 TEST(stderr_lines) {
@@ -370,6 +411,9 @@ TEST(timeout_sends_sigterm) {
 TEST(sup_timeout_plain_child) {
   timeout_sends_sigterm(1);
 }
+TEST(srv_timeout_sends_sigterm) {
+  timeout_sends_sigterm(SRV);
+}
 
 static void ignore_term_needs_sigkill(int sup) {
   char *argv[] = {STUB_CHILD, "ignore-term", "10", NULL};
@@ -390,6 +434,9 @@ TEST(ignore_term_needs_sigkill) {
 }
 TEST(sup_ignore_term_needs_sigkill) {
   ignore_term_needs_sigkill(1);
+}
+TEST(srv_ignore_term_needs_sigkill) {
+  ignore_term_needs_sigkill(SRV);
 }
 
 static void grandchild_does_not_hang(int sup) {
@@ -413,6 +460,9 @@ TEST(grandchild_does_not_hang) {
 }
 TEST(sup_grandchild_does_not_hang) {
   grandchild_does_not_hang(1);
+}
+TEST(srv_grandchild_does_not_hang) {
+  grandchild_does_not_hang(SRV);
 }
 
 TEST(setsid_grandchild_does_not_hang) {
@@ -452,6 +502,9 @@ TEST(sup_missing_command) {
 TEST(own_missing_command) {
   spawn_missing_command(OWN);
 }
+TEST(srv_missing_command) {
+  spawn_missing_command(SRV);
+}
 
 static void spawn_not_executable(int sup) {
   char path[64];
@@ -480,6 +533,9 @@ TEST(spawn_not_executable) {
 TEST(sup_not_executable) {
   spawn_not_executable(1);
 }
+TEST(srv_not_executable) {
+  spawn_not_executable(SRV);
+}
 
 static void stop_oom_child(int sup) {
   char *argv[] = {STUB_CHILD, "oom", NULL};
@@ -501,6 +557,9 @@ TEST(stop_oom_child) {
 TEST(sup_stop_oom_child) {
   stop_oom_child(1);
 }
+TEST(srv_stop_oom_child) {
+  stop_oom_child(SRV);
+}
 
 static void kill_trial_at_once(int sup) {
   char *argv[] = {STUB_CHILD, "ignore-term", "10", NULL};
@@ -519,6 +578,9 @@ TEST(kill_trial_at_once) {
 }
 TEST(sup_kill_trial_at_once) {
   kill_trial_at_once(1);
+}
+TEST(srv_kill_trial_at_once) {
+  kill_trial_at_once(SRV);
 }
 
 TEST(log_file_content) {
@@ -611,6 +673,9 @@ TEST(env_cwd_and_path_search) {
 TEST(sup_env_and_cwd) {
   env_cwd_and_path_search(1);
 }
+TEST(srv_env_and_cwd) {
+  env_cwd_and_path_search(SRV);
+}
 
 TEST(invalid_arguments) {
   uv_loop_t loop;
@@ -652,6 +717,9 @@ TEST(log_unopenable_trial_runs) {
 }
 TEST(sup_log_unopenable_trial_runs) {
   log_unopenable_trial_runs(1);
+}
+TEST(srv_log_unopenable_trial_runs) {
+  log_unopenable_trial_runs(SRV);
 }
 
 /* A log that fills its disk mid-trial (/dev/full: every write is ENOSPC): the trial still
@@ -966,6 +1034,9 @@ TEST(sup_leftovers_killed) {
 TEST(own_leftovers_killed) {
   leftovers_killed(OWN);
 }
+TEST(srv_leftovers_killed) {
+  leftovers_killed(SRV);
+}
 
 /* The executor runs trials under flagtune-supervise when it sits beside the flagtune binary
  * (symlinks resolved), and under the flagtune binary itself otherwise. */
@@ -1078,6 +1149,9 @@ TEST(late_timeout_is_not_a_timeout) {
 }
 TEST(sup_late_timeout_is_not_a_timeout) {
   late_timeout_is_not_a_timeout(1);
+}
+TEST(srv_late_timeout_is_not_a_timeout) {
+  late_timeout_is_not_a_timeout(SRV);
 }
 
 /* The same while the supervisor is still ending a stubborn leftover (so it is no zombie when
