@@ -20,6 +20,7 @@
 
 #include "diag.h"
 #include "exec.h"
+#include "procstat.h"
 #include "supervise.h"
 #include "test.h"
 
@@ -45,11 +46,14 @@ typedef struct {
   size_t max_len;
   int n_kept;
   kept_line kept[KEEP_LINES];
-  const char *stop_on; /* substring: exec_stop_trial twice when a line contains it */
-  const char *kill_on; /* substring: exec_kill_trial when a line contains it */
-  int pgid_ok;         /* the pid leads its own group, seen while running */
-  int block_ms;        /* the first line's callback blocks the loop this long (a pause) */
-  int helpers[8];      /* pids from "helper PID" lines */
+  const char *stop_on;        /* substring: exec_stop_trial twice when a line contains it */
+  const char *kill_on;        /* substring: exec_kill_trial when a line contains it */
+  const char *kill_server_on; /* substring: SIGKILL to the trial's parent (the fork server) */
+  int server;                 /* ... whose pid that was */
+  int group;                  /* the trial's process group, seen while it ran */
+  int pgid_ok;                /* the pid leads its own group, seen while running */
+  int block_ms;               /* the first line's callback blocks the loop this long (a pause) */
+  int helpers[8];             /* pids from "helper PID" lines */
   int n_helpers;
   double elapsed;
   int loop_close;
@@ -80,12 +84,20 @@ static void on_line(void *ud, int stream, const char *line, size_t len, int trun
     c->block_ms = 0;
   }
   int pid = exec_pid(c->t);
+  if (pid > 0) c->group = pid;
   if (!c->pgid_ok && pid > 0 && getpgid(pid) == pid) c->pgid_ok = 1;
   if (c->stop_on && strstr(line, c->stop_on)) {
     exec_stop_trial(c->t);
     exec_stop_trial(c->t); /* idempotent */
   }
   if (c->kill_on && strstr(line, c->kill_on)) exec_kill_trial(c->t);
+  if (c->kill_server_on && strstr(line, c->kill_server_on) && !c->server) {
+    procstat st;
+    if (procstat_read(exec_pid(c->t), &st) == 0 && st.ppid != getpid()) {
+      c->server = st.ppid;
+      kill(c->server, SIGKILL);
+    }
+  }
 }
 
 static void on_exit_cb(void *ud, const exec_result *r) {
@@ -151,6 +163,29 @@ static int process_handles(uv_loop_t *loop) {
  * beside flagtune. */
 static executor *served_executor(uv_loop_t *loop) {
   return exec_local_new(loop, own_supervisor());
+}
+
+/* Runs one trial to its end on C's loop, through X (a served executor on that loop) when not
+ * NULL; checks the invariants every case shares. */
+static void run_on(run_ctx *c, const exec_spec *spec, executor *x) {
+  exec_callbacks cb = {on_line, on_exit_cb};
+  char *err = NULL;
+  exec_spec s = *spec;
+  if (x) s.supervisor = NULL;
+  uint64_t t0 = uv_hrtime();
+  c->in_start = 1;
+  int rc = x ? executor_start(x, &s, &cb, c, &c->t, &err)
+             : exec_start(&c->loop, spec, &cb, c, &c->t, &err);
+  c->in_start = 0;
+  CHECK_INT(rc, 0);
+  CHECK(err == NULL);
+  CHECK(c->t != NULL);
+  if (x) CHECK_INT(process_handles(&c->loop), 0); /* served: never uv_spawn */
+  uv_run(&c->loop, UV_RUN_DEFAULT);
+  c->elapsed = (double)(uv_hrtime() - t0) / 1e9;
+  CHECK_INT(c->exits, 1);
+  CHECK_INT(c->exited_during_start, 0);
+  free(err);
 }
 
 /* Runs one trial to its end on a fresh loop; checks the invariants every case shares. */
@@ -1171,4 +1206,103 @@ TEST(sup_late_timeout_during_cleanup) {
   CHECK(helpers_dead(c));
   CHECK(c->res.wall_s < 0.4);
   free(c);
+}
+
+/* ---- the fork server ----------------------------------------------------------------------- */
+
+/* The fork server is SIGKILLed mid-trial (the OOM killer, a user's kill): the trial's
+ * supervisor sees its parent gone and ends the command (one that ignores SIGTERM) and the
+ * helper that left its session; the trial ends once, failed, saying why; the next trial on
+ * the same executor gets a new server; nothing is left behind. */
+TEST(srv_server_killed_ends_trial_and_restarts) {
+  char *argv[] = {STUB_CHILD, "setsid-helper", "600", "text", "1", "ignore-term", "30", NULL};
+  exec_spec spec = spec_for(argv);
+  spec.timeout_s = 20;
+  run_ctx *c = new_ctx();
+  c->kill_server_on = "ignoring SIGTERM";
+  uv_loop_init(&c->loop);
+  executor *x = served_executor(&c->loop);
+  run_on(c, &spec, x);
+  CHECK(c->server > 0);
+  CHECK_INT(c->n_helpers, 1);
+  CHECK_INT(c->res.term_signal, SIGKILL);
+  CHECK_INT(c->res.spawn_error, 0);
+  CHECK(strstr(c->res.log_error, "fork server") != NULL);
+  CHECK(strstr(c->res.log_error, "ended with it") != NULL);
+  CHECK(c->elapsed < 5.0);
+  CHECK(helpers_dead(c));
+  int left = 1; /* the command's group, the supervisor's */
+  for (int i = 0; i < 100 && left; i++) {
+    left = c->group > 0 && group_live_members(c->group) > 0;
+    if (left) usleep(20000);
+  }
+  if (left && c->group > 0) kill(-c->group, SIGKILL); /* clean up, then fail */
+  CHECK(c->group > 0 && !left);
+  /* The next trial: a new server, the trial as usual. */
+  char *argv2[] = {STUB_CHILD, "steps", "2", "10", NULL};
+  exec_spec spec2 = spec_for(argv2);
+  c->exits = 0;
+  c->n_lines[EXEC_STDOUT] = 0;
+  c->kill_server_on = NULL;
+  memset(&c->res, 0, sizeof c->res);
+  run_on(c, &spec2, x);
+  CHECK_INT(c->n_lines[EXEC_STDOUT], 2);
+  CHECK_INT(c->res.exit_status, 0);
+  CHECK_INT(c->res.term_signal, 0);
+  CHECK_STR(c->res.log_error, "");
+  CHECK_LOOP_END(&c->loop);
+  executor_free(x);
+  CHECK(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD);
+  free(c);
+}
+
+/* The orchestrator is SIGKILLed mid-trial with the fork server running the trial: the server
+ * dies with it (PR_SET_PDEATHSIG), and the trial's supervisor then ends the command (one that
+ * ignores SIGTERM), its group and what it started: nothing is left. */
+TEST(srv_parent_death_kills_everything) {
+  char file[64], script[512];
+  snprintf(file, sizeof file, "/tmp/ft-srv-pd-%d", (int)getpid());
+  unlink(file);
+  snprintf(script, sizeof script,
+           "%s grandchild 30 > /dev/null; echo $$ > %s.tmp && mv %s.tmp %s; exec %s ignore-term 30",
+           STUB_CHILD, file, file, file, STUB_CHILD);
+  pid_t orch = fork();
+  if (orch == 0) { /* a stand-in orchestrator: one served trial on its own loop */
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    executor *x = served_executor(&loop);
+    char *argv[] = {"/bin/sh", "-c", script, NULL};
+    exec_spec spec = spec_for(argv);
+    spec.grace_s = 0.3;
+    spec.timeout_s = 0;
+    exec_callbacks cb = {NULL, on_exit_quiet};
+    exec_trial *t = NULL;
+    if (executor_start(x, &spec, &cb, NULL, &t, NULL) != 0) _exit(3);
+    if (process_handles(&loop) != 0) _exit(4); /* not served */
+    uv_run(&loop, UV_RUN_DEFAULT);
+    _exit(0);
+  }
+  int cmd = read_pid_file(file, 5);
+  CHECK(cmd > 0);
+  procstat st;
+  int sup = cmd > 0 && procstat_read(cmd, &st) == 0 ? st.ppid : 0;
+  int server = sup > 0 && procstat_read(sup, &st) == 0 ? st.ppid : 0;
+  CHECK(sup > 0 && server > 0 && server != orch); /* command < supervisor < server < orch */
+  CHECK(server > 0 && procstat_read(server, &st) == 0 && st.ppid == orch);
+  int group = cmd > 0 ? getpgid(cmd) : -1;
+  CHECK(group > 0 && group == sup && group != getpgrp());
+  kill(orch, SIGKILL);
+  waitpid(orch, NULL, 0);
+  if (server > 0) CHECK(process_dead(server));
+  if (cmd > 0) CHECK(process_dead(cmd)); /* ignores SIGTERM: needed the SIGKILL */
+  if (group > 0) {
+    int left = 1;
+    for (int i = 0; i < 50 && left; i++) {
+      left = group_live_members(group) > 0;
+      if (left) usleep(20000);
+    }
+    if (left) kill(-group, SIGKILL); /* clean up what the test started, then fail */
+    CHECK(!left);
+  }
+  unlink(file);
 }
