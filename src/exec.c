@@ -626,7 +626,11 @@ static int server_start(exec_server *srv) {
   posix_spawnattr_setsigdefault(&attr, &dfl);
   posix_spawnattr_setflags(&attr,
                            POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  /* Nothing of ours: a pipe the orchestrator writes to (`flagtune run | tee`) must see EOF
+   * when the orchestrator is gone, not when the server is. */
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
   extern char **environ;
   pid_t pid = 0;
   int rc = posix_spawn(&pid, srv->path, &fa, &attr, argv, environ);
