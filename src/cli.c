@@ -260,27 +260,95 @@ static int load_sweep(const args *a, const char *ref, int limit, store **s, cJSO
   return rc;
 }
 
+/* show --all prints its trial table as the rows are read (store_each_trial): listing a
+ * 100,000-trial sweep holds one row at a time, not the table (it peaked at 200 MiB for 60,000
+ * trials). Its importance is over every trial up to SHOW_SAMPLE, else over an evenly spread
+ * sample of about SHOW_SAMPLE of them (store_trials_sample). */
+#define SHOW_SAMPLE 5000
+typedef struct {
+  int json;
+  int n; /* rows printed */
+} show_stream;
+
+static int show_row(cJSON *row, void *ud) {
+  show_stream *ss = ud;
+  if (!ss->json) {
+    json_terminal_safe(row, NULL);
+    view_trial_row(row);
+    return 0;
+  }
+  /* Printed inside a wrapper shaped like the listing, so the row is indented as it would be
+   * there: the text between "{\n\t"trials":\t[" and "]\n}". */
+  static const char head[] = "{\n\t\"trials\":\t[", tail[] = "]\n}";
+  cJSON *wrap = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(wrap, "trials");
+  cJSON_AddItemToArray(arr, row);
+  nest_json_columns(wrap);
+  char *text = json_print_text(wrap, 1);
+  cJSON_DetachItemFromArray(arr, 0); /* the caller deletes the row */
+  cJSON_Delete(wrap);
+  size_t n = strlen(text), h = sizeof head - 1, t = sizeof tail - 1;
+  if (n >= h + t) printf("%s%.*s", ss->n ? ", " : "", (int)(n - h - t), text + h);
+  ss->n++;
+  free(text);
+  return 0;
+}
+
+/* What `show` prints above its trial table (made safe for a terminal first). */
+static void show_head(cJSON *obj) {
+  json_terminal_safe(obj, NULL);
+  view_header(obj);
+  view_counts(obj);
+  view_best_line(obj);
+  view_importance(obj);
+  printf("\n");
+}
+
+static int show_all(args *a, store *s, cJSON *obj, char **err) {
+  show_stream ss = {.json = a->json, .n = 0};
+  int64_t id = (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(obj, "id"));
+  int64_t total = (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(obj, "n_trials"));
+  cJSON *sample = NULL;
+  int rc = store_trials_sample(s, id, total, SHOW_SAMPLE, &sample, err);
+  if (rc) return rc;
+  cJSON_ReplaceItemInObjectCaseSensitive(obj, "trials", sample);
+  importance_attach(obj);
+  cJSON_ReplaceItemInObjectCaseSensitive(obj, "trials", cJSON_CreateArray());
+  cJSON_ReplaceItemInObjectCaseSensitive(obj, "trials_listed", cJSON_CreateString("all"));
+  if (a->json) {
+    nest_json_columns(obj);
+    char *text = json_print_text(obj, 1);
+    const char *mark = "\n\t\"trials\":\t[]", *at = strstr(text, mark);
+    size_t cut = at ? (size_t)(at - text) + strlen(mark) - 1 : strlen(text);
+    printf("%.*s", (int)cut, text);
+    fflush(stdout);
+    rc = store_each_trial(s, id, show_row, &ss, err);
+    printf("%s\n", text + cut);
+    free(text);
+    return rc;
+  }
+  show_head(obj);
+  view_trials_header();
+  return store_each_trial(s, id, show_row, &ss, err);
+}
+
 static int cmd_show(args *a) {
   store *s = NULL;
   cJSON *obj = NULL;
   char *err = NULL;
-  int rc = load_sweep(a, a->pos[0], a->all ? STORE_SHOW_ALL : SHOW_PAGE, &s, &obj, &err);
-  store_close(s);
-  if (rc != 0) return fail(rc, err);
-  importance_attach(obj); /* which parameters mattered (src/importance.c) */
-  if (a->json) {
+  int rc = load_sweep(a, a->pos[0], a->all ? 0 : SHOW_PAGE, &s, &obj, &err);
+  /* which parameters mattered (src/importance.c); show --all's own in show_all */
+  if (rc == 0 && !a->all) importance_attach(obj);
+  if (rc == 0 && a->all) {
+    rc = show_all(a, s, obj, &err);
+  } else if (rc == 0 && a->json) {
     print_json(obj);
-  } else {
-    json_terminal_safe(obj, NULL);
-    view_header(obj);
-    view_counts(obj);
-    view_best_line(obj);
-    view_importance(obj);
-    printf("\n");
+  } else if (rc == 0) {
+    show_head(obj);
     view_trials(obj);
   }
+  store_close(s);
   cJSON_Delete(obj);
-  return 0;
+  return rc != 0 ? fail(rc, err) : 0;
 }
 
 /* Prints the end-of-run report: counts, log failures, best vs baseline, and the export
@@ -342,7 +410,10 @@ static int cmd_best(args *a) {
   cJSON *list = NULL;
   char *err = NULL;
   int rc = open_store(a, &s, &err);
-  if (rc == 0) rc = store_best(s, a->model, a->hardware, &list, &err);
+  /* --json carries each best's and baseline's steps; the text prints none */
+  if (rc == 0)
+    rc = a->json ? store_best(s, a->model, a->hardware, &list, &err)
+                 : store_best_brief(s, a->model, a->hardware, &list, &err);
   store_close(s);
   if (rc != 0) return fail(rc, err);
   if (a->json) {

@@ -299,6 +299,12 @@ static void print_row(lua_State *L, int e, const char *mark) {
   free(name), free(type), free(def), free(backend), free(desc), free(dep), free(until);
 }
 
+static void print_header(const fargs *a, const cJSON *set) {
+  printf("%-56s %-6s %-24s %-7s ", "NAME", "TYPE", "DEFAULT", "BACKEND");
+  if (set) printf("%-8s ", a->jaxlib);
+  printf("DESCRIPTION\n");
+}
+
 static int cmd_list(const fargs *a, const char *db_path) {
   lhost *h = NULL;
   cJSON *set = NULL, *out = a->json ? cJSON_CreateArray() : NULL;
@@ -307,11 +313,6 @@ static int cmd_list(const fargs *a, const char *db_path) {
   if (rc == 0 && a->jaxlib) rc = jaxlib_set(db_of(a, db_path), a->jaxlib, &set, &err);
   lua_State *L = rc == 0 ? lhost_state(h) : NULL;
   int cat = L ? lua_gettop(L) : 0, n = L ? (int)lua_rawlen(L, cat) : 0;
-  if (rc == 0 && !a->json) {
-    printf("%-56s %-6s %-24s %-7s ", "NAME", "TYPE", "DEFAULT", "BACKEND");
-    if (set) printf("%-8s ", a->jaxlib);
-    printf("DESCRIPTION\n");
-  }
   for (int i = 1; rc == 0 && i <= n; i++) {
     lua_rawgeti(L, cat, i);
     char *name = field_text(L, lua_gettop(L), "name");
@@ -324,6 +325,7 @@ static int cmd_list(const fargs *a, const char *db_path) {
         if (mark) cJSON_AddStringToObject(o, "in_jaxlib", mark);
         cJSON_AddItemToArray(out, o);
       } else {
+        if (shown == 1) print_header(a, set); /* none when nothing matches */
         print_row(L, lua_gettop(L), mark);
       }
     }
@@ -334,7 +336,7 @@ static int cmd_list(const fargs *a, const char *db_path) {
     char *s = json_print_text(out, 1);
     printf("%s\n", s);
     free(s);
-  } else if (rc == 0 && set) {
+  } else if (rc == 0 && set && shown > 0) {
     printf(
         "%d of %d listed catalog flags are MISSING from jaxlib %s (an unknown flag there ends "
         "a trial as invalid)\n",

@@ -170,7 +170,8 @@ static int searcher_embedded(lua_State *L) {
   }
   char chunk[520];
   snprintf(chunk, sizeof chunk, "@%s", path);
-  if (luaL_loadbufferx(L, f->data, f->len, chunk, "t") != LUA_OK) return lua_error(L);
+  /* Precompiled at build time (tools/embed.c): bytecode only, with the file's name and lines. */
+  if (luaL_loadbufferx(L, f->data, f->len, chunk, "b") != LUA_OK) return lua_error(L);
   lua_pushstring(L, path);
   return 2;
 }

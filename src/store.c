@@ -94,7 +94,7 @@ static const char *const stmt_sql[ST_COUNT] = {
     "SELECT s.*, m.n_trials, m.best_trial, m.best_ms, m.baseline_ms, m.speedup FROM sweeps s "
     "JOIN sweep_summary m ON m.id = s.id WHERE s.id = :id AND m.id = :id",
   [ST_SHOW_COUNTS] =
-    "SELECT status, count(*) FROM trials WHERE sweep_id = :id GROUP BY status ORDER BY status",
+    "SELECT status, n FROM sweep_counts WHERE sweep_id = :id AND n > 0 ORDER BY status",
   [ST_SHOW_TRIALS] =
     "SELECT " TRIAL_COLS "FROM trial_results WHERE sweep_id = :id ORDER BY number",
   /* A page of a large sweep: its fastest ok trials, read in value order off the
@@ -102,6 +102,11 @@ static const char *const stmt_sql[ST_COUNT] = {
   [ST_SHOW_TRIALS_FASTEST] =
     "SELECT " TRIAL_COLS "FROM trial_results WHERE sweep_id = :id AND status = 'ok' "
     "ORDER BY value, number LIMIT :limit",
+  /* What importance_compute reads, of every :step-th trial by number (show --all of a
+   * huge sweep: a systematic sample, bounded, instead of every trial in memory). */
+  [ST_SHOW_SAMPLE] =
+    "SELECT status, value, config, steps_budget FROM trials WHERE sweep_id = :id "
+    "AND number % :step = 0 ORDER BY number",
   [ST_SHOW_LOG_FAILURES] =
     "SELECT count(*) FROM trials WHERE sweep_id = :id AND error LIKE '%flagtune: trial log %'",
   [ST_SHOW_BEST] =

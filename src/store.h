@@ -215,11 +215,26 @@ int store_show_sweep(store *s, int64_t sweep_id, cJSON **out, char **err);
 #define STORE_SHOW_SUMMARY (-2)
 int store_show_sweep_page(store *s, int64_t sweep_id, int limit, cJSON **out, char **err);
 
+/* Calls FN(row, UD) for every trial of the sweep by number, one row at a time (the trial
+ * objects of store_show_sweep's "trials"), so that listing a 100,000-trial sweep holds one
+ * row: FN may change ROW; it is deleted after FN returns. FN returning nonzero stops the walk
+ * (that value is returned). 0, or FT_EDB with *ERR. */
+typedef int (*store_trial_fn)(cJSON *row, void *ud);
+/* Array of {status, value, config, steps_budget} (importance_compute's input) for every
+ * trial of the sweep when it has at most MAX, else for every k-th by number (k the least
+ * that leaves at most MAX + 1 of them): a bounded, evenly spread sample. Caller deletes. */
+int store_trials_sample(store *s, int64_t sweep_id, int64_t n_trials, int max, cJSON **out,
+                        char **err);
+int store_each_trial(store *s, int64_t sweep_id, store_trial_fn fn, void *ud, char **err);
+
 /* Array: best ok trial per (model, hardware), optionally filtered (NULL = any): model,
  * hardware, sweep_id, sweep_name, strategy, trial (its number), trial_id, role, value,
  * baseline_ms, speedup, n_steps, label, xla_flags, tpu_args, env, config, finished_at,
  * baseline_id, plus "steps" and "baseline_steps" arrays ([] when there are none). */
 int store_best(store *s, const char *model, const char *hardware, cJSON **out, char **err);
+/* store_best without the step arrays (`best` as text prints none: reading a 20,000-step
+ * best and baseline into cJSON was most of its time). */
+int store_best_brief(store *s, const char *model, const char *hardware, cJSON **out, char **err);
 
 /* Runs one read-only statement on S. *columns: array of names; *rows: array of arrays
  * (integers and reals as numbers, text as strings, blobs as hex strings, NULL as null).

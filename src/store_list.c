@@ -234,6 +234,37 @@ static int show_parts(store *s, int64_t sweep_id, int limit, cJSON *o, char **er
   return rc;
 }
 
+int store_each_trial(store *s, int64_t sweep_id, store_trial_fn fn, void *ud, char **err) {
+  sqlite3_stmt *st = NULL;
+  int rc = store_stmt_get(s, ST_SHOW_TRIALS, &st, err);
+  if (rc) return rc;
+  if (store_bind_int(st, ":id", sweep_id)) return store_bind_fail(s, st, err);
+  int stop = 0;
+  while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    cJSON *row = row_object(st);
+    stop = fn(row, ud);
+    cJSON_Delete(row);
+  }
+  rc = stop ? stop : rc == SQLITE_DONE ? 0 : store_db_fail(s, err, "reading trials");
+  store_stmt_done(st);
+  return rc;
+}
+
+int store_trials_sample(store *s, int64_t sweep_id, int64_t n_trials, int max, cJSON **out,
+                        char **err) {
+  sqlite3_stmt *st = NULL;
+  *out = NULL;
+  int rc = store_stmt_get(s, ST_SHOW_SAMPLE, &st, err);
+  if (rc) return rc;
+  int64_t step = max > 0 && n_trials > max ? (n_trials + max - 1) / max : 1;
+  if (store_bind_int(st, ":id", sweep_id) || store_bind_int(st, ":step", step))
+    return store_bind_fail(s, st, err);
+  *out = cJSON_CreateArray();
+  rc = rows_append(s, st, *out, err);
+  if (rc) cJSON_Delete(*out), *out = NULL;
+  return rc;
+}
+
 int store_show_sweep(store *s, int64_t sweep_id, cJSON **out, char **err) {
   return store_show_sweep_page(s, sweep_id, STORE_SHOW_ALL, out, err);
 }
@@ -257,7 +288,8 @@ int store_show_sweep_page(store *s, int64_t sweep_id, int limit, cJSON **out, ch
   return 0;
 }
 
-int store_best(store *s, const char *model, const char *hardware, cJSON **out, char **err) {
+static int best_rows(store *s, const char *model, const char *hardware, int with_steps, cJSON **out,
+                     char **err) {
   sqlite3_stmt *st = NULL;
   *out = NULL;
   int rc = store_stmt_get(s, ST_BEST, &st, err);
@@ -266,16 +298,24 @@ int store_best(store *s, const char *model, const char *hardware, cJSON **out, c
     return store_bind_fail(s, st, err);
   cJSON *arr = cJSON_CreateArray(), *o;
   rc = rows_append(s, st, arr, err);
-  cJSON_ArrayForEach(o, arr) {
-    if (!rc) rc = add_steps(s, o, "trial_id", "steps", err);
-    if (!rc) rc = add_steps(s, o, "baseline_id", "baseline_steps", err);
-  }
+  if (with_steps) cJSON_ArrayForEach(o, arr) {
+      if (!rc) rc = add_steps(s, o, "trial_id", "steps", err);
+      if (!rc) rc = add_steps(s, o, "baseline_id", "baseline_steps", err);
+    }
   if (rc) {
     cJSON_Delete(arr);
     return rc;
   }
   *out = arr;
   return 0;
+}
+
+int store_best(store *s, const char *model, const char *hardware, cJSON **out, char **err) {
+  return best_rows(s, model, hardware, 1, out, err);
+}
+
+int store_best_brief(store *s, const char *model, const char *hardware, cJSON **out, char **err) {
+  return best_rows(s, model, hardware, 0, out, err);
 }
 
 /* ---- imported jaxlib flag lists (issue 4). Rare, so the statements are prepared per call

@@ -41,7 +41,7 @@ extern char **environ;
 
 #include "sweep_impl.h"
 
-static double now_s(void) {
+double sweep_now_s(void) {
   return (double)uv_hrtime() / 1e9;
 }
 
@@ -63,7 +63,7 @@ static pending queue_pop(sweep *sw) {
   return first;
 }
 
-static void fail(sweep *sw, const char *why) {
+void sweep_fail(sweep *sw, const char *why) {
   if (sw->failed) return;
   sw->failed = 1;
   sw->fail_reason = xstrdup(why);
@@ -74,90 +74,12 @@ static void fail(sweep *sw, const char *why) {
 
 static void schedule(sweep *sw);
 
-/* Writing progress to a terminal that closed (SSH gone) or a pipe whose reader left
- * (`| tee` ended) fails with EIO or EPIPE (SIGPIPE is ignored): the sweep stops printing
- * and keeps running. */
-static void quiet_if_unwritable(void) {
-  if (!ferror(stderr)) return;
-  diag_quiet = 1;
-  clearerr(stderr);
-}
-
-/* The trials shown on the status area, running now. */
-static void view_status(sweep *sw) {
-  if (sw->view.quiet || !sw->view.tty) return;
-  progress_running run[16];
-  int n = 0;
-  for (int i = 0; i < sw->parallel && n < 16; i++) {
-    if (!sw->slots[i]) continue;
-    trial_view v = trial_get_view(sw->slots[i]);
-    run[n++] = (progress_running){.number = v.number,
-                                  .label = v.number == 0 ? "baseline" : v.label,
-                                  .n_steps = v.n_steps,
-                                  .steps_budget = v.steps_budget,
-                                  .profiling = v.profiling,
-                                  .elapsed_s = v.elapsed_s};
-  }
-  progress_state st = {.done = sw->n_done < sw->budget_trials ? sw->n_done : sw->budget_trials,
-                       .total = sw->budget_trials,
-                       .parallel = sw->parallel,
-                       .best_ms = sw->best_ms,
-                       .baseline_ms = sw->baseline_ms,
-                       .best_number = sw->best_number,
-                       .best_lo = sw->best_lo,
-                       .best_hi = sw->best_hi,
-                       .eta_s = -1,
-                       .deadline_left_s = sw->deadline > 0 ? sw->deadline - now_s() : -1,
-                       .running = run,
-                       .n_running = n};
-  memcpy(st.counts, sw->counts, sizeof st.counts);
-  if (st.deadline_left_s < 0 && sw->deadline > 0) st.deadline_left_s = 0;
-  /* ETA from the measured durations: the trials left, each the median so far, over the
-   * slots, less what the running ones have done already. */
-  if (sw->n_durations > 0) {
-    double med = stats_median(sw->durations, sw->n_durations), work = 0;
-    int left = sw->budget_trials - sw->n_done - n;
-    if (left > 0) work += left * med;
-    for (int i = 0; i < n; i++) work += run[i].elapsed_s < med ? med - run[i].elapsed_s : 0;
-    st.eta_s = work / sw->parallel;
-    if (st.deadline_left_s >= 0 && st.eta_s > st.deadline_left_s) st.eta_s = st.deadline_left_s;
-  }
-  progress_print_status(&sw->view, &st);
-  quiet_if_unwritable();
-}
-
-static void report_progress(sweep *sw, const trial_result *r) {
-  const trial_record *t = &r->record;
-  /* Nothing is reported as its outcome unless it is stored. */
-  int steps = t->steps_budget;
-  progress_line l = {
-      .number = t->number,
-      .role = t->role,
-      .is_baseline = t->number == 0 || t->role == ROLE_BASELINE ||
-                     (t->config_json && strcmp(t->config_json, "{}") == 0),
-      .status = t->status,
-      .value = t->value,
-      .baseline_ms = sw->baseline_ms,
-      .rung_steps =
-          steps > 0 && sw->exp->budget_steps > 0 && steps < sw->exp->budget_steps ? steps : 0,
-      .label = r->label,
-      .defaults = (const char *const *)sw->defaults,
-      .n_defaults = sw->n_defaults,
-      .reason = r->store_err ? NULL : r->reason,
-      .not_stored = r->store_err != NULL,
-      .done = sw->n_done < sw->budget_trials ? sw->n_done : sw->budget_trials,
-      .total = sw->budget_trials};
-  progress_print_line(&sw->view, &l);
-  quiet_if_unwritable();
-  view_status(sw);
-}
-
 static void tell_strategy(sweep *sw, const trial_record *t) {
   if (t->role == ROLE_BASELINE || t->role == ROLE_CONFIRM || t->role == ROLE_MINIMIZE ||
       !outcome_is_final(t->status) || sw->failed)
     return;
   char *err = NULL;
-  if (strategy_tell(sw->strat, t, &err) != 0) fail(sw, err);
+  if (strategy_tell(sw->strat, t, &err) != 0) sweep_fail(sw, err);
   free(err);
 }
 
@@ -218,7 +140,7 @@ static void keep_check_ref(sweep *sw, const trial_result *r) {
 /* The database cannot be written: stop every running trial (their results could not be
  * stored either); the sweep ends resumable. */
 static void stop_on_store_fault(sweep *sw, const char *why) {
-  fail(sw, why);
+  sweep_fail(sw, why);
   if (sw->store_fault) return;
   sw->store_fault = 1;
   for (int i = 0; i < sw->parallel; i++)
@@ -254,68 +176,6 @@ static int requeue_lost(sweep *sw, const trial_record *t) {
   return 1;
 }
 
-/* ---- fail fast ---- */
-
-/* The first search trials that end: when all FAILFAST_N fail the same way (one status, one
- * reason but for its numbers), the next ones would too. */
-enum { FAILFAST_N = 5 };
-
-/* Stops the sweep: nothing more starts, running trials end interrupted, and the sweep ends
- * failed with WHY (the advice is printed, not recorded). */
-static void stop_early(sweep *sw, const char *why, const char *advice) {
-  fail(sw, why);
-  if (advice) diag_note("flagtune: %s", advice);
-  for (int i = 0; i < sw->parallel; i++)
-    if (sw->slots[i]) trial_stop(sw->slots[i], STOPPED_INTERRUPTED);
-}
-
-/* STATUS and REASON with every digit dropped: "crash: exit 3 at 0x7f..." alike. */
-static char *failure_signature(outcome status, const char *reason) {
-  char *sig = xasprintf("%s: %s", outcome_name(status), reason ? reason : "");
-  char *w = sig;
-  for (const char *p = sig; *p; p++)
-    if (*p < '0' || *p > '9') *w++ = *p;
-  *w = '\0';
-  return sig;
-}
-
-static void fail_fast(sweep *sw, const trial_result *r) {
-  const trial_record *t = &r->record;
-  if (sw->keep_going || sw->failed || sw->stopping || !outcome_is_final(t->status)) return;
-  if (t->status == OUTCOME_LOST) return;
-  char *log = xasprintf("%s/trial-%04d.log", sw->log_dir, t->number);
-  if ((t->number == 0 || t->role == ROLE_BASELINE) && t->status != OUTCOME_OK) {
-    char *why =
-        xasprintf("the baseline (trial %d) ended %s: %s (log: %s)", t->number,
-                  outcome_name(t->status), r->reason ? r->reason : "no reason recorded", log);
-    stop_early(sw, why,
-               "stopping: every trial runs the baseline's command, so the rest would fail too. "
-               "Fix it and `flagtune run` again, or pass --keep-going to search without a "
-               "baseline");
-    free(why);
-  } else if ((t->role == ROLE_SEARCH || t->role == ROLE_RERUN) && sw->ff_seen < FAILFAST_N) {
-    char *sig = t->status == OUTCOME_OK ? NULL : failure_signature(t->status, r->reason);
-    if (sw->ff_seen++ == 0) {
-      sw->ff_armed = sig != NULL;
-      sw->ff_first = sig;
-      sig = NULL;
-    } else if (!sig || !sw->ff_first || strcmp(sig, sw->ff_first) != 0) {
-      sw->ff_armed = 0;
-    }
-    free(sig);
-    if (sw->ff_seen == FAILFAST_N && sw->ff_armed) {
-      char *why =
-          xasprintf("the first %d trials all ended %s the same way: %s (last log: %s)", FAILFAST_N,
-                    outcome_name(t->status), r->reason ? r->reason : "no reason recorded", log);
-      stop_early(sw, why,
-                 "stopping: the next trials would most likely fail alike. Fix the cause, or "
-                 "pass --keep-going to search on");
-      free(why);
-    }
-  }
-  free(log);
-}
-
 static void on_trial_done(void *ud, const trial_result *r) {
   sweep *sw = ud;
   const trial_record *t = &r->record;
@@ -334,8 +194,8 @@ static void on_trial_done(void *ud, const trial_result *r) {
   sw->n_running--;
   if (r->store_err) stop_on_store_fault(sw, r->store_err);
   track_best(sw, t);
-  report_progress(sw, r);
-  if (!r->store_err) fail_fast(sw, r);
+  sweep_report_progress(sw, r);
+  if (!r->store_err) sweep_fail_fast(sw, r);
   tell_strategy(sw, t);
   schedule(sw);
 }
@@ -357,7 +217,7 @@ static int start_trial(sweep *sw, int slot, pending *q) {
     return rc;
   }
   if (rc != 0) {
-    fail(sw, err ? err : "cannot start a trial");
+    sweep_fail(sw, err ? err : "cannot start a trial");
     free(err);
     proposal_clear(&q->prop);
     return rc;
@@ -379,7 +239,7 @@ static int free_slot(sweep *sw) {
  * trials finished so far must fit in the time left (the first trial always starts). */
 static int fits_deadline(sweep *sw) {
   if (sw->deadline <= 0) return 1;
-  double left = sw->deadline - now_s();
+  double left = sw->deadline - sweep_now_s();
   if (left <= 0) return 0;
   if (sw->n_durations == 0) return 1;
   return stats_median(sw->durations, sw->n_durations) < left;
@@ -399,7 +259,7 @@ static void refill_queue(sweep *sw, int n) {
   int got = 0;
   char *err = NULL;
   if (strategy_ask(sw->strat, n, &props, &got, &err) != 0) {
-    fail(sw, err);
+    sweep_fail(sw, err);
     free(err);
     return;
   }
@@ -427,7 +287,7 @@ static void plan_confirmation(sweep *sw) {
   char *err = NULL;
   sw->confirm_planned = 1;
   if (store_trials_load(sw->db, sw->id, &t, &n, &err) != 0) {
-    fail(sw, err);
+    sweep_fail(sw, err);
     free(err);
     return;
   }
@@ -436,7 +296,7 @@ static void plan_confirmation(sweep *sw) {
   for (int i = 0; i < n_configs && !sw->failed; i++) {
     proposal p;
     if (strategy_render(sw->strat, configs[i], &p, &err) != 0) {
-      fail(sw, err);
+      sweep_fail(sw, err);
       break;
     }
     sweep_queue_push(sw, &p, ROLE_CONFIRM, 0);
@@ -487,7 +347,7 @@ static void on_hangup(uv_signal_t *h, int signum) {
   (void)h;
   (void)signum;
   diag_note("flagtune: SIGHUP (terminal closed): the sweep keeps running");
-  quiet_if_unwritable();
+  sweep_quiet_if_unwritable();
 }
 
 static void on_signal(uv_signal_t *h, int signum) {
@@ -539,7 +399,7 @@ static void apply_opts(sweep *sw, const sweep_opts *o) {
   sw->parallel = o->parallel > 0 ? o->parallel : e->parallel;
   sw->budget_trials = o->trials > 0 ? o->trials : e->budget_trials;
   double hours = o->hours >= 0 ? o->hours : e->budget_hours;
-  sw->deadline = hours > 0 ? now_s() + hours * 3600.0 : 0;
+  sw->deadline = hours > 0 ? sweep_now_s() + hours * 3600.0 : 0;
   experiment_override_budget(e, sw->budget_trials, hours);
   sw->seed = o->has_seed ? o->seed : e->has_seed ? e->seed : (int64_t)time(NULL) % 1000000;
   sw->slots = xcalloc((size_t)sw->parallel, sizeof(trial *));
@@ -754,18 +614,13 @@ static const char *end_status(const sweep *sw, const char **why) {
   return "done";
 }
 
-/* The status area's erasing, for diag: nothing printed lands inside it. */
-static void erase_status(void) {
-  progress_erase();
-}
-
 /* Every second: the running trials' new steps stored (one transaction each), the status
  * area redrawn with their elapsed time. */
 static void on_tick(uv_timer_t *timer) {
   sweep *sw = timer->data;
   for (int i = 0; i < sw->parallel; i++)
     if (sw->slots[i]) trial_flush_steps(sw->slots[i]);
-  view_status(sw);
+  sweep_view_status(sw);
 }
 
 /* Says, before the first trial, when confirmation will not run: the budget is too small. */
@@ -779,45 +634,13 @@ static void note_confirmation(const sweep *sw) {
       confirm, 3 * confirm + 1);
 }
 
-/* The notify hooks (the experiment's on_done, then --notify), with the sweep's end. */
-static void notify(sweep *sw, const char *status, const char *why) {
-  char **argv = sw->exp->on_done && sw->exp->on_done[0] ? sw->exp->on_done : NULL;
-  if (!argv && !sw->notify) return;
-  char *cwd = launch_cwd();
-  const char *db = sw->db_path;
-  char *db_abs = db ? launch_absolute(db, cwd) : NULL;
-  char *log_abs = sw->log_dir ? launch_absolute(sw->log_dir, cwd) : NULL;
-  int confirmed = !isnan(sw->winner_ms);
-  night_summary sum = {.sweep_id = sw->id,
-                       .name = sw->exp->name,
-                       .model = sw->exp->model,
-                       .hardware = sw->hardware,
-                       .status = status,
-                       .reason = why,
-                       .db_path = db_abs,
-                       .log_dir = log_abs,
-                       .best_ms = confirmed ? sw->winner_ms : sw->best_ms,
-                       .baseline_ms = confirmed ? sw->winner_base_ms : sw->baseline_ms,
-                       .best_confirmed = confirmed,
-                       .trials_done = sw->n_done,
-                       .trials_planned = sw->budget_trials,
-                       .trials_ok = sw->counts[OUTCOME_OK]};
-  const char *t = getenv("FLAGTUNE_NOTIFY_TIMEOUT");
-  double limit = t && atof(t) > 0 ? atof(t) : 60;
-  if (argv) night_notify(argv, NULL, &sum, limit);
-  if (sw->notify) night_notify(NULL, sw->notify, &sum, limit);
-  free(db_abs);
-  free(log_abs);
-  free(cwd);
-}
-
 /* Records how the sweep ended. A failure to say so is the sweep's failure too. */
 static void record_end(sweep *sw) {
   const char *why;
   const char *status = end_status(sw, &why);
   char *err = NULL;
   if (store_sweep_set_status(sw->db, sw->id, status, why, 0, &err) != 0) {
-    fail(sw, err);
+    sweep_fail(sw, err);
     diag_warn("sweep %lld stays marked running in the database", (long long)sw->id);
   }
   free(err);
@@ -830,36 +653,7 @@ static void record_end(sweep *sw) {
           "single run (`flagtune resume %lld` runs the rest, confirmation included)",
           (long long)sw->id);
   }
-  notify(sw, status, why);
-}
-
-/* A SIGINT/SIGTERM that arrives before the loop watches for them (while the experiment
- * loads, the software probe runs, the sweep row is written) is noted here and acted on as
- * soon as the loop starts: the sweep stops cleanly (recorded interrupted, exit 130) instead
- * of being killed halfway through its first writes, or lost when a shell started flagtune in
- * the background with SIGINT ignored. A second one ends the process at once. */
-static volatile sig_atomic_t early_signal;
-
-static void on_early_signal(int sig) {
-  if (early_signal) {
-    signal(sig, SIG_DFL);
-    raise(sig);
-    return;
-  }
-  early_signal = sig;
-}
-
-void sweep_catch_early_signals(void) {
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_early_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
-}
-
-int sweep_early_signal(void) {
-  return early_signal;
+  sweep_notify(sw, status, why);
 }
 
 /* Runs the loop until every trial has ended, then records how the sweep ended. */
@@ -874,22 +668,20 @@ int sweep_drive(sweep *sw, char **err) {
   if (sw->deadline > 0) {
     uv_timer_init(&sw->loop, &sw->deadline_timer);
     sw->deadline_timer.data = sw;
-    double left = sw->deadline - now_s();
+    double left = sw->deadline - sweep_now_s();
     uv_timer_start(&sw->deadline_timer, on_deadline, left > 0 ? (uint64_t)(left * 1000) : 0, 0);
   }
   int rc = launch_make_dirs(sw->log_dir, err);
-  if (rc != 0) fail(sw, *err);
+  if (rc != 0) sweep_fail(sw, *err);
   note_confirmation(sw);
   uv_timer_init(&sw->loop, &sw->tick);
   sw->tick.data = sw;
   sw->tick_on = 1;
   uv_timer_start(&sw->tick, on_tick, 1000, 1000);
-  diag_before_print = erase_status;
-  if (early_signal) { /* caught before the loop watched: stop now, nothing has started */
-    int sig = early_signal;
-    early_signal = 0;
+  diag_before_print = progress_erase;
+  int sig = sweep_take_early_signal();
+  if (sig) /* caught before the loop watched: stop now, nothing has started */
     on_signal(sig == SIGTERM ? &sw->sigterm : &sw->sigint, sig);
-  }
   schedule(sw);
   uv_run(&sw->loop, UV_RUN_DEFAULT);
   progress_erase();
@@ -1072,7 +864,7 @@ int sweep_run(const char *path, const sweep_opts *o, int64_t *sweep_id, int *unh
   *sweep_id = 0;
   *unhealthy = 0;
   int rc = validate(sw, path, o, err);
-  if (rc == 0 && early_signal) /* stopped while the experiment loaded: nothing to keep */
+  if (rc == 0 && sweep_early_signal()) /* stopped while the experiment loaded: nothing to keep */
     rc = diag_set(err, FT_EINTR, "interrupted before the sweep began; nothing was written");
   if (rc != 0) {
     sweep_free(sw);

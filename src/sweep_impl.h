@@ -1,5 +1,6 @@
-/* The sweep's inside, shared by sweep.c (the scheduler, run and check) and sweep_resume.c
- * (resume) and by nothing else. */
+/* The sweep's inside, shared by sweep.c (the scheduler, run and check), sweep_view.c (what
+ * it tells people), sweep_guard.c (what stops it early), sweep_resume.c (resume) and
+ * sweep_minimize.c (minimize), and by nothing else. */
 #ifndef FLAGTUNE_SWEEP_IMPL_H
 #define FLAGTUNE_SWEEP_IMPL_H
 
@@ -115,5 +116,33 @@ int sweep_begin(sweep *sw, const char *db_path, const sweep_opts *o, int64_t *sw
 /* Runs the loop until every trial has ended, then records how the sweep ended. */
 int sweep_drive(sweep *sw, char **err);
 void sweep_free(sweep *sw);
+/* Monotonic seconds. */
+double sweep_now_s(void);
+/* Ends the sweep failed with WHY (the first reason is kept and printed). */
+void sweep_fail(sweep *sw, const char *why);
+
+/* sweep_view.c: */
+/* Redraws the status area (a terminal only). */
+void sweep_view_status(sweep *sw);
+/* Prints the line of a finished trial R, then the status area. */
+void sweep_report_progress(sweep *sw, const trial_result *r);
+/* Stops printing when stderr went away (EIO, EPIPE); the sweep runs on. */
+void sweep_quiet_if_unwritable(void);
+/* Runs the notify hooks (the experiment's on_done, then --notify) with the sweep's end. */
+void sweep_notify(sweep *sw, const char *status, const char *why);
+
+/* sweep_guard.c: */
+/* Stops the sweep when R shows the rest would fail too (a failed baseline, the first search
+ * trials failing alike), unless --keep-going. */
+void sweep_fail_fast(sweep *sw, const trial_result *r);
+/* The SIGINT/SIGTERM caught before the loop watched for them (0: none), cleared. */
+int sweep_take_early_signal(void);
+
+/* sweep_resume.c, for resume and minimize, which run an existing sweep again: */
+/* Moves into the directory `run` ran in (the experiment's relative paths, the command and the
+ * trials' working directory resolve as they did then). */
+int sweep_enter_workdir(const store_sweep *s, char **err);
+/* Makes a relative FLAGTUNE_LOG_DIR absolute (against CWD) before the directory changes. */
+void sweep_pin_log_dir(const char *cwd);
 
 #endif

@@ -144,20 +144,6 @@ static int fix_winner(sweep *sw, mz *m, char **err) {
 
 /* ---- where it runs (as resume) ---- */
 
-static int enter_workdir(const store_sweep *s, char **err) {
-  if (!s->workdir || chdir(s->workdir) == 0) return 0;
-  return diag_set(err, FT_EINPUT, "sweep %lld ran in %s, which cannot be entered now: %s",
-                  (long long)s->id, s->workdir, strerror(errno));
-}
-
-static void pin_log_dir(const char *cwd) {
-  const char *dir = getenv("FLAGTUNE_LOG_DIR");
-  if (!dir || !*dir || dir[0] == '/' || !cwd) return;
-  char *abs = launch_absolute(dir, cwd);
-  setenv("FLAGTUNE_LOG_DIR", abs, 1);
-  free(abs);
-}
-
 /* Trials a dead orchestrator left running are ended and marked lost (the sweep is ours
  * now); metric.check's reference is the stored baseline's losses. */
 static int prepare(sweep *sw, const store_sweep *s, const minimize_opts *o, const cJSON *shown,
@@ -335,14 +321,14 @@ int sweep_minimize(const char *ref, const minimize_opts *o, int *complete, char 
   char *db_path = launch_absolute(o->db_path, cwd);
   minimize_opts here = *o;
   here.db_path = db_path;
-  pin_log_dir(cwd);
+  sweep_pin_log_dir(cwd);
   int rc = store_open(db_path, STORE_MUST_EXIST, &sw->db, err), claimed = 0;
   if (rc == 0) rc = store_sweep_get(sw->db, ref, &s, err);
   if (rc == 0) rc = store_show_sweep(sw->db, s.id, &shown, err);
   if (rc == 0) rc = read_winner(shown, &s, &m, err);
   if (rc == 0) rc = store_sweep_claim(sw->db, s.id, o->force, err);
   claimed = rc == 0;
-  if (rc == 0) rc = enter_workdir(&s, err);
+  if (rc == 0) rc = sweep_enter_workdir(&s, err);
   if (rc == 0) {
     sw->id = s.id;
     rc = prepare(sw, &s, &here, shown, err);

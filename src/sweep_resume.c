@@ -136,14 +136,14 @@ static int resumable(const store_sweep *s, const sweep_opts *o, char **err) {
 
 /* Moves into the directory `run` ran in (the experiment's relative paths, the command and
  * the trials' working directory resolve as they did then). */
-static int enter_workdir(const store_sweep *s, char **err) {
+int sweep_enter_workdir(const store_sweep *s, char **err) {
   if (!s->workdir || chdir(s->workdir) == 0) return 0;
   return diag_set(err, FT_EINPUT, "sweep %lld ran in %s, which cannot be entered now: %s",
                   (long long)s->id, s->workdir, strerror(errno));
 }
 
 /* The log directory override, made absolute before resume changes directory. */
-static void pin_log_dir(const char *cwd) {
+void sweep_pin_log_dir(const char *cwd) {
   const char *dir = getenv("FLAGTUNE_LOG_DIR");
   if (!dir || !*dir || dir[0] == '/' || !cwd) return;
   char *abs = launch_absolute(dir, cwd);
@@ -162,12 +162,12 @@ int sweep_resume(const char *ref, const sweep_opts *o, int64_t *sweep_id, int *u
   char *db_path = launch_absolute(o->db_path, cwd);
   sweep_opts here = *o; /* with the database's absolute path: it is read again after chdir */
   here.db_path = db_path;
-  pin_log_dir(cwd);
+  sweep_pin_log_dir(cwd);
   int rc = store_open(db_path, 0, &sw->db, err);
   if (rc == 0) rc = store_sweep_get(sw->db, ref, &s, err);
   if (rc == 0) rc = resumable(&s, &here, err);
   if (rc == 0) rc = store_sweep_claim(sw->db, s.id, here.force, err);
-  if (rc == 0) rc = enter_workdir(&s, err);
+  if (rc == 0) rc = sweep_enter_workdir(&s, err);
   if (rc == 0) {
     sw->id = s.id;
     rc = resume_prepare(sw, &s, &here, err);

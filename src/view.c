@@ -141,32 +141,38 @@ static size_t first_line_len(const char *s) {
   return esc && (size_t)(esc - s) < n ? (size_t)(esc - s) : n;
 }
 
+void view_trials_header(void) {
+  printf("%5s  %-8s %-11s %10s %6s %8s  %s\n", "TRIAL", "ROLE", "STATUS", "VALUE_MS", "STEPS",
+         "SECONDS", "CONFIGURATION");
+}
+
+void view_trial_row(const cJSON *it) {
+  char val[32], dur[32];
+  view_cell(val, sizeof val, view_num(it, "value"), "%.2f");
+  view_cell(dur, sizeof dur, view_num(it, "duration_s"), "%.1f");
+  const char *label = view_str(it, "label");
+  printf("%5.0f  %-8s %-11s %10s %6.0f %8s  %s\n", view_num(it, "number"), view_str(it, "role"),
+         view_str(it, "status"), val, view_num(it, "n_steps"), dur,
+         strcmp(view_str(it, "role"), "baseline") == 0 ? "(baseline)"
+         : label                                       ? label
+                                                       : "");
+  /* A failed trial's reason under it: the first line of its stored error. */
+  const char *error = view_str(it, "error");
+  if (error && strcmp(view_str(it, "status"), "ok") != 0) {
+    size_t n = first_line_len(error);
+    printf("%7s%.*s\n", "", (int)(n > 160 ? 160 : n), error);
+  }
+}
+
 void view_trials(const cJSON *sw) {
   const char *listed = view_str(sw, "trials_listed");
   if (listed && strcmp(listed, "fastest") == 0)
     printf("the %d fastest ok of %.0f trials (--all lists every trial)\n",
            cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(sw, "trials")),
            view_num(sw, "n_trials"));
-  printf("%5s  %-8s %-11s %10s %6s %8s  %s\n", "TRIAL", "ROLE", "STATUS", "VALUE_MS", "STEPS",
-         "SECONDS", "CONFIGURATION");
+  view_trials_header();
   const cJSON *it;
-  cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(sw, "trials")) {
-    char val[32], dur[32];
-    view_cell(val, sizeof val, view_num(it, "value"), "%.2f");
-    view_cell(dur, sizeof dur, view_num(it, "duration_s"), "%.1f");
-    const char *label = view_str(it, "label");
-    printf("%5.0f  %-8s %-11s %10s %6.0f %8s  %s\n", view_num(it, "number"), view_str(it, "role"),
-           view_str(it, "status"), val, view_num(it, "n_steps"), dur,
-           strcmp(view_str(it, "role"), "baseline") == 0 ? "(baseline)"
-           : label                                       ? label
-                                                         : "");
-    /* A failed trial's reason under it: the first line of its stored error. */
-    const char *error = view_str(it, "error");
-    if (error && strcmp(view_str(it, "status"), "ok") != 0) {
-      size_t n = first_line_len(error);
-      printf("%7s%.*s\n", "", (int)(n > 160 ? 160 : n), error);
-    }
-  }
+  cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(sw, "trials")) view_trial_row(it);
 }
 
 void view_header(const cJSON *sw) {

@@ -35,6 +35,10 @@ void view_counts(const cJSON *sw);
 void view_log_failures(const cJSON *sw);
 void view_best_line(const cJSON *sw);
 void view_trials(const cJSON *sw);
+/* view_trials in two parts, for a table printed as its rows are read (show --all): the
+ * column header, then one trial row (with its error's first line under a failed one). */
+void view_trials_header(void);
+void view_trial_row(const cJSON *trial);
 /* "importance: NAME 61%, ..." from the sweep's "importance" (importance_attach): the few
  * parameters that explain most, or why there is no estimate yet. */
 void view_importance(const cJSON *sw);

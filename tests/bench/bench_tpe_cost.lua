@@ -3,7 +3,7 @@
 -- every 1,000). Run through tests/bench/bench_tpe_cost.sh (luatest, the embedded runtime).
 -- The history is replayed from a seeded synthetic sweep (20 % OOM, 5 % timeouts), so every
 -- run measures the same states. Options (environment): BENCH_TRIALS="100,500,1000,2000,10000",
--- BENCH_PARAMS="10,20,30", BENCH_REPS=5, BENCH_STRATEGY=tpe.
+-- BENCH_PARAMS="10,20,30", BENCH_REPS=5, BENCH_STRATEGY=tpe, BENCH_OPTS="surrogate=0".
 package.path = "tests/lua/?.lua;" .. package.path -- tap, for luatest's summary
 
 local space = require("space")
@@ -49,6 +49,8 @@ local function median(t)
 end
 
 local name = os.getenv("BENCH_STRATEGY") or "tpe"
+local opts = {} -- BENCH_OPTS="surrogate=0,window=200": numeric options of the strategy
+for k, v in (os.getenv("BENCH_OPTS") or ""):gmatch("([%w_]+)=([^,]+)") do opts[k] = tonumber(v) end
 local reps = math.tointeger(tonumber(os.getenv("BENCH_REPS") or "5"))
 print(string.format("%-8s %6s %8s %10s %12s %10s", "strategy", "params", "trials", "ms/ask",
   "instr/ask", "setup ms"))
@@ -59,7 +61,7 @@ for _, d in ipairs(list("BENCH_PARAMS", "10,20,30")) do
     local hist = history(sp, n, r)
     local t0 = os.clock()
     local h = host.new({ path = "bench.lua", space = sp,
-                         strategy = { name = name, options = {}, line = 1 },
+                         strategy = { name = name, options = opts, line = 1 },
                          budget = { trials = 2 * n + 100, hours = 0, steps = 50 } }, 7, hist)
     local setup = (os.clock() - t0) * 1000
     local ms, ins = {}, {}

@@ -107,6 +107,28 @@ for _, T0 in ipairs(budgets) do
     end
     T = i - 1
     local tv = best_c and evaluate(seed, order, best_c, spaces[seed].cache, sp).value or math.huge
+    if os.getenv("H_ANALYSE") and best_c then
+      -- Where the regret comes from: each parameter the optimum sets (the ones that matter)
+      -- that the found best gets wrong, and what fixing it alone gains (or OOM).
+      local o = sh(SIM .. " --landscape gen:" .. seed .. " --print-optimum")
+      local want = {}
+      for name, val in o:gmatch("%-%-([%w_]+)=(%S+)") do want[name] = val end
+      for name, val in o:gmatch("\n([A-Z][A-Z0-9_]+)=(%S+)") do want[name] = val end
+      local parts = {}
+      for _, q in ipairs(order) do
+        local w = want[q.name]
+        if w and render(best_c[q.name]) ~= w then
+          local c2 = {}
+          for k, v in pairs(best_c) do c2[k] = v end
+          c2[q.name] = sp:decode_json(sp:encode_json(c2)) and (tonumber(w) or (w == "true" and true) or (w == "false" and false) or w)
+          if math.type(c2[q.name]) == "float" and math.tointeger(c2[q.name]) and q.kind ~= "float" then c2[q.name] = math.tointeger(c2[q.name]) end
+          local r2 = evaluate(seed, order, c2, spaces[seed].cache, sp)
+          parts[#parts + 1] = string.format("%s(%s)%s", q.name:gsub("^xla_gpu_", ""):sub(1, 22), q.kind,
+            r2.value and string.format("%+.1f", (r2.value / tv - 1) * 100) or r2.status)
+        end
+      end
+      print(string.format("seed %d regret %.1f%% wrong %d: %s", seed, (tv / opt - 1) * 100, #parts, table.concat(parts, " ")))
+    end
     regrets[#regrets + 1] = (tv / opt - 1) * 100
     ooms[#ooms + 1] = oom / T * 100
     STEPS = (STEPS or 0) + steps_used

@@ -112,8 +112,9 @@ FLAGTUNE_DB="$work/other.db" "$ft" check "$work/newflag.lua" > "$work/newflag2.t
 check "without the import the flag is unknown: exit 2" [ $? = 2 ]
 has "$work/newflag2.txt" "unknown XLA flag 'xla_gpu_brand_new_flag'"
 
-"$ft" flags nomatchxyz > /dev/null 2> "$work/nomatch.err"
+"$ft" flags nomatchxyz > "$work/nomatch.out" 2> "$work/nomatch.err"
 check_eq "flags with no match: exit 1, like grep" "$?" 1
 has "$work/nomatch.err" "no catalog entry matches 'nomatchxyz'"
+check_eq "flags with no match prints no table header" "$(wc -c < "$work/nomatch.out")" 0
 
 finish

@@ -173,7 +173,7 @@ end
 -- the incumbent (or of the next best once its neighbourhood is used up), never a repeat.
 local function test_local_phase_moves_the_incumbent()
   local sp = big_space(8)
-  local h = new_host(sp, { startup = 5, local_share = 1, local_ramp = 0.05 }, 2, {}, 200)
+  local h = new_host(sp, { startup = 5, local_share = 1, local_ramp = 0.05, surrogate = 0 }, 2, {}, 200)
   local r, seen = rng.new(8), {}
   local moves = 0
   for i = 1, 60 do
@@ -202,7 +202,7 @@ end
 local function test_deterministic_with_local_phase()
   local sp = big_space(10)
   local function trace(seed)
-    local h = new_host(sp, { startup = 5, local_share = 0.7, local_ramp = 0.2, window = 12 },
+    local h = new_host(sp, { startup = 5, local_share = 0.7, local_ramp = 0.2, window = 12, surrogate = 0 },
       seed, {}, 80)
     local r, out = rng.new(99), {}
     for i = 1, 40 do

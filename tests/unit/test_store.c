@@ -693,6 +693,96 @@ TEST(show_page) {
   tmpdb_remove(&t);
 }
 
+/* Schema 12: sweep_counts follows every write to trials (insert, a status change, a delete, a
+ * sweep's cascade), so the counts read off it are the trials' own. */
+#define COUNTS_WRONG                                                                   \
+  "SELECT (SELECT count(*) FROM (SELECT sweep_id, status, count(*) AS c FROM trials "  \
+  "GROUP BY sweep_id, status) g LEFT JOIN sweep_counts k USING (sweep_id, status) "    \
+  "WHERE k.n IS NOT g.c) + (SELECT count(*) FROM sweep_counts k WHERE k.n <> (SELECT " \
+  "count(*) FROM trials t WHERE t.sweep_id = k.sweep_id AND t.status = k.status))"
+
+TEST(counts_follow_the_trials) {
+  tmpdb t;
+  tmpdb_init(&t);
+  store *s = open_ok(t.path);
+  fixture f;
+  populate(s, &f);
+  CHECK_NEAR(query_num(s, COUNTS_WRONG), 0, 0);
+  CHECK_NEAR(query_num(s, "SELECT n FROM sweep_counts WHERE sweep_id = 1 AND status = 'ok'"), 3, 0);
+  CHECK_NEAR(query_num(s, "SELECT n_trials FROM sweep_summary WHERE id = 1"), 6, 0);
+  CHECK_STORE_END(s);
+  sqlite3 *db = NULL;
+  CHECK_INT(sqlite3_open(t.path, &db), SQLITE_OK);
+  CHECK_INT(sqlite3_exec(db,
+                         "PRAGMA foreign_keys = ON;"
+                         "UPDATE trials SET status = 'crash', value = NULL "
+                         "WHERE sweep_id = 1 AND number = 1;"
+                         "UPDATE trials SET label = 'x' WHERE sweep_id = 1 AND number = 2;"
+                         "DELETE FROM trials WHERE sweep_id = 2 AND number = 2;"
+                         "DELETE FROM sweeps WHERE id = 3;",
+                         NULL, NULL, NULL),
+            SQLITE_OK);
+  CHECK_INT(sqlite3_close(db), SQLITE_OK);
+  s = open_ok(t.path);
+  CHECK_NEAR(query_num(s, COUNTS_WRONG), 0, 0);
+  CHECK_NEAR(query_num(s, "SELECT ok FROM sweep_summary WHERE id = 1"), 2, 0);
+  CHECK_NEAR(query_num(s, "SELECT crash FROM sweep_summary WHERE id = 1"), 1, 0);
+  CHECK_NEAR(query_num(s, "SELECT n_trials FROM sweep_summary WHERE id = 2"), 3, 0);
+  CHECK_NEAR(query_num(s, "SELECT count(*) FROM sweep_counts WHERE sweep_id = 3"), 0, 0);
+  cJSON *o = NULL;
+  CHECK_INT(store_show_sweep_page(s, 2, 0, &o, NULL), 0);
+  const cJSON *counts = cJSON_GetObjectItem(o, "counts");
+  CHECK(cJSON_GetObjectItem(counts, "crash") == NULL); /* its one crash was deleted */
+  CHECK_NEAR(num(counts, "ok"), 2, 0);
+  cJSON_Delete(o);
+  CHECK_STORE_END(s);
+  tmpdb_remove(&t);
+}
+
+/* show --all's reads: every trial by number one row at a time (a nonzero return stops the
+ * walk and is returned), and the importance sample: every trial up to MAX, else every k-th. */
+static int count_rows(cJSON *row, void *ud) {
+  int *n = ud;
+  if (num(row, "number") != *n) return -1; /* not in number order */
+  return ++*n == 5 ? 42 : 0;
+}
+
+static int count_all(cJSON *row, void *ud) {
+  (void)row;
+  ++*(int *)ud;
+  return 0;
+}
+
+TEST(each_trial_and_sample) {
+  tmpdb t;
+  tmpdb_init(&t);
+  store *s = open_ok(t.path);
+  fixture f;
+  populate(s, &f);
+  add_trial(s, f.a, 6, "{\"NCCL_PROTO\":\"X\"}", "ok", 95, NULL);
+  char *err = NULL;
+  int n = 0;
+  CHECK_INT(store_each_trial(s, f.a, count_all, &n, &err), 0);
+  CHECK_INT(n, 7);
+  n = 0;
+  CHECK_INT(store_each_trial(s, f.a, count_rows, &n, &err), 42); /* stopped at the 5th */
+  CHECK_INT(n, 5);
+  cJSON *o = NULL;
+  CHECK_INT(store_trials_sample(s, f.a, 7, 100, &o, &err), 0);
+  CHECK_INT(cJSON_GetArraySize(o), 7);
+  CHECK(str(cJSON_GetArrayItem(o, 0), "config") != NULL);
+  cJSON_Delete(o);
+  CHECK_INT(store_trials_sample(s, f.a, 7, 3, &o, &err), 0); /* every 3rd: 0, 3, 6 */
+  CHECK_INT(cJSON_GetArraySize(o), 3);
+  cJSON_Delete(o);
+  CHECK_INT(store_trials_sample(s, f.a, 7, 7, &o, &err), 0);
+  CHECK_INT(cJSON_GetArraySize(o), 7);
+  cJSON_Delete(o);
+  free(err);
+  CHECK_STORE_END(s);
+  tmpdb_remove(&t);
+}
+
 /* An ended sweep stores its best-versus-baseline interval once, for those two trials: the
  * bounds stats_speedup_ci gives over their steps past the skip. A sweep without an ok
  * baseline stores none; a running one is not computed. */

@@ -1,0 +1,124 @@
+/* What a sweep tells people while and after it runs: the live view's status area and its line
+ * per finished trial (drawn by progress.c from what the scheduler counts), and the notify hooks
+ * at its end (run by night.c). Shares sweep_impl.h with the scheduler (sweep.c). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag.h"
+#include "launch.h"
+#include "night.h"
+#include "progress.h"
+#include "stats.h"
+#include "sweep_impl.h"
+
+/* Writing progress to a terminal that closed (SSH gone) or a pipe whose reader left
+ * (`| tee` ended) fails with EIO or EPIPE (SIGPIPE is ignored): the sweep stops printing
+ * and keeps running. */
+void sweep_quiet_if_unwritable(void) {
+  if (!ferror(stderr)) return;
+  diag_quiet = 1;
+  clearerr(stderr);
+}
+
+/* The trials shown on the status area, running now. */
+void sweep_view_status(sweep *sw) {
+  if (sw->view.quiet || !sw->view.tty) return;
+  progress_running run[16];
+  int n = 0;
+  for (int i = 0; i < sw->parallel && n < 16; i++) {
+    if (!sw->slots[i]) continue;
+    trial_view v = trial_get_view(sw->slots[i]);
+    run[n++] = (progress_running){.number = v.number,
+                                  .label = v.number == 0 ? "baseline" : v.label,
+                                  .n_steps = v.n_steps,
+                                  .steps_budget = v.steps_budget,
+                                  .profiling = v.profiling,
+                                  .elapsed_s = v.elapsed_s};
+  }
+  progress_state st = {.done = sw->n_done < sw->budget_trials ? sw->n_done : sw->budget_trials,
+                       .total = sw->budget_trials,
+                       .parallel = sw->parallel,
+                       .best_ms = sw->best_ms,
+                       .baseline_ms = sw->baseline_ms,
+                       .best_number = sw->best_number,
+                       .best_lo = sw->best_lo,
+                       .best_hi = sw->best_hi,
+                       .eta_s = -1,
+                       .deadline_left_s = sw->deadline > 0 ? sw->deadline - sweep_now_s() : -1,
+                       .running = run,
+                       .n_running = n};
+  memcpy(st.counts, sw->counts, sizeof st.counts);
+  if (st.deadline_left_s < 0 && sw->deadline > 0) st.deadline_left_s = 0;
+  /* ETA from the measured durations: the trials left, each the median so far, over the
+   * slots, less what the running ones have done already. */
+  if (sw->n_durations > 0) {
+    double med = stats_median(sw->durations, sw->n_durations), work = 0;
+    int left = sw->budget_trials - sw->n_done - n;
+    if (left > 0) work += left * med;
+    for (int i = 0; i < n; i++) work += run[i].elapsed_s < med ? med - run[i].elapsed_s : 0;
+    st.eta_s = work / sw->parallel;
+    if (st.deadline_left_s >= 0 && st.eta_s > st.deadline_left_s) st.eta_s = st.deadline_left_s;
+  }
+  progress_print_status(&sw->view, &st);
+  sweep_quiet_if_unwritable();
+}
+
+void sweep_report_progress(sweep *sw, const trial_result *r) {
+  const trial_record *t = &r->record;
+  /* Nothing is reported as its outcome unless it is stored. */
+  int steps = t->steps_budget;
+  progress_line l = {
+      .number = t->number,
+      .role = t->role,
+      .is_baseline = t->number == 0 || t->role == ROLE_BASELINE ||
+                     (t->config_json && strcmp(t->config_json, "{}") == 0),
+      .status = t->status,
+      .value = t->value,
+      .baseline_ms = sw->baseline_ms,
+      .rung_steps =
+          steps > 0 && sw->exp->budget_steps > 0 && steps < sw->exp->budget_steps ? steps : 0,
+      .label = r->label,
+      .defaults = (const char *const *)sw->defaults,
+      .n_defaults = sw->n_defaults,
+      .reason = r->store_err ? NULL : r->reason,
+      .not_stored = r->store_err != NULL,
+      .done = sw->n_done < sw->budget_trials ? sw->n_done : sw->budget_trials,
+      .total = sw->budget_trials};
+  progress_print_line(&sw->view, &l);
+  sweep_quiet_if_unwritable();
+  sweep_view_status(sw);
+}
+
+/* The notify hooks (the experiment's on_done, then --notify), with the sweep's end. */
+void sweep_notify(sweep *sw, const char *status, const char *why) {
+  char **argv = sw->exp->on_done && sw->exp->on_done[0] ? sw->exp->on_done : NULL;
+  if (!argv && !sw->notify) return;
+  char *cwd = launch_cwd();
+  const char *db = sw->db_path;
+  char *db_abs = db ? launch_absolute(db, cwd) : NULL;
+  char *log_abs = sw->log_dir ? launch_absolute(sw->log_dir, cwd) : NULL;
+  int confirmed = !isnan(sw->winner_ms);
+  night_summary sum = {.sweep_id = sw->id,
+                       .name = sw->exp->name,
+                       .model = sw->exp->model,
+                       .hardware = sw->hardware,
+                       .status = status,
+                       .reason = why,
+                       .db_path = db_abs,
+                       .log_dir = log_abs,
+                       .best_ms = confirmed ? sw->winner_ms : sw->best_ms,
+                       .baseline_ms = confirmed ? sw->winner_base_ms : sw->baseline_ms,
+                       .best_confirmed = confirmed,
+                       .trials_done = sw->n_done,
+                       .trials_planned = sw->budget_trials,
+                       .trials_ok = sw->counts[OUTCOME_OK]};
+  const char *t = getenv("FLAGTUNE_NOTIFY_TIMEOUT");
+  double limit = t && atof(t) > 0 ? atof(t) : 60;
+  if (argv) night_notify(argv, NULL, &sum, limit);
+  if (sw->notify) night_notify(NULL, sw->notify, &sum, limit);
+  free(db_abs);
+  free(log_abs);
+  free(cwd);
+}
