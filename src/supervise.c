@@ -166,6 +166,7 @@ static void run_child(char **cmd, const sigset_t *old, int errfd, int cgroup_fd)
   signal(SIGTERM, SIG_DFL);
   signal(SIGINT, SIG_DFL);
   signal(SIGHUP, SIG_DFL);
+  signal(SIGPIPE, SIG_DFL); /* ignored by the supervisor (supervise_run), default for the command */
   sigprocmask(SIG_SETMASK, old, NULL);
   execvp(cmd[0], cmd);
   int e = errno;
@@ -650,6 +651,11 @@ static void watched_signals(sigset_t *set) {
 /* The supervisor once it leads its own group with the watched signals blocked (OLD: the mask
  * the command gets) and its parent's death is asked for: contain, start, watch. */
 static int supervise_run(sup_args *a, const sigset_t *old) {
+  /* The report pipe and stderr lead to the orchestrator. Once it is dead, the command's next
+   * write ends the command with SIGPIPE, and our own "exit" report line would end us the same
+   * way, between reaping the command and ending its leftovers: a setsid() helper would then
+   * go to init, uncontained. So a write to a closed pipe fails here (EPIPE) and we go on. */
+  signal(SIGPIPE, SIG_IGN);
   /* Orphans of the command become our children, not init's: the /proc walk finds them. */
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   sup_cgroup cg;
