@@ -93,23 +93,34 @@ wait $pid 2> /dev/null
 check "orchestrator killed: no trial process left within 5 s" none_left REL_ITER=srvkill 5
 check_eq "orchestrator killed: the fork server is gone" "$(servers_of $pid)" ""
 
-# e. The fork server is SIGKILLed mid-trial: that trial fails saying why (its command and
-# helper end with it), the sweep goes on under a new server, nothing is left at the end.
+# e. The fork server is SIGKILLed mid-trial (after the baseline, whose failure would end the
+# sweep with exit 1): that trial fails saying why (its command and helper end with it), the
+# sweep goes on under a new server, nothing is left at the end.
 export FLAGTUNE_DB="$work/srvdie.db"
-write_exp srvdie.lua srvdie srvdie 60s "$stub" setsid-helper 600 steps 20 40
-sed -i 's/trials = 2 }, parallel = 2/trials = 4 }, parallel = 1/; s/seed = 1,/seed = 1, software_probe = false,/' srvdie.lua
+write_exp srvdie.lua srvdie srvdie 60s "$stub" setsid-helper 600 steps 40 50
+sed -i 's/trials = 2 }, parallel = 2/trials = 4 }, parallel = 1/; s/seed = 1,/seed = 1, software_probe = false,/; s/choice { "a", "b" }/choice { "a", "b", "c", "d" }/' srvdie.lua
 "$ft" -q run srvdie.lua --keep-going > srvdie.out 2> srvdie.err &
 pid=$!
-wait_running REL_ITER=srvdie 2
+for ((i = 0; i < 300; i++)); do # until the second trial runs (the baseline is done)
+  [ "$(val "SELECT count(*) FROM trials WHERE status = 'ok'" 2> /dev/null)" = 1 ] &&
+    [ "$(procs_with REL_ITER=srvdie | wc -l)" -ge 2 ] && break
+  sleep 0.1
+done
 server=$(ps -o pid= --ppid $pid | while read -r p; do servers_of $pid | grep -x "$p"; done)
 [ -n "$server" ] && kill -9 $server
+again=""
+while kill -0 $pid 2> /dev/null; do # a new server for the next trials
+  [ -z "$again" ] && again=$(servers_of $pid | grep -vx "$server" | head -1)
+  sleep 0.1
+done
 wait $pid
 check_eq "server killed: the sweep ends (exit 0)" "$?" 0
 check "server killed: there was a server to kill ($server)" [ -n "$server" ]
-check_eq "server killed: one trial failed, saying the fork server died" \
-  "$(val "SELECT count(*) FROM trials WHERE status <> 'ok' AND error LIKE '%the trial fork server (pid $server) died; this trial was ended with it%'")" 1
-check_eq "server killed: the other trials ran under a new server" \
+check_eq "server killed: the second trial failed, saying the fork server died" \
+  "$(val "SELECT id || ' ' || status FROM trials WHERE status <> 'ok' AND error LIKE '%the trial fork server (pid $server) died; this trial was ended with it%'")" "2 crash"
+check_eq "server killed: the other trials ran, ok" \
   "$(val "SELECT count(*) FROM trials WHERE status = 'ok'")" 3
+check "server killed: a new server ran them ($again)" [ -n "$again" ]
 check "server killed: the sweep said so" grep -q "fork server (pid $server) died; the next trial starts a new one" srvdie.err
 check "server killed: no trial process left at once" none_left REL_ITER=srvdie 1
 check_eq "server killed: no fork server left" "$(servers_of $pid)" ""
