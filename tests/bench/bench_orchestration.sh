@@ -16,7 +16,7 @@
 #  4. start-up: /bin/true, `flagtune --help`, `flagtune check`, and `lua5.4 -e ''` (a Lua
 #     state's creation) where installed.
 # Usage: bench_orchestration.sh [BUILD_DIR]   (env: N=1000 RUNS=3 FLOOD_MB=200 BIG=10000;
-#        BIG=0 skips the long sweep)
+#        BIG=0 skips the long sweep; ONLY=1 runs section 1 alone)
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
@@ -72,6 +72,7 @@ echo
 echo "CPU split of one parallel-1 run (flagtune itself vs its trials and supervisors):"
 rm -f b.db*; $selfcpu --label "flagtune run p1 ($N trials)" "$ft" -q run p1.lua --db b.db
 rm -f b.db*; FLAGTUNE_NO_FORK_SERVER=1 $selfcpu --label "flagtune run p1, exec path ($N trials)" "$ft" -q run p1.lua --db b.db
+[ "${ONLY:-}" = 1 ] && exit 0 # ONLY=1: section 1 alone
 
 echo
 echo "## 2. output flood: one trial writing $FLOOD_MB MB of non-step lines"
