@@ -59,7 +59,10 @@ ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 check_eq "hanging trial: no process left at once" "$(procs_with REL_ITER=hang | wc -l)" 0
 check_eq "hanging trial: both trials timeout" \
   "$(val "SELECT count(*) FROM trials WHERE status='timeout'")" 2
-check "hanging trial: sweep within timeout + grace + 3 s (${ms} ms)" [ "$ms" -lt 5000 ]
+# Not a timing test: the bound tells "ended by the timeout and the grace" (2 s of trial time)
+# from "waited for the command (60 s) or the helper (600 s)"; a niced run on a loaded 2-core
+# machine took 6.6-8.8 s, over the 5 s this once allowed.
+check "hanging trial: sweep ends well before the command's 60 s (${ms} ms)" [ "$ms" -lt 30000 ]
 
 # The fork server (src/supervise.h): one flagtune-supervise --server per sweep forks each
 # trial's supervisor. servers_of PID: the live fork server of the orchestrator PID and the
