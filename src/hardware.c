@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "launch.h"
 
 enum { MAX_MODELS = 16, MAX_GPUS = 64, FIELD_MAX = 256 };
 
@@ -338,20 +339,15 @@ static char *run_on(const char *prefix, const char *cmd) {
   return out;
 }
 
-/* 1 when NAME is an executable file in a directory of $PATH: a local query of a machine that
+/* 1 when NAME is an executable file in a directory of $PATH (unset or empty: /usr/bin:/bin;
+ * an empty or relative entry against the current directory): a local query of a machine that
  * has no nvidia-smi costs no shell (two `sh -c` spawns were most of `flagtune check`'s time). */
 static int on_path(const char *name) {
   const char *path = getenv("PATH");
-  if (!path || !*path) path = "/usr/bin:/bin";
-  for (const char *p = path;;) {
-    const char *end = strchr(p, ':');
-    size_t len = end ? (size_t)(end - p) : strlen(p);
-    char *full = xasprintf("%.*s/%s", (int)len, len ? p : ".", name);
-    int ok = access(full, X_OK) == 0;
-    free(full);
-    if (ok || !end) return ok;
-    p = end + 1;
-  }
+  char *found = launch_which(name, path && *path ? path : "/usr/bin:/bin", NULL);
+  int ok = found != NULL;
+  free(found);
+  return ok;
 }
 
 /* The GPU list (run under PREFIX when not NULL): the full query, else the older one. This

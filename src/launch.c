@@ -191,21 +191,27 @@ char *launch_absolute(const char *path, const char *dir) {
   return xasprintf("%s/%s", dir, path);
 }
 
-/* argv[0] as a trial started in CWD would run it: a name without '/' found on $PATH, a
+char *launch_which(const char *name, const char *path_value, const char *dir) {
+  if (!path_value || !*path_value) return NULL;
+  for (const char *p = path_value;;) {
+    size_t n = strcspn(p, ":");
+    char *full = n == 0 ? (dir ? xasprintf("%s/%s", dir, name) : xasprintf("./%s", name))
+                 : p[0] == '/' || !dir ? xasprintf("%.*s/%s", (int)n, p, name)
+                                       : xasprintf("%s/%.*s/%s", dir, (int)n, p, name);
+    struct stat st;
+    if (stat(full, &st) == 0 && S_ISREG(st.st_mode) && access(full, X_OK) == 0) return full;
+    free(full);
+    if (!p[n]) return NULL; /* a trailing ':' leaves one more, empty, entry */
+    p += n + 1;
+  }
+}
+
+/* argv[0] as a trial started in TRIAL_DIR would run it: a name without '/' found on $PATH, a
  * relative path made absolute against the trial's directory; unchanged when not found. */
 static char *resolve_program(const char *prog, const char *trial_dir) {
   if (strchr(prog, '/')) return launch_absolute(prog, trial_dir);
-  const char *path = getenv("PATH");
-  for (const char *p = path; p && *p;) {
-    size_t n = strcspn(p, ":");
-    char *cand = n ? xasprintf("%.*s/%s", (int)n, p, prog) : xasprintf("./%s", prog);
-    char *full = cand[0] == '/' ? cand : launch_absolute(cand, trial_dir);
-    if (full != cand) free(cand);
-    if (access(full, X_OK) == 0) return full;
-    free(full);
-    p += n + (p[n] == ':');
-  }
-  return xstrdup(prog);
+  char *found = launch_which(prog, getenv("PATH"), trial_dir);
+  return found ? found : xstrdup(prog);
 }
 
 char *launch_command_json(const experiment *e, const char *cwd) {

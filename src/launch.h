@@ -67,6 +67,15 @@ int launch_make_dirs(const char *path, char **err);
 char *launch_cwd(void);
 /* PATH made absolute against DIR (a new string; a copy when PATH is absolute or DIR NULL). */
 char *launch_absolute(const char *path, const char *dir);
+/* The one $PATH search (run, check and the nvidia-smi probe all use it): where NAME (without
+ * '/') is found in PATH_VALUE, a ':'-separated list, as execvp would find it from directory
+ * DIR. Entries are tried in order; an empty entry means DIR itself and a relative one is taken
+ * against DIR (both against the current directory when DIR is NULL); the first regular file
+ * this process may execute wins (a directory or a file without the x bit is skipped, as
+ * execvp skips them). PATH_VALUE NULL or empty: nothing is found (callers that want execvp's
+ * default for an unset PATH pass it). Returns the path (absolute when DIR is), or NULL.
+ * Caller frees. */
+char *launch_which(const char *name, const char *path_value, const char *dir);
 /* E's command as a JSON array with argv[0] as a trial started from CWD would run it: a name
  * without '/' found on $PATH, a relative path made absolute against the trial's directory
  * (workdir, itself against CWD); unchanged when not found. What `run` stores so that a

@@ -41,19 +41,14 @@ static int is_executable_file(const char *path) {
   return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
 }
 
-/* Whether NAME is an executable file in one of $PATH's directories. */
+/* Whether NAME is an executable file in one of $PATH's directories, as the trial started in
+ * DIR_FOR_EMPTY would find it (an empty or relative entry is taken against that directory:
+ * launch_which, the search `run` resolves the command with). */
 static int on_path(const char *name, const char *dir_for_empty) {
-  const char *path = getenv("PATH");
-  for (const char *p = path; p && *p;) {
-    size_t n = strcspn(p, ":");
-    char *cand = n ? xasprintf("%.*s/%s", (int)n, p, name)
-                   : xasprintf("%s/%s", dir_for_empty ? dir_for_empty : ".", name);
-    int found = is_executable_file(cand);
-    free(cand);
-    if (found) return 1;
-    p += n + (p[n] == ':');
-  }
-  return 0;
+  char *found = launch_which(name, getenv("PATH"), dir_for_empty);
+  int ok = found != NULL;
+  free(found);
+  return ok;
 }
 
 /* The program on $PATH whose name is closest to NAME (at most 2 edits), or NULL. */

@@ -22,12 +22,14 @@
  * Where a writable cgroup v2 hierarchy exists, the command also runs in a child cgroup of its
  * own, which is killed as a whole (cgroup.kill) and removed at the end; without one, the
  * /proc walk alone holds. */
+#define _GNU_SOURCE /* pipe2, MSG_CMSG_CLOEXEC */
 #include "supervise.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/sched.h> /* struct clone_args, CLONE_INTO_CGROUP */
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -36,6 +38,8 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -49,6 +53,8 @@
 
 typedef struct {
   pid_t parent;   /* whose death ends the trial */
+  pid_t boss;     /* whose SIGTERM/SIGINT/SIGUSR2 are stop requests: the orchestrator (the
+                   * parent, except under the fork server, whose children it sends to) */
   double grace_s; /* SIGTERM to SIGKILL, for a stop and for leftovers */
   int report_fd;  /* where the report lines go (supervise.h); -1: nowhere */
   int cgroup;     /* 0: do not try a cgroup (--no-cgroup) */
@@ -160,6 +166,7 @@ static void run_child(char **cmd, const sigset_t *old, int errfd, int cgroup_fd)
   signal(SIGTERM, SIG_DFL);
   signal(SIGINT, SIG_DFL);
   signal(SIGHUP, SIG_DFL);
+  signal(SIGPIPE, SIG_DFL); /* ignored by the supervisor (supervise_run), default for the command */
   sigprocmask(SIG_SETMASK, old, NULL);
   execvp(cmd[0], cmd);
   int e = errno;
@@ -558,9 +565,9 @@ static int stop_pending(pid_t parent) {
  * leftovers, report them, and end as it did. */
 static int command_done(const sup_args *a, sup_cgroup *cg, int status, double started,
                         int stopped) {
-  stopped |= stop_pending(a->parent);
+  stopped |= stop_pending(a->boss);
   report(a, "exit %.6f %d\n", mono_s() - started, stopped);
-  int killed = contain(cg, a->grace_s, a->parent);
+  int killed = contain(cg, a->grace_s, a->boss);
   report(a, "killed %d\n", killed);
   return mirror(status);
 }
@@ -621,7 +628,7 @@ static int watch(pid_t child, double started, const sup_args *a, sup_cgroup *cg)
     if (sig <= 0 || sig == SIGCHLD) continue;
     if (getppid() != a->parent) continue; /* the kernel's death signal: handled above */
     if (si.si_pid == getpid()) continue;  /* our own forward came back */
-    if (si.si_pid == a->parent) {         /* the group already has it: start the grace */
+    if (si.si_pid == a->boss) {           /* the group already has it: start the grace */
       if (sig == SIGUSR2) kill_at = mono_s();
       if (sig == SIGTERM || sig == SIGINT) stopped = 1;
       if (kill_at == 0 && sig != SIGHUP) kill_at = mono_s() + a->grace_s;
@@ -631,36 +638,268 @@ static int watch(pid_t child, double started, const sup_args *a, sup_cgroup *cg)
   }
 }
 
+/* The signals the supervisor takes with sigtimedwait() rather than by their default action. */
+static void watched_signals(sigset_t *set) {
+  sigemptyset(set);
+  sigaddset(set, SIGCHLD);
+  sigaddset(set, SIGTERM);
+  sigaddset(set, SIGINT);
+  sigaddset(set, SIGHUP);
+  sigaddset(set, SIGUSR2);
+}
+
+/* The supervisor once it leads its own group with the watched signals blocked (OLD: the mask
+ * the command gets) and its parent's death is asked for: contain, start, watch. */
+static int supervise_run(sup_args *a, const sigset_t *old) {
+  /* The report pipe and stderr lead to the orchestrator. Once it is dead, the command's next
+   * write ends the command with SIGPIPE, and our own "exit" report line would end us the same
+   * way, between reaping the command and ending its leftovers: a setsid() helper would then
+   * go to init, uncontained. So a write to a closed pipe fails here (EPIPE) and we go on. */
+  signal(SIGPIPE, SIG_IGN);
+  /* Orphans of the command become our children, not init's: the /proc walk finds them. */
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  sup_cgroup cg;
+  cgroup_begin(&cg, a->cgroup);
+  int code = 0;
+  double started = mono_s();
+  pid_t child = start(a->cmd, old, &cg, &code);
+  if (child == 0) {
+    cgroup_end(&cg);
+    return code;
+  }
+  return watch(child, started, a, &cg);
+}
+
+/* ---- the fork server -------------------------------------------------------------------- */
+
+/* Writes one record to the orchestrator; a dead orchestrator is not our problem (we are
+ * about to see EOF or its death signal). */
+static void server_send(int fd, int kind, pid_t pid, int value) {
+  sup_msg m = {kind, (int32_t)pid, value};
+  ssize_t w;
+  do w = send(fd, &m, sizeof m, MSG_NOSIGNAL);
+  while (w < 0 && errno == EINTR);
+}
+
+/* Splits N NUL-terminated strings off [*P, END) into V (NULL-terminated). -1: too few. */
+static int take_strings(char **p, const char *end, char **v, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) {
+    char *nul = memchr(*p, '\0', (size_t)(end - *p));
+    if (!nul) return -1;
+    v[i] = *p;
+    *p = nul + 1;
+  }
+  v[n] = NULL;
+  return 0;
+}
+
+/* Moves FD to TARGET (dup2), taking care that no other fd of ours sits there. */
+static void place_fd(int fd, int target) {
+  if (fd == target) {
+    fcntl(fd, F_SETFD, 0);
+    return;
+  }
+  dup2(fd, target);
+}
+
+/* In the fork server's child: the trial's supervisor. FDS: its stdout, stderr and report
+ * pipe; SERVER: our parent; BOSS: the orchestrator. Does not return. */
+static void served_trial(const sup_req *rq, char **argv, char **envp, const char *cwd,
+                         const int fds[3], pid_t server, pid_t boss, int ready) {
+  int hi[3];
+  for (int i = 0; i < 3; i++) hi[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 10);
+  int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (null >= 0) place_fd(null, 0);
+  for (int i = 0; i < 3; i++) place_fd(hi[i], i + 1);
+  fcntl(3, F_SETFD, FD_CLOEXEC); /* the report pipe: never the command's */
+  /* As the executor's detached spawn: a session and group of our own, so that group signals
+   * reach the trial alone and a terminal's Ctrl-C does not. */
+  setsid();
+  sigset_t set, old;
+  watched_signals(&set);
+  sigemptyset(&old);
+  sigprocmask(SIG_SETMASK, &set, NULL);
+  if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != server) _exit(1);
+  close(ready); /* the server may answer now: our group exists and our signals are blocked */
+  if (cwd && chdir(cwd) != 0) {
+    fprintf(stderr, "cannot start %s: cannot enter %s: %s\n", argv[0], cwd, strerror(errno));
+    _exit(126);
+  }
+  extern char **environ;
+  environ = envp;
+  sup_args a = {.parent = server,
+                .boss = boss,
+                .grace_s = (double)rq->grace_ms / 1000.0,
+                .report_fd = 3,
+                .cgroup = !(rq->flags & SUP_REQ_NO_CGROUP),
+                .cmd = argv};
+  exit(supervise_run(&a, &old));
+}
+
+/* One request: fork the trial's supervisor and answer with its pid (or errno). */
+static void server_spawn(int sock, int sfd, char *buf, size_t len, const int fds[3], pid_t boss) {
+  sup_req rq;
+  if (len < sizeof rq) {
+    server_send(sock, SUP_MSG_STARTED, 0, EINVAL);
+    return;
+  }
+  memcpy(&rq, buf, sizeof rq);
+  char *p = buf + sizeof rq, *end = buf + len;
+  char **argv = NULL, **envp = NULL;
+  int ok = rq.kind == SUP_MSG_SPAWN && rq.argc > 0 && rq.argc < SUP_REQ_MAX &&
+           rq.envc < SUP_REQ_MAX && fds[0] >= 0 && fds[1] >= 0 && fds[2] >= 0;
+  if (ok) {
+    argv = calloc(rq.argc + 1, sizeof *argv);
+    envp = calloc(rq.envc + 1, sizeof *envp);
+  }
+  char *cwd[2] = {NULL, NULL};
+  ok = ok && argv && envp && take_strings(&p, end, argv, rq.argc) == 0 &&
+       take_strings(&p, end, envp, rq.envc) == 0 &&
+       (!(rq.flags & SUP_REQ_CWD) || take_strings(&p, end, cwd, 1) == 0);
+  int ready[2] = {-1, -1};
+  if (!ok || pipe2(ready, O_CLOEXEC) != 0) {
+    server_send(sock, SUP_MSG_STARTED, 0, ok ? errno : EINVAL);
+    free(argv);
+    free(envp);
+    return;
+  }
+  pid_t server = getpid();
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(sock);
+    close(sfd);
+    close(ready[0]);
+    served_trial(&rq, argv, envp, cwd[0], fds, server, boss, ready[1]);
+  }
+  int e = errno;
+  close(ready[1]);
+  if (pid > 0) { /* wait until it leads its group (EOF: ready, or already gone) */
+    char c;
+    while (read(ready[0], &c, 1) < 0 && errno == EINTR) {
+    }
+  }
+  close(ready[0]);
+  free(argv);
+  free(envp);
+  server_send(sock, SUP_MSG_STARTED, pid > 0 ? pid : 0, pid > 0 ? 0 : e);
+}
+
+/* Reaps every child that has ended and tells the orchestrator how each one ended. */
+static void server_reap(int sock) {
+  int st;
+  pid_t r;
+  while ((r = waitpid(-1, &st, WNOHANG)) != 0) {
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return;
+    server_send(sock, SUP_MSG_EXITED, r, st);
+  }
+}
+
+/* Receives one request and the three fds that come with it. Returns its length, 0 on EOF,
+ * -1 on an error that ends the server. A request that was cut (longer than the buffer) is
+ * answered here, with E2BIG, and returns -2. */
+static ssize_t server_recv(int sock, char *buf, size_t cap, int fds[3]) {
+  union {
+    struct cmsghdr h;
+    char space[CMSG_SPACE(3 * sizeof(int))];
+  } ctl;
+  struct iovec iov = {buf, cap};
+  struct msghdr mh;
+  memset(&mh, 0, sizeof mh);
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  mh.msg_control = ctl.space;
+  mh.msg_controllen = sizeof ctl.space;
+  fds[0] = fds[1] = fds[2] = -1;
+  ssize_t n;
+  do n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+  while (n < 0 && errno == EINTR);
+  if (n <= 0) return n;
+  int got = 0;
+  for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    int k = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+    for (int i = 0; i < k; i++) {
+      int fd;
+      memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+      if (got < 3)
+        fds[got++] = fd;
+      else
+        close(fd);
+    }
+  }
+  if (got != 3 || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+    for (int i = 0; i < 3; i++)
+      if (fds[i] >= 0) close(fds[i]);
+    fds[0] = fds[1] = fds[2] = -1;
+    server_send(sock, SUP_MSG_STARTED, 0, (mh.msg_flags & MSG_TRUNC) ? E2BIG : EINVAL);
+    return -2;
+  }
+  return n;
+}
+
+/* The fork server: forks one trial supervisor per request on SOCK, reports each one's end,
+ * and leaves when the orchestrator (BOSS, our parent) closes the socket or dies. Its
+ * children each ask for SIGTERM at its death, so they end their trials if it is killed. */
+static int server_main(int sock, pid_t boss) {
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != boss) return 1;
+  fcntl(sock, F_SETFD, FD_CLOEXEC);
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &chld, NULL);
+  int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sfd < 0) return 1;
+  char *buf = malloc(SUP_REQ_MAX);
+  if (!buf) return 1;
+  for (;;) {
+    struct pollfd pf[2] = {{sock, POLLIN, 0}, {sfd, POLLIN, 0}};
+    if (poll(pf, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (pf[1].revents & POLLIN) {
+      struct signalfd_siginfo si;
+      while (read(sfd, &si, sizeof si) > 0) {
+      }
+      server_reap(sock);
+    }
+    if (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+      int fds[3];
+      ssize_t n = server_recv(sock, buf, SUP_REQ_MAX, fds);
+      if (n == 0 || n == -1) break; /* the orchestrator is gone: so are we */
+      if (n < 0) continue;
+      server_spawn(sock, sfd, buf, (size_t)n, fds, boss);
+      for (int i = 0; i < 3; i++) close(fds[i]); /* the child's now; ours would hold the pipes */
+    }
+  }
+  free(buf);
+  return 0;
+}
+
 int supervise_main(int argc, char **argv) {
+  if (argc == 4 && strcmp(argv[1], SUPERVISE_SERVER_ARG) == 0) {
+    char *end = NULL, *end2 = NULL;
+    long fd = strtol(argv[2], &end, 10);
+    long boss = strtol(argv[3], &end2, 10);
+    if (*end || *end2 || fd < 3 || fd > 1024 || boss <= 0 || fcntl((int)fd, F_GETFD) < 0)
+      return usage();
+    return server_main((int)fd, (pid_t)boss);
+  }
   sup_args a;
   if (parse_args(argc, argv, &a) != 0) return usage();
   if (a.parent == 0) a.parent = getppid();
+  a.boss = a.parent;
   if (a.report_fd >= 0) fcntl(a.report_fd, F_SETFD, FD_CLOEXEC); /* not the command's */
   /* Lead a group of our own, so that group signals never reach whoever started us. Under
    * the executor (spawned detached) we already do. */
   if (getpgrp() != getpid()) setpgid(0, 0);
   sigset_t set, old;
-  sigemptyset(&set);
-  sigaddset(&set, SIGCHLD);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGHUP);
-  sigaddset(&set, SIGUSR2);
+  watched_signals(&set);
   sigprocmask(SIG_BLOCK, &set, &old);
   if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != a.parent)
     return 1; /* the parent died before we could ask to be told: start nothing */
-  /* Orphans of the command become our children, not init's: the /proc walk finds them. */
-  prctl(PR_SET_CHILD_SUBREAPER, 1);
-  sup_cgroup cg;
-  cgroup_begin(&cg, a.cgroup);
-  int code = 0;
-  double started = mono_s();
-  pid_t child = start(a.cmd, &old, &cg, &code);
-  if (child == 0) {
-    cgroup_end(&cg);
-    return code;
-  }
-  return watch(child, started, &a, &cg);
+  return supervise_run(&a, &old);
 }
 
 #ifdef FLAGTUNE_SUPERVISE_MAIN

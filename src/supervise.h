@@ -24,6 +24,8 @@
 #ifndef FLAGTUNE_SUPERVISE_H
 #define FLAGTUNE_SUPERVISE_H
 
+#include <stdint.h>
+
 /* The first argv word that selects supervisor mode in cli_main. */
 #define SUPERVISE_ARG "__supervise"
 
@@ -34,5 +36,39 @@
  * runs: 2 bad usage, 1 parent already gone, 126/127 the command cannot start); otherwise it
  * does not return: it exits or re-raises the command's signal. */
 int supervise_main(int argc, char **argv);
+
+/* The fork server: `__supervise --server FD PID` (FD: a SOCK_SEQPACKET socket to the
+ * orchestrator PID, its parent). The local executor starts one per sweep, at its first trial,
+ * so that a trial costs a fork of this small process instead of a fork of the orchestrator
+ * and an exec of the supervisor. Per trial the executor sends one sup_req (its strings after
+ * it: argv, envp, then cwd when SUP_REQ_CWD) with the trial's stdout, stderr and report pipe
+ * (SCM_RIGHTS, in that order). The server forks; the child becomes the trial's supervisor,
+ * exactly as above (the session leader of its group; its parent whose death ends the trial is
+ * the server; the orchestrator's signals are the stop requests) with the pipes as its fds 1,
+ * 2 and 3 and /dev/null as 0, and the server answers SUP_MSG_STARTED {pid, 0} once the child
+ * leads its group with its signals blocked ({0, errno} when it could not fork or the request
+ * was malformed or cut: E2BIG). When a child ends the server sends SUP_MSG_EXITED {pid, wait
+ * status}, always after that pid's STARTED. The server dies with the orchestrator
+ * (PR_SET_PDEATHSIG, SIGKILL) and leaves at EOF; each child then sees its parent gone and
+ * ends its trial as a supervisor does when the orchestrator dies. */
+#define SUPERVISE_SERVER_ARG "--server"
+
+enum { SUP_MSG_SPAWN = 1, SUP_MSG_STARTED = 2, SUP_MSG_EXITED = 3 };
+enum { SUP_REQ_CWD = 1, SUP_REQ_NO_CGROUP = 2 };
+enum { SUP_REQ_MAX = 192 * 1024 }; /* the longest request; longer ones take the exec path */
+
+typedef struct {
+  uint32_t kind; /* SUP_MSG_SPAWN */
+  uint32_t grace_ms;
+  uint32_t argc, envc;
+  uint32_t flags; /* SUP_REQ_* */
+  uint32_t pad;
+} sup_req;
+
+typedef struct {
+  int32_t kind;  /* SUP_MSG_STARTED or SUP_MSG_EXITED */
+  int32_t pid;   /* the trial's supervisor (0: none started) */
+  int32_t value; /* STARTED: 0 or errno; EXITED: waitpid()'s status */
+} sup_msg;
 
 #endif

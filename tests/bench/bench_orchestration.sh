@@ -4,8 +4,11 @@
 #  1. per-trial overhead: N trials of a trivial command (printf writing 5 JSON step lines),
 #     random{}, parallel 1 and 2, against plain spawn loops of the same command in the same
 #     run: bare, through flagtune-supervise, through `flagtune __supervise` (the full program);
-#     flagtune itself both with flagtune-supervise beside it and without (a copy of the binary
-#     alone: the executor then falls back to the full program as its supervisor);
+#     flagtune itself with its fork server (the default), with the per-trial exec path
+#     (FLAGTUNE_NO_FORK_SERVER=1: libuv forks flagtune, which execs flagtune-supervise), and
+#     without flagtune-supervise beside it (a copy of the binary alone: the executor then falls
+#     back to the full program as its per-trial supervisor). The sweeps skip the software
+#     probe (a fixed cost per run, not per trial: section 4 and docs/COST.md);
 #  2. output: one trial flooding FLOOD_MB of non-step lines: flagtune's own CPU against what
 #     the same writer spends writing to /dev/null, as MB/s;
 #  3. memory: peak RSS (VmHWM) of flagtune with a 1 GiB-output trial and with a BIG-trial
@@ -13,7 +16,7 @@
 #  4. start-up: /bin/true, `flagtune --help`, `flagtune check`, and `lua5.4 -e ''` (a Lua
 #     state's creation) where installed.
 # Usage: bench_orchestration.sh [BUILD_DIR]   (env: N=1000 RUNS=3 FLOOD_MB=200 BIG=10000;
-#        BIG=0 skips the long sweep)
+#        BIG=0 skips the long sweep; ONLY=1 runs section 1 alone)
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
@@ -44,8 +47,8 @@ now() { date +%s%N; }
 per_ms() { echo "scale=3; ($2 - $1) / 1000000 / $N" | bc -l; }
 
 echo "## 1. per-trial cost, N=$N, medians of $RUNS paired runs (ms per trial)"
-echo "| run | bare loop | loop via flagtune-supervise | loop via flagtune __supervise | flagtune p1 | flagtune p2 | flagtune p1, full-program supervisor | p1 / bare | p2 / bare |"
-echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+echo "| run | bare loop | loop via flagtune-supervise | loop via flagtune __supervise | flagtune p1 | flagtune p2 | p1, exec path | p2, exec path | p1, full-program supervisor | p1 / bare | p2 / bare |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 exp p1 "$N" 1
 exp p2 "$N" 2
 for r in $(seq "$RUNS"); do
@@ -57,15 +60,19 @@ for r in $(seq "$RUNS"); do
   viafull=$(per_ms "$s" "$e")
   rm -f b.db*; s=$(now); "$ft" -q run p1.lua --db b.db > /dev/null; e=$(now); p1=$(per_ms "$s" "$e")
   rm -f b.db*; s=$(now); "$ft" -q run p2.lua --db b.db > /dev/null; e=$(now); p2=$(per_ms "$s" "$e")
+  rm -f b.db*; s=$(now); FLAGTUNE_NO_FORK_SERVER=1 "$ft" -q run p1.lua --db b.db > /dev/null; e=$(now); x1=$(per_ms "$s" "$e")
+  rm -f b.db*; s=$(now); FLAGTUNE_NO_FORK_SERVER=1 "$ft" -q run p2.lua --db b.db > /dev/null; e=$(now); x2=$(per_ms "$s" "$e")
   rm -f b.db*; s=$(now); alone/flagtune -q run p1.lua --db b.db > /dev/null; e=$(now); old=$(per_ms "$s" "$e")
   ok=$(sqlite3 b.db "SELECT count(*) FROM trials WHERE status='ok'")
   [ "$ok" = "$N" ] || echo "warning: $ok of $N trials ok"
-  printf '| %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f | %.2f |\n' "$r" "$bare" "$viasup" "$viafull" "$p1" "$p2" "$old" \
+  printf '| %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f | %.2f |\n' "$r" "$bare" "$viasup" "$viafull" "$p1" "$p2" "$x1" "$x2" "$old" \
     "$(echo "$p1 / $bare" | bc -l)" "$(echo "$p2 / $bare" | bc -l)"
 done
 echo
 echo "CPU split of one parallel-1 run (flagtune itself vs its trials and supervisors):"
 rm -f b.db*; $selfcpu --label "flagtune run p1 ($N trials)" "$ft" -q run p1.lua --db b.db
+rm -f b.db*; FLAGTUNE_NO_FORK_SERVER=1 $selfcpu --label "flagtune run p1, exec path ($N trials)" "$ft" -q run p1.lua --db b.db
+[ "${ONLY:-}" = 1 ] && exit 0 # ONLY=1: section 1 alone
 
 echo
 echo "## 2. output flood: one trial writing $FLOOD_MB MB of non-step lines"

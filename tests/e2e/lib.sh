@@ -59,13 +59,17 @@ sql() { sqlite3 -cmd '.timeout 10000' "$@"; } # sql DB STATEMENT
 
 # ---- processes: the tests mark their trials with REL_MARK=$$ (and REL_ITER=name) in the env.
 # PIDs of live (not zombie) processes whose environment holds MARK (NAME=value).
+# One grep over every environ file: a grep per process took seconds on a loaded machine, which
+# turned a 30 s wait into many minutes.
 procs_with() {
-  local mark=$1 p
-  for p in /proc/[0-9]*; do
-    [ -r "$p/environ" ] || continue
-    grep -qaz -- "^$mark\$" "$p/environ" 2>/dev/null || continue
-    [ "$(awk '{print $3}' "$p/stat" 2>/dev/null)" = Z ] && continue
-    echo "${p#/proc/}"
+  local mark=$1 f p st
+  for f in $(grep -lsaz -- "^$mark\$" /proc/[0-9]*/environ); do
+    p=${f#/proc/}
+    p=${p%/environ}
+    read -r st 2>/dev/null < "/proc/$p/stat" || continue
+    st=${st##*) } # the state follows the command name, which may hold spaces
+    [ "${st%% *}" = Z ] && continue
+    echo "$p"
   done
 }
 # none_left MARK SECONDS: waits up to SECONDS for no process to carry MARK; true when none is.

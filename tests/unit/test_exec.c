@@ -20,6 +20,7 @@
 
 #include "diag.h"
 #include "exec.h"
+#include "procstat.h"
 #include "supervise.h"
 #include "test.h"
 
@@ -45,11 +46,14 @@ typedef struct {
   size_t max_len;
   int n_kept;
   kept_line kept[KEEP_LINES];
-  const char *stop_on; /* substring: exec_stop_trial twice when a line contains it */
-  const char *kill_on; /* substring: exec_kill_trial when a line contains it */
-  int pgid_ok;         /* the pid leads its own group, seen while running */
-  int block_ms;        /* the first line's callback blocks the loop this long (a pause) */
-  int helpers[8];      /* pids from "helper PID" lines */
+  const char *stop_on;        /* substring: exec_stop_trial twice when a line contains it */
+  const char *kill_on;        /* substring: exec_kill_trial when a line contains it */
+  const char *kill_server_on; /* substring: SIGKILL to the trial's parent (the fork server) */
+  int server;                 /* ... whose pid that was */
+  int group;                  /* the trial's process group, seen while it ran */
+  int pgid_ok;                /* the pid leads its own group, seen while running */
+  int block_ms;               /* the first line's callback blocks the loop this long (a pause) */
+  int helpers[8];             /* pids from "helper PID" lines */
   int n_helpers;
   double elapsed;
   int loop_close;
@@ -80,12 +84,20 @@ static void on_line(void *ud, int stream, const char *line, size_t len, int trun
     c->block_ms = 0;
   }
   int pid = exec_pid(c->t);
+  if (pid > 0) c->group = pid;
   if (!c->pgid_ok && pid > 0 && getpgid(pid) == pid) c->pgid_ok = 1;
   if (c->stop_on && strstr(line, c->stop_on)) {
     exec_stop_trial(c->t);
     exec_stop_trial(c->t); /* idempotent */
   }
   if (c->kill_on && strstr(line, c->kill_on)) exec_kill_trial(c->t);
+  if (c->kill_server_on && strstr(line, c->kill_server_on) && !c->server) {
+    procstat st;
+    if (procstat_read(exec_pid(c->t), &st) == 0 && st.ppid != getpid()) {
+      c->server = st.ppid;
+      kill(c->server, SIGKILL);
+    }
+  }
 }
 
 static void on_exit_cb(void *ud, const exec_result *r) {
@@ -122,12 +134,63 @@ static const char *own_supervisor(void) {
   return path;
 }
 
+/* SUP value for the local executor's fork server (flagtune-supervise --server, supervise.h):
+ * run() then starts the trial through exec_local_new(), as the sweep does, and checks that
+ * it really went through the server (no process handle of ours: no uv_spawn). */
+#define SRV 3
+static const char SERVED[] = "(the fork server)";
+
 /* The same, run under the supervisor when SUP is set: this binary is its own supervisor (see
  * supervisor_hook), as flagtune is. */
 static exec_spec spec_in(int sup, char **argv) {
   exec_spec s = spec_for(argv);
-  if (sup) s.supervisor = sup == OWN ? own_supervisor() : "/proc/self/exe";
+  if (sup) s.supervisor = sup == SRV ? SERVED : sup == OWN ? own_supervisor() : "/proc/self/exe";
   return s;
+}
+
+static void count_process_handle(uv_handle_t *h, void *arg) {
+  if (h->type == UV_PROCESS) ++*(int *)arg;
+}
+
+/* How many uv_process_t handles LOOP has (a trial started by uv_spawn has one). */
+static int process_handles(uv_loop_t *loop) {
+  int n = 0;
+  uv_walk(loop, count_process_handle, &n);
+  return n;
+}
+
+/* A local executor whose trials go through the fork server of the flagtune-supervise built
+ * beside flagtune. */
+static executor *served_executor(uv_loop_t *loop) {
+  return exec_local_new(loop, own_supervisor());
+}
+
+/* Runs one trial to its end on C's loop, through X (a served executor on that loop) when not
+ * NULL; checks the invariants every case shares. */
+static void run_on(run_ctx *c, const exec_spec *spec, executor *x) {
+  exec_callbacks cb = {on_line, on_exit_cb};
+  char *err = NULL;
+  exec_spec s = *spec;
+  if (x) s.supervisor = NULL;
+  uint64_t t0 = uv_hrtime();
+  c->in_start = 1;
+  int rc = x ? executor_start(x, &s, &cb, c, &c->t, &err)
+             : exec_start(&c->loop, spec, &cb, c, &c->t, &err);
+  c->in_start = 0;
+  CHECK_INT(rc, 0);
+  CHECK(err == NULL);
+  CHECK(c->t != NULL);
+  if (x) CHECK_INT(process_handles(&c->loop), 0); /* served: never uv_spawn */
+  /* The pid leads its group as soon as the start returns (the server answers only then), and
+   * it cannot be gone yet: it outlives its command. Seen from the lines alone, a loaded
+   * machine could deliver them all after the server had reaped it. */
+  int pid = c->t ? exec_pid(c->t) : 0;
+  if (pid > 0 && getpgid(pid) == pid) c->pgid_ok = 1;
+  uv_run(&c->loop, UV_RUN_DEFAULT);
+  c->elapsed = (double)(uv_hrtime() - t0) / 1e9;
+  CHECK_INT(c->exits, 1);
+  CHECK_INT(c->exited_during_start, 0);
+  free(err);
 }
 
 /* Runs one trial to its end on a fresh loop; checks the invariants every case shares. */
@@ -135,16 +198,30 @@ static void run(run_ctx *c, const exec_spec *spec) {
   exec_callbacks cb = {on_line, on_exit_cb};
   char *err = NULL;
   uv_loop_init(&c->loop);
+  executor *x = spec->supervisor == SERVED ? served_executor(&c->loop) : NULL;
+  exec_spec s = *spec;
+  if (x) s.supervisor = NULL;
   uint64_t t0 = uv_hrtime();
   c->in_start = 1;
-  int rc = exec_start(&c->loop, spec, &cb, c, &c->t, &err);
+  int rc = x ? executor_start(x, &s, &cb, c, &c->t, &err)
+             : exec_start(&c->loop, spec, &cb, c, &c->t, &err);
   c->in_start = 0;
   CHECK_INT(rc, 0);
   CHECK(err == NULL);
   CHECK(c->t != NULL);
+  if (x) CHECK_INT(process_handles(&c->loop), 0); /* served: never uv_spawn */
+  /* The pid leads its group as soon as the start returns (the server answers only then), and
+   * it cannot be gone yet: it outlives its command. Seen from the lines alone, a loaded
+   * machine could deliver them all after the server had reaped it. */
+  int pid = c->t ? exec_pid(c->t) : 0;
+  if (pid > 0 && getpgid(pid) == pid) c->pgid_ok = 1;
   uv_run(&c->loop, UV_RUN_DEFAULT);
   c->elapsed = (double)(uv_hrtime() - t0) / 1e9;
   c->loop_close = CHECK_LOOP_END(&c->loop);
+  if (x) {
+    executor_free(x); /* closes the server's socket and reaps it: no child of ours is left */
+    CHECK(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD);
+  }
   CHECK_INT(c->exits, 1);
   CHECK_INT(c->exited_during_start, 0);
   free(err);
@@ -207,6 +284,9 @@ TEST(steps_lines) {
 TEST(sup_steps_lines) {
   steps_lines(1);
 }
+TEST(srv_steps_lines) {
+  steps_lines(SRV);
+}
 
 /* Under the supervisor the command's exit code is mirrored as its own. */
 static void exit_code_reported(int sup) {
@@ -228,6 +308,9 @@ TEST(sup_exit_code_mirrored) {
 }
 TEST(own_exit_code_mirrored) {
   exit_code_reported(OWN);
+}
+TEST(srv_exit_code_mirrored) {
+  exit_code_reported(SRV);
 }
 
 /* Under the supervisor the command's death by a signal is mirrored: it re-raises it. */
@@ -251,6 +334,9 @@ TEST(sup_signal_mirrored) {
 }
 TEST(own_signal_mirrored) {
   signal_reported(OWN);
+}
+TEST(srv_signal_mirrored) {
+  signal_reported(SRV);
 }
 
 TEST(stderr_lines) {
@@ -370,6 +456,9 @@ TEST(timeout_sends_sigterm) {
 TEST(sup_timeout_plain_child) {
   timeout_sends_sigterm(1);
 }
+TEST(srv_timeout_sends_sigterm) {
+  timeout_sends_sigterm(SRV);
+}
 
 static void ignore_term_needs_sigkill(int sup) {
   char *argv[] = {STUB_CHILD, "ignore-term", "10", NULL};
@@ -390,6 +479,9 @@ TEST(ignore_term_needs_sigkill) {
 }
 TEST(sup_ignore_term_needs_sigkill) {
   ignore_term_needs_sigkill(1);
+}
+TEST(srv_ignore_term_needs_sigkill) {
+  ignore_term_needs_sigkill(SRV);
 }
 
 static void grandchild_does_not_hang(int sup) {
@@ -413,6 +505,9 @@ TEST(grandchild_does_not_hang) {
 }
 TEST(sup_grandchild_does_not_hang) {
   grandchild_does_not_hang(1);
+}
+TEST(srv_grandchild_does_not_hang) {
+  grandchild_does_not_hang(SRV);
 }
 
 TEST(setsid_grandchild_does_not_hang) {
@@ -452,6 +547,9 @@ TEST(sup_missing_command) {
 TEST(own_missing_command) {
   spawn_missing_command(OWN);
 }
+TEST(srv_missing_command) {
+  spawn_missing_command(SRV);
+}
 
 static void spawn_not_executable(int sup) {
   char path[64];
@@ -480,6 +578,9 @@ TEST(spawn_not_executable) {
 TEST(sup_not_executable) {
   spawn_not_executable(1);
 }
+TEST(srv_not_executable) {
+  spawn_not_executable(SRV);
+}
 
 static void stop_oom_child(int sup) {
   char *argv[] = {STUB_CHILD, "oom", NULL};
@@ -501,6 +602,9 @@ TEST(stop_oom_child) {
 TEST(sup_stop_oom_child) {
   stop_oom_child(1);
 }
+TEST(srv_stop_oom_child) {
+  stop_oom_child(SRV);
+}
 
 static void kill_trial_at_once(int sup) {
   char *argv[] = {STUB_CHILD, "ignore-term", "10", NULL};
@@ -519,6 +623,9 @@ TEST(kill_trial_at_once) {
 }
 TEST(sup_kill_trial_at_once) {
   kill_trial_at_once(1);
+}
+TEST(srv_kill_trial_at_once) {
+  kill_trial_at_once(SRV);
 }
 
 TEST(log_file_content) {
@@ -611,6 +718,9 @@ TEST(env_cwd_and_path_search) {
 TEST(sup_env_and_cwd) {
   env_cwd_and_path_search(1);
 }
+TEST(srv_env_and_cwd) {
+  env_cwd_and_path_search(SRV);
+}
 
 TEST(invalid_arguments) {
   uv_loop_t loop;
@@ -652,6 +762,9 @@ TEST(log_unopenable_trial_runs) {
 }
 TEST(sup_log_unopenable_trial_runs) {
   log_unopenable_trial_runs(1);
+}
+TEST(srv_log_unopenable_trial_runs) {
+  log_unopenable_trial_runs(SRV);
 }
 
 /* A log that fills its disk mid-trial (/dev/full: every write is ENOSPC): the trial still
@@ -966,6 +1079,9 @@ TEST(sup_leftovers_killed) {
 TEST(own_leftovers_killed) {
   leftovers_killed(OWN);
 }
+TEST(srv_leftovers_killed) {
+  leftovers_killed(SRV);
+}
 
 /* The executor runs trials under flagtune-supervise when it sits beside the flagtune binary
  * (symlinks resolved), and under the flagtune binary itself otherwise. */
@@ -1079,6 +1195,9 @@ TEST(late_timeout_is_not_a_timeout) {
 TEST(sup_late_timeout_is_not_a_timeout) {
   late_timeout_is_not_a_timeout(1);
 }
+TEST(srv_late_timeout_is_not_a_timeout) {
+  late_timeout_is_not_a_timeout(SRV);
+}
 
 /* The same while the supervisor is still ending a stubborn leftover (so it is no zombie when
  * the timer fires): its report that the command ended before any stop clears the timeout. */
@@ -1097,4 +1216,103 @@ TEST(sup_late_timeout_during_cleanup) {
   CHECK(helpers_dead(c));
   CHECK(c->res.wall_s < 0.4);
   free(c);
+}
+
+/* ---- the fork server ----------------------------------------------------------------------- */
+
+/* The fork server is SIGKILLed mid-trial (the OOM killer, a user's kill): the trial's
+ * supervisor sees its parent gone and ends the command (one that ignores SIGTERM) and the
+ * helper that left its session; the trial ends once, failed, saying why; the next trial on
+ * the same executor gets a new server; nothing is left behind. */
+TEST(srv_server_killed_ends_trial_and_restarts) {
+  char *argv[] = {STUB_CHILD, "setsid-helper", "600", "text", "1", "ignore-term", "30", NULL};
+  exec_spec spec = spec_for(argv);
+  spec.timeout_s = 20;
+  run_ctx *c = new_ctx();
+  c->kill_server_on = "ignoring SIGTERM";
+  uv_loop_init(&c->loop);
+  executor *x = served_executor(&c->loop);
+  run_on(c, &spec, x);
+  CHECK(c->server > 0);
+  CHECK_INT(c->n_helpers, 1);
+  CHECK_INT(c->res.term_signal, SIGKILL);
+  CHECK_INT(c->res.spawn_error, 0);
+  CHECK(strstr(c->res.log_error, "fork server") != NULL);
+  CHECK(strstr(c->res.log_error, "ended with it") != NULL);
+  CHECK(c->elapsed < 5.0);
+  CHECK(helpers_dead(c));
+  int left = 1; /* the command's group, the supervisor's */
+  for (int i = 0; i < 100 && left; i++) {
+    left = c->group > 0 && group_live_members(c->group) > 0;
+    if (left) usleep(20000);
+  }
+  if (left && c->group > 0) kill(-c->group, SIGKILL); /* clean up, then fail */
+  CHECK(c->group > 0 && !left);
+  /* The next trial: a new server, the trial as usual. */
+  char *argv2[] = {STUB_CHILD, "steps", "2", "10", NULL};
+  exec_spec spec2 = spec_for(argv2);
+  c->exits = 0;
+  c->n_lines[EXEC_STDOUT] = 0;
+  c->kill_server_on = NULL;
+  memset(&c->res, 0, sizeof c->res);
+  run_on(c, &spec2, x);
+  CHECK_INT(c->n_lines[EXEC_STDOUT], 2);
+  CHECK_INT(c->res.exit_status, 0);
+  CHECK_INT(c->res.term_signal, 0);
+  CHECK_STR(c->res.log_error, "");
+  CHECK_LOOP_END(&c->loop);
+  executor_free(x);
+  CHECK(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD);
+  free(c);
+}
+
+/* The orchestrator is SIGKILLed mid-trial with the fork server running the trial: the server
+ * dies with it (PR_SET_PDEATHSIG), and the trial's supervisor then ends the command (one that
+ * ignores SIGTERM), its group and what it started: nothing is left. */
+TEST(srv_parent_death_kills_everything) {
+  char file[64], script[512];
+  snprintf(file, sizeof file, "/tmp/ft-srv-pd-%d", (int)getpid());
+  unlink(file);
+  snprintf(script, sizeof script,
+           "%s grandchild 30 > /dev/null; echo $$ > %s.tmp && mv %s.tmp %s; exec %s ignore-term 30",
+           STUB_CHILD, file, file, file, STUB_CHILD);
+  pid_t orch = fork();
+  if (orch == 0) { /* a stand-in orchestrator: one served trial on its own loop */
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    executor *x = served_executor(&loop);
+    char *argv[] = {"/bin/sh", "-c", script, NULL};
+    exec_spec spec = spec_for(argv);
+    spec.grace_s = 0.3;
+    spec.timeout_s = 0;
+    exec_callbacks cb = {NULL, on_exit_quiet};
+    exec_trial *t = NULL;
+    if (executor_start(x, &spec, &cb, NULL, &t, NULL) != 0) _exit(3);
+    if (process_handles(&loop) != 0) _exit(4); /* not served */
+    uv_run(&loop, UV_RUN_DEFAULT);
+    _exit(0);
+  }
+  int cmd = read_pid_file(file, 5);
+  CHECK(cmd > 0);
+  procstat st;
+  int sup = cmd > 0 && procstat_read(cmd, &st) == 0 ? st.ppid : 0;
+  int server = sup > 0 && procstat_read(sup, &st) == 0 ? st.ppid : 0;
+  CHECK(sup > 0 && server > 0 && server != orch); /* command < supervisor < server < orch */
+  CHECK(server > 0 && procstat_read(server, &st) == 0 && st.ppid == orch);
+  int group = cmd > 0 ? getpgid(cmd) : -1;
+  CHECK(group > 0 && group == sup && group != getpgrp());
+  kill(orch, SIGKILL);
+  waitpid(orch, NULL, 0);
+  if (server > 0) CHECK(process_dead(server));
+  if (cmd > 0) CHECK(process_dead(cmd)); /* ignores SIGTERM: needed the SIGKILL */
+  if (group > 0) {
+    int left = 1;
+    for (int i = 0; i < 50 && left; i++) {
+      left = group_live_members(group) > 0;
+      if (left) usleep(20000);
+    }
+    if (left) kill(-group, SIGKILL); /* clean up what the test started, then fail */
+    CHECK(!left);
+  }
+  unlink(file);
 }

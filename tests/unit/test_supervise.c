@@ -18,16 +18,18 @@
 #include "test.h"
 
 typedef struct {
-  int status;        /* the supervisor's wait status */
-  char report[256];  /* everything it wrote on its report fd */
-  int helpers[8];    /* pids the command announced ("helper PID") */
+  int status;       /* the supervisor's wait status */
+  char report[256]; /* everything it wrote on its report fd */
+  int helpers[8];   /* pids the command announced ("helper PID") */
   int n_helpers;
-  int pid;           /* the supervisor's */
-  char first[256];   /* the command's first stdout line */
+  int pid;         /* the supervisor's */
+  char first[256]; /* the command's first stdout line */
 } sup_run;
 
-/* Runs `__supervise [--no-cgroup] --grace GRACE --report FD -- ARGV...` in a child. */
-static void supervise(sup_run *r, int cgroup, const char *grace, char **cmd) {
+/* Runs `__supervise [--no-cgroup] --grace GRACE --report FD -- ARGV...` in a child. With
+ * DEAD_READER the report pipe's read end is closed before the command runs, as when the
+ * orchestrator reading it has been SIGKILLed. */
+static void supervise_as(sup_run *r, int cgroup, const char *grace, char **cmd, int dead_reader) {
   memset(r, 0, sizeof *r);
   char out[64];
   snprintf(out, sizeof out, "/tmp/ft-sup-out-%d", (int)getpid());
@@ -52,11 +54,13 @@ static void supervise(sup_run *r, int cgroup, const char *grace, char **cmd) {
   }
   r->pid = (int)pid;
   close(rep[1]);
+  if (dead_reader) close(rep[0]);
   size_t n = 0;
   ssize_t k;
-  while ((k = read(rep[0], r->report + n, sizeof r->report - 1 - n)) > 0) n += (size_t)k;
+  while (!dead_reader && (k = read(rep[0], r->report + n, sizeof r->report - 1 - n)) > 0)
+    n += (size_t)k;
   r->report[n] = '\0';
-  close(rep[0]);
+  if (!dead_reader) close(rep[0]);
   while (waitpid(pid, &r->status, 0) < 0 && errno == EINTR) {
   }
   FILE *f = fopen(out, "r");
@@ -68,6 +72,10 @@ static void supervise(sup_run *r, int cgroup, const char *grace, char **cmd) {
   }
   if (f) fclose(f);
   unlink(out);
+}
+
+static void supervise(sup_run *r, int cgroup, const char *grace, char **cmd) {
+  supervise_as(r, cgroup, grace, cmd, 0);
 }
 
 /* Gone, or a zombie: not a live process. */
@@ -102,7 +110,7 @@ static int reported_killed(const sup_run *r) {
 /* The three ways out of a process group, and the exit code mirrored after the cleanup. */
 static void three_escapes(int cgroup) {
   char *cmd[] = {STUB_CHILD, "helper", "600", "setsid-helper", "600", "double-fork", "600",
-                 "exit", "5", NULL};
+                 "exit",     "5",      NULL};
   sup_run r;
   supervise(&r, cgroup, "1", cmd);
   CHECK(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 5);
@@ -205,4 +213,35 @@ TEST(no_cgroup_left) {
   supervise(&r, 1, "1", where);
   CHECK(access(stale, F_OK) != 0);
   if (access(stale, F_OK) == 0) rmdir(stale);
+}
+
+/* The orchestrator that reads the report pipe is gone (SIGKILLed): the supervisor's "exit"
+ * line then goes to a pipe without a reader. That write once ended the supervisor by SIGPIPE
+ * between reaping the command and ending its leftovers, so a setsid() helper outlived the
+ * trial (test_contain.sh (d), under load, on both the fork server and the per-trial exec
+ * path). Now the write fails, the helpers are ended all the same and the exit is mirrored. */
+static void report_reader_gone(int cgroup) {
+  char *cmd[] = {STUB_CHILD, "setsid-helper", "600", "helper", "600", "exit", "3", NULL};
+  sup_run r;
+  supervise_as(&r, cgroup, "1", cmd, 1);
+  CHECK(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 3);
+  CHECK_INT(r.n_helpers, 2);
+  CHECK(none_alive(&r));
+}
+TEST(walk_report_reader_gone) {
+  report_reader_gone(0);
+}
+TEST(cgroup_report_reader_gone) {
+  report_reader_gone(1);
+}
+
+/* The supervisor ignores SIGPIPE, the command must not inherit that (an ignored disposition
+ * survives exec): `yes | head -1` and every Python pipeline rely on the default. */
+TEST(command_gets_default_sigpipe) {
+  char *cmd[] = {"/bin/sh", "-c", "grep ^SigIgn: /proc/self/status", NULL};
+  sup_run r;
+  supervise(&r, 0, "1", cmd);
+  unsigned long long ign = ~0ULL;
+  CHECK(sscanf(r.first, "SigIgn: %llx", &ign) == 1);
+  CHECK_INT((int)((ign >> (SIGPIPE - 1)) & 1), 0);
 }
