@@ -24,6 +24,8 @@ int store_open(const char *path, int flags, store **out, char **err);
 /* Finalizes every cached statement and closes the connection. Returns 0, or FT_ESTORE when
  * SQLite refused to close (a statement was left unfinalized: a bug). S may be NULL. */
 int store_close(store *s);
+/* Bytes SQLite holds now in this process (page caches, statements, schema): sqlite3_memory_used. */
+int64_t store_memory_used(void);
 
 /* The schema version this flagtune writes: the number of its newest migration. */
 int store_schema_latest(void);

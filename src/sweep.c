@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <lauxlib.h>
 #include <lua.h>
+#include <malloc.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -176,6 +177,33 @@ static int requeue_lost(sweep *sw, const trial_record *t) {
   return 1;
 }
 
+/* FLAGTUNE_MEMLOG=FILE (a measuring aid, tests/bench/bench_memory.sh): after every finished
+ * trial one line of where the process's memory is: the trials ended, the bytes the Lua state
+ * holds (live and not yet collected), SQLite's, the C heap's in use (malloc's, all of it:
+ * Lua's and SQLite's included), and the resident set. */
+static void log_memory(sweep *sw) {
+  static FILE *f;
+  static int tried;
+  if (!tried) {
+    tried = 1;
+    const char *path = getenv("FLAGTUNE_MEMLOG");
+    if (path && *path) f = fopen(path, "w");
+    if (f) fprintf(f, "trials lua_bytes sqlite_bytes heap_bytes rss_kib\n");
+  }
+  if (!f) return;
+  struct mallinfo2 mi = mallinfo2();
+  long pages = 0, rss = 0;
+  FILE *st = fopen("/proc/self/statm", "r");
+  if (st) {
+    if (fscanf(st, "%ld %ld", &pages, &rss) != 2) rss = 0;
+    fclose(st);
+  }
+  fprintf(f, "%d %zu %lld %zu %ld\n", sw->n_done, lhost_memory(sw->host),
+          (long long)store_memory_used(), mi.uordblks + mi.hblkhd,
+          rss * (sysconf(_SC_PAGESIZE) / 1024));
+  fflush(f);
+}
+
 static void on_trial_done(void *ud, const trial_result *r) {
   sweep *sw = ud;
   const trial_record *t = &r->record;
@@ -197,6 +225,7 @@ static void on_trial_done(void *ud, const trial_result *r) {
   sweep_report_progress(sw, r);
   if (!r->store_err) sweep_fail_fast(sw, r);
   tell_strategy(sw, t);
+  log_memory(sw);
   schedule(sw);
 }
 
