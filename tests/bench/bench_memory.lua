@@ -7,7 +7,8 @@
 -- array slot 16, a hash node 24 per power-of-two slot, a string 25 + its length), shared
 -- objects counted once, at the first place found.
 -- Run: build/tests/luatest tests/bench/bench_memory.lua
---      (env: BENCH_STRATEGY=random BENCH_TRIALS=10000 BENCH_EVERY=1000)
+--      (env: BENCH_STRATEGY=random BENCH_TRIALS=10000 BENCH_EVERY=1000; BENCH_GC=gen or
+--      BENCH_GC=inc,PAUSE,STEPMUL switches the collector's mode first)
 package.path = "tests/lua/?.lua;" .. package.path
 
 local space = require("space")
@@ -16,6 +17,13 @@ local host = require("host")
 local name = os.getenv("BENCH_STRATEGY") or "random"
 local trials = math.tointeger(tonumber(os.getenv("BENCH_TRIALS") or "10000"))
 local every = math.tointeger(tonumber(os.getenv("BENCH_EVERY") or "1000"))
+local gc = os.getenv("BENCH_GC")
+if gc == "gen" then
+  collectgarbage("generational")
+elseif gc then
+  local pause, stepmul = gc:match("^inc,(%d+),(%d+)$")
+  collectgarbage("incremental", tonumber(pause), tonumber(stepmul))
+end
 
 local flags = {}
 for _, f in ipairs({ "xla_gpu_enable_latency_hiding_scheduler",
@@ -73,10 +81,15 @@ io.write("\n| ---: | ---: | ---: | ---: |" .. string.rep(" ---: |", #fields) .. 
 
 local step = { 1.5, 1.5, 1.5, 1.5, 1.5 }
 local prev_live, prev_n
+local peak, clock = 0, 0
 for i = 1, trials do
+  local c0 = os.clock()
   local p = h:ask(1)[1]
   if not p then break end
   h:tell(p.json, { status = "ok", value = 1.5 + (i % 97) / 100, steps = step, number = i })
+  clock = clock + os.clock() - c0
+  local now = collectgarbage("count") * 1024
+  if now > peak then peak = now end
   if i % every == 0 or i == trials then
     local before = collectgarbage("count") * 1024
     collectgarbage("collect")
@@ -94,3 +107,5 @@ for i = 1, trials do
     io.stdout:flush()
   end
 end
+io.write(string.format("\npeak Lua heap between trials: %s KiB; ask+tell CPU: %.1f ms a trial " ..
+  "(collector: %s)\n", kib(peak), clock * 1000 / trials, gc or "incremental, Lua's defaults"))
