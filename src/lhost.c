@@ -482,6 +482,13 @@ int lhost_new(lhost **out, char **err) {
     free(h);
     return diag_set(err, FT_ESYS, "cannot create a Lua state");
   }
+  /* Generational collection (Lua 5.4's LUA_GCGEN, its default parameters). A sweep's
+   * garbage is young (each ask's candidates, each tell's decoded result) and its history
+   * old: minor collections free the first without walking the second, so the heap stays
+   * near what is live. Incremental mode with its default pause (200: a cycle starts when
+   * the heap has doubled) let a tpe{} sweep's heap reach 1.6-1.9x its live bytes, for no
+   * less CPU (tests/bench/bench_memory.lua, docs/COST.md "Memory"). */
+  lua_gc(h->L, LUA_GCGEN, 0, 0);
   luaL_openlibs(h->L);
   install_guards(h->L);
   install_searcher(h->L);

@@ -315,7 +315,8 @@ static void plan_confirmation(sweep *sw) {
   int n = 0, n_configs = 0;
   char *err = NULL;
   sw->confirm_planned = 1;
-  if (store_trials_load(sw->db, sw->id, &t, &n, &err) != 0) {
+  /* The plan reads values, outcomes and configurations: no step times. */
+  if (store_trials_load_some(sw->db, sw->id, NULL, NULL, &t, &n, &err) != 0) {
     sweep_fail(sw, err);
     free(err);
     return;
@@ -601,13 +602,28 @@ static void on_deadline(uv_timer_t *timer) {
   if (sw->n_running == 0) close_handles(sw);
 }
 
+/* The trials whose steps the pooled winner reads: the baseline's and those of every
+ * configuration that was confirmed (confirm_winner pools all trials of each). */
+static void want_pooled_steps(const trial_record *t, int n, char *want, void *ud) {
+  (void)ud;
+  int *confirm = xmalloc(sizeof(int) * (size_t)(n + 1)), n_confirm = 0;
+  for (int k = 0; k < n; k++)
+    if (t[k].role == ROLE_CONFIRM) confirm[n_confirm++] = k;
+  for (int i = 0; i < n; i++) {
+    want[i] = strcmp(t[i].config_json, "{}") == 0;
+    for (int c = 0; c < n_confirm && !want[i]; c++)
+      want[i] = strcmp(t[confirm[c]].config_json, t[i].config_json) == 0;
+  }
+  free(confirm);
+}
+
 /* Records the pooled winner of the confirmation phase. */
 static void choose_winner(sweep *sw) {
   trial_record *t = NULL;
   int n = 0;
   char *err = NULL;
   store_winner w;
-  if (store_trials_load(sw->db, sw->id, &t, &n, &err) == 0 &&
+  if (store_trials_load_some(sw->db, sw->id, want_pooled_steps, NULL, &t, &n, &err) == 0 &&
       confirm_winner(t, n, sw->exp->budget_steps, sw->exp->metric_skip, &w) == 0 &&
       store_sweep_set_winner(sw->db, sw->id, &w, &err) == 0) {
     sw->winner_ms = w.value;
