@@ -142,13 +142,29 @@ static const primary primaries[] = {
 #undef PRIMARY
 enum { N_PRIMARIES = sizeof primaries / sizeof primaries[0], ANCHOR_LO = 'C', ANCHOR_HI = 'U' };
 
-/* 1 when a primary whose anchor is the byte at LINE[I] starts at LINE[I - at]. */
+/* The primaries anchored at each byte (bit K: primaries[K], so this follows their order;
+ * unit.classify.prefilter_agrees_with_every_search fails if a primary is not found by its
+ * anchor); 0 for every other byte. */
+_Static_assert(N_PRIMARIES <= 16, "anchored[] holds 16 bits");
+static const uint16_t anchored[256] = {
+    ['U'] = 1 << 0,          ['F'] = 1 << 1,
+    ['I'] = 1 << 2,          ['C'] = 1 << 3 | 1 << 7 | 1 << 8 | 1 << 9 | 1 << 11,
+    ['O'] = 1 << 4 | 1 << 5, ['R'] = 1 << 6,
+    ['E'] = 1 << 10,         ['N'] = 1 << 12,
+};
+
+/* 1 when a primary anchored at the byte LINE[I] starts at LINE[I - at]. */
 static int primary_at(const char *line, size_t len, size_t i) {
-  for (int k = 0; k < N_PRIMARIES; k++) {
-    const primary *q = &primaries[k];
-    if (q->text[q->at] != line[i] || i < q->at) continue;
+  for (unsigned bits = anchored[(unsigned char)line[i]]; bits; bits &= bits - 1) {
+    const primary *q = &primaries[__builtin_ctz(bits)];
+    if (i < q->at) continue;
     size_t start = i - q->at;
-    if (len - start >= q->len && memcmp(line + start, q->text, q->len) == 0) return 1;
+    if (len - start < q->len) continue;
+    /* Its first and last bytes before the call: most anchors are a capital in a word. */
+    const char *p = line + start;
+    if (p[0] == q->text[0] && p[1] == q->text[1] && p[q->len - 1] == q->text[q->len - 1] &&
+        memcmp(p, q->text, q->len) == 0)
+      return 1;
   }
   return 0;
 }
@@ -169,15 +185,11 @@ static int has_primary(const char *line, size_t len) {
     uint64_t w;
     memcpy(&w, line + i, 8);
     if (!maybe_anchor(w)) continue;
-    for (size_t j = i; j < i + 8; j++) {
-      unsigned char c = (unsigned char)line[j];
-      if (c >= ANCHOR_LO && c <= ANCHOR_HI && primary_at(line, len, j)) return 1;
-    }
+    for (size_t j = i; j < i + 8; j++)
+      if (anchored[(unsigned char)line[j]] && primary_at(line, len, j)) return 1;
   }
-  for (; i < len; i++) {
-    unsigned char c = (unsigned char)line[i];
-    if (c >= ANCHOR_LO && c <= ANCHOR_HI && primary_at(line, len, i)) return 1;
-  }
+  for (; i < len; i++)
+    if (anchored[(unsigned char)line[i]] && primary_at(line, len, i)) return 1;
   return 0;
 }
 

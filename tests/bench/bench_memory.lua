@@ -109,5 +109,31 @@ for i = 1, trials do
     io.stdout:flush()
   end
 end
+-- A strategy keeping one table per configuration (tpe{}'s obs): bytes per entry by field.
+local entries = type(h.strategy.obs) == "table" and h.strategy.obs
+if entries then
+  local seen, by_field, n, keys = { [h.space] = true }, {}, 0, 0
+  for key, ob in pairs(entries) do
+    n = n + 1
+    keys = keys + size(key, seen)
+    if type(ob) == "table" then
+      seen[ob] = true
+      by_field["(the entry's own table)"] = (by_field["(the entry's own table)"] or 0) + size(
+        setmetatable({}, { __index = ob }), {}) -- its header
+      local n_hash = 0
+      for k, v in pairs(ob) do
+        n_hash = n_hash + 1
+        by_field[k] = (by_field[k] or 0) + size(v, seen)
+      end
+      by_field["(the entry's own table)"] = by_field["(the entry's own table)"] + 24 * pow2(n_hash)
+    end
+  end
+  io.write(string.format("\nstrategy.obs: %d entries; bytes per entry: key string %.0f", n, keys / n))
+  local names = {}
+  for k in pairs(by_field) do names[#names + 1] = k end
+  table.sort(names, function(a, b) return by_field[a] > by_field[b] end)
+  for _, k in ipairs(names) do io.write(string.format(", %s %.0f", k, by_field[k] / n)) end
+  io.write("\n")
+end
 io.write(string.format("\npeak Lua heap between trials: %s KiB; ask+tell CPU: %.1f ms a trial " ..
   "(collector: %s)\n", kib(peak), clock * 1000 / trials, gc or "flagtune's: generational"))
