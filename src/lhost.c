@@ -474,6 +474,20 @@ static void install_guards(lua_State *L) {
   lua_pop(L, 1);
 }
 
+/* The collector: Lua's default incremental mode, unless FLAGTUNE_LUA_GC (a measuring aid,
+ * tests/bench/bench_memory.sh) says "gen" (generational) or "inc,PAUSE,STEPMUL". Measured
+ * on real tpe{} sweeps (docs/COST.md "Memory"), generational mode held a larger heap, not a
+ * smaller one: a tpe{} ask's temporaries outlive the minor collections run during it, grow
+ * old, and wait for a major one. */
+static void set_collector(lua_State *L) {
+  const char *gc = getenv("FLAGTUNE_LUA_GC");
+  int pause = 0, stepmul = 0;
+  if (gc && strcmp(gc, "gen") == 0)
+    lua_gc(L, LUA_GCGEN, 0, 0);
+  else if (gc && sscanf(gc, "inc,%d,%d", &pause, &stepmul) == 2 && pause > 0 && stepmul > 0)
+    lua_gc(L, LUA_GCINC, pause, stepmul, 0);
+}
+
 int lhost_new(lhost **out, char **err) {
   lhost *h = xcalloc(1, sizeof *h);
   h->mem_limit = memory_limit();
@@ -482,13 +496,7 @@ int lhost_new(lhost **out, char **err) {
     free(h);
     return diag_set(err, FT_ESYS, "cannot create a Lua state");
   }
-  /* Generational collection (Lua 5.4's LUA_GCGEN, its default parameters). A sweep's
-   * garbage is young (each ask's candidates, each tell's decoded result) and its history
-   * old: minor collections free the first without walking the second, so the heap stays
-   * near what is live. Incremental mode with its default pause (200: a cycle starts when
-   * the heap has doubled) let a tpe{} sweep's heap reach 1.6-1.9x its live bytes, for no
-   * less CPU (tests/bench/bench_memory.lua, docs/COST.md "Memory"). */
-  lua_gc(h->L, LUA_GCGEN, 0, 0);
+  set_collector(h->L);
   luaL_openlibs(h->L);
   install_guards(h->L);
   install_searcher(h->L);

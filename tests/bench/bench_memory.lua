@@ -8,8 +8,8 @@
 -- objects counted once, at the first place found.
 -- Run: build/tests/luatest tests/bench/bench_memory.lua
 --      (env: BENCH_STRATEGY=random BENCH_TRIALS=10000 BENCH_EVERY=1000; BENCH_GC=gen or
---      BENCH_GC=inc,PAUSE,STEPMUL switches the collector's mode first: inc,200,100 is Lua's
---      default incremental mode, flagtune's is generational, src/lhost.c)
+--      BENCH_GC=inc,PAUSE,STEPMUL switches the collector's mode first; flagtune keeps Lua's
+--      default, incremental with pause 200 and step multiplier 100, src/lhost.c)
 package.path = "tests/lua/?.lua;" .. package.path
 
 local space = require("space")
@@ -136,4 +136,4 @@ if entries then
   io.write("\n")
 end
 io.write(string.format("\npeak Lua heap between trials: %s KiB; ask+tell CPU: %.1f ms a trial " ..
-  "(collector: %s)\n", kib(peak), clock * 1000 / trials, gc or "flagtune's: generational"))
+  "(collector: %s)\n", kib(peak), clock * 1000 / trials, gc or "flagtune's: Lua's default incremental"))
