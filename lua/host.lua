@@ -108,8 +108,9 @@ function Host:replay(history)
   return list, partial
 end
 
+-- The seen set is keyed by ft.digest(key) (see kit.seen): about 40 bytes a configuration.
 function Host:mark(config)
-  if next(config) ~= nil then self.seen[self.space:key(config)] = true end
+  if next(config) ~= nil then self.seen[ft.digest(self.space:key(config))] = true end
 end
 
 -- host.new(EXP, SEED, HISTORY): EXP is lua/dsl.lua's validated experiment table.
@@ -191,8 +192,9 @@ function Host:accept(p, i)
     self:fail(" proposed the baseline {}, which flagtune always runs itself (repeat_ok = true " ..
       "measures it again)")
   end
-  if self.seen[key] and not repeat_ok then self:fail(" proposed configuration %s twice", key) end
-  self.seen[key] = true
+  local id = ft.digest(key)
+  if self.seen[id] and not repeat_ok then self:fail(" proposed configuration %s twice", key) end
+  self.seen[id] = true
   return self:finish({ json = key, label = self.space:label(config), steps = steps or 0,
                        settings = self.space:render(config) })
 end

@@ -16,6 +16,7 @@ local TRIES = 64             -- rejection samples per configuration before enume
 local ENUMERATE_MAX = 200000 -- the largest space enumerated (instruction budget per call)
 
 local function fail(fmt, ...) error(string.format(fmt, ...), 0) end
+local digest = ft.digest -- src/lhost.c
 
 -- ---- the seen set ----
 
@@ -25,6 +26,9 @@ Seen.__index = Seen
 -- kit.seen(SPACE, HISTORY): keys of configurations already run or proposed. The baseline
 -- "{}" is in it from the start (flagtune runs it itself) but not counted in `n`, the number
 -- of the space's configurations seen. HISTORY (optional) items' configs are marked.
+-- Keys are held by their digest (ft.digest: 17 interned bytes for a long key, shared with
+-- the host's seen set), not as the canonical JSON itself: a seen set costs about 40 bytes
+-- a configuration instead of the JSON's length twice over.
 function kit.seen(space, history)
   local self = setmetatable({ keys = { ["{}"] = true }, n = 0 }, Seen)
   for _, h in ipairs(history or {}) do self:mark(space:key(h.config)) end
@@ -33,13 +37,14 @@ end
 
 -- Marks KEY; true when it was not seen before.
 function Seen:mark(key)
-  if self.keys[key] then return false end
-  self.keys[key] = true
+  local id = digest(key)
+  if self.keys[id] then return false end
+  self.keys[id] = true
   self.n = self.n + 1
   return true
 end
 
-function Seen:has(key) return self.keys[key] == true end
+function Seen:has(key) return self.keys[digest(key)] == true end
 
 -- ---- the unseen sampler ----
 

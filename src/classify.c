@@ -5,6 +5,7 @@
  * exception class, which JAX has renamed (XlaRuntimeError -> JaxRuntimeError). */
 #include "classify.h"
 
+#include <stdint.h>
 #include <string.h>
 
 static const char *const outcome_names[OUTCOME_COUNT] = {
@@ -108,16 +109,103 @@ static int is_refusal(const char *line, size_t len) {
   return has(line, len, "Couldn't interpret value ") && has(line, len, " for flag ");
 }
 
+/* ---- the pre-filter: most lines hold none of the texts above ---- */
+
+/* Every built-in signal needs one of these texts in the line (each test above starts from
+ * one of them; the texts they are paired with, " for flag ", "'out of memory'", "out of
+ * memory", and the benign BFC warning, only matter once one is there). A line holding none
+ * of them is plain as far as the built-in texts go, decided in one pass over its bytes
+ * instead of some twenty searches. Each is found by its anchor: a byte at offset AT, all of
+ * them uppercase letters from 'C' to 'U', which a log line in lowercase prose holds few of. */
+typedef struct {
+  const char *text;
+  unsigned char len, at;
+} primary;
+
+#define PRIMARY(s, at) \
+  { s, sizeof s - 1, at }
+static const primary primaries[] = {
+    PRIMARY("Unknown flag", 0),
+    PRIMARY("Flag parsing failed.", 0),
+    PRIMARY("Illegal value for --xla_", 0),
+    PRIMARY("Couldn't interpret value ", 0),
+    PRIMARY("Out of memory while trying to allocate", 0),
+    PRIMARY("Out of host memory while trying to allocate", 0),
+    PRIMARY("RESOURCE_EXHAUSTED", 0),
+    PRIMARY("CUDA_ERROR_OUT_OF_MEMORY", 0),
+    PRIMARY("CUBLAS_STATUS_ALLOC_FAILED", 0),
+    PRIMARY("CUDNN_STATUS_ALLOC_FAILED", 0),
+    PRIMARY("cudaErrorMemoryAllocation", 4), /* its 'E' */
+    PRIMARY("Cuda failure", 0),
+    PRIMARY("NCCL WARN", 0),
+};
+#undef PRIMARY
+enum { N_PRIMARIES = sizeof primaries / sizeof primaries[0], ANCHOR_LO = 'C', ANCHOR_HI = 'U' };
+
+/* The primaries anchored at each byte (bit K: primaries[K], so this follows their order;
+ * unit.classify.prefilter_agrees_with_every_search fails if a primary is not found by its
+ * anchor); 0 for every other byte. */
+_Static_assert(N_PRIMARIES <= 16, "anchored[] holds 16 bits");
+static const uint16_t anchored[256] = {
+    ['U'] = 1 << 0,          ['F'] = 1 << 1,
+    ['I'] = 1 << 2,          ['C'] = 1 << 3 | 1 << 7 | 1 << 8 | 1 << 9 | 1 << 11,
+    ['O'] = 1 << 4 | 1 << 5, ['R'] = 1 << 6,
+    ['E'] = 1 << 10,         ['N'] = 1 << 12,
+};
+
+/* 1 when a primary anchored at the byte LINE[I] starts at LINE[I - at]. */
+static int primary_at(const char *line, size_t len, size_t i) {
+  for (unsigned bits = anchored[(unsigned char)line[i]]; bits; bits &= bits - 1) {
+    const primary *q = &primaries[__builtin_ctz(bits)];
+    if (i < q->at) continue;
+    size_t start = i - q->at;
+    if (len - start < q->len) continue;
+    /* Its first and last bytes before the call: most anchors are a capital in a word. */
+    const char *p = line + start;
+    if (p[0] == q->text[0] && p[1] == q->text[1] && p[q->len - 1] == q->text[q->len - 1] &&
+        memcmp(p, q->text, q->len) == 0)
+      return 1;
+  }
+  return 0;
+}
+
+/* Bytes of an 8-byte word (a bitwise test of all eight at once) that may be an anchor:
+ * nonzero when some byte is in ANCHOR_LO..ANCHOR_HI ("Determine if a word has a byte
+ * between m and n", Sean Eron Anderson's Bit Twiddling Hacks; bytes >= 0x80 never match). */
+static uint64_t maybe_anchor(uint64_t x) {
+  const uint64_t ones = ~(uint64_t)0 / 255, low7 = ones * 127;
+  return ((ones * (127 + ANCHOR_HI + 1) - (x & low7)) & ~x &
+          ((x & low7) + ones * (127 - (ANCHOR_LO - 1)))) &
+         (ones * 128);
+}
+
+static int has_primary(const char *line, size_t len) {
+  size_t i = 0;
+  for (; i + 8 <= len; i += 8) {
+    uint64_t w;
+    memcpy(&w, line + i, 8);
+    if (!maybe_anchor(w)) continue;
+    for (size_t j = i; j < i + 8; j++)
+      if (anchored[(unsigned char)line[j]] && primary_at(line, len, j)) return 1;
+  }
+  for (; i < len; i++)
+    if (anchored[(unsigned char)line[i]] && primary_at(line, len, i)) return 1;
+  return 0;
+}
+
 line_signal classify_line(const classify_patterns *p, const char *line, size_t len) {
   if (!line) return LINE_PLAIN;
-  if (is_refusal(line, len)) return LINE_INVALID;
-  int benign = is_benign_oom(line, len);
-  if (!benign && is_oom_fatal(line, len)) return LINE_OOM_FATAL;
-  if (!benign && is_oom_soft(line, len)) return LINE_OOM_SOFT;
+  if (has_primary(line, len)) {
+    if (is_refusal(line, len)) return LINE_INVALID;
+    if (!is_benign_oom(line, len)) {
+      if (is_oom_fatal(line, len)) return LINE_OOM_FATAL;
+      if (is_oom_soft(line, len)) return LINE_OOM_SOFT;
+    }
+  }
   if (!p) return LINE_PLAIN;
   /* The experiment's own substrings mean what the user says: an OOM pattern stops the
    * trial now, like XLA's fatal text. */
-  if (!benign && has_any(line, len, p->oom, p->n_oom)) return LINE_OOM_FATAL;
+  if (has_any(line, len, p->oom, p->n_oom) && !is_benign_oom(line, len)) return LINE_OOM_FATAL;
   if (has_any(line, len, p->invalid, p->n_invalid)) return LINE_INVALID;
   return LINE_PLAIN;
 }

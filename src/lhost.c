@@ -11,6 +11,7 @@
 #include <lauxlib.h>
 #include <lualib.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -249,11 +250,112 @@ static int ft_has_module(lua_State *L) {
   return 1;
 }
 
+/* ---- ft.digest: a 16-byte identity for a long key ---- */
+
+static uint64_t rotl64(uint64_t x, int r) {
+  return (x << r) | (x >> (64 - r));
+}
+
+static uint64_t fmix64(uint64_t k) {
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdULL;
+  k ^= k >> 33;
+  k *= 0xc4ceb9fe1a85ec53ULL;
+  k ^= k >> 33;
+  return k;
+}
+
+/* MurmurHash3_x64_128 (Austin Appleby, public domain; SMHasher's MurmurHash3.cpp), seed 0,
+ * little-endian reads. */
+static void murmur3_128(const unsigned char *data, size_t len, uint64_t out[2]) {
+  const uint64_t c1 = 0x87c37b91114253d5ULL, c2 = 0x4cf5ad432745937fULL;
+  uint64_t h1 = 0, h2 = 0;
+  size_t nblocks = len / 16;
+  for (size_t i = 0; i < nblocks; i++) {
+    uint64_t k1, k2;
+    memcpy(&k1, data + 16 * i, 8);
+    memcpy(&k2, data + 16 * i + 8, 8);
+    k1 *= c1, k1 = rotl64(k1, 31), k1 *= c2, h1 ^= k1;
+    h1 = rotl64(h1, 27), h1 += h2, h1 = h1 * 5 + 0x52dce729;
+    k2 *= c2, k2 = rotl64(k2, 33), k2 *= c1, h2 ^= k2;
+    h2 = rotl64(h2, 31), h2 += h1, h2 = h2 * 5 + 0x38495ab5;
+  }
+  const unsigned char *tail = data + 16 * nblocks;
+  uint64_t k1 = 0, k2 = 0;
+  switch (len & 15) {
+    case 15:
+      k2 ^= (uint64_t)tail[14] << 48; /* fall through */
+    case 14:
+      k2 ^= (uint64_t)tail[13] << 40; /* fall through */
+    case 13:
+      k2 ^= (uint64_t)tail[12] << 32; /* fall through */
+    case 12:
+      k2 ^= (uint64_t)tail[11] << 24; /* fall through */
+    case 11:
+      k2 ^= (uint64_t)tail[10] << 16; /* fall through */
+    case 10:
+      k2 ^= (uint64_t)tail[9] << 8; /* fall through */
+    case 9:
+      k2 ^= (uint64_t)tail[8];
+      k2 *= c2, k2 = rotl64(k2, 33), k2 *= c1, h2 ^= k2;
+      /* fall through */
+    case 8:
+      k1 ^= (uint64_t)tail[7] << 56; /* fall through */
+    case 7:
+      k1 ^= (uint64_t)tail[6] << 48; /* fall through */
+    case 6:
+      k1 ^= (uint64_t)tail[5] << 40; /* fall through */
+    case 5:
+      k1 ^= (uint64_t)tail[4] << 32; /* fall through */
+    case 4:
+      k1 ^= (uint64_t)tail[3] << 24; /* fall through */
+    case 3:
+      k1 ^= (uint64_t)tail[2] << 16; /* fall through */
+    case 2:
+      k1 ^= (uint64_t)tail[1] << 8; /* fall through */
+    case 1:
+      k1 ^= (uint64_t)tail[0];
+      k1 *= c1, k1 = rotl64(k1, 31), k1 *= c2, h1 ^= k1;
+  }
+  h1 ^= (uint64_t)len, h2 ^= (uint64_t)len;
+  h1 += h2, h2 += h1;
+  h1 = fmix64(h1), h2 = fmix64(h2);
+  h1 += h2, h2 += h1;
+  out[0] = h1;
+  out[1] = h2;
+}
+
+/* ft.digest(S): S itself when it is short (up to 16 bytes), else a 17-byte string: a marker
+ * byte (0x01) and S's 128-bit MurmurHash3. Both are short strings, which Lua 5.4 interns:
+ * every table keyed by a configuration's digest shares one 18-byte object per
+ * configuration, where its canonical JSON (hundreds of bytes, not interned) was copied into
+ * each seen set. Distinct keys of 17 bytes or more collide with probability about n^2 /
+ * 2^129 (1e-29 at 100,000 keys); a short S, kept as it is, is never a digest (whose length
+ * it does not have). */
+static int ft_digest(lua_State *L) {
+  size_t len;
+  const char *s = luaL_checklstring(L, 1, &len);
+  if (len <= 16) {
+    lua_settop(L, 1);
+    return 1;
+  }
+  uint64_t h[2];
+  murmur3_128((const unsigned char *)s, len, h);
+  unsigned char out[17];
+  out[0] = 1;
+  memcpy(out + 1, h, 16);
+  lua_pushlstring(L, (const char *)out, sizeof out);
+  return 1;
+}
+
 static void install_ft(lua_State *L) {
-  static const luaL_Reg fns[] = {
-      {"parse_bytes", ft_parse_bytes},   {"parse_duration", ft_parse_duration},
-      {"format_bytes", ft_format_bytes}, {"json_decode", ft_json_decode},
-      {"has_module", ft_has_module},     {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"parse_bytes", ft_parse_bytes},
+                                 {"parse_duration", ft_parse_duration},
+                                 {"format_bytes", ft_format_bytes},
+                                 {"json_decode", ft_json_decode},
+                                 {"has_module", ft_has_module},
+                                 {"digest", ft_digest},
+                                 {NULL, NULL}};
   luaL_newlib(L, fns);
   lua_pushstring(L, FLAGTUNE_VERSION);
   lua_setfield(L, -2, "version");
@@ -372,6 +474,20 @@ static void install_guards(lua_State *L) {
   lua_pop(L, 1);
 }
 
+/* The collector: Lua's default incremental mode, unless FLAGTUNE_LUA_GC (a measuring aid,
+ * tests/bench/bench_memory.sh) says "gen" (generational) or "inc,PAUSE,STEPMUL". Measured
+ * on real tpe{} sweeps (docs/COST.md "Memory"), generational mode held a larger heap, not a
+ * smaller one: a tpe{} ask's temporaries outlive the minor collections run during it, grow
+ * old, and wait for a major one. */
+static void set_collector(lua_State *L) {
+  const char *gc = getenv("FLAGTUNE_LUA_GC");
+  int pause = 0, stepmul = 0;
+  if (gc && strcmp(gc, "gen") == 0)
+    lua_gc(L, LUA_GCGEN, 0, 0);
+  else if (gc && sscanf(gc, "inc,%d,%d", &pause, &stepmul) == 2 && pause > 0 && stepmul > 0)
+    lua_gc(L, LUA_GCINC, pause, stepmul, 0);
+}
+
 int lhost_new(lhost **out, char **err) {
   lhost *h = xcalloc(1, sizeof *h);
   h->mem_limit = memory_limit();
@@ -380,6 +496,7 @@ int lhost_new(lhost **out, char **err) {
     free(h);
     return diag_set(err, FT_ESYS, "cannot create a Lua state");
   }
+  set_collector(h->L);
   luaL_openlibs(h->L);
   install_guards(h->L);
   install_searcher(h->L);
@@ -608,4 +725,8 @@ void lhost_unref(lhost *h, int ref) {
 
 int lhost_live_refs(const lhost *h) {
   return h->live_refs;
+}
+
+size_t lhost_memory(const lhost *h) {
+  return h->mem;
 }

@@ -45,5 +45,8 @@ int lhost_ref(lhost *h);
 void lhost_push_ref(lhost *h, int ref);
 void lhost_unref(lhost *h, int ref);
 int lhost_live_refs(const lhost *h);
+/* Bytes the Lua state holds now (its allocator's count: live objects and garbage not yet
+ * collected). */
+size_t lhost_memory(const lhost *h);
 
 #endif

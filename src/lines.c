@@ -51,16 +51,12 @@ static void append(lines_buf *lb, const char *p, size_t n, lines_cb cb, void *ud
   cb(ud, lb->buf, lb->max, 1);
 }
 
-/* The first '\n' or '\r' in DATA, or NULL. Two memchr() calls (vectorised in libc) rather
- * than a byte loop: a trial's output flood goes through here, every byte of it, and the '\r'
- * search stops at the '\n'. */
-static const char *line_end(const char *data, size_t n) {
-  const char *nl = memchr(data, '\n', n);
-  const char *cr = memchr(data, '\r', nl ? (size_t)(nl - data) : n);
-  return cr ? cr : nl;
-}
-
+/* The line splitter goes through every byte of a trial's output flood, so it searches with
+ * memchr() (vectorised in libc), not a byte loop: one search for '\n' per line, and one for
+ * '\r' per '\r' in the chunk (most output has none: then one for the whole chunk), rather
+ * than a '\r' search along every line. CR is the next '\r' at or after DATA, or NULL. */
 void lines_feed(lines_buf *lb, const char *data, size_t n, lines_cb cb, void *ud) {
+  const char *cr = n > 0 ? memchr(data, '\r', n) : NULL;
   while (n > 0) {
     if (lb->after_cr) { /* "\r\n" is one line end, even split between two feeds */
       lb->after_cr = 0;
@@ -70,7 +66,9 @@ void lines_feed(lines_buf *lb, const char *data, size_t n, lines_cb cb, void *ud
         continue;
       }
     }
-    const char *end = line_end(data, n);
+    if (cr && cr < data) cr = memchr(data, '\r', n); /* the last one was passed */
+    const char *end = memchr(data, '\n', cr ? (size_t)(cr - data) : n);
+    if (!end) end = cr;
     size_t piece = end ? (size_t)(end - data) : n;
     if (!lb->discarding) append(lb, data, piece, cb, ud);
     if (!end) return;

@@ -487,6 +487,10 @@ int store_open(const char *path, int flags, store **out, char **err) {
 
 int store_identity_check(store *s, char **err);
 
+int64_t store_memory_used(void) {
+  return (int64_t)sqlite3_memory_used();
+}
+
 int store_close(store *s) {
   if (!s) return 0;
   for (int i = 0; i < ST_COUNT; i++) sqlite3_finalize(s->cache[i]);

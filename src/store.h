@@ -24,6 +24,8 @@ int store_open(const char *path, int flags, store **out, char **err);
 /* Finalizes every cached statement and closes the connection. Returns 0, or FT_ESTORE when
  * SQLite refused to close (a statement was left unfinalized: a bug). S may be NULL. */
 int store_close(store *s);
+/* Bytes SQLite holds now in this process (page caches, statements, schema): sqlite3_memory_used. */
+int64_t store_memory_used(void);
 
 /* The schema version this flagtune writes: the number of its newest migration. */
 int store_schema_latest(void);
@@ -164,6 +166,13 @@ int store_trials_mark(store *s, int64_t sweep_id, outcome from, outcome to, int 
 
 /* All trials of a sweep, ordered by number, with their step times. Free with record_free. */
 int store_trials_load(store *s, int64_t sweep_id, trial_record **out, int *n, char **err);
+/* store_trials_load with the step times of only the trials WANT marks: it is called once
+ * with every row loaded (steps not yet) and sets want[i] to 1 for each trial whose steps it
+ * needs (want starts zeroed; WANT NULL: none). The others get n_steps 0: a sweep of 10,000
+ * trials of 1,000 steps holds 80 MB of step times, what its end needs is a few trials'. */
+typedef void (*store_want_steps)(const trial_record *t, int n, char *want, void *ud);
+int store_trials_load_some(store *s, int64_t sweep_id, store_want_steps want, void *ud,
+                           trial_record **out, int *n, char **err);
 
 /* Records a trial's manual-PGLE profile phase (schema 5): the profile's path, ok or the
  * outcome that ended the trial, and the phase's duration. */

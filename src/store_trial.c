@@ -261,7 +261,10 @@ int store_sweep_set_winner(store *s, int64_t sweep_id, const store_winner *w, ch
 }
 
 /* Steps arrive ordered like the trials (by number, then step), so one walk assigns them. */
-static int trials_steps(store *s, int64_t sweep_id, trial_record *t, int n, char **err) {
+/* The step times of the trials of T marked in WANT (all when WANT is NULL), each array
+ * exactly as long as its steps (grown by doubling while read, then trimmed). */
+static int trials_steps(store *s, int64_t sweep_id, trial_record *t, int n, const char *want,
+                        char **err) {
   sqlite3_stmt *st = NULL;
   int rc = store_stmt_get(s, ST_STEPS_LOAD, &st, err), k = 0, cap = 0;
   if (rc) return rc;
@@ -270,6 +273,7 @@ static int trials_steps(store *s, int64_t sweep_id, trial_record *t, int n, char
     int64_t id = sqlite3_column_int64(st, 0);
     while (k < n && t[k].id != id) k++, cap = 0;
     if (k == n) continue;
+    if (want && !want[k]) continue;
     double *steps = (double *)t[k].steps;
     if (t[k].n_steps == cap)
       t[k].steps = steps = xrealloc(steps, sizeof(double) * (size_t)(cap = cap ? cap * 2 : 64));
@@ -277,17 +281,28 @@ static int trials_steps(store *s, int64_t sweep_id, trial_record *t, int n, char
   }
   rc = rc == SQLITE_DONE ? 0 : store_db_fail(s, err, "loading step times");
   store_stmt_done(st);
+  for (int i = 0; i < n; i++)
+    if (t[i].n_steps > 0)
+      t[i].steps = xrealloc((double *)t[i].steps, sizeof(double) * (size_t)t[i].n_steps);
   return rc;
 }
 
-int store_trials_load(store *s, int64_t sweep_id, trial_record **out, int *n, char **err) {
+/* Rows, then the steps of all of them (ALL) or of those WANT marks. */
+static int trials_load(store *s, int64_t sweep_id, int all, store_want_steps want, void *ud,
+                       trial_record **out, int *n, char **err) {
   *out = NULL;
   *n = 0;
+  char *marks = NULL;
   /* One read transaction, so a trial finishing meanwhile cannot split rows from steps. */
   int rc = store_run_cached(s, ST_BEGIN_READ, "starting a read", err);
   if (!rc) rc = trials_rows(s, sweep_id, out, n, err);
-  if (!rc) rc = trials_steps(s, sweep_id, *out, *n, err);
+  if (!rc && !all) {
+    marks = xcalloc((size_t)*n + 1, 1);
+    if (want) want(*out, *n, marks, ud);
+  }
+  if (!rc) rc = trials_steps(s, sweep_id, *out, *n, marks, err);
   if (!rc) rc = store_run_cached(s, ST_COMMIT, "ending a read", err);
+  free(marks);
   if (rc) {
     store_tx_rollback(s);
     record_free(*out, *n);
@@ -295,6 +310,15 @@ int store_trials_load(store *s, int64_t sweep_id, trial_record **out, int *n, ch
     *n = 0;
   }
   return rc;
+}
+
+int store_trials_load(store *s, int64_t sweep_id, trial_record **out, int *n, char **err) {
+  return trials_load(s, sweep_id, 1, NULL, NULL, out, n, err);
+}
+
+int store_trials_load_some(store *s, int64_t sweep_id, store_want_steps want, void *ud,
+                           trial_record **out, int *n, char **err) {
+  return trials_load(s, sweep_id, 0, want, ud, out, n, err);
 }
 
 /* ---- Slurm steps (schema 8): what resume needs to cancel a dead orchestrator's steps ---- */

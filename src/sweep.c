@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <lauxlib.h>
 #include <lua.h>
+#include <malloc.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -176,6 +177,33 @@ static int requeue_lost(sweep *sw, const trial_record *t) {
   return 1;
 }
 
+/* FLAGTUNE_MEMLOG=FILE (a measuring aid, tests/bench/bench_memory.sh): after every finished
+ * trial one line of where the process's memory is: the trials ended, the bytes the Lua state
+ * holds (live and not yet collected), SQLite's, the C heap's in use (malloc's, all of it:
+ * Lua's and SQLite's included), and the resident set. */
+static void log_memory(sweep *sw) {
+  static FILE *f;
+  static int tried;
+  if (!tried) {
+    tried = 1;
+    const char *path = getenv("FLAGTUNE_MEMLOG");
+    if (path && *path) f = fopen(path, "w");
+    if (f) fprintf(f, "trials lua_bytes sqlite_bytes heap_bytes rss_kib\n");
+  }
+  if (!f) return;
+  struct mallinfo2 mi = mallinfo2();
+  long pages = 0, rss = 0;
+  FILE *st = fopen("/proc/self/statm", "r");
+  if (st) {
+    if (fscanf(st, "%ld %ld", &pages, &rss) != 2) rss = 0;
+    fclose(st);
+  }
+  fprintf(f, "%d %zu %lld %zu %ld\n", sw->n_done, lhost_memory(sw->host),
+          (long long)store_memory_used(), mi.uordblks + mi.hblkhd,
+          rss * (sysconf(_SC_PAGESIZE) / 1024));
+  fflush(f);
+}
+
 static void on_trial_done(void *ud, const trial_result *r) {
   sweep *sw = ud;
   const trial_record *t = &r->record;
@@ -197,6 +225,7 @@ static void on_trial_done(void *ud, const trial_result *r) {
   sweep_report_progress(sw, r);
   if (!r->store_err) sweep_fail_fast(sw, r);
   tell_strategy(sw, t);
+  log_memory(sw);
   schedule(sw);
 }
 
@@ -286,7 +315,8 @@ static void plan_confirmation(sweep *sw) {
   int n = 0, n_configs = 0;
   char *err = NULL;
   sw->confirm_planned = 1;
-  if (store_trials_load(sw->db, sw->id, &t, &n, &err) != 0) {
+  /* The plan reads values, outcomes and configurations: no step times. */
+  if (store_trials_load_some(sw->db, sw->id, NULL, NULL, &t, &n, &err) != 0) {
     sweep_fail(sw, err);
     free(err);
     return;
@@ -572,13 +602,28 @@ static void on_deadline(uv_timer_t *timer) {
   if (sw->n_running == 0) close_handles(sw);
 }
 
+/* The trials whose steps the pooled winner reads: the baseline's and those of every
+ * configuration that was confirmed (confirm_winner pools all trials of each). */
+static void want_pooled_steps(const trial_record *t, int n, char *want, void *ud) {
+  (void)ud;
+  int *confirm = xmalloc(sizeof(int) * (size_t)(n + 1)), n_confirm = 0;
+  for (int k = 0; k < n; k++)
+    if (t[k].role == ROLE_CONFIRM) confirm[n_confirm++] = k;
+  for (int i = 0; i < n; i++) {
+    want[i] = strcmp(t[i].config_json, "{}") == 0;
+    for (int c = 0; c < n_confirm && !want[i]; c++)
+      want[i] = strcmp(t[confirm[c]].config_json, t[i].config_json) == 0;
+  }
+  free(confirm);
+}
+
 /* Records the pooled winner of the confirmation phase. */
 static void choose_winner(sweep *sw) {
   trial_record *t = NULL;
   int n = 0;
   char *err = NULL;
   store_winner w;
-  if (store_trials_load(sw->db, sw->id, &t, &n, &err) == 0 &&
+  if (store_trials_load_some(sw->db, sw->id, want_pooled_steps, NULL, &t, &n, &err) == 0 &&
       confirm_winner(t, n, sw->exp->budget_steps, sw->exp->metric_skip, &w) == 0 &&
       store_sweep_set_winner(sw->db, sw->id, &w, &err) == 0) {
     sw->winner_ms = w.value;

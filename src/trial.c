@@ -185,8 +185,11 @@ static void on_line(void *ud, int stream, const char *line, size_t len, int trun
   if (stream == EXEC_STDERR) {
     excerpt_add(t, line, len);
   } else if (p != PARSE_STEP && len > 0) {
-    free(t->last_stdout);
-    t->last_stdout = xstrndup(line, len > EXCERPT_WIDTH ? EXCERPT_WIDTH : len);
+    /* One buffer for the whole run: a flood of stdout lines costs a copy each, no malloc. */
+    size_t n = strnlen(line, len > EXCERPT_WIDTH ? EXCERPT_WIDTH : len);
+    if (!t->last_stdout) t->last_stdout = xmalloc(EXCERPT_WIDTH + 1);
+    memcpy(t->last_stdout, line, n);
+    t->last_stdout[n] = '\0';
   }
 }
 

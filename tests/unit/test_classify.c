@@ -6,7 +6,9 @@
 #include "classify.h"
 #include "test.h"
 
-static line_signal line_of(const char *s) { return classify_line(NULL, s, strlen(s)); }
+static line_signal line_of(const char *s) {
+  return classify_line(NULL, s, strlen(s));
+}
 
 /* Classifies every line of a multi-line log and returns the strongest signal seen, in
  * the order the orchestrator acts on them. */
@@ -24,8 +26,8 @@ static line_signal worst_of(const char *log) {
 }
 
 TEST(outcome_names_round_trip) {
-  const char *names[] = {"running", "ok",        "oom",    "invalid",     "timeout",
-                         "crash",   "no_metric", "pruned", "interrupted", "lost", "wrong"};
+  const char *names[] = {"running",   "ok",     "oom",         "invalid", "timeout", "crash",
+                         "no_metric", "pruned", "interrupted", "lost",    "wrong"};
   CHECK_INT(OUTCOME_COUNT, 11);
   for (int i = 0; i < OUTCOME_COUNT; i++) {
     CHECK_STR(outcome_name((outcome)i), names[i]);
@@ -374,4 +376,137 @@ TEST(trial_stop_reasons_and_precedence) {
   f.stopped = STOPPED_PRUNED;
   CHECK_INT(classify_trial(&f), OUTCOME_PRUNED);
   CHECK_INT(classify_trial(NULL), OUTCOME_CRASH);
+}
+
+/* ---- the pre-filter changes no answer ---- */
+
+/* The classifier as it was before its pre-filter (every search on every line), kept here as
+ * the oracle: the pre-filter may only skip lines this says are plain. */
+static int ref_has(const char *line, size_t len, const char *needle) {
+  size_t n = strlen(needle);
+  if (n == 0 || n > len) return 0;
+  for (size_t i = 0; i + n <= len; i++)
+    if (memcmp(line + i, needle, n) == 0) return 1;
+  return 0;
+}
+
+static int ref_any(const char *line, size_t len, const char *const *needles, int n) {
+  for (int i = 0; i < n; i++)
+    if (needles && needles[i] && ref_has(line, len, needles[i])) return 1;
+  return 0;
+}
+
+static line_signal ref_classify(const classify_patterns *p, const char *l, size_t n) {
+  static const char *const refusals[] = {"Unknown flag in XLA_FLAGS", "Unknown flags in XLA_FLAGS",
+                                         "Unknown flag(s) in XLA_FLAGS", "Flag parsing failed.",
+                                         "Illegal value for --xla_"};
+  static const char *const with_status[] = {"RESOURCE_EXHAUSTED: Out of memory",
+                                            "Failed to allocate request for",
+                                            "Ran out of memory in memory space"};
+  static const char *const soft[] = {"CUDA_ERROR_OUT_OF_MEMORY", "CUBLAS_STATUS_ALLOC_FAILED",
+                                     "CUDNN_STATUS_ALLOC_FAILED", "cudaErrorMemoryAllocation"};
+  if (ref_any(l, n, refusals, 5) ||
+      (ref_has(l, n, "Couldn't interpret value ") && ref_has(l, n, " for flag ")))
+    return LINE_INVALID;
+  int benign = ref_has(l, n, "The caller indicates that this is not a failure");
+  if (!benign && (ref_has(l, n, "Out of memory while trying to allocate") ||
+                  ref_has(l, n, "Out of host memory while trying to allocate") ||
+                  (ref_has(l, n, "RESOURCE_EXHAUSTED") && ref_any(l, n, with_status, 3))))
+    return LINE_OOM_FATAL;
+  if (!benign && (ref_any(l, n, soft, 4) ||
+                  (ref_has(l, n, "'out of memory'") && ref_has(l, n, "Cuda failure")) ||
+                  (ref_has(l, n, "NCCL WARN") && ref_has(l, n, "out of memory"))))
+    return LINE_OOM_SOFT;
+  if (!p) return LINE_PLAIN;
+  if (!benign && ref_any(l, n, p->oom, p->n_oom)) return LINE_OOM_FATAL;
+  if (ref_any(l, n, p->invalid, p->n_invalid)) return LINE_INVALID;
+  return LINE_PLAIN;
+}
+
+/* Lines built from pieces of every pattern (whole, cut short, with a byte changed), bytes
+ * next to the anchors' range ('B', 'C', 'U', 'V'), high bytes, NULs and plain words, at
+ * every length and alignment, each classified both ways, with and without an experiment's
+ * own patterns. */
+TEST(prefilter_agrees_with_every_search) {
+  static const char *const pieces[] = {"Unknown flag in XLA_FLAGS",
+                                       "Unknown flags in XLA_FLAGS",
+                                       "Unknown flag(s) in XLA_FLAGS",
+                                       "Flag parsing failed.",
+                                       "Illegal value for --xla_",
+                                       "Couldn't interpret value ",
+                                       " for flag ",
+                                       "The caller indicates that this is not a failure",
+                                       "Out of memory while trying to allocate",
+                                       "Out of host memory while trying to allocate",
+                                       "RESOURCE_EXHAUSTED",
+                                       "RESOURCE_EXHAUSTED: Out of memory",
+                                       "Failed to allocate request for",
+                                       "Ran out of memory in memory space",
+                                       "CUDA_ERROR_OUT_OF_MEMORY",
+                                       "CUBLAS_STATUS_ALLOC_FAILED",
+                                       "CUDNN_STATUS_ALLOC_FAILED",
+                                       "cudaErrorMemoryAllocation",
+                                       "'out of memory'",
+                                       "Cuda failure",
+                                       "NCCL WARN",
+                                       "out of memory",
+                                       "my-oom",
+                                       "BAD FLAG",
+                                       "step 12: 140.2 ms",
+                                       "I1126 02:03:04.5 ",
+                                       "BCUV",
+                                       "\x80\xc3\xa9\xff",
+                                       "\0",
+                                       "  ",
+                                       "x"};
+  enum { N_PIECES = sizeof pieces / sizeof pieces[0] };
+  const char *oom[] = {"my-oom", ""};
+  const char *invalid[] = {"BAD FLAG"};
+  classify_patterns own = {.oom = oom, .n_oom = 2, .invalid = invalid, .n_invalid = 1};
+  unsigned seed = 12345;
+  char line[512];
+  int mismatches = 0, signals = 0;
+  for (int iter = 0; iter < 200000; iter++) {
+    size_t len = 0;
+    int parts = 1 + (int)((seed = seed * 1103515245u + 12345u) >> 16) % 5;
+    for (int k = 0; k < parts; k++) {
+      seed = seed * 1103515245u + 12345u;
+      const char *piece = pieces[(seed >> 16) % N_PIECES];
+      size_t n = piece[0] ? strlen(piece) : 1;
+      seed = seed * 1103515245u + 12345u;
+      int how = (int)(seed >> 16) % 8;
+      if (how == 0 && n > 1) n -= 1 + (seed >> 20) % (n - 1); /* cut short */
+      if (len + n + 3 > sizeof line) break;
+      memcpy(line + len, piece, n);
+      if (how == 1) line[len + (seed >> 20) % n] ^= 0x20; /* a byte's case changed */
+      len += n;
+      if (how == 2) line[len++] = (char)('A' + (seed >> 24) % 26);
+    }
+    seed = seed * 1103515245u + 12345u;
+    size_t off = (seed >> 16) % 8; /* a suffix of it: every alignment */
+    if (off > len) off = len;
+    const char *l = line + off;
+    size_t n = len - off;
+    line_signal want = ref_classify(NULL, l, n), got = classify_line(NULL, l, n);
+    line_signal want_own = ref_classify(&own, l, n), got_own = classify_line(&own, l, n);
+    if (want != LINE_PLAIN) signals++;
+    if (want != got || want_own != got_own) {
+      if (mismatches++ < 5)
+        fprintf(stderr, "line [%.*s]: %d/%d expected %d/%d\n", (int)n, l, got, got_own, want,
+                want_own);
+    }
+  }
+  CHECK_INT(mismatches, 0);
+  CHECK(signals > 10000); /* the lines reached every signal, not only plain ones */
+  /* Anchors at the first and last byte, in the 8-byte loop and in its tail. */
+  for (size_t pad = 0; pad < 17; pad++) {
+    char buf[64];
+    memset(buf, 'z', pad);
+    memcpy(buf + pad, "NCCL WARN out of memory", 23);
+    CHECK_INT(classify_line(NULL, buf, pad + 23), LINE_OOM_SOFT);
+    CHECK_INT(classify_line(NULL, buf, pad + 22), LINE_PLAIN); /* "memor" */
+    memcpy(buf + pad, "cudaErrorMemoryAllocation", 25);
+    CHECK_INT(classify_line(NULL, buf, pad + 25), LINE_OOM_SOFT);
+    CHECK_INT(classify_line(NULL, buf + 1, pad + 24), pad > 0 ? LINE_OOM_SOFT : LINE_PLAIN);
+  }
 }

@@ -267,3 +267,62 @@ TEST(zero_max_means_default) {
   lines_free(&lb);
   CHECK(lb.buf == NULL);
 }
+
+/* Every line as one record "len:truncated:bytes|", for comparing whole streams. */
+typedef struct {
+  char out[8192];
+  size_t used;
+} transcript;
+
+static void record(void *ud, const char *line, size_t len, int truncated) {
+  transcript *t = ud;
+  int n = snprintf(t->out + t->used, sizeof t->out - t->used, "%zu:%d:", len, truncated);
+  if (n > 0) t->used += (size_t)n;
+  if (t->used + len + 1 < sizeof t->out) {
+    memcpy(t->out + t->used, line, len);
+    t->used += len;
+    t->out[t->used++] = '|';
+  }
+}
+
+/* The splitter finds '\r' once per chunk (and again per '\r'), not along every line: random
+ * streams of '\n', '\r', "\r\n", NULs and lines past max, cut into chunks at random places
+ * (a "\r\n" split between chunks included), give the same lines as a byte-by-byte feed. */
+TEST(chunks_anywhere_match_byte_by_byte) {
+  static const char alphabet[] = "ab\r\n\r\n\0x";
+  unsigned seed = 7;
+  for (int iter = 0; iter < 3000; iter++) {
+    char stream[300];
+    size_t n = 0;
+    seed = seed * 1103515245u + 12345u;
+    size_t len = (seed >> 16) % sizeof stream;
+    while (n < len) {
+      seed = seed * 1103515245u + 12345u;
+      if ((seed >> 16) % 9 == 0) { /* a run longer than max */
+        for (int k = 0; k < 20 && n < len; k++) stream[n++] = 'L';
+      } else {
+        stream[n++] = alphabet[(seed >> 16) % (sizeof alphabet - 1)];
+      }
+    }
+    transcript whole, cut;
+    memset(&whole, 0, sizeof whole);
+    memset(&cut, 0, sizeof cut);
+    lines_buf a, b;
+    lines_init(&a, 12);
+    lines_init(&b, 12);
+    for (size_t i = 0; i < n; i++) lines_feed(&a, stream + i, 1, record, &whole);
+    for (size_t i = 0; i < n;) {
+      seed = seed * 1103515245u + 12345u;
+      size_t k = 1 + (seed >> 16) % 40;
+      if (k > n - i) k = n - i;
+      lines_feed(&b, stream + i, k, record, &cut);
+      i += k;
+    }
+    lines_finish(&a, record, &whole);
+    lines_finish(&b, record, &cut);
+    CHECK_INT(cut.used, whole.used);
+    CHECK(memcmp(cut.out, whole.out, whole.used) == 0);
+    lines_free(&a);
+    lines_free(&b);
+  }
+}

@@ -438,6 +438,46 @@ TEST(trials_roundtrip) {
   tmpdb_remove(&t);
 }
 
+/* Marks the trials whose config is AG (and counts the calls). */
+static void want_ag(const trial_record *t, int n, char *want, void *ud) {
+  (*(int *)ud)++;
+  for (int i = 0; i < n; i++) want[i] = strcmp(t[i].config_json, AG) == 0;
+}
+
+/* store_trials_load_some: every row, step times only where asked (a sweep's end reads a few
+ * trials' steps, not 10,000 trials' worth). */
+TEST(trials_load_some_steps) {
+  tmpdb t;
+  tmpdb_init(&t);
+  store *s = open_ok(t.path);
+  fixture f;
+  populate(s, &f);
+  char *err = NULL;
+  trial_record *tr = NULL;
+  int n = 0, calls = 0;
+  CHECK_INT(store_trials_load_some(s, f.a, want_ag, &calls, &tr, &n, &err), 0);
+  CHECK_INT(calls, 1);
+  CHECK_INT(n, 6);
+  for (int i = 0; i < n; i++) {
+    int ag = strcmp(tr[i].config_json, AG) == 0;
+    CHECK_INT(tr[i].n_steps, ag ? 5 : 0);
+    CHECK(ag ? tr[i].steps != NULL : tr[i].steps == NULL);
+  }
+  if (n == 6) {
+    CHECK_NEAR(tr[2].steps[0], 132, 1e-9);
+    CHECK_NEAR(tr[2].steps[4], 88, 1e-9);
+    CHECK_NEAR(tr[0].value, 100, 0); /* rows are whole without their steps */
+    CHECK_INT(tr[3].status, OUTCOME_OOM);
+  }
+  record_free(tr, n);
+  CHECK_INT(store_trials_load_some(s, f.a, NULL, NULL, &tr, &n, &err), 0);
+  CHECK_INT(n, 6);
+  for (int i = 0; i < n; i++) CHECK_INT(tr[i].n_steps, 0);
+  record_free(tr, n);
+  CHECK_STORE_END(s);
+  tmpdb_remove(&t);
+}
+
 TEST(finish_replaces_steps) {
   tmpdb t;
   tmpdb_init(&t);
