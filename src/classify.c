@@ -81,7 +81,13 @@ static int is_oom_soft(const char *line, size_t len) {
   if (has_any(line, len, soft, 4)) return 1;
   /* NCCL: "NCCL WARN Cuda failure 'out of memory'" (older) / "Cuda failure 2 'out of memory'". */
   if (has(line, len, "'out of memory'") && has(line, len, "Cuda failure")) return 1;
-  return has(line, len, "NCCL WARN") && has(line, len, "out of memory");
+  if (has(line, len, "NCCL WARN") && has(line, len, "out of memory")) return 1;
+  /* XLA's BFC allocator when an allocation failed after its retries: "Allocator (GPU_0_bfc)
+   * ran out of memory trying to allocate 12.00MiB (rounded to 12582912) from the lower end
+   * requested by op" (xla/tsl/framework/bfc_allocator.cc; jaxlib 0.11.2 printed it from
+   * bfc_allocator.cc:598 on an H200, docs/GPU.md). The caller may recover (autotuning); with
+   * too little memory it is all a run prints, every 10 s, and no step comes. */
+  return has(line, len, "Allocator (") && has(line, len, ") ran out of memory trying to allocate");
 }
 
 /* The BFC allocator's warning says in so many words that it is not a failure. */
@@ -116,7 +122,7 @@ static int is_refusal(const char *line, size_t len) {
  * memory", and the benign BFC warning, only matter once one is there). A line holding none
  * of them is plain as far as the built-in texts go, decided in one pass over its bytes
  * instead of some twenty searches. Each is found by its anchor: a byte at offset AT, all of
- * them uppercase letters from 'C' to 'U', which a log line in lowercase prose holds few of. */
+ * them uppercase letters from 'A' to 'U', which a log line in lowercase prose holds few of. */
 typedef struct {
   const char *text;
   unsigned char len, at;
@@ -138,9 +144,10 @@ static const primary primaries[] = {
     PRIMARY("cudaErrorMemoryAllocation", 4), /* its 'E' */
     PRIMARY("Cuda failure", 0),
     PRIMARY("NCCL WARN", 0),
+    PRIMARY("Allocator (", 0),
 };
 #undef PRIMARY
-enum { N_PRIMARIES = sizeof primaries / sizeof primaries[0], ANCHOR_LO = 'C', ANCHOR_HI = 'U' };
+enum { N_PRIMARIES = sizeof primaries / sizeof primaries[0], ANCHOR_LO = 'A', ANCHOR_HI = 'U' };
 
 /* The primaries anchored at each byte (bit K: primaries[K], so this follows their order;
  * unit.classify.prefilter_agrees_with_every_search fails if a primary is not found by its
@@ -151,6 +158,7 @@ static const uint16_t anchored[256] = {
     ['I'] = 1 << 2,          ['C'] = 1 << 3 | 1 << 7 | 1 << 8 | 1 << 9 | 1 << 11,
     ['O'] = 1 << 4 | 1 << 5, ['R'] = 1 << 6,
     ['E'] = 1 << 10,         ['N'] = 1 << 12,
+    ['A'] = 1 << 13,
 };
 
 /* 1 when a primary anchored at the byte LINE[I] starts at LINE[I - at]. */
@@ -223,7 +231,11 @@ outcome classify_trial(const trial_facts *f) {
    * it must never be retried or modelled as slow. */
   if (f->saw_invalid || f->stopped == STOPPED_INVALID) return OUTCOME_INVALID;
   if (f->stopped == STOPPED_OOM || f->saw_oom_fatal) return OUTCOME_OOM;
-  if (f->stopped == STOPPED_TIMEOUT) return OUTCOME_TIMEOUT;
+  /* Out of time before its first step while allocations kept failing: the memory, not the
+   * speed (jaxlib 0.11.2 with XLA_CLIENT_MEM_FRACTION=0.01 logged the BFC allocator's failure
+   * every 10 s and never ended, docs/GPU.md). A strategy must learn it as OOM. */
+  if (f->stopped == STOPPED_TIMEOUT)
+    return f->saw_oom_soft && f->n_steps == 0 ? OUTCOME_OOM : OUTCOME_TIMEOUT;
   if (exited_clean(f)) {
     /* min_steps <= 0 would call a run with no step time "ok": one step is the floor. */
     int need = f->min_steps > 0 ? f->min_steps : 1;

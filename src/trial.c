@@ -41,6 +41,8 @@ struct trial {
   int n_bad_values;
   trial_facts facts;
   char *signal_line; /* the first line that stopped it (an OOM, a refusal), kept whole */
+  char *soft_line;   /* the first allocation failure it survived (LINE_OOM_SOFT) */
+  int n_soft;        /* how many such lines */
   char *excerpt[EXCERPT_LINES];
   int excerpt_next;
   char *last_stdout;
@@ -176,6 +178,8 @@ static void on_line(void *ud, int stream, const char *line, size_t len, int trun
       break;
     case LINE_OOM_SOFT:
       t->facts.saw_oom_soft = 1;
+      if (!t->soft_line) t->soft_line = printable(line, len);
+      t->n_soft++;
       break;
     default:
       break;
@@ -250,6 +254,9 @@ static void reset_phase(trial *t) {
   t->last_stdout = NULL;
   free(t->signal_line);
   t->signal_line = NULL;
+  free(t->soft_line);
+  t->soft_line = NULL;
+  t->n_soft = 0;
 }
 
 /* The profile run ended. On success (exit 0, a profile left behind) the measured run starts
@@ -337,6 +344,11 @@ static char *trial_excerpt(trial *t, const exec_result *res, outcome o, const ch
     reason = xasprintf("%d step time(s) were NaN, negative or absurd", t->n_bad_values);
   else if (t->signal_line)
     reason = xstrdup(t->signal_line);
+  else if (o == OUTCOME_OOM && t->facts.stopped == STOPPED_TIMEOUT && t->soft_line)
+    reason = xasprintf(
+        "timed out before its first step while allocations kept failing (%d time%s; the "
+        "first: %s)",
+        t->n_soft, t->n_soft == 1 ? "" : "s", t->soft_line);
   else if (o != OUTCOME_OK && excerpt && !res->spawn_error)
     reason = failure_line(excerpt, o == OUTCOME_NO_METRIC); /* "warming up" is no reason */
   if (!reason && o == OUTCOME_NO_METRIC) /* a silent command, or a metric that matches nothing */
@@ -391,6 +403,7 @@ static void trial_free(trial *t) {
   stats_running_free(&t->kept);
   proposal_clear(&t->prop);
   free(t->signal_line);
+  free(t->soft_line);
   free(t->profile_path);
   free(t->steps);
   free(t->last_stdout);

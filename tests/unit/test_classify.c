@@ -104,10 +104,11 @@ TEST(oom_look_alikes_are_plain) {
                     "not a failure, but this may mean that there could be performance gains if "
                     "more memory were available."),
             LINE_PLAIN);
-  /* The same warning without the disclaimer is still only a warning. */
+  /* The same warning without the disclaimer never stops a trial: a soft OOM, which counts
+   * only if the run then fails or times out before its first step. */
   CHECK_INT(line_of("W external/xla/xla/tsl/framework/bfc_allocator.cc:482] Allocator (GPU_0_bfc) "
                     "ran out of memory trying to allocate 16.00GiB (rounded to 17179869184)"),
-            LINE_PLAIN);
+            LINE_OOM_SOFT);
   CHECK_INT(line_of("W bfc_allocator.cc:494] *****************************************_____"),
             LINE_PLAIN);
   /* Allocation wording without RESOURCE_EXHAUSTED is not XLA's fatal error. */
@@ -370,6 +371,7 @@ TEST(trial_stop_reasons_and_precedence) {
   f = exited(0);
   f.stopped = STOPPED_TIMEOUT;
   f.saw_oom_soft = 1;
+  f.n_steps = 5; /* it ran steps: slow, not out of memory */
   CHECK_INT(classify_trial(&f), OUTCOME_TIMEOUT);
   f = exited(0);
   f.n_steps = 100;
@@ -413,9 +415,11 @@ static line_signal ref_classify(const classify_patterns *p, const char *l, size_
                   ref_has(l, n, "Out of host memory while trying to allocate") ||
                   (ref_has(l, n, "RESOURCE_EXHAUSTED") && ref_any(l, n, with_status, 3))))
     return LINE_OOM_FATAL;
-  if (!benign && (ref_any(l, n, soft, 4) ||
-                  (ref_has(l, n, "'out of memory'") && ref_has(l, n, "Cuda failure")) ||
-                  (ref_has(l, n, "NCCL WARN") && ref_has(l, n, "out of memory"))))
+  if (!benign &&
+      (ref_any(l, n, soft, 4) ||
+       (ref_has(l, n, "'out of memory'") && ref_has(l, n, "Cuda failure")) ||
+       (ref_has(l, n, "NCCL WARN") && ref_has(l, n, "out of memory")) ||
+       (ref_has(l, n, "Allocator (") && ref_has(l, n, ") ran out of memory trying to allocate"))))
     return LINE_OOM_SOFT;
   if (!p) return LINE_PLAIN;
   if (!benign && ref_any(l, n, p->oom, p->n_oom)) return LINE_OOM_FATAL;
@@ -450,6 +454,8 @@ TEST(prefilter_agrees_with_every_search) {
                                        "Cuda failure",
                                        "NCCL WARN",
                                        "out of memory",
+                                       "Allocator (",
+                                       ") ran out of memory trying to allocate",
                                        "my-oom",
                                        "BAD FLAG",
                                        "step 12: 140.2 ms",
@@ -509,4 +515,35 @@ TEST(prefilter_agrees_with_every_search) {
     CHECK_INT(classify_line(NULL, buf, pad + 25), LINE_OOM_SOFT);
     CHECK_INT(classify_line(NULL, buf + 1, pad + 24), pad > 0 ? LINE_OOM_SOFT : LINE_PLAIN);
   }
+}
+
+/* What jaxlib 0.11.2 printed on an H200 when the memory fraction left too little
+ * (docs/GPU.md): the BFC allocator's failure after its retries, every 10 s, no step ever.
+ * A soft OOM; the benign variant ("The caller indicates that this is not a failure") is not. */
+TEST(bfc_allocator_failure_real_text) {
+  const char *real =
+      "W1126 02:06:18.003658     620 bfc_allocator.cc:598] Allocator (GPU_0_bfc) ran out of "
+      "memory trying to allocate 12.00MiB (rounded to 12582912) from the lower end requested by "
+      "op ";
+  CHECK_INT(classify_line(NULL, real, strlen(real)), LINE_OOM_SOFT);
+  const char *benign =
+      "W tensorflow/core/common_runtime/bfc_allocator.cc:243] Allocator (GPU_0_bfc) ran out of "
+      "memory trying to allocate 1.25GiB with freed_by_count=0. The caller indicates that this "
+      "is not a failure, but may mean that there could be performance gains if more memory were "
+      "available.";
+  CHECK_INT(classify_line(NULL, benign, strlen(benign)), LINE_PLAIN);
+  const char *prose = "Allocator (pool) has 3 free blocks";
+  CHECK_INT(classify_line(NULL, prose, strlen(prose)), LINE_PLAIN);
+}
+
+/* Out of time before the first step while allocations failed: OOM, so a strategy learns the
+ * memory edge; with steps, or with no allocation failure, a timeout stays a timeout. */
+TEST(timeout_before_first_step_with_soft_oom_is_oom) {
+  trial_facts f = {.stopped = STOPPED_TIMEOUT, .term_signal = 9, .saw_oom_soft = 1, .min_steps = 2};
+  CHECK_INT(classify_trial(&f), OUTCOME_OOM);
+  f.n_steps = 3;
+  CHECK_INT(classify_trial(&f), OUTCOME_TIMEOUT);
+  f.n_steps = 0;
+  f.saw_oom_soft = 0;
+  CHECK_INT(classify_trial(&f), OUTCOME_TIMEOUT);
 }

@@ -5,10 +5,13 @@
 # not fit (XLA's rematerialization warning, the BFC allocator's report, the Python traceback,
 # jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED); unknown_flag.log XLA_FLAGS naming a flag
 # XLA lacks (parse_flags_from_env.cc:234, exit 1); bad_value.log the QCHECK when tsl's parser
-# fails (parse_flags_from_env.cc:220, here for --help, with the usage table after it, exit 1).
+# fails (parse_flags_from_env.cc:220, here for --help, with the usage table after it, exit 1);
+# bfc_hang.log what XLA_CLIENT_MEM_FRACTION=0.01 gave: the BFC allocator's failure every 10 s
+# and no step, the process never ending by itself.
 case "${REPLAY:-}" in
   oom) cat oom.log >&2; exit 1 ;;
   unknown) cat unknown_flag.log >&2; exit 1 ;;
   bad_value) cat bad_value.log >&2; exit 1 ;;
+  bfc_hang) cat bfc_hang.log >&2; exec sleep 60 ;;
   *) cat steps.log; exit 0 ;;
 esac
