@@ -110,128 +110,51 @@ local function kernel_sample(K, dim, p, j, r)
 end
 
 -- ---- the linear surrogate: Bayesian ridge regression of log(value) on main effects ----
--- Features per parameter: a categorical one (or an ordered one of at most 4 values) one
--- dummy per value but the first; a longer ordered one its centred position u and u^2, so a
--- monotone effect and an interior optimum are both learnt. The sufficient statistics X'X
--- and X'y are kept as observations arrive (a repeat only moves X'y), so an ask solves one
--- p x p system (p: a few per parameter) whatever the number of trials.
+-- In C (src/ridge.c): features per parameter, a categorical one (or an ordered one of at
+-- most 4 values) one dummy per value but the first, a longer ordered one its centred
+-- position u and u^2, so a monotone effect and an interior optimum are both learnt. The
+-- sufficient statistics X'X and X'y are kept as observations arrive (a repeat only moves
+-- X'y), so an ask solves one p x p system (p: a few per parameter) whatever the number of
+-- trials. A model of more than RIDGE_COLS columns (choices of hundreds of values) is not
+-- made: the surrogate is off for that space.
+
+local RIDGE_COLS = 2048
 
 local Ridge = {}
 Ridge.__index = Ridge
 
 local function ridge_new(params, lambda)
-  local self = setmetatable({ params = params, lambda = lambda, off = {}, p = 1,
-                              n = 0, yy = 0, xtx = {}, xty = {} }, Ridge)
+  local specs, p = {}, 1
   for dim, q in ipairs(params) do
-    self.off[dim] = self.p
-    if is_categorical(q) or q.n <= 4 then self.p = self.p + q.n - 1
-    elseif q.n > 1 then self.p = self.p + 2 end
+    specs[dim] = { n = q.n, cat = is_categorical(q) }
+    if is_categorical(q) or q.n <= 4 then p = p + q.n - 1 elseif q.n > 1 then p = p + 2 end
   end
-  for i = 1, self.p do
-    self.xty[i] = 0
-    self.xtx[i] = {}
-    for j = 1, self.p do self.xtx[i][j] = 0 end
-  end
-  return self
+  if p > RIDGE_COLS then return nil end
+  local c = ft.ridge_new(specs, lambda)
+  return setmetatable({ c = c, p = c:cols(), n = 0 }, Ridge)
 end
 
--- The non-zero features of X: parallel lists of column and value (column 1: intercept).
-function Ridge:row(x)
-  local cols, vals = { 1 }, { 1 }
-  for dim, q in ipairs(self.params) do
-    local j, o = x[dim], self.off[dim]
-    if j then
-      if is_categorical(q) or q.n <= 4 then
-        if j > 1 then cols[#cols + 1], vals[#vals + 1] = o + j - 1, 1 end
-      elseif q.n > 1 then
-        local u = (j - 1) / (q.n - 1) - 0.5
-        cols[#cols + 1], vals[#vals + 1] = o + 1, u
-        cols[#cols + 1], vals[#vals + 1] = o + 2, u * u - 1 / 12
-      end
-    end
-  end
-  return cols, vals
-end
-
--- Adds the row of observation OB (its state in OB[slot]) or moves its target to Y.
+-- Adds observation OB (its last target in OB[slot]) or moves its target to Y.
 function Ridge:add(ob, y, slot)
-  local st = ob[slot]
-  if not st then
-    st = { y = 0 }
-    ob[slot] = st
-    st.cols, st.vals = self:row(ob.x)
-    local cols, vals, xtx = st.cols, st.vals, self.xtx
-    for a = 1, #cols do
-      local ra, va = xtx[cols[a]], vals[a]
-      for b = 1, #cols do ra[cols[b]] = ra[cols[b]] + va * vals[b] end
-    end
-    self.n = self.n + 1
-  end
-  local dy = y - st.y
-  self.yy = self.yy - st.y ^ 2 + y * y
-  st.y = y
-  for a = 1, #st.cols do
-    self.xty[st.cols[a]] = self.xty[st.cols[a]] + st.vals[a] * dy
-  end
+  local old = ob[slot]
+  if old == nil then self.n = self.n + 1 end
+  self.c:add(ob.x, y, old)
+  ob[slot] = y
 end
 
--- Posterior mean and a Thompson draw of the weights (Cholesky of X'X + lambda I).
+-- Fits the posterior; with R, keeps a Thompson draw of the weights (else the mean).
+-- Returns the residual scale.
 function Ridge:fit(r)
-  local p, xtx, lam = self.p, self.xtx, self.lambda
-  local L = {}
-  for i = 1, p do
-    local Li, Ri = {}, xtx[i]
-    for j = 1, i do
-      local s = Ri[j]
-      if i == j then s = s + (i == 1 and 1e-6 or lam) end
-      local Lj = L[j] or Li
-      for k = 1, j - 1 do s = s - Li[k] * Lj[k] end
-      if i == j then Li[i] = math.sqrt(math.max(s, 1e-12)) else Li[j] = s / Lj[j] end
-    end
-    L[i] = Li
-  end
-  local z = {}
-  for i = 1, p do -- forward: L z = X'y
-    local s = self.xty[i]
-    for k = 1, i - 1 do s = s - L[i][k] * z[k] end
-    z[i] = s / L[i][i]
-  end
-  local m = {}
-  for i = p, 1, -1 do -- back: L' m = z
-    local s = z[i]
-    for k = i + 1, p do s = s - L[k][i] * m[k] end
-    m[i] = s / L[i][i]
-  end
-  -- residual variance: y'y - 2 m'X'y + m'X'X m
-  local rss = self.yy
-  for i = 1, p do
-    local s = 0
-    local Ri = xtx[i]
-    for j = 1, p do s = s + Ri[j] * m[j] end
-    rss = rss - 2 * m[i] * self.xty[i] + m[i] * s
-  end
-  local sigma = math.sqrt(math.max(rss / math.max(1, self.n), 1e-4))
-  local w = {}
+  local e
   if r then
-    local e = {}
-    for i = 1, p do e[i] = r:normal() end
-    for i = p, 1, -1 do -- L' v = e: v ~ N(0, (X'X + lambda I)^-1)
-      local s = e[i]
-      for k = i + 1, p do s = s - L[k][i] * w[k] end
-      w[i] = s / L[i][i]
-    end
-    for i = 1, p do w[i] = m[i] + sigma * w[i] end
-  else
-    w = m
+    e = {}
+    for i = 1, self.p do e[i] = r:normal() end
   end
-  return w, sigma
+  return self.c:fit(e)
 end
 
-function Ridge:predict(w, x)
-  local cols, vals = self:row(x)
-  local s = 0
-  for a = 1, #cols do s = s + w[cols[a]] * vals[a] end
-  return s
+function Ridge:predict(x)
+  return self.c:predict(x)
 end
 
 -- ---- Parzen estimators: a weighted mixture of product kernels plus a uniform prior ----
@@ -316,7 +239,7 @@ function tpe.new(space, options, history, rng)
                               cursor = 1, startup_left = o.startup }, T)
   if o.surrogate > 0 then
     self.ridge = ridge_new(space.params, o.ridge)
-    self.fridge = ridge_new(space.params, o.ridge) -- the failed share: a linear model
+    self.fridge = self.ridge and ridge_new(space.params, o.ridge) -- the failed share
   end
   self.design = self:latin_hypercube(o.startup)
   for _, h in ipairs(history or {}) do
@@ -570,6 +493,15 @@ function T:from_model(m, taken)
   return x, key
 end
 
+-- The surrogate's order: feasible enough first, then by P(feasible) times the improvement,
+-- then by log P(feasible) + improvement / sigma (ties at no improvement: the nearest).
+local function ranks_before(a, b)
+  if a.ok ~= b.ok then return a.ok end
+  if a.s1 ~= b.s1 then return a.s1 > b.s1 end
+  if a.s2 ~= b.s2 then return a.s2 > b.s2 end
+  return a.i < b.i
+end
+
 -- The surrogate's proposal: candidates from l and the one- and two-parameter moves of
 -- the best configurations, each scored by P(feasible) times its improvement on the best
 -- value under one Thompson draw of the weights (ties at no improvement: the nearest).
@@ -592,25 +524,36 @@ function T:from_surrogate(m, taken)
     for dim = 1, #b do if b[dim] ~= best[dim] then y[dim] = b[dim] end end
     xs[#xs + 1] = y
   end
-  local w, sigma = self.ridge:fit(self.rng)
-  local wf = self.fridge:fit(nil)
+  local sigma = self.ridge:fit(self.rng)
+  self.fridge:fit(nil)
   local ybest = math.log(tops[1].value)
+  -- The Parzen feasibility (two sums over up to `window` points per candidate) is the costly
+  -- part, so it is computed lazily. pf <= lin, so (lin >= FEASIBLE_MIN, lin * max(0, d),
+  -- log(lin) + d / sigma) bounds a candidate's (ok, s1, s2) term by term, hence in the
+  -- sort's order: candidates are scored in the order of their bounds until a bound ranks
+  -- after the best fresh candidate scored; none left can rank before it. The answer is the
+  -- one a full sort would give (self.score_all, for the tests, scores every candidate).
   local cands = {}
   for i, x in ipairs(xs) do
-    -- feasible by both the Parzen densities (interactions) and the main effects
-    local lin = 1 - math.max(0, math.min(0.98, self.fridge:predict(wf, x)))
-    local pf = math.min(math.exp(log_feasible(m, x)), lin)
-    local d = ybest - self.ridge:predict(w, x)
-    local s1 = pf * math.max(0, d)
-    cands[i] = { x = x, ok = pf >= FEASIBLE_MIN, s1 = s1, s2 = math.log(pf) + d / sigma, i = i }
+    local lin = 1 - math.max(0, math.min(0.98, self.fridge:predict(x)))
+    local d = ybest - self.ridge:predict(x)
+    cands[i] = { x = x, lin = lin, d = d, i = i, ub = { ok = lin >= FEASIBLE_MIN,
+      s1 = lin * math.max(0, d), s2 = math.log(lin) + d / sigma, i = i } }
   end
-  table.sort(cands, function(a, b)
-    if a.ok ~= b.ok then return a.ok end
-    if a.s1 ~= b.s1 then return a.s1 > b.s1 end
-    if a.s2 ~= b.s2 then return a.s2 > b.s2 end
-    return a.i < b.i
-  end)
-  return self:first_fresh(cands, taken)
+  table.sort(cands, function(a, b) return ranks_before(a.ub, b.ub) end)
+  local best, best_key
+  for _, c in ipairs(cands) do
+    if best and not self.score_all and ranks_before(best, c.ub) then break end
+    -- feasible by both the Parzen densities (interactions) and the main effects
+    local pf = math.min(math.exp(log_feasible(m, c.x)), c.lin)
+    c.ok, c.s1, c.s2 = pf >= FEASIBLE_MIN, pf * math.max(0, c.d), math.log(pf) + c.d / sigma
+    if not best or ranks_before(c, best) then
+      local key = self.space:key(self:config_of(c.x))
+      if self:fresh(key, taken) then best, best_key = c, key end
+    end
+  end
+  if best then return best.x, best_key end
+  return nil
 end
 
 -- The first of CANDS (sorted, best first; each { x = indices }) not run, pending or TAKEN.

@@ -21,6 +21,7 @@
 #include "embed.h"
 #include "json.h"
 #include "parzen.h"
+#include "ridge.h"
 #include "units.h"
 
 /* A limit broken by the call in progress. It is sticky: once set, the count hook raises it
@@ -360,6 +361,7 @@ static void install_ft(lua_State *L) {
   lua_pushstring(L, FLAGTUNE_VERSION);
   lua_setfield(L, -2, "version");
   parzen_install(L); /* ft.parzen_kernels, ft.parzen_points (src/parzen.c) */
+  ridge_install(L);  /* ft.ridge_new (src/ridge.c) */
   lua_setglobal(L, "ft");
 }
 

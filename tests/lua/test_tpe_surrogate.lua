@@ -53,8 +53,8 @@ local function test_recovers_additive_effects()
     h:tell(sp:encode_json(c), { status = "ok", value = planted(c), steps = {}, number = i })
   end
   local s = h.strategy
-  local w = s.ridge:fit(nil)
-  local function pred(c) return s.ridge:predict(w, s:indices(c)) end
+  s.ridge:fit(nil)
+  local function pred(c) return s.ridge:predict(s:indices(c)) end
   local base = sp:sample(rng.new(9))
   base.xla_gpu_b01, base.xla_gpu_mode, base.xla_gpu_frac = false, "a", 0.7
   local on = {}
@@ -153,7 +153,9 @@ local function test_repeats_move_the_target()
                         number = i })
   end
   eq(a.strategy.ridge.n, 20, "one row per configuration")
-  local wa, wb = a.strategy.ridge:fit(nil), b.strategy.ridge:fit(nil)
+  a.strategy.ridge:fit(nil)
+  b.strategy.ridge:fit(nil)
+  local wa, wb = a.strategy.ridge.c:weights(), b.strategy.ridge.c:weights()
   for k = 1, #wa do
     assert(math.abs(wa[k] - wb[k]) < 1e-9, "weight " .. k .. ": " .. wa[k] .. " vs " .. wb[k])
   end
@@ -188,7 +190,7 @@ local function test_options_and_cost()
   local p = h:ask(1)[1]
   debug.sethook()
   assert(p, "a proposal")
-  assert(count * 1000 < 5e6, "one ask at 1,000 trials took " .. count * 1000 .. " instructions")
+  assert(count * 1000 < 1e6, "one ask at 1,000 trials took " .. count * 1000 .. " instructions")
   print(string.format("tpe surrogate: one ask at 1,000 trials x 30 parameters: %.2fM instructions",
     count / 1000))
 end
