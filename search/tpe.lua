@@ -291,8 +291,9 @@ function T:tell(config, result)
   if result.baseline or next(config) == nil then return end
   local key = self.space:key(config)
   self.seen:mark(key)
-  if self.pending[key] then self.pending[key] = nil end
-  self:observe(key, self:indices(config), result)
+  local id = ft.digest(key) -- observations and pending proposals are keyed by digest
+  if self.pending[id] then self.pending[id] = nil end
+  self:observe(id, self:indices(config), result)
 end
 
 -- Observations of earlier sweeps whose space differs from this one (warm start): partial
@@ -306,11 +307,13 @@ function T:prior(items)
       local v = item.config[p.name]
       if v ~= nil then x[dim] = p:index(v) end
     end
-    self:observe("prior:" .. self.space:key(item.config), x, item)
+    self:observe("prior:" .. ft.digest(self.space:key(item.config)), x, item)
   end
 end
 
--- Adds RESULT to the observation KEY at index vector X.
+-- Adds RESULT to the observation KEY (a configuration's ft.digest, "prior:" and one for an
+-- earlier sweep's) at index vector X. A digest, not the canonical JSON: 17 interned bytes
+-- instead of ~500 a trial.
 function T:observe(key, x, result)
   local status = result.status
   if status ~= "ok" and not FAILED[status] and not SLOW[status] then return end -- lost, ...
@@ -620,8 +623,9 @@ function T:ask(n)
   for i, c in ipairs(out) do
     local key = self.space:key(c)
     self.seen:mark(key)
-    self.pending[key] = self:indices(c)
-    self.pending_order[#self.pending_order + 1] = key
+    local id = ft.digest(key)
+    self.pending[id] = self:indices(c)
+    self.pending_order[#self.pending_order + 1] = id
     out[i] = c
   end
   self:compact_pending()

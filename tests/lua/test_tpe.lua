@@ -124,7 +124,7 @@ local function test_pending_and_history()
   local p = h:ask(1)[1]
   h:tell(p.json, { status = "ok", value = 10, steps = {} })
   h:tell(p.json, { status = "ok", value = 20, steps = {} })
-  local ob = h.strategy.obs[p.json]
+  local ob = h.strategy.obs[ft.digest(p.json)] -- observations are keyed by digest
   eq(ob.sum / ob.weight, 15, "repeats averaged")
 end
 
@@ -240,7 +240,35 @@ local function test_options()
   eq(new_host(sp, "tpe", {}, 1, {}, 15).strategy.o.startup, 5, "startup at least 5")
 end
 
+-- What tpe{} keeps per observation (docs/COST.md, Memory): 14 parameters named as long as
+-- real XLA flags, so a configuration's canonical JSON is ~500 bytes. Keyed by that JSON it
+-- held ~1.5 KB of live heap a trial; keyed by ft.digest ~1.0 KB (the observation's table
+-- and its index vector). A ceiling between the two: it fails if the JSON comes back.
+local function test_memory_per_observation()
+  local flags = {}
+  for i = 1, 9 do flags[string.format("xla_gpu_enable_a_rather_long_flag_name_%02d", i)] = { kind = "bool" } end
+  local vars = { BENCH_A = { kind = "int", lo = 0, hi = 4096 }, BENCH_B = { kind = "int", lo = 0, hi = 4096 },
+                 BENCH_C = { kind = "int", lo = 0, hi = 4096 }, BENCH_D = { kind = "int", lo = 50, hi = 100 },
+                 BENCH_E = { kind = "choice", values = { "a", "b", "c" } } }
+  local sp = space.new(flags, vars, {}, {}, "exp.lua")
+  local h = new_host(sp, "tpe", {}, 3, {}, 2000)
+  local function run(from, to)
+    for i = from, to do
+      local p = h:ask(1)[1]
+      h:tell(p.json, { status = "ok", value = 1 + (i * 7919) % 97, steps = {}, number = i })
+    end
+    collectgarbage("collect")
+    return collectgarbage("count") * 1024
+  end
+  local at300 = run(1, 300)
+  local at900 = run(301, 900)
+  local per = (at900 - at300) / 600
+  io.stderr:write(string.format("tpe: %.0f bytes of live Lua heap an observation\n", per))
+  assert(per < 1300, string.format("%.0f bytes of live Lua heap an observation", per))
+end
+
 test("deterministic_and_valid", test_deterministic_and_valid)
+test("memory_per_observation", test_memory_per_observation)
 test("exhausts_without_duplicates", test_exhausts_without_duplicates)
 test("pending_and_history", test_pending_and_history)
 test("options", test_options)
