@@ -731,6 +731,9 @@ int sweep_drive(sweep *sw, char **err) {
   uv_run(&sw->loop, UV_RUN_DEFAULT);
   progress_erase();
   diag_before_print = NULL;
+  /* The search is over: its garbage goes back to the allocator before the winner's read
+   * loads every trial's record (a 10,000-trial tpe{} sweep peaked there, docs/COST.md). */
+  lua_gc(lhost_state(sw->host), LUA_GCCOLLECT, 0);
   if (!sw->failed && !sw->stopping && sw->confirm_planned) choose_winner(sw);
   if (!sw->refill) record_end(sw);
   if (uv_loop_close(&sw->loop) != 0) diag_warn("event loop closed with handles still open");
