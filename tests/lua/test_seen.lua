@@ -6,6 +6,7 @@ local space = require("space")
 local host = require("host")
 local kit = require("kit")
 local tap = require("tap")
+local heapcheck = require("heapcheck")
 local test, eq = tap.test, tap.eq
 
 local function unhex(h) return (h:gsub("..", function(b) return string.char(tonumber(b, 16)) end)) end
@@ -66,25 +67,11 @@ end)
 -- bytes. Two seen sets of them (the host's and random{}'s) cost ~1,070 bytes of live heap
 -- a trial; by digest, ~130 (one 18-byte string, two hash slots, doubling).
 test("a 3,000-trial random{} sweep keeps under 300 bytes of Lua heap a trial", function()
-  local flags = {}
-  for i = 1, 9 do flags[string.format("xla_gpu_enable_a_rather_long_flag_name_%02d", i)] = { kind = "bool" } end
-  local vars = { BENCH_A = { kind = "int", lo = 0, hi = 4096 }, BENCH_B = { kind = "int", lo = 0, hi = 4096 },
-                 BENCH_C = { kind = "int", lo = 0, hi = 4096 }, BENCH_D = { kind = "int", lo = 50, hi = 100 },
-                 BENCH_E = { kind = "choice", values = { "a", "b", "c" } } }
-  local sp = space.new(flags, vars, {}, {}, "exp.lua")
+  local sp = heapcheck.long_space()
   local h = host.new({ path = "exp.lua", space = sp, strategy = { name = "random", options = {}, line = 1 },
                        budget = { trials = 4000, hours = 0, steps = 0 } }, 1, {})
-  local steps = { 1.5, 1.5, 1.5, 1.5, 1.5 }
-  local function run(from, to)
-    for i = from, to do
-      local p = h:ask(1)[1]
-      h:tell(p.json, { status = "ok", value = 1 + i % 7, steps = steps, number = i })
-    end
-    collectgarbage("collect")
-    return collectgarbage("count") * 1024
-  end
-  local at1000 = run(1, 1000)
-  local at3000 = run(1001, 3000)
-  local per_trial = (at3000 - at1000) / 2000
+  local per_trial = heapcheck.bytes_per_trial(h, 1000, 3000, function(i) return 1 + i % 7 end,
+                                              { 1.5, 1.5, 1.5, 1.5, 1.5 })
   if per_trial >= 300 then error(string.format("%.0f bytes of live Lua heap a trial", per_trial)) end
 end)
+

@@ -6,6 +6,7 @@
 local space = require("space")
 local host = require("host")
 local tap = require("tap")
+local heapcheck = require("heapcheck")
 local test, eq = tap.test, tap.eq
 
 -- Six parameters, 14 * 10 * 2 * 3 * 8 * 2 = 13440 configurations.
@@ -245,24 +246,8 @@ end
 -- held ~1.5 KB of live heap a trial; keyed by ft.digest ~1.0 KB (the observation's table
 -- and its index vector). A ceiling between the two: it fails if the JSON comes back.
 local function test_memory_per_observation()
-  local flags = {}
-  for i = 1, 9 do flags[string.format("xla_gpu_enable_a_rather_long_flag_name_%02d", i)] = { kind = "bool" } end
-  local vars = { BENCH_A = { kind = "int", lo = 0, hi = 4096 }, BENCH_B = { kind = "int", lo = 0, hi = 4096 },
-                 BENCH_C = { kind = "int", lo = 0, hi = 4096 }, BENCH_D = { kind = "int", lo = 50, hi = 100 },
-                 BENCH_E = { kind = "choice", values = { "a", "b", "c" } } }
-  local sp = space.new(flags, vars, {}, {}, "exp.lua")
-  local h = new_host(sp, "tpe", {}, 3, {}, 2000)
-  local function run(from, to)
-    for i = from, to do
-      local p = h:ask(1)[1]
-      h:tell(p.json, { status = "ok", value = 1 + (i * 7919) % 97, steps = {}, number = i })
-    end
-    collectgarbage("collect")
-    return collectgarbage("count") * 1024
-  end
-  local at300 = run(1, 300)
-  local at900 = run(301, 900)
-  local per = (at900 - at300) / 600
+  local h = new_host(heapcheck.long_space(), "tpe", {}, 3, {}, 2000)
+  local per = heapcheck.bytes_per_trial(h, 300, 900, function(i) return 1 + (i * 7919) % 97 end, {})
   io.stderr:write(string.format("tpe: %.0f bytes of live Lua heap an observation\n", per))
   assert(per < 1300, string.format("%.0f bytes of live Lua heap an observation", per))
 end

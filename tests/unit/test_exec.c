@@ -167,7 +167,9 @@ static executor *served_executor(uv_loop_t *loop) {
 
 /* Runs one trial to its end on C's loop, through X (a served executor on that loop) when not
  * NULL; checks the invariants every case shares. */
-static void run_on(run_ctx *c, const exec_spec *spec, executor *x) {
+/* Starts SPEC (on X when given, else on the per-trial exec path) and runs the loop until it
+ * is idle: the part every run shares. */
+static void start_and_wait(run_ctx *c, const exec_spec *spec, executor *x) {
   exec_callbacks cb = {on_line, on_exit_cb};
   char *err = NULL;
   exec_spec s = *spec;
@@ -188,35 +190,20 @@ static void run_on(run_ctx *c, const exec_spec *spec, executor *x) {
   if (pid > 0 && getpgid(pid) == pid) c->pgid_ok = 1;
   uv_run(&c->loop, UV_RUN_DEFAULT);
   c->elapsed = (double)(uv_hrtime() - t0) / 1e9;
+  free(err);
+}
+
+static void run_on(run_ctx *c, const exec_spec *spec, executor *x) {
+  start_and_wait(c, spec, x);
   CHECK_INT(c->exits, 1);
   CHECK_INT(c->exited_during_start, 0);
-  free(err);
 }
 
 /* Runs one trial to its end on a fresh loop; checks the invariants every case shares. */
 static void run(run_ctx *c, const exec_spec *spec) {
-  exec_callbacks cb = {on_line, on_exit_cb};
-  char *err = NULL;
   uv_loop_init(&c->loop);
   executor *x = spec->supervisor == SERVED ? served_executor(&c->loop) : NULL;
-  exec_spec s = *spec;
-  if (x) s.supervisor = NULL;
-  uint64_t t0 = uv_hrtime();
-  c->in_start = 1;
-  int rc = x ? executor_start(x, &s, &cb, c, &c->t, &err)
-             : exec_start(&c->loop, spec, &cb, c, &c->t, &err);
-  c->in_start = 0;
-  CHECK_INT(rc, 0);
-  CHECK(err == NULL);
-  CHECK(c->t != NULL);
-  if (x) CHECK_INT(process_handles(&c->loop), 0); /* served: never uv_spawn */
-  /* The pid leads its group as soon as the start returns (the server answers only then), and
-   * it cannot be gone yet: it outlives its command. Seen from the lines alone, a loaded
-   * machine could deliver them all after the server had reaped it. */
-  int pid = c->t ? exec_pid(c->t) : 0;
-  if (pid > 0 && getpgid(pid) == pid) c->pgid_ok = 1;
-  uv_run(&c->loop, UV_RUN_DEFAULT);
-  c->elapsed = (double)(uv_hrtime() - t0) / 1e9;
+  start_and_wait(c, spec, x);
   c->loop_close = CHECK_LOOP_END(&c->loop);
   if (x) {
     executor_free(x); /* closes the server's socket and reaps it: no child of ours is left */
@@ -224,7 +211,6 @@ static void run(run_ctx *c, const exec_spec *spec) {
   }
   CHECK_INT(c->exits, 1);
   CHECK_INT(c->exited_during_start, 0);
-  free(err);
 }
 
 static run_ctx *new_ctx(void) {

@@ -11,17 +11,22 @@
 #include "store.h"
 #include "test.h"
 
-static char *sample(void) {
-  char *path = xasprintf("%s/tests/data/xla_help_sample.txt", SOURCE_DIR);
+/* tests/data/NAME, whole (up to 128 KiB). */
+static char *data_file(const char *name) {
+  char *path = xasprintf("%s/tests/data/%s", SOURCE_DIR, name);
   FILE *f = fopen(path, "rb");
   free(path);
   CHECK(f != NULL);
-  char *buf = xcalloc(1, 1 << 16);
+  char *buf = xcalloc(1, 1 << 17);
   if (f) {
-    buf[fread(buf, 1, (1 << 16) - 1, f)] = '\0';
+    buf[fread(buf, 1, (1 << 17) - 1, f)] = '\0';
     fclose(f);
   }
   return buf;
+}
+
+static char *sample(void) {
+  return data_file("xla_help_sample.txt");
 }
 
 static const store_flag_row *row(const store_flag_row *rows, int n, const char *name) {
@@ -235,14 +240,7 @@ TEST(probe_reads_every_value_refusal) {
  * and "usage: --help", 75 rows, several with descriptions that run on over lines. It is a
  * partial list: the same jaxlib ran trials with xla_gpu_enable_command_buffer, absent here. */
 TEST(parse_real_jaxlib_0_11_2_table) {
-  char *path = xasprintf("%s/tests/data/xla_help_jaxlib_0.11.2.txt", SOURCE_DIR);
-  FILE *f = fopen(path, "rb");
-  free(path);
-  CHECK(f != NULL);
-  if (!f) return;
-  char *text = xcalloc(1, 1 << 17);
-  text[fread(text, 1, (1 << 17) - 1, f)] = '\0';
-  fclose(f);
+  char *text = data_file("xla_help_jaxlib_0.11.2.txt");
   store_flag_row *rows = NULL;
   int n = 0;
   CHECK_INT(flagcmd_parse_help(text, &rows, &n), 0);
