@@ -29,7 +29,7 @@ TEST(plan_interleaves_baseline_and_top) {
                      mk(4, "search", "oom", "{\"a\":4}", NAN)};
   const char **c;
   int n;
-  CHECK_INT(confirm_plan(t, 5, 0, 2, 2, &c, &n), 0);
+  CHECK_INT(confirm_plan(t, 5, 0, 2, 2, NULL, 0, &c, &n), 0);
   CHECK_INT(n, 6);
   const char *want[] = {"{}", "{\"a\":2}", "{\"a\":1}", "{}", "{\"a\":2}", "{\"a\":1}"};
   for (int i = 0; i < n && i < 6; i++) CHECK_STR(c[i], want[i]);
@@ -43,7 +43,7 @@ TEST(plan_on_resume_queues_only_what_is_missing) {
                      mk(5, "confirm", "interrupted", "{\"a\":1}", NAN)};
   const char **c;
   int n;
-  CHECK_INT(confirm_plan(t, 6, 0, 2, 2, &c, &n), 0);
+  CHECK_INT(confirm_plan(t, 6, 0, 2, 2, NULL, 0, &c, &n), 0);
   /* {} and a2 have one confirm each (an oom counts: it ended); a1's was interrupted, so it
    * needs both. Round 0: a1; round 1: {}, a2, a1. */
   CHECK_INT(n, 4);
@@ -56,7 +56,7 @@ TEST(plan_with_nothing_ok_keeps_only_the_baseline) {
   trial_record t[] = {mk(0, "baseline", "ok", "{}", 100), mk(1, "search", "crash", "{\"a\":1}", NAN)};
   const char **c;
   int n;
-  CHECK_INT(confirm_plan(t, 2, 0, 3, 1, &c, &n), 0);
+  CHECK_INT(confirm_plan(t, 2, 0, 3, 1, NULL, 0, &c, &n), 0);
   CHECK_INT(n, 1);
   CHECK_STR(c[0], "{}");
   free(c);
@@ -70,7 +70,7 @@ TEST(lucky_first_measurement_loses_on_pooled_values) {
                      mk(6, "confirm", "ok", "{}", 99),       mk(7, "confirm", "ok", "{\"a\":2}", 97),
                      mk(8, "confirm", "ok", "{\"a\":1}", 91)};
   store_winner w;
-  CHECK_INT(confirm_winner(t, 9, 0, 2, &w), 0);
+  CHECK_INT(confirm_winner(t, 9, 0, 2, NULL, 0, &w), 0);
   CHECK_INT(w.trial_id, 1);
   CHECK_NEAR(w.value, 90, 1e-9);
   CHECK_NEAR(w.baseline, 100, 1e-9);
@@ -83,7 +83,7 @@ TEST(failed_confirmations_disqualify) {
                      mk(2, "confirm", "oom", "{\"a\":1}", NAN), mk(3, "search", "ok", "{\"a\":2}", 90),
                      mk(4, "confirm", "ok", "{\"a\":2}", 91)};
   store_winner w;
-  CHECK_INT(confirm_winner(t, 5, 0, 0, &w), 0);
+  CHECK_INT(confirm_winner(t, 5, 0, 0, NULL, 0, &w), 0);
   CHECK_INT(w.trial_id, 3);
   CHECK_NEAR(w.value, 90.5, 1e-9);
 }
@@ -91,7 +91,7 @@ TEST(failed_confirmations_disqualify) {
 TEST(no_confirm_trials_no_winner) {
   trial_record t[] = {mk(0, "baseline", "ok", "{}", 100), mk(1, "search", "ok", "{\"a\":1}", 80)};
   store_winner w;
-  CHECK_INT(confirm_winner(t, 2, 0, 0, &w), -1);
+  CHECK_INT(confirm_winner(t, 2, 0, 0, NULL, 0, &w), -1);
 }
 
 TEST(short_rungs_are_not_candidates_nor_pooled) {
@@ -102,12 +102,12 @@ TEST(short_rungs_are_not_candidates_nor_pooled) {
   t[2].steps_budget = t[3].steps_budget = t[4].steps_budget = 45;
   const char **c;
   int n;
-  CHECK_INT(confirm_plan(t, 5, 45, 1, 1, &c, &n), 0);
+  CHECK_INT(confirm_plan(t, 5, 45, 1, 1, NULL, 0, &c, &n), 0);
   CHECK_INT(n, 1); /* a2 has its one confirm and a1 is no candidate: only the baseline */
   if (n == 1) CHECK_STR(c[0], "{}");
   free(c);
   store_winner w;
-  CHECK_INT(confirm_winner(t, 5, 45, 0, &w), 0);
+  CHECK_INT(confirm_winner(t, 5, 45, 0, NULL, 0, &w), 0);
   CHECK_INT(w.trial_id, 2); /* a2 (90, 91) beats a1, whose 70 was a short rung: a1 = 95 */
   CHECK_NEAR(w.value, 90.5, 1e-9);
 }
