@@ -98,8 +98,9 @@ end
 local TAU0 = tonumber(os.getenv("H_TAU0") or "0.015") -- prior noise sd (log), 2 pseudo-df
 local VFLOOR = tonumber(os.getenv("H_VFLOOR") or "0.25")
 
-local function noise_var(pairs_)
-  local ss, df = 2 * TAU0 * TAU0, 2
+local function noise_var(pairs_, tau0)
+  tau0 = tau0 or TAU0
+  local ss, df = 2 * tau0 * tau0, 2
   for _, vs in ipairs(pairs_) do
     if #vs >= 2 then
       local m = 0
@@ -113,12 +114,12 @@ local function noise_var(pairs_)
 end
 
 -- Posterior mean of log value: measurements VS (each variance TAU2) and the model prior.
-local function shrunk(vs, est, tau2)
+local function shrunk(vs, est, tau2, vfloor)
   local n, m = #vs, 0
   for _, v in ipairs(vs) do m = m + math.log(v) end
   m = m / n
   if not est then return m end
-  local V = math.max(est.sd ^ 2 - tau2, VFLOOR * tau2)
+  local V = math.max(est.sd ^ 2 - tau2, (vfloor or VFLOOR) * tau2)
   local a, b = n / tau2, 1 / V
   return (a * m + b * est.mean) / (a + b)
 end
@@ -127,7 +128,7 @@ local POLICIES = {}
 local function policy(name, f) POLICIES[#POLICIES + 1] = { name = name, f = f } end
 
 -- select: "raw" | "shrink"; win: "median" | "shrink"; top, C = confirm trials
-local function make(sel, win, top, reps)
+local function make(sel, win, top, reps, tau0, vfloor)
   return function(P)
     local S = P.S
     local base_vals = { P.base }
@@ -136,10 +137,10 @@ local function make(sel, win, top, reps)
       local t = P.trials[i]
       if t.value then ok[#ok + 1] = t end
     end
-    local tau2 = noise_var({})
+    local tau2 = noise_var({}, tau0)
     local score = {}
     for _, t in ipairs(ok) do
-      score[t.key] = sel == "raw" and math.log(t.value) or shrunk({ t.value }, P.est[S][t.key], tau2)
+      score[t.key] = sel == "raw" and math.log(t.value) or shrunk({ t.value }, P.est[S][t.key], tau2, vfloor)
     end
     table.sort(ok, function(a, b) return score[a.key] < score[b.key] end)
     local cands = {}
@@ -155,11 +156,11 @@ local function make(sel, win, top, reps)
     end
     local groups = { base_vals }
     for _, t in ipairs(cands) do groups[#groups + 1] = vals[t.key] end
-    tau2 = noise_var(groups)
+    tau2 = noise_var(groups, tau0)
     local best, bk
     for _, t in ipairs(cands) do
       local s = win == "median" and math.log(median(vals[t.key])) or
-        shrunk(vals[t.key], P.est[S][t.key], tau2)
+        shrunk(vals[t.key], P.est[S][t.key], tau2, vfloor)
       if not best or s < best then best, bk = s, t.key end
     end
     return bk
@@ -170,10 +171,18 @@ policy("raw-median-3x1", { C = 4, f = make("raw", "median", 3, 1) })
 policy("raw-shrink-3x1", { C = 4, f = make("raw", "shrink", 3, 1) })
 policy("shrink-median-3x1", { C = 4, f = make("shrink", "median", 3, 1) })
 policy("shrink-shrink-3x1", { C = 4, f = make("shrink", "shrink", 3, 1) })
+if os.getenv("H_VARIANTS") then
+  policy("ss-3x1-tau0=0.01", { C = 4, f = make("shrink", "shrink", 3, 1, 0.01) })
+  policy("ss-3x1-tau0=0.025", { C = 4, f = make("shrink", "shrink", 3, 1, 0.025) })
+  policy("ss-3x1-vfloor=1", { C = 4, f = make("shrink", "shrink", 3, 1, nil, 1) })
+  policy("ss-3x1-vfloor=0.05", { C = 4, f = make("shrink", "shrink", 3, 1, nil, 0.05) })
+  policy("ss-5x1", { C = 6, f = make("shrink", "shrink", 5, 1) })
+end
 policy("shrink-shrink-2x1", { C = 3, f = make("shrink", "shrink", 2, 1) })
 policy("raw-median-2x1", { C = 3, f = make("raw", "median", 2, 1) })
 policy("shrink-none", { C = 0, f = make("shrink", "shrink", 1, 0) })
 policy("raw-none", { C = 0, f = make("raw", "median", 1, 0) })
+policy("baseline-only", { C = 1, f = make("raw", "median", 1, 0) })
 policy("shrink-shrink-1x1", { C = 2, f = make("shrink", "shrink", 1, 1) })
 
 local seeds = ranges(os.getenv("H_SEEDS") or "1-4")
