@@ -232,6 +232,41 @@ function Host:done()
   return self:call("done") and true or false
 end
 
+-- The strategy's model estimates of stored configurations (JSON strings; "{}" and ones that
+-- no longer fit the space get none), for the confirmation (src/confirm.c): a list parallel
+-- to JSONS of { mean = log ms, sd = log ms } or false. A strategy without estimate() gives
+-- every one false; a malformed answer is the strategy's error.
+function Host:estimate(jsons)
+  local out, configs, where = {}, {}, {}
+  for i, json in ipairs(jsons) do
+    out[i] = false
+    local config = self.space:decode_json(json)
+    if config and next(config) ~= nil then
+      configs[#configs + 1] = config
+      where[#configs] = i
+    end
+  end
+  if #configs == 0 or type(self.strategy.estimate) ~= "function" then return out end
+  local got = self:call("estimate", configs)
+  if type(got) ~= "table" then
+    self:fail(": estimate() must return a list parallel to its configurations, got %s",
+      got == nil and "nil" or type(got))
+  end
+  for k = 1, #configs do
+    local e = got[k]
+    if e then
+      local mean, sd = type(e) == "table" and finite(e.mean), type(e) == "table" and finite(e.sd)
+      if not (mean and sd and sd >= 0) then
+        self:fail(": estimate() item %d must be false or { mean = number, sd = number >= 0 }, " ..
+          "got %s", k, type(e) == "table" and string.format("{ mean = %s, sd = %s }",
+            tostring(e.mean), tostring(e.sd)) or tostring(e))
+      end
+      out[where[k]] = { mean = mean, sd = sd }
+    end
+  end
+  return out
+end
+
 -- A stored configuration rendered for a re-run (or "{}" for the baseline): the proposal,
 -- or nil and why it no longer fits the space. It is not marked seen: the strategy did not
 -- propose it and may still do so; pass lost trials in the history to keep it from that.

@@ -286,5 +286,14 @@ function H:done()
   return true
 end
 
+-- The base sampler's model estimates (docs/STRATEGIES.md, "estimate"), for the confirmation;
+-- every configuration false when the base has none.
+function H:estimate(configs)
+  if type(self.base.estimate) == "function" then return self.base:estimate(configs) end
+  local out = {}
+  for i = 1, #configs do out[i] = false end
+  return out
+end
+
 halving.rung_steps = rung_steps
 return halving

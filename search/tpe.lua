@@ -645,4 +645,67 @@ function T:done()
   return #self.params == 0 or self.seen.n >= self.size
 end
 
+-- ---- estimate (docs/STRATEGIES.md, "estimate"): the model's view of configurations ----
+-- For each configuration (a decoded table): mean, the log step time the surrogate's ridge
+-- model predicts for it from every OTHER configuration's ok result (the leave-one-out
+-- prediction, so a configuration's own, possibly lucky, measurement does not vouch for
+-- itself), and sd, the root mean square of that leave-one-out error over the ok results (at
+-- most EST_RMS of them, best first): an error against one measurement, noise included.
+-- Ridge's leave-one-out error is exact from one fit: e / (1 - h), h = x'(X'X + lambda I)^-1 x,
+-- the leverage, read from EST_COLS fits with unit draws (fit(e_j) moves the weights by sigma
+-- times column j of the inverse factor). False where there is no model: surrogate off, more
+-- than EST_COLS features, fewer than EST_MIN ok results. Reads self.ridge and self.ranked
+-- (each ob's x and its target rs); leaves the ridge fitted at its mean.
+local EST_MIN, EST_COLS, EST_RMS = 6, 160, 200
+
+function T:estimate(configs)
+  local out = {}
+  for i = 1, #configs do out[i] = false end
+  local r = self.ridge
+  if not r or r.p > EST_COLS or r.n < EST_MIN then return out end
+  local obs, at = {}, {}
+  for _, ob in ipairs(self.ranked) do
+    if ob.rs then
+      if #obs < EST_RMS then obs[#obs + 1] = ob end
+      at[ft.digest(self.space:key(self:config_of(ob.x)))] = ob
+    end
+  end
+  local xs, ys = {}, {}
+  for i, c in ipairs(configs) do
+    xs[i] = self:indices(c)
+    local ob = at[ft.digest(self.space:key(c))]
+    ys[i] = ob and ob.rs
+  end
+  local k0 = #xs
+  for j, ob in ipairs(obs) do xs[k0 + j], ys[k0 + j] = ob.x, ob.rs end
+  local sigma = r.c:fit(nil)
+  local mean, lev = {}, {}
+  for i, x in ipairs(xs) do mean[i], lev[i] = r:predict(x), 0 end
+  local e = {}
+  for j = 1, r.p do e[j] = 0 end
+  for j = 1, r.p do
+    e[j] = 1
+    r.c:fit(e)
+    for i, x in ipairs(xs) do
+      local d = (r:predict(x) - mean[i]) / sigma
+      lev[i] = lev[i] + d * d
+    end
+    e[j] = 0
+  end
+  r.c:fit(nil)
+  -- The leave-one-out prediction at I: its fitted mean moved away from its own target.
+  local function loo(i)
+    if not ys[i] then return mean[i] end
+    return ys[i] - (ys[i] - mean[i]) / math.max(1 - lev[i], 1e-3)
+  end
+  local ss = 0
+  for j = 1, #obs do
+    local d = ys[k0 + j] - loo(k0 + j)
+    ss = ss + d * d
+  end
+  local sd = math.sqrt(ss / #obs)
+  for i = 1, k0 do out[i] = { mean = loo(i), sd = sd } end
+  return out
+end
+
 return tpe

@@ -44,12 +44,134 @@ static int next_fastest(const trial_record *t, int n, int full_steps, const char
   return best;
 }
 
+int confirm_pool(const trial_record *t, int n, int full_steps, int pool, const char ***configs,
+                 int *n_configs) {
+  if (pool > CONFIRM_MAX_POOL) pool = CONFIRM_MAX_POOL;
+  const char **out = xcalloc((size_t)(pool > 0 ? pool : 0) + 1, sizeof(char *));
+  int m = 0;
+  while (m < pool) {
+    int i = next_fastest(t, n, full_steps, out, m);
+    if (i < 0) break;
+    out[m++] = t[i].config_json;
+  }
+  *configs = out;
+  *n_configs = m;
+  return 0;
+}
+
+/* E's estimate of CONFIG, or NULL (none, or no mean). */
+static const confirm_estimate *estimate_of(const confirm_estimate *e, int n_e, const char *config) {
+  for (int i = 0; i < n_e; i++)
+    if (!isnan(e[i].mean) && e[i].config && strcmp(e[i].config, config) == 0) return &e[i];
+  return NULL;
+}
+
+static int any_estimate(const confirm_estimate *e, int n_e) {
+  for (int i = 0; i < n_e; i++)
+    if (!isnan(e[i].mean) && e[i].config) return 1;
+  return 0;
+}
+
+double confirm_shrunk(double m, int n, double tau2, const confirm_estimate *e) {
+  if (!e || isnan(e->mean) || n <= 0 || !(tau2 > 0)) return m;
+  double v = fmax(e->sd * e->sd - tau2, tau2 / 4);
+  double a = n / tau2, b = 1 / v;
+  return (a * m + b * e->mean) / (a + b);
+}
+
+/* The mean of the logs of CONFIG's ok full-step values (search trials only with SEARCH_ONLY),
+ * their count in *COUNT. */
+static double log_mean(const trial_record *t, int n, const char *config, int full_steps,
+                       int search_only, int *count) {
+  double s = 0;
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    if (!is_ok(&t[i]) || t[i].value <= 0 || !is_full(&t[i], full_steps) ||
+        (search_only && !is_search(&t[i])) || strcmp(t[i].config_json, config) != 0)
+      continue;
+    s += log(t[i].value);
+    k++;
+  }
+  *count = k;
+  return k ? s / k : NAN;
+}
+
+static int by_config(const void *a, const void *b) {
+  const trial_record *x = *(const trial_record *const *)a, *y = *(const trial_record *const *)b;
+  return strcmp(x->config_json, y->config_json);
+}
+
+/* confirm_noise over the trials that KEEP accepts. */
+static double noise_of(const trial_record *t, int n, int full_steps, int search_only) {
+  const trial_record **ok = xcalloc((size_t)n + 1, sizeof *ok);
+  int m = 0;
+  for (int i = 0; i < n; i++)
+    if (is_ok(&t[i]) && t[i].value > 0 && is_full(&t[i], full_steps) &&
+        (!search_only || is_search(&t[i])))
+      ok[m++] = &t[i];
+  qsort(ok, (size_t)m, sizeof *ok, by_config);
+  double ss = CONFIRM_TAU0_DF * CONFIRM_TAU0 * CONFIRM_TAU0;
+  double df = CONFIRM_TAU0_DF;
+  for (int a = 0; a < m;) {
+    int b = a;
+    double mean = 0;
+    while (b < m && strcmp(ok[b]->config_json, ok[a]->config_json) == 0)
+      mean += log(ok[b++]->value);
+    mean /= b - a;
+    for (int k = a; k < b; k++) ss += (log(ok[k]->value) - mean) * (log(ok[k]->value) - mean);
+    df += b - a - 1;
+    a = b;
+  }
+  free(ok);
+  return ss / df;
+}
+
+double confirm_noise(const trial_record *t, int n, int full_steps) {
+  return noise_of(t, n, full_steps, 0);
+}
+
+/* Up to TOP candidates by their shrunk search measurements, among the estimated ones; the
+ * configurations already confirmed (a resumed plan) stay first, so a model that now also
+ * knows their confirm trials cannot move the plan to others. Returns how many. */
+static int shrunk_candidates(const trial_record *t, int n, int full_steps, int top,
+                             const confirm_estimate *est, int n_est, const char **cand) {
+  int m = 0;
+  for (int i = 0; i < n && m < top; i++) {
+    if (t[i].role != ROLE_CONFIRM || strcmp(t[i].config_json, "{}") == 0) continue;
+    int seen = 0;
+    for (int k = 0; k < m && !seen; k++) seen = strcmp(cand[k], t[i].config_json) == 0;
+    if (!seen) cand[m++] = t[i].config_json;
+  }
+  /* The noise as the search alone measured it: on resume the confirm trials stay out. */
+  double tau2 = noise_of(t, n, full_steps, 1);
+  while (m < top) {
+    int best = -1;
+    double best_s = NAN;
+    for (int e = 0; e < n_est; e++) {
+      if (!est[e].config) continue; /* no mean: its measurements alone */
+      int taken = 0;
+      for (int k = 0; k < m && !taken; k++) taken = strcmp(cand[k], est[e].config) == 0;
+      if (taken) continue;
+      int cnt;
+      double lm = log_mean(t, n, est[e].config, full_steps, 1, &cnt);
+      if (cnt == 0) continue;
+      double s = confirm_shrunk(lm, cnt, tau2, isnan(est[e].mean) ? NULL : &est[e]);
+      if (best < 0 || s < best_s) best = e, best_s = s;
+    }
+    if (best < 0) break;
+    cand[m++] = est[best].config;
+  }
+  return m;
+}
+
 int confirm_plan(const trial_record *t, int n, int full_steps, int top, int repeats,
-                 const char ***configs, int *n_configs) {
+                 const confirm_estimate *est, int n_est, const char ***configs, int *n_configs) {
   if (top > CONFIRM_MAX_TOP) top = CONFIRM_MAX_TOP;
   const char *cand[CONFIRM_MAX_TOP + 1] = {"{}"};
   int n_cand = 1, done[CONFIRM_MAX_TOP + 1], total = 0;
-  while (n_cand <= top) {
+  if (top > 0 && any_estimate(est, n_est))
+    n_cand += shrunk_candidates(t, n, full_steps, top, est, n_est, cand + 1);
+  while (n_cand <= top) { /* no model, or too few estimated: the fastest measured */
     int i = next_fastest(t, n, full_steps, cand + 1, n_cand - 1);
     if (i < 0) break;
     cand[n_cand++] = t[i].config_json;
@@ -115,10 +237,12 @@ static void fill_winner(const pooled *base, const pooled *best, double value, st
                      &w->hi);
 }
 
-int confirm_winner(const trial_record *t, int n, int full_steps, int skip, store_winner *w) {
+int confirm_winner(const trial_record *t, int n, int full_steps, int skip,
+                   const confirm_estimate *est, int n_est, store_winner *w) {
   pooled base, best = {0}, cur;
-  double best_value = NAN;
-  int found = 0;
+  double best_score = NAN, best_value = NAN;
+  int found = 0, model = any_estimate(est, n_est);
+  double tau2 = model ? confirm_noise(t, n, full_steps) : NAN;
   pool(t, n, "{}", full_steps, skip, &base);
   for (int i = 0; i < n; i++) {
     if (t[i].role != ROLE_CONFIRM || strcmp(t[i].config_json, "{}") == 0) continue;
@@ -128,9 +252,15 @@ int confirm_winner(const trial_record *t, int n, int full_steps, int skip, store
     if (seen) continue;
     pool(t, n, t[i].config_json, full_steps, skip, &cur);
     double v = cur.n_confirms > 0 ? stats_median(cur.values, cur.n_values) : NAN;
-    if (!isnan(v) && (!found || v < best_value)) {
+    double score = v;
+    if (!isnan(v) && model) { /* the shrunk estimate of its pooled measurements */
+      int cnt;
+      double lm = log_mean(t, n, t[i].config_json, full_steps, 0, &cnt);
+      score = cnt ? confirm_shrunk(lm, cnt, tau2, estimate_of(est, n_est, t[i].config_json)) : NAN;
+    }
+    if (!isnan(score) && (!found || score < best_score)) {
       if (found) pool_free(&best);
-      best = cur, best_value = v, found = 1;
+      best = cur, best_score = score, best_value = v, found = 1;
     } else {
       pool_free(&cur);
     }

@@ -7,22 +7,55 @@
 #include "store.h"
 
 #define CONFIRM_MAX_TOP 16
+/* How many of the fastest measured configurations the strategy's model is asked about when
+ * it has one (CONFIRM_POOL_PER_TOP per candidate, at most CONFIRM_MAX_POOL). */
+#define CONFIRM_POOL_PER_TOP 4
+#define CONFIRM_MAX_POOL 32
+
+/* The strategy's model estimate of one configuration (strategy_estimate): MEAN the log of its
+ * step time predicted from the other configurations' results, SD that prediction's error
+ * against one measurement (noise included). NaN mean: no estimate. */
+typedef struct {
+  const char *config;
+  double mean, sd;
+} confirm_estimate;
 
 /* Only trials run with at least FULL_STEPS steps (0: any) are candidates and are pooled:
  * a short rung of successive halving is not a result. */
 
-/* The configurations still to re-measure, in the order to run them: repeat by repeat, the
- * baseline ("{}") then the TOP fastest distinct ok configurations of the search, each
- * repeated REPEATS times in all (confirm trials already stored count, so a resumed sweep
- * queues only what is missing). *configs points into T (not owned); free the array. */
-int confirm_plan(const trial_record *t, int n, int full_steps, int top, int repeats,
-                 const char ***configs, int *n_configs);
+/* The POOL fastest distinct ok search configurations (full steps), fastest first: the ones
+ * to ask the strategy's model about before planning. *configs points into T; free it. */
+int confirm_pool(const trial_record *t, int n, int full_steps, int pool, const char ***configs,
+                 int *n_configs);
 
-/* Chooses the winner among the configurations that have confirm trials: the lowest pooled
- * value (median of the values of all its ok trials). The baseline is pooled the same way.
- * The speedup interval bootstraps the pooled step times after SKIP. Returns 0 and fills W,
- * or -1 when no configuration was confirmed. */
-int confirm_winner(const trial_record *t, int n, int full_steps, int skip, store_winner *w);
+/* The configurations still to re-measure, in the order to run them: repeat by repeat, the
+ * baseline ("{}") then TOP distinct ok configurations of the search, each repeated REPEATS
+ * times in all (confirm trials already stored count, so a resumed sweep queues only what is
+ * missing). Without estimates (N_EST 0, or none with a mean) the TOP fastest; with them, the
+ * TOP lowest shrunk estimates (confirm_shrunk) among the configurations estimated. *configs
+ * points into T (not owned); free the array. */
+int confirm_plan(const trial_record *t, int n, int full_steps, int top, int repeats,
+                 const confirm_estimate *est, int n_est, const char ***configs, int *n_configs);
+
+/* Chooses the winner among the configurations that have confirm trials. Without estimates:
+ * the lowest pooled value (median of the values of all its ok trials). With them: the lowest
+ * shrunk estimate of its pooled measurements (confirm_shrunk); the value recorded is still
+ * the pooled median. The baseline is pooled the same way. The speedup interval bootstraps the
+ * pooled step times after SKIP. Returns 0 and fills W, or -1 when none was confirmed. */
+int confirm_winner(const trial_record *t, int n, int full_steps, int skip,
+                   const confirm_estimate *est, int n_est, store_winner *w);
+
+/* The noise variance of one measurement, log scale: the pooled within-configuration variance
+ * of the log values of every configuration with several ok full-step trials, with a prior of
+ * CONFIRM_TAU0 (1.5 %) worth CONFIRM_TAU0_DF degrees of freedom. */
+#define CONFIRM_TAU0 0.015
+#define CONFIRM_TAU0_DF 2
+double confirm_noise(const trial_record *t, int n, int full_steps);
+
+/* The posterior mean of a configuration's log step time: its N log measurements (mean M,
+ * each of variance TAU2) against the model's prior N(E.mean, V), V = max(E.sd^2 - TAU2,
+ * TAU2 / 4). M when E is NULL or has no mean. */
+double confirm_shrunk(double m, int n, double tau2, const confirm_estimate *e);
 
 /* CONFIG's pooled measurement as a winner (every ok full-step trial of it, whatever its
  * role, against every ok baseline trial), for a sweep that recorded none (no confirmation

@@ -357,6 +357,40 @@ int strategy_tell(strategy *s, const trial_record *r, char **err) {
   return rc;
 }
 
+/* A number field of the table at IDX, or NaN. */
+static double num_field(lua_State *L, int idx, const char *key) {
+  lua_getfield(L, idx, key);
+  double v = lua_type(L, -1) == LUA_TNUMBER ? lua_tonumber(L, -1) : NAN;
+  lua_pop(L, 1);
+  return v;
+}
+
+int strategy_estimate(strategy *s, const char *const *configs, int n, double *mean, double *sd,
+                      char **err) {
+  for (int i = 0; i < n; i++) mean[i] = sd[i] = NAN;
+  if (n <= 0) return 0;
+  lua_State *L = lhost_state(s->h);
+  int top = lua_gettop(L);
+  push_method(s, "estimate");
+  lua_createtable(L, n, 0);
+  for (int i = 0; i < n; i++) {
+    lua_pushstring(L, configs[i] ? configs[i] : "{}");
+    lua_rawseti(L, -2, i + 1);
+  } /* [estimate, host, jsons] */
+  int rc = call_method(s, 1, 1, err);
+  if (rc == 0 && lua_istable(L, -1)) {
+    for (int i = 0; i < n; i++) {
+      if (lua_rawgeti(L, -1, i + 1) == LUA_TTABLE) { /* lua/host.lua checked it */
+        mean[i] = num_field(L, -1, "mean");
+        sd[i] = num_field(L, -1, "sd");
+      }
+      lua_pop(L, 1);
+    }
+  }
+  lua_settop(L, top);
+  return rc;
+}
+
 int strategy_done(strategy *s) {
   lua_State *L = lhost_state(s->h);
   int top = lua_gettop(L);

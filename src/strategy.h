@@ -60,6 +60,14 @@ int strategy_ask(strategy *s, int n, proposal **out, int *n_out, char **err);
  * number (the other fields are not read). */
 int strategy_tell(strategy *s, const trial_record *r, char **err);
 
+/* The strategy's model estimates of N stored configurations (JSON; lua/host.lua's estimate:
+ * the strategy's optional estimate() method): MEAN[i] the log of the step time predicted for
+ * CONFIGS[i] from the other configurations' results, SD[i] that prediction's error against
+ * one measurement; NaN both where it has none (no method, the baseline, no model yet).
+ * FT_EINPUT when a user strategy answers malformed. */
+int strategy_estimate(strategy *s, const char *const *configs, int n, double *mean, double *sd,
+                      char **err);
+
 /* 1 when the strategy has nothing more to propose (grid exhausted, done() true). */
 int strategy_done(strategy *s);
 

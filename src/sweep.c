@@ -307,12 +307,31 @@ static void close_handles(sweep *sw) {
     uv_close((uv_handle_t *)&sw->tick, NULL);
 }
 
+/* The strategy's model estimates (strategy_estimate) of CONFIGS, as confirm reads them;
+ * NULL after failing the sweep (a malformed answer). Free the array. */
+static confirm_estimate *estimates(sweep *sw, const char **configs, int n) {
+  confirm_estimate *est = xcalloc((size_t)n + 1, sizeof *est);
+  double *mean = xcalloc((size_t)n + 1, sizeof *mean), *sd = xcalloc((size_t)n + 1, sizeof *sd);
+  char *err = NULL;
+  if (strategy_estimate(sw->strat, configs, n, mean, sd, &err) != 0) {
+    sweep_fail(sw, err);
+    free(est);
+    est = NULL;
+  }
+  for (int i = 0; est && i < n; i++) est[i] = (confirm_estimate){configs[i], mean[i], sd[i]};
+  free(err);
+  free(mean);
+  free(sd);
+  return est;
+}
+
 /* Queues the confirmation trials once the search budget is spent and every search trial
- * has ended (the top candidates are known only then). */
+ * has ended (the top candidates are known only then): chosen by the strategy's model
+ * estimates of the fastest measured ones when it has a model (src/confirm.h). */
 static void plan_confirmation(sweep *sw) {
   trial_record *t = NULL;
-  const char **configs = NULL;
-  int n = 0, n_configs = 0;
+  const char **configs = NULL, **pool = NULL;
+  int n = 0, n_configs = 0, n_pool = 0;
   char *err = NULL;
   sw->confirm_planned = 1;
   /* The plan reads values, outcomes and configurations: no step times. */
@@ -321,8 +340,14 @@ static void plan_confirmation(sweep *sw) {
     free(err);
     return;
   }
-  confirm_plan(t, n, sw->exp->budget_steps, sw->exp->confirm_top, sw->exp->confirm_repeats,
-               &configs, &n_configs);
+  confirm_pool(t, n, sw->exp->budget_steps, CONFIRM_POOL_PER_TOP * sw->exp->confirm_top, &pool,
+               &n_pool);
+  confirm_estimate *est = estimates(sw, pool, n_pool);
+  if (est)
+    confirm_plan(t, n, sw->exp->budget_steps, sw->exp->confirm_top, sw->exp->confirm_repeats, est,
+                 n_pool, &configs, &n_configs);
+  free(est);
+  free(pool);
   for (int i = 0; i < n_configs && !sw->failed; i++) {
     proposal p;
     if (strategy_render(sw->strat, configs[i], &p, &err) != 0) {
@@ -623,8 +648,18 @@ static void choose_winner(sweep *sw) {
   int n = 0;
   char *err = NULL;
   store_winner w;
-  if (store_trials_load_some(sw->db, sw->id, want_pooled_steps, NULL, &t, &n, &err) == 0 &&
-      confirm_winner(t, n, sw->exp->budget_steps, sw->exp->metric_skip, &w) == 0 &&
+  const char **cand = NULL;
+  confirm_estimate *est = NULL;
+  int n_cand = 0;
+  if (store_trials_load_some(sw->db, sw->id, want_pooled_steps, NULL, &t, &n, &err) == 0) {
+    cand = xcalloc((size_t)n + 1, sizeof *cand); /* the confirmed configurations */
+    for (int i = 0; i < n; i++)
+      if (t[i].role == ROLE_CONFIRM && strcmp(t[i].config_json, "{}") != 0)
+        cand[n_cand++] = t[i].config_json;
+    est = estimates(sw, cand, n_cand);
+  }
+  if (est &&
+      confirm_winner(t, n, sw->exp->budget_steps, sw->exp->metric_skip, est, n_cand, &w) == 0 &&
       store_sweep_set_winner(sw->db, sw->id, &w, &err) == 0) {
     sw->winner_ms = w.value;
     sw->winner_base_ms = w.baseline;
@@ -633,6 +668,8 @@ static void choose_winner(sweep *sw) {
   }
   if (err) diag_warn("%s", err);
   free(err);
+  free(est);
+  free(cand);
   record_free(t, n);
 }
 

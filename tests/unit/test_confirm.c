@@ -25,11 +25,12 @@ static trial_record mk(int id, const char *role, const char *status, const char 
 
 TEST(plan_interleaves_baseline_and_top) {
   trial_record t[] = {mk(0, "baseline", "ok", "{}", 100), mk(1, "search", "ok", "{\"a\":1}", 90),
-                     mk(2, "search", "ok", "{\"a\":2}", 80), mk(3, "search", "ok", "{\"a\":3}", 95),
-                     mk(4, "search", "oom", "{\"a\":4}", NAN)};
+                      mk(2, "search", "ok", "{\"a\":2}", 80),
+                      mk(3, "search", "ok", "{\"a\":3}", 95),
+                      mk(4, "search", "oom", "{\"a\":4}", NAN)};
   const char **c;
   int n;
-  CHECK_INT(confirm_plan(t, 5, 0, 2, 2, &c, &n), 0);
+  CHECK_INT(confirm_plan(t, 5, 0, 2, 2, NULL, 0, &c, &n), 0);
   CHECK_INT(n, 6);
   const char *want[] = {"{}", "{\"a\":2}", "{\"a\":1}", "{}", "{\"a\":2}", "{\"a\":1}"};
   for (int i = 0; i < n && i < 6; i++) CHECK_STR(c[i], want[i]);
@@ -37,13 +38,13 @@ TEST(plan_interleaves_baseline_and_top) {
 }
 
 TEST(plan_on_resume_queues_only_what_is_missing) {
-  trial_record t[] = {mk(0, "baseline", "ok", "{}", 100), mk(1, "search", "ok", "{\"a\":1}", 90),
-                     mk(2, "search", "ok", "{\"a\":2}", 80), mk(3, "confirm", "ok", "{}", 101),
-                     mk(4, "confirm", "oom", "{\"a\":2}", NAN),
-                     mk(5, "confirm", "interrupted", "{\"a\":1}", NAN)};
+  trial_record t[] = {
+      mk(0, "baseline", "ok", "{}", 100),        mk(1, "search", "ok", "{\"a\":1}", 90),
+      mk(2, "search", "ok", "{\"a\":2}", 80),    mk(3, "confirm", "ok", "{}", 101),
+      mk(4, "confirm", "oom", "{\"a\":2}", NAN), mk(5, "confirm", "interrupted", "{\"a\":1}", NAN)};
   const char **c;
   int n;
-  CHECK_INT(confirm_plan(t, 6, 0, 2, 2, &c, &n), 0);
+  CHECK_INT(confirm_plan(t, 6, 0, 2, 2, NULL, 0, &c, &n), 0);
   /* {} and a2 have one confirm each (an oom counts: it ended); a1's was interrupted, so it
    * needs both. Round 0: a1; round 1: {}, a2, a1. */
   CHECK_INT(n, 4);
@@ -53,10 +54,11 @@ TEST(plan_on_resume_queues_only_what_is_missing) {
 }
 
 TEST(plan_with_nothing_ok_keeps_only_the_baseline) {
-  trial_record t[] = {mk(0, "baseline", "ok", "{}", 100), mk(1, "search", "crash", "{\"a\":1}", NAN)};
+  trial_record t[] = {mk(0, "baseline", "ok", "{}", 100),
+                      mk(1, "search", "crash", "{\"a\":1}", NAN)};
   const char **c;
   int n;
-  CHECK_INT(confirm_plan(t, 2, 0, 3, 1, &c, &n), 0);
+  CHECK_INT(confirm_plan(t, 2, 0, 3, 1, NULL, 0, &c, &n), 0);
   CHECK_INT(n, 1);
   CHECK_STR(c[0], "{}");
   free(c);
@@ -64,13 +66,14 @@ TEST(plan_with_nothing_ok_keeps_only_the_baseline) {
 
 TEST(lucky_first_measurement_loses_on_pooled_values) {
   /* B measured 80 once by luck; its confirmations say 96 and 97. A is a steady 90. */
-  trial_record t[] = {mk(0, "baseline", "ok", "{}", 100),   mk(1, "search", "ok", "{\"a\":1}", 90),
-                     mk(2, "search", "ok", "{\"a\":2}", 80), mk(3, "confirm", "ok", "{}", 101),
-                     mk(4, "confirm", "ok", "{\"a\":2}", 96), mk(5, "confirm", "ok", "{\"a\":1}", 89),
-                     mk(6, "confirm", "ok", "{}", 99),       mk(7, "confirm", "ok", "{\"a\":2}", 97),
-                     mk(8, "confirm", "ok", "{\"a\":1}", 91)};
+  trial_record t[] = {
+      mk(0, "baseline", "ok", "{}", 100),      mk(1, "search", "ok", "{\"a\":1}", 90),
+      mk(2, "search", "ok", "{\"a\":2}", 80),  mk(3, "confirm", "ok", "{}", 101),
+      mk(4, "confirm", "ok", "{\"a\":2}", 96), mk(5, "confirm", "ok", "{\"a\":1}", 89),
+      mk(6, "confirm", "ok", "{}", 99),        mk(7, "confirm", "ok", "{\"a\":2}", 97),
+      mk(8, "confirm", "ok", "{\"a\":1}", 91)};
   store_winner w;
-  CHECK_INT(confirm_winner(t, 9, 0, 2, &w), 0);
+  CHECK_INT(confirm_winner(t, 9, 0, 2, NULL, 0, &w), 0);
   CHECK_INT(w.trial_id, 1);
   CHECK_NEAR(w.value, 90, 1e-9);
   CHECK_NEAR(w.baseline, 100, 1e-9);
@@ -80,10 +83,11 @@ TEST(lucky_first_measurement_loses_on_pooled_values) {
 
 TEST(failed_confirmations_disqualify) {
   trial_record t[] = {mk(0, "baseline", "ok", "{}", 100), mk(1, "search", "ok", "{\"a\":1}", 80),
-                     mk(2, "confirm", "oom", "{\"a\":1}", NAN), mk(3, "search", "ok", "{\"a\":2}", 90),
-                     mk(4, "confirm", "ok", "{\"a\":2}", 91)};
+                      mk(2, "confirm", "oom", "{\"a\":1}", NAN),
+                      mk(3, "search", "ok", "{\"a\":2}", 90),
+                      mk(4, "confirm", "ok", "{\"a\":2}", 91)};
   store_winner w;
-  CHECK_INT(confirm_winner(t, 5, 0, 0, &w), 0);
+  CHECK_INT(confirm_winner(t, 5, 0, 0, NULL, 0, &w), 0);
   CHECK_INT(w.trial_id, 3);
   CHECK_NEAR(w.value, 90.5, 1e-9);
 }
@@ -91,23 +95,131 @@ TEST(failed_confirmations_disqualify) {
 TEST(no_confirm_trials_no_winner) {
   trial_record t[] = {mk(0, "baseline", "ok", "{}", 100), mk(1, "search", "ok", "{\"a\":1}", 80)};
   store_winner w;
-  CHECK_INT(confirm_winner(t, 2, 0, 0, &w), -1);
+  CHECK_INT(confirm_winner(t, 2, 0, 0, NULL, 0, &w), -1);
 }
 
 TEST(short_rungs_are_not_candidates_nor_pooled) {
   trial_record t[] = {mk(0, "baseline", "ok", "{}", 100), mk(1, "search", "ok", "{\"a\":1}", 70),
-                     mk(2, "search", "ok", "{\"a\":2}", 90), mk(3, "confirm", "ok", "{\"a\":2}", 91),
-                     mk(4, "confirm", "ok", "{\"a\":1}", 95)};
+                      mk(2, "search", "ok", "{\"a\":2}", 90),
+                      mk(3, "confirm", "ok", "{\"a\":2}", 91),
+                      mk(4, "confirm", "ok", "{\"a\":1}", 95)};
   t[1].steps_budget = 5; /* a 5-step rung: fast, but not a full measurement */
   t[2].steps_budget = t[3].steps_budget = t[4].steps_budget = 45;
   const char **c;
   int n;
-  CHECK_INT(confirm_plan(t, 5, 45, 1, 1, &c, &n), 0);
+  CHECK_INT(confirm_plan(t, 5, 45, 1, 1, NULL, 0, &c, &n), 0);
   CHECK_INT(n, 1); /* a2 has its one confirm and a1 is no candidate: only the baseline */
   if (n == 1) CHECK_STR(c[0], "{}");
   free(c);
   store_winner w;
-  CHECK_INT(confirm_winner(t, 5, 45, 0, &w), 0);
+  CHECK_INT(confirm_winner(t, 5, 45, 0, NULL, 0, &w), 0);
   CHECK_INT(w.trial_id, 2); /* a2 (90, 91) beats a1, whose 70 was a short rung: a1 = 95 */
   CHECK_NEAR(w.value, 90.5, 1e-9);
+}
+
+/* ---- with the strategy's model estimates (src/confirm.h) ---- */
+
+TEST(shrunk_is_the_precision_weighted_mean) {
+  confirm_estimate e = {"{\"a\":1}", log(100), 0.05};
+  double tau2 = 0.02 * 0.02, v = 0.05 * 0.05 - tau2;
+  double want = (2 / tau2 * log(90) + log(100) / v) / (2 / tau2 + 1 / v);
+  CHECK_NEAR(confirm_shrunk(log(90), 2, tau2, &e), want, 1e-12);
+  /* no estimate, or no mean: the measurements alone */
+  CHECK_NEAR(confirm_shrunk(log(90), 2, tau2, NULL), log(90), 1e-12);
+  e.mean = NAN;
+  CHECK_NEAR(confirm_shrunk(log(90), 2, tau2, &e), log(90), 1e-12);
+  /* a model no better than the noise still counts, as a quarter of one measurement's
+   * precision: V = tau2 / 4 */
+  confirm_estimate weak = {"{\"a\":1}", log(100), 0.001};
+  want = (1 / tau2 * log(90) + 4 / tau2 * log(100)) / (1 / tau2 + 4 / tau2);
+  CHECK_NEAR(confirm_shrunk(log(90), 1, tau2, &weak), want, 1e-12);
+}
+
+TEST(noise_pools_repeated_configurations_over_a_prior) {
+  trial_record t[] = {
+      mk(0, "baseline", "ok", "{}", 100),     mk(1, "confirm", "ok", "{}", 102),
+      mk(2, "search", "ok", "{\"a\":1}", 90), mk(3, "confirm", "ok", "{\"a\":1}", 88),
+      mk(4, "search", "ok", "{\"a\":2}", 80), mk(5, "confirm", "oom", "{\"a\":2}", NAN)};
+  double d1 = log(100) - log(102), d2 = log(90) - log(88);
+  double want = (CONFIRM_TAU0_DF * CONFIRM_TAU0 * CONFIRM_TAU0 + d1 * d1 / 2 + d2 * d2 / 2) /
+                (CONFIRM_TAU0_DF + 2);
+  CHECK_NEAR(confirm_noise(t, 6, 0), want, 1e-12);
+  CHECK_NEAR(confirm_noise(t, 1, 0), CONFIRM_TAU0 * CONFIRM_TAU0, 1e-12); /* prior alone */
+}
+
+TEST(pool_is_the_fastest_distinct_full_measurements) {
+  trial_record t[] = {
+      mk(0, "baseline", "ok", "{}", 100),     mk(1, "search", "ok", "{\"a\":1}", 90),
+      mk(2, "search", "ok", "{\"a\":2}", 80), mk(3, "search", "ok", "{\"a\":3}", 70),
+      mk(4, "rerun", "ok", "{\"a\":2}", 79),  mk(5, "search", "oom", "{\"a\":4}", NAN)};
+  t[3].steps_budget = 5; /* a short rung */
+  const char **c;
+  int n;
+  CHECK_INT(confirm_pool(t, 6, 45, 8, &c, &n), 0);
+  CHECK_INT(n, 2);
+  if (n == 2) {
+    CHECK_STR(c[0], "{\"a\":2}");
+    CHECK_STR(c[1], "{\"a\":1}");
+  }
+  free(c);
+}
+
+/* A lucky measurement: a1 measured 80 but the model, from every other configuration,
+ * expects 100; a2 measured 82 and the model expects 80. The raw plan confirms a1, the
+ * shrunk one a2; a3 (no estimate) competes on its measurement alone. */
+TEST(plan_with_estimates_prefers_the_model_backed_candidate) {
+  trial_record t[] = {mk(0, "baseline", "ok", "{}", 100), mk(1, "search", "ok", "{\"a\":1}", 80),
+                      mk(2, "search", "ok", "{\"a\":2}", 82),
+                      mk(3, "search", "ok", "{\"a\":3}", 95)};
+  confirm_estimate e[] = {
+      {"{\"a\":1}", log(100), 0.03}, {"{\"a\":2}", log(80), 0.03}, {"{\"a\":3}", NAN, NAN}};
+  const char **c;
+  int n;
+  CHECK_INT(confirm_plan(t, 4, 0, 1, 1, NULL, 0, &c, &n), 0);
+  CHECK_INT(n, 2);
+  if (n == 2) CHECK_STR(c[1], "{\"a\":1}");
+  free(c);
+  CHECK_INT(confirm_plan(t, 4, 0, 1, 1, e, 3, &c, &n), 0);
+  CHECK_INT(n, 2);
+  if (n == 2) CHECK_STR(c[1], "{\"a\":2}");
+  free(c);
+  CHECK_INT(confirm_plan(t, 4, 0, 3, 1, e, 3, &c, &n), 0);
+  const char *want[] = {"{}", "{\"a\":2}", "{\"a\":1}", "{\"a\":3}"};
+  CHECK_INT(n, 4);
+  for (int i = 0; i < n && i < 4; i++) CHECK_STR(c[i], want[i]);
+  free(c);
+}
+
+/* On resume the model also knows the confirm trials and may rank others first: the plan
+ * keeps the configurations already confirmed and queues only their missing rounds. */
+TEST(plan_with_estimates_on_resume_keeps_the_confirmed) {
+  trial_record t[] = {mk(0, "baseline", "ok", "{}", 100), mk(1, "search", "ok", "{\"a\":1}", 80),
+                      mk(2, "search", "ok", "{\"a\":2}", 82), mk(3, "confirm", "ok", "{}", 101),
+                      mk(4, "confirm", "ok", "{\"a\":1}", 84)};
+  confirm_estimate e[] = {{"{\"a\":1}", log(100), 0.03}, {"{\"a\":2}", log(80), 0.03}};
+  const char **c;
+  int n;
+  CHECK_INT(confirm_plan(t, 5, 0, 1, 2, e, 2, &c, &n), 0);
+  const char *want[] = {"{}", "{\"a\":1}"}; /* round 2 of the baseline and of a1 */
+  CHECK_INT(n, 2);
+  for (int i = 0; i < n && i < 2; i++) CHECK_STR(c[i], want[i]);
+  free(c);
+}
+
+/* The winner by shrinkage: a1's two measurements (80, 82) beat a2's (83, 83) on their own,
+ * but the model expects a1 at 100 and a2 at 78; pooled and shrunk, a2 wins. Its recorded
+ * value stays the pooled median of its measurements. */
+TEST(winner_with_estimates_is_the_lowest_shrunk) {
+  trial_record t[] = {
+      mk(0, "baseline", "ok", "{}", 100),      mk(1, "search", "ok", "{\"a\":1}", 80),
+      mk(2, "search", "ok", "{\"a\":2}", 83),  mk(3, "confirm", "ok", "{}", 100),
+      mk(4, "confirm", "ok", "{\"a\":1}", 82), mk(5, "confirm", "ok", "{\"a\":2}", 83)};
+  confirm_estimate e[] = {{"{\"a\":1}", log(100), 0.03}, {"{\"a\":2}", log(78), 0.03}};
+  store_winner w;
+  CHECK_INT(confirm_winner(t, 6, 0, 0, NULL, 0, &w), 0);
+  CHECK_INT(w.trial_id, 1);
+  CHECK_INT(confirm_winner(t, 6, 0, 0, e, 2, &w), 0);
+  CHECK_INT(w.trial_id, 2);
+  CHECK_NEAR(w.value, 83, 1e-9);
+  CHECK_INT(w.n_trials, 2);
 }

@@ -1,0 +1,1 @@
+SELECT (SELECT group_concat(number || ':' || config, ' ') FROM (SELECT number, config FROM trials WHERE role = 'confirm' ORDER BY number)) AS confirms, (SELECT config FROM trials WHERE id = s.winner_trial_id) AS winner, s.winner_ms = (SELECT (min(value) + max(value)) / 2 FROM trials WHERE config = '{"V":"b"}') AS pooled FROM sweeps s
