@@ -736,6 +736,10 @@ static int served_spawn(exec_trial *t, const exec_spec *spec, exec_server *srv) 
   int wr[3] = {p[1], p[3], p[5]};
   t->started_ns = uv_hrtime();
   pid_t pid = server_ask(srv, req, len, wr);
+  /* A server that died between trials (nothing live to notice it by) is found here: a new
+   * one takes the request, as it would have taken the next trial's. */
+  if (pid <= 0 && srv->fd < 0 && !srv->off && server_start(srv) == 0)
+    pid = server_ask(srv, req, len, wr);
   free(req);
   close_fds(wr, 3);
   if (pid <= 0) {
