@@ -765,7 +765,7 @@ static void watched_signals(sigset_t *set) {
 
 /* The supervisor once it leads its own group with the watched signals blocked (OLD: the mask
  * the command gets) and its parent's death is asked for: contain, start, watch. */
-static int supervise_run(sup_args *a, const sigset_t *old) {
+static int supervise_run(sup_args *a, const sigset_t *old, sup_cgroup *made) {
   /* The report pipe and stderr lead to the orchestrator. Once it is dead, the command's next
    * write ends the command with SIGPIPE, and our own "exit" report line would end us the same
    * way, between reaping the command and ending its leftovers: a setsid() helper would then
@@ -774,7 +774,12 @@ static int supervise_run(sup_args *a, const sigset_t *old) {
   /* Orphans of the command become our children, not init's: the /proc walk finds them. */
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   sup_cgroup cg;
-  cgroup_begin(&cg, a->cgroup);
+  if (made) { /* made ahead (a spare): kept unless the request says no cgroup */
+    cg = *made;
+    if (!a->cgroup) cgroup_end(&cg);
+  } else {
+    cgroup_begin(&cg, a->cgroup);
+  }
   int code = 0;
   double started = mono_s();
   pid_t child = start(a->cmd, old, &cg, &code);
@@ -873,12 +878,13 @@ static int parse_request(char *buf, size_t len, sup_req *rq, char ***argv, char 
 /* The served supervisor once its request is here (FDS: its stdout, stderr and report pipe;
  * SERVER: our parent; BOSS: the orchestrator). Does not return. */
 static void served_trial(const sup_req *rq, char **argv, char **envp, const char *cwd,
-                         const int fds[3], pid_t server, pid_t boss) {
+                         const int fds[3], pid_t server, pid_t boss, sup_cgroup *made) {
   place_pipes(fds);
   sigset_t old;
   sigemptyset(&old); /* the command's mask: nothing blocked */
   if (cwd && chdir(cwd) != 0) {
     fprintf(stderr, "cannot start %s: cannot enter %s: %s\n", argv[0], cwd, strerror(errno));
+    if (made) cgroup_end(made);
     _exit(126);
   }
   extern char **environ;
@@ -889,7 +895,7 @@ static void served_trial(const sup_req *rq, char **argv, char **envp, const char
                 .report_fd = 3,
                 .cgroup = !(rq->flags & SUP_REQ_NO_CGROUP),
                 .cmd = argv};
-  exit(supervise_run(&a, &old));
+  exit(supervise_run(&a, &old, made));
 }
 
 /* ---- the spare: a supervisor forked ahead ---------------------------------------------------- */
@@ -909,17 +915,27 @@ static ssize_t recv_with_fds(int sock, char *buf, size_t cap, int fds[3], int *b
 /* In the spare: waits for the request, then becomes the trial's supervisor. */
 static void spare_main(int sock, pid_t server, pid_t boss, int ready) {
   served_prepare(server, ready);
+  /* The trial's cgroup too, off the next trial's path (one left by a spare killed here is
+   * removed by the next supervisor's cgroup_sweep_stale). */
+  sup_cgroup cg;
+  cgroup_begin(&cg, 1);
   char *buf = malloc(SUP_REQ_MAX);
   int fds[3], flags = 0;
   ssize_t n = buf ? recv_with_fds(sock, buf, SUP_REQ_MAX, fds, &flags) : -1;
-  if (n <= 0 || flags != 0) _exit(0); /* EOF or a broken handoff: nothing was asked of us */
+  if (n <= 0 || flags != 0) { /* EOF or a broken handoff: nothing was asked of us */
+    cgroup_end(&cg);
+    _exit(0);
+  }
   /* Taken: from here on our end is the trial's end (spare_hand waits for this). */
   if (send(sock, "k", 1, MSG_NOSIGNAL) != 1) _exit(0);
   close(sock);
   sup_req rq;
   char **argv, **envp, *cwd;
-  if (parse_request(buf, (size_t)n, &rq, &argv, &envp, &cwd) != 0) _exit(1);
-  served_trial(&rq, argv, envp, cwd, fds, server, boss);
+  if (parse_request(buf, (size_t)n, &rq, &argv, &envp, &cwd) != 0) {
+    cgroup_end(&cg);
+    _exit(1);
+  }
+  served_trial(&rq, argv, envp, cwd, fds, server, boss, &cg);
 }
 
 /* Forks a spare. The child must hold nothing of the server's but its own socket: CLOSE_FDS
@@ -1042,7 +1058,7 @@ static void server_spawn(int sock, int sfd, char *buf, size_t len, const int fds
     close(sfd);
     close(ready[0]);
     served_prepare(server, ready[1]);
-    served_trial(&rq, argv, envp, cwd, fds, server, boss);
+    served_trial(&rq, argv, envp, cwd, fds, server, boss, NULL);
   }
   int e = errno;
   close(ready[1]);
@@ -1187,7 +1203,7 @@ int supervise_main(int argc, char **argv) {
   sigprocmask(SIG_BLOCK, &set, &old);
   if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != a.parent)
     return 1; /* the parent died before we could ask to be told: start nothing */
-  return supervise_run(&a, &old);
+  return supervise_run(&a, &old, NULL);
 }
 
 #ifdef FLAGTUNE_SUPERVISE_MAIN
