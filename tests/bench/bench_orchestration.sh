@@ -48,6 +48,11 @@ return experiment {
 }
 LUA
 }
+# A fresh database and no logs: a rerun of sweep 1 would otherwise reopen the last run's trial
+# logs with O_TRUNC, and ext4 frees (and discards) their blocks at the open and writes the new
+# data back at the close (its auto_da_alloc for a truncated file): 15 % of flagtune's CPU
+# and synchronous I/O per trial that a first run of a sweep never pays.
+fresh() { rm -rf b.db* "$FLAGTUNE_LOG_DIR"; }
 now() { date +%s%N; }
 per_ms() { echo "scale=3; ($2 - $1) / 1000000 / $N" | bc -l; }
 
@@ -63,11 +68,11 @@ for r in $(seq "$RUNS"); do
   viasup=$(per_ms "$s" "$e")
   s=$(now); for _ in $(seq "$N"); do "$ft" __supervise -- /usr/bin/printf "$five" > /dev/null; done; e=$(now)
   viafull=$(per_ms "$s" "$e")
-  rm -f b.db*; s=$(now); "$ft" -q run p1.lua --db b.db > /dev/null; e=$(now); p1=$(per_ms "$s" "$e")
-  rm -f b.db*; s=$(now); "$ft" -q run p2.lua --db b.db > /dev/null; e=$(now); p2=$(per_ms "$s" "$e")
-  rm -f b.db*; s=$(now); FLAGTUNE_NO_FORK_SERVER=1 "$ft" -q run p1.lua --db b.db > /dev/null; e=$(now); x1=$(per_ms "$s" "$e")
-  rm -f b.db*; s=$(now); FLAGTUNE_NO_FORK_SERVER=1 "$ft" -q run p2.lua --db b.db > /dev/null; e=$(now); x2=$(per_ms "$s" "$e")
-  rm -f b.db*; s=$(now); alone/flagtune -q run p1.lua --db b.db > /dev/null; e=$(now); old=$(per_ms "$s" "$e")
+  fresh; s=$(now); "$ft" -q run p1.lua --db b.db > /dev/null; e=$(now); p1=$(per_ms "$s" "$e")
+  fresh; s=$(now); "$ft" -q run p2.lua --db b.db > /dev/null; e=$(now); p2=$(per_ms "$s" "$e")
+  fresh; s=$(now); FLAGTUNE_NO_FORK_SERVER=1 "$ft" -q run p1.lua --db b.db > /dev/null; e=$(now); x1=$(per_ms "$s" "$e")
+  fresh; s=$(now); FLAGTUNE_NO_FORK_SERVER=1 "$ft" -q run p2.lua --db b.db > /dev/null; e=$(now); x2=$(per_ms "$s" "$e")
+  fresh; s=$(now); alone/flagtune -q run p1.lua --db b.db > /dev/null; e=$(now); old=$(per_ms "$s" "$e")
   ok=$(sqlite3 b.db "SELECT count(*) FROM trials WHERE status='ok'")
   [ "$ok" = "$N" ] || echo "warning: $ok of $N trials ok"
   printf '| %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f | %.2f |\n' "$r" "$bare" "$viasup" "$viafull" "$p1" "$p2" "$x1" "$x2" "$old" \
@@ -82,7 +87,7 @@ echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |${base_ft:+ ---: |
 sweep_ms() { # PARALLEL [ENV...]: one sweep of p$1.lua, ms per trial
   local par=$1 s e
   shift
-  rm -f b.db*
+  fresh
   s=$(now)
   env "$@" "${sweep_ft:-$ft}" -q run "p$par.lua" --db b.db > /dev/null
   e=$(now)
@@ -106,8 +111,8 @@ for r in $(seq "$RUNS"); do
 done
 echo
 echo "CPU split of one parallel-1 run (flagtune itself vs its trials and supervisors):"
-rm -f b.db*; $selfcpu --label "flagtune run p1 ($N trials)" "$ft" -q run p1.lua --db b.db
-rm -f b.db*; FLAGTUNE_NO_FORK_SERVER=1 $selfcpu --label "flagtune run p1, exec path ($N trials)" "$ft" -q run p1.lua --db b.db
+fresh; $selfcpu --label "flagtune run p1 ($N trials)" "$ft" -q run p1.lua --db b.db
+fresh; FLAGTUNE_NO_FORK_SERVER=1 $selfcpu --label "flagtune run p1, exec path ($N trials)" "$ft" -q run p1.lua --db b.db
 [ "${ONLY:-}" = 1 ] && exit 0 # ONLY=1: section 1 alone
 
 echo
