@@ -247,7 +247,17 @@ static pid_t start_fork(char **cmd, const sigset_t *old, const sup_cgroup *cg, i
   return pid;
 }
 
-#if defined(__x86_64__) && defined(SYS_clone3) && defined(CLONE_INTO_CGROUP)
+/* Not under ASan: its shadow memory and interceptors assume one stack per thread, and a child
+ * in our memory on a stack of its own would leave that stack's shadow poisoned (the sanitizer
+ * build forks). */
+#if defined(__SANITIZE_ADDRESS__) /* gcc */
+#define SUP_ASAN 1
+#elif defined(__has_feature) /* clang */
+#if __has_feature(address_sanitizer)
+#define SUP_ASAN 1
+#endif
+#endif
+#if defined(__x86_64__) && defined(SYS_clone3) && defined(CLONE_INTO_CGROUP) && !defined(SUP_ASAN)
 #define SUP_VFORK 1
 /* The command's process in our memory, as posix_spawn starts one: clone3(CLONE_VM |
  * CLONE_VFORK) on a stack of its own, so that no page table is copied, we sleep until it has
