@@ -113,6 +113,11 @@ echo
 echo "CPU split of one parallel-1 run (flagtune itself vs its trials and supervisors):"
 fresh; $selfcpu --label "flagtune run p1 ($N trials)" "$ft" -q run p1.lua --db b.db
 fresh; FLAGTUNE_NO_FORK_SERVER=1 $selfcpu --label "flagtune run p1, exec path ($N trials)" "$ft" -q run p1.lua --db b.db
+fresh; FLAGTUNE_NO_SPARE=1 $selfcpu --label "flagtune run p1, no spare ($N trials)" "$ft" -q run p1.lua --db b.db
+fresh; FLAGTUNE_SUPERVISE_FORK=1 $selfcpu --label "flagtune run p1, command by fork ($N trials)" "$ft" -q run p1.lua --db b.db
+if [ -n "$base_ft" ]; then
+  fresh; $selfcpu --label "BASE's flagtune run p1 ($N trials)" "$base_ft" -q run p1.lua --db b.db
+fi
 [ "${ONLY:-}" = 1 ] && exit 0 # ONLY=1: section 1 alone
 
 echo
