@@ -50,7 +50,7 @@
 #include "procstat.h"
 
 #define SUPERVISE_DEFAULT_GRACE_S 5.0
-#define SUP_SPARE_ANSWER_MS 2000 /* a spare that does not take its request in time is hung */
+#define SUP_SPARE_ANSWER_MS 2000 /* a spare that has not taken its request by then is cut off */
 #define SUP_MAX_DEPTH 512        /* longest ancestry followed from a process up to the supervisor */
 
 typedef struct {
@@ -937,7 +937,10 @@ static void spare_main(int sock, pid_t server, pid_t boss, int ready) {
     _exit(0);
   }
   /* Taken: from here on our end is the trial's end (spare_hand waits for this). */
-  if (send(sock, "k", 1, MSG_NOSIGNAL) != 1) _exit(0);
+  if (send(sock, "k", 1, MSG_NOSIGNAL) != 1) { /* cut off (spare_hand): not ours to run */
+    cgroup_end(&cg);
+    _exit(0);
+  }
   close(sock);
   sup_req rq;
   char **argv, **envp, *cwd;
@@ -1016,18 +1019,17 @@ static pid_t spare_hand(sup_spare *sp, const char *buf, size_t len, const int fd
   while (n < 0 && errno == EINTR);
   /* It has taken the request once it says so; from then on its end is the trial's end. A
    * spare killed by a stray signal before that (EPIPE here, or EOF instead of the word) never
-   * started anything: a fresh fork takes the request. One that does not answer (stopped) is
-   * killed for the same reason. */
+   * started anything: a fresh fork takes the request. One that does not answer in time (stopped)
+   * is cut off: with our reading side shut, its word can no longer be sent (it then leaves
+   * without running anything), so a word that is not queued by now never will be. */
   char ack = 0;
   if (n == (ssize_t)len) {
     struct pollfd pf = {sp->sock, POLLIN, 0};
     int r;
     do r = poll(&pf, 1, SUP_SPARE_ANSWER_MS);
     while (r < 0 && errno == EINTR);
-    if (r <= 0 || recv(sp->sock, &ack, 1, MSG_DONTWAIT) != 1) {
-      kill(sp->pid, SIGKILL);
-      ack = 0;
-    }
+    if (r <= 0) shutdown(sp->sock, SHUT_RD);
+    if (recv(sp->sock, &ack, 1, MSG_DONTWAIT) != 1) ack = 0;
   }
   pid_t pid = ack == 'k' ? sp->pid : 0;
   spare_drop(sp);

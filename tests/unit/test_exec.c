@@ -1492,3 +1492,48 @@ TEST(srv_spare_killed_next_trial_still_runs) {
   CHECK(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD);
   free(c);
 }
+
+/* A spare that does not take its request (stopped here; a stalled one alike) is cut off after
+ * 2 s: the trial runs under a fresh fork, once, and the spare, let go on, leaves without
+ * running anything (its word can no longer be sent). */
+TEST(srv_spare_stopped_is_cut_off_and_runs_nothing) {
+  char file[64], script[512];
+  snprintf(file, sizeof file, "/tmp/ft-spare-cut-%d", (int)getpid());
+  unlink(file);
+  snprintf(script, sizeof script, "echo run >> %s; exec %s steps 2 1", file, STUB_CHILD);
+  char *argv[] = {"/bin/sh", "-c", script, NULL};
+  exec_spec spec = spec_for(argv);
+  run_ctx *c = new_ctx();
+  uv_loop_init(&c->loop);
+  executor *x = served_executor(&c->loop);
+  run_on(c, &spec, x);
+  int server = 0, spare = find_spare(&server);
+  CHECK(server > 0 && spare > 0);
+  if (spare > 0) kill(spare, SIGSTOP);
+  c->exits = 0;
+  c->n_lines[EXEC_STDOUT] = 0;
+  memset(&c->res, 0, sizeof c->res);
+  run_on(c, &spec, x);
+  CHECK_INT(c->res.exit_status, 0);
+  CHECK_INT(c->res.term_signal, 0);
+  CHECK_INT(c->n_lines[EXEC_STDOUT], 2);
+  CHECK(c->group > 0 && c->group != spare); /* a fresh fork ran it */
+  if (spare > 0) {
+    int kids[2];
+    CHECK_INT(children_of(spare, kids, 2), 0);
+    kill(spare, SIGCONT);
+    int dead = process_dead(spare);
+    if (!dead) kill(spare, SIGKILL);
+    CHECK(dead);
+  }
+  usleep(200000); /* a command the spare would (wrongly) start now has time to say so */
+  size_t len = 0;
+  char *runs = slurp(file, &len);
+  CHECK_STR(runs ? runs : "", "run\nrun\n"); /* the two trials, nothing more */
+  free(runs);
+  unlink(file);
+  CHECK_LOOP_END(&c->loop);
+  executor_free(x);
+  CHECK(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD);
+  free(c);
+}
