@@ -959,8 +959,8 @@ executor *exec_local_new(uv_loop_t *loop, const char *supervisor) {
   /* Each trial allocates a few hundred KiB and frees them at its end (its 64 KiB read buffer,
    * its line buffers, SQLite's page cache for the trial's statements). With glibc's default
    * 128 KiB trim threshold the heap's top went back to the kernel at every trial's end (brk
-   * shrinking: a TLB flush) and was faulted in again, cleared, at the next start: 0.8 of the
-   * orchestrator's 2.6 ms of CPU a trial on the benchmark VM (docs/COST.md). Up to 8 MiB of
+   * shrinking: a TLB flush) and was faulted in again, cleared, at the next start: about 0.8 of
+   * the orchestrator's 2.6 ms of CPU a trial on the benchmark VM (docs/COST.md). Up to 8 MiB of
    * free heap is kept instead; peak RSS does not change (the pages were resident anyway). */
   static int tuned;
   if (!tuned++) mallopt(M_TRIM_THRESHOLD, 8 * 1024 * 1024);
