@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -49,7 +50,8 @@
 #include "procstat.h"
 
 #define SUPERVISE_DEFAULT_GRACE_S 5.0
-#define SUP_MAX_DEPTH 512 /* longest ancestry followed from a process up to the supervisor */
+#define SUP_SPARE_ANSWER_MS 2000 /* a spare that has not taken its request by then is cut off */
+#define SUP_MAX_DEPTH 512        /* longest ancestry followed from a process up to the supervisor */
 
 typedef struct {
   pid_t parent;   /* whose death ends the trial */
@@ -155,21 +157,31 @@ static int report_exec_error(const char *file, int err) {
   return 126;
 }
 
-/* In the child: the trial's cgroup (when there is one and fork_into could not start us in
- * it: "0" moves the writer), the mask and dispositions the command expects, then exec. On
- * failure errno goes back through the close-on-exec pipe and the child leaves without a word. */
-static void run_child(char **cmd, const sigset_t *old, int errfd, int cgroup_fd) {
+/* What the command's process does before its exec: the trial's cgroup (when there is one and
+ * it was not born in it: "0" moves the writer), the mask and dispositions the command expects,
+ * then exec. Only system calls (no malloc, no stdio, no lock): it may run in our memory
+ * (start_vfork). Returns errno when the exec failed. */
+static int exec_command(char **cmd, const sigset_t *old, int cgroup_fd) {
   if (cgroup_fd >= 0) {
     ssize_t w = write(cgroup_fd, "0", 1); /* failing to join leaves the /proc walk */
     (void)w;
   }
-  signal(SIGTERM, SIG_DFL);
-  signal(SIGINT, SIG_DFL);
-  signal(SIGHUP, SIG_DFL);
-  signal(SIGPIPE, SIG_DFL); /* ignored by the supervisor (supervise_run), default for the command */
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  sigaction(SIGTERM, &dfl, NULL);
+  sigaction(SIGINT, &dfl, NULL);
+  sigaction(SIGHUP, &dfl, NULL);
+  sigaction(SIGPIPE, &dfl, NULL); /* ignored by the supervisor (supervise_run), default for it */
   sigprocmask(SIG_SETMASK, old, NULL);
-  execvp(cmd[0], cmd);
-  int e = errno;
+  execvp(cmd[0], cmd); /* glibc's search keeps its buffers on the stack (posix_spawnp uses it) */
+  return errno;
+}
+
+/* The fork path's child: on failure errno goes back through the close-on-exec pipe and the
+ * child leaves without a word. */
+static void run_child(char **cmd, const sigset_t *old, int errfd, int cgroup_fd) {
+  int e = exec_command(cmd, old, cgroup_fd);
   ssize_t w = write(errfd, &e, sizeof e);
   (void)w;
   _exit(127);
@@ -198,8 +210,9 @@ static pid_t fork_into(const sup_cgroup *cg, int *joined) {
   return fork();
 }
 
-/* Starts the command. Returns its pid, or 0 with *code set when it could not be executed. */
-static pid_t start(char **cmd, const sigset_t *old, const sup_cgroup *cg, int *code) {
+/* Starts the command by fork and exec. Returns its pid, or 0 with *code set when it could not
+ * be executed. */
+static pid_t start_fork(char **cmd, const sigset_t *old, const sup_cgroup *cg, int *code) {
   int p[2];
   if (pipe(p) != 0) {
     *code = report_exec_error(cmd[0], errno);
@@ -232,6 +245,118 @@ static pid_t start(char **cmd, const sigset_t *old, const sup_cgroup *cg, int *c
     return 0;
   }
   return pid;
+}
+
+/* Not under ASan: its shadow memory and interceptors assume one stack per thread, and a child
+ * in our memory on a stack of its own would leave that stack's shadow poisoned (the sanitizer
+ * build forks). */
+#if defined(__SANITIZE_ADDRESS__) /* gcc */
+#define SUP_ASAN 1
+#elif defined(__has_feature) /* clang */
+#if __has_feature(address_sanitizer)
+#define SUP_ASAN 1
+#endif
+#endif
+#if defined(__x86_64__) && defined(SYS_clone3) && defined(CLONE_INTO_CGROUP) && !defined(SUP_ASAN)
+#define SUP_VFORK 1
+/* The command's process in our memory, as posix_spawn starts one: clone3(CLONE_VM |
+ * CLONE_VFORK) on a stack of its own, so that no page table is copied, we sleep until it has
+ * exec'd or left, and (unlike posix_spawn) it can be born in the trial's cgroup. */
+typedef struct {
+  char **cmd;
+  const sigset_t *old;
+  int cgroup_fd;
+  int err; /* set by the child when its exec failed */
+} vfork_args;
+
+static int vfork_child(void *p) {
+  vfork_args *v = p;
+  v->err = exec_command(v->cmd, v->old, v->cgroup_fd);
+  _exit(127);
+}
+
+/* clone3(CA) with the child on CA's stack running FN(ARG) and leaving with its result, as
+ * glibc's own clone3 wrapper does (sysdeps/unix/sysv/linux/x86_64/clone3.S), which glibc
+ * 2.36 does not export. Returns the child's pid or -errno. */
+static long clone3_run(struct clone_args *ca, int (*fn)(void *), void *arg) {
+  long ret;
+  register long r12 __asm__("r12") = (long)fn; /* kept by the kernel across the syscall */
+  register long r13 __asm__("r13") = (long)arg;
+  __asm__ volatile(
+      "syscall\n\t"
+      "testq %%rax, %%rax\n\t"
+      "jnz 1f\n\t"
+      "xorl %%ebp, %%ebp\n\t" /* the child, on its own stack: the end of frames */
+      "movq %%r13, %%rdi\n\t"
+      "callq *%%r12\n\t"
+      "movl %%eax, %%edi\n\t"
+      "movl $60, %%eax\n\t" /* SYS_exit */
+      "syscall\n\t"
+      "hlt\n"
+      "1:\n\t"
+      : "=a"(ret)
+      : "0"((long)SYS_clone3), "D"(ca), "S"(sizeof *ca), "r"(r12), "r"(r13)
+      : "rcx", "r11", "memory", "cc");
+  return ret;
+}
+
+/* Starts the command by vfork. Returns its pid; 0 with *code set when it could not be
+ * executed; -1 when clone3 is refused here (an older kernel, a seccomp filter): the caller
+ * forks instead. */
+static pid_t start_vfork(char **cmd, const sigset_t *old, const sup_cgroup *cg, int *code) {
+  /* glibc's execvp copies PATH and the name into stack arrays, and a script's argv. */
+  const char *path = getenv("PATH");
+  size_t argc = 0;
+  while (cmd[argc]) argc++;
+  size_t size =
+      64 * 1024 + (path ? strlen(path) : 0) + strlen(cmd[0]) + (argc + 3) * sizeof(char *);
+  size = (size + 4095) & ~(size_t)4095;
+  void *stack =
+      mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (stack == MAP_FAILED) return -1;
+  vfork_args v = {cmd, old, -1, 0};
+  struct clone_args ca;
+  memset(&ca, 0, sizeof ca);
+  ca.flags = CLONE_VM | CLONE_VFORK;
+  ca.exit_signal = SIGCHLD;
+  ca.stack = (uint64_t)(uintptr_t)stack;
+  ca.stack_size = size;
+  long pid = -ENOSYS;
+  if (cg->dir_fd >= 0) {
+    ca.flags |= CLONE_INTO_CGROUP;
+    ca.cgroup = (uint64_t)cg->dir_fd;
+    pid = clone3_run(&ca, vfork_child, &v);
+    ca.flags &= ~(uint64_t)CLONE_INTO_CGROUP;
+    ca.cgroup = 0;
+  }
+  if (pid < 0) {
+    v.cgroup_fd = cg->procs_fd; /* not born in it: the child joins */
+    pid = clone3_run(&ca, vfork_child, &v);
+  }
+  munmap(stack, size);
+  if (pid < 0) return -1;
+  if (v.err) { /* exec failed: the child has left; reap it quietly */
+    while (waitpid((pid_t)pid, NULL, 0) < 0 && errno == EINTR) {
+    }
+    *code = report_exec_error(cmd[0], v.err);
+    return 0;
+  }
+  return (pid_t)pid;
+}
+#endif
+
+/* Starts the command: by vfork where this build can, otherwise (or when the kernel refuses
+ * it) by fork. Returns its pid, or 0 with *code set when it could not be executed. */
+static pid_t start(char **cmd, const sigset_t *old, const sup_cgroup *cg, int *code) {
+#ifdef SUP_VFORK
+  static int no_vfork = -1;
+  if (no_vfork < 0) no_vfork = getenv("FLAGTUNE_SUPERVISE_FORK") != NULL;
+  if (!no_vfork) {
+    pid_t pid = start_vfork(cmd, old, cg, code);
+    if (pid >= 0) return pid;
+  }
+#endif
+  return start_fork(cmd, old, cg, code);
 }
 
 /* Ends this process the way the command ended: same exit code, or the same signal. */
@@ -650,7 +775,7 @@ static void watched_signals(sigset_t *set) {
 
 /* The supervisor once it leads its own group with the watched signals blocked (OLD: the mask
  * the command gets) and its parent's death is asked for: contain, start, watch. */
-static int supervise_run(sup_args *a, const sigset_t *old) {
+static int supervise_run(sup_args *a, const sigset_t *old, sup_cgroup *made) {
   /* The report pipe and stderr lead to the orchestrator. Once it is dead, the command's next
    * write ends the command with SIGPIPE, and our own "exit" report line would end us the same
    * way, between reaping the command and ending its leftovers: a setsid() helper would then
@@ -659,7 +784,12 @@ static int supervise_run(sup_args *a, const sigset_t *old) {
   /* Orphans of the command become our children, not init's: the /proc walk finds them. */
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   sup_cgroup cg;
-  cgroup_begin(&cg, a->cgroup);
+  if (made) { /* made ahead (a spare): kept unless the request says no cgroup */
+    cg = *made;
+    if (!a->cgroup) cgroup_end(&cg);
+  } else {
+    cgroup_begin(&cg, a->cgroup);
+  }
   int code = 0;
   double started = mono_s();
   pid_t child = start(a->cmd, old, &cg, &code);
@@ -702,27 +832,69 @@ static void place_fd(int fd, int target) {
   dup2(fd, target);
 }
 
-/* In the fork server's child: the trial's supervisor. FDS: its stdout, stderr and report
- * pipe; SERVER: our parent; BOSS: the orchestrator. Does not return. */
-static void served_trial(const sup_req *rq, char **argv, char **envp, const char *cwd,
-                         const int fds[3], pid_t server, pid_t boss, int ready) {
+/* Duplicates the trial's three pipes above the low fds and then onto 1, 2 and 3 (3 close-on-exec:
+ * the report pipe is never the command's); closes the originals. */
+static void place_pipes(const int fds[3]) {
   int hi[3];
   for (int i = 0; i < 3; i++) hi[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 10);
-  int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (null >= 0) place_fd(null, 0);
+  for (int i = 0; i < 3; i++) close(fds[i]);
   for (int i = 0; i < 3; i++) place_fd(hi[i], i + 1);
-  fcntl(3, F_SETFD, FD_CLOEXEC); /* the report pipe: never the command's */
-  /* As the executor's detached spawn: a session and group of our own, so that group signals
-   * reach the trial alone and a terminal's Ctrl-C does not. */
+  for (int i = 0; i < 3; i++)
+    if (hi[i] != i + 1) close(hi[i]);
+  fcntl(3, F_SETFD, FD_CLOEXEC);
+}
+
+/* What every served supervisor does before its request can arrive: /dev/null as fd 0, a
+ * session and group of its own (as the executor's detached spawn: group signals reach the
+ * trial alone and a terminal's Ctrl-C does not), the watched signals blocked, SIGTERM asked
+ * for at the server's death (and the server re-checked after asking: one killed in between
+ * means nothing may start), and READY closed, which tells the server so. */
+static void served_prepare(pid_t server, int ready) {
+  int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (null >= 0) {
+    place_fd(null, 0);
+    if (null != 0) close(null);
+  }
   setsid();
-  sigset_t set, old;
+  sigset_t set;
   watched_signals(&set);
-  sigemptyset(&old);
   sigprocmask(SIG_SETMASK, &set, NULL);
   if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != server) _exit(1);
-  close(ready); /* the server may answer now: our group exists and our signals are blocked */
+  close(ready);
+}
+
+/* Parses a request (supervise.h) in BUF into RQ, ARGV, ENVP and CWD (pointers into BUF; ARGV
+ * and ENVP allocated). 0 when it is whole and well formed. */
+static int parse_request(char *buf, size_t len, sup_req *rq, char ***argv, char ***envp,
+                         char **cwd) {
+  *argv = *envp = NULL;
+  *cwd = NULL;
+  if (len < sizeof *rq) return -1;
+  memcpy(rq, buf, sizeof *rq);
+  char *p = buf + sizeof *rq, *end = buf + len;
+  if (rq->kind != SUP_MSG_SPAWN || rq->argc == 0 || rq->argc >= SUP_REQ_MAX ||
+      rq->envc >= SUP_REQ_MAX)
+    return -1;
+  *argv = calloc(rq->argc + 1, sizeof **argv);
+  *envp = calloc(rq->envc + 1, sizeof **envp);
+  char *c[2] = {NULL, NULL};
+  int ok = *argv && *envp && take_strings(&p, end, *argv, rq->argc) == 0 &&
+           take_strings(&p, end, *envp, rq->envc) == 0 &&
+           (!(rq->flags & SUP_REQ_CWD) || take_strings(&p, end, c, 1) == 0);
+  *cwd = c[0];
+  return ok ? 0 : -1;
+}
+
+/* The served supervisor once its request is here (FDS: its stdout, stderr and report pipe;
+ * SERVER: our parent; BOSS: the orchestrator). Does not return. */
+static void served_trial(const sup_req *rq, char **argv, char **envp, const char *cwd,
+                         const int fds[3], pid_t server, pid_t boss, sup_cgroup *made) {
+  place_pipes(fds);
+  sigset_t old;
+  sigemptyset(&old); /* the command's mask: nothing blocked */
   if (cwd && chdir(cwd) != 0) {
     fprintf(stderr, "cannot start %s: cannot enter %s: %s\n", argv[0], cwd, strerror(errno));
+    if (made) cgroup_end(made);
     _exit(126);
   }
   extern char **environ;
@@ -733,43 +905,172 @@ static void served_trial(const sup_req *rq, char **argv, char **envp, const char
                 .report_fd = 3,
                 .cgroup = !(rq->flags & SUP_REQ_NO_CGROUP),
                 .cmd = argv};
-  exit(supervise_run(&a, &old));
+  exit(supervise_run(&a, &old, made));
 }
 
-/* One request: fork the trial's supervisor and answer with its pid (or errno). */
-static void server_spawn(int sock, int sfd, char *buf, size_t len, const int fds[3], pid_t boss) {
+/* ---- the spare: a supervisor forked ahead ---------------------------------------------------- */
+
+/* The server keeps one child forked ahead of the next request, prepared (served_prepare) and
+ * waiting on a socket pair of its own for the request the server hands on, so that at
+ * parallel 1 a trial's start does not wait for a fork. It runs nothing without a request: at
+ * EOF (the server gone, or done with it) it leaves. It has no other fd of the server's. */
+typedef struct {
+  pid_t pid; /* 0: none */
+  int sock;  /* the server's end of its socket pair */
+  int ready; /* read end of its ready pipe: EOF once it is prepared (or gone) */
+} sup_spare;
+
+static ssize_t recv_with_fds(int sock, char *buf, size_t cap, int fds[3], int *bad);
+
+/* In the spare: waits for the request, then becomes the trial's supervisor. */
+static void spare_main(int sock, pid_t server, pid_t boss, int ready) {
+  served_prepare(server, ready);
+  /* The trial's cgroup too, off the next trial's path (one left by a spare killed here is
+   * removed by the next supervisor's cgroup_sweep_stale). */
+  sup_cgroup cg;
+  cgroup_begin(&cg, 1);
+  char *buf = malloc(SUP_REQ_MAX);
+  int fds[3], flags = 0;
+  ssize_t n = buf ? recv_with_fds(sock, buf, SUP_REQ_MAX, fds, &flags) : -1;
+  if (n <= 0 || flags != 0) { /* EOF or a broken handoff: nothing was asked of us */
+    cgroup_end(&cg);
+    _exit(0);
+  }
+  /* Taken: from here on our end is the trial's end (spare_hand waits for this). */
+  if (send(sock, "k", 1, MSG_NOSIGNAL) != 1) { /* cut off (spare_hand): not ours to run */
+    cgroup_end(&cg);
+    _exit(0);
+  }
+  close(sock);
   sup_req rq;
-  if (len < sizeof rq) {
-    server_send(sock, SUP_MSG_STARTED, 0, EINVAL);
-    return;
+  char **argv, **envp, *cwd;
+  if (parse_request(buf, (size_t)n, &rq, &argv, &envp, &cwd) != 0) {
+    cgroup_end(&cg);
+    _exit(1);
   }
-  memcpy(&rq, buf, sizeof rq);
-  char *p = buf + sizeof rq, *end = buf + len;
-  char **argv = NULL, **envp = NULL;
-  int ok = rq.kind == SUP_MSG_SPAWN && rq.argc > 0 && rq.argc < SUP_REQ_MAX &&
-           rq.envc < SUP_REQ_MAX && fds[0] >= 0 && fds[1] >= 0 && fds[2] >= 0;
-  if (ok) {
-    argv = calloc(rq.argc + 1, sizeof *argv);
-    envp = calloc(rq.envc + 1, sizeof *envp);
-  }
-  char *cwd[2] = {NULL, NULL};
-  ok = ok && argv && envp && take_strings(&p, end, argv, rq.argc) == 0 &&
-       take_strings(&p, end, envp, rq.envc) == 0 &&
-       (!(rq.flags & SUP_REQ_CWD) || take_strings(&p, end, cwd, 1) == 0);
-  int ready[2] = {-1, -1};
-  if (!ok || pipe2(ready, O_CLOEXEC) != 0) {
-    server_send(sock, SUP_MSG_STARTED, 0, ok ? errno : EINVAL);
-    free(argv);
-    free(envp);
+  served_trial(&rq, argv, envp, cwd, fds, server, boss, &cg);
+}
+
+/* Forks a spare. The child must hold nothing of the server's but its own socket: CLOSE_FDS
+ * (N of them) are closed in it. */
+static void spare_fork(sup_spare *sp, pid_t boss, const int *close_fds, int n) {
+  int sv[2], ready[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return;
+  if (pipe2(ready, O_CLOEXEC) != 0) {
+    close(sv[0]);
+    close(sv[1]);
     return;
   }
   pid_t server = getpid();
   pid_t pid = fork();
   if (pid == 0) {
+    for (int i = 0; i < n; i++) close(close_fds[i]);
+    close(sv[0]);
+    close(ready[0]);
+    spare_main(sv[1], server, boss, ready[1]);
+  }
+  close(sv[1]);
+  close(ready[1]);
+  if (pid < 0) {
+    close(sv[0]);
+    close(ready[0]);
+    return;
+  }
+  sp->pid = pid;
+  sp->sock = sv[0];
+  sp->ready = ready[0];
+}
+
+/* Lets go of the spare (it leaves at EOF; its end is reported by server_reap as any child's
+ * would be, and the executor ignores a pid it was never given). */
+static void spare_drop(sup_spare *sp) {
+  if (sp->pid <= 0) return;
+  close(sp->sock);
+  close(sp->ready);
+  sp->pid = 0;
+}
+
+/* Hands the request in BUF (LEN bytes) and FDS to the spare. Returns its pid once it has the
+ * request and is prepared, 0 when there was none or it is gone (the spare is dropped). */
+static pid_t spare_hand(sup_spare *sp, const char *buf, size_t len, const int fds[3]) {
+  if (sp->pid <= 0) return 0;
+  char c;
+  while (read(sp->ready, &c, 1) < 0 && errno == EINTR) {
+  } /* EOF: prepared (it closed the pipe) or gone */
+  union {
+    struct cmsghdr h;
+    char space[CMSG_SPACE(3 * sizeof(int))];
+  } ctl;
+  memset(&ctl, 0, sizeof ctl);
+  struct iovec iov = {(void *)buf, len};
+  struct msghdr mh;
+  memset(&mh, 0, sizeof mh);
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  mh.msg_control = ctl.space;
+  mh.msg_controllen = sizeof ctl.space;
+  struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+  cm->cmsg_level = SOL_SOCKET;
+  cm->cmsg_type = SCM_RIGHTS;
+  cm->cmsg_len = CMSG_LEN(3 * sizeof(int));
+  memcpy(CMSG_DATA(cm), fds, 3 * sizeof(int));
+  ssize_t n;
+  do n = sendmsg(sp->sock, &mh, MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  /* It has taken the request once it says so; from then on its end is the trial's end. A
+   * spare killed by a stray signal before that (EPIPE here, or EOF instead of the word) never
+   * started anything: a fresh fork takes the request. One that does not answer in time (stopped)
+   * is cut off: with our reading side shut, its word can no longer be sent (it then leaves
+   * without running anything), so a word that is not queued by now never will be. */
+  char ack = 0;
+  if (n == (ssize_t)len) {
+    struct pollfd pf = {sp->sock, POLLIN, 0};
+    int r;
+    do r = poll(&pf, 1, SUP_SPARE_ANSWER_MS);
+    while (r < 0 && errno == EINTR);
+    if (r <= 0) shutdown(sp->sock, SHUT_RD);
+    if (recv(sp->sock, &ack, 1, MSG_DONTWAIT) != 1) ack = 0;
+  }
+  pid_t pid = ack == 'k' ? sp->pid : 0;
+  spare_drop(sp);
+  return pid;
+}
+
+/* One request: the spare takes it, or a fresh fork does; answer with its pid (or errno). */
+static void server_spawn(int sock, int sfd, char *buf, size_t len, const int fds[3], pid_t boss,
+                         sup_spare *sp) {
+  sup_req rq;
+  char **argv = NULL, **envp = NULL, *cwd = NULL;
+  int ok = fds[0] >= 0 && fds[1] >= 0 && fds[2] >= 0 &&
+           parse_request(buf, len, &rq, &argv, &envp, &cwd) == 0;
+  if (!ok) {
+    server_send(sock, SUP_MSG_STARTED, 0, EINVAL);
+    free(argv);
+    free(envp);
+    return;
+  }
+  pid_t pid = spare_hand(sp, buf, len, fds);
+  if (pid > 0) {
+    free(argv);
+    free(envp);
+    server_send(sock, SUP_MSG_STARTED, pid, 0);
+    return;
+  }
+  int ready[2] = {-1, -1};
+  if (pipe2(ready, O_CLOEXEC) != 0) {
+    server_send(sock, SUP_MSG_STARTED, 0, errno);
+    free(argv);
+    free(envp);
+    return;
+  }
+  pid_t server = getpid();
+  pid = fork();
+  if (pid == 0) {
     close(sock);
     close(sfd);
     close(ready[0]);
-    served_trial(&rq, argv, envp, cwd[0], fds, server, boss, ready[1]);
+    served_prepare(server, ready[1]);
+    served_trial(&rq, argv, envp, cwd, fds, server, boss, NULL);
   }
   int e = errno;
   close(ready[1]);
@@ -784,21 +1085,25 @@ static void server_spawn(int sock, int sfd, char *buf, size_t len, const int fds
   server_send(sock, SUP_MSG_STARTED, pid > 0 ? pid : 0, pid > 0 ? 0 : e);
 }
 
-/* Reaps every child that has ended and tells the orchestrator how each one ended. */
-static void server_reap(int sock) {
+/* Reaps every child that has ended and tells the orchestrator how each one ended; a spare that
+ * died before its request (a stray kill) is only dropped: it was never a trial. */
+static void server_reap(int sock, sup_spare *sp) {
   int st;
   pid_t r;
   while ((r = waitpid(-1, &st, WNOHANG)) != 0) {
     if (r < 0 && errno == EINTR) continue;
     if (r < 0) return;
-    server_send(sock, SUP_MSG_EXITED, r, st);
+    if (r == sp->pid)
+      spare_drop(sp);
+    else
+      server_send(sock, SUP_MSG_EXITED, r, st);
   }
 }
 
-/* Receives one request and the three fds that come with it. Returns its length, 0 on EOF,
- * -1 on an error that ends the server. A request that was cut (longer than the buffer) is
- * answered here, with E2BIG, and returns -2. */
-static ssize_t server_recv(int sock, char *buf, size_t cap, int fds[3]) {
+/* Receives one message and the three fds that must come with it. Returns its length, 0 on
+ * EOF, -1 on an error; *BAD is set (E2BIG: cut, EINVAL: not three fds) for a message that
+ * came but cannot be used, whose fds are then closed. */
+static ssize_t recv_with_fds(int sock, char *buf, size_t cap, int fds[3], int *bad) {
   union {
     struct cmsghdr h;
     char space[CMSG_SPACE(3 * sizeof(int))];
@@ -811,6 +1116,7 @@ static ssize_t server_recv(int sock, char *buf, size_t cap, int fds[3]) {
   mh.msg_control = ctl.space;
   mh.msg_controllen = sizeof ctl.space;
   fds[0] = fds[1] = fds[2] = -1;
+  *bad = 0;
   ssize_t n;
   do n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
   while (n < 0 && errno == EINTR);
@@ -832,15 +1138,15 @@ static ssize_t server_recv(int sock, char *buf, size_t cap, int fds[3]) {
     for (int i = 0; i < 3; i++)
       if (fds[i] >= 0) close(fds[i]);
     fds[0] = fds[1] = fds[2] = -1;
-    server_send(sock, SUP_MSG_STARTED, 0, (mh.msg_flags & MSG_TRUNC) ? E2BIG : EINVAL);
-    return -2;
+    *bad = (mh.msg_flags & MSG_TRUNC) ? E2BIG : EINVAL;
   }
   return n;
 }
 
-/* The fork server: forks one trial supervisor per request on SOCK, reports each one's end,
- * and leaves when the orchestrator (BOSS, our parent) closes the socket or dies. Its
- * children each ask for SIGTERM at its death, so they end their trials if it is killed. */
+/* The fork server: hands each request on SOCK to a supervisor (the spare, or a fresh fork),
+ * reports each one's end, keeps one spare forked ahead, and leaves when the orchestrator
+ * (BOSS, our parent) closes the socket or dies. Its children each ask for SIGTERM at its
+ * death, so they end their trials if it is killed; the spare leaves at EOF on its socket. */
 static int server_main(int sock, pid_t boss) {
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != boss) return 1;
   fcntl(sock, F_SETFD, FD_CLOEXEC);
@@ -852,6 +1158,10 @@ static int server_main(int sock, pid_t boss) {
   if (sfd < 0) return 1;
   char *buf = malloc(SUP_REQ_MAX);
   if (!buf) return 1;
+  sup_spare sp = {0, -1, -1};
+  int own[2] = {sock, sfd}; /* what a spare must not hold */
+  int spares = !getenv("FLAGTUNE_NO_SPARE");
+  if (spares) spare_fork(&sp, boss, own, 2);
   for (;;) {
     struct pollfd pf[2] = {{sock, POLLIN, 0}, {sfd, POLLIN, 0}};
     if (poll(pf, 2, -1) < 0) {
@@ -862,17 +1172,23 @@ static int server_main(int sock, pid_t boss) {
       struct signalfd_siginfo si;
       while (read(sfd, &si, sizeof si) > 0) {
       }
-      server_reap(sock);
+      server_reap(sock, &sp);
     }
     if (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-      int fds[3];
-      ssize_t n = server_recv(sock, buf, SUP_REQ_MAX, fds);
+      int fds[3], bad = 0;
+      ssize_t n = recv_with_fds(sock, buf, SUP_REQ_MAX, fds, &bad);
       if (n == 0 || n == -1) break; /* the orchestrator is gone: so are we */
-      if (n < 0) continue;
-      server_spawn(sock, sfd, buf, (size_t)n, fds, boss);
+      if (bad) {
+        server_send(sock, SUP_MSG_STARTED, 0, bad);
+        continue;
+      }
+      server_spawn(sock, sfd, buf, (size_t)n, fds, boss, &sp);
       for (int i = 0; i < 3; i++) close(fds[i]); /* the child's now; ours would hold the pipes */
+      /* The next trial's supervisor, forked while this one starts its command. */
+      if (spares && sp.pid <= 0) spare_fork(&sp, boss, own, 2);
     }
   }
+  spare_drop(&sp);
   free(buf);
   return 0;
 }
@@ -899,7 +1215,7 @@ int supervise_main(int argc, char **argv) {
   sigprocmask(SIG_BLOCK, &set, &old);
   if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != a.parent)
     return 1; /* the parent died before we could ask to be told: start nothing */
-  return supervise_run(&a, &old);
+  return supervise_run(&a, &old, NULL);
 }
 
 #ifdef FLAGTUNE_SUPERVISE_MAIN

@@ -13,6 +13,10 @@
  * SIGINT from the parent starts the grace, after which every descendant gets SIGKILL; SIGUSR2
  * from the parent kills every descendant at once.
  *
+ * CMD starts by clone3(CLONE_VM | CLONE_VFORK | CLONE_INTO_CGROUP) on x86-64 (no copy of the
+ * supervisor's page tables; FLAGTUNE_SUPERVISE_FORK in the environment it passes on asks for a
+ * plain fork, for comparisons), by fork elsewhere.
+ *
  * Otherwise it is transparent: it exits with CMD's exit code or re-raises the signal that
  * ended CMD, and reports a command that cannot be started as one stderr line ("command not
  * found: X", "permission denied: X", "cannot start X: why") with exit 127 (not found) or 126
@@ -42,13 +46,20 @@ int supervise_main(int argc, char **argv);
  * so that a trial costs a fork of this small process instead of a fork of the orchestrator
  * and an exec of the supervisor. Per trial the executor sends one sup_req (its strings after
  * it: argv, envp, then cwd when SUP_REQ_CWD) with the trial's stdout, stderr and report pipe
- * (SCM_RIGHTS, in that order). The server forks; the child becomes the trial's supervisor,
- * exactly as above (the session leader of its group; its parent whose death ends the trial is
- * the server; the orchestrator's signals are the stop requests) with the pipes as its fds 1,
- * 2 and 3 and /dev/null as 0, and the server answers SUP_MSG_STARTED {pid, 0} once the child
- * leads its group with its signals blocked ({0, errno} when it could not fork or the request
- * was malformed or cut: E2BIG). When a child ends the server sends SUP_MSG_EXITED {pid, wait
- * status}, always after that pid's STARTED. The server dies with the orchestrator
+ * (SCM_RIGHTS, in that order). A child of the server becomes the trial's supervisor, exactly
+ * as above (the session leader of its group; its parent whose death ends the trial is the
+ * server; the orchestrator's signals are the stop requests) with the pipes as its fds 1, 2 and
+ * 3 and /dev/null as 0, and the server answers SUP_MSG_STARTED {pid, 0} once the child leads
+ * its group with its signals blocked ({0, errno} when it could not fork or the request was
+ * malformed or cut: E2BIG). That child is the spare when there is one: forked ahead (at the
+ * start and after each answer, FLAGTUNE_NO_SPARE in the server's environment turns this off),
+ * prepared (session, signals, PR_SET_PDEATHSIG with the server re-checked, its cgroup), and
+ * waiting on a socket pair of its own; the server hands it the request and the fds, and
+ * answers once the spare has acknowledged them. A spare that is gone or does not acknowledge
+ * within 2 s (it is then killed: it has started nothing) is replaced by a fresh fork for that
+ * request. A spare runs nothing without a request and leaves at EOF on its socket. When a
+ * child ends the server sends SUP_MSG_EXITED {pid, wait status}, always after that pid's
+ * STARTED (a spare that dies unused is not reported). The server dies with the orchestrator
  * (PR_SET_PDEATHSIG, SIGKILL) and leaves at EOF; each child then sees its parent gone and
  * ends its trial as a supervisor does when the orchestrator dies. */
 #define SUPERVISE_SERVER_ARG "--server"

@@ -7,8 +7,12 @@
 #     flagtune itself with its fork server (the default), with the per-trial exec path
 #     (FLAGTUNE_NO_FORK_SERVER=1: libuv forks flagtune, which execs flagtune-supervise), and
 #     without flagtune-supervise beside it (a copy of the binary alone: the executor then falls
-#     back to the full program as its per-trial supervisor). The sweeps skip the software
-#     probe (a fixed cost per run, not per trial: section 4 and docs/COST.md);
+#     back to the full program as its per-trial supervisor). Then a second table takes the fork
+#     server's parts away one at a time: without the spare supervisor forked ahead
+#     (FLAGTUNE_NO_SPARE=1), with the command started by fork instead of vfork
+#     (FLAGTUNE_SUPERVISE_FORK=1), and BASE=DIR's flagtune (another build, e.g. of main: a
+#     before/after in the same run). The sweeps skip the software probe (a fixed cost per run,
+#     not per trial: section 4 and docs/COST.md);
 #  2. output: one trial flooding FLOOD_MB of non-step lines: flagtune's own CPU against what
 #     the same writer spends writing to /dev/null, as MB/s;
 #  3. memory: peak RSS (VmHWM) of flagtune with a 1 GiB-output trial and with a BIG-trial
@@ -16,7 +20,8 @@
 #  4. start-up: /bin/true, `flagtune --help`, `flagtune check`, and `lua5.4 -e ''` (a Lua
 #     state's creation) where installed.
 # Usage: bench_orchestration.sh [BUILD_DIR]   (env: N=1000 RUNS=3 FLOOD_MB=200 BIG=10000;
-#        BIG=0 skips the long sweep; ONLY=1 runs section 1 alone)
+#        BIG=0 skips the long sweep; ONLY=1 runs section 1 alone; BASE=BUILD_DIR adds that
+#        build's flagtune to section 1's second table)
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
@@ -43,6 +48,11 @@ return experiment {
 }
 LUA
 }
+# A fresh database and no logs: a rerun of sweep 1 would otherwise reopen the last run's trial
+# logs with O_TRUNC, and ext4 frees (and discards) their blocks at the open and writes the new
+# data back at the close (its auto_da_alloc for a truncated file): 15 % of flagtune's CPU
+# and synchronous I/O per trial that a first run of a sweep never pays.
+fresh() { rm -rf b.db* "$FLAGTUNE_LOG_DIR"; }
 now() { date +%s%N; }
 per_ms() { echo "scale=3; ($2 - $1) / 1000000 / $N" | bc -l; }
 
@@ -58,20 +68,56 @@ for r in $(seq "$RUNS"); do
   viasup=$(per_ms "$s" "$e")
   s=$(now); for _ in $(seq "$N"); do "$ft" __supervise -- /usr/bin/printf "$five" > /dev/null; done; e=$(now)
   viafull=$(per_ms "$s" "$e")
-  rm -f b.db*; s=$(now); "$ft" -q run p1.lua --db b.db > /dev/null; e=$(now); p1=$(per_ms "$s" "$e")
-  rm -f b.db*; s=$(now); "$ft" -q run p2.lua --db b.db > /dev/null; e=$(now); p2=$(per_ms "$s" "$e")
-  rm -f b.db*; s=$(now); FLAGTUNE_NO_FORK_SERVER=1 "$ft" -q run p1.lua --db b.db > /dev/null; e=$(now); x1=$(per_ms "$s" "$e")
-  rm -f b.db*; s=$(now); FLAGTUNE_NO_FORK_SERVER=1 "$ft" -q run p2.lua --db b.db > /dev/null; e=$(now); x2=$(per_ms "$s" "$e")
-  rm -f b.db*; s=$(now); alone/flagtune -q run p1.lua --db b.db > /dev/null; e=$(now); old=$(per_ms "$s" "$e")
+  fresh; s=$(now); "$ft" -q run p1.lua --db b.db > /dev/null; e=$(now); p1=$(per_ms "$s" "$e")
+  fresh; s=$(now); "$ft" -q run p2.lua --db b.db > /dev/null; e=$(now); p2=$(per_ms "$s" "$e")
+  fresh; s=$(now); FLAGTUNE_NO_FORK_SERVER=1 "$ft" -q run p1.lua --db b.db > /dev/null; e=$(now); x1=$(per_ms "$s" "$e")
+  fresh; s=$(now); FLAGTUNE_NO_FORK_SERVER=1 "$ft" -q run p2.lua --db b.db > /dev/null; e=$(now); x2=$(per_ms "$s" "$e")
+  fresh; s=$(now); alone/flagtune -q run p1.lua --db b.db > /dev/null; e=$(now); old=$(per_ms "$s" "$e")
   ok=$(sqlite3 b.db "SELECT count(*) FROM trials WHERE status='ok'")
   [ "$ok" = "$N" ] || echo "warning: $ok of $N trials ok"
   printf '| %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f | %.2f |\n' "$r" "$bare" "$viasup" "$viafull" "$p1" "$p2" "$x1" "$x2" "$old" \
     "$(echo "$p1 / $bare" | bc -l)" "$(echo "$p2 / $bare" | bc -l)"
 done
 echo
+echo "The fork server's parts, one at a time (ms per trial, paired runs, load average at the end of each row):"
+base_ft=""
+[ -n "${BASE:-}" ] && base_ft=$(cd "$BASE" && pwd)/flagtune
+echo "| run | bare loop | p1 | p2 | p1, no spare | p2, no spare | p1, command by fork | p2, command by fork |${base_ft:+ p1, BASE | p2, BASE |} p1 / bare | p2 / bare | p1 no spare / bare | p1 fork / bare |${base_ft:+ p1 BASE / bare | p2 BASE / bare |} load |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |${base_ft:+ ---: | ---: |} ---: | ---: | ---: | ---: |${base_ft:+ ---: | ---: |} ---: |"
+sweep_ms() { # PARALLEL [ENV...]: one sweep of p$1.lua, ms per trial
+  local par=$1 s e
+  shift
+  fresh
+  s=$(now)
+  env "$@" "${sweep_ft:-$ft}" -q run "p$par.lua" --db b.db > /dev/null
+  e=$(now)
+  per_ms "$s" "$e"
+}
+ratio() { echo "$1 / $2" | bc -l; }
+for r in $(seq "$RUNS"); do
+  s=$(now); for _ in $(seq "$N"); do /usr/bin/printf "$five" > /dev/null; done; e=$(now)
+  bare=$(per_ms "$s" "$e")
+  a1=$(sweep_ms 1) a2=$(sweep_ms 2)
+  n1=$(sweep_ms 1 FLAGTUNE_NO_SPARE=1) n2=$(sweep_ms 2 FLAGTUNE_NO_SPARE=1)
+  f1=$(sweep_ms 1 FLAGTUNE_SUPERVISE_FORK=1) f2=$(sweep_ms 2 FLAGTUNE_SUPERVISE_FORK=1)
+  row=$(printf '| %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |' "$r" "$bare" "$a1" "$a2" "$n1" "$n2" "$f1" "$f2")
+  tail=$(printf ' %.2f | %.2f | %.2f | %.2f |' "$(ratio "$a1" "$bare")" "$(ratio "$a2" "$bare")" "$(ratio "$n1" "$bare")" "$(ratio "$f1" "$bare")")
+  if [ -n "$base_ft" ]; then
+    b1=$(sweep_ft=$base_ft sweep_ms 1) b2=$(sweep_ft=$base_ft sweep_ms 2)
+    row="$row$(printf ' %.3f | %.3f |' "$b1" "$b2")"
+    tail="$tail$(printf ' %.2f | %.2f |' "$(ratio "$b1" "$bare")" "$(ratio "$b2" "$bare")")"
+  fi
+  echo "$row$tail $(cut -d' ' -f1 /proc/loadavg) |"
+done
+echo
 echo "CPU split of one parallel-1 run (flagtune itself vs its trials and supervisors):"
-rm -f b.db*; $selfcpu --label "flagtune run p1 ($N trials)" "$ft" -q run p1.lua --db b.db
-rm -f b.db*; FLAGTUNE_NO_FORK_SERVER=1 $selfcpu --label "flagtune run p1, exec path ($N trials)" "$ft" -q run p1.lua --db b.db
+fresh; $selfcpu --label "flagtune run p1 ($N trials)" "$ft" -q run p1.lua --db b.db
+fresh; FLAGTUNE_NO_FORK_SERVER=1 $selfcpu --label "flagtune run p1, exec path ($N trials)" "$ft" -q run p1.lua --db b.db
+fresh; FLAGTUNE_NO_SPARE=1 $selfcpu --label "flagtune run p1, no spare ($N trials)" "$ft" -q run p1.lua --db b.db
+fresh; FLAGTUNE_SUPERVISE_FORK=1 $selfcpu --label "flagtune run p1, command by fork ($N trials)" "$ft" -q run p1.lua --db b.db
+if [ -n "$base_ft" ]; then
+  fresh; $selfcpu --label "BASE's flagtune run p1 ($N trials)" "$base_ft" -q run p1.lua --db b.db
+fi
 [ "${ONLY:-}" = 1 ] && exit 0 # ONLY=1: section 1 alone
 
 echo

@@ -70,6 +70,25 @@ check "hanging trial: sweep ends well before the command's 60 s (${ms} ms)" [ "$
 servers_of() {
   ps -eo pid=,stat=,args= | awk -v p="$1" '$2 !~ /^Z/ && $0 ~ ("__supervise --server [0-9]+ " p "$") { print $1 }'
 }
+pid_gone() { # PID SECONDS: until PID is gone (or a zombie)
+  local i st
+  for ((i = 0; i < $2 * 10; i++)); do
+    read -r st 2> /dev/null < "/proc/$1/stat" || return 0
+    st=${st##*) }
+    [ "${st%% *}" = Z ] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+spare_of() { # SERVER: its spare, the child that runs nothing (waits up to 5 s for it)
+  local i p
+  for ((i = 0; i < 50; i++)); do
+    for p in $(ps -o pid= --ppid "$1"); do
+      [ -z "$(ps -o pid= --ppid $p)" ] && echo $p && return 0
+    done
+    sleep 0.1
+  done
+}
 wait_running() { # MARK COUNT: until COUNT processes carry MARK (at most 30 s)
   local i
   for ((i = 0; i < 300; i++)); do
@@ -90,11 +109,18 @@ pid=$!
 wait_running REL_ITER=srvkill 4 # two commands, two helpers
 server=$(ps -o pid= --ppid $pid | while read -r p; do servers_of $pid | grep -x "$p"; done)
 check_eq "orchestrator killed: trials run under one fork server" "$(echo "$server" | grep -c .)" 1
-check_eq "orchestrator killed: it forked both trials' supervisors" "$(servers_of $pid | wc -l)" 3
+# Its children: both trials' supervisors and the spare forked ahead for the next trial (it waits
+# for a request that never comes; it must leave with the server all the same).
+for ((i = 0; i < 100; i++)); do [ "$(servers_of $pid | wc -l)" -ge 4 ] && break; sleep 0.1; done
+check_eq "orchestrator killed: it forked both trials' supervisors and a spare" "$(servers_of $pid | wc -l)" 4
+spare=$(spare_of "$server")
+check_eq "orchestrator killed: one child of the server runs nothing (the spare)" "$(echo "$spare" | grep -c .)" 1
+check "orchestrator killed: the spare leads a session of its own" [ "$(ps -o sid= -p $spare | tr -d ' ')" = "$spare" ]
 kill -9 $pid
 wait $pid 2> /dev/null
 check "orchestrator killed: no trial process left within 5 s" none_left REL_ITER=srvkill 5
 check_eq "orchestrator killed: the fork server is gone" "$(servers_of $pid)" ""
+check "orchestrator killed: the spare is gone" pid_gone "$spare" 5
 
 # e. The fork server is SIGKILLed mid-trial (once the baseline is done: its failure would end
 # the sweep with exit 1): that trial fails saying why (its command and helper end with it), the
@@ -110,6 +136,7 @@ for ((i = 0; i < 300; i++)); do # until the second trial runs (the baseline is d
   sleep 0.1
 done
 server=$(ps -o pid= --ppid $pid | while read -r p; do servers_of $pid | grep -x "$p"; done)
+spare=$(spare_of "${server:-0}")
 [ -n "$server" ] && kill -9 $server
 again=""
 while kill -0 $pid 2> /dev/null; do # a new server for the next trials
@@ -127,5 +154,7 @@ check "server killed: a new server ran them ($again)" [ -n "$again" ]
 check "server killed: the sweep said so" grep -q "fork server (pid $server) died; the next trial starts a new one" srvdie.err
 check "server killed: no trial process left at once" none_left REL_ITER=srvdie 1
 check_eq "server killed: no fork server left" "$(servers_of $pid)" ""
+check "server killed: it had a spare ($spare)" [ -n "$spare" ]
+check "server killed: the spare is gone with it" pid_gone "${spare:-0}" 5
 
 finish

@@ -1302,3 +1302,238 @@ TEST(srv_parent_death_kills_everything) {
   }
   unlink(file);
 }
+
+/* ---- the spare: a supervisor the server forked ahead ----------------------------------------- */
+
+/* The live children of PID (none that is a zombie), at most MAX of them into OUT. */
+static int children_of(int pid, int *out, int max) {
+  int n = 0;
+  DIR *d = opendir("/proc");
+  struct dirent *e;
+  while (d && (e = readdir(d)) != NULL) {
+    int p = atoi(e->d_name);
+    procstat st;
+    if (p > 0 && procstat_read(p, &st) == 0 && st.ppid == pid && st.state != 'Z' && n < max)
+      out[n++] = p;
+  }
+  if (d) closedir(d);
+  return n;
+}
+
+/* The fork server (our only child once a served trial has ended) and its spare (then its only
+ * child), waiting up to 5 s for the spare to be forked. 0 when not found. */
+static int find_spare(int *server) {
+  int kids[4], spare = 0;
+  *server = children_of(getpid(), kids, 4) == 1 ? kids[0] : 0;
+  for (int i = 0; i < 250 && *server > 0 && !spare; i++) {
+    if (children_of(*server, kids, 4) == 1) spare = kids[0];
+    if (!spare) usleep(20000);
+  }
+  return spare;
+}
+
+/* Whether process PID holds an fd whose /proc link reads TARGET. */
+static int holds(int pid, const char *target) {
+  char dir[64];
+  snprintf(dir, sizeof dir, "/proc/%d/fd", pid);
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  int found = 0;
+  while (d && !found && (e = readdir(d)) != NULL) {
+    char path[400], t[256] = "";
+    snprintf(path, sizeof path, "%s/%.255s", dir, e->d_name);
+    ssize_t len = readlink(path, t, sizeof t - 1);
+    if (len > 0) t[len] = '\0';
+    found = len > 0 && strcmp(t, target) == 0;
+  }
+  if (d) closedir(d);
+  return found;
+}
+
+/* What the spare PID holds, from /proc/PID/fd: *SOCKETS gets how many sockets, *STRANGE how
+ * many fds that are neither /dev/null, nor a socket, nor its own trial cgroup's (made ahead),
+ * nor held by this process too (one this
+ * test inherited from whoever started it passes down to the server and its children, as it
+ * would to a trial on the per-trial exec path). Returns the count. */
+static int fds_of(int pid, int *sockets, int *strange) {
+  char dir[64];
+  snprintf(dir, sizeof dir, "/proc/%d/fd", pid);
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  int n = 0;
+  *sockets = *strange = 0;
+  char own_cgroup[64]; /* its trial's cgroup, made ahead where cgroup v2 is writable */
+  snprintf(own_cgroup, sizeof own_cgroup, "/flagtune-trial-%d", pid);
+  while (d && (e = readdir(d)) != NULL) {
+    if (e->d_name[0] == '.') continue;
+    char path[400], target[256] = "";
+    snprintf(path, sizeof path, "%s/%.255s", dir, e->d_name);
+    ssize_t len = readlink(path, target, sizeof target - 1);
+    if (len > 0) target[len] = '\0';
+    if (strncmp(target, "socket:", 7) == 0)
+      ++*sockets;
+    else if (strcmp(target, "/dev/null") != 0 && !strstr(target, own_cgroup) &&
+             !holds((int)getpid(), target))
+      ++*strange;
+    n++;
+  }
+  if (d) closedir(d);
+  return n;
+}
+
+/* Whether signal SIG is blocked in PID (the SigBlk mask of /proc/PID/status). */
+static int sig_blocked(int pid, int sig) {
+  char path[64], line[256];
+  snprintf(path, sizeof path, "/proc/%d/status", pid);
+  FILE *f = fopen(path, "r");
+  unsigned long long mask = 0;
+  int found = 0;
+  while (f && fgets(line, sizeof line, f))
+    if (sscanf(line, "SigBlk: %llx", &mask) == 1) found = 1;
+  if (f) fclose(f);
+  return found && (mask >> (sig - 1)) & 1;
+}
+
+/* After a served trial the server has one child forked ahead for the next: it leads a session
+ * of its own with the supervisor's signals blocked, holds nothing of the trial nor of the
+ * server (/dev/null, its own socket to the server, its trial's cgroup, and what this process
+ * inherited), runs nothing,
+ * and leaves when the server does (here: the executor closes the server's socket). */
+TEST(srv_spare_waits_holding_nothing_and_leaves_with_the_server) {
+  char *argv[] = {STUB_CHILD, "steps", "1", "1", NULL};
+  exec_spec spec = spec_for(argv);
+  run_ctx *c = new_ctx();
+  uv_loop_init(&c->loop);
+  executor *x = served_executor(&c->loop);
+  run_on(c, &spec, x);
+  CHECK_INT(c->res.exit_status, 0);
+  int server = 0, spare = find_spare(&server);
+  CHECK(server > 0 && spare > 0);
+  procstat st;
+  /* Until it waits for its request (asleep, its preparation done); at most 5 s. */
+  int sockets = -1, strange = -1, nfd = 0;
+  for (int i = 0; i < 250 && spare > 0; i++) {
+    nfd = fds_of(spare, &sockets, &strange);
+    if (procstat_read(spare, &st) == 0 && st.state == 'S' && strange == 0) break;
+    usleep(20000);
+  }
+  CHECK(spare > 0 && getsid(spare) == spare && getpgid(spare) == spare);
+  CHECK(spare > 0 && procstat_read(spare, &st) == 0 && st.ppid == server);
+  int kids[2];
+  CHECK_INT(children_of(spare, kids, 2), 0);
+  CHECK(nfd >= 4);       /* 0, 1, 2 (/dev/null) and its socket */
+  CHECK_INT(sockets, 1); /* its own to the server, not the server's to the orchestrator */
+  CHECK_INT(strange, 0); /* no pipe of a trial, no ready pipe, no signalfd */
+  CHECK(sig_blocked(spare, SIGTERM) && sig_blocked(spare, SIGCHLD));
+  CHECK_LOOP_END(&c->loop);
+  executor_free(x);
+  CHECK(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD);
+  if (spare > 0) {
+    int dead = process_dead(spare);
+    if (!dead) kill(spare, SIGKILL);
+    CHECK(dead);
+  }
+  free(c);
+}
+
+/* The fork server is SIGKILLed between trials: its spare leaves with it (EOF on its socket),
+ * and the next trial gets a new server. */
+TEST(srv_spare_leaves_when_the_server_is_killed) {
+  char *argv[] = {STUB_CHILD, "steps", "1", "1", NULL};
+  exec_spec spec = spec_for(argv);
+  run_ctx *c = new_ctx();
+  uv_loop_init(&c->loop);
+  executor *x = served_executor(&c->loop);
+  run_on(c, &spec, x);
+  int server = 0, spare = find_spare(&server);
+  CHECK(server > 0 && spare > 0);
+  if (server > 0) kill(server, SIGKILL);
+  if (spare > 0) {
+    int dead = process_dead(spare);
+    if (!dead) kill(spare, SIGKILL);
+    CHECK(dead);
+  }
+  c->exits = 0;
+  memset(&c->res, 0, sizeof c->res);
+  run_on(c, &spec, x);
+  CHECK_INT(c->res.exit_status, 0);
+  CHECK_INT(c->n_lines[EXEC_STDOUT], 2);
+  CHECK_LOOP_END(&c->loop);
+  executor_free(x);
+  CHECK(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD);
+  free(c);
+}
+
+/* A stray SIGKILL to the spare (a user's kill, the OOM killer): the next trial still starts,
+ * by a fresh fork when the spare is gone, with its output and exit as usual; then a new spare
+ * waits again. */
+TEST(srv_spare_killed_next_trial_still_runs) {
+  char *argv[] = {STUB_CHILD, "steps", "3", "1", NULL};
+  exec_spec spec = spec_for(argv);
+  run_ctx *c = new_ctx();
+  uv_loop_init(&c->loop);
+  executor *x = served_executor(&c->loop);
+  for (int round = 0; round < 3; round++) {
+    c->exits = 0;
+    c->n_lines[EXEC_STDOUT] = 0;
+    memset(&c->res, 0, sizeof c->res);
+    run_on(c, &spec, x);
+    CHECK_INT(c->res.exit_status, 0);
+    CHECK_INT(c->res.spawn_error, 0);
+    CHECK_INT(c->n_lines[EXEC_STDOUT], 3);
+    CHECK_STR(c->res.log_error, "");
+    int server = 0, spare = find_spare(&server);
+    CHECK(server > 0 && spare > 0);
+    if (spare > 0) kill(spare, SIGKILL);
+    if (round == 1 && spare > 0) CHECK(process_dead(spare)); /* the server has reaped it */
+  }
+  CHECK_LOOP_END(&c->loop);
+  executor_free(x);
+  CHECK(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD);
+  free(c);
+}
+
+/* A spare that does not take its request (stopped here; a stalled one alike) is cut off after
+ * 2 s: the trial runs under a fresh fork, once, and the spare, let go on, leaves without
+ * running anything (its word can no longer be sent). */
+TEST(srv_spare_stopped_is_cut_off_and_runs_nothing) {
+  char file[64], script[512];
+  snprintf(file, sizeof file, "/tmp/ft-spare-cut-%d", (int)getpid());
+  unlink(file);
+  snprintf(script, sizeof script, "echo run >> %s; exec %s steps 2 1", file, STUB_CHILD);
+  char *argv[] = {"/bin/sh", "-c", script, NULL};
+  exec_spec spec = spec_for(argv);
+  run_ctx *c = new_ctx();
+  uv_loop_init(&c->loop);
+  executor *x = served_executor(&c->loop);
+  run_on(c, &spec, x);
+  int server = 0, spare = find_spare(&server);
+  CHECK(server > 0 && spare > 0);
+  if (spare > 0) kill(spare, SIGSTOP);
+  c->exits = 0;
+  c->n_lines[EXEC_STDOUT] = 0;
+  memset(&c->res, 0, sizeof c->res);
+  run_on(c, &spec, x);
+  CHECK_INT(c->res.exit_status, 0);
+  CHECK_INT(c->res.term_signal, 0);
+  CHECK_INT(c->n_lines[EXEC_STDOUT], 2);
+  CHECK(c->group > 0 && c->group != spare); /* a fresh fork ran it */
+  if (spare > 0) {
+    int kids[2];
+    CHECK_INT(children_of(spare, kids, 2), 0);
+    kill(spare, SIGCONT);
+    int dead = process_dead(spare);
+    if (!dead) kill(spare, SIGKILL);
+    CHECK(dead);
+  }
+  usleep(200000); /* a command the spare would (wrongly) start now has time to say so */
+  size_t len = 0;
+  char *runs = slurp(file, &len);
+  CHECK_STR(runs ? runs : "", "run\nrun\n"); /* the two trials, nothing more */
+  free(runs);
+  unlink(file);
+  CHECK_LOOP_END(&c->loop);
+  executor_free(x);
+  CHECK(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD);
+  free(c);
+}
