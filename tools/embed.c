@@ -4,10 +4,18 @@
  * embedded as its lua_dump (debug info kept: an error still says "lua/dsl.lua:12:"), so a start
  * of flagtune does not parse ~250 KB of Lua source. A syntax error in an embedded file fails the
  * build with that file's path and line. Other files are embedded as they are.
- * Usage: flagtune-embed OUT ROOT FILE...   (FILE under ROOT; OUT is written only when it changes)
- * Built for the host only; owns nothing at run time. */
+ * lua/catalog.lua (the flag catalog, a third of all the bytecode) is embedded whole and also
+ * split, so that a start loads only the entries it names (lua/catindex.lua): each entry
+ * compiled on its own ("lua/catalog.entries", the chunks end to end) and an index of them
+ * ("lua/catalog_index.lua", one string: a line "NAME KIND OFFSET LENGTH" per entry in the
+ * catalog's order, KIND t for a TPU flag, f another flag, v a variable). The split cuts the file at
+ * the lines that start an entry (`  { name = "`) and checks every piece against the entry the whole
+ * file gives; a catalog whose layout breaks that fails the build. Usage: flagtune-embed OUT ROOT
+ * FILE...   (FILE under ROOT; OUT is written only when it changes) Built for the host only; owns
+ * nothing at run time. */
 #include <lauxlib.h>
 #include <lua.h>
+#include <lualib.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,15 +81,88 @@ static int compile_lua(const char *rel, const buf *src, buf *out) {
   return rc;
 }
 
-static void emit_array(buf *c, int i, const buf *data) {
+static void emit_named_array(buf *c, const char *id, const buf *data) {
   char line[64];
-  snprintf(line, sizeof line, "static const unsigned char f%d[] = {", i);
+  snprintf(line, sizeof line, "static const unsigned char %s[] = {", id);
   buf_add(c, line, strlen(line));
   for (size_t k = 0; k < data->len; k++) {
     int n = snprintf(line, sizeof line, "%s%u,", k % 24 == 0 ? "\n" : "", data->p[k]);
     buf_add(c, line, (size_t)n);
   }
   buf_add(c, "0};\n", 4);
+}
+
+static void emit_array(buf *c, int i, const buf *data) {
+  char id[32];
+  snprintf(id, sizeof id, "f%d", i);
+  emit_named_array(c, id, data);
+}
+
+/* Splits the catalog (the text in ...) into the index's bytecode and the entries' chunks;
+ * raises "lua/catalog.lua: what is wrong" when a piece does not give its entry back. */
+static const char *SPLIT_CATALOG =
+    "local src = ...\n"
+    "local function fail(msg)\n"
+    "  error('lua/catalog.lua: ' .. msg .. ' (tools/embed.c splits the catalog at the lines '\n"
+    "    .. 'that start an entry, \"  { name = \"...)', 0)\n"
+    "end\n"
+    "local cat = assert(load(src, '@lua/catalog.lua', 't'))()\n"
+    "local starts, at = {}, 1\n"
+    "while true do\n"
+    "  local s = src:find('\\n  { name = \"', at, true)\n"
+    "  if not s then break end\n"
+    "  starts[#starts + 1], at = s + 1, s + 1\n"
+    "end\n"
+    "local close = src:match('()\\n}%s*$')\n"
+    "if not close then fail('does not end with the brace that closes its table') end\n"
+    "if #starts ~= #cat then\n"
+    "  fail(string.format('%d entries, but %d lines start one', #cat, #starts))\n"
+    "end\n"
+    "local function same(a, b)\n"
+    "  if type(a) ~= type(b) or math.type(a) ~= math.type(b) then return false end\n"
+    "  if type(a) ~= 'table' then return a == b end\n"
+    "  for k, v in pairs(a) do if not same(v, b[k]) then return false end end\n"
+    "  for k in pairs(b) do if a[k] == nil then return false end end\n"
+    "  return true\n"
+    "end\n"
+    "local chunks, lines, pos, at = {}, {}, {}, 0\n"
+    "for i, e in ipairs(cat) do\n"
+    "  local text = src:sub(starts[i], (starts[i + 1] or close + 1) - 1)\n"
+    "  local f, err = load('return {\\n' .. text .. '\\n}', '=lua/catalog.lua', 't')\n"
+    "  local got = f and f()\n"
+    "  if not got or #got ~= 1 or not same(got[1], e) then\n"
+    "    fail(string.format('entry %d (%s) is not the same on its own%s', i, tostring(e.name),\n"
+    "      err and (': ' .. err) or ''))\n"
+    "  end\n"
+    "  if type(e.name) ~= 'string' or not e.name:find('^[%w_]+$') or pos[e.name] then\n"
+    "    fail(string.format('entry %d: a name missing, not a word or given twice', i))\n"
+    "  end\n"
+    "  chunks[i], pos[e.name] = string.dump(f, true), i\n"
+    "  local kind = e.kind ~= 'flag' and 'v' or e.backend == 'tpu' and 't' or 'f'\n"
+    "  lines[i] = string.format('%s %s %d %d', e.name, kind, at, #chunks[i])\n"
+    "  at = at + #chunks[i]\n"
+    "end\n"
+    "local index = string.format('return %q', '\\n' .. table.concat(lines, '\\n') .. '\\n')\n"
+    "local f = assert(load(index, '=lua/catalog_index.lua', 't'))\n"
+    "return string.dump(f, true), table.concat(chunks)\n";
+
+/* The catalog's text SRC split: INDEX and ENTRIES as SPLIT_CATALOG makes them; 0, or -1 with
+ * the reason on stderr. */
+static int split_catalog(const buf *src, buf *index, buf *entries) {
+  lua_State *L = luaL_newstate();
+  if (!L) return -1;
+  luaL_openlibs(L);
+  int rc = -1;
+  if (luaL_loadstring(L, SPLIT_CATALOG) != LUA_OK ||
+      (lua_pushlstring(L, (const char *)src->p, src->len), lua_pcall(L, 1, 2, 0) != LUA_OK)) {
+    fprintf(stderr, "%s\n", lua_tostring(L, -1));
+  } else {
+    size_t n1, n2;
+    const char *a = lua_tolstring(L, -2, &n1), *b = lua_tolstring(L, -1, &n2);
+    if (buf_add(index, a, n1) == 0 && buf_add(entries, b, n2) == 0) rc = 0;
+  }
+  lua_close(L);
+  return rc;
 }
 
 /* 1 when PATH already holds exactly DATA. */
@@ -130,6 +211,25 @@ int main(int argc, char **argv) {
       int n =
           snprintf(row, sizeof row, "  {\"%s\", (const char *)f%d, %zu},\n", rel, i - 3, code.len);
       buf_add(&table, row, (size_t)n);
+    }
+    if (rc == 0 && strcmp(rel, "lua/catalog.lua") == 0) {
+      buf index = {0}, entries = {0};
+      if (split_catalog(&src, &index, &entries) != 0) {
+        rc = 1;
+      } else {
+        const buf *part[2] = {&index, &entries};
+        const char *name[2] = {"lua/catalog_index.lua", "lua/catalog.entries"};
+        for (int k = 0; k < 2; k++) {
+          char id[32], row[256];
+          snprintf(id, sizeof id, "c%d", k);
+          emit_named_array(&c, id, part[k]);
+          int n = snprintf(row, sizeof row, "  {\"%s\", (const char *)%s, %zu},\n", name[k], id,
+                           part[k]->len);
+          buf_add(&table, row, (size_t)n);
+        }
+      }
+      free(index.p);
+      free(entries.p);
     }
     free(src.p);
     free(code.p);
