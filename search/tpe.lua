@@ -572,7 +572,12 @@ function T:from_model(m, taken)
   local share = m.n_ok > 0 and self:local_share() or 0
   if share > 0 and self.rng:random() < share then
     for k = 1, math.min(self.o.local_top, #self.ranked) do
-      self:neighbours(self:vec(self.ranked[k]), xs)
+      local x = self:vec(self.ranked[k])
+      -- a warm start's partial configuration has no value to move for the parameters it
+      -- lacks: it has no neighbours here (it made neighbours() fail on a nil index)
+      local complete = true
+      for dim = 1, #self.params do complete = complete and x[dim] ~= nil end
+      if complete then self:neighbours(x, xs) end
     end
   end
   if #xs == 0 then

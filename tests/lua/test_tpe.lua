@@ -231,6 +231,32 @@ local function test_prior_from_another_space()
   for k in pairs(h.seen) do assert(not k:find("OLD_VAR"), "a prior item was marked seen") end
 end
 
+-- A warm start's partial configurations ranked best (their values beat every trial here)
+-- and the local phase on: a partial one has no neighbours (it lacks parameters), so the
+-- local moves come from this space's own best; it used to raise in neighbours() (a nil
+-- index) and fail the sweep.
+local function test_local_phase_with_a_partial_best()
+  local sp = synth_space()
+  local r = require("rng").new(5)
+  local hist = {}
+  for i = 1, 20 do
+    local c = sp:sample(r)
+    hist[i] = { config = { xla_gpu_thr = c.xla_gpu_thr, xla_gpu_lhs = c.xla_gpu_lhs },
+                status = "ok", value = 1 + i / 100, number = i }
+  end
+  local h = new_host(sp, "tpe", { startup = 3, local_share = 1, local_ramp = 0.01, surrogate = 0 },
+    4, hist, 60)
+  eq(h.n_partial, 20, "partial configurations taken")
+  local seen = {}
+  for i = 1, 30 do
+    local p = h:ask(1)[1]
+    assert(p and not seen[p.json], "a fresh proposal " .. i)
+    seen[p.json] = true
+    local status, v = landscape(sp, sp:decode_json(p.json))
+    h:tell(p.json, { status = status, value = v, steps = {}, number = i })
+  end
+end
+
 local function test_options()
   local sp = synth_space()
   local ok, err = pcall(new_host, sp, "tpe", { startup = -1 })
@@ -266,12 +292,12 @@ end
 -- (nothing kept unpacked) proposes what one with them kept does.
 local function test_packed_vectors()
   local sp = space.new({ xla_gpu_b = { kind = "bool" }, xla_gpu_t = { kind = "int", lo = 0, hi = 4096 },
-                         xla_gpu_w = { kind = "int", lo = 0, hi = 1000000 } },
+                         xla_gpu_w = { kind = "int", lo = 0, hi = 65536 } },
                        { MEM = { kind = "float", lo = 0.5, hi = 0.95, step = 0.05 } }, {}, {}, "exp.lua")
   local partial, want = {}, {}
   local r = require("rng").new(4)
   for i = 1, 40 do
-    local c = { xla_gpu_w = r:int(0, 1000000), xla_gpu_b = (i % 2 == 0) or nil }
+    local c = { xla_gpu_w = r:int(0, 65536), xla_gpu_b = (i % 2 == 0) or nil }
     partial[i] = { config = c, status = i % 5 == 0 and "oom" or "ok", value = 1 + r:random(),
                    steps = {} }
     want["prior:" .. ft.digest(sp:key(c))] = { c.xla_gpu_b ~= nil and sp.by_name.xla_gpu_b:index(c.xla_gpu_b)
@@ -315,6 +341,7 @@ test("exhausts_without_duplicates", test_exhausts_without_duplicates)
 test("pending_and_history", test_pending_and_history)
 test("options", test_options)
 test("prior_from_another_space", test_prior_from_another_space)
+test("local_phase_with_a_partial_best", test_local_phase_with_a_partial_best)
 test("cost_of_an_ask", test_cost_of_an_ask)
 test("learns_the_oom_region", test_learns_the_oom_region)
 test("beats_random", test_beats_random)
