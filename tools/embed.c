@@ -63,6 +63,133 @@ static int ends_with(const char *s, const char *tail) {
   return a >= b && strcmp(s + a - b, tail) == 0;
 }
 
+/* ---- a Lua 5.4 dump without its local variables' names ----
+ * lua_dump keeps all debug info or none. Line info is what an error needs ("lua/x.lua:12:"),
+ * the local variables' names (a string each, interned again at every start) only what a
+ * runtime error message in flagtune's own code would add ("(local 'x')") and debuggers; they
+ * were a third of loading the bytecode `check` runs. So the dump is copied here with every
+ * function's local variable list empty; the rest (lines, upvalue names: "global 'x'") stays.
+ * The format is lundump.c's of Lua 5.4 (the library this tool is built with); a dump that
+ * does not parse as that, or does not load back, is embedded as it was. */
+
+typedef struct {
+  const unsigned char *p;
+  size_t n, at;
+  int bad;
+} reader;
+
+static int rd_byte(reader *r) {
+  if (r->at >= r->n) {
+    r->bad = 1;
+    return 0x80;
+  }
+  return r->p[r->at++];
+}
+
+/* lundump.c's loadSize: 7 bits a byte, most significant first, the last byte's top bit set. */
+static size_t rd_size(reader *r) {
+  size_t x = 0;
+  int b;
+  do {
+    b = rd_byte(r);
+    if (x >> (sizeof x * 8 - 8)) r->bad = 1;
+    x = (x << 7) | (size_t)(b & 0x7f);
+  } while (!(b & 0x80) && !r->bad);
+  return x;
+}
+
+static void rd_skip(reader *r, size_t k) {
+  if (k > r->n - r->at)
+    r->bad = 1;
+  else
+    r->at += k;
+}
+
+static void skip_string(reader *r) {
+  size_t len = rd_size(r);
+  if (len > 0) rd_skip(r, len - 1);
+}
+
+/* Copies the bytes read since FROM. */
+static void copy_since(const reader *r, size_t from, buf *out) {
+  if (!r->bad) buf_add(out, r->p + from, r->at - from);
+}
+
+static void write_size(buf *out, size_t x) {
+  unsigned char b[16];
+  int n = 0;
+  do {
+    b[15 - n++] = x & 0x7f;
+    x >>= 7;
+  } while (x);
+  b[15] |= 0x80;
+  buf_add(out, b + 16 - n, (size_t)n);
+}
+
+static void copy_function(reader *r, buf *out, int depth) {
+  if (depth > 200) r->bad = 1;
+  size_t from = r->at;
+  skip_string(r); /* source */
+  rd_size(r);     /* linedefined */
+  rd_size(r);     /* lastlinedefined */
+  rd_skip(r, 3);  /* numparams, is_vararg, maxstacksize */
+  size_t ncode = rd_size(r);
+  if (ncode > r->n / 4)
+    r->bad = 1;
+  else
+    rd_skip(r, ncode * 4); /* instructions */
+  size_t nk = rd_size(r);
+  for (size_t i = 0; i < nk && !r->bad; i++) {
+    int tag = rd_byte(r);
+    if (tag == 3 || tag == 19)
+      rd_skip(r, 8); /* an integer, a float */
+    else if (tag == 4 || tag == 20)
+      skip_string(r);
+    else if (tag != 0 && tag != 1 && tag != 17)
+      r->bad = 1; /* nil, false, true */
+  }
+  size_t nup = rd_size(r);
+  if (nup > r->n / 3)
+    r->bad = 1;
+  else
+    rd_skip(r, nup * 3); /* instack, idx, kind */
+  size_t np = rd_size(r);
+  copy_since(r, from, out); /* ... the number of nested functions included */
+  for (size_t i = 0; i < np && !r->bad; i++) copy_function(r, out, depth + 1);
+  from = r->at;
+  size_t nline = rd_size(r);
+  rd_skip(r, nline); /* lineinfo: a byte per instruction */
+  size_t nabs = rd_size(r);
+  for (size_t i = 0; i < nabs && !r->bad; i++) {
+    rd_size(r); /* pc */
+    rd_size(r); /* line */
+  }
+  copy_since(r, from, out);
+  size_t nloc = rd_size(r);
+  for (size_t i = 0; i < nloc && !r->bad; i++) {
+    skip_string(r);
+    rd_size(r); /* startpc */
+    rd_size(r); /* endpc */
+  }
+  write_size(out, 0); /* no local variable names */
+  from = r->at;
+  size_t nupname = rd_size(r);
+  for (size_t i = 0; i < nupname && !r->bad; i++) skip_string(r);
+  copy_since(r, from, out);
+}
+
+/* DUMP (lua_dump of a whole chunk) without local variable names in OUT; 0, or -1 when DUMP
+ * is not the format this code reads. */
+static int drop_local_names(const buf *dump, buf *out) {
+  enum { HEADER = 4 + 1 + 1 + 6 + 3 + 8 + 8 + 1 }; /* lundump.c checkHeader, then nupvalues */
+  reader r = {dump->p, dump->len, 0, 0};
+  if (dump->len < HEADER || memcmp(dump->p, LUA_SIGNATURE, 4) != 0 || dump->p[4] != 0x54) return -1;
+  r.at = HEADER;
+  buf_add(out, dump->p, HEADER);
+  copy_function(&r, out, 0);
+  return r.bad || r.at != r.n ? -1 : 0;
+}
+
 /* SRC (a .lua file's text, named REL) compiled to bytecode in OUT; 0, or -1 with the compiler's
  * message ("lua/x.lua:12: ...") on stderr. */
 static int compile_lua(const char *rel, const buf *src, buf *out) {
@@ -71,12 +198,25 @@ static int compile_lua(const char *rel, const buf *src, buf *out) {
   char name[1024];
   snprintf(name, sizeof name, "@%s", rel);
   int rc = -1;
-  if (luaL_loadbufferx(L, (const char *)src->p, src->len, name, "t") != LUA_OK)
+  buf full = {0}, slim = {0};
+  if (luaL_loadbufferx(L, (const char *)src->p, src->len, name, "t") != LUA_OK) {
     fprintf(stderr, "%s\n", lua_tostring(L, -1));
-  else if (lua_dump(L, dump_writer, out, 0) != 0)
+  } else if (lua_dump(L, dump_writer, &full, 0) != 0) {
     fprintf(stderr, "flagtune-embed: %s: out of memory\n", rel);
-  else
+  } else {
     rc = 0;
+    int slim_ok = drop_local_names(&full, &slim) == 0 &&
+                  luaL_loadbufferx(L, (const char *)slim.p, slim.len, name, "b") == LUA_OK;
+    if (!slim_ok)
+      fprintf(stderr,
+              "flagtune-embed: %s: embedded with its local variable names (not a Lua 5.4 "
+              "dump this tool reads)\n",
+              rel);
+    const buf *use = slim_ok ? &slim : &full;
+    if (buf_add(out, use->p, use->len) != 0) rc = -1;
+  }
+  free(full.p);
+  free(slim.p);
   lua_close(L);
   return rc;
 }
