@@ -292,10 +292,10 @@ end
 -- ran, ok or slow) and, being rare, in sparse tables (fail, slow, is_prior); its index vector
 -- is packed (one to three bytes a parameter, 0 for a parameter the configuration lacks),
 -- XCHUNK vectors to a string (xs; the last, open chunk a list in xopen): 17 bytes for 14
--- parameters where a table of 14 integers is 280. The index vectors an ask's densities use
--- (at most a few `window`s of them) stay unpacked in self.hot until the next ask's models
--- replace it, so an ask unpacks only what entered its windows since the last one (next to
--- nothing). The live heap grows by about 300 bytes a trial, the host's seen set included,
+-- parameters where a table of 14 integers is 280. The index vectors of new observations and
+-- those an ask's densities use stay unpacked in self.hot, which is dropped when it passes
+-- 4 * window + 64 vectors (the windows hold at most about 3 * window), so an ask unpacks next
+-- to nothing: after a drop, the next ask unpacks its windows once. The live heap grows by about 300 bytes a trial, the host's seen set included,
 -- where a table per observation cost about 980 (docs/COST.md, Memory). Proposals are the
 -- same as with the tables, bit for bit.
 
@@ -396,7 +396,7 @@ function T:observe(key, x, result)
     if #open == XCHUNK then self.xs[#self.xs + 1], self.xopen = table.concat(open), {} end
     self.sum[id], self.weight[id], self.ran[id] = 0, 0, 0
     if key:sub(1, 6) == "prior:" then self.is_prior[id] = true end
-    if self.hot_n >= 4 * self.o.window + 64 then self.hot, self.hot_n = {}, 0 end -- no ask
+    if self.hot_n >= 4 * self.o.window + 64 then self.hot, self.hot_n = {}, 0 end
     self.hot[id], self.hot_n = x, self.hot_n + 1
   end
   local own = not self.is_prior[id]
@@ -461,13 +461,10 @@ function T:models()
   local W, ranked = self.o.window, self.ranked
   local n_ok = #ranked
   local n_good = math.min(self.o.max_good, math.max(1, math.ceil(self.o.gamma * n_ok)))
-  local hot, n_hot = {}, 0
-  local function vec(id)
-    local x = hot[id]
-    if not x then
-      x = self:vec(id)
-      hot[id], n_hot = x, n_hot + 1
-    end
+  local hot = self.hot
+  local function take(id) -- ID's vector, unpacked and kept in the hot set
+    local x = self:vec(id)
+    hot[id], self.hot_n = x, self.hot_n + 1
     return x
   end
   local good_x, good_w, bad_x, ran_x, ran_w, fail_x, fail_w = {}, {}, {}, {}, {}, {}, {}
@@ -475,22 +472,29 @@ function T:models()
   for i = 1, edge do
     local id = ranked[i]
     in_edge[id] = true
-    if i <= n_good then good_x[#good_x + 1], good_w[#good_w + 1] = vec(id), 1
-    else bad_x[#bad_x + 1] = vec(id) end
+    if i <= n_good then good_x[#good_x + 1], good_w[#good_w + 1] = hot[id] or take(id), 1
+    else bad_x[#bad_x + 1] = hot[id] or take(id) end
   end
   local weight, ran, fail, slow = self.weight, self.ran, self.fail, self.slow
   local recent = W - (edge - math.min(n_ok, n_good))
-  for id = self.n_obs, 1, -1 do
-    local w = weight[id]
+  local n_ran, n_fail = 0, 0
+  for id = self.n_obs, 1, -1 do -- the most recent first, until every window is full
+    local w, added = weight[id], false
     if recent > 0 and ((w > 0 and not in_edge[id]) or (w == 0 and (slow[id] or 0) > 0)) then
-      bad_x[#bad_x + 1], recent = vec(id), recent - 1
+      bad_x[#bad_x + 1], recent, added = hot[id] or take(id), recent - 1, true
     end
-    if ran[id] > 0 and #ran_x < W then ran_x[#ran_x + 1], ran_w[#ran_w + 1] = vec(id), ran[id] end
+    local r = ran[id]
+    if r > 0 and n_ran < W then
+      n_ran, added = n_ran + 1, true
+      ran_x[n_ran], ran_w[n_ran] = hot[id] or take(id), r
+    end
     local f = fail[id]
-    if f and f > 0 and #fail_x < W then fail_x[#fail_x + 1], fail_w[#fail_w + 1] = vec(id), f end
-    if recent <= 0 and #ran_x >= W and #fail_x >= W then break end -- every window full
+    if f and f > 0 and n_fail < W then
+      n_fail, added = n_fail + 1, true
+      fail_x[n_fail], fail_w[n_fail] = hot[id] or take(id), f
+    end
+    if added and recent <= 0 and n_ran >= W and n_fail >= W then break end
   end
-  self.hot, self.hot_n = hot, n_hot
   for _, key in ipairs(self.pending_order) do
     if self.pending[key] then bad_x[#bad_x + 1] = self.pending[key] end
   end

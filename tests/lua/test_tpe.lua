@@ -277,11 +277,14 @@ end
 -- held ~1.5 KB of live heap a trial; keyed by ft.digest with a table per observation (its
 -- fields and its index vector) ~980 bytes; in parallel arrays with packed index vectors
 -- ~300 (the host's seen set included). Measured from 600 to 1,200 trials, a doubling of
--- every table, so that their power-of-two sizes average out, with a window of 50 so that
--- the index vectors kept unpacked for the next ask (at most a few windows) are full by 600.
+-- every table, so that their power-of-two sizes average out; the index vectors kept
+-- unpacked between asks (a cache of at most 4 * window + 64) are dropped before each
+-- measure.
 local function test_memory_per_observation()
   local h = new_host(heapcheck.long_space(), "tpe", { window = 50 }, 3, {}, 2000)
-  local per = heapcheck.bytes_per_trial(h, 600, 1200, function(i) return 1 + (i * 7919) % 97 end, {})
+  local s = h.strategy
+  local per = heapcheck.bytes_per_trial(h, 600, 1200, function(i) return 1 + (i * 7919) % 97 end, {},
+    function() s.hot, s.hot_n = {}, 0 end)
   io.stderr:write(string.format("tpe: %.0f bytes of live Lua heap an observation\n", per))
   assert(per < 450, string.format("%.0f bytes of live Lua heap an observation", per))
 end
