@@ -28,6 +28,7 @@ local MATRIX_MAX = 64        -- ordered params up to this many values get exact 
 local SIGMA0 = 0.2           -- kernel width in the unit interval before the Scott shrink
 local CAT_EPS0 = 0.2         -- mass a categorical kernel moves to the other values
 local FEASIBLE_MIN = 0.25    -- the surrogate's candidates less likely to run go last
+local XCHUNK = 64            -- packed index vectors per string (T:init_store)
 
 local function check_options(options, n_params)
   kit.check_options(options, "tpe", OPTIONS)
@@ -134,12 +135,11 @@ local function ridge_new(params, lambda)
   return setmetatable({ c = c, p = c:cols(), n = 0 }, Ridge)
 end
 
--- Adds observation OB (its last target in OB[slot]) or moves its target to Y.
-function Ridge:add(ob, y, slot)
-  local old = ob[slot]
+-- Adds the observation at index vector X with target Y, or (OLD: its last target) moves its
+-- target from OLD to Y.
+function Ridge:add(x, y, old)
   if old == nil then self.n = self.n + 1 end
-  self.c:add(ob.x, y, old)
-  ob[slot] = y
+  self.c:add(x, y, old)
 end
 
 -- Fits the posterior; with R, keeps a Thompson draw of the weights (else the mean).
@@ -234,9 +234,9 @@ function tpe.new(space, options, history, rng)
   local self = setmetatable({ space = space, params = space.params, rng = rng, o = o,
                               size = space:size(), seen = kit.seen(),
                               unseen = kit.unseen(space, rng),
-                              obs = {}, obs_order = {}, ranked = {}, kcache = {},
-                              pending = {}, pending_order = {},
+                              ranked = {}, kcache = {}, pending = {}, pending_order = {},
                               cursor = 1, startup_left = o.startup }, T)
+  self:init_store()
   if o.surrogate > 0 then
     self.ridge = ridge_new(space.params, o.ridge)
     self.fridge = self.ridge and ridge_new(space.params, o.ridge) -- the failed share
@@ -285,6 +285,73 @@ function T:latin_hypercube(n)
   return design
 end
 
+-- ---- the observations: one per distinct configuration, in parallel arrays ----
+-- An observation is an integer id (the order it was first seen: the ranking's tie-break),
+-- found from its key (a configuration's ft.digest, or "prior:" and one) in self.obs. Its
+-- numbers sit in arrays indexed by id (sum and weight of the ok values, ran: the runs that
+-- ran, ok or slow) and, being rare, in sparse tables (fail, slow, is_prior); its index vector
+-- is packed (one to three bytes a parameter, 0 for a parameter the configuration lacks),
+-- XCHUNK vectors to a string (xs; the last, open chunk a list in xopen): 17 bytes for 14
+-- parameters where a table of 14 integers is 280. The index vectors of new observations and
+-- those an ask's densities use stay unpacked in self.hot, which is dropped when it passes
+-- 4 * window + 64 vectors (the windows hold at most about 3 * window), so an ask unpacks next
+-- to nothing: after a drop, the next ask unpacks its windows once. The live heap grows by about 300 bytes a trial, the host's seen set included,
+-- where a table per observation cost about 980 (docs/COST.md, Memory). Proposals are the
+-- same as with the tables, bit for bit.
+
+function T:init_store()
+  local fmt = { "<" }
+  for dim, p in ipairs(self.params) do
+    local bytes = 1
+    while p.n >= 256 ^ bytes do bytes = bytes + 1 end -- n must fit beside 0 (absent)
+    fmt[dim + 1] = "I" .. bytes
+  end
+  self.xfmt = table.concat(fmt)
+  self.xsize = string.packsize(self.xfmt)
+  self.obs, self.n_obs = {}, 0
+  self.xs, self.xopen, self.sum, self.weight, self.ran = {}, {}, {}, {}, {}
+  self.fail, self.slow, self.is_prior, self.rs_set = {}, {}, {}, {}
+  self.hot, self.hot_n = {}, 0
+end
+
+-- The index vector of observation ID (a table; do not change it).
+function T:vec(id)
+  local x = self.hot[id]
+  if x then return x end
+  local chunk, slot = (id - 1) // XCHUNK + 1, (id - 1) % XCHUNK
+  local v
+  if chunk <= #self.xs then v = { string.unpack(self.xfmt, self.xs[chunk], slot * self.xsize + 1) }
+  else v = { string.unpack(self.xfmt, self.xopen[slot + 1]) } end
+  x = {}
+  for dim = 1, #self.params do -- the order tell and prior build theirs in
+    if v[dim] ~= 0 then x[dim] = v[dim] end
+  end
+  return x
+end
+
+function T:value(id)
+  return self.sum[id] / self.weight[id]
+end
+
+-- The surrogate's current target for ID: log of its mean since its last ok result with a
+-- positive value (self.rs_set keeps the odd cases: false when it has none, else the
+-- number the ridge holds), nil for none.
+function T:rs_of(id)
+  if not self.ridge or self.is_prior[id] then return nil end
+  local e = self.rs_set[id]
+  if e ~= nil then return e or nil end
+  if self.weight[id] > 0 then return math.log(self.sum[id] / self.weight[id]) end
+  return nil
+end
+
+-- A table view of observation ID (for tests and benchmarks).
+function T:observation(id)
+  local w = self.weight[id]
+  return { id = id, x = self:vec(id), sum = self.sum[id], weight = w,
+           value = w > 0 and self.sum[id] / w or nil, ran = self.ran[id],
+           fail = self.fail[id] or 0, slow = self.slow[id] or 0, rs = self:rs_of(id) }
+end
+
 -- One observation per distinct configuration: ok values averaged (weighted by the step
 -- times behind each, so a longer re-run counts for more), failures and slow runs counted.
 function T:tell(config, result)
@@ -318,51 +385,69 @@ function T:observe(key, x, result)
   local status = result.status
   if status ~= "ok" and not FAILED[status] and not SLOW[status] then return end -- lost, ...
   if status == "ok" and type(result.value) ~= "number" then return end
-  local ob = self.obs[key]
-  if not ob then
-    ob = { x = x, sum = 0, weight = 0, fail = 0, ran = 0, slow = 0, rank = #self.obs_order + 1 }
-    self.obs[key] = ob
-    self.obs_order[#self.obs_order + 1] = key
+  local id = self.obs[key]
+  if not id then
+    id = self.n_obs + 1
+    self.n_obs, self.obs[key] = id, id
+    local packed = {}
+    for dim = 1, #self.params do packed[dim] = x[dim] or 0 end
+    local open = self.xopen
+    open[#open + 1] = string.pack(self.xfmt, table.unpack(packed))
+    if #open == XCHUNK then self.xs[#self.xs + 1], self.xopen = table.concat(open), {} end
+    self.sum[id], self.weight[id], self.ran[id] = 0, 0, 0
+    if key:sub(1, 6) == "prior:" then self.is_prior[id] = true end
+    if self.hot_n >= 4 * self.o.window + 64 then self.hot, self.hot_n = {}, 0 end
+    self.hot[id], self.hot_n = x, self.hot_n + 1
   end
+  local own = not self.is_prior[id]
+  local fail0, ran0 = self.fail[id] or 0, self.ran[id]
   if status == "ok" then
+    local rs0 = self:rs_of(id)
     local w = math.max(1, #(result.steps or {}))
-    ob.sum, ob.weight, ob.ran = ob.sum + w * result.value, ob.weight + w, ob.ran + 1
-    self:rerank(ob)
-    if self.ridge and result.value > 0 and key:sub(1, 6) ~= "prior:" then
-      self.ridge:add(ob, math.log(ob.value), "rs")
+    local weight0 = self.weight[id]
+    self.sum[id], self.weight[id], self.ran[id] = self.sum[id] + w * result.value, weight0 + w,
+      ran0 + 1
+    self:rerank(id, weight0 > 0)
+    if self.ridge and own then
+      if result.value > 0 then
+        self.ridge:add(self:vec(id), math.log(self:value(id)), rs0)
+        self.rs_set[id] = nil -- log of the mean again
+      else -- the mean moved, the ridge's target did not
+        self.rs_set[id] = rs0 or false
+      end
     end
   elseif FAILED[status] then
-    ob.fail = ob.fail + FAILED[status]
+    self.fail[id] = fail0 + FAILED[status]
   else
-    ob.slow, ob.ran = ob.slow + 1, ob.ran + 1
+    self.slow[id], self.ran[id] = (self.slow[id] or 0) + 1, ran0 + 1
   end
-  if self.fridge and key:sub(1, 6) ~= "prior:" and (ob.fail > 0 or ob.ran > 0) then
-    self.fridge:add(ob, ob.fail / (ob.fail + ob.ran), "fs")
+  if self.fridge and own then -- the failed share, fail / (fail + ran): nil before any result
+    local fail, ran = self.fail[id] or 0, self.ran[id]
+    local old = (fail0 > 0 or ran0 > 0) and fail0 / (fail0 + ran0) or nil
+    self.fridge:add(self:vec(id), fail / (fail + ran), old)
   end
 end
 
--- Orders ok observations by value, the earlier first on ties.
-local function before(a, b)
-  if a.value ~= b.value then return a.value < b.value end
-  return a.rank < b.rank
-end
-
--- Keeps self.ranked (the ok observations, best first) sorted as OB's mean changes: a binary
--- insertion per result, so an ask never sorts the whole history.
-function T:rerank(ob)
+-- Keeps self.ranked (the ok observations' ids, best first by mean, the earlier first on
+-- ties) sorted as ID's mean changes: a binary insertion per result, so an ask never sorts
+-- the whole history. RANKED_BEFORE: a repeat, whose old place is taken out first.
+function T:rerank(id, ranked_before)
   local ranked = self.ranked
-  if ob.value then -- a repeat moved its mean: take it out first
+  if ranked_before then
     for i = 1, #ranked do
-      if ranked[i] == ob then table.remove(ranked, i); break end
+      if ranked[i] == id then table.remove(ranked, i); break end
     end
   end
-  ob.value = ob.sum / ob.weight
+  local sum, weight = self.sum, self.weight
+  local v = sum[id] / weight[id]
   local lo, hi = 1, #ranked + 1
   while lo < hi do
     local mid = (lo + hi) // 2
-    if before(ranked[mid], ob) then lo = mid + 1 else hi = mid end
+    local o = ranked[mid]
+    local u = sum[o] / weight[o]
+    if u < v or (u == v and o < id) then lo = mid + 1 else hi = mid end
   end
-  table.insert(ranked, lo, ob)
+  table.insert(ranked, lo, id)
 end
 
 -- The models for one ask: l (good), g (bad + slow + pending), and the two densities of
@@ -371,32 +456,44 @@ end
 -- good ones (half the window: the boundary the acquisition must resolve) and the most
 -- recent other ones and slow runs (the region the search is in now), plus every proposal
 -- still running; ran and failed the most recent `window` each. Below the window every
--- observation is in.
+-- observation is in. The index vectors used become self.hot (see T:init_store).
 function T:models()
   local W, ranked = self.o.window, self.ranked
   local n_ok = #ranked
   local n_good = math.min(self.o.max_good, math.max(1, math.ceil(self.o.gamma * n_ok)))
-  self.stamp = (self.stamp or 0) + 1
-  local stamp = self.stamp
-  local good_x, good_w, bad_x, ran_x, ran_w, fail_x, fail_w = {}, {}, {}, {}, {}, {}, {}
-  local edge = math.min(n_ok, n_good + W // 2)
-  for i = 1, edge do
-    local ob = ranked[i]
-    ob.stamp = stamp
-    if i <= n_good then good_x[#good_x + 1], good_w[#good_w + 1] = ob.x, 1
-    else bad_x[#bad_x + 1] = ob.x end
+  local hot = self.hot
+  local function take(id) -- ID's vector, unpacked and kept in the hot set
+    local x = self:vec(id)
+    hot[id], self.hot_n = x, self.hot_n + 1
+    return x
   end
-  local recent, order, obs = W - (edge - math.min(n_ok, n_good)), self.obs_order, self.obs
-  for k = #order, 1, -1 do
-    local ob = obs[order[k]]
-    if recent > 0 and ((ob.weight > 0 and ob.stamp ~= stamp) or (ob.weight == 0 and ob.slow > 0))
-    then
-      bad_x[#bad_x + 1], recent = ob.x, recent - 1
+  local good_x, good_w, bad_x, ran_x, ran_w, fail_x, fail_w = {}, {}, {}, {}, {}, {}, {}
+  local edge, in_edge = math.min(n_ok, n_good + W // 2), {}
+  for i = 1, edge do
+    local id = ranked[i]
+    in_edge[id] = true
+    if i <= n_good then good_x[#good_x + 1], good_w[#good_w + 1] = hot[id] or take(id), 1
+    else bad_x[#bad_x + 1] = hot[id] or take(id) end
+  end
+  local weight, ran, fail, slow = self.weight, self.ran, self.fail, self.slow
+  local recent = W - (edge - math.min(n_ok, n_good))
+  local n_ran, n_fail = 0, 0
+  for id = self.n_obs, 1, -1 do -- the most recent first, until every window is full
+    local w, added = weight[id], false
+    if recent > 0 and ((w > 0 and not in_edge[id]) or (w == 0 and (slow[id] or 0) > 0)) then
+      bad_x[#bad_x + 1], recent, added = hot[id] or take(id), recent - 1, true
     end
-    if ob.ran > 0 and #ran_x < W then ran_x[#ran_x + 1], ran_w[#ran_w + 1] = ob.x, ob.ran end
-    if ob.fail > 0 and #fail_x < W then
-      fail_x[#fail_x + 1], fail_w[#fail_w + 1] = ob.x, ob.fail
+    local r = ran[id]
+    if r > 0 and n_ran < W then
+      n_ran, added = n_ran + 1, true
+      ran_x[n_ran], ran_w[n_ran] = hot[id] or take(id), r
     end
+    local f = fail[id]
+    if f and f > 0 and n_fail < W then
+      n_fail, added = n_fail + 1, true
+      fail_x[n_fail], fail_w[n_fail] = hot[id] or take(id), f
+    end
+    if added and recent <= 0 and n_ran >= W and n_fail >= W then break end
   end
   for _, key in ipairs(self.pending_order) do
     if self.pending[key] then bad_x[#bad_x + 1] = self.pending[key] end
@@ -479,7 +576,12 @@ function T:from_model(m, taken)
   local share = m.n_ok > 0 and self:local_share() or 0
   if share > 0 and self.rng:random() < share then
     for k = 1, math.min(self.o.local_top, #self.ranked) do
-      self:neighbours(self.ranked[k].x, xs)
+      local x = self:vec(self.ranked[k])
+      -- a warm start's partial configuration has no value to move for the parameters it
+      -- lacks: it has no neighbours here (it made neighbours() fail on a nil index)
+      local complete = true
+      for dim = 1, #self.params do complete = complete and x[dim] ~= nil end
+      if complete then self:neighbours(x, xs) end
     end
   end
   if #xs == 0 then
@@ -510,15 +612,15 @@ end
 -- value under one Thompson draw of the weights (ties at no improvement: the nearest).
 function T:from_surrogate(m, taken)
   local tops = {} -- the best of this space's own results (not a warm start's partial ones)
-  for _, ob in ipairs(self.ranked) do
-    if ob.rs then tops[#tops + 1] = ob end
+  for _, id in ipairs(self.ranked) do
+    if self:rs_of(id) then tops[#tops + 1] = id end
     if #tops == 3 then break end
   end
   if #tops == 0 then return nil end
   local xs = {}
   for i = 1, self.o.candidates do xs[i] = m.l:sample(self.rng) end
-  for _, ob in ipairs(tops) do self:neighbours(ob.x, xs) end
-  local best = tops[1].x
+  for _, id in ipairs(tops) do self:neighbours(self:vec(id), xs) end
+  local best = self:vec(tops[1])
   local n1 = {}
   self:neighbours(best, n1)
   for _ = 1, #n1 > 0 and self.o.candidates or 0 do -- two-parameter moves of the best
@@ -529,7 +631,7 @@ function T:from_surrogate(m, taken)
   end
   local sigma = self.ridge:fit(self.rng)
   self.fridge:fit(nil)
-  local ybest = math.log(tops[1].value)
+  local ybest = math.log(self:value(tops[1]))
   -- The Parzen feasibility (two sums over up to `window` points per candidate) is the costly
   -- part, so it is computed lazily. pf <= lin, so (lin >= FEASIBLE_MIN, lin * max(0, d),
   -- log(lin) + d / sigma) bounds a candidate's (ok, s1, s2) term by term, hence in the

@@ -1,6 +1,7 @@
 /* Files compiled into the binary (lua/, search/, store/), generated at build time by
- * tools/embed.c: a .lua file is held as its Lua bytecode (lua_dump, debug info kept), any
- * other file as it is. */
+ * tools/embed.c: a .lua file is held as its Lua bytecode (lua_dump with line info, without
+ * local variable names), any other file as it is; the catalog also split, each entry's chunk
+ * in "lua/catalog.entries" and their index in "lua/catalog_index.lua" (lua/catindex.lua). */
 #ifndef FLAGTUNE_EMBED_H
 #define FLAGTUNE_EMBED_H
 

@@ -251,6 +251,30 @@ static int ft_has_module(lua_State *L) {
   return 1;
 }
 
+/* ft.load_embedded(PATH, OFFSET, LEN): the bytecode chunk at bytes [OFFSET, OFFSET + LEN)
+ * of the embedded file PATH as a function (chunk name "=PATH"; lua/catindex.lua loads the
+ * catalog's entries from "lua/catalog.entries" so). nil and a message when there is no such
+ * file or the range is outside it; a chunk that is not bytecode raises. */
+static int ft_load_embedded(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  lua_Integer off = luaL_checkinteger(L, 2), len = luaL_checkinteger(L, 3);
+  const embed_file *f = embed_find(path);
+  if (!f) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "no embedded file '%s'", path);
+    return 2;
+  }
+  if (off < 0 || len <= 0 || (size_t)off > f->len || (size_t)len > f->len - (size_t)off) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "bytes %I+%I are outside the embedded file '%s'", off, len, path);
+    return 2;
+  }
+  char chunk[520];
+  snprintf(chunk, sizeof chunk, "=%s", path);
+  if (luaL_loadbufferx(L, f->data + off, (size_t)len, chunk, "b") != LUA_OK) return lua_error(L);
+  return 1;
+}
+
 /* ---- ft.digest: a 16-byte identity for a long key ---- */
 
 static uint64_t rotl64(uint64_t x, int r) {
@@ -350,13 +374,11 @@ static int ft_digest(lua_State *L) {
 }
 
 static void install_ft(lua_State *L) {
-  static const luaL_Reg fns[] = {{"parse_bytes", ft_parse_bytes},
-                                 {"parse_duration", ft_parse_duration},
-                                 {"format_bytes", ft_format_bytes},
-                                 {"json_decode", ft_json_decode},
-                                 {"has_module", ft_has_module},
-                                 {"digest", ft_digest},
-                                 {NULL, NULL}};
+  static const luaL_Reg fns[] = {
+      {"parse_bytes", ft_parse_bytes},     {"parse_duration", ft_parse_duration},
+      {"format_bytes", ft_format_bytes},   {"json_decode", ft_json_decode},
+      {"has_module", ft_has_module},       {"digest", ft_digest},
+      {"load_embedded", ft_load_embedded}, {NULL, NULL}};
   luaL_newlib(L, fns);
   lua_pushstring(L, FLAGTUNE_VERSION);
   lua_setfield(L, -2, "version");

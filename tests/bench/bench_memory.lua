@@ -8,8 +8,8 @@
 -- objects counted once, at the first place found.
 -- Run: build/tests/luatest tests/bench/bench_memory.lua
 --      (env: BENCH_STRATEGY=random BENCH_TRIALS=10000 BENCH_EVERY=1000; BENCH_GC=gen or
---      BENCH_GC=inc,PAUSE,STEPMUL switches the collector's mode first; flagtune keeps Lua's
---      default, incremental with pause 200 and step multiplier 100, src/lhost.c)
+--      BENCH_GC=inc,PAUSE,STEPMUL switches the collector's mode first; else flagtune's own,
+--      incremental with pause 150 and step multiplier 100, src/lhost.c)
 package.path = "tests/lua/?.lua;" .. package.path
 
 local space = require("space")
@@ -109,7 +109,8 @@ for i = 1, trials do
     io.stdout:flush()
   end
 end
--- A strategy keeping one table per configuration (tpe{}'s obs): bytes per entry by field.
+-- A strategy keeping one table per configuration in `obs`: bytes per entry by field (tpe{}
+-- keeps an integer id there now, its fields in the parallel arrays of the columns above).
 local entries = type(h.strategy.obs) == "table" and h.strategy.obs
 if entries then
   local seen, by_field, n, keys = { [h.space] = true }, {}, 0, 0
@@ -136,4 +137,4 @@ if entries then
   io.write("\n")
 end
 io.write(string.format("\npeak Lua heap between trials: %s KiB; ask+tell CPU: %.1f ms a trial " ..
-  "(collector: %s)\n", kib(peak), clock * 1000 / trials, gc or "flagtune's: Lua's default incremental"))
+  "(collector: %s)\n", kib(peak), clock * 1000 / trials, gc or "flagtune's: incremental, pause 150"))

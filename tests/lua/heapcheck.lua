@@ -15,13 +15,16 @@ function M.long_space()
 end
 
 -- Asks and tells H trials 1..WARM, then WARM+1..TO (trial I gets VALUE(I) and STEPS); the live
--- heap's growth per trial over the second stretch, after full collections.
-function M.bytes_per_trial(h, warm, to, value, steps)
+-- heap's growth per trial over the second stretch, after full collections. SETTLE (optional)
+-- runs before each collection: it drops a bounded cache (tpe{}'s unpacked vectors), whose
+-- fill at either end would otherwise count as growth.
+function M.bytes_per_trial(h, warm, to, value, steps, settle)
   local function run(from, upto)
     for i = from, upto do
       local p = h:ask(1)[1]
       h:tell(p.json, { status = "ok", value = value(i), steps = steps, number = i })
     end
+    if settle then settle() end
     collectgarbage("collect")
     return collectgarbage("count") * 1024
   end

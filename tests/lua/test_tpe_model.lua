@@ -124,11 +124,15 @@ local function test_window_bounds_the_model()
   local n_good = m.l.set:count()
   local inside = {}
   for _, x in ipairs(m.g.points) do inside[x] = true end
-  for i = n_good + 1, n_good + 20 do assert(inside[ranked[i].x], "boundary rank " .. i .. " in g") end
+  for i = n_good + 1, n_good + 20 do
+    assert(inside[h.strategy:vec(ranked[i])], "boundary rank " .. i .. " in g")
+  end
   local small = new_host(sp, { window = 1000 }, 3, history(sp, 60, rng.new(9)), 200)
   local sm = small.strategy:models()
   eq(sm.ran.set:count() + 0, #(function() local t = {}
-    for _, ob in pairs(small.strategy.obs) do if ob.ran > 0 then t[#t + 1] = 1 end end
+    for _, id in pairs(small.strategy.obs) do
+      if small.strategy:observation(id).ran > 0 then t[#t + 1] = 1 end
+    end
     return t end)(), "below the window every run counts")
 end
 
@@ -145,11 +149,13 @@ local function test_ranking_stays_sorted()
   end
   local ranked = h.strategy.ranked
   local n_ok = 0
-  for _, ob in pairs(h.strategy.obs) do if ob.weight > 0 then n_ok = n_ok + 1 end end
+  for _, id in pairs(h.strategy.obs) do
+    if h.strategy:observation(id).weight > 0 then n_ok = n_ok + 1 end
+  end
   eq(#ranked, n_ok, "every ok observation ranked once")
   for i = 2, #ranked do
-    local a, b = ranked[i - 1], ranked[i]
-    assert(a.value < b.value or (a.value == b.value and a.rank < b.rank), "sorted at " .. i)
+    local a, b = h.strategy:observation(ranked[i - 1]), h.strategy:observation(ranked[i])
+    assert(a.value < b.value or (a.value == b.value and a.id < b.id), "sorted at " .. i)
     assert(a.value == a.sum / a.weight, "value is the mean")
   end
 end
@@ -182,7 +188,7 @@ local function test_local_phase_moves_the_incumbent()
     seen[p.json] = true
     local s = h.strategy
     if i > 16 then
-      local best = s.ranked[1].x
+      local best = s:vec(s.ranked[1])
       local x = s:indices(sp:decode_json(p.json))
       local diff = 0
       for d = 1, #x do if x[d] ~= best[d] then diff = diff + 1 end end
