@@ -756,8 +756,9 @@ end
 -- Ridge's leave-one-out error is exact from one fit: e / (1 - h), h = x'(X'X + lambda I)^-1 x,
 -- the leverage, read from EST_COLS fits with unit draws (fit(e_j) moves the weights by sigma
 -- times column j of the inverse factor). False where there is no model: surrogate off, more
--- than EST_COLS features, fewer than EST_MIN ok results. Reads self.ridge and self.ranked
--- (each ob's x and its target rs); leaves the ridge fitted at its mean.
+-- than EST_COLS features, fewer than EST_MIN ok results. Reads self.ridge, self.ranked and
+-- the observations' index vectors and targets (vec, rs_of); leaves the ridge fitted at its
+-- mean.
 local EST_MIN, EST_COLS, EST_RMS = 6, 160, 200
 
 function T:estimate(configs)
@@ -765,21 +766,19 @@ function T:estimate(configs)
   for i = 1, #configs do out[i] = false end
   local r = self.ridge
   if not r or r.p > EST_COLS or r.n < EST_MIN then return out end
-  local obs, at = {}, {}
-  for _, ob in ipairs(self.ranked) do
-    if ob.rs then
-      if #obs < EST_RMS then obs[#obs + 1] = ob end
-      at[ft.digest(self.space:key(self:config_of(ob.x)))] = ob
-    end
+  local obs = {}
+  for _, id in ipairs(self.ranked) do
+    if #obs >= EST_RMS then break end
+    if self:rs_of(id) then obs[#obs + 1] = id end
   end
   local xs, ys = {}, {}
   for i, c in ipairs(configs) do
     xs[i] = self:indices(c)
-    local ob = at[ft.digest(self.space:key(c))]
-    ys[i] = ob and ob.rs
+    local id = self.obs[ft.digest(self.space:key(c))]
+    ys[i] = id and self:rs_of(id)
   end
   local k0 = #xs
-  for j, ob in ipairs(obs) do xs[k0 + j], ys[k0 + j] = ob.x, ob.rs end
+  for j, id in ipairs(obs) do xs[k0 + j], ys[k0 + j] = self:vec(id), self:rs_of(id) end
   local sigma = r.c:fit(nil)
   local mean, lev = {}, {}
   for i, x in ipairs(xs) do mean[i], lev[i] = r:predict(x), 0 end
