@@ -678,26 +678,7 @@ static void close_fds(int *fd, int n) {
 /* Sends the request with the write ends of the trial's three pipes and waits for the pid.
  * Returns the supervisor's pid, or 0 when the trial must take the exec path. */
 static pid_t server_ask(exec_server *srv, const char *req, size_t len, const int wr[3]) {
-  union {
-    struct cmsghdr h;
-    char space[CMSG_SPACE(3 * sizeof(int))];
-  } ctl;
-  memset(&ctl, 0, sizeof ctl);
-  struct iovec iov = {(void *)req, len};
-  struct msghdr mh;
-  memset(&mh, 0, sizeof mh);
-  mh.msg_iov = &iov;
-  mh.msg_iovlen = 1;
-  mh.msg_control = ctl.space;
-  mh.msg_controllen = sizeof ctl.space;
-  struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(3 * sizeof(int));
-  memcpy(CMSG_DATA(c), wr, 3 * sizeof(int));
-  ssize_t n;
-  do n = sendmsg(srv->fd, &mh, MSG_NOSIGNAL);
-  while (n < 0 && errno == EINTR);
+  ssize_t n = supervise_send_fds(srv->fd, req, len, wr);
   if (n < 0) {
     if (errno != EMSGSIZE && errno != ENOBUFS) server_lost(srv, "is gone");
     return 0;

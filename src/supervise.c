@@ -990,13 +990,7 @@ static void spare_drop(sup_spare *sp) {
   sp->pid = 0;
 }
 
-/* Hands the request in BUF (LEN bytes) and FDS to the spare. Returns its pid once it has the
- * request and is prepared, 0 when there was none or it is gone (the spare is dropped). */
-static pid_t spare_hand(sup_spare *sp, const char *buf, size_t len, const int fds[3]) {
-  if (sp->pid <= 0) return 0;
-  char c;
-  while (read(sp->ready, &c, 1) < 0 && errno == EINTR) {
-  } /* EOF: prepared (it closed the pipe) or gone */
+ssize_t supervise_send_fds(int sock, const char *buf, size_t len, const int fds[3]) {
   union {
     struct cmsghdr h;
     char space[CMSG_SPACE(3 * sizeof(int))];
@@ -1015,8 +1009,19 @@ static pid_t spare_hand(sup_spare *sp, const char *buf, size_t len, const int fd
   cm->cmsg_len = CMSG_LEN(3 * sizeof(int));
   memcpy(CMSG_DATA(cm), fds, 3 * sizeof(int));
   ssize_t n;
-  do n = sendmsg(sp->sock, &mh, MSG_NOSIGNAL);
+  do n = sendmsg(sock, &mh, MSG_NOSIGNAL);
   while (n < 0 && errno == EINTR);
+  return n;
+}
+
+/* Hands the request in BUF (LEN bytes) and FDS to the spare. Returns its pid once it has the
+ * request and is prepared, 0 when there was none or it is gone (the spare is dropped). */
+static pid_t spare_hand(sup_spare *sp, const char *buf, size_t len, const int fds[3]) {
+  if (sp->pid <= 0) return 0;
+  char c;
+  while (read(sp->ready, &c, 1) < 0 && errno == EINTR) {
+  } /* EOF: prepared (it closed the pipe) or gone */
+  ssize_t n = supervise_send_fds(sp->sock, buf, len, fds);
   /* It has taken the request once it says so; from then on its end is the trial's end. A
    * spare killed by a stray signal before that (EPIPE here, or EOF instead of the word) never
    * started anything: a fresh fork takes the request. One that does not answer in time (stopped)

@@ -29,6 +29,7 @@
 #define FLAGTUNE_SUPERVISE_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 /* The first argv word that selects supervisor mode in cli_main. */
 #define SUPERVISE_ARG "__supervise"
@@ -40,6 +41,12 @@
  * runs: 2 bad usage, 1 parent already gone, 126/127 the command cannot start); otherwise it
  * does not return: it exits or re-raises the command's signal. */
 int supervise_main(int argc, char **argv);
+
+/* Sends BUF (LEN bytes) on the SOCK_SEQPACKET socket SOCK with FDS (a trial's stdout, stderr
+ * and report pipes) attached by SCM_RIGHTS, retrying on EINTR, never raising SIGPIPE: the
+ * orchestrator's request to the fork server and the server's hand-over to its spare. Returns
+ * what sendmsg() returned (errno set on -1). */
+ssize_t supervise_send_fds(int sock, const char *buf, size_t len, const int fds[3]);
 
 /* The fork server: `__supervise --server FD PID` (FD: a SOCK_SEQPACKET socket to the
  * orchestrator PID, its parent). The local executor starts one per sweep, at its first trial,
