@@ -798,6 +798,9 @@ static int start_trial(uv_loop_t *loop, const exec_spec *spec, const exec_callba
     stream_close(&t->err);
     stream_close(&t->rep);
   } else if (spec->timeout_s > 0) {
+    /* From now, not from the loop's clock of this turn's start: a pause of the orchestrator
+     * since then (Ctrl-Z between a trial's log and its start) is not the trial's time. */
+    uv_update_time(loop);
     uv_timer_start(&t->timeout_timer, on_timeout, seconds_to_ms(spec->timeout_s), 0);
   }
   return 0;

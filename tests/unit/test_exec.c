@@ -53,6 +53,7 @@ typedef struct {
   int group;                  /* the trial's process group, seen while it ran */
   int pgid_ok;                /* the pid leads its own group, seen while running */
   int block_ms;               /* the first line's callback blocks the loop this long (a pause) */
+  int stale_ms;               /* the start comes this long after the loop last read its clock */
   int helpers[8];             /* pids from "helper PID" lines */
   int n_helpers;
   double elapsed;
@@ -174,6 +175,10 @@ static void start_and_wait(run_ctx *c, const exec_spec *spec, executor *x) {
   char *err = NULL;
   exec_spec s = *spec;
   if (x) s.supervisor = NULL;
+  if (c->stale_ms > 0) { /* a pause in the turn that starts the trial */
+    uint64_t until = uv_hrtime() + (uint64_t)c->stale_ms * 1000000;
+    while (uv_hrtime() < until) usleep(10000);
+  }
   uint64_t t0 = uv_hrtime();
   c->in_start = 1;
   int rc = x ? executor_start(x, &s, &cb, c, &c->t, &err)
@@ -1183,6 +1188,32 @@ TEST(sup_late_timeout_is_not_a_timeout) {
 }
 TEST(srv_late_timeout_is_not_a_timeout) {
   late_timeout_is_not_a_timeout(SRV);
+}
+
+/* The orchestrator was paused in the loop turn that starts a trial, after the loop last read
+ * its clock (e.g. between a trial's log being opened and its command's start): the timeout
+ * counts from the start, not from that stale clock, so a 0.2 s command with a 0.5 s timeout
+ * started 0.8 s after the clock was read is no timeout. */
+static void paused_before_start_is_not_a_timeout(int sup) {
+  char *argv[] = {STUB_CHILD, "text", "1", "sleep", "0.2", NULL};
+  exec_spec spec = spec_in(sup, argv);
+  spec.timeout_s = 0.5;
+  run_ctx *c = new_ctx();
+  c->stale_ms = 800;
+  run(c, &spec);
+  CHECK_INT(c->res.exit_status, 0);
+  CHECK_INT(c->res.term_signal, 0);
+  CHECK_INT(c->res.stopped, EXEC_STOP_NONE);
+  free(c);
+}
+TEST(paused_before_start_is_not_a_timeout) {
+  paused_before_start_is_not_a_timeout(0);
+}
+TEST(sup_paused_before_start_is_not_a_timeout) {
+  paused_before_start_is_not_a_timeout(1);
+}
+TEST(srv_paused_before_start_is_not_a_timeout) {
+  paused_before_start_is_not_a_timeout(SRV);
 }
 
 /* The same while the supervisor is still ending a stubborn leftover (so it is no zombie when
