@@ -22,14 +22,13 @@
  * Where a writable cgroup v2 hierarchy exists, the command also runs in a child cgroup of its
  * own, which is killed as a whole (cgroup.kill) and removed at the end; without one, the
  * /proc walk alone holds. */
-#define _GNU_SOURCE /* pipe2, MSG_CMSG_CLOEXEC */
+#define _GNU_SOURCE /* what strict C11 hides: sigset_t, O_DIRECTORY */
 #include "supervise.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/sched.h> /* struct clone_args, CLONE_INTO_CGROUP */
-#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -39,8 +38,6 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/signalfd.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -48,38 +45,19 @@
 #include <unistd.h>
 
 #include "procstat.h"
+#include "supervise_impl.h"
 
 #define SUPERVISE_DEFAULT_GRACE_S 5.0
-#define SUP_SPARE_ANSWER_MS 2000 /* a spare that has not taken its request by then is cut off */
-#define SUP_MAX_DEPTH 512        /* longest ancestry followed from a process up to the supervisor */
+#define SUP_MAX_DEPTH 512 /* longest ancestry followed from a process up to the supervisor */
 
-typedef struct {
-  pid_t parent;   /* whose death ends the trial */
-  pid_t boss;     /* whose SIGTERM/SIGINT/SIGUSR2 are stop requests: the orchestrator (the
-                   * parent, except under the fork server, whose children it sends to) */
-  double grace_s; /* SIGTERM to SIGKILL, for a stop and for leftovers */
-  int report_fd;  /* where the report lines go (supervise.h); -1: nowhere */
-  int cgroup;     /* 0: do not try a cgroup (--no-cgroup) */
-  char **cmd;     /* NULL-terminated */
-} sup_args;
-
-/* The trial's own cgroup v2, when one could be made. */
-#define SUP_PATH_MAX 1100 /* a cgroup directory: mount point (511) + our cgroup (511) + name */
-
-typedef struct {
-  char dir[SUP_PATH_MAX]; /* empty: none */
-  int dir_fd;             /* DIR itself, for clone3(CLONE_INTO_CGROUP) */
-  int procs_fd;           /* DIR/cgroup.procs, opened before fork so that the child can join */
-} sup_cgroup;
-
-static int usage(void) {
+int sup_usage(void) {
   fprintf(stderr, "usage: flagtune " SUPERVISE_ARG
                   " [--parent PID] [--grace SECONDS] [--report FD] [--no-cgroup] -- COMMAND "
                   "[ARGS...]\n");
   return 2;
 }
 
-static int parse_args(int argc, char **argv, sup_args *a) {
+int sup_parse_args(int argc, char **argv, sup_args *a) {
   a->parent = 0;
   a->grace_s = SUPERVISE_DEFAULT_GRACE_S;
   a->report_fd = -1;
@@ -550,7 +528,7 @@ static void cgroup_sweep_stale(const char *parent) {
 
 /* Makes the trial's cgroup, a child of our own, when cgroup v2 is there and writable;
  * otherwise leaves CG empty and says nothing (containers often allow none). */
-static void cgroup_begin(sup_cgroup *cg, int wanted) {
+void sup_cgroup_begin(sup_cgroup *cg, int wanted) {
   cg->dir[0] = '\0';
   cg->dir_fd = -1;
   cg->procs_fd = -1;
@@ -594,7 +572,7 @@ static int cgroup_count(const sup_cgroup *cg) {
 
 /* Kills what is still in the trial's cgroup (cgroup.kill, kernel 5.14+), waits for it to
  * empty and removes it. Returns how many processes were still in it. */
-static int cgroup_end(sup_cgroup *cg) {
+int sup_cgroup_end(sup_cgroup *cg) {
   if (!cg->dir[0]) return 0;
   if (cg->procs_fd >= 0) close(cg->procs_fd);
   if (cg->dir_fd >= 0) close(cg->dir_fd);
@@ -665,7 +643,7 @@ static int contain(sup_cgroup *cg, double grace_s, pid_t parent) {
     reap(0, &dummy);
     live = signal_descendants(&pt, &seen, 0, 0);
   }
-  int killed = (int)seen.n + cgroup_end(cg);
+  int killed = (int)seen.n + sup_cgroup_end(cg);
   reap(0, &dummy);
   free(pt.v);
   free(seen.v);
@@ -764,7 +742,7 @@ static int watch(pid_t child, double started, const sup_args *a, sup_cgroup *cg)
 }
 
 /* The signals the supervisor takes with sigtimedwait() rather than by their default action. */
-static void watched_signals(sigset_t *set) {
+void sup_watched_signals(sigset_t *set) {
   sigemptyset(set);
   sigaddset(set, SIGCHLD);
   sigaddset(set, SIGTERM);
@@ -775,7 +753,7 @@ static void watched_signals(sigset_t *set) {
 
 /* The supervisor once it leads its own group with the watched signals blocked (OLD: the mask
  * the command gets) and its parent's death is asked for: contain, start, watch. */
-static int supervise_run(sup_args *a, const sigset_t *old, sup_cgroup *made) {
+int supervise_run(sup_args *a, const sigset_t *old, sup_cgroup *made) {
   /* The report pipe and stderr lead to the orchestrator. Once it is dead, the command's next
    * write ends the command with SIGPIPE, and our own "exit" report line would end us the same
    * way, between reaping the command and ending its leftovers: a setsid() helper would then
@@ -786,416 +764,18 @@ static int supervise_run(sup_args *a, const sigset_t *old, sup_cgroup *made) {
   sup_cgroup cg;
   if (made) { /* made ahead (a spare): kept unless the request says no cgroup */
     cg = *made;
-    if (!a->cgroup) cgroup_end(&cg);
+    if (!a->cgroup) sup_cgroup_end(&cg);
   } else {
-    cgroup_begin(&cg, a->cgroup);
+    sup_cgroup_begin(&cg, a->cgroup);
   }
   int code = 0;
   double started = mono_s();
   pid_t child = start(a->cmd, old, &cg, &code);
   if (child == 0) {
-    cgroup_end(&cg);
+    sup_cgroup_end(&cg);
     return code;
   }
   return watch(child, started, a, &cg);
-}
-
-/* ---- the fork server -------------------------------------------------------------------- */
-
-/* Writes one record to the orchestrator; a dead orchestrator is not our problem (we are
- * about to see EOF or its death signal). */
-static void server_send(int fd, int kind, pid_t pid, int value) {
-  sup_msg m = {kind, (int32_t)pid, value};
-  ssize_t w;
-  do w = send(fd, &m, sizeof m, MSG_NOSIGNAL);
-  while (w < 0 && errno == EINTR);
-}
-
-/* Splits N NUL-terminated strings off [*P, END) into V (NULL-terminated). -1: too few. */
-static int take_strings(char **p, const char *end, char **v, uint32_t n) {
-  for (uint32_t i = 0; i < n; i++) {
-    char *nul = memchr(*p, '\0', (size_t)(end - *p));
-    if (!nul) return -1;
-    v[i] = *p;
-    *p = nul + 1;
-  }
-  v[n] = NULL;
-  return 0;
-}
-
-/* Moves FD to TARGET (dup2), taking care that no other fd of ours sits there. */
-static void place_fd(int fd, int target) {
-  if (fd == target) {
-    fcntl(fd, F_SETFD, 0);
-    return;
-  }
-  dup2(fd, target);
-}
-
-/* Duplicates the trial's three pipes above the low fds and then onto 1, 2 and 3 (3 close-on-exec:
- * the report pipe is never the command's); closes the originals. */
-static void place_pipes(const int fds[3]) {
-  int hi[3];
-  for (int i = 0; i < 3; i++) hi[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 10);
-  for (int i = 0; i < 3; i++) close(fds[i]);
-  for (int i = 0; i < 3; i++) place_fd(hi[i], i + 1);
-  for (int i = 0; i < 3; i++)
-    if (hi[i] != i + 1) close(hi[i]);
-  fcntl(3, F_SETFD, FD_CLOEXEC);
-}
-
-/* What every served supervisor does before its request can arrive: /dev/null as fd 0, a
- * session and group of its own (as the executor's detached spawn: group signals reach the
- * trial alone and a terminal's Ctrl-C does not), the watched signals blocked, SIGTERM asked
- * for at the server's death (and the server re-checked after asking: one killed in between
- * means nothing may start), and READY closed, which tells the server so. */
-static void served_prepare(pid_t server, int ready) {
-  int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (null >= 0) {
-    place_fd(null, 0);
-    if (null != 0) close(null);
-  }
-  setsid();
-  sigset_t set;
-  watched_signals(&set);
-  sigprocmask(SIG_SETMASK, &set, NULL);
-  if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != server) _exit(1);
-  close(ready);
-}
-
-/* Parses a request (supervise.h) in BUF into RQ, ARGV, ENVP and CWD (pointers into BUF; ARGV
- * and ENVP allocated). 0 when it is whole and well formed. */
-static int parse_request(char *buf, size_t len, sup_req *rq, char ***argv, char ***envp,
-                         char **cwd) {
-  *argv = *envp = NULL;
-  *cwd = NULL;
-  if (len < sizeof *rq) return -1;
-  memcpy(rq, buf, sizeof *rq);
-  char *p = buf + sizeof *rq, *end = buf + len;
-  if (rq->kind != SUP_MSG_SPAWN || rq->argc == 0 || rq->argc >= SUP_REQ_MAX ||
-      rq->envc >= SUP_REQ_MAX)
-    return -1;
-  *argv = calloc(rq->argc + 1, sizeof **argv);
-  *envp = calloc(rq->envc + 1, sizeof **envp);
-  char *c[2] = {NULL, NULL};
-  int ok = *argv && *envp && take_strings(&p, end, *argv, rq->argc) == 0 &&
-           take_strings(&p, end, *envp, rq->envc) == 0 &&
-           (!(rq->flags & SUP_REQ_CWD) || take_strings(&p, end, c, 1) == 0);
-  *cwd = c[0];
-  return ok ? 0 : -1;
-}
-
-/* The served supervisor once its request is here (FDS: its stdout, stderr and report pipe;
- * SERVER: our parent; BOSS: the orchestrator). Does not return. */
-static void served_trial(const sup_req *rq, char **argv, char **envp, const char *cwd,
-                         const int fds[3], pid_t server, pid_t boss, sup_cgroup *made) {
-  place_pipes(fds);
-  sigset_t old;
-  sigemptyset(&old); /* the command's mask: nothing blocked */
-  if (cwd && chdir(cwd) != 0) {
-    fprintf(stderr, "cannot start %s: cannot enter %s: %s\n", argv[0], cwd, strerror(errno));
-    if (made) cgroup_end(made);
-    _exit(126);
-  }
-  extern char **environ;
-  environ = envp;
-  sup_args a = {.parent = server,
-                .boss = boss,
-                .grace_s = (double)rq->grace_ms / 1000.0,
-                .report_fd = 3,
-                .cgroup = !(rq->flags & SUP_REQ_NO_CGROUP),
-                .cmd = argv};
-  exit(supervise_run(&a, &old, made));
-}
-
-/* ---- the spare: a supervisor forked ahead ---------------------------------------------------- */
-
-/* The server keeps one child forked ahead of the next request, prepared (served_prepare) and
- * waiting on a socket pair of its own for the request the server hands on, so that at
- * parallel 1 a trial's start does not wait for a fork. It runs nothing without a request: at
- * EOF (the server gone, or done with it) it leaves. It has no other fd of the server's. */
-typedef struct {
-  pid_t pid; /* 0: none */
-  int sock;  /* the server's end of its socket pair */
-  int ready; /* read end of its ready pipe: EOF once it is prepared (or gone) */
-} sup_spare;
-
-static ssize_t recv_with_fds(int sock, char *buf, size_t cap, int fds[3], int *bad);
-
-/* In the spare: waits for the request, then becomes the trial's supervisor. */
-static void spare_main(int sock, pid_t server, pid_t boss, int ready) {
-  served_prepare(server, ready);
-  /* The trial's cgroup too, off the next trial's path (one left by a spare killed here is
-   * removed by the next supervisor's cgroup_sweep_stale). */
-  sup_cgroup cg;
-  cgroup_begin(&cg, 1);
-  char *buf = malloc(SUP_REQ_MAX);
-  int fds[3], flags = 0;
-  ssize_t n = buf ? recv_with_fds(sock, buf, SUP_REQ_MAX, fds, &flags) : -1;
-  if (n <= 0 || flags != 0) { /* EOF or a broken handoff: nothing was asked of us */
-    cgroup_end(&cg);
-    _exit(0);
-  }
-  /* Taken: from here on our end is the trial's end (spare_hand waits for this). */
-  if (send(sock, "k", 1, MSG_NOSIGNAL) != 1) { /* cut off (spare_hand): not ours to run */
-    cgroup_end(&cg);
-    _exit(0);
-  }
-  close(sock);
-  sup_req rq;
-  char **argv, **envp, *cwd;
-  if (parse_request(buf, (size_t)n, &rq, &argv, &envp, &cwd) != 0) {
-    cgroup_end(&cg);
-    _exit(1);
-  }
-  served_trial(&rq, argv, envp, cwd, fds, server, boss, &cg);
-}
-
-/* Forks a spare. The child must hold nothing of the server's but its own socket: CLOSE_FDS
- * (N of them) are closed in it. */
-static void spare_fork(sup_spare *sp, pid_t boss, const int *close_fds, int n) {
-  int sv[2], ready[2];
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return;
-  if (pipe2(ready, O_CLOEXEC) != 0) {
-    close(sv[0]);
-    close(sv[1]);
-    return;
-  }
-  pid_t server = getpid();
-  pid_t pid = fork();
-  if (pid == 0) {
-    for (int i = 0; i < n; i++) close(close_fds[i]);
-    close(sv[0]);
-    close(ready[0]);
-    spare_main(sv[1], server, boss, ready[1]);
-  }
-  close(sv[1]);
-  close(ready[1]);
-  if (pid < 0) {
-    close(sv[0]);
-    close(ready[0]);
-    return;
-  }
-  sp->pid = pid;
-  sp->sock = sv[0];
-  sp->ready = ready[0];
-}
-
-/* Lets go of the spare (it leaves at EOF; its end is reported by server_reap as any child's
- * would be, and the executor ignores a pid it was never given). */
-static void spare_drop(sup_spare *sp) {
-  if (sp->pid <= 0) return;
-  close(sp->sock);
-  close(sp->ready);
-  sp->pid = 0;
-}
-
-ssize_t supervise_send_fds(int sock, const char *buf, size_t len, const int fds[3]) {
-  union {
-    struct cmsghdr h;
-    char space[CMSG_SPACE(3 * sizeof(int))];
-  } ctl;
-  memset(&ctl, 0, sizeof ctl);
-  struct iovec iov = {(void *)buf, len};
-  struct msghdr mh;
-  memset(&mh, 0, sizeof mh);
-  mh.msg_iov = &iov;
-  mh.msg_iovlen = 1;
-  mh.msg_control = ctl.space;
-  mh.msg_controllen = sizeof ctl.space;
-  struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-  cm->cmsg_level = SOL_SOCKET;
-  cm->cmsg_type = SCM_RIGHTS;
-  cm->cmsg_len = CMSG_LEN(3 * sizeof(int));
-  memcpy(CMSG_DATA(cm), fds, 3 * sizeof(int));
-  ssize_t n;
-  do n = sendmsg(sock, &mh, MSG_NOSIGNAL);
-  while (n < 0 && errno == EINTR);
-  return n;
-}
-
-/* Hands the request in BUF (LEN bytes) and FDS to the spare. Returns its pid once it has the
- * request and is prepared, 0 when there was none or it is gone (the spare is dropped). */
-static pid_t spare_hand(sup_spare *sp, const char *buf, size_t len, const int fds[3]) {
-  if (sp->pid <= 0) return 0;
-  char c;
-  while (read(sp->ready, &c, 1) < 0 && errno == EINTR) {
-  } /* EOF: prepared (it closed the pipe) or gone */
-  ssize_t n = supervise_send_fds(sp->sock, buf, len, fds);
-  /* It has taken the request once it says so; from then on its end is the trial's end. A
-   * spare killed by a stray signal before that (EPIPE here, or EOF instead of the word) never
-   * started anything: a fresh fork takes the request. One that does not answer in time (stopped)
-   * is cut off: with our reading side shut, its word can no longer be sent (it then leaves
-   * without running anything), so a word that is not queued by now never will be. */
-  char ack = 0;
-  if (n == (ssize_t)len) {
-    struct pollfd pf = {sp->sock, POLLIN, 0};
-    int r;
-    do r = poll(&pf, 1, SUP_SPARE_ANSWER_MS);
-    while (r < 0 && errno == EINTR);
-    if (r <= 0) shutdown(sp->sock, SHUT_RD);
-    if (recv(sp->sock, &ack, 1, MSG_DONTWAIT) != 1) ack = 0;
-  }
-  pid_t pid = ack == 'k' ? sp->pid : 0;
-  spare_drop(sp);
-  return pid;
-}
-
-/* One request: the spare takes it, or a fresh fork does; answer with its pid (or errno). */
-static void server_spawn(int sock, int sfd, char *buf, size_t len, const int fds[3], pid_t boss,
-                         sup_spare *sp) {
-  sup_req rq;
-  char **argv = NULL, **envp = NULL, *cwd = NULL;
-  int ok = fds[0] >= 0 && fds[1] >= 0 && fds[2] >= 0 &&
-           parse_request(buf, len, &rq, &argv, &envp, &cwd) == 0;
-  if (!ok) {
-    server_send(sock, SUP_MSG_STARTED, 0, EINVAL);
-    free(argv);
-    free(envp);
-    return;
-  }
-  pid_t pid = spare_hand(sp, buf, len, fds);
-  if (pid > 0) {
-    free(argv);
-    free(envp);
-    server_send(sock, SUP_MSG_STARTED, pid, 0);
-    return;
-  }
-  int ready[2] = {-1, -1};
-  if (pipe2(ready, O_CLOEXEC) != 0) {
-    server_send(sock, SUP_MSG_STARTED, 0, errno);
-    free(argv);
-    free(envp);
-    return;
-  }
-  pid_t server = getpid();
-  pid = fork();
-  if (pid == 0) {
-    close(sock);
-    close(sfd);
-    close(ready[0]);
-    served_prepare(server, ready[1]);
-    served_trial(&rq, argv, envp, cwd, fds, server, boss, NULL);
-  }
-  int e = errno;
-  close(ready[1]);
-  if (pid > 0) { /* wait until it leads its group (EOF: ready, or already gone) */
-    char c;
-    while (read(ready[0], &c, 1) < 0 && errno == EINTR) {
-    }
-  }
-  close(ready[0]);
-  free(argv);
-  free(envp);
-  server_send(sock, SUP_MSG_STARTED, pid > 0 ? pid : 0, pid > 0 ? 0 : e);
-}
-
-/* Reaps every child that has ended and tells the orchestrator how each one ended; a spare that
- * died before its request (a stray kill) is only dropped: it was never a trial. */
-static void server_reap(int sock, sup_spare *sp) {
-  int st;
-  pid_t r;
-  while ((r = waitpid(-1, &st, WNOHANG)) != 0) {
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return;
-    if (r == sp->pid)
-      spare_drop(sp);
-    else
-      server_send(sock, SUP_MSG_EXITED, r, st);
-  }
-}
-
-/* Receives one message and the three fds that must come with it. Returns its length, 0 on
- * EOF, -1 on an error; *BAD is set (E2BIG: cut, EINVAL: not three fds) for a message that
- * came but cannot be used, whose fds are then closed. */
-static ssize_t recv_with_fds(int sock, char *buf, size_t cap, int fds[3], int *bad) {
-  union {
-    struct cmsghdr h;
-    char space[CMSG_SPACE(3 * sizeof(int))];
-  } ctl;
-  struct iovec iov = {buf, cap};
-  struct msghdr mh;
-  memset(&mh, 0, sizeof mh);
-  mh.msg_iov = &iov;
-  mh.msg_iovlen = 1;
-  mh.msg_control = ctl.space;
-  mh.msg_controllen = sizeof ctl.space;
-  fds[0] = fds[1] = fds[2] = -1;
-  *bad = 0;
-  ssize_t n;
-  do n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
-  while (n < 0 && errno == EINTR);
-  if (n <= 0) return n;
-  int got = 0;
-  for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-    int k = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-    for (int i = 0; i < k; i++) {
-      int fd;
-      memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-      if (got < 3)
-        fds[got++] = fd;
-      else
-        close(fd);
-    }
-  }
-  if (got != 3 || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
-    for (int i = 0; i < 3; i++)
-      if (fds[i] >= 0) close(fds[i]);
-    fds[0] = fds[1] = fds[2] = -1;
-    *bad = (mh.msg_flags & MSG_TRUNC) ? E2BIG : EINVAL;
-  }
-  return n;
-}
-
-/* The fork server: hands each request on SOCK to a supervisor (the spare, or a fresh fork),
- * reports each one's end, keeps one spare forked ahead, and leaves when the orchestrator
- * (BOSS, our parent) closes the socket or dies. Its children each ask for SIGTERM at its
- * death, so they end their trials if it is killed; the spare leaves at EOF on its socket. */
-static int server_main(int sock, pid_t boss) {
-  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != boss) return 1;
-  fcntl(sock, F_SETFD, FD_CLOEXEC);
-  sigset_t chld;
-  sigemptyset(&chld);
-  sigaddset(&chld, SIGCHLD);
-  sigprocmask(SIG_BLOCK, &chld, NULL);
-  int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
-  if (sfd < 0) return 1;
-  char *buf = malloc(SUP_REQ_MAX);
-  if (!buf) return 1;
-  sup_spare sp = {0, -1, -1};
-  int own[2] = {sock, sfd}; /* what a spare must not hold */
-  int spares = !getenv("FLAGTUNE_NO_SPARE");
-  if (spares) spare_fork(&sp, boss, own, 2);
-  for (;;) {
-    struct pollfd pf[2] = {{sock, POLLIN, 0}, {sfd, POLLIN, 0}};
-    if (poll(pf, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    if (pf[1].revents & POLLIN) {
-      struct signalfd_siginfo si;
-      while (read(sfd, &si, sizeof si) > 0) {
-      }
-      server_reap(sock, &sp);
-    }
-    if (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-      int fds[3], bad = 0;
-      ssize_t n = recv_with_fds(sock, buf, SUP_REQ_MAX, fds, &bad);
-      if (n == 0 || n == -1) break; /* the orchestrator is gone: so are we */
-      if (bad) {
-        server_send(sock, SUP_MSG_STARTED, 0, bad);
-        continue;
-      }
-      server_spawn(sock, sfd, buf, (size_t)n, fds, boss, &sp);
-      for (int i = 0; i < 3; i++) close(fds[i]); /* the child's now; ours would hold the pipes */
-      /* The next trial's supervisor, forked while this one starts its command. */
-      if (spares && sp.pid <= 0) spare_fork(&sp, boss, own, 2);
-    }
-  }
-  spare_drop(&sp);
-  free(buf);
-  return 0;
 }
 
 int supervise_main(int argc, char **argv) {
@@ -1204,11 +784,11 @@ int supervise_main(int argc, char **argv) {
     long fd = strtol(argv[2], &end, 10);
     long boss = strtol(argv[3], &end2, 10);
     if (*end || *end2 || fd < 3 || fd > 1024 || boss <= 0 || fcntl((int)fd, F_GETFD) < 0)
-      return usage();
-    return server_main((int)fd, (pid_t)boss);
+      return sup_usage();
+    return supervise_server_main((int)fd, (pid_t)boss);
   }
   sup_args a;
-  if (parse_args(argc, argv, &a) != 0) return usage();
+  if (sup_parse_args(argc, argv, &a) != 0) return sup_usage();
   if (a.parent == 0) a.parent = getppid();
   a.boss = a.parent;
   if (a.report_fd >= 0) fcntl(a.report_fd, F_SETFD, FD_CLOEXEC); /* not the command's */
@@ -1216,7 +796,7 @@ int supervise_main(int argc, char **argv) {
    * the executor (spawned detached) we already do. */
   if (getpgrp() != getpid()) setpgid(0, 0);
   sigset_t set, old;
-  watched_signals(&set);
+  sup_watched_signals(&set);
   sigprocmask(SIG_BLOCK, &set, &old);
   if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != a.parent)
     return 1; /* the parent died before we could ask to be told: start nothing */
@@ -1228,6 +808,6 @@ int supervise_main(int argc, char **argv) {
  * __supervise ...`, so that the executor only swaps the program's path. */
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], SUPERVISE_ARG) == 0) return supervise_main(argc - 1, argv + 1);
-  return usage();
+  return sup_usage();
 }
 #endif

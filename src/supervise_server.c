@@ -1,0 +1,422 @@
+/* The fork server and its spare (supervise.h, SUPERVISE_SERVER_ARG): one small process per
+ * sweep that forks each trial's supervisor, so that a trial costs a fork of it instead of a
+ * fork of the orchestrator and an exec. It must stay as small and synchronous as the
+ * supervisor it forks (supervise.c): no libuv, no Lua, no store. Its children become
+ * supervisors through supervise_run() (supervise_impl.h); the spare is one forked ahead and
+ * prepared, so that at parallel 1 the fork is off the serial turn between trials. */
+#define _GNU_SOURCE /* MSG_CMSG_CLOEXEC */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "supervise.h"
+#include "supervise_impl.h"
+
+#define SUP_SPARE_ANSWER_MS 2000 /* a spare that has not taken its request by then is cut off */
+
+/* Writes one record to the orchestrator; a dead orchestrator is not our problem (we are
+ * about to see EOF or its death signal). */
+static void server_send(int fd, int kind, pid_t pid, int value) {
+  sup_msg m = {kind, (int32_t)pid, value};
+  ssize_t w;
+  do w = send(fd, &m, sizeof m, MSG_NOSIGNAL);
+  while (w < 0 && errno == EINTR);
+}
+
+/* Splits N NUL-terminated strings off [*P, END) into V (NULL-terminated). -1: too few. */
+static int take_strings(char **p, const char *end, char **v, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) {
+    char *nul = memchr(*p, '\0', (size_t)(end - *p));
+    if (!nul) return -1;
+    v[i] = *p;
+    *p = nul + 1;
+  }
+  v[n] = NULL;
+  return 0;
+}
+
+/* Moves FD to TARGET (dup2), taking care that no other fd of ours sits there. */
+static void place_fd(int fd, int target) {
+  if (fd == target) {
+    fcntl(fd, F_SETFD, 0);
+    return;
+  }
+  dup2(fd, target);
+}
+
+/* Duplicates the trial's three pipes above the low fds and then onto 1, 2 and 3 (3 close-on-exec:
+ * the report pipe is never the command's); closes the originals. */
+static void place_pipes(const int fds[3]) {
+  int hi[3];
+  for (int i = 0; i < 3; i++) hi[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 10);
+  for (int i = 0; i < 3; i++) close(fds[i]);
+  for (int i = 0; i < 3; i++) place_fd(hi[i], i + 1);
+  for (int i = 0; i < 3; i++)
+    if (hi[i] != i + 1) close(hi[i]);
+  fcntl(3, F_SETFD, FD_CLOEXEC);
+}
+
+/* What every served supervisor does before its request can arrive: /dev/null as fd 0, a
+ * session and group of its own (as the executor's detached spawn: group signals reach the
+ * trial alone and a terminal's Ctrl-C does not), the watched signals blocked, SIGTERM asked
+ * for at the server's death (and the server re-checked after asking: one killed in between
+ * means nothing may start), and READY closed, which tells the server so. */
+static void served_prepare(pid_t server, int ready) {
+  int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (null >= 0) {
+    place_fd(null, 0);
+    if (null != 0) close(null);
+  }
+  setsid();
+  sigset_t set;
+  sup_watched_signals(&set);
+  sigprocmask(SIG_SETMASK, &set, NULL);
+  if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != server) _exit(1);
+  close(ready);
+}
+
+/* Parses a request (supervise.h) in BUF into RQ, ARGV, ENVP and CWD (pointers into BUF; ARGV
+ * and ENVP allocated). 0 when it is whole and well formed. */
+static int parse_request(char *buf, size_t len, sup_req *rq, char ***argv, char ***envp,
+                         char **cwd) {
+  *argv = *envp = NULL;
+  *cwd = NULL;
+  if (len < sizeof *rq) return -1;
+  memcpy(rq, buf, sizeof *rq);
+  char *p = buf + sizeof *rq, *end = buf + len;
+  if (rq->kind != SUP_MSG_SPAWN || rq->argc == 0 || rq->argc >= SUP_REQ_MAX ||
+      rq->envc >= SUP_REQ_MAX)
+    return -1;
+  *argv = calloc(rq->argc + 1, sizeof **argv);
+  *envp = calloc(rq->envc + 1, sizeof **envp);
+  char *c[2] = {NULL, NULL};
+  int ok = *argv && *envp && take_strings(&p, end, *argv, rq->argc) == 0 &&
+           take_strings(&p, end, *envp, rq->envc) == 0 &&
+           (!(rq->flags & SUP_REQ_CWD) || take_strings(&p, end, c, 1) == 0);
+  *cwd = c[0];
+  return ok ? 0 : -1;
+}
+
+/* The served supervisor once its request is here (FDS: its stdout, stderr and report pipe;
+ * SERVER: our parent; BOSS: the orchestrator). Does not return. */
+static void served_trial(const sup_req *rq, char **argv, char **envp, const char *cwd,
+                         const int fds[3], pid_t server, pid_t boss, sup_cgroup *made) {
+  place_pipes(fds);
+  sigset_t old;
+  sigemptyset(&old); /* the command's mask: nothing blocked */
+  if (cwd && chdir(cwd) != 0) {
+    fprintf(stderr, "cannot start %s: cannot enter %s: %s\n", argv[0], cwd, strerror(errno));
+    if (made) sup_cgroup_end(made);
+    _exit(126);
+  }
+  extern char **environ;
+  environ = envp;
+  sup_args a = {.parent = server,
+                .boss = boss,
+                .grace_s = (double)rq->grace_ms / 1000.0,
+                .report_fd = 3,
+                .cgroup = !(rq->flags & SUP_REQ_NO_CGROUP),
+                .cmd = argv};
+  exit(supervise_run(&a, &old, made));
+}
+
+/* ---- the spare: a supervisor forked ahead ---------------------------------------------------- */
+
+/* The server keeps one child forked ahead of the next request, prepared (served_prepare) and
+ * waiting on a socket pair of its own for the request the server hands on, so that at
+ * parallel 1 a trial's start does not wait for a fork. It runs nothing without a request: at
+ * EOF (the server gone, or done with it) it leaves. It has no other fd of the server's. */
+typedef struct {
+  pid_t pid; /* 0: none */
+  int sock;  /* the server's end of its socket pair */
+  int ready; /* read end of its ready pipe: EOF once it is prepared (or gone) */
+} sup_spare;
+
+static ssize_t recv_with_fds(int sock, char *buf, size_t cap, int fds[3], int *bad);
+
+/* In the spare: waits for the request, then becomes the trial's supervisor. */
+static void spare_main(int sock, pid_t server, pid_t boss, int ready) {
+  served_prepare(server, ready);
+  /* The trial's cgroup too, off the next trial's path (one left by a spare killed here is
+   * removed by the next supervisor's cgroup_sweep_stale). */
+  sup_cgroup cg;
+  sup_cgroup_begin(&cg, 1);
+  char *buf = malloc(SUP_REQ_MAX);
+  int fds[3], flags = 0;
+  ssize_t n = buf ? recv_with_fds(sock, buf, SUP_REQ_MAX, fds, &flags) : -1;
+  if (n <= 0 || flags != 0) { /* EOF or a broken handoff: nothing was asked of us */
+    sup_cgroup_end(&cg);
+    _exit(0);
+  }
+  /* Taken: from here on our end is the trial's end (spare_hand waits for this). */
+  if (send(sock, "k", 1, MSG_NOSIGNAL) != 1) { /* cut off (spare_hand): not ours to run */
+    sup_cgroup_end(&cg);
+    _exit(0);
+  }
+  close(sock);
+  sup_req rq;
+  char **argv, **envp, *cwd;
+  if (parse_request(buf, (size_t)n, &rq, &argv, &envp, &cwd) != 0) {
+    sup_cgroup_end(&cg);
+    _exit(1);
+  }
+  served_trial(&rq, argv, envp, cwd, fds, server, boss, &cg);
+}
+
+/* Forks a spare. The child must hold nothing of the server's but its own socket: CLOSE_FDS
+ * (N of them) are closed in it. */
+static void spare_fork(sup_spare *sp, pid_t boss, const int *close_fds, int n) {
+  int sv[2], ready[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return;
+  if (pipe2(ready, O_CLOEXEC) != 0) {
+    close(sv[0]);
+    close(sv[1]);
+    return;
+  }
+  pid_t server = getpid();
+  pid_t pid = fork();
+  if (pid == 0) {
+    for (int i = 0; i < n; i++) close(close_fds[i]);
+    close(sv[0]);
+    close(ready[0]);
+    spare_main(sv[1], server, boss, ready[1]);
+  }
+  close(sv[1]);
+  close(ready[1]);
+  if (pid < 0) {
+    close(sv[0]);
+    close(ready[0]);
+    return;
+  }
+  sp->pid = pid;
+  sp->sock = sv[0];
+  sp->ready = ready[0];
+}
+
+/* Lets go of the spare (it leaves at EOF; its end is reported by server_reap as any child's
+ * would be, and the executor ignores a pid it was never given). */
+static void spare_drop(sup_spare *sp) {
+  if (sp->pid <= 0) return;
+  close(sp->sock);
+  close(sp->ready);
+  sp->pid = 0;
+}
+
+ssize_t supervise_send_fds(int sock, const char *buf, size_t len, const int fds[3]) {
+  union {
+    struct cmsghdr h;
+    char space[CMSG_SPACE(3 * sizeof(int))];
+  } ctl;
+  memset(&ctl, 0, sizeof ctl);
+  struct iovec iov = {(void *)buf, len};
+  struct msghdr mh;
+  memset(&mh, 0, sizeof mh);
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  mh.msg_control = ctl.space;
+  mh.msg_controllen = sizeof ctl.space;
+  struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+  cm->cmsg_level = SOL_SOCKET;
+  cm->cmsg_type = SCM_RIGHTS;
+  cm->cmsg_len = CMSG_LEN(3 * sizeof(int));
+  memcpy(CMSG_DATA(cm), fds, 3 * sizeof(int));
+  ssize_t n;
+  do n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  return n;
+}
+
+/* Hands the request in BUF (LEN bytes) and FDS to the spare. Returns its pid once it has the
+ * request and is prepared, 0 when there was none or it is gone (the spare is dropped). */
+static pid_t spare_hand(sup_spare *sp, const char *buf, size_t len, const int fds[3]) {
+  if (sp->pid <= 0) return 0;
+  char c;
+  while (read(sp->ready, &c, 1) < 0 && errno == EINTR) {
+  } /* EOF: prepared (it closed the pipe) or gone */
+  ssize_t n = supervise_send_fds(sp->sock, buf, len, fds);
+  /* It has taken the request once it says so; from then on its end is the trial's end. A
+   * spare killed by a stray signal before that (EPIPE here, or EOF instead of the word) never
+   * started anything: a fresh fork takes the request. One that does not answer in time (stopped)
+   * is cut off: with our reading side shut, its word can no longer be sent (it then leaves
+   * without running anything), so a word that is not queued by now never will be. */
+  char ack = 0;
+  if (n == (ssize_t)len) {
+    struct pollfd pf = {sp->sock, POLLIN, 0};
+    int r;
+    do r = poll(&pf, 1, SUP_SPARE_ANSWER_MS);
+    while (r < 0 && errno == EINTR);
+    if (r <= 0) shutdown(sp->sock, SHUT_RD);
+    if (recv(sp->sock, &ack, 1, MSG_DONTWAIT) != 1) ack = 0;
+  }
+  pid_t pid = ack == 'k' ? sp->pid : 0;
+  spare_drop(sp);
+  return pid;
+}
+
+/* One request: the spare takes it, or a fresh fork does; answer with its pid (or errno). */
+static void server_spawn(int sock, int sfd, char *buf, size_t len, const int fds[3], pid_t boss,
+                         sup_spare *sp) {
+  sup_req rq;
+  char **argv = NULL, **envp = NULL, *cwd = NULL;
+  int ok = fds[0] >= 0 && fds[1] >= 0 && fds[2] >= 0 &&
+           parse_request(buf, len, &rq, &argv, &envp, &cwd) == 0;
+  if (!ok) {
+    server_send(sock, SUP_MSG_STARTED, 0, EINVAL);
+    free(argv);
+    free(envp);
+    return;
+  }
+  pid_t pid = spare_hand(sp, buf, len, fds);
+  if (pid > 0) {
+    free(argv);
+    free(envp);
+    server_send(sock, SUP_MSG_STARTED, pid, 0);
+    return;
+  }
+  int ready[2] = {-1, -1};
+  if (pipe2(ready, O_CLOEXEC) != 0) {
+    server_send(sock, SUP_MSG_STARTED, 0, errno);
+    free(argv);
+    free(envp);
+    return;
+  }
+  pid_t server = getpid();
+  pid = fork();
+  if (pid == 0) {
+    close(sock);
+    close(sfd);
+    close(ready[0]);
+    served_prepare(server, ready[1]);
+    served_trial(&rq, argv, envp, cwd, fds, server, boss, NULL);
+  }
+  int e = errno;
+  close(ready[1]);
+  if (pid > 0) { /* wait until it leads its group (EOF: ready, or already gone) */
+    char c;
+    while (read(ready[0], &c, 1) < 0 && errno == EINTR) {
+    }
+  }
+  close(ready[0]);
+  free(argv);
+  free(envp);
+  server_send(sock, SUP_MSG_STARTED, pid > 0 ? pid : 0, pid > 0 ? 0 : e);
+}
+
+/* Reaps every child that has ended and tells the orchestrator how each one ended; a spare that
+ * died before its request (a stray kill) is only dropped: it was never a trial. */
+static void server_reap(int sock, sup_spare *sp) {
+  int st;
+  pid_t r;
+  while ((r = waitpid(-1, &st, WNOHANG)) != 0) {
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return;
+    if (r == sp->pid)
+      spare_drop(sp);
+    else
+      server_send(sock, SUP_MSG_EXITED, r, st);
+  }
+}
+
+/* Receives one message and the three fds that must come with it. Returns its length, 0 on
+ * EOF, -1 on an error; *BAD is set (E2BIG: cut, EINVAL: not three fds) for a message that
+ * came but cannot be used, whose fds are then closed. */
+static ssize_t recv_with_fds(int sock, char *buf, size_t cap, int fds[3], int *bad) {
+  union {
+    struct cmsghdr h;
+    char space[CMSG_SPACE(3 * sizeof(int))];
+  } ctl;
+  struct iovec iov = {buf, cap};
+  struct msghdr mh;
+  memset(&mh, 0, sizeof mh);
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  mh.msg_control = ctl.space;
+  mh.msg_controllen = sizeof ctl.space;
+  fds[0] = fds[1] = fds[2] = -1;
+  *bad = 0;
+  ssize_t n;
+  do n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+  while (n < 0 && errno == EINTR);
+  if (n <= 0) return n;
+  int got = 0;
+  for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    int k = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+    for (int i = 0; i < k; i++) {
+      int fd;
+      memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+      if (got < 3)
+        fds[got++] = fd;
+      else
+        close(fd);
+    }
+  }
+  if (got != 3 || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+    for (int i = 0; i < 3; i++)
+      if (fds[i] >= 0) close(fds[i]);
+    fds[0] = fds[1] = fds[2] = -1;
+    *bad = (mh.msg_flags & MSG_TRUNC) ? E2BIG : EINVAL;
+  }
+  return n;
+}
+
+/* The fork server: hands each request on SOCK to a supervisor (the spare, or a fresh fork),
+ * reports each one's end, keeps one spare forked ahead, and leaves when the orchestrator
+ * (BOSS, our parent) closes the socket or dies. Its children each ask for SIGTERM at its
+ * death, so they end their trials if it is killed; the spare leaves at EOF on its socket. */
+int supervise_server_main(int sock, pid_t boss) {
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != boss) return 1;
+  fcntl(sock, F_SETFD, FD_CLOEXEC);
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &chld, NULL);
+  int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sfd < 0) return 1;
+  char *buf = malloc(SUP_REQ_MAX);
+  if (!buf) return 1;
+  sup_spare sp = {0, -1, -1};
+  int own[2] = {sock, sfd}; /* what a spare must not hold */
+  int spares = !getenv("FLAGTUNE_NO_SPARE");
+  if (spares) spare_fork(&sp, boss, own, 2);
+  for (;;) {
+    struct pollfd pf[2] = {{sock, POLLIN, 0}, {sfd, POLLIN, 0}};
+    if (poll(pf, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (pf[1].revents & POLLIN) {
+      struct signalfd_siginfo si;
+      while (read(sfd, &si, sizeof si) > 0) {
+      }
+      server_reap(sock, &sp);
+    }
+    if (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+      int fds[3], bad = 0;
+      ssize_t n = recv_with_fds(sock, buf, SUP_REQ_MAX, fds, &bad);
+      if (n == 0 || n == -1) break; /* the orchestrator is gone: so are we */
+      if (bad) {
+        server_send(sock, SUP_MSG_STARTED, 0, bad);
+        continue;
+      }
+      server_spawn(sock, sfd, buf, (size_t)n, fds, boss, &sp);
+      for (int i = 0; i < 3; i++) close(fds[i]); /* the child's now; ours would hold the pipes */
+      /* The next trial's supervisor, forked while this one starts its command. */
+      if (spares && sp.pid <= 0) spare_fork(&sp, boss, own, 2);
+    }
+  }
+  spare_drop(&sp);
+  free(buf);
+  return 0;
+}
