@@ -1163,22 +1163,28 @@ TEST(sup_kill_at_once_reaches_setsid_helper) {
   free(c);
 }
 
-/* The orchestrator pauses (here: the loop blocks 0.9 s in a line callback) past a trial's
- * timeout while the trial finishes in 0.2 s: the timer fires first on the next loop turn, but
- * the process already exited, so it is no timeout. */
-static void late_timeout_is_not_a_timeout(int sup) {
+/* A 0.2 s command with a 0.5 s timeout, the orchestrator paused for longer than that: a pause
+ * is not the trial's time. BLOCK_MS: the loop blocks in the first line's callback (the timer
+ * fires first on the next loop turn, but the process already exited). STALE_MS: the pause
+ * came in the turn that starts the trial, after the loop last read its clock (e.g. between a
+ * trial's log being opened and its command's start): the timeout counts from the start. */
+static void pause_is_not_a_timeout(int sup, int block_ms, int stale_ms) {
   char *argv[] = {STUB_CHILD, "text", "1", "sleep", "0.2", NULL};
   exec_spec spec = spec_in(sup, argv);
   spec.timeout_s = 0.5;
   run_ctx *c = new_ctx();
-  c->block_ms = 900;
+  c->block_ms = block_ms;
+  c->stale_ms = stale_ms;
   run(c, &spec);
   CHECK_INT(c->res.exit_status, 0);
   CHECK_INT(c->res.term_signal, 0);
   CHECK_INT(c->res.stopped, EXEC_STOP_NONE);
-  CHECK(c->elapsed >= 0.9);
+  CHECK(c->elapsed >= block_ms / 1000.0);
   if (sup) CHECK(c->res.wall_s < 0.5); /* the command's own time, not the pause */
   free(c);
+}
+static void late_timeout_is_not_a_timeout(int sup) {
+  pause_is_not_a_timeout(sup, 900, 0);
 }
 TEST(late_timeout_is_not_a_timeout) {
   late_timeout_is_not_a_timeout(0);
@@ -1189,22 +1195,8 @@ TEST(sup_late_timeout_is_not_a_timeout) {
 TEST(srv_late_timeout_is_not_a_timeout) {
   late_timeout_is_not_a_timeout(SRV);
 }
-
-/* The orchestrator was paused in the loop turn that starts a trial, after the loop last read
- * its clock (e.g. between a trial's log being opened and its command's start): the timeout
- * counts from the start, not from that stale clock, so a 0.2 s command with a 0.5 s timeout
- * started 0.8 s after the clock was read is no timeout. */
 static void paused_before_start_is_not_a_timeout(int sup) {
-  char *argv[] = {STUB_CHILD, "text", "1", "sleep", "0.2", NULL};
-  exec_spec spec = spec_in(sup, argv);
-  spec.timeout_s = 0.5;
-  run_ctx *c = new_ctx();
-  c->stale_ms = 800;
-  run(c, &spec);
-  CHECK_INT(c->res.exit_status, 0);
-  CHECK_INT(c->res.term_signal, 0);
-  CHECK_INT(c->res.stopped, EXEC_STOP_NONE);
-  free(c);
+  pause_is_not_a_timeout(sup, 0, 800);
 }
 TEST(paused_before_start_is_not_a_timeout) {
   paused_before_start_is_not_a_timeout(0);
