@@ -166,6 +166,15 @@ static executor *served_executor(uv_loop_t *loop) {
   return exec_local_new(loop, own_supervisor());
 }
 
+/* The end of a case that ran trials on its own loop through X: the loop ends clean, freeing X
+ * closes the server's socket and reaps it, and no child of ours is left. Frees C. */
+static void served_end(run_ctx *c, executor *x) {
+  CHECK_LOOP_END(&c->loop);
+  executor_free(x);
+  CHECK(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD);
+  free(c);
+}
+
 /* Runs one trial to its end on C's loop, through X (a served executor on that loop) when not
  * NULL; checks the invariants every case shares. */
 /* Starts SPEC (on X when given, else on the per-trial exec path) and runs the loop until it
@@ -1269,10 +1278,7 @@ TEST(srv_server_killed_ends_trial_and_restarts) {
   CHECK_INT(c->res.exit_status, 0);
   CHECK_INT(c->res.term_signal, 0);
   CHECK_STR(c->res.log_error, "");
-  CHECK_LOOP_END(&c->loop);
-  executor_free(x);
-  CHECK(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD);
-  free(c);
+  served_end(c, x);
 }
 
 /* The orchestrator is SIGKILLed mid-trial with the fork server running the trial: the server
@@ -1481,10 +1487,7 @@ TEST(srv_spare_leaves_when_the_server_is_killed) {
   run_on(c, &spec, x);
   CHECK_INT(c->res.exit_status, 0);
   CHECK_INT(c->n_lines[EXEC_STDOUT], 2);
-  CHECK_LOOP_END(&c->loop);
-  executor_free(x);
-  CHECK(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD);
-  free(c);
+  served_end(c, x);
 }
 
 /* A stray SIGKILL to the spare (a user's kill, the OOM killer): the next trial still starts,
@@ -1510,10 +1513,7 @@ TEST(srv_spare_killed_next_trial_still_runs) {
     if (spare > 0) kill(spare, SIGKILL);
     if (round == 1 && spare > 0) CHECK(process_dead(spare)); /* the server has reaped it */
   }
-  CHECK_LOOP_END(&c->loop);
-  executor_free(x);
-  CHECK(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD);
-  free(c);
+  served_end(c, x);
 }
 
 /* A spare that does not take its request (stopped here; a stalled one alike) is cut off after
@@ -1555,8 +1555,5 @@ TEST(srv_spare_stopped_is_cut_off_and_runs_nothing) {
   CHECK_STR(runs ? runs : "", "run\nrun\n"); /* the two trials, nothing more */
   free(runs);
   unlink(file);
-  CHECK_LOOP_END(&c->loop);
-  executor_free(x);
-  CHECK(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD);
-  free(c);
+  served_end(c, x);
 }
