@@ -29,6 +29,7 @@
 #define _GNU_SOURCE /* pipe2, POSIX_SPAWN_SETSID */
 #include "exec.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
@@ -872,10 +873,31 @@ static int is_our_trial(int pid, int64_t id, int number) {
   return seen_sweep && seen_trial;
 }
 
+/* True when a process of group PGID is that trial (is_our_trial). The recorded pid leads the
+ * trial's group, but the leader need not carry the trial's environment: a supervisor forked
+ * by the fork server has the server's, and a leader killed on its own (the OOM killer) leaves
+ * its group behind without one. So the leader is asked first, then every other member. */
+static int is_our_group(int pgid, int64_t id, int number) {
+  if (is_our_trial(pgid, id, number)) return 1;
+  DIR *d = opendir("/proc");
+  if (!d) return 0;
+  int found = 0;
+  struct dirent *e;
+  while (!found && (e = readdir(d)) != NULL) {
+    char *end = NULL;
+    long pid = strtol(e->d_name, &end, 10);
+    procstat st;
+    if (*end || pid <= 0 || pid == pgid || procstat_read((pid_t)pid, &st) != 0) continue;
+    found = st.pgrp == pgid && is_our_trial((int)pid, id, number);
+  }
+  closedir(d);
+  return found;
+}
+
 int exec_reap(int64_t sweep_id, const exec_orphan *o, int n) {
   int killed = 0;
   for (int i = 0; i < n; i++) {
-    if (o[i].pid <= 0 || !is_our_trial(o[i].pid, sweep_id, o[i].number)) continue;
+    if (o[i].pid <= 0 || !is_our_group(o[i].pid, sweep_id, o[i].number)) continue;
     diag_note("flagtune: killing trial %d (process group %d) left running by the previous run",
               o[i].number, o[i].pid);
     if (kill(-o[i].pid, SIGKILL) == 0) killed++;

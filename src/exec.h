@@ -37,7 +37,8 @@ void exec_kill_trial(exec_trial *t);
 int exec_pid(const exec_trial *t);
 
 /* Kills the process group of each orphan of sweep SWEEP_ID that /proc proves is that trial
- * (FLAGTUNE_SWEEP and FLAGTUNE_TRIAL in its environment). Returns how many it killed. */
+ * (its leader, or another process of its group, has FLAGTUNE_SWEEP and FLAGTUNE_TRIAL in its
+ * environment). Returns how many it killed. */
 int exec_reap(int64_t sweep_id, const exec_orphan *o, int n);
 
 #endif

@@ -19,9 +19,10 @@ int procstat_read(pid_t pid, procstat *out) {
   if (n <= 0) return -1;
   buf[n] = '\0';
   const char *p = strrchr(buf, ')');
-  int ppid = 0;
-  if (!p || sscanf(p + 1, " %c %d", &out->state, &ppid) != 2) return -1;
+  int ppid = 0, pgrp = 0;
+  if (!p || sscanf(p + 1, " %c %d %d", &out->state, &ppid, &pgrp) != 3) return -1;
   out->ppid = (pid_t)ppid;
+  out->pgrp = (pid_t)pgrp;
   /* After ") " come field 3 (state) .. field 22 (starttime): from the space after ')', skip
    * 19 more separators. */
   p++;

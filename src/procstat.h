@@ -1,6 +1,7 @@
-/* A process as Linux's /proc/PID/stat describes it (proc(5)): its state, its parent and when
- * it started. The one reader of that file: the executor (is it a zombie?), the supervisor
- * (its descendants) and the sweep claim (a pid's start time tells a reused pid apart). */
+/* A process as Linux's /proc/PID/stat describes it (proc(5)): its state, its parent, its
+ * process group and when it started. The one reader of that file: the executor (is it a
+ * zombie? which processes are in a dead run's trial group?), the supervisor (its
+ * descendants) and the sweep claim (a pid's start time tells a reused pid apart). */
 #ifndef FLAGTUNE_PROCSTAT_H
 #define FLAGTUNE_PROCSTAT_H
 
@@ -9,6 +10,7 @@
 typedef struct {
   char state;          /* field 3: R, S, D, Z, T, ... */
   pid_t ppid;          /* field 4 */
+  pid_t pgrp;          /* field 5: its process group */
   long long starttime; /* field 22: clock ticks after boot */
 } procstat;
 

@@ -1557,3 +1557,80 @@ TEST(srv_spare_stopped_is_cut_off_and_runs_nothing) {
   unlink(file);
   served_end(c, x);
 }
+
+/* A trial's group as a dead run can leave it: a leader without the trial's environment (as a
+ * supervisor forked by the fork server has the server's), alive or, with LEADER_EXITS, gone,
+ * and one member that execs the command with FLAGTUNE_SWEEP=77 FLAGTUNE_TRIAL=3. Returns the
+ * group's id; *MEMBER gets the member's pid once it runs the command. */
+static pid_t orphan_group(int leader_exits, pid_t *member) {
+  int p[2];
+  CHECK_INT(pipe(p), 0);
+  pid_t leader = fork();
+  if (leader == 0) {
+    setpgid(0, 0);
+    pid_t m = fork();
+    if (m == 0) {
+      char *argv[] = {STUB_CHILD, "sleep", "30", NULL};
+      char *envp[] = {"PATH=/usr/bin:/bin", "FLAGTUNE_SWEEP=77", "FLAGTUNE_TRIAL=3", NULL};
+      execve(STUB_CHILD, argv, envp);
+      _exit(127);
+    }
+    ssize_t w = write(p[1], &m, sizeof m);
+    _exit(w == sizeof m && leader_exits ? 0 : pause());
+  }
+  close(p[1]);
+  *member = 0;
+  CHECK_INT(read(p[0], member, sizeof *member), (int)sizeof *member);
+  close(p[0]);
+  if (leader_exits) CHECK_INT(waitpid(leader, NULL, 0), leader);
+  for (int i = 0; i < 200; i++) { /* until the member has exec'd */
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/exe", (int)*member);
+    char exe[4096];
+    ssize_t n = readlink(path, exe, sizeof exe - 1);
+    if (n > 0 && (exe[n] = '\0', strcmp(exe, STUB_CHILD) == 0)) break;
+    usleep(10000);
+  }
+  return leader;
+}
+
+/* Whether group PGID has no live process left (waits up to 2 s): a killed member whose
+ * parent is gone waits for init to reap it, and a zombie runs nothing. */
+static int group_gone(pid_t pgid) {
+  for (int i = 0; i < 200; i++) {
+    while (waitpid(-1, NULL, WNOHANG) > 0) {
+    }
+    int alive = 0;
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    while (d && !alive && (e = readdir(d)) != NULL) {
+      procstat st;
+      int pid = atoi(e->d_name);
+      alive = pid > 0 && procstat_read(pid, &st) == 0 && st.pgrp == pgid && st.state != 'Z';
+    }
+    if (d) closedir(d);
+    if (!alive) return 1;
+    usleep(10000);
+  }
+  return 0;
+}
+
+/* exec_reap of a dead run's trial finds the trial in its group when the group's leader does
+ * not carry the trial's environment (served supervisors), or is gone, and kills the whole
+ * group; a group none of whose processes is that trial is left alone. */
+static void reap_finds_the_trial_in_its_group(int leader_exits) {
+  pid_t member = 0, pgid = orphan_group(leader_exits, &member);
+  CHECK(member > 0);
+  exec_orphan wrong[2] = {{.pid = pgid, .number = 4}, {.pid = pgid, .number = 3}};
+  CHECK_INT(exec_reap(78, &wrong[1], 1), 0); /* another sweep's trial 3 */
+  CHECK_INT(exec_reap(77, &wrong[0], 1), 0); /* this sweep's trial 4 */
+  CHECK_INT(kill(member, 0), 0);             /* both left alone */
+  CHECK_INT(exec_reap(77, &wrong[1], 1), 1);
+  CHECK(group_gone(pgid));
+}
+TEST(reap_leader_without_the_trials_environment) {
+  reap_finds_the_trial_in_its_group(0);
+}
+TEST(reap_leader_gone) {
+  reap_finds_the_trial_in_its_group(1);
+}
