@@ -16,7 +16,7 @@ return experiment {
     xla_gpu_reduce_scatter_combine_threshold_bytes = pow2("64MiB", "8GiB"),
   },
   vars = {
-    XLA_PYTHON_CLIENT_MEM_FRACTION = range(0.75, 0.95, 0.05),
+    XLA_CLIENT_MEM_FRACTION = range(0.75, 0.95, 0.05),
     CUDA_DEVICE_MAX_CONNECTIONS = choice { "1", "8" },
   },
   strategy = random {},
