@@ -291,8 +291,9 @@ TEST(allocator_keeps_blocks_apart) {
   unsetenv("FLAGTUNE_LUA_ARENA");
 }
 
-/* After lhost_exit_follows the state is left to the exit, which still flushes what Lua
- * wrote through io (a file never closed) and exits with the program's code. */
+/* After lhost_exit_follows the collector starts once the state holds 8 MiB, and the state
+ * is left to the exit, which still flushes what Lua wrote through io (a file never closed)
+ * and exits with the program's code. */
 TEST(exit_follows_keeps_what_lua_wrote) {
   char path[] = "/tmp/ft-lhost-exit-XXXXXX";
   int fd = mkstemp(path);
@@ -306,6 +307,20 @@ TEST(exit_follows_keeps_what_lua_wrote) {
     lua_pushstring(L, path);
     lua_setglobal(L, "path");
     char *err = run(h, "out = io.open(path, 'w') out:write(('kept '):rep(3))", 0);
+    /* The collector waits until the state holds 8 MiB, then collects as usual: garbage
+     * made in a loop does not pile up. */
+    if (!err) err = run(h, "assert(not collectgarbage('isrunning'), 'held')", 0);
+    if (!err)
+      err = run(h,
+                "local t = {}\n"
+                "for i = 1, 300000 do t[i % 100 + 1] = ('x'):rep(100) .. i end\n"
+                "assert(collectgarbage('isrunning'), 'running past 8 MiB')",
+                100000000);
+    if (err) fprintf(stderr, "%s\n", err);
+    if (!err && lhost_memory(h) > (size_t)16 << 20) {
+      fprintf(stderr, "%zu bytes held after the garbage\n", lhost_memory(h));
+      err = "";
+    }
     lhost_free(h);
     exit(err ? 4 : 3);
   }
