@@ -216,7 +216,7 @@ TEST(second_sigint_ends_a_call_stuck_in_c) {
 }
 
 /* The state's allocator (the small-block arena and malloc): blocks of every size from 1 to
- * 700 bytes, grown and shrunk across the arena's 16-byte classes and out of it, keep their
+ * 5,000 bytes, grown and shrunk across the arena's 16-byte classes and out of it, keep their
  * bytes; freed blocks are handed out again without overlapping live ones; past the arena's
  * 1 MiB the blocks come from malloc; the byte count returns to where it was. Run with the
  * arena and with FLAGTUNE_LUA_ARENA=0. */
@@ -226,18 +226,18 @@ static void allocator_round(void) {
   void *ud;
   lua_Alloc f = lua_getallocf(L, &ud);
   size_t before = lhost_memory(h);
-  enum { N = 6000 }; /* about 2 MiB: past the arena */
+  enum { N = 6000 }; /* about 15 MB: past the arena */
   static unsigned char *blk[N];
   static size_t sz[N];
   for (int i = 0; i < N; i++) {
-    sz[i] = 1 + (size_t)(i * 7) % 700;
+    sz[i] = 1 + (size_t)(i * 7) % 5000;
     blk[i] = f(ud, NULL, LUA_TTABLE, sz[i]);
     CHECK(blk[i] != NULL);
     memset(blk[i], i & 0xff, sz[i]);
   }
   for (int round = 0; round < 3; round++) {
     for (int i = round; i < N; i += 3) { /* a third resized: grow, shrink, cross classes */
-      size_t n = round == 1 ? 1 + sz[i] / 3 : sz[i] + 1 + (size_t)(i % 40) * 9;
+      size_t n = round == 1 ? 1 + sz[i] / 3 : sz[i] + 1 + (size_t)(i % 40) * 41;
       unsigned char *p = f(ud, blk[i], sz[i], n);
       CHECK(p != NULL);
       for (size_t k = 0; k < (n < sz[i] ? n : sz[i]); k++)
@@ -251,7 +251,7 @@ static void allocator_round(void) {
     }
     for (int i = (round + 1) % 3; i < N; i += 3) { /* another third freed and allocated anew */
       f(ud, blk[i], sz[i], 0);
-      sz[i] = 1 + (size_t)(i * 13 + round) % 600;
+      sz[i] = 1 + (size_t)(i * 13 + round) % 4500;
       blk[i] = f(ud, NULL, LUA_TSTRING, sz[i]);
       CHECK(blk[i] != NULL);
       memset(blk[i], i & 0xff, sz[i]);
