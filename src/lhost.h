@@ -22,9 +22,9 @@ int lhost_new(lhost **out, char **err);
 /* Closes the state. In debug builds, asserts that no counted ref is still live. */
 void lhost_free(lhost *h);
 /* Says that the process exits once the command in progress returns. States made from here
- * on start with the collector stopped until they hold 8 MiB (a `check` holds about 0.4 MB:
+ * on start with the collector stopped until they hold 8 MiB (a `check` holds about 0.3 MB:
  * collecting it was work for nothing), and lhost_free leaves a state (its objects, its
- * finalizers) to the exit instead of closing it; together about a sixth of `check`'s
+ * finalizers) to the exit instead of closing it; together about 1.1 M of `check`'s 7.8 M
  * instructions. Nothing of Lua's needs the close: stdio buffers, a file a Lua script wrote
  * included, are flushed by exit(). Builds with AddressSanitizer, and FLAGTUNE_LUA_ARENA=0
  * (tests/valgrind.sh), still close, so LeakSanitizer and memcheck check what it held. */
