@@ -11,7 +11,6 @@
 -- Must not build the space (lua/space.lua does, and routes TPU flags) or read the file.
 
 local util = require "util"
-local presets = require "presets"
 local catindex = require "catindex"
 local envpairs = require "envpairs"
 
@@ -368,6 +367,7 @@ end
 -- vars; what the file writes itself (flags, fixed_flags, vars, env) replaces a preset's entry.
 local function apply_presets(v, raw)
   if raw.presets == nil then return raw.flags, raw.vars end
+  local presets = require "presets" -- loaded only by an experiment that names presets
   local list = presets.is_preset(raw.presets) and { raw.presets } or raw.presets
   if type(list) ~= "table" or getmetatable(list) or not is_list(list) or #list == 0 then
     v:fail_at("presets", "'presets' must be a preset or a list of presets like "

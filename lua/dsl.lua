@@ -8,7 +8,6 @@
 -- code: a strategy is only checked to exist. The space object itself belongs to lua/space.lua.
 
 local util = require "util"
-local presets = require "presets"
 local catindex = require "catindex"
 
 local dsl = {}
@@ -302,6 +301,22 @@ end
 
 -- A fresh table per load: the file may assign globals without touching the host, and
 -- copies of the libraries keep it from patching string or math for everyone else.
+-- `xla`, whose one key, presets, loads lua/presets.lua when first read (or iterated): an
+-- experiment without presets (most) does not pay for loading it (docs/COST.md "Start-up").
+local XLA = {
+  __index = function(t, k)
+    if k ~= "presets" then return nil end
+    local api = require("presets").bind(PARAM)
+    rawset(t, "presets", api)
+    return api
+  end,
+}
+XLA.__pairs = function(t)
+  local _ = t.presets
+  return next, t, nil
+end
+local function lazy_xla() return setmetatable({}, XLA) end
+
 local function make_env()
   local env = {
     string = copy(string), table = copy(table), math = copy(math), os = { getenv = os.getenv },
@@ -312,7 +327,7 @@ local function make_env()
                        "tpe", "halving", "strategy_file", "auto", "slurm" }) do
     env[k] = dsl[k]
   end
-  env.xla = { presets = presets.bind(PARAM) }
+  env.xla = lazy_xla()
   return env
 end
 

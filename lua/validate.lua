@@ -6,7 +6,11 @@
 -- objects over with M.bind before the first validation. Must not run anything the file names.
 
 local util = require "util"
-local presets = require "presets"
+-- A ParamSet is made by lua/presets.lua alone: until it is loaded, nothing is one.
+local function is_paramset(v)
+  local presets = package.loaded.presets
+  return presets ~= nil and presets.is_paramset(v)
+end
 local catindex = require "catindex"
 
 local to_int, is_finite, is_list, relative_to =
@@ -142,7 +146,7 @@ end
 
 function V:table(key, v)
   if v == nil then return {} end
-  if presets.is_paramset(v) then
+  if is_paramset(v) then
     local plain = {}
     for k, x in pairs(v) do plain[k] = x end
     return plain

@@ -20,6 +20,7 @@
 #include "hardware.h"
 #include "importance.h"
 #include "json.h"
+#include "lhost.h"
 #include "night.h"
 #include "report.h"
 #include "stats.h"
@@ -203,6 +204,7 @@ static int cmd_resume(args *a) {
 }
 
 static int cmd_check(args *a) {
+  lhost_exit_follows(); /* check's Lua state lives until the exit: not closed (lhost.h) */
   sweep_opts o = to_opts(a);
   char *summary = NULL, *err = NULL;
   int rc = sweep_check(a->pos[0], &o, &summary, &err);

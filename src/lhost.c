@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include "diag.h"
@@ -29,10 +30,44 @@
  * user code can catch it but cannot go on running. */
 enum { FAULT_NONE, FAULT_BUDGET, FAULT_MEMORY };
 
+/* Sanitizer builds see every block through malloc and free every object at exit, so that
+ * ASan finds a use after free and LSan a leak. */
+#if defined(__SANITIZE_ADDRESS__)
+#define LHOST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LHOST_SANITIZED 1
+#endif
+#endif
+#ifndef LHOST_SANITIZED
+#define LHOST_SANITIZED 0
+#endif
+
+/* The arena: what Lua allocates is mostly small (tables, strings, closures, upvalues, hash
+ * parts, the code of a function), and glibc's malloc/free cost several times what a free
+ * list does. Blocks of up to ARENA_SMALL bytes come from a region of ARENA_BYTES, in classes
+ * of 16 bytes, each class with a free list; larger blocks, and any once the region is used
+ * up, come from malloc. The region is reserved at once, its first ARENA_PREFAULT bytes
+ * populated in one call and the rest touched as blocks are handed out; it is bounded, reused
+ * through the free lists, and returned when the state closes. A `check` (docs/COST.md
+ * "Start-up") holds 299 KB of Lua heap, 298 KB of it in the arena. */
+#define ARENA_BYTES ((size_t)1 << 20)
+#define ARENA_SMALL 4096
+#define ARENA_PREFAULT ((size_t)320 << 10)
+#define ARENA_CLASS(n) (((n) + 15) >> 4)
+
+typedef struct {
+  char *base, *next, *end; /* the region, its first unused byte, its end; NULL: none */
+  void *free[ARENA_CLASS(ARENA_SMALL) + 1]; /* a list of freed blocks per class */
+} arena;
+
 #define WHERE_MAX 512
 
 struct lhost {
   lua_State *L;
+  lhost *kept; /* the next state left open for the exit (lhost_exit_follows) */
+  arena arena;
+  int gc_held; /* the collector is stopped until the state holds GC_HOLD_BYTES */
   int live_refs;
   int depth;                   /* lhost_pcall calls in progress */
   long budget;                 /* instructions allowed to the call in progress, 0: none */
@@ -49,6 +84,11 @@ struct lhost {
 };
 
 #define HOOK_STEP 1000 /* the count hook fires every HOOK_STEP instructions */
+/* A state that lives until a short command's exit (lhost_exit_follows) starts with its
+ * collector stopped: `check` holds about 0.3 MB, and collecting it cost 0.4 M of its 5.9 M
+ * instructions for nothing. Past this many bytes (seen at every lhost_pcall and every count
+ * hook, or by the cap's emergency collection) it collects as any state does. */
+#define GC_HOLD_BYTES ((size_t)8 << 20)
 #define MEMORY_MB_DEFAULT 1024
 
 static lhost *host_of(lua_State *L) {
@@ -76,6 +116,78 @@ static int where_user(lua_State *L, int level, char *buf, size_t n) {
   return 0;
 }
 
+static int in_arena(const arena *a, const void *p) {
+  uintptr_t u = (uintptr_t)p;
+  return u >= (uintptr_t)a->base && u < (uintptr_t)a->end;
+}
+
+/* A block of N (1..ARENA_SMALL) bytes from the arena, or NULL when it is used up. */
+static void *arena_get(arena *a, size_t n) {
+  size_t c = ARENA_CLASS(n);
+  void *p = a->free[c];
+  if (p) {
+    a->free[c] = *(void **)p;
+    return p;
+  }
+  if ((size_t)(a->end - a->next) < c << 4) return NULL;
+  p = a->next;
+  a->next += c << 4;
+  return p;
+}
+
+/* Gives back block P of N bytes (N as Lua last sized it: its class is at most the one it
+ * was handed out in, so the block holds the class it goes back to). */
+static void arena_put(arena *a, void *p, size_t n) {
+  size_t c = ARENA_CLASS(n);
+  *(void **)p = a->free[c];
+  a->free[c] = p;
+}
+
+/* FLAGTUNE_LUA_ARENA=0 (a checking and measuring aid: tests/valgrind.sh sets it so that
+ * memcheck sees every block and every state closed): no arena, and lhost_free always closes. */
+static int plain_memory(void) {
+  const char *s = getenv("FLAGTUNE_LUA_ARENA");
+  return s && strcmp(s, "0") == 0;
+}
+
+static void arena_open(arena *a) {
+  memset(a, 0, sizeof *a);
+  if (LHOST_SANITIZED || plain_memory()) return;
+  void *p = mmap(NULL, ARENA_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return; /* every block from malloc */
+#ifdef MADV_POPULATE_WRITE
+  /* The pages the runtime's modules fill at once (a check uses 298 KB) in one call rather
+   * than a page fault each: on a virtual machine a fault costs microseconds (docs/COST.md
+   * "Start-up"). Linux 5.14 and later; an older kernel says EINVAL and faults them in. */
+  (void)madvise(p, ARENA_PREFAULT, MADV_POPULATE_WRITE);
+#endif
+  a->base = a->next = p;
+  a->end = a->base + ARENA_BYTES;
+}
+
+static void arena_close(arena *a) {
+  if (a->base) munmap(a->base, ARENA_BYTES);
+  memset(a, 0, sizeof *a);
+}
+
+/* Block PTR of OLD bytes resized to NSIZE (> 0) bytes, or NULL. An arena block shrinks in
+ * place (Lua requires that a shrink never fails) and stays in place within its class. */
+static void *resize(arena *a, void *ptr, size_t old, size_t nsize) {
+  if (!ptr) {
+    void *p = nsize <= ARENA_SMALL ? arena_get(a, nsize) : NULL;
+    return p ? p : malloc(nsize);
+  }
+  if (!in_arena(a, ptr)) return realloc(ptr, nsize);
+  if (nsize <= old || ARENA_CLASS(nsize) == ARENA_CLASS(old)) return ptr;
+  void *p = nsize <= ARENA_SMALL ? arena_get(a, nsize) : NULL;
+  if (!p) p = malloc(nsize);
+  if (p) {
+    memcpy(p, ptr, old);
+    arena_put(a, ptr, old);
+  }
+  return p;
+}
+
 /* The memory cap: Lua's allocator with a count of the bytes held. Growing past the limit
  * fails, which Lua raises as a memory error (LUA_ERRMEM, which no message handler sees, or
  * lauxlib's "not enough memory"): the fault and the user's line are noted here for
@@ -86,7 +198,10 @@ static void *host_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   lhost *h = ud;
   size_t old = ptr ? osize : 0;
   if (nsize == 0) {
-    free(ptr);
+    if (in_arena(&h->arena, ptr))
+      arena_put(&h->arena, ptr, osize);
+    else
+      free(ptr);
     h->mem -= old;
     return NULL;
   }
@@ -110,7 +225,7 @@ static void *host_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     h->refused_size = nsize;
     return NULL;
   }
-  void *p = realloc(ptr, nsize);
+  void *p = resize(&h->arena, ptr, old, nsize);
   if (p) h->mem = h->mem - old + nsize;
   if (p && retry && h->fault == FAULT_MEMORY) { /* the collection made room after all */
     h->fault = FAULT_NONE;
@@ -517,11 +632,18 @@ static void set_collector(lua_State *L) {
   lua_gc(L, LUA_GCINC, pause, stepmul, 0);
 }
 
+/* Set by lhost_exit_follows: the process ends once the command in progress returns. The
+ * states left open stay reachable from here (valgrind counts them as still reachable). */
+static int exit_follows;
+static lhost *kept;
+
 int lhost_new(lhost **out, char **err) {
   lhost *h = xcalloc(1, sizeof *h);
   h->mem_limit = memory_limit();
+  arena_open(&h->arena);
   h->L = lua_newstate(host_alloc, h);
   if (!h->L) {
+    arena_close(&h->arena);
     free(h);
     return diag_set(err, FT_ESYS, "cannot create a Lua state");
   }
@@ -530,6 +652,10 @@ int lhost_new(lhost **out, char **err) {
   install_guards(h->L);
   install_searcher(h->L);
   install_ft(h->L);
+  if (exit_follows) { /* a short life: no collection until it holds GC_HOLD_BYTES */
+    lua_gc(h->L, LUA_GCSTOP);
+    h->gc_held = 1;
+  }
   *out = h;
   return 0;
 }
@@ -541,8 +667,18 @@ void lhost_free(lhost *h) {
     fprintf(stderr, "flagtune: %d Lua refs still live at exit\n", h->live_refs);
   assert(h->live_refs == 0);
 #endif
+  if (exit_follows && h->arena.base) { /* the exit frees it all at once */
+    h->kept = kept;
+    kept = h;
+    return;
+  }
   lua_close(h->L);
+  arena_close(&h->arena);
   free(h);
+}
+
+void lhost_exit_follows(void) {
+  exit_follows = 1;
 }
 
 lua_State *lhost_state(lhost *h) {
@@ -563,9 +699,18 @@ static void fault_text(const lhost *h, char *buf, size_t n) {
 /* The count hook: counts instructions; once the budget is spent (or the memory cap was hit)
  * it raises the fault, and from then on at every instruction, so that no pcall in the
  * user's code can go on looping. Level 0 inside a hook is the Lua function running. */
+/* Starts the collector held by lhost_new once the state holds GC_HOLD_BYTES. */
+static void release_gc(lhost *h) {
+  if (h->gc_held && h->mem > GC_HOLD_BYTES) {
+    h->gc_held = 0;
+    lua_gc(h->L, LUA_GCRESTART);
+  }
+}
+
 static void budget_hook(lua_State *L, lua_Debug *ar) {
   (void)ar;
   lhost *h = host_of(L);
+  release_gc(h);
   if (h->budget <= 0) return; /* a coroutine made in an earlier budgeted call */
   if (h->fault == FAULT_NONE) {
     int step = lua_gethookcount(L);
@@ -676,6 +821,7 @@ static void call_failed(lhost *h, int rc, char **err) {
 
 int lhost_pcall(lhost *h, int nargs, int nresults, long budget, char **err) {
   lua_State *L = h->L;
+  release_gc(h);
   int base = lua_gettop(L) - nargs; /* the function's index */
   lua_pushcfunction(L, msghandler);
   lua_insert(L, base);

@@ -14,11 +14,21 @@ typedef struct lhost lhost;
  * table `ft` (ft.parse_bytes, ft.parse_duration, ft.format_bytes, ft.json_decode).
  * The state holds at most $FLAGTUNE_LUA_MEMORY_MB MiB (default 1024): past that an
  * allocation fails and the call reports "path:line: Lua memory limit of N MiB exceeded".
+ * Blocks of up to 4 KiB come from a bounded arena of the state's (1 MiB, free lists by
+ * size), the rest from malloc; FLAGTUNE_LUA_ARENA=0 or AddressSanitizer: all from malloc.
  * `error`, `assert`, `xpcall` and `debug.sethook` are replaced by versions that keep the
  * limits and the user's line (see lhost_pcall). */
 int lhost_new(lhost **out, char **err);
 /* Closes the state. In debug builds, asserts that no counted ref is still live. */
 void lhost_free(lhost *h);
+/* Says that the process exits once the command in progress returns. States made from here
+ * on start with the collector stopped until they hold 8 MiB (a `check` holds about 0.3 MB:
+ * collecting it was work for nothing), and lhost_free leaves a state (its objects, its
+ * finalizers) to the exit instead of closing it; together about 1.1 M of `check`'s 7.8 M
+ * instructions. Nothing of Lua's needs the close: stdio buffers, a file a Lua script wrote
+ * included, are flushed by exit(). Builds with AddressSanitizer, and FLAGTUNE_LUA_ARENA=0
+ * (tests/valgrind.sh), still close, so LeakSanitizer and memcheck check what it held. */
+void lhost_exit_follows(void);
 lua_State *lhost_state(lhost *h);
 
 /* Calls the function below NARGS arguments on the stack (lua.c's docall), with a message
