@@ -5,6 +5,9 @@
 -- over the steps past the 2 skipped), and the score is the true regret of the best noisy
 -- observation at the full 45 steps. Not the benchmark (tests/bench/bench_search.py runs real
 -- sweeps); a way to compare knobs in seconds per seed. Tune on the training seeds only.
+-- The strategy's budget.trials is H_TRIALS, so its start is sized from it: H_TRIALS=20
+-- (standing for a 25-trial sweep) starts with 6 where a real 25-trial sweep, given 25, starts
+-- with 8 (pass H_OPTS='{startup=8}' to run that start).
 --   H_SEEDS=1,2,3 H_TRIALS=25,50 H_STRAT=tpe H_OPTS='{local_share=0.5}' H_REPS=1 \
 --   H_NOISE=0.003 [H_STEP_BUDGET=1125 H_STEP_NOISE=0.02] [H_SIM=build/flagtune-sim] [H_CURVE=1] \
 --     build/tests/luatest tests/bench/bench_tpe_quick.lua
