@@ -4,6 +4,9 @@ simulator's landscapes (docs/SIMULATOR.md): the generated family (gen:SEED; gen:
 gen:heldout name fixed seed lists) and the three named ones, measured by the TRUE regret of the
 configuration each tuner reports as best. See tests/bench/README.md and docs/BENCHMARKS.md.
 
+`--tuners tpe-noconfirm` (not in the default list) is tpe{} with `confirm = false`: what the
+confirmation's trials cost or buy at a budget.
+
 Optuna (Debian's python3-optuna) is only a yardstick: never a dependency of flagtune; without
 it, only flagtune's tuners run. Everything is deterministic per seed.
 """
@@ -137,7 +140,12 @@ def get_space(sim, landscape):
 
 
 FLAGTUNE_TUNERS = {"tpe": "tpe {}", "random": "random {}",
-                   "halving": "halving { base = tpe {}, min_steps = %d }" % HALVING_MIN}
+                   "halving": "halving { base = tpe {}, min_steps = %d }" % HALVING_MIN,
+                   "tpe-noconfirm": "tpe {}"}
+# Experiment lines a tuner adds: tpe-noconfirm is tpe{} with the confirmation off (every trial
+# but the baseline searches; the winner is the fastest single run). Not in the default list.
+TUNER_EXTRA = {"tpe-noconfirm": "  confirm = false,\n"}
+DEFAULT_EXCLUDED = {"tpe-noconfirm"}
 # Optuna's TPE independent (-tpe) and multivariate (-mtpe), each without and with (-c)
 # constraints_func marking OOM trials infeasible; random; CMA-ES (over the ordered parameters,
 # the others by its independent fallback sampler).
@@ -252,7 +260,7 @@ def experiment_text(sim, landscape, tuner, budget, seed):
   }},
 {searched}
   strategy = {FLAGTUNE_TUNERS[tuner]},
-  budget = {{ trials = {budget}, steps = {STEPS} }},
+{TUNER_EXTRA.get(tuner, "")}  budget = {{ trials = {budget}, steps = {STEPS} }},
   timeout = "1m",
 }}
 """
@@ -483,7 +491,8 @@ def main():
     except ImportError:
         have_optuna = False
     tuners = args.tuners.split(",") if args.tuners else (
-        list(FLAGTUNE_TUNERS) + (OPTUNA_TUNERS if have_optuna else []))
+        [t for t in FLAGTUNE_TUNERS if t not in DEFAULT_EXCLUDED]
+        + (OPTUNA_TUNERS if have_optuna else []))
     t0 = time.time()
     optima = {l: optimum(args.sim, l, args.jobs, args.cache) for l in landscapes}
     # Smallest budgets first, every landscape and tuner at each: an interrupted run still has

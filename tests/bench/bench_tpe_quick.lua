@@ -5,8 +5,11 @@
 -- over the steps past the 2 skipped), and the score is the true regret of the best noisy
 -- observation at the full 45 steps. Not the benchmark (tests/bench/bench_search.py runs real
 -- sweeps); a way to compare knobs in seconds per seed. Tune on the training seeds only.
+-- The strategy's budget.trials is H_TRIALS, so its start is sized from it: H_TRIALS=20
+-- (standing for a 25-trial sweep) starts with 6 where a real 25-trial sweep, given 25, starts
+-- with 8 (pass H_OPTS='{startup=8}' to run that start).
 --   H_SEEDS=1,2,3 H_TRIALS=25,50 H_STRAT=tpe H_OPTS='{local_share=0.5}' H_REPS=1 \
---   H_NOISE=0.003 [H_STEP_BUDGET=1125 H_STEP_NOISE=0.02] [H_SIM=build/flagtune-sim] \
+--   H_NOISE=0.003 [H_STEP_BUDGET=1125 H_STEP_NOISE=0.02] [H_SIM=build/flagtune-sim] [H_CURVE=1] \
 --     build/tests/luatest tests/bench/bench_tpe_quick.lua
 package.path = "tests/lua/?.lua;" .. package.path
 local space = require("space")
@@ -72,6 +75,8 @@ local spaces = {}
 for _, T0 in ipairs(budgets) do
   local T = T0
   STEPS = 0
+  -- H_CURVE=1: the median and mean true regret of the best observation after each trial
+  CURVE = os.getenv("H_CURVE") and {} or nil
   local regrets, ooms = {}, {}
   for _, seed in ipairs(seeds) do
     spaces[seed] = spaces[seed] or { load_space(seed) }
@@ -101,6 +106,11 @@ for _, T0 in ipairs(budgets) do
       end
       if r.status ~= "ok" then oom = oom + 1 end
       if v and s >= MAXS and v < best then best, best_c = v, c end
+      if CURVE then -- the true regret of the best observation so far, after trial i
+        local tv = best_c and evaluate(seed, order, best_c, spaces[seed].cache, sp).value
+        CURVE[i] = CURVE[i] or {}
+        table.insert(CURVE[i], tv and (tv / opt - 1) * 100 or math.huge)
+      end
       local st = {}
       for k = 1, s do st[k] = v or 0 end
       h:tell(p.json, { status = r.status, value = v, steps = st, steps_budget = s, number = i })
@@ -141,6 +151,13 @@ for _, T0 in ipairs(budgets) do
   local per = {}
   for i, r in ipairs(regrets) do per[i] = string.format("%.1f", r) end
   print(string.format("steps/run %.0f", STEPS / #regrets))
+  for i, rs in ipairs(CURVE or {}) do
+    table.sort(rs)
+    local fin, sum = 0, 0
+    for _, r in ipairs(rs) do if r < math.huge then fin, sum = fin + 1, sum + r end end
+    print(string.format("curve %s trial %d median %.2f%% mean %.2f%% (%d of %d with a result)",
+      strat, i, rs[(#rs + 1) // 2], fin > 0 and sum / fin or 0 / 0, fin, #rs))
+  end
   print(string.format("%s %s T=%d median %.2f%% worst %.2f%% mean %.2f%% oom %.1f%%  [%s]", strat, os.getenv("H_OPTS") or "{}", T,
     sorted[(#sorted + 1) // 2], sorted[#sorted], (function() local s=0 for _,r in ipairs(sorted) do s=s+r end return s/#sorted end)(), mo / #ooms, table.concat(per, " ")))
   io.stdout:flush()
