@@ -85,6 +85,21 @@ static const char *const stmt_sql[ST_COUNT] = {
     "SELECT s.trial_id, s.ms FROM trials t JOIN steps s ON s.trial_id = t.id "
     "WHERE t.sweep_id = :sweep_id ORDER BY t.number, s.step",
   [ST_TRIAL_STEPS] = "SELECT ms FROM steps WHERE trial_id = :trial_id ORDER BY step",
+  /* The end of a sweep (store_trials_load_confirm): its ok search trials run with the full
+   * step budget, fastest first, off the (sweep_id, status, value) index (a role unknown to
+   * this flagtune reads as search, as col_enum reads it); and the configurations whose every
+   * trial the confirmation reads besides: the confirmed ones, and those with two or more ok
+   * full-step trials of a positive value, whatever their role (the noise's). */
+  [ST_CONFIRM_FASTEST] =
+    "SELECT config FROM trials WHERE sweep_id = :sweep_id AND status = 'ok' "
+    "AND value IS NOT NULL AND role NOT IN ('baseline', 'confirm', 'minimize') "
+    "AND (:full <= 0 OR coalesce(steps_budget, 0) <= 0 OR steps_budget >= :full) "
+    "ORDER BY value, number",
+  [ST_CONFIRM_KEEP] =
+    "SELECT config FROM trials WHERE sweep_id = :sweep_id AND role = 'confirm' UNION "
+    "SELECT config FROM trials WHERE sweep_id = :sweep_id AND status = 'ok' AND value > 0 "
+    "AND (:full <= 0 OR coalesce(steps_budget, 0) <= 0 OR steps_budget >= :full) "
+    "GROUP BY config HAVING count(*) > 1",
   [ST_LIST_SWEEPS] =
     "SELECT id, name, model, hardware, status, strategy, created_at, finished_at, "
     "n_trials, ok, best_ms, baseline_ms, speedup, best_trial, "
