@@ -331,8 +331,33 @@ TEST(speedup_ignores_input_order) {
   CHECK_NEAR(hi2, hi, 0);
   CHECK(lo < sp && sp < hi);
   CHECK(hi - lo < 0.01);
+  CHECK_NEAR(sp, stats_median(a, n) / stats_median(b, n), 0);
   free(a);
   free(b);
+}
+
+/* The bootstrap's own sort (a radix sort of the IEEE bits past 64 values) orders negative,
+ * positive, zero and repeated values as qsort does: its point estimate is the quotient of
+ * stats_median's, odd and even sizes on both sides of the cut-over. */
+TEST(speedup_sorts_any_values) {
+  int sizes[] = {63, 64, 65, 100, 101, 1000};
+  for (int k = 0; k < 6; k++) {
+    int n = sizes[k];
+    double *a = malloc(sizeof(double) * (size_t)n), *b = malloc(sizeof(double) * (size_t)n);
+    fill(a, n, 1, (unsigned)k + 40);
+    fill(b, n, 1, (unsigned)k + 50);
+    for (int i = 0; i < n; i++) {
+      a[i] = (a[i] - 1) * 1e4 + (i % 5 == 0 ? 0 : 0.5); /* -200..200, some repeated */
+      b[i] = i % 3 ? 1e-300 * i : 1e300 / (i + 1);      /* tiny and huge */
+    }
+    a[0] = -0.0;
+    double sp, lo, hi;
+    CHECK_INT(stats_speedup_ci(a, n, b, n, 3, &sp, &lo, &hi), 0);
+    CHECK_NEAR(sp, stats_median(a, n) / stats_median(b, n), 0);
+    CHECK(lo <= hi);
+    free(a);
+    free(b);
+  }
 }
 
 /* A running reduction equals stats_reduce over the same prefix after every value, exactly
