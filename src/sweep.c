@@ -774,7 +774,7 @@ int sweep_drive(sweep *sw, char **err) {
   progress_erase();
   diag_before_print = NULL;
   /* The search is over: its garbage goes back to the allocator before the winner's read
-   * loads every trial's record (a 10,000-trial tpe{} sweep peaked there, docs/COST.md). */
+   * (a 10,000-trial tpe{} sweep peaked there when that read loaded every trial, docs/COST.md). */
   lua_gc(lhost_state(sw->host), LUA_GCCOLLECT, 0);
   if (!sw->failed && !sw->stopping && sw->confirm_planned) choose_winner(sw);
   if (!sw->refill) record_end(sw);
