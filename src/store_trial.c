@@ -192,7 +192,20 @@ static int col_enum(sqlite3_stmt *st, int i, int (*from_name)(const char *), int
 typedef struct {
   char **v;
   int n, cap;
+  uint64_t *h; /* and configurations known by their store_config_hash (sorted once filled) */
+  int nh, cap_h;
 } config_set;
+
+static void set_add_hash(config_set *c, uint64_t h) {
+  if (c->nh == c->cap_h)
+    c->h = xrealloc(c->h, sizeof *c->h * (size_t)(c->cap_h = c->cap_h * 2 + 16));
+  c->h[c->nh++] = h;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
 
 static void set_add(config_set *c, const char *config) {
   if (c->n == c->cap) c->v = xrealloc(c->v, sizeof *c->v * (size_t)(c->cap = c->cap * 2 + 16));
@@ -205,15 +218,21 @@ static int cmp_str(const void *a, const void *b) {
 
 static void set_seal(config_set *c) {
   if (c->n > 1) qsort(c->v, (size_t)c->n, sizeof *c->v, cmp_str);
+  if (c->nh > 1) qsort(c->h, (size_t)c->nh, sizeof *c->h, cmp_u64);
 }
 
-static int set_has(const config_set *c, const char *config) {
-  return config && c->n > 0 && bsearch(&config, c->v, (size_t)c->n, sizeof *c->v, cmp_str);
+/* Whether CONFIG (N bytes) is in C, by name or by hash. */
+static int set_has(const config_set *c, const char *config, size_t n) {
+  if (!config) return 0;
+  if (c->n > 0 && bsearch(&config, c->v, (size_t)c->n, sizeof *c->v, cmp_str)) return 1;
+  uint64_t h = c->nh > 0 ? store_config_hash(config, n) : 0;
+  return c->nh > 0 && bsearch(&h, c->h, (size_t)c->nh, sizeof *c->h, cmp_u64);
 }
 
 static void set_free(config_set *c) {
   for (int i = 0; i < c->n; i++) free(c->v[i]);
   free(c->v);
+  free(c->h);
 }
 
 /* Reads the rows of ST (bound and ready) into trial records: all of them (KEEP NULL), or
@@ -224,7 +243,9 @@ static int trial_rows_of(store *s, sqlite3_stmt *st, const config_set *keep, tri
   int rc, cap = 0;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     trial_role role = (trial_role)col_enum(st, 2, record_role_from_name, ROLE_SEARCH);
-    if (keep && role != ROLE_CONFIRM && !set_has(keep, (const char *)sqlite3_column_text(st, 4)))
+    if (keep && role != ROLE_CONFIRM &&
+        !set_has(keep, (const char *)sqlite3_column_text(st, 4),
+                 (size_t)sqlite3_column_bytes(st, 4)))
       continue;
     if (*n == cap) *out = xrealloc(*out, sizeof **out * (size_t)(cap = cap ? cap * 2 : 16));
     trial_record *t = memset(&(*out)[(*n)++], 0, sizeof **out);
@@ -381,17 +402,26 @@ static int fastest_configs(store *s, int64_t sweep_id, int full_steps, int faste
   return rc;
 }
 
-/* The configurations of STMT (bound to SWEEP_ID and FULL_STEPS) into KEEP. */
-static int configs_of(store *s, stmt_id stmt, int64_t sweep_id, int full_steps, config_set *keep,
-                      char **err) {
+/* Into KEEP: the configurations of the sweep's confirm trials, and the hashes of those with
+ * two or more ok full-step trials (grouped by hash: SQLite's sorter holds 8 bytes a trial,
+ * spilling to a temporary file only past its cache size). */
+static int confirmed_and_repeated(store *s, int64_t sweep_id, int full_steps, config_set *keep,
+                                  char **err) {
   sqlite3_stmt *st = NULL;
-  int rc = store_stmt_get(s, stmt, &st, err);
+  int rc = store_stmt_get(s, ST_CONFIRM_CONFIRMED, &st, err);
+  if (rc) return rc;
+  if (store_bind_int(st, ":sweep_id", sweep_id)) return store_bind_fail(s, st, err);
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+    set_add(keep, (const char *)sqlite3_column_text(st, 0));
+  rc = rc == SQLITE_DONE ? 0 : store_db_fail(s, err, "reading the confirmed configurations");
+  store_stmt_done(st);
+  if (!rc) rc = store_stmt_get(s, ST_CONFIRM_REPEATED, &st, err);
   if (rc) return rc;
   if (store_bind_int(st, ":sweep_id", sweep_id) | store_bind_int(st, ":full", full_steps))
     return store_bind_fail(s, st, err);
   while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-    set_add(keep, (const char *)sqlite3_column_text(st, 0));
-  rc = rc == SQLITE_DONE ? 0 : store_db_fail(s, err, "reading the confirmed configurations");
+    set_add_hash(keep, (uint64_t)sqlite3_column_int64(st, 0));
+  rc = rc == SQLITE_DONE ? 0 : store_db_fail(s, err, "reading the repeated configurations");
   store_stmt_done(st);
   return rc;
 }
@@ -427,7 +457,7 @@ int store_trials_load_confirm(store *s, int64_t sweep_id, int full_steps, int fa
    * configurations from their rows and steps. */
   int rc = store_run_cached(s, ST_BEGIN_READ, "starting a read", err);
   if (!rc) rc = fastest_configs(s, sweep_id, full_steps, fastest, &keep, err);
-  if (!rc) rc = configs_of(s, ST_CONFIRM_KEEP, sweep_id, full_steps, &keep, err);
+  if (!rc) rc = confirmed_and_repeated(s, sweep_id, full_steps, &keep, err);
   set_seal(&keep);
   if (!rc) {
     sqlite3_stmt *st = NULL;
