@@ -44,6 +44,14 @@ static int next_fastest(const trial_record *t, int n, int full_steps, const char
   return best;
 }
 
+int confirm_fastest_needed(int top) {
+  int pool = CONFIRM_POOL_PER_TOP * top, plan = top;
+  if (pool > CONFIRM_MAX_POOL) pool = CONFIRM_MAX_POOL;
+  if (plan > CONFIRM_MAX_TOP) plan = CONFIRM_MAX_TOP;
+  int k = pool > plan ? pool : plan;
+  return k > 0 ? k : 0;
+}
+
 int confirm_pool(const trial_record *t, int n, int full_steps, int pool, const char ***configs,
                  int *n_configs) {
   if (pool > CONFIRM_MAX_POOL) pool = CONFIRM_MAX_POOL;
@@ -96,9 +104,12 @@ static double log_mean(const trial_record *t, int n, const char *config, int ful
   return k ? s / k : NAN;
 }
 
+/* By configuration, then by place in T: the order a stable sort gives, so that each
+ * configuration's logs are summed in trial order whatever else T holds. */
 static int by_config(const void *a, const void *b) {
   const trial_record *x = *(const trial_record *const *)a, *y = *(const trial_record *const *)b;
-  return strcmp(x->config_json, y->config_json);
+  int c = strcmp(x->config_json, y->config_json);
+  return c ? c : (x > y) - (x < y);
 }
 
 /* confirm_noise over the trials that KEEP accepts. */

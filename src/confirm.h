@@ -23,6 +23,12 @@ typedef struct {
 /* Only trials run with at least FULL_STEPS steps (0: any) are candidates and are pooled:
  * a short rung of successive halving is not a result. */
 
+/* How many of the fastest distinct ok search configurations (full steps) confirm_pool with
+ * CONFIRM_POOL_PER_TOP * TOP and confirm_plan with TOP can choose from: for each pick, the
+ * fastest configuration not yet taken is among the first (taken + 1). A caller loading only
+ * some trials (store_trials_load_confirm) loads every trial of these. */
+int confirm_fastest_needed(int top);
+
 /* The POOL fastest distinct ok search configurations (full steps), fastest first: the ones
  * to ask the strategy's model about before planning. *configs points into T; free it. */
 int confirm_pool(const trial_record *t, int n, int full_steps, int pool, const char ***configs,

@@ -2,6 +2,8 @@
 #ifndef FLAGTUNE_STATS_H
 #define FLAGTUNE_STATS_H
 
+#include <stdint.h>
+
 typedef enum { REDUCE_MEDIAN = 0, REDUCE_MEAN = 1, REDUCE_MIN = 2 } reduce_kind;
 
 /* "median", "mean", "min" -> kind, or -1. */
@@ -36,9 +38,16 @@ void stats_running_free(stats_running *r);
  * the store caches when a sweep ends), so that every display of a sweep gives the same one. */
 #define STATS_DISPLAY_SEED 12345ul
 
-/* Speedup of B over A (median(A) / median(B)) with a 95% bootstrap interval, deterministic
- * for a given seed. Returns 0, or -1 when either sample is empty. */
+/* Speedup of B over A (median(A) / median(B)) with a 95% bootstrap interval (2,000
+ * resampled medians of each, percentiles of their ratios), deterministic for a given seed and
+ * the same values in any order. One sort of each sample, then O(1) a resample. Returns 0, or
+ * -1 when either sample is empty. */
 int stats_speedup_ci(const double *a, int na, const double *b, int nb, unsigned long seed,
                      double *speedup, double *lo, double *hi);
+
+/* One bootstrap resample's median of a sample of N > 0, as the 0-based ranks in the sorted
+ * sample that the median averages (*LO == *HI for odd N), drawn from the stream *RNG with the
+ * law of counting N draws with replacement (stats.c says why it is exact). For tests. */
+void stats_boot_median_ranks(int n, uint64_t *rng, int *lo, int *hi);
 
 #endif

@@ -85,6 +85,23 @@ static const char *const stmt_sql[ST_COUNT] = {
     "SELECT s.trial_id, s.ms FROM trials t JOIN steps s ON s.trial_id = t.id "
     "WHERE t.sweep_id = :sweep_id ORDER BY t.number, s.step",
   [ST_TRIAL_STEPS] = "SELECT ms FROM steps WHERE trial_id = :trial_id ORDER BY step",
+  /* The end of a sweep (store_trials_load_confirm): its ok search trials run with the full
+   * step budget, fastest first, off the (sweep_id, status, value) index (a role unknown to
+   * this flagtune reads as search, as col_enum reads it); and the configurations whose every
+   * trial the confirmation reads besides: the confirmed ones, and (by their hash: a collision
+   * only keeps more rows) those with two or more ok full-step trials of a positive value,
+   * whatever their role (the noise's). */
+  [ST_CONFIRM_FASTEST] =
+    "SELECT config FROM trials WHERE sweep_id = :sweep_id AND status = 'ok' "
+    "AND value IS NOT NULL AND role NOT IN ('baseline', 'confirm', 'minimize') "
+    "AND (:full <= 0 OR coalesce(steps_budget, 0) <= 0 OR steps_budget >= :full) "
+    "ORDER BY value, number",
+  [ST_CONFIRM_CONFIRMED] =
+    "SELECT DISTINCT config FROM trials WHERE sweep_id = :sweep_id AND role = 'confirm'",
+  [ST_CONFIRM_REPEATED] =
+    "SELECT ft_config_hash(config) FROM trials WHERE sweep_id = :sweep_id AND status = 'ok' "
+    "AND value > 0 AND (:full <= 0 OR coalesce(steps_budget, 0) <= 0 OR steps_budget >= :full) "
+    "GROUP BY 1 HAVING count(*) > 1",
   [ST_LIST_SWEEPS] =
     "SELECT id, name, model, hardware, status, strategy, created_at, finished_at, "
     "n_trials, ok, best_ms, baseline_ms, speedup, best_trial, "
@@ -437,8 +454,31 @@ static int exec_patiently(store *s, const char *sql) {
   return rc;
 }
 
+uint64_t store_config_hash(const char *text, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a, 64 bits */
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)text[i]) * 0x100000001b3ull;
+  return h;
+}
+
+/* ft_config_hash(TEXT): store_config_hash of TEXT as an integer (NULL for NULL). The end of a
+ * sweep groups the ok trials by it, so that SQLite's sorter holds 8 bytes a trial, not each
+ * configuration's JSON (ST_CONFIRM_REPEATED). */
+static void config_hash_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  const char *text = (const char *)sqlite3_value_text(argv[0]);
+  if (!text) {
+    sqlite3_result_null(ctx);
+    return;
+  }
+  uint64_t h = store_config_hash(text, (size_t)sqlite3_value_bytes(argv[0]));
+  sqlite3_result_int64(ctx, (sqlite3_int64)h);
+}
+
 static int configure(store *s, char **err) {
   sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
+  if (sqlite3_create_function(s->db, "ft_config_hash", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                              config_hash_fn, NULL, NULL) != SQLITE_OK)
+    return open_fail(s, sqlite3_errcode(s->db), err);
   /* No memory-mapped I/O of the main file: a file truncated or made unwritable under a
    * mapping raises SIGBUS instead of an error (SQLite's default is already 0; say so). */
   int rc = exec_patiently(s, "PRAGMA foreign_keys = ON; PRAGMA mmap_size = 0");

@@ -173,6 +173,19 @@ int store_trials_load(store *s, int64_t sweep_id, trial_record **out, int *n, ch
 typedef void (*store_want_steps)(const trial_record *t, int n, char *want, void *ud);
 int store_trials_load_some(store *s, int64_t sweep_id, store_want_steps want, void *ud,
                            trial_record **out, int *n, char **err);
+/* The trials of a sweep that its confirmation can read (src/confirm.h), ordered by number,
+ * and no others: every trial of the baseline ("{}"), of the first FASTEST distinct
+ * configurations among the ok search trials run with FULL_STEPS (0: any) in (value, number)
+ * order, of every configuration with a confirm trial, and of every configuration with two or
+ * more ok full-step trials of a positive value (the noise's; found by a hash of the
+ * configuration, so a collision may keep a few rows more); and every confirm trial. The
+ * fastest are read off the (sweep_id, status, value) index and the rest filtered as they are
+ * read, so memory holds what is kept, not the sweep. Step times as store_trials_load_some
+ * (WANT), each read by the trial's key. confirm_plan and confirm_winner decide on these
+ * exactly as on every trial when FASTEST is confirm_fastest_needed(top). */
+int store_trials_load_confirm(store *s, int64_t sweep_id, int full_steps, int fastest,
+                              store_want_steps want, void *ud, trial_record **out, int *n,
+                              char **err);
 
 /* Records a trial's manual-PGLE profile phase (schema 5): the profile's path, ok or the
  * outcome that ended the trial, and the phase's duration. */

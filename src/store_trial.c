@@ -187,15 +187,71 @@ static int col_enum(sqlite3_stmt *st, int i, int (*from_name)(const char *), int
   return v < 0 ? fallback : v;
 }
 
-/* Reads the rows of ST (bound and ready) into trial records. */
-static int trial_rows_of(store *s, sqlite3_stmt *st, trial_record **out, int *n, char **err) {
+/* A set of configurations (owned copies, sorted once filled): the rows of which a partial
+ * load keeps. */
+typedef struct {
+  char **v;
+  int n, cap;
+  uint64_t *h; /* and configurations known by their store_config_hash (sorted once filled) */
+  int nh, cap_h;
+} config_set;
+
+static void set_add_hash(config_set *c, uint64_t h) {
+  if (c->nh == c->cap_h)
+    c->h = xrealloc(c->h, sizeof *c->h * (size_t)(c->cap_h = c->cap_h * 2 + 16));
+  c->h[c->nh++] = h;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+static void set_add(config_set *c, const char *config) {
+  if (c->n == c->cap) c->v = xrealloc(c->v, sizeof *c->v * (size_t)(c->cap = c->cap * 2 + 16));
+  c->v[c->n++] = xstrdup(config ? config : "");
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void set_seal(config_set *c) {
+  if (c->n > 1) qsort(c->v, (size_t)c->n, sizeof *c->v, cmp_str);
+  if (c->nh > 1) qsort(c->h, (size_t)c->nh, sizeof *c->h, cmp_u64);
+}
+
+/* Whether CONFIG (N bytes) is in C, by name or by hash. */
+static int set_has(const config_set *c, const char *config, size_t n) {
+  if (!config) return 0;
+  if (c->n > 0 && bsearch(&config, c->v, (size_t)c->n, sizeof *c->v, cmp_str)) return 1;
+  uint64_t h = c->nh > 0 ? store_config_hash(config, n) : 0;
+  return c->nh > 0 && bsearch(&h, c->h, (size_t)c->nh, sizeof *c->h, cmp_u64);
+}
+
+static void set_free(config_set *c) {
+  for (int i = 0; i < c->n; i++) free(c->v[i]);
+  free(c->v);
+  free(c->h);
+}
+
+/* Reads the rows of ST (bound and ready) into trial records: all of them (KEEP NULL), or
+ * the confirm trials and those whose configuration is in KEEP (a row not kept is never
+ * copied). */
+static int trial_rows_of(store *s, sqlite3_stmt *st, const config_set *keep, trial_record **out,
+                         int *n, char **err) {
   int rc, cap = 0;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    trial_role role = (trial_role)col_enum(st, 2, record_role_from_name, ROLE_SEARCH);
+    if (keep && role != ROLE_CONFIRM &&
+        !set_has(keep, (const char *)sqlite3_column_text(st, 4),
+                 (size_t)sqlite3_column_bytes(st, 4)))
+      continue;
     if (*n == cap) *out = xrealloc(*out, sizeof **out * (size_t)(cap = cap ? cap * 2 : 16));
     trial_record *t = memset(&(*out)[(*n)++], 0, sizeof **out);
     t->id = sqlite3_column_int64(st, 0);
     t->number = sqlite3_column_int(st, 1);
-    t->role = (trial_role)col_enum(st, 2, record_role_from_name, ROLE_SEARCH);
+    t->role = role;
     t->status = (outcome)col_enum(st, 3, outcome_from_name, OUTCOME_CRASH);
     t->config_json = store_col_strdup(st, 4);
     t->value = col_real(st, 5);
@@ -204,6 +260,8 @@ static int trial_rows_of(store *s, sqlite3_stmt *st, trial_record **out, int *n,
   }
   rc = rc == SQLITE_DONE ? 0 : store_db_fail(s, err, "loading trials");
   store_stmt_done(st);
+  if (!rc && keep && *n > 0 && *n < cap) /* trimmed: what is kept stays as long as the end */
+    *out = xrealloc(*out, sizeof **out * (size_t)*n);
   return rc;
 }
 
@@ -212,7 +270,7 @@ static int trials_rows(store *s, int64_t sweep_id, trial_record **out, int *n, c
   int rc = store_stmt_get(s, ST_TRIALS_LOAD, &st, err);
   if (rc) return rc;
   if (store_bind_int(st, ":sweep_id", sweep_id)) return store_bind_fail(s, st, err);
-  return trial_rows_of(s, st, out, n, err);
+  return trial_rows_of(s, st, NULL, out, n, err);
 }
 
 int store_warm_trials(store *s, const char *model, const char *hardware, int64_t sweep_id,
@@ -225,7 +283,7 @@ int store_warm_trials(store *s, const char *model, const char *hardware, int64_t
   if (store_bind_text(st, ":model", model) | store_bind_text(st, ":hardware", hardware) |
       store_bind_int(st, ":sweep_id", sweep_id))
     return store_bind_fail(s, st, err);
-  rc = trial_rows_of(s, st, out, n, err);
+  rc = trial_rows_of(s, st, NULL, out, n, err);
   for (int i = 0; i < *n; i++) (*out)[i].number = -1;
   if (rc) {
     record_free(*out, *n);
@@ -319,6 +377,110 @@ int store_trials_load(store *s, int64_t sweep_id, trial_record **out, int *n, ch
 int store_trials_load_some(store *s, int64_t sweep_id, store_want_steps want, void *ud,
                            trial_record **out, int *n, char **err) {
   return trials_load(s, sweep_id, 0, want, ud, out, n, err);
+}
+
+/* The first FASTEST distinct configurations of ST_CONFIRM_FASTEST's order into KEEP (each
+ * row is read and dropped: a sweep of many trials of a few configurations costs no memory). */
+static int fastest_configs(store *s, int64_t sweep_id, int full_steps, int fastest,
+                           config_set *keep, char **err) {
+  sqlite3_stmt *st = NULL;
+  if (fastest <= 0) return 0;
+  int rc = store_stmt_get(s, ST_CONFIRM_FASTEST, &st, err), found = 0;
+  if (rc) return rc;
+  if (store_bind_int(st, ":sweep_id", sweep_id) | store_bind_int(st, ":full", full_steps))
+    return store_bind_fail(s, st, err);
+  int first = keep->n;
+  while (found < fastest && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    const char *config = (const char *)sqlite3_column_text(st, 0);
+    int seen = 0;
+    for (int i = first; i < keep->n && !seen; i++) seen = strcmp(keep->v[i], config) == 0;
+    if (!seen) set_add(keep, config), found++;
+  }
+  rc = found == fastest || rc == SQLITE_DONE ? 0
+                                             : store_db_fail(s, err, "reading the fastest trials");
+  store_stmt_done(st);
+  return rc;
+}
+
+/* Into KEEP: the configurations of the sweep's confirm trials, and the hashes of those with
+ * two or more ok full-step trials (grouped by hash: SQLite's sorter holds 8 bytes a trial,
+ * spilling to a temporary file only past its cache size). */
+static int confirmed_and_repeated(store *s, int64_t sweep_id, int full_steps, config_set *keep,
+                                  char **err) {
+  sqlite3_stmt *st = NULL;
+  int rc = store_stmt_get(s, ST_CONFIRM_CONFIRMED, &st, err);
+  if (rc) return rc;
+  if (store_bind_int(st, ":sweep_id", sweep_id)) return store_bind_fail(s, st, err);
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+    set_add(keep, (const char *)sqlite3_column_text(st, 0));
+  rc = rc == SQLITE_DONE ? 0 : store_db_fail(s, err, "reading the confirmed configurations");
+  store_stmt_done(st);
+  if (!rc) rc = store_stmt_get(s, ST_CONFIRM_REPEATED, &st, err);
+  if (rc) return rc;
+  if (store_bind_int(st, ":sweep_id", sweep_id) | store_bind_int(st, ":full", full_steps))
+    return store_bind_fail(s, st, err);
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+    set_add_hash(keep, (uint64_t)sqlite3_column_int64(st, 0));
+  rc = rc == SQLITE_DONE ? 0 : store_db_fail(s, err, "reading the repeated configurations");
+  store_stmt_done(st);
+  return rc;
+}
+
+/* The step times of trial T (a known id), trimmed to their length. */
+static int trial_steps_of(store *s, trial_record *t, char **err) {
+  sqlite3_stmt *st = NULL;
+  int rc = store_stmt_get(s, ST_TRIAL_STEPS, &st, err), cap = 0;
+  if (rc) return rc;
+  if (store_bind_int(st, ":trial_id", t->id)) return store_bind_fail(s, st, err);
+  double *steps = NULL;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (t->n_steps == cap)
+      steps = xrealloc(steps, sizeof(double) * (size_t)(cap = cap ? cap * 2 : 64));
+    steps[t->n_steps++] = sqlite3_column_double(st, 0);
+  }
+  rc = rc == SQLITE_DONE ? 0 : store_db_fail(s, err, "loading step times");
+  store_stmt_done(st);
+  if (t->n_steps > 0) steps = xrealloc(steps, sizeof(double) * (size_t)t->n_steps);
+  t->steps = steps;
+  return rc;
+}
+
+int store_trials_load_confirm(store *s, int64_t sweep_id, int full_steps, int fastest,
+                              store_want_steps want, void *ud, trial_record **out, int *n,
+                              char **err) {
+  *out = NULL;
+  *n = 0;
+  config_set keep = {0};
+  char *marks = NULL;
+  set_add(&keep, "{}");
+  /* One read transaction, so a trial finishing meanwhile cannot split the choice of the
+   * configurations from their rows and steps. */
+  int rc = store_run_cached(s, ST_BEGIN_READ, "starting a read", err);
+  if (!rc) rc = fastest_configs(s, sweep_id, full_steps, fastest, &keep, err);
+  if (!rc) rc = confirmed_and_repeated(s, sweep_id, full_steps, &keep, err);
+  set_seal(&keep);
+  if (!rc) {
+    sqlite3_stmt *st = NULL;
+    rc = store_stmt_get(s, ST_TRIALS_LOAD, &st, err);
+    if (!rc && store_bind_int(st, ":sweep_id", sweep_id)) rc = store_bind_fail(s, st, err);
+    if (!rc) rc = trial_rows_of(s, st, &keep, out, n, err);
+  }
+  if (!rc) {
+    marks = xcalloc((size_t)*n + 1, 1);
+    if (want) want(*out, *n, marks, ud);
+    for (int i = 0; i < *n && !rc; i++)
+      if (marks[i]) rc = trial_steps_of(s, &(*out)[i], err);
+  }
+  if (!rc) rc = store_run_cached(s, ST_COMMIT, "ending a read", err);
+  free(marks);
+  set_free(&keep);
+  if (rc) {
+    store_tx_rollback(s);
+    record_free(*out, *n);
+    *out = NULL;
+    *n = 0;
+  }
+  return rc;
 }
 
 /* ---- Slurm steps (schema 8): what resume needs to cancel a dead orchestrator's steps ---- */

@@ -334,8 +334,11 @@ static void plan_confirmation(sweep *sw) {
   int n = 0, n_configs = 0, n_pool = 0;
   char *err = NULL;
   sw->confirm_planned = 1;
-  /* The plan reads values, outcomes and configurations: no step times. */
-  if (store_trials_load_some(sw->db, sw->id, NULL, NULL, &t, &n, &err) != 0) {
+  /* The plan reads values, outcomes and configurations of the trials it can choose from (no
+   * step times): not every trial of a long sweep. */
+  if (store_trials_load_confirm(sw->db, sw->id, sw->exp->budget_steps,
+                                confirm_fastest_needed(sw->exp->confirm_top), NULL, NULL, &t, &n,
+                                &err) != 0) {
     sweep_fail(sw, err);
     free(err);
     return;
@@ -651,7 +654,9 @@ static void choose_winner(sweep *sw) {
   const char **cand = NULL;
   confirm_estimate *est = NULL;
   int n_cand = 0;
-  if (store_trials_load_some(sw->db, sw->id, want_pooled_steps, NULL, &t, &n, &err) == 0) {
+  /* The baseline's, the confirmed configurations' and the repeated ones' trials. */
+  if (store_trials_load_confirm(sw->db, sw->id, sw->exp->budget_steps, 0, want_pooled_steps, NULL,
+                                &t, &n, &err) == 0) {
     cand = xcalloc((size_t)n + 1, sizeof *cand); /* the confirmed configurations */
     for (int i = 0; i < n; i++)
       if (t[i].role == ROLE_CONFIRM && strcmp(t[i].config_json, "{}") != 0)
@@ -769,7 +774,7 @@ int sweep_drive(sweep *sw, char **err) {
   progress_erase();
   diag_before_print = NULL;
   /* The search is over: its garbage goes back to the allocator before the winner's read
-   * loads every trial's record (a 10,000-trial tpe{} sweep peaked there, docs/COST.md). */
+   * (a 10,000-trial tpe{} sweep peaked there when that read loaded every trial, docs/COST.md). */
   lua_gc(lhost_state(sw->host), LUA_GCCOLLECT, 0);
   if (!sw->failed && !sw->stopping && sw->confirm_planned) choose_winner(sw);
   if (!sw->refill) record_end(sw);

@@ -4,33 +4,46 @@
 # median wall time and median CPU time (user + system, of the command and its children) of
 # RUNS runs each, next to the floors: /bin/true and `flagtune --version` (the same binary
 # doing nothing). Also prints the peak RSS of each command and the EXPLAIN QUERY PLAN of the
-# statements behind sweeps, show and best.
-# Usage: bench_reads.sh [BUILD_DIR] [DB]   (env: RUNS=7; the DB is kept for the next run)
+# statements behind sweeps, show and best. With OTHER_BUILD, that build's flagtune (a
+# "before") runs each command too, alternating with BUILD's run by run, in the same minutes;
+# both must read the database's schema without migrating it.
+# Usage: bench_reads.sh [BUILD_DIR] [DB] [OTHER_BUILD]   (env: RUNS=7; the DB is kept)
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
 db=${2:-${TMPDIR:-/tmp}/flagtune-bench-100k.db}
+other=${3:-}
 ft=$build/flagtune
+ft2=${other:+$other/flagtune}
 [ -f "$db" ] || nice python3 "$root/tests/bench/gen_big_db.py" "$ft" "$db"
 RUNS=${RUNS:-7}
-python3 - "$ft" "$db" "$RUNS" <<'PY'
+python3 - "$ft" "$db" "$RUNS" "$ft2" <<'PY'
 import os, resource, statistics, subprocess, sys, time
-ft, db, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
-def measure(argv):
-    walls, cpus, rss = [], [], 0
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        _, status, ru = os.wait4(p.pid, 0)  # this command's own rusage (and its children's)
-        walls.append((time.perf_counter() - t0) * 1e3)
-        cpus.append((ru.ru_utime + ru.ru_stime) * 1e3)
+ft, db, runs, ft2 = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+def one(argv):
+    t0 = time.perf_counter()
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, ru = os.wait4(p.pid, 0)  # this command's own rusage (and its children's)
+    return (time.perf_counter() - t0) * 1e3, (ru.ru_utime + ru.ru_stime) * 1e3, status
+def peak(argv):
     # peak RSS from one more run under GNU time: wait4's ru_maxrss counts the forked python's
     # own image (14 MiB here) before the exec
     out = subprocess.run(["/usr/bin/time", "-f", "%M"] + argv, stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, text=True).stderr.strip().splitlines()
-    rss = int(out[-1]) if out and out[-1].isdigit() else 0
-    return statistics.median(walls), statistics.median(cpus), os.waitstatus_to_exitcode(status), rss
-cases = [
+    return int(out[-1]) if out and out[-1].isdigit() else 0
+def measure(argvs):
+    # each run: every build's command once, in turn (a pair when there are two)
+    got = [([], [], 0) for _ in argvs]
+    for _ in range(runs):
+        for i, argv in enumerate(argvs):
+            w, c, status = one(argv)
+            got[i][0].append(w)
+            got[i][1].append(c)
+            got[i] = (got[i][0], got[i][1], status)
+    return [(statistics.median(w), statistics.median(c), os.waitstatus_to_exitcode(s), peak(a))
+            for (w, c, s), a in zip(got, argvs)]
+def cases_of(ft):
+    return [
     ("/bin/true", ["/bin/true"]),
     ("flagtune --version", [ft, "--version"]),
     ("sweeps", [ft, "sweeps", "--db", db]),
@@ -46,18 +59,38 @@ cases = [
     ("query count(*) steps", [ft, "query", "SELECT count(*) FROM steps", "--db", db]),
     ("show 1 --all", [ft, "show", "1", "--all", "--db", db]),
     ("show 1 --all --json", [ft, "show", "1", "--all", "--json", "--db", db]),
-]
-print("| command | wall ms (median of %d) | CPU ms | exit | peak RSS MiB |" % runs)
-print("| --- | ---: | ---: | ---: | ---: |")
-for name, argv in cases:
-    w, c, rc, rss = measure(argv)
-    print("| `%s` | %.1f | %.1f | %d | %.1f |" % (name, w, c, rc, rss / 1024))
+    ]
+builds = [ft] + ([ft2] if ft2 else [])
+if ft2:
+    print("Medians of %d runs; each run: the other build's command, then this build's." % runs)
+    print()
+    print("| command | before: wall ms | before: CPU ms | after: wall ms | after: CPU ms | "
+          "after: exit | after: peak RSS MiB |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+else:
+    print("| command | wall ms (median of %d) | CPU ms | exit | peak RSS MiB |" % runs)
+    print("| --- | ---: | ---: | ---: | ---: |")
+per_build = [cases_of(b) for b in builds]
+for k, (name, argv) in enumerate(per_build[0]):
+    argvs = [argv] + [cases[k][1] for cases in per_build[1:]]
+    r = measure(argvs)
+    if ft2:
+        (w, c, rc, rss), (w2, c2, _, _) = r
+        print("| `%s` | %.1f | %.1f | %.1f | %.1f | %d | %.1f |" % (name, w2, c2, w, c, rc, rss / 1024))
+    else:
+        w, c, rc, rss = r[0]
+        print("| `%s` | %.1f | %.1f | %d | %.1f |" % (name, w, c, rc, rss / 1024))
 PY
 echo
 for q in "SELECT * FROM sweep_summary ORDER BY id" "SELECT * FROM best" \
          "SELECT * FROM trial_results WHERE sweep_id = 1 AND status = 'ok' ORDER BY value, number LIMIT 50" \
          "SELECT count(*) FROM trials WHERE sweep_id = 1 AND error LIKE '%flagtune: trial log %'" \
-         "SELECT ms FROM steps WHERE trial_id = 1 ORDER BY step"; do
+         "SELECT ms FROM steps WHERE trial_id = 1 ORDER BY step" \
+         "SELECT config FROM trials WHERE sweep_id = 1 AND status = 'ok' AND value IS NOT NULL AND role NOT IN ('baseline', 'confirm', 'minimize') AND (0 <= 0 OR coalesce(steps_budget, 0) <= 0 OR steps_budget >= 0) ORDER BY value, number" \
+         "SELECT DISTINCT config FROM trials WHERE sweep_id = 1 AND role = 'confirm'" \
+         "SELECT length(config) FROM trials WHERE sweep_id = 1 AND status = 'ok' AND value > 0 AND (0 <= 0 OR coalesce(steps_budget, 0) <= 0 OR steps_budget >= 0) GROUP BY 1 HAVING count(*) > 1"; do
+  # (the last: flagtune groups by ft_config_hash(config), a function its own connection
+  # registers; length() stands in for it here, the plan is the same)
   echo "EXPLAIN QUERY PLAN $q"
   sqlite3 "$db" "EXPLAIN QUERY PLAN $q"
   echo

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "stats.h"
 #include "test.h"
@@ -117,8 +118,9 @@ TEST(speedup_empty_is_error) {
   CHECK_NEAR(lo, 2, 0);
 }
 
-/* The interval as it was computed before counting draws per rank: every resample sorted.
- * Kept here as the reference the faster method must match bit for bit. */
+/* The interval as it was computed before session 8: every resample drawn as N draws
+ * v[splitmix64() % N] and sorted (session 6's counting of draws per rank gave the same bits).
+ * Kept here as the reference the order-statistic method must agree with in law. */
 static uint64_t ref_splitmix64(uint64_t *state) {
   uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -151,28 +153,211 @@ static void ref_interval(const double *a, int na, const double *b, int nb, uint6
   free(sb);
 }
 
-/* Counting draws per rank gives exactly the interval of sorting every resample: odd and even
- * sizes, ties (values rounded to whole milliseconds), unsorted input, several seeds. */
-TEST(speedup_matches_sorting_every_resample) {
-  int sizes[][2] = {{1, 1}, {2, 3}, {7, 8}, {25, 30}, {101, 64}, {400, 333}};
-  int mismatches = 0;
-  for (int k = 0; k < 6; k++) {
-    int na = sizes[k][0], nb = sizes[k][1];
+/* Pearson's statistic of OBS (M draws) against the law P over NB cells, neighbouring cells
+ * merged until each expects at least 5; *DF the merged cells less one. */
+static double chi2_of(const long *obs, const double *p, int nb, long m, int *df) {
+  double chi = 0, e = 0, o = 0;
+  int cells = 0;
+  for (int i = 0; i < nb; i++) {
+    e += p[i] * (double)m;
+    o += (double)obs[i];
+    if (e >= 5 || i == nb - 1) {
+      if (e > 0)
+        chi += (o - e) * (o - e) / e, cells++;
+      else if (o > 0)
+        chi += 1e9; /* drawn where the law puts nothing */
+      e = o = 0;
+    }
+  }
+  *df = cells > 1 ? cells - 1 : 1;
+  return chi;
+}
+
+/* Far in the tail: for DF degrees of freedom, a chi-square exceeds this with probability well
+ * under 1e-6 (Wilson-Hilferty: z = 5.5). The draws are seeded, so the test is not flaky. */
+static double chi2_limit(int df) {
+  double h = 2.0 / (9 * df), z = 5.5 * sqrt(h);
+  return df * pow(1 - h + z, 3);
+}
+
+/* P(the K-th smallest (1-based) of N draws uniform on {0..N-1} is R), R = 0..N-1, into P:
+ * P(at most R) = P(Binomial(N, (R + 1) / N) >= K). */
+static void order_stat_law(int n, int k, double *p) {
+  double prev = 0;
+  for (int r = 0; r < n; r++) {
+    double q = (double)(r + 1) / n, cdf = 0;
+    for (int j = k; j <= n; j++) {
+      double lp = lgamma(n + 1.0) - lgamma(j + 1.0) - lgamma(n - j + 1.0);
+      if (q < 1)
+        lp += j * log(q) + (n - j) * log1p(-q);
+      else if (j < n)
+        continue;
+      cdf += exp(lp);
+    }
+    p[r] = cdf - prev;
+    prev = cdf;
+  }
+}
+
+/* The joint law of (lower, upper) median ranks for a small N, by enumerating all N^N draw
+ * sequences; P is N x N, row-major. */
+static void median_pair_law(int n, double *p) {
+  int total = 1, d[8], c[8];
+  for (int i = 0; i < n; i++) total *= n;
+  memset(p, 0, sizeof(double) * (size_t)(n * n));
+  for (int x = 0; x < total; x++) {
+    int y = x;
+    memset(c, 0, sizeof c);
+    for (int i = 0; i < n; i++) c[y % n]++, y /= n;
+    for (int r = 0, k = 0; r < n; r++)
+      for (int j = 0; j < c[r]; j++) d[k++] = r;
+    int lo = n % 2 ? d[n / 2] : d[n / 2 - 1], hi = d[n / 2];
+    p[lo * n + hi] += 1.0 / total;
+  }
+}
+
+/* The order-statistic draw of a resample's median has the law of counting N draws: the joint
+ * law of the two ranks for N = 1..6 against all N^N draw sequences, and each rank's law for
+ * larger odd and even N against the binomial; and the same test rejects a law one position
+ * off, so it can fail. */
+TEST(boot_median_ranks_follow_the_exact_law) {
+  const long m = 40000;
+  uint64_t rng = 99;
+  for (int n = 1; n <= 6; n++) {
+    double p[36];
+    long obs[36] = {0};
+    median_pair_law(n, p);
+    for (long i = 0; i < m; i++) {
+      int lo, hi;
+      stats_boot_median_ranks(n, &rng, &lo, &hi);
+      CHECK(lo >= 0 && lo <= hi && hi < n && (n % 2 == 0 || lo == hi));
+      obs[lo * n + hi]++;
+    }
+    int df;
+    double chi = chi2_of(obs, p, n * n, m, &df);
+    if (!(chi < chi2_limit(df))) fprintf(stderr, "n %d: chi2 %.1f, df %d\n", n, chi, df);
+    CHECK(chi < chi2_limit(df));
+  }
+  int sizes[] = {7, 10, 11, 50, 201, 400};
+  for (int s = 0; s < 6; s++) {
+    int n = sizes[s], k = n % 2 ? n / 2 + 1 : n / 2;
+    double *plo = calloc((size_t)n, sizeof(double)), *phi = calloc((size_t)n, sizeof(double));
+    double *poff = calloc((size_t)n, sizeof(double));
+    long *olo = calloc((size_t)n, sizeof(long)), *ohi = calloc((size_t)n, sizeof(long));
+    order_stat_law(n, k, plo);
+    order_stat_law(n, n % 2 ? k : k + 1, phi);
+    order_stat_law(n, (n % 2 ? k : k + 1) + 1, poff); /* one position up: a wrong law */
+    for (long i = 0; i < m; i++) {
+      int lo, hi;
+      stats_boot_median_ranks(n, &rng, &lo, &hi);
+      olo[lo]++;
+      ohi[hi]++;
+    }
+    int df;
+    double chi = chi2_of(olo, plo, n, m, &df);
+    if (!(chi < chi2_limit(df))) fprintf(stderr, "n %d lower: chi2 %.1f, df %d\n", n, chi, df);
+    CHECK(chi < chi2_limit(df));
+    chi = chi2_of(ohi, phi, n, m, &df);
+    if (!(chi < chi2_limit(df))) fprintf(stderr, "n %d upper: chi2 %.1f, df %d\n", n, chi, df);
+    CHECK(chi < chi2_limit(df));
+    chi = chi2_of(ohi, poff, n, m, &df);
+    CHECK(chi > chi2_limit(df));
+    free(plo);
+    free(phi);
+    free(poff);
+    free(olo);
+    free(ohi);
+  }
+}
+
+/* Many intervals of both methods on the same data agree within Monte-Carlo error: over SEEDS
+ * seeds each, the mean lower and upper bounds of the order-statistic method and of sorting
+ * every resample differ by less than 4.5 standard errors of their difference; odd and even
+ * sizes, one to three values, ties (whole milliseconds), unsorted input. */
+TEST(speedup_agrees_with_sorting_every_resample) {
+  int sizes[][3] = {{1, 1, 60}, {1, 2, 60},   {2, 3, 60},    {3, 3, 60},
+                    {7, 8, 60}, {25, 30, 60}, {101, 64, 40}, {400, 333, 12}};
+  for (int k = 0; k < 8; k++) {
+    int na = sizes[k][0], nb = sizes[k][1], seeds = sizes[k][2];
     double *a = malloc(sizeof(double) * (size_t)na), *b = malloc(sizeof(double) * (size_t)nb);
     fill(a, na, 455.1, (unsigned)k + 10);
     fill(b, nb, 412.3, (unsigned)k + 20);
     if (k % 2)
       for (int i = 0; i < na; i++) a[i] = (double)(long)a[i]; /* ties */
-    for (unsigned long seed = 1; seed <= 3; seed++) {
+    double s[2][2] = {{0}}, ss[2][2] = {{0}};
+    for (int seed = 1; seed <= seeds; seed++) {
       double sp, lo, hi, rlo, rhi;
-      CHECK_INT(stats_speedup_ci(a, na, b, nb, seed, &sp, &lo, &hi), 0);
-      ref_interval(a, na, b, nb, seed, &rlo, &rhi);
-      if (lo != rlo || hi != rhi) mismatches++;
+      CHECK_INT(stats_speedup_ci(a, na, b, nb, (unsigned long)seed, &sp, &lo, &hi), 0);
+      CHECK(lo <= hi);
+      ref_interval(a, na, b, nb, (uint64_t)seed + 1000, &rlo, &rhi);
+      double v[2][2] = {{lo, hi}, {rlo, rhi}};
+      for (int m = 0; m < 2; m++)
+        for (int e = 0; e < 2; e++) s[m][e] += v[m][e], ss[m][e] += v[m][e] * v[m][e];
+    }
+    for (int e = 0; e < 2; e++) {
+      double mean[2], var[2];
+      for (int m = 0; m < 2; m++) {
+        mean[m] = s[m][e] / seeds;
+        var[m] = fmax(ss[m][e] / seeds - mean[m] * mean[m], 0) * seeds / (seeds - 1);
+      }
+      double se = sqrt((var[0] + var[1]) / seeds);
+      if (!(fabs(mean[0] - mean[1]) <= 4.5 * se + 1e-12))
+        fprintf(stderr, "sizes %d/%d bound %d: %.6f vs %.6f, se %.6f\n", na, nb, e, mean[0],
+                mean[1], se);
+      CHECK(fabs(mean[0] - mean[1]) <= 4.5 * se + 1e-12);
     }
     free(a);
     free(b);
   }
-  CHECK_INT(mismatches, 0);
+}
+
+/* Same values, same interval: the order of the input does not matter (the old method's
+ * draws followed it), and a 20,000 + 20,000-step interval is in the bounds of its data. */
+TEST(speedup_ignores_input_order) {
+  int n = 20000;
+  double *a = malloc(sizeof(double) * (size_t)n), *b = malloc(sizeof(double) * (size_t)n);
+  fill(a, n, 530, 5);
+  fill(b, n, 462, 6);
+  double sp, lo, hi, sp2, lo2, hi2;
+  CHECK_INT(stats_speedup_ci(a, n, b, n, STATS_DISPLAY_SEED, &sp, &lo, &hi), 0);
+  for (int i = 0; i < n / 2; i++) { /* reverse both */
+    double t = a[i];
+    a[i] = a[n - 1 - i], a[n - 1 - i] = t;
+    t = b[i], b[i] = b[n - 1 - i], b[n - 1 - i] = t;
+  }
+  CHECK_INT(stats_speedup_ci(a, n, b, n, STATS_DISPLAY_SEED, &sp2, &lo2, &hi2), 0);
+  CHECK_NEAR(sp2, sp, 0);
+  CHECK_NEAR(lo2, lo, 0);
+  CHECK_NEAR(hi2, hi, 0);
+  CHECK(lo < sp && sp < hi);
+  CHECK(hi - lo < 0.01);
+  CHECK_NEAR(sp, stats_median(a, n) / stats_median(b, n), 0);
+  free(a);
+  free(b);
+}
+
+/* The bootstrap's own sort (a radix sort of the IEEE bits past 64 values) orders negative,
+ * positive, zero and repeated values as qsort does: its point estimate is the quotient of
+ * stats_median's, odd and even sizes on both sides of the cut-over. */
+TEST(speedup_sorts_any_values) {
+  int sizes[] = {63, 64, 65, 100, 101, 1000};
+  for (int k = 0; k < 6; k++) {
+    int n = sizes[k];
+    double *a = malloc(sizeof(double) * (size_t)n), *b = malloc(sizeof(double) * (size_t)n);
+    fill(a, n, 1, (unsigned)k + 40);
+    fill(b, n, 1, (unsigned)k + 50);
+    for (int i = 0; i < n; i++) {
+      a[i] = (a[i] - 1) * 1e4 + (i % 5 == 0 ? 0 : 0.5); /* -200..200, some repeated */
+      b[i] = i % 3 ? 1e-300 * i : 1e300 / (i + 1);      /* tiny and huge */
+    }
+    a[0] = -0.0;
+    double sp, lo, hi;
+    CHECK_INT(stats_speedup_ci(a, n, b, n, 3, &sp, &lo, &hi), 0);
+    CHECK_NEAR(sp, stats_median(a, n) / stats_median(b, n), 0);
+    CHECK(lo <= hi);
+    free(a);
+    free(b);
+  }
 }
 
 /* A running reduction equals stats_reduce over the same prefix after every value, exactly
