@@ -20,7 +20,7 @@ section() { # CMD: one .TP entry: the usage line(s) in bold, then the text
   [ "$(printf '%s\n' "$usage" | wc -l)" -gt 1 ] && printf '.br\n'
   printf '%s\n' "$help" | sed '1,/^$/d' | roff | sed 's/^$/.br/'
 }
-version=$("$ft" --version | sed 's/^flagtune //')
+version=$("$ft" --version | sed -n '1s/^flagtune //p')
 tmp="$out.tmp"
 {
   for c in $(commands); do [ "$c" = help ] || section "$c"; done

@@ -3,16 +3,20 @@
  * functions and runs sweeps only through sweep.h; never writes SQL or builds trials. */
 #include "cli.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <lua.h>
 #include <math.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <uv.h>
 
 #include "compare.h"
 #include "diag.h"
@@ -970,6 +974,20 @@ static int parse_args(const command *c, int argc, char **argv, args *a, char **e
   return 0;
 }
 
+/* The version, and the libraries this binary carries or loads: SQLite is linked statically
+ * where the build found libsqlite3.a (CMakeLists.txt), so a SQLite security fix needs a
+ * rebuild, and this says which one it has. */
+static void print_version(void) {
+#ifdef FLAGTUNE_SQLITE_STATIC
+  const char *how = ", linked in";
+#else
+  const char *how = "";
+#endif
+  printf("flagtune %s\n", FLAGTUNE_VERSION);
+  printf("SQLite %s%s, %s, libuv %s, cJSON %s\n", sqlite3_libversion(), how, LUA_RELEASE,
+         uv_version_string(), cJSON_Version());
+}
+
 int cli_main(int argc, char **argv) {
   /* Each trial runs under `flagtune __supervise -- CMD`, which dies with the orchestrator. */
   if (argc > 1 && strcmp(argv[1], SUPERVISE_ARG) == 0) return supervise_main(argc - 1, argv + 1);
@@ -980,7 +998,7 @@ int cli_main(int argc, char **argv) {
     else if (strcmp(argv[i], "-q") == 0)
       diag_quiet = 1;
     else if (strcmp(argv[i], "--version") == 0)
-      return printf("flagtune %s\n", FLAGTUNE_VERSION), 0;
+      return print_version(), 0;
     else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
       return usage(stdout), 0;
     else
