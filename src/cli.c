@@ -255,13 +255,16 @@ static int cmd_sweeps(args *a) {
 #define SHOW_PAGE 50
 #define SHOW_PAGE_TEXT "50"
 
-/* Loads sweep REF with its trial table limited to LIMIT (store_show_sweep_page). */
+/* Loads sweep REF with its trial table limited to LIMIT (store_show_sweep_page); the best's
+ * and the baseline's step times only for JSON: the text prints no unconfirmed run's interval
+ * (view_format_speedup), so it needs none (store_show_sweep_brief). */
 static int load_sweep(const args *a, const char *ref, int limit, store **s, cJSON **obj,
                       char **err) {
   store_sweep sw = {0};
   int rc = open_store(a, s, err);
   if (rc == 0) rc = store_sweep_get(*s, ref, &sw, err);
-  if (rc == 0) rc = store_show_sweep_page(*s, sw.id, limit, obj, err);
+  if (rc == 0)
+    rc = (a->json ? store_show_sweep_page : store_show_sweep_brief)(*s, sw.id, limit, obj, err);
   store_sweep_clear(&sw);
   return rc;
 }
@@ -536,7 +539,7 @@ static int print_export(const cJSON *sweep_obj, const cJSON *best, export_format
 /* The best of (model, hardware) across sweeps, shaped like a sweep listing for print_export. */
 static int best_across(store *s, const args *a, cJSON **sweep_obj, cJSON **best, char **err) {
   cJSON *list = NULL;
-  int rc = store_best(s, a->model, a->hardware, &list, err);
+  int rc = store_best_brief(s, a->model, a->hardware, &list, err); /* no steps: none printed */
   if (rc != 0) return rc;
   if (cJSON_GetArraySize(list) != 1) {
     int n = cJSON_GetArraySize(list);
@@ -553,7 +556,7 @@ static int best_across(store *s, const args *a, cJSON **sweep_obj, cJSON **best,
   snprintf(ref, sizeof ref, "%.0f", view_num(row, "sweep_id"));
   store_sweep sw = {0};
   rc = store_sweep_get(s, ref, &sw, err);
-  if (rc == 0) rc = store_show_sweep_page(s, sw.id, 0, sweep_obj, err);
+  if (rc == 0) rc = store_show_sweep_brief(s, sw.id, 0, sweep_obj, err);
   store_sweep_clear(&sw);
   *best = row;
   return rc;
@@ -598,7 +601,7 @@ static int cmd_export(args *a) {
   if (rc == 0 && a->n_pos > 0) {
     store_sweep one = {0};
     rc = store_sweep_get(s, a->pos[0], &one, &err);
-    if (rc == 0) rc = store_show_sweep_page(s, one.id, 0, &sw, &err);
+    if (rc == 0) rc = store_show_sweep_brief(s, one.id, 0, &sw, &err); /* prints no steps */
     store_sweep_clear(&one);
   } else if (rc == 0) {
     rc = best_across(s, a, &sw, &best_row, &err);

@@ -237,6 +237,11 @@ int store_show_sweep(store *s, int64_t sweep_id, cJSON **out, char **err);
 #define STORE_SHOW_SUMMARY (-2)
 int store_show_sweep_page(store *s, int64_t sweep_id, int limit, cJSON **out, char **err);
 
+/* store_show_sweep_page without the "steps" arrays of "best" and "baseline": for what prints
+ * no unconfirmed run's interval (text `show`, `export`), since reading a 20,000-step trial's
+ * times into cJSON was most of such a read. */
+int store_show_sweep_brief(store *s, int64_t sweep_id, int limit, cJSON **out, char **err);
+
 /* Calls FN(row, UD) for every trial of the sweep by number, one row at a time (the trial
  * objects of store_show_sweep's "trials"), so that listing a 100,000-trial sweep holds one
  * row: FN may change ROW; it is deleted after FN returns. FN returning nonzero stops the walk

@@ -150,13 +150,15 @@ int store_list_sweeps(store *s, cJSON **out, char **err) {
   return rows_by_id(s, ST_LIST_SWEEPS, 0, out, err);
 }
 
-/* The single trial that statement ID finds for the sweep, with its steps, or null. */
-static int trial_with_steps(store *s, stmt_id id, int64_t sweep_id, cJSON **out, char **err) {
+/* The single trial that statement ID finds for the sweep, with its steps when STEPS, or
+ * null. */
+static int trial_with_steps(store *s, stmt_id id, int64_t sweep_id, int steps, cJSON **out,
+                            char **err) {
   cJSON *rows = NULL;
   int rc = rows_by_id(s, id, sweep_id, &rows, err);
   cJSON *t = rc ? NULL : cJSON_DetachItemFromArray(rows, 0);
   cJSON_Delete(rows);
-  if (t) rc = add_steps(s, t, "id", "steps", err);
+  if (t && steps) rc = add_steps(s, t, "id", "steps", err);
   *out = t ? t : cJSON_CreateNull();
   return rc;
 }
@@ -223,13 +225,13 @@ static int show_trials(store *s, int64_t sweep_id, int limit, cJSON *o, char **e
   return rc;
 }
 
-static int show_parts(store *s, int64_t sweep_id, int limit, cJSON *o, char **err) {
+static int show_parts(store *s, int64_t sweep_id, int limit, int steps, cJSON *o, char **err) {
   cJSON *part = NULL;
   int rc = show_counts(s, sweep_id, o, err);
   if (!rc) rc = show_trials(s, sweep_id, limit, o, err);
-  if (!rc) rc = trial_with_steps(s, ST_SHOW_BEST, sweep_id, &part, err);
+  if (!rc) rc = trial_with_steps(s, ST_SHOW_BEST, sweep_id, steps, &part, err);
   if (part) cJSON_AddItemToObject(o, "best", part), part = NULL;
-  if (!rc) rc = trial_with_steps(s, ST_SHOW_BASELINE, sweep_id, &part, err);
+  if (!rc) rc = trial_with_steps(s, ST_SHOW_BASELINE, sweep_id, steps, &part, err);
   if (part) cJSON_AddItemToObject(o, "baseline", part);
   return rc;
 }
@@ -269,7 +271,7 @@ int store_show_sweep(store *s, int64_t sweep_id, cJSON **out, char **err) {
   return store_show_sweep_page(s, sweep_id, STORE_SHOW_ALL, out, err);
 }
 
-int store_show_sweep_page(store *s, int64_t sweep_id, int limit, cJSON **out, char **err) {
+static int show_sweep(store *s, int64_t sweep_id, int limit, int steps, cJSON **out, char **err) {
   cJSON *rows = NULL;
   *out = NULL;
   int rc = store_run_cached(s, ST_BEGIN_READ, "starting a read", err);
@@ -277,7 +279,7 @@ int store_show_sweep_page(store *s, int64_t sweep_id, int limit, cJSON **out, ch
   cJSON *o = rc ? NULL : cJSON_DetachItemFromArray(rows, 0);
   cJSON_Delete(rows);
   if (!rc && !o) rc = diag_set(err, FT_EINPUT, "no sweep '%lld'", (long long)sweep_id);
-  if (!rc) rc = show_parts(s, sweep_id, limit, o, err);
+  if (!rc) rc = show_parts(s, sweep_id, limit, steps, o, err);
   if (!rc) rc = store_run_cached(s, ST_COMMIT, "ending a read", err);
   if (rc) {
     store_tx_rollback(s);
@@ -286,6 +288,14 @@ int store_show_sweep_page(store *s, int64_t sweep_id, int limit, cJSON **out, ch
   }
   *out = o;
   return 0;
+}
+
+int store_show_sweep_page(store *s, int64_t sweep_id, int limit, cJSON **out, char **err) {
+  return show_sweep(s, sweep_id, limit, 1, out, err);
+}
+
+int store_show_sweep_brief(store *s, int64_t sweep_id, int limit, cJSON **out, char **err) {
+  return show_sweep(s, sweep_id, limit, 0, out, err);
 }
 
 static int best_rows(store *s, const char *model, const char *hardware, int with_steps, cJSON **out,
