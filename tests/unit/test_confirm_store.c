@@ -201,9 +201,8 @@ static void cs_compare_winner(store *s, int64_t sweep, int full, int with_est) {
   free(err);
 }
 
-TEST(confirm_rows_decide_as_every_row) {
-  cs_tmpdb t;
-  store *s = cs_open(&t);
+/* A new sweep of BUDGET_TRIALS trials of 20 steps in S; its id. */
+static int64_t cs_sweep(store *s, int budget_trials) {
   store_sweep_new sn = {.name = "c",
                         .model = "m",
                         .hardware = "h",
@@ -211,7 +210,7 @@ TEST(confirm_rows_decide_as_every_row) {
                         .experiment_path = "e.lua",
                         .experiment_text = "x",
                         .experiment_hash = "x",
-                        .budget_trials = 2000,
+                        .budget_trials = budget_trials,
                         .budget_steps = 20,
                         .parallel = 1,
                         .host = "b",
@@ -220,6 +219,14 @@ TEST(confirm_rows_decide_as_every_row) {
   char *err = NULL;
   CHECK_INT(store_sweep_create(s, &sn, &sw, &err), 0);
   free(err);
+  return sw;
+}
+
+TEST(confirm_rows_decide_as_every_row) {
+  cs_tmpdb t;
+  store *s = cs_open(&t);
+  int64_t sw = cs_sweep(s, 2000);
+  char *err = NULL;
   const char *fails[] = {"oom", "crash", "timeout", "invalid", "no_metric", "interrupted", "lost"};
   cs_trial(s, sw, 0, ROLE_BASELINE, -1, "ok", 20);
   int number = 1;
@@ -276,21 +283,8 @@ TEST(confirm_rows_decide_as_every_row) {
 TEST(confirm_rows_are_the_ones_it_can_use) {
   cs_tmpdb t;
   store *s = cs_open(&t);
-  store_sweep_new sn = {.name = "c",
-                        .model = "m",
-                        .hardware = "h",
-                        .strategy = "random",
-                        .experiment_path = "e.lua",
-                        .experiment_text = "x",
-                        .experiment_hash = "x",
-                        .budget_trials = 20,
-                        .budget_steps = 20,
-                        .parallel = 1,
-                        .host = "b",
-                        .options_json = "{}"};
-  int64_t sw = 0;
+  int64_t sw = cs_sweep(s, 20);
   char *err = NULL;
-  CHECK_INT(store_sweep_create(s, &sn, &sw, &err), 0);
   trial_record *r = NULL;
   int n = -1;
   CHECK_INT(store_trials_load_confirm(s, sw, 20, 3, NULL, NULL, &r, &n, &err), 0);
