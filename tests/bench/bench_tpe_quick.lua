@@ -11,39 +11,11 @@
 --   H_SEEDS=1,2,3 H_TRIALS=25,50 H_STRAT=tpe H_OPTS='{local_share=0.5}' H_REPS=1 \
 --   H_NOISE=0.003 [H_STEP_BUDGET=1125 H_STEP_NOISE=0.02] [H_SIM=build/flagtune-sim] [H_CURVE=1] \
 --     build/tests/luatest tests/bench/bench_tpe_quick.lua
-package.path = "tests/lua/?.lua;" .. package.path
-local space = require("space")
+package.path = "tests/lua/?.lua;tests/bench/?.lua;" .. package.path
 local host = require("host")
 local rng = require("rng")
-local SIM = os.getenv("H_SIM") or "build/flagtune-sim"
-
-local function sh(cmd)
-  local f = io.popen(cmd); local s = f:read("a"); f:close(); return s
-end
-
-local function load_space(seed)
-  local js = ft.json_decode(sh(SIM .. " --landscape gen:" .. seed .. " --print-space-json"))
-  local flags, vars, order = {}, {}, {}
-  for _, p in ipairs(js.params) do
-    local v = p.values
-    local spec
-    if p.kind == "bool" then spec = { kind = "bool" }
-    elseif p.kind == "pow2" then spec = { kind = "pow2", lo = math.tointeger(v[1]), hi = math.tointeger(v[#v]) }
-    elseif p.kind == "int" then spec = { kind = "int", lo = math.tointeger(v[1]), hi = math.tointeger(v[#v]), step = #v > 1 and math.tointeger(v[2] - v[1]) or 1 }
-    elseif p.kind == "float" then spec = { kind = "float", lo = v[1], hi = v[#v], step = #v > 1 and (v[2] - v[1]) or 1 }
-    else local vals = {}; for i, x in ipairs(v) do vals[i] = tostring(x) end; spec = { kind = "choice", values = vals } end
-    if p.env then vars[p.name] = spec else flags[p.name] = spec end
-    order[#order + 1] = p
-  end
-  local opt = tonumber(sh(SIM .. " --landscape gen:" .. seed .. " --print-optimum"):match("^([%d%.]+)"))
-  return space.new(flags, vars, {}, {}, "h.lua"), order, opt
-end
-
-local function render(v)
-  if type(v) == "boolean" then return tostring(v) end
-  if math.type(v) == "float" then return string.format("%.10g", v) end
-  return tostring(v)
-end
+local gen = require("genspace")
+local SIM, sh, load_space, render = gen.SIM, gen.sh, gen.load_space, gen.render
 
 local function evaluate(seed, order, c, cache, sp)
   local key = sp:key(c)
