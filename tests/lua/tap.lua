@@ -3,11 +3,12 @@
 -- traceback and the others still run. tests/lua/luatest.c makes this file loadable as
 -- require("tap") and calls tap.finish() after the test file, which prints the summary
 -- line; luatest exits non-zero when any case failed. Must not hold state a case could
--- leak into the next beyond the counters.
+-- leak into the next beyond the counters and the temporary files it removes at the end.
 
 local tap = {}
 
 local passed, failed, failures = 0, 0, {}
+local temp_files = {}
 
 local function show(v)
   if type(v) == "string" then return string.format("%q", v) end
@@ -60,8 +61,22 @@ function tap.test(name, fn, ...)
   return false
 end
 
+-- Writes TEXT to a new temporary file whose name ends in SUFFIX (a user strategy's ".lua");
+-- returns its path. tap.finish removes it (and the empty file os.tmpname made).
+function tap.temp_file(text, suffix)
+  local base = os.tmpname()
+  local path = base .. (suffix or "")
+  temp_files[#temp_files + 1] = base
+  temp_files[#temp_files + 1] = path
+  local f = assert(io.open(path, "w"))
+  f:write(text)
+  f:close()
+  return path
+end
+
 -- Prints the plan and the summary line; returns the number of failed cases.
 function tap.finish()
+  for _, path in ipairs(temp_files) do os.remove(path) end
   local total = passed + failed
   print(string.format("1..%d", total))
   if failed == 0 then

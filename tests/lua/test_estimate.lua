@@ -159,17 +159,7 @@ end
 
 -- ---- what the host checks in a user strategy's answer ----
 
-local temp_files = {}
-local function write_file(text)
-  local base = os.tmpname()
-  local path = base .. ".lua"
-  temp_files[#temp_files + 1] = base
-  temp_files[#temp_files + 1] = path
-  local f = assert(io.open(path, "w"))
-  f:write(text)
-  f:close()
-  return path
-end
+local function write_file(text) return tap.temp_file(text, ".lua") end
 
 local USER = [[
 local M = {}
@@ -222,4 +212,3 @@ test("estimate_leaves_the_search_alone", test_estimate_leaves_the_search_alone)
 test("halving_answers_from_its_base", test_halving_answers_from_its_base)
 test("host_checks_the_answer", test_host_checks_the_answer)
 
-for _, path in ipairs(temp_files) do os.remove(path) end

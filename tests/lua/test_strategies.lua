@@ -140,18 +140,7 @@ end
 
 -- ---- a fake user strategy ----
 
-local temp_files = {}
-
-local function write_file(text)
-  local base = os.tmpname() -- creates the file: remove it too
-  local path = base .. ".lua"
-  temp_files[#temp_files + 1] = base
-  temp_files[#temp_files + 1] = path
-  local f = assert(io.open(path, "w"))
-  f:write(text)
-  f:close()
-  return path
-end
+local function write_file(text) return tap.temp_file(text, ".lua") end
 
 -- A user strategy whose ask() returns whatever `script` (a global set by the test) says.
 local FAKE = [[
@@ -338,4 +327,3 @@ test("render", test_render)
 test("kit_in_a_user_file", test_kit_in_a_user_file)
 test("kit_unseen", test_kit_unseen)
 
-for _, path in ipairs(temp_files) do os.remove(path) end
