@@ -15,9 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 
+#include "arena.h"
 #include "diag.h"
 #include "embed.h"
 #include "json.h"
@@ -29,37 +29,6 @@
  * again at every instruction until the protected call made by C unwinds, so a `pcall` in
  * user code can catch it but cannot go on running. */
 enum { FAULT_NONE, FAULT_BUDGET, FAULT_MEMORY };
-
-/* Sanitizer builds see every block through malloc and free every object at exit, so that
- * ASan finds a use after free and LSan a leak. */
-#if defined(__SANITIZE_ADDRESS__)
-#define LHOST_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define LHOST_SANITIZED 1
-#endif
-#endif
-#ifndef LHOST_SANITIZED
-#define LHOST_SANITIZED 0
-#endif
-
-/* The arena: what Lua allocates is mostly small (tables, strings, closures, upvalues, hash
- * parts, the code of a function), and glibc's malloc/free cost several times what a free
- * list does. Blocks of up to ARENA_SMALL bytes come from a region of ARENA_BYTES, in classes
- * of 16 bytes, each class with a free list; larger blocks, and any once the region is used
- * up, come from malloc. The region is reserved at once, its first ARENA_PREFAULT bytes
- * populated in one call and the rest touched as blocks are handed out; it is bounded, reused
- * through the free lists, and returned when the state closes. A `check` (docs/COST.md
- * "Start-up") holds 299 KB of Lua heap, 298 KB of it in the arena. */
-#define ARENA_BYTES ((size_t)1 << 20)
-#define ARENA_SMALL 4096
-#define ARENA_PREFAULT ((size_t)320 << 10)
-#define ARENA_CLASS(n) (((n) + 15) >> 4)
-
-typedef struct {
-  char *base, *next, *end; /* the region, its first unused byte, its end; NULL: none */
-  void *free[ARENA_CLASS(ARENA_SMALL) + 1]; /* a list of freed blocks per class */
-} arena;
 
 #define WHERE_MAX 512
 
@@ -116,78 +85,6 @@ static int where_user(lua_State *L, int level, char *buf, size_t n) {
   return 0;
 }
 
-static int in_arena(const arena *a, const void *p) {
-  uintptr_t u = (uintptr_t)p;
-  return u >= (uintptr_t)a->base && u < (uintptr_t)a->end;
-}
-
-/* A block of N (1..ARENA_SMALL) bytes from the arena, or NULL when it is used up. */
-static void *arena_get(arena *a, size_t n) {
-  size_t c = ARENA_CLASS(n);
-  void *p = a->free[c];
-  if (p) {
-    a->free[c] = *(void **)p;
-    return p;
-  }
-  if ((size_t)(a->end - a->next) < c << 4) return NULL;
-  p = a->next;
-  a->next += c << 4;
-  return p;
-}
-
-/* Gives back block P of N bytes (N as Lua last sized it: its class is at most the one it
- * was handed out in, so the block holds the class it goes back to). */
-static void arena_put(arena *a, void *p, size_t n) {
-  size_t c = ARENA_CLASS(n);
-  *(void **)p = a->free[c];
-  a->free[c] = p;
-}
-
-/* FLAGTUNE_LUA_ARENA=0 (a checking and measuring aid: tests/valgrind.sh sets it so that
- * memcheck sees every block and every state closed): no arena, and lhost_free always closes. */
-static int plain_memory(void) {
-  const char *s = getenv("FLAGTUNE_LUA_ARENA");
-  return s && strcmp(s, "0") == 0;
-}
-
-static void arena_open(arena *a) {
-  memset(a, 0, sizeof *a);
-  if (LHOST_SANITIZED || plain_memory()) return;
-  void *p = mmap(NULL, ARENA_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return; /* every block from malloc */
-#ifdef MADV_POPULATE_WRITE
-  /* The pages the runtime's modules fill at once (a check uses 298 KB) in one call rather
-   * than a page fault each: on a virtual machine a fault costs microseconds (docs/COST.md
-   * "Start-up"). Linux 5.14 and later; an older kernel says EINVAL and faults them in. */
-  (void)madvise(p, ARENA_PREFAULT, MADV_POPULATE_WRITE);
-#endif
-  a->base = a->next = p;
-  a->end = a->base + ARENA_BYTES;
-}
-
-static void arena_close(arena *a) {
-  if (a->base) munmap(a->base, ARENA_BYTES);
-  memset(a, 0, sizeof *a);
-}
-
-/* Block PTR of OLD bytes resized to NSIZE (> 0) bytes, or NULL. An arena block shrinks in
- * place (Lua requires that a shrink never fails) and stays in place within its class. */
-static void *resize(arena *a, void *ptr, size_t old, size_t nsize) {
-  if (!ptr) {
-    void *p = nsize <= ARENA_SMALL ? arena_get(a, nsize) : NULL;
-    return p ? p : malloc(nsize);
-  }
-  if (!in_arena(a, ptr)) return realloc(ptr, nsize);
-  if (nsize <= old || ARENA_CLASS(nsize) == ARENA_CLASS(old)) return ptr;
-  void *p = nsize <= ARENA_SMALL ? arena_get(a, nsize) : NULL;
-  if (!p) p = malloc(nsize);
-  if (p) {
-    memcpy(p, ptr, old);
-    arena_put(a, ptr, old);
-  }
-  return p;
-}
-
 /* The memory cap: Lua's allocator with a count of the bytes held. Growing past the limit
  * fails, which Lua raises as a memory error (LUA_ERRMEM, which no message handler sees, or
  * lauxlib's "not enough memory"): the fault and the user's line are noted here for
@@ -198,10 +95,7 @@ static void *host_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   lhost *h = ud;
   size_t old = ptr ? osize : 0;
   if (nsize == 0) {
-    if (in_arena(&h->arena, ptr))
-      arena_put(&h->arena, ptr, osize);
-    else
-      free(ptr);
+    arena_free(&h->arena, ptr, osize);
     h->mem -= old;
     return NULL;
   }
@@ -225,7 +119,7 @@ static void *host_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     h->refused_size = nsize;
     return NULL;
   }
-  void *p = resize(&h->arena, ptr, old, nsize);
+  void *p = arena_resize(&h->arena, ptr, old, nsize);
   if (p) h->mem = h->mem - old + nsize;
   if (p && retry && h->fault == FAULT_MEMORY) { /* the collection made room after all */
     h->fault = FAULT_NONE;
@@ -667,7 +561,9 @@ void lhost_free(lhost *h) {
     fprintf(stderr, "flagtune: %d Lua refs still live at exit\n", h->live_refs);
   assert(h->live_refs == 0);
 #endif
-  if (exit_follows && h->arena.base) { /* the exit frees it all at once */
+  /* The exit frees it all at once. Without an arena (AddressSanitizer, FLAGTUNE_LUA_ARENA=0)
+   * the state is closed, so that LeakSanitizer and valgrind see every block freed. */
+  if (exit_follows && arena_active(&h->arena)) {
     h->kept = kept;
     kept = h;
     return;
