@@ -121,8 +121,8 @@ static double noise_of(const trial_record *t, int n, int full_steps, int search_
         (!search_only || is_search(&t[i])))
       ok[m++] = &t[i];
   qsort(ok, (size_t)m, sizeof *ok, by_config);
-  double ss = CONFIRM_TAU0_DF * CONFIRM_TAU0 * CONFIRM_TAU0;
-  double df = CONFIRM_TAU0_DF;
+  double ss = 0;
+  int df = 0;
   for (int a = 0; a < m;) {
     int b = a;
     double mean = 0;
@@ -134,7 +134,26 @@ static double noise_of(const trial_record *t, int n, int full_steps, int search_
     a = b;
   }
   free(ok);
-  return ss / df;
+  return confirm_noise_posterior(ss, df);
+}
+
+double confirm_noise_posterior(double ss, int df) {
+  /* The likelihood of sigma is sigma^-df exp(-ss / (2 sigma^2)); on a grid even in log sigma
+   * the log-uniform prior is flat, so the posterior weights are the likelihood's. */
+  enum { K = 400 };
+  double lo = log(CONFIRM_NOISE_LO), hi = log(CONFIRM_NOISE_HI), lw[K + 1], s2[K + 1];
+  double top = -INFINITY, sw = 0, sv = 0;
+  for (int k = 0; k <= K; k++) {
+    double sd = exp(lo + (hi - lo) * k / K);
+    s2[k] = sd * sd;
+    lw[k] = -df * log(sd) - ss / (2 * s2[k]);
+    if (lw[k] > top) top = lw[k];
+  }
+  for (int k = 0; k <= K; k++) {
+    double w = exp(lw[k] - top);
+    sw += w, sv += w * s2[k];
+  }
+  return sv / sw;
 }
 
 double confirm_noise(const trial_record *t, int n, int full_steps) {

@@ -51,12 +51,17 @@ int confirm_plan(const trial_record *t, int n, int full_steps, int top, int repe
 int confirm_winner(const trial_record *t, int n, int full_steps, int skip,
                    const confirm_estimate *est, int n_est, store_winner *w);
 
-/* The noise variance of one measurement, log scale: the pooled within-configuration variance
- * of the log values of every configuration with several ok full-step trials, with a prior of
- * CONFIRM_TAU0 (1.5 %) worth CONFIRM_TAU0_DF degrees of freedom. */
-#define CONFIRM_TAU0 0.015
-#define CONFIRM_TAU0_DF 2
+/* The noise variance of one measurement, log scale: the posterior mean of sigma^2 given the
+ * within-configuration sum of squares of the log values of every configuration with several
+ * ok full-step trials, under a log-uniform prior on sigma from CONFIRM_NOISE_LO to
+ * CONFIRM_NOISE_HI (0.05 % to 5 %). With no repeats that is the prior's mean (sigma about
+ * 1.65 %); a few repeats that agree bring it down to what they show, so a quiet GPU's
+ * 0.1 % is believed, which a prior worth fixed degrees of freedom would not let happen. */
+#define CONFIRM_NOISE_LO 0.0005
+#define CONFIRM_NOISE_HI 0.05
 double confirm_noise(const trial_record *t, int n, int full_steps);
+/* The same from a sum of squares SS with DF degrees of freedom (for tests and benchmarks). */
+double confirm_noise_posterior(double ss, int df);
 
 /* The posterior mean of a configuration's log step time: its N log measurements (mean M,
  * each of variance TAU2) against the model's prior N(E.mean, V), V = max(E.sd^2 - TAU2,

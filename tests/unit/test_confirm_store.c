@@ -140,7 +140,7 @@ static int cs_compare_plan(store *s, int64_t sweep, int full, int top, int repea
   CHECK_INT(diff, 0);
   CHECK(same_double(confirm_noise(sel, n_sel, full), confirm_noise(all, n_all, full)));
   /* the fixture has repeated configurations: the noise is not the prior alone */
-  CHECK(fabs(confirm_noise(all, n_all, full) - CONFIRM_TAU0 * CONFIRM_TAU0) > 1e-6);
+  CHECK(fabs(confirm_noise(all, n_all, full) - confirm_noise_posterior(0, 0)) > 1e-6);
   free(pa);
   free(ps);
   free(ca);
