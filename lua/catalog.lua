@@ -1699,6 +1699,8 @@ return {
   { name = "xla_gpu_enable_llvm_module_compilation_parallelism", kind = "flag", backend = "gpu", type = "bool",
     default = false,
     desc = "Compile split LLVM modules in parallel.",
+    until_ = "refused as unknown by jaxlib 0.11.2 (flags probe on an H100, 2026-11-26)",
+    jax = { before = "0.11.2" }, -- present at openxla/xla@00ccad5d (older than the commit jax 0.11.0 pins), refused by jaxlib 0.11.2: removed in between
     source = "xla",
     tags = { "codegen" },
   },
@@ -1855,6 +1857,8 @@ return {
   { name = "xla_gpu_experimental_aot_compiled_thunks", kind = "flag", backend = "gpu", type = "bool",
     default = true,
     desc = "Include generated thunks in ahead-of-time compiled binaries.",
+    until_ = "refused as unknown by jaxlib 0.11.2 (flags probe on an H100, 2026-11-26)",
+    jax = { before = "0.11.2" }, -- DebugOptions field 435 (xla/xla.proto, numbers read from generated bindings of it; one that has this field lacks 442) predates field 442, xla_gpu_experimental_autotune_backends, which jaxlib 0.11.2 parses: removed before its pin
     source = "xla",
   },
   { name = "xla_gpu_experimental_autotune_backends", kind = "flag", backend = "gpu", type = "list",
@@ -1872,6 +1876,8 @@ return {
   { name = "xla_gpu_experimental_autotuner_cache_dir", kind = "flag", backend = "gpu", type = "path",
     default = "",
     desc = "Directory for the new autotuner's cache.",
+    until_ = "refused as unknown by jaxlib 0.11.2 (flags probe on an H100, 2026-11-26)",
+    jax = { before = "0.11.2" }, -- DebugOptions field 407 (xla/xla.proto, numbers read from generated bindings of it; one that has this field lacks 442) predates field 442, xla_gpu_experimental_autotune_backends, which jaxlib 0.11.2 parses: removed before its pin
     source = "xla",
     tags = { "codegen" },
   },
@@ -1987,6 +1993,8 @@ return {
   { name = "xla_gpu_experimental_enable_nvshmem", kind = "flag", backend = "gpu", type = "bool",
     default = false,
     desc = "Enable NVSHMEM.",
+    until_ = "refused as unknown by jaxlib 0.11.2 (flags probe on an H100, 2026-11-26)",
+    jax = { before = "0.11.2" }, -- present at openxla/xla@00ccad5d (older than the commit jax 0.11.0 pins), refused by jaxlib 0.11.2: removed in between; jax's Mosaic GPU code still looks for it in XLA_FLAGS
     source = "xla",
     tags = { "nccl" },
   },
@@ -2079,6 +2087,8 @@ return {
   { name = "xla_gpu_experimental_ragged_all_to_all_use_barrier", kind = "flag", backend = "gpu", type = "bool",
     default = true,
     desc = "Multi-GPU barrier kernel in one-shot ragged all-to-all.",
+    until_ = "refused as unknown by jaxlib 0.11.2 (flags probe on an H100, 2026-11-26)",
+    notes = "Whether XLA removed it before the commit jaxlib 0.11.2 pins or added it after is not known: no dated XLA source at hand.",
     source = "xla",
     tags = { "collectives" },
   },
@@ -2118,6 +2128,8 @@ return {
   { name = "xla_gpu_experimental_use_raft_select_k", kind = "flag", backend = "gpu", type = "bool",
     default = false,
     desc = "Use raft select_k for TopK.",
+    until_ = "refused as unknown by jaxlib 0.11.2 (flags probe on an H100, 2026-11-26)",
+    notes = "Whether XLA removed it before the commit jaxlib 0.11.2 pins or added it after is not known: no dated XLA source at hand.",
     source = "xla",
   },
   { name = "xla_gpu_experimental_use_ragged_dot_fusion", kind = "flag", backend = "gpu", type = "bool",
@@ -2182,6 +2194,8 @@ return {
   { name = "xla_gpu_fused_attention_use_cudnn_rng", kind = "flag", backend = "gpu", type = "bool",
     default = false,
     desc = "Use cuDNN's RNG inside fused attention kernels.",
+    until_ = "refused as unknown by jaxlib 0.11.2 (flags probe on an H100, 2026-11-26)",
+    jax = { before = "0.11.2" }, -- present at openxla/xla@00ccad5d (older than the commit jax 0.11.0 pins), refused by jaxlib 0.11.2: removed in between
     source = "xla",
     tags = { "codegen" },
   },
@@ -2500,10 +2514,14 @@ return {
   },
   { name = "xla_gpu_use_embeded_device_lib", kind = "flag", backend = "gpu", type = "bool",
     desc = "Use the embedded device bitcode library in codegen (default: when built in).",
+    until_ = "refused as unknown by jaxlib 0.11.2 (flags probe on an H100, 2026-11-26)",
+    jax = { before = "0.11.2" }, -- DebugOptions field 420 (xla/xla.proto, numbers read from generated bindings of it; one that has this field lacks 442) predates field 442, xla_gpu_experimental_autotune_backends, which jaxlib 0.11.2 parses: removed before its pin
     source = "xla",
   },
   { name = "xla_gpu_use_inprocess_lld", kind = "flag", backend = "gpu", type = "bool",
     desc = "Link with lld as a library (default: when built in).",
+    until_ = "refused as unknown by jaxlib 0.11.2 (flags probe on an H100, 2026-11-26)",
+    jax = { before = "0.11.2" }, -- DebugOptions field 389 (xla/xla.proto, numbers read from generated bindings of it; one that has this field lacks 442) predates field 442, xla_gpu_experimental_autotune_backends, which jaxlib 0.11.2 parses: removed before its pin
     source = "xla",
     tags = { "codegen" },
   },
@@ -2599,6 +2617,8 @@ return {
   { name = "xla_llvm_force_inline_before_split", kind = "flag", backend = "any", type = "bool",
     default = true,
     desc = "Inline before splitting the LLVM module for balanced parallel compilation.",
+    until_ = "refused as unknown by jaxlib 0.11.2 (flags probe on an H100, 2026-11-26)",
+    jax = { before = "0.11.2" }, -- present at openxla/xla@00ccad5d (older than the commit jax 0.11.0 pins), refused by jaxlib 0.11.2: removed in between
     source = "xla",
     tags = { "codegen" },
   },
