@@ -2116,6 +2116,7 @@ return {
   },
   { name = "xla_gpu_experimental_thunk_buffer_debug_filter_by_thunk_id_ranges", kind = "flag", backend = "gpu", type = "string",
     desc = "Limit thunk buffer debugging to these thunk id ranges (n, min:max, min:, :max).",
+    probe = "0:", -- "" does not parse: ParseIntRangeInclusive (xla/debug_options_parsers.cc) refuses an empty range
     source = "xla",
     tags = { "debug" },
   },

@@ -375,7 +375,7 @@ static int cmd_list(const fargs *a, const char *db_path) {
 static const char *const SHOW_FIELDS[] = {
     "name",       "kind",  "backend", "type",       "default",    "values",   "recommended",
     "candidates", "desc",  "source",  "deprecated", "renamed_to", "requires", "overrides",
-    "notes",      "since", "until_",  "tags",       NULL};
+    "notes",      "since", "until_",  "probe",      "tags",       NULL};
 
 static int cmd_show(const fargs *a) {
   lhost *h = NULL;
