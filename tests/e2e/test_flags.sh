@@ -136,6 +136,46 @@ nflags=$(($(echo $many | wc -w) + 3))
 runs=$(wc -l < "$work/runs.txt")
 check "$nflags flags settled in $runs runs (< 20, not one per flag)" [ "$runs" -lt 20 -a "$nflags" -gt 30 ]
 has "$work/probe4.txt" "2 of $nflags refused, 1 known with a value refused"
+# The values the probe passes are ones XLA parses (jaxlib 0.11.2 on an H100 refused the
+# probe's old "true" for these three, catalog entries without a default). fakevalues fails
+# as XLA does on each malformed one: the QCHECK's "Flag parsing failed."
+# (xla/parse_flags_from_env.cc), after SetterForRepeatedEnum's "Illegal value" for the list
+# (xla/debug_options_flags.cc): libnvptxcompiler's setter refuses true without
+# libnvptxcompiler, the list setter parses true as AUTOTUNE_BACKEND_TRUE, and
+# ParseIntRangeInclusive (xla/debug_options_parsers.cc) refuses an empty thunk id range.
+cat > "$work/fakevalues" <<'SH'
+#!/bin/sh
+fail() {
+  [ -n "$1" ] && echo "E1126 02:13:07.427001     472 debug_options_flags.cc:137] $1" >&2
+  echo "F1126 02:13:07.427349     472 parse_flags_from_env.cc:220] Check failed: tsl::Flags::Parse(&env_argv->argc, env_argv->argv.data(), flag_list) Flag parsing failed." >&2
+  exit 1
+}
+for f in $XLA_FLAGS; do
+  case $f in
+    --xla_gpu_enable_libnvptxcompiler=true) fail "" ;;
+    --xla_gpu_experimental_autotune_backends=|--xla_gpu_experimental_autotune_backends=\"\"|--xla_gpu_experimental_autotune_backends=cudnn) ;;
+    --xla_gpu_experimental_autotune_backends=*) fail "Illegal value for --xla_gpu_experimental_autotune_backends 'AUTOTUNE_BACKEND_${f#*=}'" ;;
+    --xla_gpu_experimental_thunk_buffer_debug_filter_by_thunk_id_ranges=[0-9]*) ;;
+    --xla_gpu_experimental_thunk_buffer_debug_filter_by_thunk_id_ranges=*) fail "" ;;
+  esac
+done
+exit 0
+SH
+chmod +x "$work/fakevalues"
+XLA_FLAGS="--xla_gpu_enable_libnvptxcompiler=true" "$work/fakevalues" 2> /dev/null
+check "fakevalues refuses libnvptxcompiler=true" [ $? = 1 ]
+XLA_FLAGS="--xla_gpu_experimental_autotune_backends=true" "$work/fakevalues" 2> /dev/null
+check "fakevalues refuses autotune_backends=true" [ $? = 1 ]
+XLA_FLAGS='--xla_gpu_experimental_thunk_buffer_debug_filter_by_thunk_id_ranges=""' "$work/fakevalues" 2> /dev/null
+check "fakevalues refuses an empty thunk id range" [ $? = 1 ]
+"$ft" flags probe --command "$work/fakevalues" xla_gpu_enable_libnvptxcompiler \
+  xla_gpu_experimental_autotune_backends xla_gpu_experimental_thunk_buffer_debug_filter_by_thunk_id_ranges \
+  xla_gpu_autotune_level > "$work/values.txt" 2> "$work/values_err.txt"
+code=$?
+[ $code = 0 ] || cat "$work/values.txt" "$work/values_err.txt"
+check "probe values XLA parses: exit 0 (got $code)" [ $code = 0 ]
+has "$work/values.txt" "0 of 4 refused"
+check_eq "settled in 2 runs (none, all)" "$(grep -c 'flags probe: run' "$work/values_err.txt")" 2
 "$ft" flags probe xla_gpu_autotune_level 2> "$work/probe3.txt"
 check "probe without --command: exit 2" [ $? = 2 ]
 "$ft" flags probe --command true --catalog xla_gpu_autotune_level 2> "$work/probe5.txt"
