@@ -1700,7 +1700,7 @@ return {
     default = false,
     desc = "Compile split LLVM modules in parallel.",
     until_ = "refused as unknown by jaxlib 0.11.2 (flags probe on an H100, 2026-11-26)",
-    jax = { before = "0.11.2" }, -- present at openxla/xla@00ccad5d (older than the commit jax 0.11.0 pins), refused by jaxlib 0.11.2: removed in between
+    jax = { before = "0.11.2" }, -- DebugOptions field 268 of xla/xla.proto in the binding of 2026-05-10, gone from that of 2026-07-28 (EnzymeAD/Reactant.jl src/proto/xla/xla_pb.jl); jax 0.11.2 pins a later XLA (jax main was 0.11.1.dev pinning openxla/xla@753e5e56 on 2026-08-08): removed before it
     source = "xla",
     tags = { "codegen" },
   },
@@ -1858,7 +1858,7 @@ return {
     default = true,
     desc = "Include generated thunks in ahead-of-time compiled binaries.",
     until_ = "refused as unknown by jaxlib 0.11.2 (flags probe on an H100, 2026-11-26)",
-    jax = { before = "0.11.2" }, -- DebugOptions field 435 (xla/xla.proto, numbers read from generated bindings of it; one that has this field lacks 442) predates field 442, xla_gpu_experimental_autotune_backends, which jaxlib 0.11.2 parses: removed before its pin
+    jax = { before = "0.11.2" }, -- DebugOptions field 435 of xla/xla.proto in the binding of 2026-05-10, gone from that of 2026-07-28 (EnzymeAD/Reactant.jl src/proto/xla/xla_pb.jl); jax 0.11.2 pins a later XLA (jax main was 0.11.1.dev pinning openxla/xla@753e5e56 on 2026-08-08): removed before it
     source = "xla",
   },
   { name = "xla_gpu_experimental_autotune_backends", kind = "flag", backend = "gpu", type = "list",
@@ -1877,7 +1877,7 @@ return {
     default = "",
     desc = "Directory for the new autotuner's cache.",
     until_ = "refused as unknown by jaxlib 0.11.2 (flags probe on an H100, 2026-11-26)",
-    jax = { before = "0.11.2" }, -- DebugOptions field 407 (xla/xla.proto, numbers read from generated bindings of it; one that has this field lacks 442) predates field 442, xla_gpu_experimental_autotune_backends, which jaxlib 0.11.2 parses: removed before its pin
+    jax = { before = "0.11.2" }, -- DebugOptions field 407 of xla/xla.proto still in the binding of 2026-07-28 (EnzymeAD/Reactant.jl src/proto/xla/xla_pb.jl); jax 0.11.2 pins a later XLA (jax main was 0.11.1.dev pinning openxla/xla@753e5e56 on 2026-08-08): removed before it
     source = "xla",
     tags = { "codegen" },
   },
@@ -1993,8 +1993,9 @@ return {
   { name = "xla_gpu_experimental_enable_nvshmem", kind = "flag", backend = "gpu", type = "bool",
     default = false,
     desc = "Enable NVSHMEM.",
+    notes = "jax's Mosaic GPU still looks for --xla_gpu_experimental_enable_nvshmem in XLA_FLAGS (jax/experimental/mosaic/gpu/core.py:156 at jax main of 2026-08-08), but jaxlib 0.11.2's XLA refuses it as unknown.",
     until_ = "refused as unknown by jaxlib 0.11.2 (flags probe on an H100, 2026-11-26)",
-    jax = { before = "0.11.2" }, -- present at openxla/xla@00ccad5d (older than the commit jax 0.11.0 pins), refused by jaxlib 0.11.2: removed in between; jax's Mosaic GPU code still looks for it in XLA_FLAGS
+    jax = { before = "0.11.2" }, -- DebugOptions field 388 of xla/xla.proto in the binding of 2026-05-10, gone from that of 2026-07-28 (EnzymeAD/Reactant.jl src/proto/xla/xla_pb.jl); jax 0.11.2 pins a later XLA (jax main was 0.11.1.dev pinning openxla/xla@753e5e56 on 2026-08-08): removed before it
     source = "xla",
     tags = { "nccl" },
   },
@@ -2088,7 +2089,7 @@ return {
     default = true,
     desc = "Multi-GPU barrier kernel in one-shot ragged all-to-all.",
     until_ = "refused as unknown by jaxlib 0.11.2 (flags probe on an H100, 2026-11-26)",
-    notes = "Whether XLA removed it before the commit jaxlib 0.11.2 pins or added it after is not known: no dated XLA source at hand.",
+    jax = { before = "0.11.2" }, -- DebugOptions field 450 of xla/xla.proto still in the binding of 2026-07-28 (EnzymeAD/Reactant.jl src/proto/xla/xla_pb.jl); jax 0.11.2 pins a later XLA (jax main was 0.11.1.dev pinning openxla/xla@753e5e56 on 2026-08-08): removed before it
     source = "xla",
     tags = { "collectives" },
   },
@@ -2130,7 +2131,7 @@ return {
     default = false,
     desc = "Use raft select_k for TopK.",
     until_ = "refused as unknown by jaxlib 0.11.2 (flags probe on an H100, 2026-11-26)",
-    notes = "Whether XLA removed it before the commit jaxlib 0.11.2 pins or added it after is not known: no dated XLA source at hand.",
+    jax = { before = "0.11.2" }, -- DebugOptions field 413 of xla/xla.proto still in the binding of 2026-07-28 (EnzymeAD/Reactant.jl src/proto/xla/xla_pb.jl); jax 0.11.2 pins a later XLA (jax main was 0.11.1.dev pinning openxla/xla@753e5e56 on 2026-08-08): removed before it
     source = "xla",
   },
   { name = "xla_gpu_experimental_use_ragged_dot_fusion", kind = "flag", backend = "gpu", type = "bool",
@@ -2196,7 +2197,7 @@ return {
     default = false,
     desc = "Use cuDNN's RNG inside fused attention kernels.",
     until_ = "refused as unknown by jaxlib 0.11.2 (flags probe on an H100, 2026-11-26)",
-    jax = { before = "0.11.2" }, -- present at openxla/xla@00ccad5d (older than the commit jax 0.11.0 pins), refused by jaxlib 0.11.2: removed in between
+    jax = { before = "0.11.2" }, -- DebugOptions field 235 of xla/xla.proto still in the binding of 2026-07-28 (EnzymeAD/Reactant.jl src/proto/xla/xla_pb.jl); jax 0.11.2 pins a later XLA (jax main was 0.11.1.dev pinning openxla/xla@753e5e56 on 2026-08-08): removed before it
     source = "xla",
     tags = { "codegen" },
   },
@@ -2516,13 +2517,13 @@ return {
   { name = "xla_gpu_use_embeded_device_lib", kind = "flag", backend = "gpu", type = "bool",
     desc = "Use the embedded device bitcode library in codegen (default: when built in).",
     until_ = "refused as unknown by jaxlib 0.11.2 (flags probe on an H100, 2026-11-26)",
-    jax = { before = "0.11.2" }, -- DebugOptions field 420 (xla/xla.proto, numbers read from generated bindings of it; one that has this field lacks 442) predates field 442, xla_gpu_experimental_autotune_backends, which jaxlib 0.11.2 parses: removed before its pin
+    jax = { before = "0.11.2" }, -- DebugOptions field 420 of xla/xla.proto in the binding of 2026-05-10, gone from that of 2026-07-28 (EnzymeAD/Reactant.jl src/proto/xla/xla_pb.jl); jax 0.11.2 pins a later XLA (jax main was 0.11.1.dev pinning openxla/xla@753e5e56 on 2026-08-08): removed before it
     source = "xla",
   },
   { name = "xla_gpu_use_inprocess_lld", kind = "flag", backend = "gpu", type = "bool",
     desc = "Link with lld as a library (default: when built in).",
     until_ = "refused as unknown by jaxlib 0.11.2 (flags probe on an H100, 2026-11-26)",
-    jax = { before = "0.11.2" }, -- DebugOptions field 389 (xla/xla.proto, numbers read from generated bindings of it; one that has this field lacks 442) predates field 442, xla_gpu_experimental_autotune_backends, which jaxlib 0.11.2 parses: removed before its pin
+    jax = { before = "0.11.2" }, -- DebugOptions field 389 of xla/xla.proto in the binding of 2026-05-10, gone from that of 2026-07-28 (EnzymeAD/Reactant.jl src/proto/xla/xla_pb.jl); jax 0.11.2 pins a later XLA (jax main was 0.11.1.dev pinning openxla/xla@753e5e56 on 2026-08-08): removed before it
     source = "xla",
     tags = { "codegen" },
   },
@@ -2619,7 +2620,7 @@ return {
     default = true,
     desc = "Inline before splitting the LLVM module for balanced parallel compilation.",
     until_ = "refused as unknown by jaxlib 0.11.2 (flags probe on an H100, 2026-11-26)",
-    jax = { before = "0.11.2" }, -- present at openxla/xla@00ccad5d (older than the commit jax 0.11.0 pins), refused by jaxlib 0.11.2: removed in between
+    jax = { before = "0.11.2" }, -- DebugOptions field 300 of xla/xla.proto in the binding of 2026-05-10, gone from that of 2026-07-28 (EnzymeAD/Reactant.jl src/proto/xla/xla_pb.jl); jax 0.11.2 pins a later XLA (jax main was 0.11.1.dev pinning openxla/xla@753e5e56 on 2026-08-08): removed before it
     source = "xla",
     tags = { "codegen" },
   },
