@@ -747,6 +747,8 @@ static int probe_exec(const probe_ctx *p, const char *flags, char **out, char **
     return diag_set(err, FT_ESYS, "cannot run %s: %s", p->a->command, strerror(errno)), RUN_ERROR;
   }
   if (pid == 0) {
+    signal(SIGINT, SIG_DFL); /* a stop sent to the group before the exec ends it, too */
+    signal(SIGTERM, SIG_DFL);
     setpgid(0, 0);
     int in = open("/dev/null", O_RDONLY);
     if (in >= 0) dup2(in, 0);
