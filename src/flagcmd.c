@@ -549,7 +549,8 @@ static char *scalar_text(lua_State *L, int t, const char *key) {
 /* A value NAME's XLA parses, so that only an unknown name can fail the run: the catalog's
  * `probe` value, else its default, else one by type. A malformed value makes XLA die on it
  * before its unknown-flag check (and older XLAs skip that check). By type, from
- * xla/debug_options_flags.cc (openxla/xla@1ff3f7d7 and later):
+ * xla/debug_options_flags.cc of a recent openxla/xla tree (SetterForRepeatedEnum is newer
+ * than openxla/xla@1ff3f7d7):
  *   bool  "false": a setter may refuse true where the build lacks the feature
  *         (xla_gpu_enable_libnvptxcompiler's returns false for true unless
  *         IsLibNvPtxCompilerSupported(); jaxlib 0.11.2's wheel refused "true" on an H100);
