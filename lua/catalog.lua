@@ -1699,6 +1699,8 @@ return {
   { name = "xla_gpu_enable_llvm_module_compilation_parallelism", kind = "flag", backend = "gpu", type = "bool",
     default = false,
     desc = "Compile split LLVM modules in parallel.",
+    until_ = "refused as unknown by jaxlib 0.11.2 (flags probe on an H100, 2026-11-26)",
+    jax = { before = "0.11.2" }, -- DebugOptions field 268 of xla/xla.proto in the binding of 2026-05-10, gone from that of 2026-07-28 (EnzymeAD/Reactant.jl src/proto/xla/xla_pb.jl); jax 0.11.2 pins a later XLA (jax main was 0.11.1.dev pinning openxla/xla@753e5e56 on 2026-08-08): removed before it
     source = "xla",
     tags = { "codegen" },
   },
@@ -1855,6 +1857,8 @@ return {
   { name = "xla_gpu_experimental_aot_compiled_thunks", kind = "flag", backend = "gpu", type = "bool",
     default = true,
     desc = "Include generated thunks in ahead-of-time compiled binaries.",
+    until_ = "refused as unknown by jaxlib 0.11.2 (flags probe on an H100, 2026-11-26)",
+    jax = { before = "0.11.2" }, -- DebugOptions field 435 of xla/xla.proto in the binding of 2026-05-10, gone from that of 2026-07-28 (EnzymeAD/Reactant.jl src/proto/xla/xla_pb.jl); jax 0.11.2 pins a later XLA (jax main was 0.11.1.dev pinning openxla/xla@753e5e56 on 2026-08-08): removed before it
     source = "xla",
   },
   { name = "xla_gpu_experimental_autotune_backends", kind = "flag", backend = "gpu", type = "list",
@@ -1872,6 +1876,8 @@ return {
   { name = "xla_gpu_experimental_autotuner_cache_dir", kind = "flag", backend = "gpu", type = "path",
     default = "",
     desc = "Directory for the new autotuner's cache.",
+    until_ = "refused as unknown by jaxlib 0.11.2 (flags probe on an H100, 2026-11-26)",
+    jax = { before = "0.11.2" }, -- DebugOptions field 407 of xla/xla.proto still in the binding of 2026-07-28 (EnzymeAD/Reactant.jl src/proto/xla/xla_pb.jl); jax 0.11.2 pins a later XLA (jax main was 0.11.1.dev pinning openxla/xla@753e5e56 on 2026-08-08): removed before it
     source = "xla",
     tags = { "codegen" },
   },
@@ -1987,6 +1993,9 @@ return {
   { name = "xla_gpu_experimental_enable_nvshmem", kind = "flag", backend = "gpu", type = "bool",
     default = false,
     desc = "Enable NVSHMEM.",
+    notes = "jax's Mosaic GPU still looks for --xla_gpu_experimental_enable_nvshmem in XLA_FLAGS (jax/experimental/mosaic/gpu/core.py:156 at jax main of 2026-08-08), but jaxlib 0.11.2's XLA refuses it as unknown.",
+    until_ = "refused as unknown by jaxlib 0.11.2 (flags probe on an H100, 2026-11-26)",
+    jax = { before = "0.11.2" }, -- DebugOptions field 388 of xla/xla.proto in the binding of 2026-05-10, gone from that of 2026-07-28 (EnzymeAD/Reactant.jl src/proto/xla/xla_pb.jl); jax 0.11.2 pins a later XLA (jax main was 0.11.1.dev pinning openxla/xla@753e5e56 on 2026-08-08): removed before it
     source = "xla",
     tags = { "nccl" },
   },
@@ -2079,6 +2088,8 @@ return {
   { name = "xla_gpu_experimental_ragged_all_to_all_use_barrier", kind = "flag", backend = "gpu", type = "bool",
     default = true,
     desc = "Multi-GPU barrier kernel in one-shot ragged all-to-all.",
+    until_ = "refused as unknown by jaxlib 0.11.2 (flags probe on an H100, 2026-11-26)",
+    jax = { before = "0.11.2" }, -- DebugOptions field 450 of xla/xla.proto still in the binding of 2026-07-28 (EnzymeAD/Reactant.jl src/proto/xla/xla_pb.jl); jax 0.11.2 pins a later XLA (jax main was 0.11.1.dev pinning openxla/xla@753e5e56 on 2026-08-08): removed before it
     source = "xla",
     tags = { "collectives" },
   },
@@ -2106,6 +2117,7 @@ return {
   },
   { name = "xla_gpu_experimental_thunk_buffer_debug_filter_by_thunk_id_ranges", kind = "flag", backend = "gpu", type = "string",
     desc = "Limit thunk buffer debugging to these thunk id ranges (n, min:max, min:, :max).",
+    probe = "0:", -- "" does not parse: ParseIntRangeInclusive (xla/debug_options_parsers.cc) refuses an empty range
     source = "xla",
     tags = { "debug" },
   },
@@ -2118,6 +2130,8 @@ return {
   { name = "xla_gpu_experimental_use_raft_select_k", kind = "flag", backend = "gpu", type = "bool",
     default = false,
     desc = "Use raft select_k for TopK.",
+    until_ = "refused as unknown by jaxlib 0.11.2 (flags probe on an H100, 2026-11-26)",
+    jax = { before = "0.11.2" }, -- DebugOptions field 413 of xla/xla.proto still in the binding of 2026-07-28 (EnzymeAD/Reactant.jl src/proto/xla/xla_pb.jl); jax 0.11.2 pins a later XLA (jax main was 0.11.1.dev pinning openxla/xla@753e5e56 on 2026-08-08): removed before it
     source = "xla",
   },
   { name = "xla_gpu_experimental_use_ragged_dot_fusion", kind = "flag", backend = "gpu", type = "bool",
@@ -2182,6 +2196,8 @@ return {
   { name = "xla_gpu_fused_attention_use_cudnn_rng", kind = "flag", backend = "gpu", type = "bool",
     default = false,
     desc = "Use cuDNN's RNG inside fused attention kernels.",
+    until_ = "refused as unknown by jaxlib 0.11.2 (flags probe on an H100, 2026-11-26)",
+    jax = { before = "0.11.2" }, -- DebugOptions field 235 of xla/xla.proto still in the binding of 2026-07-28 (EnzymeAD/Reactant.jl src/proto/xla/xla_pb.jl); jax 0.11.2 pins a later XLA (jax main was 0.11.1.dev pinning openxla/xla@753e5e56 on 2026-08-08): removed before it
     source = "xla",
     tags = { "codegen" },
   },
@@ -2500,10 +2516,14 @@ return {
   },
   { name = "xla_gpu_use_embeded_device_lib", kind = "flag", backend = "gpu", type = "bool",
     desc = "Use the embedded device bitcode library in codegen (default: when built in).",
+    until_ = "refused as unknown by jaxlib 0.11.2 (flags probe on an H100, 2026-11-26)",
+    jax = { before = "0.11.2" }, -- DebugOptions field 420 of xla/xla.proto in the binding of 2026-05-10, gone from that of 2026-07-28 (EnzymeAD/Reactant.jl src/proto/xla/xla_pb.jl); jax 0.11.2 pins a later XLA (jax main was 0.11.1.dev pinning openxla/xla@753e5e56 on 2026-08-08): removed before it
     source = "xla",
   },
   { name = "xla_gpu_use_inprocess_lld", kind = "flag", backend = "gpu", type = "bool",
     desc = "Link with lld as a library (default: when built in).",
+    until_ = "refused as unknown by jaxlib 0.11.2 (flags probe on an H100, 2026-11-26)",
+    jax = { before = "0.11.2" }, -- DebugOptions field 389 of xla/xla.proto in the binding of 2026-05-10, gone from that of 2026-07-28 (EnzymeAD/Reactant.jl src/proto/xla/xla_pb.jl); jax 0.11.2 pins a later XLA (jax main was 0.11.1.dev pinning openxla/xla@753e5e56 on 2026-08-08): removed before it
     source = "xla",
     tags = { "codegen" },
   },
@@ -2599,6 +2619,8 @@ return {
   { name = "xla_llvm_force_inline_before_split", kind = "flag", backend = "any", type = "bool",
     default = true,
     desc = "Inline before splitting the LLVM module for balanced parallel compilation.",
+    until_ = "refused as unknown by jaxlib 0.11.2 (flags probe on an H100, 2026-11-26)",
+    jax = { before = "0.11.2" }, -- DebugOptions field 300 of xla/xla.proto in the binding of 2026-05-10, gone from that of 2026-07-28 (EnzymeAD/Reactant.jl src/proto/xla/xla_pb.jl); jax 0.11.2 pins a later XLA (jax main was 0.11.1.dev pinning openxla/xla@753e5e56 on 2026-08-08): removed before it
     source = "xla",
     tags = { "codegen" },
   },

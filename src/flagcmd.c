@@ -6,11 +6,17 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <lauxlib.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "diag.h"
 #include "hardware.h"
@@ -21,22 +27,25 @@
 /* Budget for the catalog's load and the did-you-mean search (both well under it). */
 #define LUA_BUDGET 50000000L
 
-#define MAX_PROBE 256
+/* A probe run's time limit when --timeout is not given: a GPU jax starts in seconds, and a
+ * run with hundreds of flags took 68 s for 172 on an H100 (jaxlib 0.11.2). */
+#define PROBE_TIMEOUT_S 300.0
 
 typedef struct {
-  const char *sub;              /* NULL (list), "show", "import" or "probe" */
-  const char *pos;              /* PATTERN or NAME */
-  const char *names[MAX_PROBE]; /* probe: the flags to try */
-  int n_names;
+  const char *sub;    /* NULL (list), "show", "import" or "probe" */
+  const char *pos;    /* PATTERN or NAME */
+  const char **names; /* probe: the flags to try (argv's, or the catalog's with --catalog) */
+  int n_names, cap_names;
   const char *jaxlib, *file, *command, *db;
-  int json, help;
+  int json, help, catalog;
+  double timeout; /* probe: seconds a run may take */
 } fargs;
 
 static const char *USAGE =
     "usage: flagtune flags [PATTERN] [--jaxlib V] [--db PATH] [--json]\n"
     "       flagtune flags show NAME [--json]\n"
     "       flagtune flags import (--file HELP.txt | --command \"CMD\") [--jaxlib V] [--db PATH]\n"
-    "       flagtune flags probe --command \"CMD\" NAME...\n"
+    "       flagtune flags probe --command \"CMD\" (NAME... | --catalog) [--timeout S] [-q]\n"
     "\n"
     "Lists the catalog's flags and variables whose name matches PATTERN (a substring, or a glob\n"
     "with * and ?): name, type, default, backend and a one-line description. `show` explains one\n"
@@ -45,8 +54,12 @@ static const char *USAGE =
     "`python3 -c \"import jax, jaxlib; ...\"` reports); `--jaxlib V` then marks the catalog flags\n"
     "its table lists and those it does not (a table can be partial: jaxlib 0.11.2 lists 75).\n"
     "`probe` runs CMD (something short that starts the XLA backend, e.g. python3 -c \"import\n"
-    "jax; jax.devices()\") with the NAMEd flags in XLA_FLAGS and reports which ones that XLA\n"
-    "refuses as unknown (or whose catalog default it cannot parse).\n";
+    "jax; jax.devices()\") with the NAMEd flags (--catalog: every non-TPU flag of the catalog)\n"
+    "in XLA_FLAGS and reports which ones that XLA refuses as unknown (or whose value it cannot\n"
+    "parse), one line per flag. It prints a line per run on stderr (not with -q), stops a run\n"
+    "after --timeout S seconds (default 300; such a run is no verdict), and on SIGINT or\n"
+    "SIGTERM stops the running command and prints the verdicts so far, 'undecided' for the\n"
+    "rest (exit 130 or 143).\n";
 
 /* ---- parsing XLA's help table ---- */
 
@@ -362,7 +375,7 @@ static int cmd_list(const fargs *a, const char *db_path) {
 static const char *const SHOW_FIELDS[] = {
     "name",       "kind",  "backend", "type",       "default",    "values",   "recommended",
     "candidates", "desc",  "source",  "deprecated", "renamed_to", "requires", "overrides",
-    "notes",      "since", "until_",  "tags",       NULL};
+    "notes",      "since", "until_",  "probe",      "tags",       NULL};
 
 static int cmd_show(const fargs *a) {
   lhost *h = NULL;
@@ -514,25 +527,66 @@ static int cmd_import(const fargs *a, const char *db_path) {
 
 /* ---- arguments ---- */
 
-/* "--name=value" or "--name value": the value of option NAME at argv[*i], or NULL. */
 /* ---- probe ---- */
 
-/* A well-formed value for NAME: its catalog default, else "true". A malformed value makes
- * XLA die on it before its unknown-flag check (and older XLAs skip that check). */
-static char *probe_value(lua_State *L, int cat, const char *name) {
+/* T[KEY] as the text XLA_FLAGS would carry (new string): a boolean, number or string; NULL
+ * when absent or a table. */
+static char *scalar_text(lua_State *L, int t, const char *key) {
+  int type = lua_getfield(L, t, key);
   char *v = NULL;
-  if (find_entry(L, cat, name)) {
-    int t = lua_getfield(L, -1, "default");
-    if (t == LUA_TBOOLEAN)
-      v = xstrdup(lua_toboolean(L, -1) ? "true" : "false");
-    else if (t == LUA_TNUMBER && lua_isinteger(L, -1))
-      v = xasprintf("%lld", (long long)lua_tointeger(L, -1));
-    else if (t == LUA_TNUMBER)
-      v = xasprintf("%.10g", lua_tonumber(L, -1));
-    else if (t == LUA_TSTRING)
-      v = xstrdup(lua_tostring(L, -1));
-    lua_pop(L, 2);
+  if (type == LUA_TBOOLEAN)
+    v = xstrdup(lua_toboolean(L, -1) ? "true" : "false");
+  else if (type == LUA_TNUMBER && lua_isinteger(L, -1))
+    v = xasprintf("%lld", (long long)lua_tointeger(L, -1));
+  else if (type == LUA_TNUMBER)
+    v = xasprintf("%.10g", lua_tonumber(L, -1));
+  else if (type == LUA_TSTRING)
+    v = xstrdup(lua_tostring(L, -1));
+  lua_pop(L, 1);
+  return v;
+}
+
+/* A value NAME's XLA parses, so that only an unknown name can fail the run: the catalog's
+ * `probe` value, else its default, else one by type. A malformed value makes XLA die on it
+ * before its unknown-flag check (and older XLAs skip that check). By type, from
+ * xla/debug_options_flags.cc of a recent openxla/xla tree (SetterForRepeatedEnum is newer
+ * than openxla/xla@1ff3f7d7):
+ *   bool  "false": a setter may refuse true where the build lacks the feature
+ *         (xla_gpu_enable_libnvptxcompiler's returns false for true unless
+ *         IsLibNvPtxCompilerSupported(); jaxlib 0.11.2's wheel refused "true" on an H100);
+ *   list  "": SetterForRepeatedEnum clears the list on an empty input and parses "true" as
+ *         the enum value <PREFIX>TRUE, which does not exist (jaxlib 0.11.2 refused
+ *         xla_gpu_experimental_autotune_backends=true);
+ *   enum  its first catalog value; int, bytes, float "0"; string, path "" (a string whose
+ *         "" does not parse gives `probe`: the thunk id ranges' ParseIntRangeInclusive,
+ *         xla/debug_options_parsers.cc, refuses "").
+ * A name the catalog lacks gets "true". */
+static char *probe_value(lua_State *L, int cat, const char *name) {
+  if (!find_entry(L, cat, name)) return xstrdup("true");
+  int e = lua_gettop(L);
+  char *v = scalar_text(L, e, "probe");
+  if (!v) v = scalar_text(L, e, "default");
+  if (!v) {
+    char *type = field_text(L, e, "type");
+    const char *t = type ? type : "";
+    if (strcmp(t, "bool") == 0) {
+      v = xstrdup("false");
+    } else if (strcmp(t, "enum") == 0) {
+      lua_getfield(L, e, "values");
+      if (lua_istable(L, -1)) {
+        lua_rawgeti(L, -1, 1);
+        if (lua_type(L, -1) == LUA_TSTRING) v = xstrdup(lua_tostring(L, -1));
+        lua_pop(L, 1);
+      }
+      lua_pop(L, 1);
+    } else if (strcmp(t, "int") == 0 || strcmp(t, "bytes") == 0 || strcmp(t, "float") == 0) {
+      v = xstrdup("0");
+    } else if (strcmp(t, "list") == 0 || strcmp(t, "string") == 0 || strcmp(t, "path") == 0) {
+      v = xstrdup("");
+    }
+    free(type);
   }
+  lua_pop(L, 1);
   return v ? v : xstrdup("true");
 }
 
@@ -618,177 +672,454 @@ int flagcmd_probe_parse(const char *out, const char *const *names, int n, int *s
   return changed;
 }
 
+/* The probe's state: the flags, their verdicts so far and how each run went. */
+typedef struct {
+  const fargs *a;
+  lua_State *L;
+  int cat;
+  int *state;     /* PROBE_* per name */
+  int *decided;   /* 1 once a run settled it: a refusal, a clean run with it, its lone run */
+  int *timed_out; /* 1 when its lone run ran out of time: no verdict */
+  int *suspect;   /* refused by a list that may be over-inclusive: to confirm alone */
+  int runs;
+} probe_ctx;
+
+/* How one run of the command ended. */
+enum { RUN_FAILED = 0, RUN_CLEAN = 1, RUN_ERROR = -1, RUN_TIMEOUT = -2, RUN_SIGNAL = -3 };
+
+/* SIGINT or SIGTERM, once one arrived: the probe stops its run and prints what it knows. A
+ * second one ends the process at once (as a sweep's does). */
+static volatile sig_atomic_t probe_signal;
+
+static void on_probe_signal(int sig) {
+  if (probe_signal) {
+    signal(sig, SIG_DFL);
+    raise(sig);
+    return;
+  }
+  probe_signal = sig;
+}
+
+static void probe_catch_signals(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_probe_signal; /* no SA_RESTART: poll() returns at once */
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+}
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Ends the process group PID leads (the run's shell and all it started): SIGTERM, SIGKILL
+ * after a second, and reaps PID. */
+static void stop_group(pid_t pid) {
+  kill(-pid, SIGTERM);
+  for (int i = 0; i < 20; i++) {
+    if (waitpid(pid, NULL, WNOHANG) == pid) {
+      kill(-pid, SIGKILL); /* what the leader left behind */
+      return;
+    }
+    usleep(50000);
+  }
+  kill(-pid, SIGKILL);
+  while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+  }
+}
+
+/* Runs the command through /bin/sh in a process group of its own, with XLA_FLAGS=FLAGS, stdin
+ * from /dev/null, stdout and stderr together into *OUT (new string, NULL unless it ended by
+ * itself). Stops it after --timeout seconds (RUN_TIMEOUT) or when SIGINT/SIGTERM arrives
+ * (RUN_SIGNAL); else RUN_CLEAN when it exited 0, RUN_FAILED otherwise, RUN_ERROR when it
+ * could not start (ERR set). */
+static int probe_exec(const probe_ctx *p, const char *flags, char **out, char **err) {
+  *out = NULL;
+  if (probe_signal) return RUN_SIGNAL;
+  int fds[2];
+  if (pipe(fds) != 0) return diag_set(err, FT_ESYS, "pipe: %s", strerror(errno)), RUN_ERROR;
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]), close(fds[1]);
+    return diag_set(err, FT_ESYS, "cannot run %s: %s", p->a->command, strerror(errno)), RUN_ERROR;
+  }
+  if (pid == 0) {
+    signal(SIGINT, SIG_DFL); /* a stop sent to the group before the exec ends it, too */
+    signal(SIGTERM, SIG_DFL);
+    setpgid(0, 0);
+    int in = open("/dev/null", O_RDONLY);
+    if (in >= 0) dup2(in, 0);
+    dup2(fds[1], 1);
+    dup2(fds[1], 2);
+    close(fds[0]);
+    close(fds[1]);
+    setenv("XLA_FLAGS", flags, 1);
+    execl("/bin/sh", "sh", "-c", p->a->command, (char *)NULL);
+    _exit(127);
+  }
+  setpgid(pid, pid); /* either side may get there first */
+  close(fds[1]);
+  size_t cap = 8192, n = 0;
+  char *buf = xmalloc(cap);
+  double deadline = now_s() + p->a->timeout;
+  int how = 0, status = 0;
+  for (;;) {
+    if (probe_signal) {
+      how = RUN_SIGNAL;
+      break;
+    }
+    double left = deadline - now_s();
+    if (left <= 0) {
+      how = RUN_TIMEOUT;
+      break;
+    }
+    struct pollfd pf = {.fd = fds[0], .events = POLLIN};
+    int r = poll(&pf, 1, left > 0.2 ? 200 : (int)(left * 1000) + 1);
+    if (r <= 0) continue; /* EINTR or no output yet: look at the signal and the clock */
+    if (n + 4096 > cap) buf = xrealloc(buf, cap *= 2);
+    ssize_t k = read(fds[0], buf + n, cap - n - 1);
+    if (k > 0)
+      n += (size_t)k;
+    else if (k == 0 || errno != EINTR)
+      break; /* end of output */
+  }
+  close(fds[0]);
+  buf[n] = '\0';
+  /* Its output ended; the shell may still be on its way out (or hanging with its output
+   * closed): wait for it under the same clock. */
+  while (!how) {
+    pid_t w = waitpid(pid, &status, WNOHANG);
+    if (w == pid) break;
+    if (w < 0 && errno != EINTR) break;
+    if (probe_signal)
+      how = RUN_SIGNAL;
+    else if (now_s() >= deadline)
+      how = RUN_TIMEOUT;
+    else
+      usleep(20000);
+  }
+  if (how) {
+    stop_group(pid);
+    free(buf);
+    return how;
+  }
+  kill(-pid, SIGKILL); /* anything it left running in its group */
+  *out = buf;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? RUN_CLEAN : RUN_FAILED;
+}
+
 /* XLA_FLAGS holding, as --name=value, every NAME still accepted whose IN is set (IN NULL:
- * every one). */
-static char *probe_flags(lua_State *L, int cat, const fargs *a, const int *state, const int *in) {
-  char *flags = xstrdup("");
-  for (int i = 0; i < a->n_names; i++) {
-    if (state[i] != PROBE_ACCEPTED || (in && !in[i])) continue;
-    char *v = probe_value(L, cat, a->names[i]);
-    char *tok = trialcfg_flag_token(a->names[i], v);
-    char *next = xasprintf("%s%s%s", flags, *flags ? " " : "", tok);
-    free(flags), free(tok), free(v);
-    flags = next;
+ * every one), but for those whose lone run ran out of time (no verdict, likely the hang). */
+static char *probe_flags(const probe_ctx *p, const int *in) {
+  size_t cap = 256, len = 0;
+  char *flags = xmalloc(cap);
+  flags[0] = '\0';
+  for (int i = 0; i < p->a->n_names; i++) {
+    if (p->state[i] != PROBE_ACCEPTED || p->timed_out[i] || (in && !in[i])) continue;
+    char *v = probe_value(p->L, p->cat, p->a->names[i]);
+    char *tok = trialcfg_flag_token(p->a->names[i], v);
+    size_t tl = strlen(tok);
+    if (len + tl + 2 > cap) flags = xrealloc(flags, cap = (len + tl + 2) * 2);
+    if (len) flags[len++] = ' ';
+    memcpy(flags + len, tok, tl + 1);
+    len += tl;
+    free(tok), free(v);
   }
   return flags;
 }
 
-/* One run with FLAGS: 1 when it exited 0, 0 when it failed, -1 when it could not run.
- * STATE gains what the output names (SUSPECT: from a list that may be over-inclusive);
- * *CHANGED (may be NULL) counts those. */
-static int probe_run(const fargs *a, const char *flags, int *state, int *suspect, int *changed,
-                     char **err) {
-  int status = 0;
-  char *out = run_with_flags(a->command, flags, &status, err);
-  if (!out) return -1;
-  int c = flagcmd_probe_parse(out, a->names, a->n_names, state, suspect);
-  if (changed) *changed = c;
+/* One progress line on stderr (not with -q): run K, its flags, what it taught, its time. */
+static void probe_note(const probe_ctx *p, int k, const char *what, double t0) {
+  diag_note("flags probe: run %d: %d flag%s: %s (%.1f s)", p->runs, k, k == 1 ? "" : "s", what,
+            now_s() - t0);
+}
+
+/* What a run taught, for the progress line: C names refused, RC how it ended. */
+static char *run_summary(const probe_ctx *p, int rc, int unknown, int values) {
+  if (rc == RUN_TIMEOUT)
+    return xasprintf("timed out after %g s, no verdict (--timeout)", p->a->timeout);
+  if (rc == RUN_SIGNAL) return xstrdup("stopped by a signal, no verdict");
+  if (unknown || values)
+    return xasprintf("%d refused as unknown, %d with a value refused", unknown, values);
+  return xstrdup(rc == RUN_CLEAN ? "clean" : "failed without naming a flag");
+}
+
+/* One run with the flags still accepted whose IN is set (IN NULL: all of them; NONE: no flag
+ * at all). Reads what its output names into the state (unless it timed out or was stopped);
+ * when it ran clean and named nothing, its flags are settled as accepted. *CHANGED (may be
+ * NULL) gets how many it named. Returns RUN_*. */
+static int probe_run(probe_ctx *p, const int *in, int none, int *changed, char **err) {
+  int n = p->a->n_names, k = 0;
+  int *inc = xcalloc((size_t)n + 1, sizeof *inc);
+  for (int i = 0; i < n && !none; i++)
+    if (p->state[i] == PROBE_ACCEPTED && !p->timed_out[i] && (!in || in[i])) inc[i] = 1, k++;
+  char *flags = none ? xstrdup("") : probe_flags(p, in);
+  char *out = NULL;
+  double t0 = now_s();
+  p->runs++;
+  int rc = probe_exec(p, flags, &out, err), c = 0, values = 0;
+  free(flags);
+  if (out) {
+    c = flagcmd_probe_parse(out, p->a->names, n, p->state, p->suspect);
+    for (int i = 0; i < n; i++) {
+      if (inc[i] && p->state[i] != PROBE_ACCEPTED) p->decided[i] = 1;
+      values += inc[i] && p->state[i] == PROBE_BAD_VALUE;
+      if (rc == RUN_CLEAN && c == 0 && inc[i]) p->decided[i] = 1;
+    }
+  }
+  if (rc != RUN_ERROR) {
+    char *what = run_summary(p, rc, c - values, values);
+    probe_note(p, k, what, t0);
+    free(what);
+  }
   free(out);
-  return status == 0;
+  free(inc);
+  if (changed) *changed = c;
+  return rc;
 }
 
 /* Runs flag I alone and takes what that run says as the answer for it: a lone flag cannot
- * be listed for another's sake, and a lone failure with "Flag parsing failed." is its value. */
-static int probe_alone(lua_State *L, int cat, const fargs *a, int i, int *state, char **err) {
-  int in[MAX_PROBE] = {0}, st[MAX_PROBE] = {0}, status = 0, named;
+ * be listed for another's sake, and a lone failure with "Flag parsing failed." is its value.
+ * A lone run that times out leaves it undecided. 0, or RUN_ERROR / RUN_SIGNAL. */
+static int probe_alone(probe_ctx *p, int i, char **err) {
+  int *in = xcalloc((size_t)p->a->n_names, sizeof *in), st[1] = {PROBE_ACCEPTED}, named;
   in[i] = 1;
-  char *flags = probe_flags(L, cat, a, state, in);
-  char *out = run_with_flags(a->command, flags, &status, err);
+  char *flags = probe_flags(p, in), *out = NULL;
+  free(in);
+  double t0 = now_s();
+  p->runs++;
+  int rc = probe_exec(p, flags, &out, err);
   free(flags);
-  if (!out) return -1;
-  const char *one[1] = {a->names[i]};
-  flagcmd_probe_parse(out, one, 1, st, NULL);
-  if (st[0] == PROBE_ACCEPTED && status != 0 && value_refusal(out, one, 1, &named))
-    st[0] = PROBE_BAD_VALUE;
-  state[i] = st[0];
+  if (rc == RUN_ERROR) return RUN_ERROR;
+  if (out) {
+    const char *one[1] = {p->a->names[i]};
+    flagcmd_probe_parse(out, one, 1, st, NULL);
+    if (st[0] == PROBE_ACCEPTED && rc == RUN_FAILED && value_refusal(out, one, 1, &named))
+      st[0] = PROBE_BAD_VALUE;
+    p->state[i] = st[0];
+    p->decided[i] = 1;
+  } else if (rc == RUN_TIMEOUT) {
+    p->timed_out[i] = 1;
+  }
+  char *how = out ? xstrdup(st[0] == PROBE_UNKNOWN     ? "refused as unknown"
+                            : st[0] == PROBE_BAD_VALUE ? "value refused"
+                                                       : "accepted")
+                  : run_summary(p, rc, 0, 0);
+  char *what = xasprintf("%s: %s", p->a->names[i], how);
+  probe_note(p, 1, what, t0);
+  free(how), free(what);
   free(out);
-  return 0;
+  return rc == RUN_SIGNAL ? RUN_SIGNAL : 0;
 }
 
 /* Confirms, one flag at a time, the refusals read from a list that may be over-inclusive.
- * Returns how many turned out accepted, or -1. */
-static int probe_confirm(lua_State *L, int cat, const fargs *a, int *state, int *suspect,
-                         char **err) {
+ * Returns how many turned out accepted, or RUN_ERROR / RUN_SIGNAL. */
+static int probe_confirm(probe_ctx *p, char **err) {
   int cleared = 0;
-  for (int i = 0; i < a->n_names; i++) {
-    if (state[i] != PROBE_UNKNOWN || !suspect[i]) continue;
-    suspect[i] = 0;
-    state[i] = PROBE_ACCEPTED;
-    if (probe_alone(L, cat, a, i, state, err) < 0) return -1;
-    cleared += state[i] == PROBE_ACCEPTED;
+  for (int i = 0; i < p->a->n_names; i++) {
+    if (p->state[i] != PROBE_UNKNOWN || !p->suspect[i]) continue;
+    p->suspect[i] = 0;
+    p->state[i] = PROBE_ACCEPTED;
+    p->decided[i] = 0;
+    int rc = probe_alone(p, i, err);
+    if (rc < 0) return rc;
+    cleared += p->state[i] == PROBE_ACCEPTED;
   }
   return cleared;
 }
 
 /* Settles the K flags IDX names (still accepted, but their run together failed without
- * naming why, as a list setter's refusal does) by halves: a half that runs clean is
- * accepted, a half that names flags is run again without them, a failing half is split, and
- * a lone flag is decided alone. About 2 log2(K) runs per culprit instead of K runs. */
-static int probe_split(lua_State *L, int cat, const fargs *a, const int *idx, int k, int *state,
-                       int *suspect, char **err) {
-  if (k == 1) return probe_alone(L, cat, a, idx[0], state, err);
+ * naming why, as a list setter's refusal does, or ran out of time) by halves: a half that
+ * runs clean is accepted, a half that names flags is run again without them, a failing half
+ * is split, and a lone flag is decided alone. About 2 log2(K) runs per culprit instead of K
+ * runs. FAILED: the caller's last run had just these flags and failed naming none, so the
+ * first split needs no run of its own. 0, or RUN_ERROR / RUN_SIGNAL. */
+static int probe_split(probe_ctx *p, const int *idx, int k, int failed, char **err) {
+  if (k == 1) return probe_alone(p, idx[0], err);
+  int n = p->a->n_names, *in = xcalloc((size_t)n, sizeof *in), rc = 0;
   for (;;) {
-    int in[MAX_PROBE] = {0}, left = 0, changed = 0;
-    for (int j = 0; j < k; j++) left += state[idx[j]] == PROBE_ACCEPTED, in[idx[j]] = 1;
-    if (left == 0) return 0;
-    char *flags = probe_flags(L, cat, a, state, in);
-    int clean = probe_run(a, flags, state, suspect, &changed, err);
-    free(flags);
-    if (clean < 0 || probe_confirm(L, cat, a, state, suspect, err) < 0) return -1;
-    if (clean == 1 && changed == 0) return 0;
-    if (changed == 0) break;
+    int left = 0, changed = 0;
+    for (int j = 0; j < k; j++) left += p->state[idx[j]] == PROBE_ACCEPTED, in[idx[j]] = 1;
+    if (left == 0) break;
+    int clean = failed ? RUN_FAILED : probe_run(p, in, 0, &changed, err);
+    failed = 0;
+    if (clean == RUN_ERROR || clean == RUN_SIGNAL) {
+      rc = clean;
+      break;
+    }
+    int cleared = probe_confirm(p, err);
+    if (cleared < 0) {
+      rc = cleared;
+      break;
+    }
+    if (clean == RUN_CLEAN && changed == 0) break;
+    if (changed > 0) continue;
+    /* Failed (or timed out) without naming a flag: split what is left. */
+    int *rest = xcalloc((size_t)k, sizeof *rest), m = 0;
+    for (int j = 0; j < k; j++)
+      if (p->state[idx[j]] == PROBE_ACCEPTED) rest[m++] = idx[j];
+    if (m == 1) rc = probe_alone(p, rest[0], err);
+    if (m > 1) {
+      rc = probe_split(p, rest, m / 2, 0, err);
+      if (rc == 0) rc = probe_split(p, rest + m / 2, m - m / 2, 0, err);
+    }
+    free(rest);
+    break;
   }
-  int rest[MAX_PROBE], m = 0;
-  for (int j = 0; j < k; j++)
-    if (state[idx[j]] == PROBE_ACCEPTED) rest[m++] = idx[j];
-  if (m <= 1) return m == 1 ? probe_alone(L, cat, a, rest[0], state, err) : 0;
-  if (probe_split(L, cat, a, rest, m / 2, state, suspect, err) < 0) return -1;
-  return probe_split(L, cat, a, rest + m / 2, m - m / 2, state, suspect, err);
+  free(in);
+  return rc;
 }
 
 /* The probe itself: first the command alone (when it fails without flags, no verdict can be
  * read and none is tried), then all flags at once, again without the refused ones until a
  * run names nothing new (an older jaxlib's malformed value hides unknown flags, so a run
  * that refused something does not count as clean); refusals from a suspect list are
- * confirmed one by one; if the last run still failed, the flags still undecided are settled
- * by halves, and the survivors run together once more. STATE gets the verdicts; returns 1
- * clean, 0 still failing, 2 failing with no flags at all, -1 could not run. */
-static int probe_all(lua_State *L, int cat, const fargs *a, int *state, char **err) {
-  int suspect[MAX_PROBE] = {0}, clean = 0, none[MAX_PROBE] = {0};
-  char *flags = probe_flags(L, cat, a, state, none);
-  clean = probe_run(a, flags, state, NULL, NULL, err);
-  free(flags);
-  if (clean <= 0) return clean < 0 ? -1 : 2;
-  for (int round = 0; round <= a->n_names; round++) {
+ * confirmed one by one; if the last run still failed (or ran out of time), the flags still
+ * undecided are settled by halves, and the survivors run together once more. Returns
+ * RUN_CLEAN, RUN_FAILED (still failing), 2 (failing with no flags at all), 3 (no flags and
+ * out of time), RUN_ERROR or RUN_SIGNAL. */
+static int probe_all(probe_ctx *p, char **err) {
+  int clean = probe_run(p, NULL, 1, NULL, err);
+  if (clean == RUN_TIMEOUT) return 3;
+  if (clean == RUN_FAILED) return 2;
+  if (clean < 0) return clean;
+  int quiet_failure = 0; /* the last run failed naming nothing, with the flags still open */
+  for (int round = 0; round <= p->a->n_names; round++) {
     int changed = 0;
-    flags = probe_flags(L, cat, a, state, NULL);
-    clean = probe_run(a, flags, state, suspect, &changed, err);
-    free(flags);
-    if (clean < 0) return -1;
-    int cleared = probe_confirm(L, cat, a, state, suspect, err);
-    if (cleared < 0) return -1;
+    clean = probe_run(p, NULL, 0, &changed, err);
+    if (clean == RUN_ERROR || clean == RUN_SIGNAL) return clean;
+    int cleared = probe_confirm(p, err);
+    if (cleared < 0) return cleared;
+    quiet_failure = clean != RUN_CLEAN && changed == 0 && cleared == 0;
     if (changed == 0 && cleared == 0) break;
-    clean = 0;
+    clean = RUN_FAILED;
   }
-  if (clean == 1) return 1;
-  int idx[MAX_PROBE], k = 0;
-  for (int i = 0; i < a->n_names; i++)
-    if (state[i] == PROBE_ACCEPTED) idx[k++] = i;
-  if (k > 0 && probe_split(L, cat, a, idx, k, state, suspect, err) < 0) return -1;
-  flags = probe_flags(L, cat, a, state, NULL); /* the verdicts together: a clean run? */
-  clean = probe_run(a, flags, state, suspect, NULL, err);
-  free(flags);
-  return clean;
+  if (clean == RUN_CLEAN) return RUN_CLEAN;
+  int n = p->a->n_names, *idx = xcalloc((size_t)n + 1, sizeof *idx), k = 0;
+  for (int i = 0; i < n; i++)
+    if (p->state[i] == PROBE_ACCEPTED) idx[k++] = i;
+  int rc = k > 0 ? probe_split(p, idx, k, quiet_failure, err) : 0;
+  free(idx);
+  if (rc < 0) return rc;
+  clean = probe_run(p, NULL, 0, NULL, err); /* the verdicts together: a clean run? */
+  return clean == RUN_TIMEOUT ? RUN_FAILED : clean;
 }
 
-static int cmd_probe(const fargs *a) {
-  if (!a->command || a->n_names == 0) {
-    diag_error("usage: flagtune flags probe --command \"CMD\" NAME...");
+/* Every non-TPU flag of the catalog (on top of L's stack at CAT), in its order: new strings. */
+static char **catalog_flags(lua_State *L, int cat, int *n) {
+  int len = (int)lua_rawlen(L, cat);
+  char **out = xcalloc((size_t)len + 1, sizeof *out);
+  *n = 0;
+  for (int i = 1; i <= len; i++) {
+    lua_rawgeti(L, cat, i);
+    char *name = field_text(L, lua_gettop(L), "name");
+    char *kind = field_text(L, lua_gettop(L), "kind");
+    char *backend = field_text(L, lua_gettop(L), "backend");
+    if (name && kind && strcmp(kind, "flag") == 0 && !(backend && strcmp(backend, "tpu") == 0))
+      out[(*n)++] = name;
+    else
+      free(name);
+    free(kind), free(backend);
+    lua_pop(L, 1);
+  }
+  return out;
+}
+
+static int cmd_probe(fargs *a) {
+  if (!a->command || (a->n_names == 0) == !a->catalog) {
+    diag_error(a->command && a->catalog
+                   ? "flags probe: give NAMEs or --catalog, not both"
+                   : "usage: flagtune flags probe --command \"CMD\" (NAME... | --catalog)");
     return 2;
   }
   lhost *h = NULL;
   char *err = NULL;
-  int state[MAX_PROBE] = {0};
   if (catalog_open(&h, &err) != 0) return diag_error(err), free(err), lhost_free(h), 1;
-  lua_State *L = lhost_state(h);
-  int cat = lua_gettop(L);
-  int clean = probe_all(L, cat, a, state, &err);
+  probe_ctx p = {.a = a, .L = lhost_state(h)};
+  p.cat = lua_gettop(p.L);
+  char **owned = NULL;
+  int n_owned = 0;
+  if (a->catalog) {
+    owned = catalog_flags(p.L, p.cat, &n_owned);
+    a->names = (const char **)owned;
+    a->n_names = n_owned;
+  }
+  int n = a->n_names;
+  p.state = xcalloc((size_t)n, sizeof *p.state);
+  p.decided = xcalloc((size_t)n, sizeof *p.decided);
+  p.timed_out = xcalloc((size_t)n, sizeof *p.timed_out);
+  p.suspect = xcalloc((size_t)n, sizeof *p.suspect);
+  probe_catch_signals();
+  int clean = probe_all(&p, &err), rc = 0;
   if (clean == 2)
     err = xasprintf(
         "flags probe: the command fails with XLA_FLAGS empty, so no flag can be judged: run "
         "it by hand (%s) and fix it first",
         a->command);
-  if (clean < 0 || clean == 2) {
-    lua_pop(L, 1);
-    lhost_free(h);
-    return diag_error(err), free(err), 1;
-  }
-  int n_refused = 0, n_values = 0;
-  for (int i = 0; i < a->n_names; i++) {
-    if (state[i] == PROBE_BAD_VALUE) {
-      char *v = probe_value(L, cat, a->names[i]);
-      printf("%-60s VALUE REFUSED (this XLA cannot parse '%s')\n", a->names[i], v);
-      free(v);
-    } else {
-      printf("%-60s %s\n", a->names[i],
-             state[i] == PROBE_UNKNOWN ? "REFUSED (unknown to this XLA)" : "accepted");
+  if (clean == 3)
+    err = xasprintf(
+        "flags probe: the command ran out of time (--timeout %g) with XLA_FLAGS empty, so no "
+        "flag can be judged: run it by hand (%s), or give a longer --timeout",
+        a->timeout, a->command);
+  if (clean == RUN_ERROR || clean == 2 || clean == 3) {
+    diag_error(err);
+    rc = 1;
+  } else {
+    int partial = clean == RUN_SIGNAL, n_refused = 0, n_values = 0, n_open = 0;
+    for (int i = 0; i < n; i++) {
+      if (p.state[i] == PROBE_BAD_VALUE) {
+        char *v = probe_value(p.L, p.cat, a->names[i]);
+        printf("%-60s VALUE REFUSED (this XLA cannot parse '%s')\n", a->names[i], v);
+        free(v);
+      } else if (p.state[i] == PROBE_UNKNOWN) {
+        printf("%-60s REFUSED (unknown to this XLA)\n", a->names[i]);
+      } else if (p.timed_out[i] && !p.decided[i]) {
+        printf("%-60s undecided (its run timed out after %g s)\n", a->names[i], a->timeout);
+      } else if (partial && !p.decided[i]) {
+        printf("%-60s undecided\n", a->names[i]);
+      } else {
+        printf("%-60s accepted\n", a->names[i]);
+      }
+      n_refused += p.state[i] == PROBE_UNKNOWN;
+      n_values += p.state[i] == PROBE_BAD_VALUE;
+      n_open += p.state[i] == PROBE_ACCEPTED && !p.decided[i] && (partial || p.timed_out[i]);
     }
-    n_refused += state[i] == PROBE_UNKNOWN;
-    n_values += state[i] == PROBE_BAD_VALUE;
+    if (clean == RUN_FAILED)
+      diag_warn(
+          "the probe command failed even without the refused flags: 'accepted' means only "
+          "that XLA did not name them");
+    printf("%s%d of %d refused", partial ? "partial: " : "", n_refused, n);
+    if (n_values) printf(", %d known with a value refused", n_values);
+    if (n_open) printf(", %d undecided", n_open);
+    printf("\n");
+    if (partial) {
+      char *msg = xasprintf(
+          "flags probe: interrupted by %s after %d runs: the verdicts above are partial "
+          "('undecided': not settled yet)",
+          probe_signal == SIGINT ? "SIGINT" : "SIGTERM", p.runs);
+      diag_error(msg);
+      free(msg);
+      rc = 128 + probe_signal;
+    } else {
+      rc = clean == RUN_CLEAN && n_open == 0 ? 0 : 1;
+    }
   }
-  lua_pop(L, 1);
+  fflush(stdout);
+  free(err);
+  free(p.state), free(p.decided), free(p.timed_out), free(p.suspect);
+  for (int i = 0; i < n_owned; i++) free(owned[i]);
+  free(owned);
+  if (a->catalog) a->names = NULL, a->n_names = 0;
+  lua_pop(p.L, 1);
   lhost_free(h);
-  if (clean == 0)
-    diag_warn(
-        "the probe command failed even without the refused flags: 'accepted' means only "
-        "that XLA did not name them");
-  if (n_values)
-    printf("%d of %d refused, %d known with a value refused\n", n_refused, a->n_names, n_values);
-  else
-    printf("%d of %d refused\n", n_refused, a->n_names);
-  return clean == 1 ? 0 : 1;
+  return rc;
 }
 
+/* "--name=value" or "--name value": the value of option NAME at argv[*i], or NULL. */
 static const char *opt_value(int argc, char **argv, int *i, const char *name, char **err) {
   const char *arg = argv[*i] + 2;
   size_t n = strlen(name);
@@ -802,9 +1133,25 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name, ch
   return argv[++*i];
 }
 
+/* --timeout S: seconds, a number > 0. */
+static int parse_timeout(fargs *a, const char *v, char **err) {
+  char *end = NULL;
+  errno = 0;
+  double t = strtod(v, &end);
+  if (end == v || *end || errno || !(t > 0) || t > 1e6)
+    return diag_set(err, FT_EINPUT,
+                    "flags probe: --timeout needs seconds, a number above 0 (e.g. 300), not '%s'",
+                    v);
+  a->timeout = t;
+  return 0;
+}
+
 static int parse_option(fargs *a, int argc, char **argv, int *i, char **err) {
   const char *arg = argv[*i], *v;
   if (strcmp(arg, "--json") == 0) return a->json = 1, 0;
+  if (strcmp(arg, "--catalog") == 0) return a->catalog = 1, 0;
+  if (strcmp(arg, "-q") == 0 || strcmp(arg, "--quiet") == 0) return diag_quiet = 1, 0;
+  if ((v = opt_value(argc, argv, i, "timeout", err))) return parse_timeout(a, v, err);
   if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) return a->help = 1, 0;
   if ((v = opt_value(argc, argv, i, "jaxlib", err))) return a->jaxlib = v, 0;
   if ((v = opt_value(argc, argv, i, "file", err))) return a->file = v, 0;
@@ -825,8 +1172,9 @@ static int parse_args(int argc, char **argv, fargs *a, char **err) {
       int rc = parse_option(a, argc, argv, &i, err);
       if (rc) return rc;
     } else if (probe) {
-      if (a->n_names == MAX_PROBE)
-        return diag_set(err, FT_EINPUT, "flags probe: at most %d flags at once", MAX_PROBE);
+      if (a->n_names == a->cap_names)
+        a->names =
+            xrealloc(a->names, (size_t)(a->cap_names = a->cap_names * 2 + 64) * sizeof *a->names);
       a->names[a->n_names++] = argv[i];
     } else if (npos++ == 0) {
       a->pos = argv[i];
@@ -843,16 +1191,24 @@ static int parse_args(int argc, char **argv, fargs *a, char **err) {
 }
 
 int flagcmd_main(int argc, char **argv, const char *db_path) {
-  fargs a = {0};
+  fargs a = {.timeout = PROBE_TIMEOUT_S};
   char *err = NULL;
+  int rc;
   if (parse_args(argc, argv, &a, &err) != 0) {
     diag_error(err);
     free(err);
-    return 2;
+    rc = 2;
+  } else if (a.help) {
+    rc = fputs(USAGE, stdout) < 0;
+  } else if (!a.sub) {
+    rc = cmd_list(&a, db_path);
+  } else if (strcmp(a.sub, "show") == 0) {
+    rc = cmd_show(&a);
+  } else if (strcmp(a.sub, "probe") == 0) {
+    rc = cmd_probe(&a);
+  } else {
+    rc = cmd_import(&a, db_path);
   }
-  if (a.help) return fputs(USAGE, stdout), 0;
-  if (!a.sub) return cmd_list(&a, db_path);
-  if (strcmp(a.sub, "show") == 0) return cmd_show(&a);
-  if (strcmp(a.sub, "probe") == 0) return cmd_probe(&a);
-  return cmd_import(&a, db_path);
+  free(a.names);
+  return rc;
 }

@@ -136,8 +136,116 @@ nflags=$(($(echo $many | wc -w) + 3))
 runs=$(wc -l < "$work/runs.txt")
 check "$nflags flags settled in $runs runs (< 20, not one per flag)" [ "$runs" -lt 20 -a "$nflags" -gt 30 ]
 has "$work/probe4.txt" "2 of $nflags refused, 1 known with a value refused"
+# The values the probe passes are ones XLA parses (jaxlib 0.11.2 on an H100 refused the
+# probe's old "true" for these three, catalog entries without a default). fakevalues fails
+# as XLA does on each malformed one: the QCHECK's "Flag parsing failed."
+# (xla/parse_flags_from_env.cc), after SetterForRepeatedEnum's "Illegal value" for the list
+# (xla/debug_options_flags.cc): libnvptxcompiler's setter refuses true without
+# libnvptxcompiler, the list setter parses true as AUTOTUNE_BACKEND_TRUE, and
+# ParseIntRangeInclusive (xla/debug_options_parsers.cc) refuses an empty thunk id range.
+cat > "$work/fakevalues" <<'SH'
+#!/bin/sh
+fail() {
+  [ -n "$1" ] && echo "E1126 02:13:07.427001     472 debug_options_flags.cc:137] $1" >&2
+  echo "F1126 02:13:07.427349     472 parse_flags_from_env.cc:220] Check failed: tsl::Flags::Parse(&env_argv->argc, env_argv->argv.data(), flag_list) Flag parsing failed." >&2
+  exit 1
+}
+for f in $XLA_FLAGS; do
+  case $f in
+    --xla_gpu_enable_libnvptxcompiler=true) fail "" ;;
+    --xla_gpu_experimental_autotune_backends=|--xla_gpu_experimental_autotune_backends=\"\"|--xla_gpu_experimental_autotune_backends=cudnn) ;;
+    --xla_gpu_experimental_autotune_backends=*) fail "Illegal value for --xla_gpu_experimental_autotune_backends 'AUTOTUNE_BACKEND_${f#*=}'" ;;
+    --xla_gpu_experimental_thunk_buffer_debug_filter_by_thunk_id_ranges=[0-9]*) ;;
+    --xla_gpu_experimental_thunk_buffer_debug_filter_by_thunk_id_ranges=*) fail "" ;;
+  esac
+done
+exit 0
+SH
+chmod +x "$work/fakevalues"
+XLA_FLAGS="--xla_gpu_enable_libnvptxcompiler=true" "$work/fakevalues" 2> /dev/null
+check "fakevalues refuses libnvptxcompiler=true" [ $? = 1 ]
+XLA_FLAGS="--xla_gpu_experimental_autotune_backends=true" "$work/fakevalues" 2> /dev/null
+check "fakevalues refuses autotune_backends=true" [ $? = 1 ]
+XLA_FLAGS='--xla_gpu_experimental_thunk_buffer_debug_filter_by_thunk_id_ranges=""' "$work/fakevalues" 2> /dev/null
+check "fakevalues refuses an empty thunk id range" [ $? = 1 ]
+"$ft" flags probe --command "$work/fakevalues" xla_gpu_enable_libnvptxcompiler \
+  xla_gpu_experimental_autotune_backends xla_gpu_experimental_thunk_buffer_debug_filter_by_thunk_id_ranges \
+  xla_gpu_autotune_level > "$work/values.txt" 2> "$work/values_err.txt"
+code=$?
+[ $code = 0 ] || cat "$work/values.txt" "$work/values_err.txt"
+check "probe values XLA parses: exit 0 (got $code)" [ $code = 0 ]
+has "$work/values.txt" "0 of 4 refused"
+check_eq "settled in 2 runs (none, all)" "$(grep -c 'flags probe: run' "$work/values_err.txt")" 2
 "$ft" flags probe xla_gpu_autotune_level 2> "$work/probe3.txt"
 check "probe without --command: exit 2" [ $? = 2 ]
+"$ft" flags probe --command true --catalog xla_gpu_autotune_level 2> "$work/probe5.txt"
+check "probe with NAMEs and --catalog: exit 2" [ $? = 2 ]
+has "$work/probe5.txt" "give NAMEs or --catalog, not both"
+"$ft" flags probe --command true --timeout 0 xla_gpu_autotune_level 2> "$work/probe6.txt"
+check "probe --timeout 0: exit 2" [ $? = 2 ]
+has "$work/probe6.txt" "--timeout needs seconds, a number above 0"
+
+# The whole catalog in one call (jaxlib 0.11.2 on an H100: 343 non-TPU flags were refused as
+# "at most 256 flags at once"), with a flag that makes the command hang and one it refuses:
+# fakehang imitates XLA's unknown-flag text (F... parse_flags_from_env.cc:234] Unknown flag in
+# XLA_FLAGS, as jaxlib 0.11.2 printed it; xla/parse_flags_from_env.cc) and sleeps on
+# --xla_gpu_made_up_slow=. The hanging run is stopped at --timeout and is no verdict.
+cat > "$work/fakehang" <<'SH'
+#!/bin/sh
+bad=""
+for f in $XLA_FLAGS; do case $f in --xla_gpu_made_up_slow=*) ;; --xla_gpu_made_up_*) bad="$bad${bad:+ }$f" ;; esac; done
+if [ -n "$bad" ]; then
+  n=$(echo "$bad" | wc -w); s=""; [ "$n" -gt 1 ] && s=s
+  echo "F1126 02:06:03.152150     598 parse_flags_from_env.cc:234] Unknown flag$s in XLA_FLAGS: $bad" >&2
+  exit 1
+fi
+case " $XLA_FLAGS " in *" --xla_gpu_made_up_slow="*) exec sleep 60 ;; esac
+exit 0
+SH
+chmod +x "$work/fakehang"
+"$ft" flags probe --command "$work/fakehang" --catalog > "$work/cat.txt" 2> "$work/cat_err.txt"
+code=$?
+[ $code = 0 ] || cat "$work/cat.txt" "$work/cat_err.txt"
+check "probe --catalog: exit 0 (got $code)" [ $code = 0 ]
+ncat=$("$ft" flags --json | grep -c "\"kind\":[[:space:]]*\"flag\"")
+nnontpu=$(grep -c ' accepted$' "$work/cat.txt")
+check "probe --catalog judged every non-TPU flag ($nnontpu, > 300)" [ "$nnontpu" -gt 300 ]
+has "$work/cat.txt" "0 of $nnontpu refused"
+has "$work/cat_err.txt" "flags probe: run 2: $nnontpu flags: clean"
+check "--catalog leaves out the TPU flags" [ "$nnontpu" -lt "$ncat" ]
+"$ft" -q flags probe --command "$work/fakehang" --catalog > /dev/null 2> "$work/cat_q.txt"
+check_eq "-q: no progress lines" "$(wc -c < "$work/cat_q.txt")" 0
+# A few flags, so that the runs that hang (each costs the --timeout) stay few; 3 s is far
+# more than a run that does not hang needs.
+some=$(awk '$NF == "accepted" { print $1 }' "$work/cat.txt" | head -6 | tr '\n' ' ')
+"$ft" flags probe --command "$work/fakehang" --timeout 3 $some xla_gpu_autotune_level xla_gpu_made_up_one xla_gpu_made_up_slow > "$work/hang.txt" 2> "$work/hang_err.txt"
+code=$?
+[ $code = 1 ] || cat "$work/hang.txt" "$work/hang_err.txt"
+check "probe with a hanging flag: exit 1, not a hang (got $code)" [ $code = 1 ]
+check "the hanging flag is undecided" grep -q '^xla_gpu_made_up_slow .*undecided (its run timed out after 3 s)' "$work/hang.txt"
+check "the unknown flag is refused" grep -q '^xla_gpu_made_up_one .*REFUSED (unknown' "$work/hang.txt"
+check "a catalog flag is accepted" grep -q '^xla_gpu_autotune_level .*accepted' "$work/hang.txt"
+has "$work/hang.txt" "1 of 9 refused, 1 undecided"
+has "$work/hang_err.txt" "timed out after 3 s, no verdict"
+has "$work/hang_err.txt" "xla_gpu_made_up_slow: timed out after 3 s"
+
+# SIGTERM mid-probe (a `timeout` wrapper): the verdicts so far, 'undecided' for the rest, the
+# running command's process group stopped, exit 143. The first runs name the unknown flag;
+# the run without it hangs, and gets the signal once its progress line shows it began.
+"$ft" flags probe --command "$work/fakehang" --timeout 120 xla_gpu_autotune_level \
+  xla_gpu_made_up_one xla_gpu_made_up_slow > "$work/term.txt" 2> "$work/term_err.txt" &
+probe_pid=$!
+for _ in $(seq 100); do grep -q "run 2:" "$work/term_err.txt" && break; sleep 0.1; done
+sleep 0.5
+kill -TERM "$probe_pid"
+wait "$probe_pid"
+check_eq "SIGTERM: exit 143" "$?" 143
+check "known verdict kept" grep -q '^xla_gpu_made_up_one .*REFUSED (unknown' "$work/term.txt"
+check "the rest undecided" grep -q '^xla_gpu_made_up_slow  *undecided$' "$work/term.txt"
+check "autotune level undecided" grep -q '^xla_gpu_autotune_level  *undecided$' "$work/term.txt"
+has "$work/term.txt" "partial: 1 of 3 refused, 2 undecided"
+has "$work/term_err.txt" "interrupted by SIGTERM"
+check "no probe command left running" sh -c "! ps -eo args | grep -q '^sleep 60\$'"
 
 # A flag the catalog lacks but an imported jaxlib list holds is accepted by check.
 cat > "$work/help_new.txt" <<'HELP'
