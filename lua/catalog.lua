@@ -144,6 +144,12 @@ return {
     desc = "Collective kinds to run synchronously instead of asynchronously (empty: all async).",
     values = { "ALLREDUCE", "ALLGATHER", "REDUCESCATTER", "COLLECTIVEBROADCAST", "ALLTOALL", "COLLECTIVEPERMUTE", "RAGGEDALLTOALL", "ALLCOLLECTIVES" },
     candidates = { "", "allreduce,allgather,reducescatter,collectivebroadcast,alltoall,collectivepermute" },
+    -- XLA's setter splits the value at commas and refuses a name that is not a collective, so
+    -- '' (one empty name) is refused (xla/debug_options_flags.cc,
+    -- setter_for_xla_gpu_disable_async_collectives; jaxlib 0.11.2 on an H100 did): '' means
+    -- "leave the flag out", which is XLA's default, all collectives async.
+    empty = "unset",
+    probe = "ALLREDUCE",
     notes = "The PGLE profiling run (the JAX-Toolbox PGLE guide) disables all async collectives together with the latency hiding scheduler; values are case-insensitive.",
     source = "jax-toolbox,jax-toolbox-pgle,xla",
     tags = { "collectives", "pgle" },
@@ -1098,6 +1104,8 @@ return {
   { name = "xla_cpu_use_fusion_emitters", kind = "flag", backend = "cpu", type = "bool",
     default = true,
     desc = "Generate CPU code with the fusion emitters.",
+    until_ = "refused as unknown by jaxlib 0.11.2 (flags probe on an H100, 2026-11-26)",
+    jax = { before = "0.11.2" }, -- in xla/debug_options_flags.cc at b76e87ee; jaxlib 0.11.2 refused it as unknown (the whole-catalog probe of 2026-11-26)
     source = "xla",
     tags = { "codegen" },
   },
@@ -1126,14 +1134,14 @@ return {
     tags = { "debug" },
   },
   { name = "xla_detect_unstable_reductions", kind = "flag", backend = "any", type = "enum",
-    default = "DETECTION_MODE_NONE",
+    default = "none", -- the flag's spelling: xla/debug_options_flags.cc's detection_mode parser takes none, warning, fail (jaxlib 0.11.2 refused DETECTION_MODE_NONE, flags probe on an H100)
     desc = "Check HLO for numerically unstable reductions before optimisation.",
     values = { "none", "warning", "fail" },
     source = "xla",
     tags = { "debug" },
   },
   { name = "xla_detect_unstable_reductions_post_optimizations", kind = "flag", backend = "any", type = "enum",
-    default = "DETECTION_MODE_NONE",
+    default = "none", -- the flag's spelling: xla/debug_options_flags.cc's detection_mode parser takes none, warning, fail (jaxlib 0.11.2 refused DETECTION_MODE_NONE, flags probe on an H100)
     desc = "Check HLO for numerically unstable reductions after optimisation.",
     values = { "none", "warning", "fail" },
     source = "xla",
@@ -1360,6 +1368,7 @@ return {
   },
   { name = "xla_fuel", kind = "flag", backend = "any", type = "string",
     default = "",
+    empty = "unset", -- jaxlib 0.11.2 refused --xla_fuel= (flags probe on an H100, 2026-11-26): '' leaves it out
     desc = "Per-pass compiler fuel PASS=N,... for bisecting pass bugs.",
     source = "xla",
     tags = { "debug" },
@@ -1532,14 +1541,14 @@ return {
     tags = { "codegen" },
   },
   { name = "xla_gpu_detect_inf", kind = "flag", backend = "gpu", type = "enum",
-    default = "DETECTION_MODE_NONE",
+    default = "none", -- the flag's spelling: xla/debug_options_flags.cc's detection_mode parser takes none, warning, fail (jaxlib 0.11.2 refused DETECTION_MODE_NONE, flags probe on an H100)
     desc = "Check kernel outputs for Infs at run time and warn or fail.",
     values = { "none", "warning", "fail" },
     source = "xla",
     tags = { "debug" },
   },
   { name = "xla_gpu_detect_nan", kind = "flag", backend = "gpu", type = "enum",
-    default = "DETECTION_MODE_NONE",
+    default = "none", -- the flag's spelling: xla/debug_options_flags.cc's detection_mode parser takes none, warning, fail (jaxlib 0.11.2 refused DETECTION_MODE_NONE, flags probe on an H100)
     desc = "Check kernel outputs for NaNs at run time and warn or fail.",
     values = { "none", "warning", "fail" },
     source = "xla",

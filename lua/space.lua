@@ -490,11 +490,25 @@ function Space:decode_json(text)
   return self:decode(tbl)
 end
 
+-- Whether flag NAME set to VALUE stays out of XLA_FLAGS: an empty value of a catalog flag
+-- marked `empty = "unset"` (XLA's setter refuses '', and the flag's default is what '' means).
+local function left_out(name, value)
+  if value ~= "" then return false end
+  local ok, index = pcall(catindex.get)
+  local e = ok and index.by_name[name]
+  return e ~= nil and e ~= false and e.empty == "unset"
+end
+space.left_out = left_out
+
 -- Everything a trial sets, as final strings: fixed flags (by name), searched flags (params
--- order), fixed env (by name), searched vars (params order).
+-- order), fixed env (by name), searched vars (params order). A flag whose empty value XLA
+-- refuses (left_out) is not set at all.
 function Space:render(config)
   local out = {}
-  local function add(s) out[#out + 1] = { target = s.target, name = s.name, value = s.value } end
+  local function add(s)
+    if s.target ~= "env" and left_out(s.name, s.value) then return end
+    out[#out + 1] = { target = s.target, name = s.name, value = s.value }
+  end
   local function add_searched(flag_part)
     for _, p in ipairs(self.params) do
       local v = config[p.name]

@@ -1,8 +1,11 @@
 -- The catalog against what a real jaxlib said: tests/data/probe_jaxlib_0.11.2_h100.txt is the
--- unedited output of `flagtune flags probe --command "python3 -c 'import jax; jax.devices()'"`
--- for the second half (172 flags, in `flagtune flags --json` order) of the catalog's non-TPU
--- flags, run with jax and jaxlib 0.11.2 on one NVIDIA H100 80GB HBM3 (driver 580.159.04,
--- CUDA 13.0) on 2026-11-26. Every flag it lists as refused as unknown must be marked absent
+-- unedited output of `flagtune flags probe --command "python3 -c 'import jax; jax.devices()'"
+-- --catalog --timeout 60` (every non-TPU flag of the catalog, 343, in 74 runs and 104 s), run
+-- with jax and jaxlib 0.11.2 on one NVIDIA H100 80GB HBM3 (driver 580.159.04, CUDA 13.0) on
+-- 2026-11-26 (docs/GPU.md). Its six value refusals were the catalog's: four enum defaults
+-- spelled as proto names (DETECTION_MODE_NONE where the flag takes `none`), and an empty
+-- value, which XLA refuses for xla_gpu_disable_async_collectives and xla_fuel (now `empty =
+-- "unset"`: an empty value leaves the flag out of XLA_FLAGS). Every flag it lists as refused as unknown must be marked absent
 -- from jaxlib 0.11.2 (a `jax` range that excludes 0.11.2, or `until_`, which makes `check`
 -- warn), and no flag it lists as accepted or with a refused value (XLA knows the name) may
 -- be. Fails by raising.
@@ -22,7 +25,7 @@ for _, e in ipairs(catalog) do by_name[e.name] = e end
 local function verdicts()
   local out = {}
   for line in io.lines(DATA) do
-    local name, rest = line:match("^(xla_[%w_]+)%s+(.+)$")
+    local name, rest = line:match("^(%l[%w_]+)%s+(.+)$")
     if name then
       local v = rest == "accepted" and "accepted"
         or rest:find("^REFUSED %(unknown") and "unknown"
@@ -44,11 +47,11 @@ local function test_the_file()
     n = n + 1
     count[r.verdict] = count[r.verdict] + 1
   end
-  -- Its summary line: "24 of 172 refused, 3 known with a value refused".
-  eq(n, 172, "flags in the probe's output")
-  eq(count.unknown, 24, "refused as unknown")
-  eq(count.value, 3, "value refused")
-  eq(count.accepted, 145, "accepted")
+  -- Its summary line: "40 of 343 refused, 6 known with a value refused".
+  eq(n, 343, "flags in the probe's output")
+  eq(count.unknown, 40, "refused as unknown")
+  eq(count.value, 6, "value refused")
+  eq(count.accepted, 297, "accepted")
 end
 
 local function test_refused_are_marked()
@@ -77,6 +80,22 @@ local function test_check_warns()
      "until_ only")
 end
 
+-- Each value jaxlib 0.11.2 refused is no longer what the catalog offers: an enum's default is
+-- one of its values, and an empty default is marked to be left out.
+local function test_refused_values_are_fixed()
+  local bad = {}
+  for _, r in ipairs(verdicts()) do
+    local e = by_name[r.name]
+    if r.verdict == "value" then
+      local ok = e.empty == "unset" and e.default == ""
+      for _, v in ipairs(e.values or {}) do ok = ok or v == e.default end
+      if not ok then bad[#bad + 1] = r.name .. " = " .. tostring(e.default) end
+    end
+  end
+  eq(table.concat(bad, ", "), "", "catalog defaults that jaxlib 0.11.2 refused")
+end
+
 test("the recorded probe output", test_the_file)
+test("refused values are fixed", test_refused_values_are_fixed)
 test("refused flags are marked, accepted ones are not", test_refused_are_marked)
 test("check warns", test_check_warns)

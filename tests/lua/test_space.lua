@@ -173,6 +173,32 @@ local function test_render_and_label()
   eq(sp:label({}), "baseline", "baseline label")
 end
 
+-- XLA's setter for xla_gpu_disable_async_collectives refuses '' (it splits at commas and
+-- every piece must name a collective: xla/debug_options_flags.cc,
+-- setter_for_xla_gpu_disable_async_collectives; jaxlib 0.11.2 on an H100 refused it), so the
+-- catalog's candidate '' (all collectives async, XLA's default) leaves the flag out. An empty
+-- command-buffer list is a real setting (command buffers off: the H100 ran it) and stays.
+local function test_render_leaves_out_refused_empty()
+  local sp = space.new({
+    xla_gpu_disable_async_collectives = { kind = "choice", values = { "", "allreduce" }, line = 3 },
+    xla_gpu_enable_command_buffer = { kind = "choice", values = { "", "FUSION" }, line = 4 },
+  }, {}, { xla_fuel = "" }, {})
+  local function rendered(c)
+    local got = {}
+    for i, s in ipairs(sp:render(c)) do got[i] = s.name .. "=" .. s.value end
+    return table.concat(got, " ")
+  end
+  eq(rendered({ xla_gpu_disable_async_collectives = "", xla_gpu_enable_command_buffer = "" }),
+     "xla_gpu_enable_command_buffer=", "'' left out, command buffers off kept")
+  eq(rendered({ xla_gpu_disable_async_collectives = "allreduce", xla_gpu_enable_command_buffer = "FUSION" }),
+     "xla_gpu_disable_async_collectives=allreduce xla_gpu_enable_command_buffer=FUSION", "set")
+  eq(sp:label({ xla_gpu_disable_async_collectives = "", xla_gpu_enable_command_buffer = "" }),
+     "disable_async_collectives= enable_command_buffer=", "the label still names the choice")
+  eq(space.left_out("xla_gpu_disable_async_collectives", ""), true, "left_out")
+  eq(space.left_out("xla_gpu_disable_async_collectives", "ALLREDUCE"), false, "a value is set")
+  eq(space.left_out("xla_no_such_flag", ""), false, "unknown flags are passed as written")
+end
+
 local function test_validate()
   local sp = example()
   local c = sp:at(5)
@@ -269,6 +295,7 @@ test("encode_decode_round_trips", test_encode_decode_round_trips)
 test("canonical_json", test_canonical_json)
 test("json_strings_and_coercion", test_json_strings_and_coercion)
 test("render_and_label", test_render_and_label)
+test("render_leaves_out_refused_empty", test_render_leaves_out_refused_empty)
 test("validate", test_validate)
 test("errors_are_located", test_errors_are_located)
 test("rng", test_rng)
