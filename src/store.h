@@ -192,8 +192,12 @@ int store_trials_load_confirm(store *s, int64_t sweep_id, int full_steps, int fa
 int store_trial_set_profile(store *s, int64_t trial_id, const char *path, outcome status,
                             double duration_s, char **err);
 
-/* Finished, non-baseline trials of the other sweeps of (MODEL, HARDWARE), oldest first,
- * without step times, numbered -1: the history a warm start replays. Free with record_free. */
+/* The history a warm start replays: finished, non-baseline trials of the other sweeps of
+ * (MODEL, HARDWARE), at most STORE_WARM_BEST of them ok (the fastest, by value) and at most
+ * STORE_WARM_RECENT others (failed, pruned, ...: the most recently stored), in (sweep, number)
+ * order, without step times, numbered -1. Bounded so that a database of 100,000 earlier trials
+ * costs a new sweep what 2,000 do. Free with record_free. */
+enum { STORE_WARM_BEST = 1000, STORE_WARM_RECENT = 1000 };
 int store_warm_trials(store *s, const char *model, const char *hardware, int64_t sweep_id,
                       trial_record **out, int *n, char **err);
 

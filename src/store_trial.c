@@ -281,7 +281,8 @@ int store_warm_trials(store *s, const char *model, const char *hardware, int64_t
   int rc = store_stmt_get(s, ST_WARM_TRIALS, &st, err);
   if (rc) return rc;
   if (store_bind_text(st, ":model", model) | store_bind_text(st, ":hardware", hardware) |
-      store_bind_int(st, ":sweep_id", sweep_id))
+      store_bind_int(st, ":sweep_id", sweep_id) | store_bind_int(st, ":best", STORE_WARM_BEST) |
+      store_bind_int(st, ":recent", STORE_WARM_RECENT))
     return store_bind_fail(s, st, err);
   rc = trial_rows_of(s, st, NULL, out, n, err);
   for (int i = 0; i < *n; i++) (*out)[i].number = -1;
