@@ -85,6 +85,15 @@ static const char *const stmt_sql[ST_COUNT] = {
     "SELECT s.trial_id, s.ms FROM trials t JOIN steps s ON s.trial_id = t.id "
     "WHERE t.sweep_id = :sweep_id ORDER BY t.number, s.step",
   [ST_TRIAL_STEPS] = "SELECT ms FROM steps WHERE trial_id = :trial_id ORDER BY step",
+  /* Partial loads (minimize, resume's orphans): one role's rows, the rows recorded running,
+   * the next trial number; off the (sweep_id, number) key. */
+  [ST_TRIALS_ROLE] =
+    "SELECT id, number, role, status, config, value, steps_budget, pid FROM trials "
+    "WHERE sweep_id = :sweep_id AND role = :role ORDER BY number",
+  [ST_TRIALS_RUNNING] =
+    "SELECT id, number, role, status, config, value, steps_budget, pid FROM trials "
+    "WHERE sweep_id = :sweep_id AND status = 'running' ORDER BY number",
+  [ST_TRIALS_NEXT] = "SELECT coalesce(max(number) + 1, 0) FROM trials WHERE sweep_id = :sweep_id",
   /* The end of a sweep (store_trials_load_confirm): its ok search trials run with the full
    * step budget, fastest first, off the (sweep_id, status, value) index (a role unknown to
    * this flagtune reads as search, as col_enum reads it); and the configurations whose every

@@ -187,6 +187,23 @@ int store_trials_load_confirm(store *s, int64_t sweep_id, int full_steps, int fa
                               store_want_steps want, void *ud, trial_record **out, int *n,
                               char **err);
 
+/* Partial loads, so that a command on a 100,000-trial sweep holds what it uses (records as
+ * store_trials_load's; free with record_free):
+ * - store_trials_load_role: the trials of ROLE (e.g. ROLE_MINIMIZE), by number, without step
+ *   times;
+ * - store_trials_running: the trials recorded running (a dead orchestrator's), by number,
+ *   without step times, and *next_number, the number the sweep's next trial gets (one more
+ *   than the highest stored; 0 for none);
+ * - store_trials_load_configs: every trial whose configuration is one of the N_CONFIGS
+ *   CONFIGS (canonical JSON, "{}" the baseline), by number, with their step times; the other
+ *   rows are read and dropped, never copied. */
+int store_trials_load_role(store *s, int64_t sweep_id, trial_role role, trial_record **out, int *n,
+                           char **err);
+int store_trials_running(store *s, int64_t sweep_id, trial_record **out, int *n, int *next_number,
+                         char **err);
+int store_trials_load_configs(store *s, int64_t sweep_id, const char *const *configs, int n_configs,
+                              trial_record **out, int *n, char **err);
+
 /* Records a trial's manual-PGLE profile phase (schema 5): the profile's path, ok or the
  * outcome that ended the trial, and the phase's duration. */
 int store_trial_set_profile(store *s, int64_t trial_id, const char *path, outcome status,
