@@ -83,7 +83,8 @@ local function load_module(exp, name)
 end
 
 -- History items { json (or config), status, value, steps, steps_budget, number } as the
--- strategy sees them: decoded, canonical, marked seen. Configurations that no longer fit
+-- strategy sees them: decoded, canonical, marked seen (an item given as JSON is reused as
+-- the strategy's entry: the caller's table changes). Configurations that no longer fit
 -- the space (an earlier sweep's, or the experiment changed) go to the second list as the
 -- parameters they share with it (partial configurations, not marked seen), for a
 -- strategy's prior(); those sharing nothing are left out.
@@ -94,9 +95,16 @@ function Host:replay(history)
     if tbl == nil then tbl = ft.json_decode(item.json or "") end
     local config = self.space:decode(tbl)
     local shared = not config and self.space:project(tbl)
-    local entry = { config = config or shared, status = item.status, value = finite(item.value),
-                    steps = item.steps or {}, steps_budget = item.steps_budget,
-                    number = item.number }
+    local entry
+    if item.config == nil then -- given as JSON (src/strategy.c's): the item becomes the entry,
+      -- its JSON dropped, so that a 10,000-trial resume does not hold two tables a trial
+      entry, item.json = item, nil
+      entry.config, entry.value, entry.steps = config or shared, finite(item.value),
+        item.steps or {}
+    else
+      entry = { config = config or shared, status = item.status, value = finite(item.value),
+                steps = item.steps or {}, steps_budget = item.steps_budget, number = item.number }
+    end
     if config ~= nil then
       self:mark(config)
       entry.baseline = next(config) == nil

@@ -85,6 +85,15 @@ static const char *const stmt_sql[ST_COUNT] = {
     "SELECT s.trial_id, s.ms FROM trials t JOIN steps s ON s.trial_id = t.id "
     "WHERE t.sweep_id = :sweep_id ORDER BY t.number, s.step",
   [ST_TRIAL_STEPS] = "SELECT ms FROM steps WHERE trial_id = :trial_id ORDER BY step",
+  /* Partial loads (minimize, resume's orphans): one role's rows, the rows recorded running,
+   * the next trial number; off the (sweep_id, number) key. */
+  [ST_TRIALS_ROLE] =
+    "SELECT id, number, role, status, config, value, steps_budget, pid FROM trials "
+    "WHERE sweep_id = :sweep_id AND role = :role ORDER BY number",
+  [ST_TRIALS_RUNNING] =
+    "SELECT id, number, role, status, config, value, steps_budget, pid FROM trials "
+    "WHERE sweep_id = :sweep_id AND status = 'running' ORDER BY number",
+  [ST_TRIALS_NEXT] = "SELECT coalesce(max(number) + 1, 0) FROM trials WHERE sweep_id = :sweep_id",
   /* The end of a sweep (store_trials_load_confirm): its ok search trials run with the full
    * step budget, fastest first, off the (sweep_id, status, value) index (a role unknown to
    * this flagtune reads as search, as col_enum reads it); and the configurations whose every
@@ -165,13 +174,20 @@ static const char *const stmt_sql[ST_COUNT] = {
   [ST_TRIAL_PROFILE] =
     "UPDATE trials SET profile_path = :path, profile_status = :status, "
     "profile_duration_s = :duration_s WHERE id = :id",
+  /* A warm start's history (store_warm_trials): the :best fastest ok trials and the :recent
+   * most recent others of the model's other sweeps, oldest first (each part a bounded sort). */
+#define WARM_FROM                                                                               \
+  "SELECT t.id, t.number, t.role, t.status, t.config, t.value, t.steps_budget, t.pid, "       \
+  "t.sweep_id AS sid FROM sweeps s JOIN trials t ON t.sweep_id = s.id "                       \
+  "WHERE s.model = :model AND " KEY_BASE("s.hardware") " = " KEY_BASE(":hardware") " "       \
+  "AND s.id <> :sweep_id AND t.role <> 'baseline' AND t.config <> '{}' "                      \
+  "AND t.status NOT IN ('running', 'lost', 'interrupted') "
   [ST_WARM_TRIALS] =
-    "SELECT t.id, t.number, t.role, t.status, t.config, t.value, t.steps_budget, t.pid "
-    "FROM sweeps s JOIN trials t ON t.sweep_id = s.id "
-    "WHERE s.model = :model AND " KEY_BASE("s.hardware") " = " KEY_BASE(":hardware") " "
-    "AND s.id <> :sweep_id "
-    "AND t.role <> 'baseline' AND t.config <> '{}' "
-    "AND t.status NOT IN ('running', 'lost', 'interrupted') ORDER BY s.id, t.number",
+    "SELECT id, number, role, status, config, value, steps_budget, pid FROM ("
+    "SELECT * FROM (" WARM_FROM "AND t.status = 'ok' AND t.value IS NOT NULL "
+    "ORDER BY t.value, t.id LIMIT :best) UNION ALL "
+    "SELECT * FROM (" WARM_FROM "AND NOT (t.status = 'ok' AND t.value IS NOT NULL) "
+    "ORDER BY t.id DESC LIMIT :recent)) ORDER BY sid, number",
   [ST_SWEEP_HOLDER] =
     "SELECT status, pid, host, pid_start, coalesce(claimed_at, created_at) FROM sweeps "
     "WHERE id = :id",

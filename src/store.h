@@ -187,13 +187,34 @@ int store_trials_load_confirm(store *s, int64_t sweep_id, int full_steps, int fa
                               store_want_steps want, void *ud, trial_record **out, int *n,
                               char **err);
 
+/* Partial loads, so that a command on a 100,000-trial sweep holds what it uses (records as
+ * store_trials_load's; free with record_free):
+ * - store_trials_load_role: the trials of ROLE (e.g. ROLE_MINIMIZE), by number, without step
+ *   times;
+ * - store_trials_running: the trials recorded running (a dead orchestrator's), by number,
+ *   without step times, and *next_number, the number the sweep's next trial gets (one more
+ *   than the highest stored; 0 for none);
+ * - store_trials_load_configs: every trial whose configuration is one of the N_CONFIGS
+ *   CONFIGS (canonical JSON, "{}" the baseline), by number, with their step times; the other
+ *   rows are read and dropped, never copied. */
+int store_trials_load_role(store *s, int64_t sweep_id, trial_role role, trial_record **out, int *n,
+                           char **err);
+int store_trials_running(store *s, int64_t sweep_id, trial_record **out, int *n, int *next_number,
+                         char **err);
+int store_trials_load_configs(store *s, int64_t sweep_id, const char *const *configs, int n_configs,
+                              trial_record **out, int *n, char **err);
+
 /* Records a trial's manual-PGLE profile phase (schema 5): the profile's path, ok or the
  * outcome that ended the trial, and the phase's duration. */
 int store_trial_set_profile(store *s, int64_t trial_id, const char *path, outcome status,
                             double duration_s, char **err);
 
-/* Finished, non-baseline trials of the other sweeps of (MODEL, HARDWARE), oldest first,
- * without step times, numbered -1: the history a warm start replays. Free with record_free. */
+/* The history a warm start replays: finished, non-baseline trials of the other sweeps of
+ * (MODEL, HARDWARE), at most STORE_WARM_BEST of them ok (the fastest, by value) and at most
+ * STORE_WARM_RECENT others (failed, pruned, ...: the most recently stored), in (sweep, number)
+ * order, without step times, numbered -1. Bounded so that a database of 100,000 earlier trials
+ * costs a new sweep what 2,000 do. Free with record_free. */
+enum { STORE_WARM_BEST = 1000, STORE_WARM_RECENT = 1000 };
 int store_warm_trials(store *s, const char *model, const char *hardware, int64_t sweep_id,
                       trial_record **out, int *n, char **err);
 

@@ -236,14 +236,14 @@ static void set_free(config_set *c) {
 }
 
 /* Reads the rows of ST (bound and ready) into trial records: all of them (KEEP NULL), or
- * the confirm trials and those whose configuration is in KEEP (a row not kept is never
- * copied). */
-static int trial_rows_of(store *s, sqlite3_stmt *st, const config_set *keep, trial_record **out,
-                         int *n, char **err) {
+ * those whose configuration is in KEEP and, with CONFIRMS, every confirm trial (a row not
+ * kept is never copied). */
+static int trial_rows_of(store *s, sqlite3_stmt *st, const config_set *keep, int confirms,
+                         trial_record **out, int *n, char **err) {
   int rc, cap = 0;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     trial_role role = (trial_role)col_enum(st, 2, record_role_from_name, ROLE_SEARCH);
-    if (keep && role != ROLE_CONFIRM &&
+    if (keep && !(confirms && role == ROLE_CONFIRM) &&
         !set_has(keep, (const char *)sqlite3_column_text(st, 4),
                  (size_t)sqlite3_column_bytes(st, 4)))
       continue;
@@ -270,7 +270,7 @@ static int trials_rows(store *s, int64_t sweep_id, trial_record **out, int *n, c
   int rc = store_stmt_get(s, ST_TRIALS_LOAD, &st, err);
   if (rc) return rc;
   if (store_bind_int(st, ":sweep_id", sweep_id)) return store_bind_fail(s, st, err);
-  return trial_rows_of(s, st, NULL, out, n, err);
+  return trial_rows_of(s, st, NULL, 0, out, n, err);
 }
 
 int store_warm_trials(store *s, const char *model, const char *hardware, int64_t sweep_id,
@@ -281,9 +281,10 @@ int store_warm_trials(store *s, const char *model, const char *hardware, int64_t
   int rc = store_stmt_get(s, ST_WARM_TRIALS, &st, err);
   if (rc) return rc;
   if (store_bind_text(st, ":model", model) | store_bind_text(st, ":hardware", hardware) |
-      store_bind_int(st, ":sweep_id", sweep_id))
+      store_bind_int(st, ":sweep_id", sweep_id) | store_bind_int(st, ":best", STORE_WARM_BEST) |
+      store_bind_int(st, ":recent", STORE_WARM_RECENT))
     return store_bind_fail(s, st, err);
-  rc = trial_rows_of(s, st, NULL, out, n, err);
+  rc = trial_rows_of(s, st, NULL, 0, out, n, err);
   for (int i = 0; i < *n; i++) (*out)[i].number = -1;
   if (rc) {
     record_free(*out, *n);
@@ -463,7 +464,7 @@ int store_trials_load_confirm(store *s, int64_t sweep_id, int full_steps, int fa
     sqlite3_stmt *st = NULL;
     rc = store_stmt_get(s, ST_TRIALS_LOAD, &st, err);
     if (!rc && store_bind_int(st, ":sweep_id", sweep_id)) rc = store_bind_fail(s, st, err);
-    if (!rc) rc = trial_rows_of(s, st, &keep, out, n, err);
+    if (!rc) rc = trial_rows_of(s, st, &keep, 1, out, n, err);
   }
   if (!rc) {
     marks = xcalloc((size_t)*n + 1, 1);
@@ -481,6 +482,74 @@ int store_trials_load_confirm(store *s, int64_t sweep_id, int full_steps, int fa
     *n = 0;
   }
   return rc;
+}
+
+/* ---- partial loads: what minimize and resume read instead of every trial ---- */
+
+/* Ends a failed read transaction and drops its records. */
+static int load_failed(store *s, int rc, trial_record **out, int *n) {
+  store_tx_rollback(s);
+  record_free(*out, *n);
+  *out = NULL;
+  *n = 0;
+  return rc;
+}
+
+int store_trials_load_role(store *s, int64_t sweep_id, trial_role role, trial_record **out, int *n,
+                           char **err) {
+  sqlite3_stmt *st = NULL;
+  *out = NULL;
+  *n = 0;
+  int rc = store_stmt_get(s, ST_TRIALS_ROLE, &st, err);
+  if (rc) return rc;
+  if (store_bind_int(st, ":sweep_id", sweep_id) |
+      store_bind_text(st, ":role", record_role_name(role)))
+    return store_bind_fail(s, st, err);
+  rc = trial_rows_of(s, st, NULL, 0, out, n, err);
+  if (rc) record_free(*out, *n), *out = NULL, *n = 0;
+  return rc;
+}
+
+int store_trials_running(store *s, int64_t sweep_id, trial_record **out, int *n, int *next_number,
+                         char **err) {
+  sqlite3_stmt *st = NULL;
+  *out = NULL;
+  *n = 0;
+  *next_number = 0;
+  int rc = store_run_cached(s, ST_BEGIN_READ, "starting a read", err);
+  if (!rc) rc = store_stmt_get(s, ST_TRIALS_NEXT, &st, err);
+  if (!rc && store_bind_int(st, ":sweep_id", sweep_id)) rc = store_bind_fail(s, st, err);
+  if (!rc) {
+    int r = sqlite3_step(st);
+    if (r == SQLITE_ROW) *next_number = sqlite3_column_int(st, 0);
+    rc = r == SQLITE_ROW ? 0 : store_db_fail(s, err, "reading the next trial number");
+    store_stmt_done(st);
+  }
+  if (!rc) rc = store_stmt_get(s, ST_TRIALS_RUNNING, &st, err);
+  if (!rc && store_bind_int(st, ":sweep_id", sweep_id)) rc = store_bind_fail(s, st, err);
+  if (!rc) rc = trial_rows_of(s, st, NULL, 0, out, n, err);
+  if (!rc) rc = store_run_cached(s, ST_COMMIT, "ending a read", err);
+  return rc ? load_failed(s, rc, out, n) : 0;
+}
+
+int store_trials_load_configs(store *s, int64_t sweep_id, const char *const *configs, int n_configs,
+                              trial_record **out, int *n, char **err) {
+  sqlite3_stmt *st = NULL;
+  *out = NULL;
+  *n = 0;
+  config_set keep = {0};
+  for (int i = 0; i < n_configs; i++) set_add(&keep, configs[i]);
+  set_seal(&keep);
+  /* One read transaction: the rows and their steps of the same moment. */
+  int rc = store_run_cached(s, ST_BEGIN_READ, "starting a read", err);
+  if (!rc) rc = store_stmt_get(s, ST_TRIALS_LOAD, &st, err);
+  if (!rc && store_bind_int(st, ":sweep_id", sweep_id)) rc = store_bind_fail(s, st, err);
+  if (!rc && keep.n == 0) store_stmt_done(st);
+  if (!rc && keep.n > 0) rc = trial_rows_of(s, st, &keep, 0, out, n, err);
+  for (int i = 0; i < *n && !rc; i++) rc = trial_steps_of(s, &(*out)[i], err);
+  if (!rc) rc = store_run_cached(s, ST_COMMIT, "ending a read", err);
+  set_free(&keep);
+  return rc ? load_failed(s, rc, out, n) : 0;
 }
 
 /* ---- Slurm steps (schema 8): what resume needs to cancel a dead orchestrator's steps ---- */

@@ -44,7 +44,7 @@ static int error_code(const char *file_path, const char *exp_path, int rc, char 
  * file its line (already at the front) plus what to change; in a shipped strategy, which one
  * and which call, as flagtune's bug, not the line of lua/host.lua where the fault surfaced.
  * RC is error_code's verdict and is kept. */
-static int budget_hint(const strategy *s, const char *method, int rc, char **err) {
+static int budget_hint(const strategy *s, const char *method, long budget, int rc, char **err) {
   const char *b = rc != 0 && err && *err ? strstr(*err, "instruction budget of ") : NULL;
   if (!b) return rc;
   char *msg;
@@ -52,7 +52,7 @@ static int budget_hint(const strategy *s, const char *method, int rc, char **err
     msg = xasprintf(
         "%s in %s() (one call of a strategy may run %ld Lua instructions, about a "
         "second: bound its loops, return fewer proposals, or keep its model smaller)",
-        *err, method, STRATEGY_BUDGET);
+        *err, method, budget);
   } else {
     const char *name = s->name ? s->name : s->file_path ? s->file_path : "?";
     int where = (int)(b - *err);
@@ -61,8 +61,7 @@ static int budget_hint(const strategy *s, const char *method, int rc, char **err
         "strategy '%s': %s() ran past its instruction budget of %ld%s%.*s%s: a bug "
         "in flagtune's %s{}, please report it with the number of trials; the trials "
         "so far are kept",
-        name, method, STRATEGY_BUDGET, where > 0 ? " (at " : "", where, *err, where > 0 ? ")" : "",
-        name);
+        name, method, budget, where > 0 ? " (at " : "", where, *err, where > 0 ? ")" : "", name);
   }
   free(*err);
   *err = msg;
@@ -145,9 +144,10 @@ int strategy_new(experiment *e, int64_t seed, const trial_record *history, int n
   lhost_push_ref(s->h, e->spec_ref);
   lua_pushinteger(L, (lua_Integer)seed);
   push_history(L, history, n_history); /* [new, spec, seed, history] */
-  rc = lhost_pcall(s->h, 3, 1, STRATEGY_BUDGET, err);
+  long budget = STRATEGY_BUDGET + STRATEGY_BUDGET_PER_HISTORY * (long)n_history;
+  rc = lhost_pcall(s->h, 3, 1, budget, err);
   if (rc != 0) {
-    rc = budget_hint(s, "new", error_code(s->file_path, s->exp_path, rc, err), err);
+    rc = budget_hint(s, "new", budget, error_code(s->file_path, s->exp_path, rc, err), err);
     goto cleanup;
   }
   s->ref = lhost_ref(s->h); /* pops the host object */
@@ -311,7 +311,8 @@ static void push_method(strategy *s, const char *method) {
 /* Runs the method pushed by push_method with NARGS more arguments, budgeted. */
 static int call_method(strategy *s, int nargs, int nresults, char **err) {
   int rc = lhost_pcall(s->h, nargs + 1, nresults, STRATEGY_BUDGET, err);
-  return budget_hint(s, s->method, error_code(s->file_path, s->exp_path, rc, err), err);
+  return budget_hint(s, s->method, STRATEGY_BUDGET, error_code(s->file_path, s->exp_path, rc, err),
+                     err);
 }
 
 int strategy_ask(strategy *s, int n, proposal **out, int *n_out, char **err) {

@@ -494,10 +494,11 @@ static char *resolve_hardware(const experiment *e) {
 }
 
 /* HIST followed by the finished trials of earlier sweeps of the same model and hardware
- * when the experiment asks for a warm start (the strategy host passes configurations that
- * no longer fit the space as the parameters they share, or skips them). Reads the
- * database only if it already exists. *warm holds the store's records (free them with
- * record_free); the returned array borrows from HIST and *warm. */
+ * when the experiment asks for a warm start (a bounded number: store_warm_trials; the
+ * strategy host passes configurations that no longer fit the space as the parameters they
+ * share, or skips them). Reads the database only if it already exists. *warm holds the
+ * store's records (free them with record_free); the returned array borrows from HIST and
+ * *warm, and is NULL when there are none of the latter (HIST is then the history as is). */
 static trial_record *warm_history(sweep *sw, const char *db_path, const trial_record *hist,
                                   int n_hist, trial_record **warm, int *n_warm) {
   store *db = NULL;
@@ -508,6 +509,7 @@ static trial_record *warm_history(sweep *sw, const char *db_path, const trial_re
       *n_warm = 0;
     store_close(db);
   }
+  if (*n_warm == 0) return NULL;
   trial_record *all = xcalloc((size_t)(n_hist + *n_warm) + 1, sizeof *all);
   if (n_hist) memcpy(all, hist, sizeof *all * (size_t)n_hist);
   if (*n_warm) memcpy(all + n_hist, *warm, sizeof *all * (size_t)*n_warm);
@@ -563,7 +565,7 @@ int sweep_prepare(sweep *sw, const char *path, const char *text, const sweep_opt
   /* A resumed strategy goes on where it stood: from its seed's start it would draw the
    * configurations already run first, and a large space's sampler would give up on them. */
   int64_t seed = hist ? resume_seed(sw->seed, n_hist) : sw->seed;
-  rc = strategy_new(sw->exp, seed, all, n_hist + n_warm, &sw->strat, err);
+  rc = strategy_new(sw->exp, seed, all ? all : hist, n_hist + n_warm, &sw->strat, err);
   free(all);
   record_free(warm, n_warm);
   if (rc == 0 && n_warm > 0) {

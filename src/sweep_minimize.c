@@ -52,7 +52,7 @@ static void refill(sweep *sw) {
   int n = 0;
   char *err = NULL;
   minimize_plan p;
-  if (store_trials_load(sw->db, sw->id, &t, &n, &err) != 0 ||
+  if (store_trials_load_role(sw->db, sw->id, ROLE_MINIMIZE, &t, &n, &err) != 0 ||
       minimize_plan_make(t, n, &m->in, &p, &err) != 0) {
     mz_fail(sw, err ? err : "cannot plan the minimize trials");
     free(err);
@@ -127,7 +127,8 @@ static int fix_winner(sweep *sw, mz *m, char **err) {
   trial_record *t = NULL;
   int n = 0;
   store_winner w;
-  int rc = store_trials_load(sw->db, sw->id, &t, &n, err);
+  const char *configs[] = {"{}", m->winner}; /* all that confirm_config pools */
+  int rc = store_trials_load_configs(sw->db, sw->id, configs, 2, &t, &n, err);
   if (rc == 0 &&
       confirm_config(t, n, m->winner, sw->exp->budget_steps, sw->exp->metric_skip, &w) == 0) {
     rc = store_sweep_set_winner(sw->db, sw->id, &w, err);
@@ -150,15 +151,12 @@ static int prepare(sweep *sw, const store_sweep *s, const minimize_opts *o, cons
                    char **err) {
   trial_record *t = NULL;
   int n = 0;
-  int rc = store_trials_load(sw->db, s->id, &t, &n, err);
+  int rc = store_trials_running(sw->db, s->id, &t, &n, &sw->next_number, err);
   if (rc != 0) return rc;
   exec_orphan *orphans = xcalloc((size_t)n + 1, sizeof *orphans);
   int n_orphans = 0;
-  for (int i = 0; i < n; i++) {
-    if (t[i].number >= sw->next_number) sw->next_number = t[i].number + 1;
-    if (t[i].status == OUTCOME_RUNNING)
-      orphans[n_orphans++] = (exec_orphan){.number = t[i].number, .pid = t[i].pid};
-  }
+  for (int i = 0; i < n; i++)
+    orphans[n_orphans++] = (exec_orphan){.number = t[i].number, .pid = t[i].pid};
   exec_reap(s->id, orphans, n_orphans);
   free(orphans);
   record_free(t, n);
@@ -185,14 +183,29 @@ static int prepare(sweep *sw, const store_sweep *s, const minimize_opts *o, cons
 
 /* ---- the report ---- */
 
-/* The ok trial of CONFIG whose flags and variables the snippet exports. */
-static const cJSON *trial_of(const cJSON *shown, const char *config) {
-  const cJSON *it;
-  cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(shown, "trials")) {
-    const char *c = view_str(it, "config"), *st = view_str(it, "status");
-    if (c && st && strcmp(c, config) == 0 && strcmp(st, "ok") == 0) return it;
+/* The first ok trial (by number) of a configuration: the one whose flags and variables the
+ * snippet exports. Read one row at a time, so a large sweep's rows are never all held. */
+typedef struct {
+  const char *config;
+  cJSON *found;
+} find_ok;
+
+static int ok_of_config(cJSON *row, void *ud) {
+  find_ok *f = ud;
+  const char *c = view_str(row, "config"), *st = view_str(row, "status");
+  if (!c || !st || strcmp(c, f->config) != 0 || strcmp(st, "ok") != 0) return 0;
+  f->found = cJSON_Duplicate(row, 1);
+  return 1; /* stops the walk */
+}
+
+static cJSON *trial_of(store *db, int64_t sweep_id, const char *config, char **err) {
+  find_ok f = {.config = config};
+  int rc = store_each_trial(db, sweep_id, ok_of_config, &f, err);
+  if (rc != 0 && rc != 1) {
+    cJSON_Delete(f.found);
+    return NULL;
   }
-  return NULL;
+  return f.found;
 }
 
 static char *param_line(const minimize_param *p, int done) {
@@ -207,9 +220,10 @@ static char *param_line(const minimize_param *p, int done) {
 }
 
 /* Writes the report as the snippet's comments, then the minimal set's flags and variables. */
-static int write_report(const store_sweep *s, const cJSON *shown, const mz *m,
+static int write_report(store *db, const store_sweep *s, const cJSON *shown, const mz *m,
                         const minimize_plan *p, const minimize_opts *o, char **err) {
-  const cJSON *rep = trial_of(shown, p->minimal);
+  cJSON *rep = trial_of(db, s->id, p->minimal, err);
+  if (!rep && *err) return FT_ESTORE;
   if (!rep) return diag_set(err, FT_ESYS, "minimize: no ok trial of %s to export", p->minimal);
   int n_c = 0, kept = 0;
   char **c = xcalloc((size_t)p->n_params + 4, sizeof(char *));
@@ -234,6 +248,7 @@ static int write_report(const store_sweep *s, const cJSON *shown, const mz *m,
   view_export_init(&x, rep, (const char *const *)c, n_c);
   int rc = trialcfg_export(o->out, o->format, &x.info, err);
   view_export_clear(&x);
+  cJSON_Delete(rep);
   for (int k = 0; k < n_c; k++) free(c[k]);
   free(c);
   return rc;
@@ -255,14 +270,14 @@ static int finish(sweep *sw, const store_sweep *s, const mz *m, const minimize_o
   int n = 0;
   minimize_plan p;
   cJSON *shown = NULL;
-  int rc = store_trials_load(sw->db, s->id, &t, &n, err);
+  int rc = store_trials_load_role(sw->db, s->id, ROLE_MINIMIZE, &t, &n, err);
   if (rc == 0) rc = minimize_plan_make(t, n, &m->in, &p, err);
   record_free(t, n);
   if (rc != 0) return rc;
   *complete = p.done;
   if (p.done) {
-    rc = store_show_sweep(sw->db, s->id, &shown, err);
-    if (rc == 0) rc = write_report(s, shown, m, &p, o, err);
+    rc = store_show_sweep_brief(sw->db, s->id, 0, &shown, err);
+    if (rc == 0) rc = write_report(sw->db, s, shown, m, &p, o, err);
   } else {
     note_progress(&p);
   }
@@ -324,7 +339,8 @@ int sweep_minimize(const char *ref, const minimize_opts *o, int *complete, char 
   sweep_pin_log_dir(cwd);
   int rc = store_open(db_path, STORE_MUST_EXIST, &sw->db, err), claimed = 0;
   if (rc == 0) rc = store_sweep_get(sw->db, ref, &s, err);
-  if (rc == 0) rc = store_show_sweep(sw->db, s.id, &shown, err);
+  /* The sweep's row, its best and its baseline; no trial table (a 100,000-trial sweep's). */
+  if (rc == 0) rc = store_show_sweep_brief(sw->db, s.id, 0, &shown, err);
   if (rc == 0) rc = read_winner(shown, &s, &m, err);
   if (rc == 0) rc = store_sweep_claim(sw->db, s.id, o->force, err);
   claimed = rc == 0;

@@ -565,6 +565,80 @@ TEST(best_and_warm_match_hardware_base) {
   tmpdb_remove(&t);
 }
 
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* A warm start reads a bounded history: the STORE_WARM_BEST fastest ok trials and the
+ * STORE_WARM_RECENT most recent others, oldest first, whatever the database holds. */
+TEST(warm_trials_bounded) {
+  tmpdb t;
+  tmpdb_init(&t);
+  store *s = open_ok(t.path);
+  int64_t old = new_sweep(s, "old", "m", "8xH100", "random");
+  add_trial(s, old, 0, "{}", "ok", 100, NULL);
+  int64_t small = new_sweep(s, "small", "m", "8xH100", "random");
+  add_trial(s, small, 1, LHS, "ok", 0.5, NULL); /* the fastest of all, in another sweep */
+  sqlite3 *db = NULL;
+  CHECK_INT(sqlite3_open(t.path, &db), SQLITE_OK);
+  /* 2,600 search trials: numbers 1..2600, i % 26 < 15 ok (1,500) with distinct values
+   * (i * 7 mod 2609, 2609 prime), the others oom (1,100). */
+  char *sql = sqlite3_mprintf(
+      "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2600) "
+      "INSERT INTO trials (sweep_id, number, role, status, config, value) "
+      "SELECT %lld, i, 'search', CASE WHEN i %% 26 < 15 THEN 'ok' ELSE 'oom' END, "
+      "'{\"a\":' || i || '}', CASE WHEN i %% 26 < 15 THEN (i * 7) %% 2609 + 1 END FROM n",
+      (long long)old);
+  CHECK_INT(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_free(sql);
+  sqlite3_close(db);
+  int64_t now = new_sweep(s, "now", "m", "8xH100", "random");
+  trial_record *w = NULL;
+  int n = 0;
+  CHECK_INT(store_warm_trials(s, "m", "8xH100", now, &w, &n, NULL), 0);
+  CHECK_INT(n, STORE_WARM_BEST + STORE_WARM_RECENT);
+  /* The expected sets, computed here: the fastest ok (the other sweep's one among them). */
+  double cut = 0;
+  {
+    double *v = xcalloc(1501, sizeof *v);
+    int k = 0;
+    for (int i = 1; i <= 2600; i++)
+      if (i % 26 < 15) v[k++] = (double)((i * 7) % 2609 + 1);
+    v[k++] = 0.5;
+    qsort(v, (size_t)k, sizeof *v, cmp_double);
+    cut = v[STORE_WARM_BEST - 1];
+    free(v);
+  }
+  int ok = 0, failed = 0, ordered = 1, first_failed = 2601;
+  for (int i = 0; i < n; i++) {
+    CHECK_INT(w[i].number, -1);
+    CHECK(w[i].n_steps == 0 && w[i].steps == NULL);
+    if (w[i].status == OUTCOME_OK) {
+      ok++;
+      CHECK(w[i].value <= cut);
+    } else {
+      failed++;
+      int num = atoi(w[i].config_json + 5);
+      if (num < first_failed) first_failed = num;
+    }
+    if (i > 0 && w[i].id < w[i - 1].id && strcmp(w[i].config_json, LHS) != 0) ordered = 0;
+  }
+  CHECK_INT(ok, STORE_WARM_BEST);
+  CHECK_INT(failed, STORE_WARM_RECENT);
+  CHECK(ordered); /* oldest first: sweep 1's trials by number, then sweep 2's */
+  CHECK_STR(w[n - 1].config_json, LHS);
+  /* the most recent 1,000 of the 1,100 failures: the first 100 (numbers 15..25, 41..51, ...,
+   * up to the 100th) are left out */
+  int skipped = 0, last_skipped = 0;
+  for (int i = 1; i <= 2600 && skipped < 100; i++)
+    if (i % 26 >= 15) skipped++, last_skipped = i;
+  CHECK(first_failed > last_skipped);
+  record_free(w, n);
+  CHECK_STORE_END(s);
+  tmpdb_remove(&t);
+}
+
 TEST(best_view) {
   tmpdb t;
   tmpdb_init(&t);

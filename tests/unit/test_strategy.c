@@ -299,6 +299,40 @@ TEST(endless_loop_in_new_names_user_line) {
   teardown(&f);
 }
 
+/* new() replays its whole history: its budget grows with it (STRATEGY_BUDGET_PER_HISTORY),
+ * so a resume of 30,000 trials is not cut off where one of 3,000 would pass. The strategy
+ * spends about 3,000 instructions a history trial: 90 M in all, past the flat 50 M. An
+ * endless new() still ends (endless_loop_in_new_names_user_line). */
+#define FULL_CONFIG                                                    \
+  "{\"NCCL_PROTO\":\"SIMPLE\",\"XLA_PYTHON_CLIENT_MEM_FRACTION\":0.8," \
+  "\"xla_gpu_all_gather_combine_threshold_bytes\":4294967296,"         \
+  "\"xla_gpu_enable_latency_hiding_scheduler\":true}"
+TEST(new_budget_grows_with_the_history) {
+  fixture f = {0};
+  write_strategy(&f,
+                 "local M = {}\n"
+                 "function M.new(space, options, history)\n"
+                 "  local n = 0\n"
+                 "  for _, h in ipairs(history) do\n"
+                 "    for k = 1, 1000 do n = n + k end\n"
+                 "  end\n"
+                 "  return { n = n, ask = function() return {} end }\n"
+                 "end\n"
+                 "return M\n");
+  enum { N = 30000 };
+  trial_record *hist = xcalloc(N, sizeof *hist);
+  for (int i = 0; i < N; i++)
+    hist[i] = (trial_record){
+        .number = i + 1, .status = OUTCOME_OK, .value = 10, .config_json = FULL_CONFIG};
+  char *spec = xasprintf("strategy_file(\"%s\")", f.file);
+  int rc = setup(&f, spec, 1, hist, N);
+  free(spec);
+  CHECK_INT(rc, 0);
+  if (rc != 0) fprintf(stderr, "%s\n", f.err ? f.err : "?");
+  free(hist);
+  teardown(&f);
+}
+
 TEST(error_in_new_keeps_location) {
   fixture f = {0};
   CHECK_INT(setup_file(&f,
