@@ -7,6 +7,7 @@
 #include "report.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -17,11 +18,69 @@
 #include "stats.h"
 #include "store.h"
 #include "trialcfg.h"
+#include "units.h"
 #include "view.h"
 
 #define TOP_CONFIGS 10
 
 /* ---- loading ---- */
+
+/* The plots show at most about this many trials of one sweep: every one of a sweep of at
+ * most REPORT_SAMPLE, else every k-th by number (k the least that leaves at most this many),
+ * plus the top table's trials. Importance is over the same every-k-th sample. */
+#define REPORT_SAMPLE 2000
+/* A parameter with more numeric values than this among the plotted trials is drawn in
+ * REPORT_BINS ranges of equal width (logarithmic when its values span 100x or more). */
+#define REPORT_MAX_LEVELS 24
+#define REPORT_BINS 12
+
+/* An ok trial with a value, as the pass keeps it (about 40 bytes): the curves and the top
+ * table's grouping need nothing more of the trials they do not show. */
+typedef struct {
+  int64_t id;
+  double value, fin; /* fin: finished_at in seconds since the epoch, NaN unknown */
+  int number, budget, group;
+  int search; /* on the best-so-far curves: not the baseline, not a confirmation */
+} okrow;
+
+/* A distinct configuration among the ok trials. */
+typedef struct {
+  char *config;
+  uint64_t hash;
+  int n;           /* its ok trials at the full budget */
+  double value;    /* their median */
+  int best_number; /* the fastest of them (the lowest number among equals) */
+  int64_t best_id;
+} cgroup;
+
+/* A row of the top table, read once the pass has found it. */
+typedef struct {
+  double value;
+  int n, best_number;
+  cJSON *best;   /* the fastest trial's settings (store_report_trial) */
+  double *steps; /* its configuration's pooled step times after the skip */
+  int n_steps;
+} topcfg;
+
+struct report_data {
+  int64_t n_trials; /* trials read */
+  int step;         /* the sample is every STEP-th trial by number */
+  double full, t0;  /* the largest step budget; the earliest start */
+  okrow *ok;
+  int n_ok, cap_ok;
+  cgroup *g;
+  int ng, cap_g;
+  int *slot; /* open addressing over g by config hash: -1 free */
+  int n_slot;
+  cJSON *sample; /* listing-shaped trials (number, role, status, value, steps_budget,
+                  * config) with "cfg", the parsed configuration */
+  int n_sampled; /* of them, the every-k-th ones (the rest: the top table's) */
+  importance_result imp;
+  topcfg top[TOP_CONFIGS];
+  int n_top;
+  double *base_steps; /* the baseline configuration's pooled steps; NULL: no ok baseline */
+  int n_base_steps, have_base;
+};
 
 /* Whether the part of REF before its last ':' names a database: an existing file, or a path
  * by its look (so a mistyped one is an error about the file, not "no sweep 'x.db:3'"). */
@@ -40,7 +99,257 @@ static int split_ref(const char *ref, char **db, const char **sweep) {
   return 0;
 }
 
-int report_sweep_load(const char *db, const char *ref, report_sweep *out, char **err) {
+/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil). */
+static long days_from_civil(long y, long m, long d) {
+  y -= m <= 2;
+  long era = (y >= 0 ? y : y - 399) / 400, yoe = y - era * 400;
+  long doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  return era * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468;
+}
+
+/* "2026-11-25T19:46:07.550Z" in seconds since the epoch; NaN when unreadable. Read by hand:
+ * a 60,000-trial sweep has 120,000 of them. */
+static double iso_seconds(const char *s) {
+  long f[5];
+  const char sep[5] = {'-', '-', 'T', ':', ':'};
+  char *end;
+  if (!s) return NAN;
+  for (int i = 0; i < 5; i++) {
+    f[i] = strtol(s, &end, 10);
+    if (end == s || *end != sep[i]) return NAN;
+    s = end + 1;
+  }
+  double sec = strtod(s, &end);
+  if (end == s) return NAN;
+  return (double)days_from_civil(f[0], f[1], f[2]) * 86400 + f[3] * 3600 + f[4] * 60 + sec;
+}
+
+static uint64_t fnv1a(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+/* The index of configuration CONFIG among D's groups, added when new. */
+static int group_of(report_data *d, const char *config) {
+  uint64_t h = fnv1a(config);
+  if (2 * (d->ng + 1) > d->n_slot) { /* grow the table and place every group again */
+    d->n_slot = d->n_slot ? d->n_slot * 2 : 1024;
+    d->slot = xrealloc(d->slot, (size_t)d->n_slot * sizeof *d->slot);
+    for (int i = 0; i < d->n_slot; i++) d->slot[i] = -1;
+    for (int j = 0; j < d->ng; j++) {
+      size_t k = (size_t)d->g[j].hash & (size_t)(d->n_slot - 1);
+      while (d->slot[k] >= 0) k = (k + 1) & (size_t)(d->n_slot - 1);
+      d->slot[k] = j;
+    }
+  }
+  size_t k = (size_t)h & (size_t)(d->n_slot - 1);
+  for (; d->slot[k] >= 0; k = (k + 1) & (size_t)(d->n_slot - 1)) {
+    const cgroup *g = &d->g[d->slot[k]];
+    if (g->hash == h && strcmp(g->config, config) == 0) return d->slot[k];
+  }
+  if (d->ng == d->cap_g)
+    d->g = xrealloc(d->g, (size_t)(d->cap_g = d->cap_g ? d->cap_g * 2 : 256) * sizeof *d->g);
+  d->g[d->ng] = (cgroup){xstrdup(config), h, 0, NAN, 0, 0};
+  d->slot[k] = d->ng;
+  return d->ng++;
+}
+
+static void num_or_null(cJSON *o, const char *key, double v) {
+  if (isnan(v))
+    cJSON_AddNullToObject(o, key);
+  else
+    cJSON_AddNumberToObject(o, key, v);
+}
+
+/* A trial shaped as a listing's (what the plots and importance read), with "cfg". */
+static cJSON *sample_row(int number, const char *role, const char *status, double value,
+                         double budget, const char *config) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "number", number);
+  cJSON_AddStringToObject(o, "role", role ? role : "");
+  cJSON_AddStringToObject(o, "status", status ? status : "");
+  num_or_null(o, "value", value);
+  num_or_null(o, "steps_budget", budget > 0 ? budget : NAN);
+  cJSON_AddStringToObject(o, "config", config ? config : "{}");
+  cJSON *cfg = cJSON_Parse(config ? config : "{}");
+  cJSON_AddItemToObject(o, "cfg", cfg ? cfg : cJSON_CreateObject());
+  return o;
+}
+
+/* The pass: one row at a time, keeping what the report aggregates. */
+static int on_row(const store_report_row *r, void *ud) {
+  report_data *d = ud;
+  d->n_trials++;
+  if (r->steps_budget > d->full) d->full = r->steps_budget;
+  double st = iso_seconds(r->started_at);
+  if (st < d->t0) d->t0 = st;
+  if (r->number % d->step == 0) {
+    cJSON_AddItemToArray(
+        d->sample, sample_row(r->number, r->role, r->status, r->value, r->steps_budget, r->config));
+    d->n_sampled++;
+  }
+  if (!r->status || strcmp(r->status, "ok") != 0 || isnan(r->value)) return 0;
+  if (d->n_ok == d->cap_ok)
+    d->ok = xrealloc(d->ok, (size_t)(d->cap_ok = d->cap_ok ? d->cap_ok * 2 : 1024) * sizeof *d->ok);
+  int search = !r->role || (strcmp(r->role, "baseline") != 0 && strcmp(r->role, "confirm") != 0);
+  d->ok[d->n_ok++] = (okrow){r->id,     r->value,        iso_seconds(r->finished_at),
+                             r->number, r->steps_budget, group_of(d, r->config ? r->config : "{}"),
+                             search};
+  return 0;
+}
+
+/* Whether ok trial T ran with the full step budget (halving's short rungs are not results). */
+static int at_full(const report_data *d, const okrow *t) {
+  return t->budget <= 0 || t->budget >= d->full;
+}
+
+static const report_data *sort_data; /* qsort's context */
+
+/* By configuration, then value, then number. */
+static int by_group(const void *a, const void *b) {
+  const okrow *x = &sort_data->ok[*(const int *)a], *y = &sort_data->ok[*(const int *)b];
+  if (x->group != y->group) return x->group < y->group ? -1 : 1;
+  if (x->value != y->value) return x->value < y->value ? -1 : 1;
+  return (x->number > y->number) - (x->number < y->number);
+}
+
+/* By median, then the fastest trial's number. */
+static int by_median(const void *a, const void *b) {
+  const cgroup *x = &sort_data->g[*(const int *)a], *y = &sort_data->g[*(const int *)b];
+  if (x->value != y->value) return x->value < y->value ? -1 : 1;
+  return (x->best_number > y->best_number) - (x->best_number < y->best_number);
+}
+
+/* Appends to *V the step times after SKIP of every ok full-budget trial of group G (their
+ * ids in IDX[0..N), sorted by group). */
+static int pool_steps(store *s, const report_data *d, const int *idx, int n, int g, int skip,
+                      double **v, int *nv, char **err) {
+  int cap = *nv;
+  for (int i = 0; i < n; i++) {
+    const okrow *t = &d->ok[idx[i]];
+    if (t->group != g) continue;
+    double *st = NULL;
+    int ns = 0, rc = store_report_steps(s, t->id, &st, &ns, err);
+    if (rc) return rc;
+    if (ns > skip) {
+      if (*nv + ns - skip > cap) *v = xrealloc(*v, (size_t)(cap = 2 * (*nv + ns)) * sizeof **v);
+      memcpy(*v + *nv, st + skip, (size_t)(ns - skip) * sizeof **v);
+      *nv += ns - skip;
+    }
+    free(st);
+  }
+  if (!*v) *v = xcalloc(1, sizeof **v);
+  return 0;
+}
+
+/* The top table: the distinct ok configurations at the full budget by median; the TOP_CONFIGS
+ * fastest besides the baseline's ("{}"), each with its fastest trial's settings and its
+ * pooled step times, and the baseline's pooled step times. Reads only those trials' steps. */
+static int find_top(store *s, report_data *d, int skip, char **err) {
+  int *idx = xcalloc((size_t)d->n_ok + 1, sizeof *idx), n = 0, rc = 0;
+  for (int i = 0; i < d->n_ok; i++)
+    if (at_full(d, &d->ok[i])) idx[n++] = i;
+  sort_data = d;
+  qsort(idx, (size_t)n, sizeof *idx, by_group);
+  double *v = xcalloc((size_t)n + 1, sizeof *v);
+  for (int i = 0; i < n;) {
+    int j = i;
+    const okrow *first = &d->ok[idx[i]];
+    while (j < n && d->ok[idx[j]].group == first->group) v[j - i] = d->ok[idx[j]].value, j++;
+    cgroup *g = &d->g[first->group];
+    g->n = j - i;
+    g->value = stats_median(v, j - i);
+    g->best_number = first->number;
+    g->best_id = first->id;
+    i = j;
+  }
+  free(v);
+  int *order = xcalloc((size_t)d->ng + 1, sizeof *order), m = 0, base = -1;
+  for (int j = 0; j < d->ng; j++)
+    if (d->g[j].n > 0) order[m++] = j;
+  qsort(order, (size_t)m, sizeof *order, by_median);
+  for (int k = 0; k < m && !rc; k++) {
+    int j = order[k];
+    if (strcmp(d->g[j].config, "{}") == 0) {
+      base = j;
+      continue;
+    }
+    if (d->n_top == TOP_CONFIGS) continue;
+    topcfg *t = &d->top[d->n_top++];
+    *t = (topcfg){d->g[j].value, d->g[j].n, d->g[j].best_number, NULL, NULL, 0};
+    rc = store_report_trial(s, d->g[j].best_id, &t->best, err);
+    if (!rc) rc = pool_steps(s, d, idx, n, j, skip, &t->steps, &t->n_steps, err);
+  }
+  if (!rc && base >= 0) {
+    d->have_base = 1;
+    rc = pool_steps(s, d, idx, n, base, skip, &d->base_steps, &d->n_base_steps, err);
+  }
+  free(order);
+  free(idx);
+  return rc;
+}
+
+/* The top table's trials that the every-k-th sample left out join the plots. */
+static void add_top_to_sample(report_data *d) {
+  for (int k = 0; k < d->n_top; k++) {
+    const cJSON *t = d->top[k].best;
+    int number = (int)view_num(t, "number");
+    if (number % d->step == 0) continue;
+    cJSON_AddItemToArray(d->sample, sample_row(number, view_str(t, "role"), view_str(t, "status"),
+                                               view_num(t, "value"), view_num(t, "steps_budget"),
+                                               view_str(t, "config")));
+  }
+}
+
+static void data_free(report_data *d) {
+  if (!d) return;
+  free(d->ok);
+  for (int j = 0; j < d->ng; j++) free(d->g[j].config);
+  free(d->g);
+  free(d->slot);
+  cJSON_Delete(d->sample);
+  importance_free(&d->imp);
+  for (int k = 0; k < d->n_top; k++) {
+    cJSON_Delete(d->top[k].best);
+    free(d->top[k].steps);
+  }
+  free(d->base_steps);
+  free(d);
+}
+
+/* What the report draws of sweep ID besides its listing OBJ: one pass over its trials
+ * (store_report_each), then the top table's trials. */
+static int load_data(store *s, int64_t id, cJSON *obj, report_data **out, char **err) {
+  report_data *d = xcalloc(1, sizeof *d);
+  double total = view_num(obj, "n_trials");
+  d->step = total > REPORT_SAMPLE ? (int)ceil(total / REPORT_SAMPLE) : 1;
+  d->t0 = INFINITY;
+  d->sample = cJSON_CreateArray();
+  int rc = store_report_each(s, id, on_row, d, err);
+  if (!rc) {
+    int imp = importance_compute_full(d->sample, d->full, &d->imp);
+    cJSON_DeleteItemFromObjectCaseSensitive(obj, "importance");
+    cJSON_AddItemToObject(obj, "importance",
+                          imp == 0 ? importance_json(&d->imp) : cJSON_CreateNull());
+    rc = find_top(s, d, report_skip(obj), err);
+  }
+  if (!rc) add_top_to_sample(d);
+  /* The distinct configurations were for the grouping alone. */
+  for (int j = 0; j < d->ng; j++) free(d->g[j].config);
+  free(d->g);
+  free(d->slot);
+  d->g = NULL, d->slot = NULL, d->ng = d->n_slot = 0;
+  if (rc) {
+    data_free(d);
+    return rc;
+  }
+  *out = d;
+  return 0;
+}
+
+static int sweep_load(const char *db, const char *ref, int with_data, report_sweep *out,
+                      char **err) {
   memset(out, 0, sizeof *out);
   char *own = NULL;
   const char *sweep_ref = ref;
@@ -50,24 +359,49 @@ int report_sweep_load(const char *db, const char *ref, report_sweep *out, char *
   store_sweep sw = {0};
   int rc = store_open(db, STORE_READONLY, &s, err);
   if (rc == 0) rc = store_sweep_get(s, sweep_ref, &sw, err);
-  if (rc == 0) rc = store_show_sweep(s, sw.id, &out->obj, err);
-  if (rc == 0) rc = store_trials_load(s, sw.id, &out->rec, &out->n_rec, err);
+  /* The sweep, its counts, its best and baseline; no trial table. */
+  if (rc == 0) rc = store_show_sweep_brief(s, sw.id, 0, &out->obj, err);
+  /* Their step times as numbers, not cJSON (a 20,000-step trial's were most of a compare),
+   * for compare's ratios, or for a report's summary when no interval is cached. */
+  verdict v;
+  if (rc == 0 && (!with_data || (view_verdict(out->obj, &v) == 0 && !v.pooled && isnan(v.lo)))) {
+    const cJSON *best = cJSON_GetObjectItemCaseSensitive(out->obj, "best");
+    const cJSON *base = cJSON_GetObjectItemCaseSensitive(out->obj, "baseline");
+    if (cJSON_IsObject(best))
+      rc = store_report_steps(s, (int64_t)view_num(best, "id"), &out->best_steps,
+                              &out->n_best_steps, err);
+    if (rc == 0 && cJSON_IsObject(base))
+      rc = store_report_steps(s, (int64_t)view_num(base, "id"), &out->base_steps,
+                              &out->n_base_steps, err);
+  }
+  if (rc == 0 && with_data) rc = load_data(s, sw.id, out->obj, &out->data, err);
   store_sweep_clear(&sw);
   store_close(s);
-  if (rc != 0) {
-    report_sweep_free(out);
-    return rc;
-  }
-  importance_attach(out->obj);
-  return 0;
+  if (rc != 0) report_sweep_free(out);
+  return rc;
+}
+
+int report_sweep_load(const char *db, const char *ref, report_sweep *out, char **err) {
+  return sweep_load(db, ref, 0, out, err);
 }
 
 void report_sweep_free(report_sweep *r) {
   if (!r) return;
   free(r->db);
   cJSON_Delete(r->obj);
-  record_free(r->rec, r->n_rec);
+  free(r->best_steps);
+  free(r->base_steps);
+  data_free(r->data);
   memset(r, 0, sizeof *r);
+}
+
+int report_verdict(const report_sweep *r, verdict *v) {
+  int rc = view_verdict(r->obj, v), skip = report_skip(r->obj);
+  double sp;
+  if (rc == 0 && !v->pooled && isnan(v->lo) && r->n_best_steps > skip && r->n_base_steps > skip)
+    stats_speedup_ci(r->base_steps + skip, r->n_base_steps - skip, r->best_steps + skip,
+                     r->n_best_steps - skip, STATS_DISPLAY_SEED, &sp, &v->lo, &v->hi);
+  return rc;
 }
 
 static void add_flags(cJSON *o, const char *flags) {
@@ -112,8 +446,9 @@ int report_skip(const cJSON *sweep_obj) {
 
 /* ---- small helpers ---- */
 
+/* The trials the plots draw: every one, or the sample (see REPORT_SAMPLE). */
 static const cJSON *trials_of(const report_sweep *r) {
-  return cJSON_GetObjectItemCaseSensitive(r->obj, "trials");
+  return r->data->sample;
 }
 
 static int is_status(const cJSON *t, const char *status) {
@@ -121,32 +456,9 @@ static int is_status(const cJSON *t, const char *status) {
   return s && strcmp(s, status) == 0;
 }
 
-static int is_role(const cJSON *t, const char *role) {
-  const char *s = view_str(t, "role");
-  return s && strcmp(s, role) == 0;
-}
-
-/* The sweep's full step budget: halving's short rungs are not results. */
-static double full_steps(const cJSON *trials) {
-  double full = 0;
-  const cJSON *t;
-  cJSON_ArrayForEach(t, trials) if (view_num(t, "steps_budget") > full) full =
-      view_num(t, "steps_budget");
-  return full;
-}
-
 static int counts_as_result(const cJSON *t, double full) {
   double b = view_num(t, "steps_budget");
   return is_status(t, "ok") && !isnan(view_num(t, "value")) && (isnan(b) || b <= 0 || b >= full);
-}
-
-/* "2026-11-25T19:46:07.550Z" in seconds since the epoch; NaN when unreadable. */
-static double iso_seconds(const char *s) {
-  int y, mo, d, h, mi;
-  double sec;
-  if (!s || sscanf(s, "%d-%d-%dT%d:%d:%lf", &y, &mo, &d, &h, &mi, &sec) != 6) return NAN;
-  struct tm tm = {.tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d, .tm_hour = h, .tm_min = mi};
-  return (double)timegm(&tm) + sec;
 }
 
 static void put_ms(FILE *f, double v) {
@@ -159,35 +471,44 @@ static void put_ms(FILE *f, double v) {
 /* ---- best so far ---- */
 
 typedef struct {
-  double *x, *y; /* the trial number or minutes, and the best value so far */
+  double *x, *y; /* where the best so far changes: the trial number or minutes, the value */
   int n;
+  double xmax; /* the last search trial's x */
 } series;
 
+static const okrow *sort_ok; /* qsort's context */
+
+/* By finishing time, then number. */
+static int by_finish(const void *a, const void *b) {
+  const okrow *x = &sort_ok[*(const int *)a], *y = &sort_ok[*(const int *)b];
+  if (x->fin != y->fin) return x->fin < y->fin ? -1 : 1;
+  return (x->number > y->number) - (x->number < y->number);
+}
+
 /* The best-so-far of the search (baseline and confirmation left out) against the trial
- * number (BY_TIME 0) or the minutes since the sweep's first trial started. */
+ * number (BY_TIME 0) or the minutes since the sweep's first trial started: its change points
+ * only (a curve of 60,000 trials changes a few dozen times). */
 static series best_series(const report_sweep *r, int by_time) {
-  const cJSON *trials = trials_of(r), *t;
-  int cap = cJSON_GetArraySize(trials) + 1, n = 0;
-  series s = {xcalloc((size_t)cap, sizeof(double)), xcalloc((size_t)cap, sizeof(double)), 0};
-  double full = full_steps(trials), t0 = INFINITY;
-  cJSON_ArrayForEach(t, trials) {
-    double st = iso_seconds(view_str(t, "started_at"));
-    if (st < t0) t0 = st;
+  const report_data *d = r->data;
+  int *idx = xcalloc((size_t)d->n_ok + 1, sizeof *idx), n = 0;
+  for (int i = 0; i < d->n_ok; i++) {
+    const okrow *t = &d->ok[i];
+    if (!t->search || !at_full(d, t) || (by_time && isnan(t->fin))) continue;
+    idx[n++] = i;
   }
-  /* Points in the order they became known: by number, or by finishing time. */
-  cJSON_ArrayForEach(t, trials) {
-    if (is_role(t, "baseline") || is_role(t, "confirm") || !counts_as_result(t, full)) continue;
-    double x =
-        by_time ? (iso_seconds(view_str(t, "finished_at")) - t0) / 60 : view_num(t, "number");
-    if (isnan(x)) continue;
-    int i = n++;
-    while (i > 0 && s.x[i - 1] > x) s.x[i] = s.x[i - 1], s.y[i] = s.y[i - 1], i--;
-    s.x[i] = x;
-    s.y[i] = view_num(t, "value");
+  /* Points in the order they became known: by number (the pass's order), or by finish. */
+  if (by_time) {
+    sort_ok = d->ok;
+    qsort(idx, (size_t)n, sizeof *idx, by_finish);
   }
-  for (int i = 1; i < n; i++)
-    if (s.y[i - 1] < s.y[i]) s.y[i] = s.y[i - 1];
-  s.n = n;
+  series s = {xcalloc((size_t)n + 1, sizeof(double)), xcalloc((size_t)n + 1, sizeof(double)), 0, 0};
+  for (int k = 0; k < n; k++) {
+    const okrow *t = &d->ok[idx[k]];
+    double x = by_time ? (t->fin - d->t0) / 60 : t->number;
+    if (s.n == 0 || t->value < s.y[s.n - 1]) s.x[s.n] = x, s.y[s.n++] = t->value;
+    if (x > s.xmax) s.xmax = x;
+  }
+  free(idx);
   return s;
 }
 
@@ -196,11 +517,9 @@ static void best_plot(FILE *f, report_sweep *rs, int n, int by_time) {
   svg_plot p = {.x0 = 0, .x1 = 0, .y0 = INFINITY, .y1 = -INFINITY};
   for (int i = 0; i < n; i++) {
     s[i] = best_series(&rs[i], by_time);
-    verdict v;
-    view_verdict(rs[i].obj, &v);
     double base = view_num(cJSON_GetObjectItemCaseSensitive(rs[i].obj, "baseline"), "value");
+    if (s[i].n > 0 && s[i].xmax > p.x1) p.x1 = s[i].xmax;
     for (int k = 0; k < s[i].n; k++) {
-      if (s[i].x[k] > p.x1) p.x1 = s[i].x[k];
       if (s[i].y[k] < p.y0) p.y0 = s[i].y[k];
       if (s[i].y[k] > p.y1) p.y1 = s[i].y[k];
     }
@@ -242,11 +561,10 @@ static void best_plot(FILE *f, report_sweep *rs, int n, int by_time) {
       fprintf(f, " H%.1f\"/>\n", svg_x(&p, p.x1));
     }
     for (int k = 0; k < s[i].n; k++)
-      if (k == 0 || s[i].y[k] < s[i].y[k - 1])
-        fprintf(f,
-                "<circle fill=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"><title>%.2f ms at %g"
-                "</title></circle>\n",
-                svg_color(i), svg_x(&p, s[i].x[k]), svg_y(&p, s[i].y[k]), s[i].y[k], s[i].x[k]);
+      fprintf(f,
+              "<circle fill=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"><title>%.2f ms at %g"
+              "</title></circle>\n",
+              svg_color(i), svg_x(&p, s[i].x[k]), svg_y(&p, s[i].y[k]), s[i].y[k], s[i].x[k]);
     free(s[i].x);
     free(s[i].y);
   }
@@ -284,7 +602,7 @@ static void summary_table(FILE *f, report_sweep *rs, int n) {
   for (int i = 0; i < n; i++) {
     const cJSON *o = rs[i].obj;
     verdict v;
-    int have = view_verdict(o, &v) == 0;
+    int have = report_verdict(&rs[i], &v) == 0;
     if (i == 0) first = v;
     fprintf(f, "<tr><td><span class=\"swatch\" style=\"background:%s\"></span>%c</td><td>",
             svg_color(i), 'A' + i);
@@ -338,47 +656,122 @@ static int by_level(const void *a, const void *b) {
   return strcmp(x->text, y->text);
 }
 
-/* The values of NAME the sweep's trials set, ordered (numbers by value, others by text). */
-static level *levels_of(const cJSON *trials, const char *name, int *n) {
-  int cap = cJSON_GetArraySize(trials) + 1;
-  level *l = xcalloc((size_t)cap, sizeof *l);
+static int by_level_text(const void *a, const void *b) {
+  return strcmp(((const level *)a)->text, ((const level *)b)->text);
+}
+
+/* How a parameter's values sit along a plot's x axis: its distinct values in order, or, for
+ * more than REPORT_MAX_LEVELS numbers, REPORT_BINS ranges of equal width. */
+typedef struct {
+  level *l; /* what is shown, in order (the ranges' texts for bins) */
+  int n;
+  level *by_text; /* the distinct values by text, each .num its index in l (not binned) */
+  int n_text;
+  int binned, logscale;
+  double lo, width; /* the bins: the first's start and the width, in log10 when LOGSCALE */
+} axis;
+
+static double axis_t(const axis *a, double v) {
+  return a->logscale ? log10(v) : v;
+}
+
+static void bin_edge(char *buf, size_t n, double v, const char *name) {
+  size_t len = strlen(name);
+  if (len > 6 && strcmp(name + len - 6, "_bytes") == 0 && v >= 1024 && v < 9e18)
+    units_format_bytes((int64_t)llround(v), buf, (int)n);
+  else if (fabs(v) >= 100)
+    snprintf(buf, n, "%.0f", v);
+  else
+    snprintf(buf, n, "%.3g", v);
+}
+
+/* The values of NAME the trials set (their "cfg"), ordered (numbers by value, others by
+ * text), sorted and deduplicated: O(N log N) in the trials. */
+static axis axis_of(const cJSON *trials, const char *name) {
+  int cap = cJSON_GetArraySize(trials) + 1, n = 0;
+  level *all = xcalloc((size_t)cap, sizeof *all);
   const cJSON *t;
-  *n = 0;
   cJSON_ArrayForEach(t, trials) {
-    cJSON *cfg = cJSON_Parse(view_str(t, "config") ? view_str(t, "config") : "{}");
+    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(t, "cfg");
     char *text = importance_value_text(cfg, name);
-    int j = 0;
-    while (text && j < *n && strcmp(l[j].text, text) != 0) j++;
-    if (text && j == *n) {
-      const cJSON *v = cJSON_GetObjectItemCaseSensitive(cfg, name);
-      l[(*n)++] = (level){text, cJSON_IsNumber(v) ? v->valuedouble : NAN};
-    } else {
-      free(text);
-    }
-    cJSON_Delete(cfg);
+    if (!text) continue;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(cfg, name);
+    all[n++] = (level){text, cJSON_IsNumber(v) ? v->valuedouble : NAN};
   }
-  int all_num = 1;
-  for (int j = 0; j < *n; j++) all_num &= !isnan(l[j].num);
-  if (!all_num)
-    for (int j = 0; j < *n; j++) l[j].num = NAN;
-  qsort(l, (size_t)*n, sizeof *l, by_level);
-  return l;
+  qsort(all, (size_t)n, sizeof *all, by_level_text);
+  int m = 0, all_num = 1;
+  for (int i = 0; i < n; i++) {
+    if (m > 0 && strcmp(all[m - 1].text, all[i].text) == 0) {
+      free(all[i].text);
+      continue;
+    }
+    all[m++] = all[i];
+    all_num &= !isnan(all[i].num);
+  }
+  axis a = {.by_text = all, .n_text = m};
+  if (m > REPORT_MAX_LEVELS && all_num) {
+    double lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < m; i++) lo = fmin(lo, all[i].num), hi = fmax(hi, all[i].num);
+    a.binned = 1;
+    a.logscale = lo > 0 && hi >= 100 * lo;
+    a.lo = axis_t(&a, lo);
+    a.width = (axis_t(&a, hi) - a.lo) / REPORT_BINS;
+    a.n = REPORT_BINS;
+    a.l = xcalloc(REPORT_BINS, sizeof *a.l);
+    for (int k = 0; k < REPORT_BINS; k++) {
+      double e0 = a.lo + k * a.width, e1 = a.lo + (k + 1) * a.width;
+      if (a.logscale) e0 = pow(10, e0), e1 = pow(10, e1);
+      char x[32], y[32];
+      bin_edge(x, sizeof x, k == 0 ? lo : e0, name);
+      bin_edge(y, sizeof y, k == REPORT_BINS - 1 ? hi : e1, name);
+      a.l[k] = (level){xasprintf("%s\xe2\x80\x93%s", x, y), NAN};
+    }
+    return a;
+  }
+  a.n = m;
+  a.l = xcalloc((size_t)m + 1, sizeof *a.l);
+  for (int i = 0; i < m; i++) a.l[i] = (level){xstrdup(all[i].text), all_num ? all[i].num : NAN};
+  qsort(a.l, (size_t)m, sizeof *a.l, by_level);
+  /* Each distinct text's place in the shown order, for axis_index's binary search. */
+  for (int i = 0; i < m; i++) {
+    level key = {all[i].text, all_num ? all[i].num : NAN};
+    const level *at = NULL;
+    for (int lo = 0, hi = m - 1; lo <= hi && !at;) {
+      int mid = (lo + hi) / 2, c = by_level(&key, &a.l[mid]);
+      if (c == 0)
+        at = &a.l[mid];
+      else if (c < 0)
+        hi = mid - 1;
+      else
+        lo = mid + 1;
+    }
+    all[i].num = at ? (double)(at - a.l) : -1;
+  }
+  return a;
 }
 
-static void levels_free(level *l, int n) {
-  for (int j = 0; j < n; j++) free(l[j].text);
-  free(l);
+static void axis_free(axis *a) {
+  for (int j = 0; j < a->n; j++) free(a->l[j].text);
+  for (int j = 0; j < a->n_text; j++) free(a->by_text[j].text);
+  free(a->l);
+  free(a->by_text);
 }
 
-/* The index of trial T's value of NAME among L, or -1 when it leaves NAME at its default. */
-static int level_index(const cJSON *t, const char *name, const level *l, int n) {
-  cJSON *cfg = cJSON_Parse(view_str(t, "config") ? view_str(t, "config") : "{}");
+/* The place of trial T's value of NAME on A, or -1 when it leaves NAME at its default. */
+static int axis_index(const axis *a, const cJSON *t, const char *name) {
+  const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(t, "cfg");
+  if (a->binned) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(cfg, name);
+    if (!cJSON_IsNumber(v)) return -1;
+    int k = a->width > 0 ? (int)floor((axis_t(a, v->valuedouble) - a->lo) / a->width) : 0;
+    return k < 0 ? 0 : k >= a->n ? a->n - 1 : k;
+  }
   char *text = importance_value_text(cfg, name);
-  int j = 0;
-  while (text && j < n && strcmp(l[j].text, text) != 0) j++;
-  cJSON_Delete(cfg);
+  if (!text) return -1;
+  level key = {text, NAN};
+  const level *at = bsearch(&key, a->by_text, (size_t)a->n_text, sizeof key, by_level_text);
   free(text);
-  return text && j < n ? j : -1;
+  return at ? (int)at->num : -1;
 }
 
 static void category_labels(const svg_plot *p, const level *l, int n) {
@@ -422,9 +815,10 @@ static void trial_mark(const svg_plot *p, const cJSON *t, double x, double full)
 
 static void param_plot(FILE *f, const report_sweep *r, int si, int k, const char *name) {
   const cJSON *trials = trials_of(r), *t;
-  int nl;
-  level *l = levels_of(trials, name, &nl);
-  double full = full_steps(trials);
+  axis ax = axis_of(trials, name);
+  const level *l = ax.l;
+  int nl = ax.n;
+  double full = r->data->full;
   double base = view_num(cJSON_GetObjectItemCaseSensitive(r->obj, "baseline"), "value");
   svg_plot p = {.x0 = -0.5,
                 .x1 = nl - 0.5,
@@ -458,13 +852,13 @@ static void param_plot(FILE *f, const report_sweep *r, int si, int k, const char
             p.left, p.w - p.right, svg_y(&p, base), svg_y(&p, base), base);
   int i = 0;
   cJSON_ArrayForEach(t, trials) {
-    int j = level_index(t, name, l, nl);
+    int j = axis_index(&ax, t, name);
     /* A deterministic spread so repeated values stay visible. */
     if (j >= 0) trial_mark(&p, t, svg_x(&p, j) + ((i * 7919) % 17 - 8) * 1.5, full);
     i++;
   }
   svg_end(&p);
-  levels_free(l, nl);
+  axis_free(&ax);
 }
 
 /* ---- the OOM map ---- */
@@ -510,12 +904,13 @@ static void oom_cell(FILE *f, const cell *c, double x, double y, double lo, doub
 
 static void oom_map(FILE *f, const report_sweep *r, int si, const char *a, const char *b) {
   const cJSON *trials = trials_of(r), *t;
-  int na, nb;
-  level *la = levels_of(trials, a, &na), *lb = levels_of(trials, b, &nb);
+  axis xa = axis_of(trials, a), xb = axis_of(trials, b);
+  const level *la = xa.l, *lb = xb.l;
+  int na = xa.n, nb = xb.n;
   cell *c = xcalloc((size_t)(na * nb) + 1, sizeof *c);
-  double full = full_steps(trials), lo = INFINITY, hi = -INFINITY;
+  double full = r->data->full, lo = INFINITY, hi = -INFINITY;
   cJSON_ArrayForEach(t, trials) {
-    int i = level_index(t, a, la, na), j = level_index(t, b, lb, nb);
+    int i = axis_index(&xa, t, a), j = axis_index(&xb, t, b);
     if (i < 0 || j < 0) continue;
     cell *x = &c[j * na + i];
     double v = view_num(t, "value");
@@ -555,8 +950,8 @@ static void oom_map(FILE *f, const report_sweep *r, int si, const char *a, const
   fputs("</text>\n", f);
   svg_end(&p);
   free(c);
-  levels_free(la, na);
-  levels_free(lb, nb);
+  axis_free(&xa);
+  axis_free(&xb);
 }
 
 /* ---- importance ---- */
@@ -592,65 +987,6 @@ static void importance_section(FILE *f, const report_sweep *r, int si) {
 
 /* ---- the top configurations ---- */
 
-typedef struct {
-  const char *config;
-  double value; /* median of the ok values */
-  int n, best_number;
-  double *steps;
-  int n_steps;
-} group;
-
-static int by_value(const void *a, const void *b) {
-  const group *x = a, *y = b;
-  return (x->value > y->value) - (x->value < y->value);
-}
-
-/* The distinct ok configurations (full budget), their pooled steps after SKIP; the baseline
- * ("{}") is one of them. */
-static int group_trials(const report_sweep *r, int skip, double full, group **out) {
-  group *g = xcalloc((size_t)r->n_rec + 1, sizeof *g);
-  int ng = 0;
-  for (int i = 0; i < r->n_rec; i++) {
-    const trial_record *t = &r->rec[i];
-    if (t->status != OUTCOME_OK || isnan(t->value)) continue;
-    if (t->steps_budget > 0 && t->steps_budget < full) continue;
-    int j = 0;
-    while (j < ng && strcmp(g[j].config, t->config_json) != 0) j++;
-    if (j == ng) g[ng++] = (group){t->config_json, 0, 0, t->number, NULL, 0};
-    if (t->n_steps > skip) {
-      g[j].steps = xrealloc(g[j].steps, (size_t)(g[j].n_steps + t->n_steps) * sizeof(double));
-      memcpy(g[j].steps + g[j].n_steps, t->steps + skip,
-             (size_t)(t->n_steps - skip) * sizeof(double));
-      g[j].n_steps += t->n_steps - skip;
-    }
-    g[j].n++;
-  }
-  for (int j = 0; j < ng; j++) {
-    double *v = xcalloc((size_t)g[j].n, sizeof(double));
-    int k = 0;
-    double bestv = INFINITY;
-    for (int i = 0; i < r->n_rec; i++) {
-      const trial_record *t = &r->rec[i];
-      if (t->status != OUTCOME_OK || isnan(t->value) || strcmp(t->config_json, g[j].config) != 0 ||
-          (t->steps_budget > 0 && t->steps_budget < full))
-        continue;
-      v[k++] = t->value;
-      if (t->value < bestv) bestv = t->value, g[j].best_number = t->number;
-    }
-    g[j].value = stats_median(v, k);
-    free(v);
-  }
-  qsort(g, (size_t)ng, sizeof *g, by_value);
-  *out = g;
-  return ng;
-}
-
-static const cJSON *trial_by_number(const report_sweep *r, int number) {
-  const cJSON *t;
-  cJSON_ArrayForEach(t, trials_of(r)) if (view_num(t, "number") == number) return t;
-  return NULL;
-}
-
 /* What TRIAL sets that the baseline does not (or sets otherwise). */
 static void put_differences(FILE *f, const cJSON *trial, const cJSON *base) {
   cJSON *a = report_settings(trial), *b = report_settings(base);
@@ -671,39 +1007,30 @@ static void put_differences(FILE *f, const cJSON *trial, const cJSON *base) {
 }
 
 static void top_table(FILE *f, const report_sweep *r, int si) {
-  const cJSON *trials = trials_of(r);
-  double full = full_steps(trials);
-  int skip = report_skip(r->obj);
-  group *g = NULL;
-  int ng = group_trials(r, skip, full, &g), base = -1;
-  for (int j = 0; j < ng; j++)
-    if (strcmp(g[j].config, "{}") == 0) base = j;
-  const cJSON *base_trial = trial_by_number(r, 0);
+  const report_data *d = r->data;
+  const cJSON *base_trial = cJSON_GetObjectItemCaseSensitive(r->obj, "baseline");
   fprintf(f,
           "<table class=\"top\" id=\"top-%d\"><thead><tr><th>#</th><th>trial</th>"
           "<th>step time</th><th>runs</th><th>speedup (95%% CI)</th>"
           "<th>differences from the baseline</th></tr></thead><tbody>\n",
           si + 1);
-  int shown = 0;
-  for (int j = 0; j < ng && shown < TOP_CONFIGS; j++) {
-    if (j == base) continue;
-    fprintf(f, "<tr><td>%d</td><td>%d</td><td>", ++shown, g[j].best_number);
-    put_ms(f, g[j].value);
-    fprintf(f, "</td><td>%d</td><td>", g[j].n);
+  for (int j = 0; j < d->n_top; j++) {
+    const topcfg *t = &d->top[j];
+    fprintf(f, "<tr><td>%d</td><td>%d</td><td>", j + 1, t->best_number);
+    put_ms(f, t->value);
+    fprintf(f, "</td><td>%d</td><td>", t->n);
     double sp, lo, hi;
-    if (base >= 0 && stats_speedup_ci(g[base].steps, g[base].n_steps, g[j].steps, g[j].n_steps,
-                                      12345, &sp, &lo, &hi) == 0)
+    if (d->have_base && stats_speedup_ci(d->base_steps, d->n_base_steps, t->steps, t->n_steps,
+                                         12345, &sp, &lo, &hi) == 0)
       fprintf(f, "%.3fx (%.3f&ndash;%.3f)", sp, lo, hi);
     else
       fputs("&ndash;", f);
     fputs("</td><td>", f);
-    put_differences(f, trial_by_number(r, g[j].best_number), base_trial);
+    put_differences(f, t->best, base_trial);
     fputs("</td></tr>\n", f);
   }
-  if (shown == 0) fputs("<tr><td colspan=\"6\">no ok trial yet</td></tr>\n", f);
+  if (d->n_top == 0) fputs("<tr><td colspan=\"6\">no ok trial yet</td></tr>\n", f);
   fputs("</tbody></table>\n", f);
-  for (int j = 0; j < ng; j++) free(g[j].steps);
-  free(g);
 }
 
 /* ---- the export snippet ---- */
@@ -760,37 +1087,59 @@ static const char *const css =
     ".bar{fill:#1f77b4}.params{display:flex;flex-wrap:wrap;gap:8px}figure{margin:0}"
     "figcaption{font-size:12px;font-family:monospace}";
 
+/* Above the plots of a sweep larger than REPORT_SAMPLE: what they show of it. */
+static void sample_note(FILE *f, const report_sweep *r, int si) {
+  const report_data *d = r->data;
+  if (d->step <= 1) return;
+  int shown = cJSON_GetArraySize(d->sample);
+  fprintf(f,
+          "<p class=\"note sample\" id=\"sample-%d\">%d of %lld trials shown: the plots, the OOM "
+          "map and the importance above are over every %d%s trial by number (%d of them)",
+          si + 1, shown, (long long)d->n_trials, d->step,
+          d->step % 10 == 1 && d->step % 100 != 11   ? "st"
+          : d->step % 10 == 2 && d->step % 100 != 12 ? "nd"
+          : d->step % 10 == 3 && d->step % 100 != 13 ? "rd"
+                                                     : "th",
+          d->n_sampled);
+  if (shown > d->n_sampled)
+    fprintf(f, ", and the plots add the top table's %d other trial%s", shown - d->n_sampled,
+            shown - d->n_sampled == 1 ? "" : "s");
+  fputs(
+      ". The best-so-far curves, the summary and the top configurations are over every "
+      "trial.</p>\n",
+      f);
+}
+
 static void sweep_section(FILE *f, const report_sweep *r, int si) {
   fprintf(f, "<section class=\"sweep\" id=\"sweep-%d\"><h2>%c: sweep %.0f &ldquo;", si + 1,
           'A' + si, view_num(r->obj, "id"));
   report_html(f, view_str(r->obj, "name"));
   fputs("&rdquo;</h2>\n<h3>Parameter importance</h3>\n", f);
   importance_section(f, r, si);
-  importance_result imp;
-  importance_compute(trials_of(r), &imp);
+  const importance_result *imp = &r->data->imp;
+  sample_note(f, r, si);
   fputs(
       "<h3>Step time by value</h3>\n<p class=\"note\">Dots: ok trials; crosses in the top "
       "band: OOM; rings: other failures; dashed: the baseline.</p><div class=\"params\">\n",
       f);
-  for (int k = 0; k < imp.n; k++) {
+  for (int k = 0; k < imp->n; k++) {
     fputs("<figure><figcaption>", f);
-    report_html(f, imp.p[k].name);
+    report_html(f, imp->p[k].name);
     fputs("</figcaption>\n", f);
-    param_plot(f, r, si, k, imp.p[k].name);
+    param_plot(f, r, si, k, imp->p[k].name);
     fputs("</figure>\n", f);
   }
   fputs("</div>\n<h3>OOM map</h3>\n", f);
-  if (imp.n >= 2) {
+  if (imp->n >= 2) {
     fputs(
         "<p class=\"note\">The two parameters that matter most. Red: every trial OOM; pink: "
         "some (* marks a best beside an OOM); green: the best ok step time in ms, darker is "
         "faster; grey: not tried or other failures.</p>\n",
         f);
-    oom_map(f, r, si, imp.p[0].name, imp.p[1].name);
+    oom_map(f, r, si, imp->p[0].name, imp->p[1].name);
   } else {
     fprintf(f, "<p class=\"note\" id=\"oommap-%d\">Needs two searched parameters.</p>\n", si + 1);
   }
-  importance_free(&imp);
   fputs("<h3>Top configurations</h3>\n", f);
   top_table(f, r, si);
   fputs("<h3>Export</h3>\n", f);
@@ -854,8 +1203,7 @@ int report_write(const char *db, const char *const *refs, int n, const char *out
     return diag_set(err, FT_EINPUT, "report takes 1 to %d sweeps, got %d", REPORT_MAX_SWEEPS, n);
   report_sweep rs[REPORT_MAX_SWEEPS] = {{0}};
   int rc = 0, loaded = 0;
-  for (; loaded < n && rc == 0; loaded++)
-    rc = report_sweep_load(db, refs[loaded], &rs[loaded], err);
+  for (; loaded < n && rc == 0; loaded++) rc = sweep_load(db, refs[loaded], 1, &rs[loaded], err);
   if (rc == 0) {
     char *text = NULL;
     size_t len = 0;
