@@ -48,7 +48,7 @@ typedef struct {
   char *config;
   uint64_t hash;
   int n;           /* its ok trials at the full budget */
-  double value;    /* their median */
+  double value;    /* their median (the fastest's value until find_top has the median) */
   int best_number; /* the fastest of them (the lowest number among equals) */
   int64_t best_id;
 } cgroup;
@@ -107,20 +107,29 @@ static long days_from_civil(long y, long m, long d) {
   return era * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468;
 }
 
+/* The digits at *S as a number (at most 9 of them), *S moved past them; -1 when none. */
+static long digits(const char **s) {
+  long v = 0;
+  int n = 0;
+  for (; **s >= '0' && **s <= '9' && n < 9; (*s)++, n++) v = v * 10 + (**s - '0');
+  return n ? v : -1;
+}
+
 /* "2026-11-25T19:46:07.550Z" in seconds since the epoch; NaN when unreadable. Read by hand:
- * a 60,000-trial sweep has 120,000 of them. */
+ * a 60,000-trial sweep has 120,000 of them, and strtol and strtod were a sixth of a report. */
 static double iso_seconds(const char *s) {
-  long f[5];
-  const char sep[5] = {'-', '-', 'T', ':', ':'};
-  char *end;
+  long f[6];
+  const char sep[6] = {'-', '-', 'T', ':', ':', 0};
   if (!s) return NAN;
-  for (int i = 0; i < 5; i++) {
-    f[i] = strtol(s, &end, 10);
-    if (end == s || *end != sep[i]) return NAN;
-    s = end + 1;
+  for (int i = 0; i < 6; i++) {
+    f[i] = digits(&s);
+    if (f[i] < 0 || (i < 5 && *s++ != sep[i])) return NAN;
   }
-  double sec = strtod(s, &end);
-  if (end == s) return NAN;
+  double sec = (double)f[5];
+  if (*s == '.') {
+    double scale = 0.1;
+    for (s++; *s >= '0' && *s <= '9'; s++, scale /= 10) sec += (*s - '0') * scale;
+  }
   return (double)days_from_civil(f[0], f[1], f[2]) * 86400 + f[3] * 3600 + f[4] * 60 + sec;
 }
 
@@ -206,29 +215,25 @@ static int at_full(const report_data *d, const okrow *t) {
 
 static const report_data *sort_data; /* qsort's context */
 
-/* By configuration, then value, then number. */
+/* By configuration, then value. */
 static int by_group(const void *a, const void *b) {
   const okrow *x = &sort_data->ok[*(const int *)a], *y = &sort_data->ok[*(const int *)b];
   if (x->group != y->group) return x->group < y->group ? -1 : 1;
-  if (x->value != y->value) return x->value < y->value ? -1 : 1;
-  return (x->number > y->number) - (x->number < y->number);
+  return (x->value > y->value) - (x->value < y->value);
 }
 
-/* By median, then the fastest trial's number. */
-static int by_median(const void *a, const void *b) {
-  const cgroup *x = &sort_data->g[*(const int *)a], *y = &sort_data->g[*(const int *)b];
-  if (x->value != y->value) return x->value < y->value ? -1 : 1;
-  return (x->best_number > y->best_number) - (x->best_number < y->best_number);
+/* Whether configuration X ranks before Y: by median, then its fastest trial's number. */
+static int ranks_before(const cgroup *x, const cgroup *y) {
+  return x->value < y->value || (x->value == y->value && x->best_number < y->best_number);
 }
 
-/* Appends to *V the step times after SKIP of every ok full-budget trial of group G (their
- * ids in IDX[0..N), sorted by group). */
-static int pool_steps(store *s, const report_data *d, const int *idx, int n, int g, int skip,
-                      double **v, int *nv, char **err) {
+/* Appends to *V the step times after SKIP of every ok full-budget trial of group G. */
+static int pool_steps(store *s, const report_data *d, int g, int skip, double **v, int *nv,
+                      char **err) {
   int cap = *nv;
-  for (int i = 0; i < n; i++) {
-    const okrow *t = &d->ok[idx[i]];
-    if (t->group != g) continue;
+  for (int i = 0; i < d->n_ok; i++) {
+    const okrow *t = &d->ok[i];
+    if (t->group != g || !at_full(d, t)) continue;
     double *st = NULL;
     int ns = 0, rc = store_report_steps(s, t->id, &st, &ns, err);
     if (rc) return rc;
@@ -245,48 +250,59 @@ static int pool_steps(store *s, const report_data *d, const int *idx, int n, int
 
 /* The top table: the distinct ok configurations at the full budget by median; the TOP_CONFIGS
  * fastest besides the baseline's ("{}"), each with its fastest trial's settings and its
- * pooled step times, and the baseline's pooled step times. Reads only those trials' steps. */
+ * pooled step times, and the baseline's pooled step times. Linear in the ok trials but for
+ * the configurations run more than once (sorted to find their medians); reads only the
+ * shown configurations' steps. */
 static int find_top(store *s, report_data *d, int skip, char **err) {
-  int *idx = xcalloc((size_t)d->n_ok + 1, sizeof *idx), n = 0, rc = 0;
+  int n_rep = 0, rc = 0;
+  for (int i = 0; i < d->n_ok; i++) {
+    const okrow *t = &d->ok[i];
+    if (!at_full(d, t)) continue;
+    cgroup *g = &d->g[t->group];
+    /* the fastest, the first by number among equals (the pass's order) */
+    if (g->n == 0 || t->value < g->value)
+      g->value = t->value, g->best_number = t->number, g->best_id = t->id;
+    n_rep += ++g->n == 2 ? 2 : g->n > 2;
+  }
+  int *idx = xcalloc((size_t)n_rep + 1, sizeof *idx), n = 0;
   for (int i = 0; i < d->n_ok; i++)
-    if (at_full(d, &d->ok[i])) idx[n++] = i;
+    if (at_full(d, &d->ok[i]) && d->g[d->ok[i].group].n > 1) idx[n++] = i;
   sort_data = d;
   qsort(idx, (size_t)n, sizeof *idx, by_group);
   double *v = xcalloc((size_t)n + 1, sizeof *v);
   for (int i = 0; i < n;) {
-    int j = i;
-    const okrow *first = &d->ok[idx[i]];
-    while (j < n && d->ok[idx[j]].group == first->group) v[j - i] = d->ok[idx[j]].value, j++;
-    cgroup *g = &d->g[first->group];
-    g->n = j - i;
-    g->value = stats_median(v, j - i);
-    g->best_number = first->number;
-    g->best_id = first->id;
+    int j = i, grp = d->ok[idx[i]].group;
+    while (j < n && d->ok[idx[j]].group == grp) v[j - i] = d->ok[idx[j]].value, j++;
+    d->g[grp].value = stats_median(v, j - i);
     i = j;
   }
   free(v);
-  int *order = xcalloc((size_t)d->ng + 1, sizeof *order), m = 0, base = -1;
-  for (int j = 0; j < d->ng; j++)
-    if (d->g[j].n > 0) order[m++] = j;
-  qsort(order, (size_t)m, sizeof *order, by_median);
-  for (int k = 0; k < m && !rc; k++) {
-    int j = order[k];
-    if (strcmp(d->g[j].config, "{}") == 0) {
+  free(idx);
+  /* The fastest TOP_CONFIGS by insertion: ng groups, a table of 10. */
+  int top[TOP_CONFIGS], nt = 0, base = -1;
+  for (int j = 0; j < d->ng; j++) {
+    const cgroup *g = &d->g[j];
+    if (g->n == 0) continue;
+    if (strcmp(g->config, "{}") == 0) {
       base = j;
       continue;
     }
-    if (d->n_top == TOP_CONFIGS) continue;
+    if (nt == TOP_CONFIGS && !ranks_before(g, &d->g[top[nt - 1]])) continue;
+    int k = nt < TOP_CONFIGS ? nt++ : nt - 1;
+    while (k > 0 && ranks_before(g, &d->g[top[k - 1]])) top[k] = top[k - 1], k--;
+    top[k] = j;
+  }
+  for (int k = 0; k < nt && !rc; k++) {
+    const cgroup *g = &d->g[top[k]];
     topcfg *t = &d->top[d->n_top++];
-    *t = (topcfg){d->g[j].value, d->g[j].n, d->g[j].best_number, NULL, NULL, 0};
-    rc = store_report_trial(s, d->g[j].best_id, &t->best, err);
-    if (!rc) rc = pool_steps(s, d, idx, n, j, skip, &t->steps, &t->n_steps, err);
+    *t = (topcfg){g->value, g->n, g->best_number, NULL, NULL, 0};
+    rc = store_report_trial(s, g->best_id, &t->best, err);
+    if (!rc) rc = pool_steps(s, d, top[k], skip, &t->steps, &t->n_steps, err);
   }
   if (!rc && base >= 0) {
     d->have_base = 1;
-    rc = pool_steps(s, d, idx, n, base, skip, &d->base_steps, &d->n_base_steps, err);
+    rc = pool_steps(s, d, base, skip, &d->base_steps, &d->n_base_steps, err);
   }
-  free(order);
-  free(idx);
   return rc;
 }
 
