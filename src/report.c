@@ -513,10 +513,10 @@ static series best_series(const report_sweep *r, int by_time) {
     idx[n++] = i;
   }
   /* Points in the order they became known: by number (the pass's order), or by finish. */
-  if (by_time) {
-    sort_ok = d->ok;
-    qsort(idx, (size_t)n, sizeof *idx, by_finish);
-  }
+  sort_ok = d->ok;
+  int sorted = 1; /* trials run one at a time finish in number order: no sort then */
+  for (int k = 1; by_time && sorted && k < n; k++) sorted = by_finish(&idx[k - 1], &idx[k]) <= 0;
+  if (!sorted) qsort(idx, (size_t)n, sizeof *idx, by_finish);
   series s = {xcalloc((size_t)n + 1, sizeof(double)), xcalloc((size_t)n + 1, sizeof(double)), 0, 0};
   for (int k = 0; k < n; k++) {
     const okrow *t = &d->ok[idx[k]];

@@ -61,6 +61,10 @@ def cases_of(ft):
     ("show 1 --all", [ft, "show", "1", "--all", "--db", db]),
     ("show 1 --all --json", [ft, "show", "1", "--all", "--json", "--db", db]),
     # the page to stdout (DEVNULL here): -o /dev/null would rename its .tmp over /dev/null
+    # report's floor: its one pass over sweep 1's rows, as SQL alone (the same columns)
+    ("report floor: one pass over sweep 1", [ft, "query", "SELECT count(*), max(role), "
+     "max(status), sum(length(config)), sum(value), max(steps_budget), max(started_at), "
+     "max(finished_at) FROM trials WHERE sweep_id = 1", "--db", db]),
     ("report 1 (60k trials)", [ft, "report", "1", "--db", db]),
     ("report 2 (20k-step best and baseline)", [ft, "report", "2", "--db", db]),
     ("report 3 (2k trials)", [ft, "report", "3", "--db", db]),
