@@ -8,7 +8,7 @@
 # "before") runs each command too, alternating with BUILD's run by run, in the same minutes;
 # both must read the database's schema without migrating it.
 # Usage: bench_reads.sh [BUILD_DIR] [DB] [OTHER_BUILD]   (env: RUNS=7, CASES=report,compare
-# for only those commands; the DB is kept)
+# for only the cases whose names start so; the DB is kept)
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
@@ -71,8 +71,8 @@ def cases_of(ft):
     ("compare 1 3", [ft, "compare", "1", "3", "--db", db]),
     ("compare 2 3", [ft, "compare", "2", "3", "--db", db]),
     ]
-# CASES=report,compare runs only the cases whose name starts with one of those words (the
-# floors always); every case by default.
+# CASES=report,compare runs only the cases whose name starts with one of those ("report 3"
+# names one; the floors always run); every case by default.
 only = [w for w in os.environ.get("CASES", "").split(",") if w]
 builds = [ft] + ([ft2] if ft2 else [])
 if ft2:
@@ -85,7 +85,7 @@ else:
     print("| command | wall ms (median of %d) | CPU ms | exit | peak RSS MiB |" % runs)
     print("| --- | ---: | ---: | ---: | ---: |")
 per_build = [[c for c in cases_of(b) if not only or c[0].startswith(("/bin/true", "flagtune --"))
-              or c[0].split()[0] in only] for b in builds]
+              or c[0].startswith(tuple(only))] for b in builds]
 for k, (name, argv) in enumerate(per_build[0]):
     argvs = [argv] + [cases[k][1] for cases in per_build[1:]]
     r = measure(argvs)
