@@ -52,6 +52,7 @@ struct report_data {
   int64_t n_trials; /* trials read */
   int step;         /* the sample is every STEP-th trial by number */
   double full, t0;  /* the largest step budget; the earliest start */
+  char t0_text[40]; /* the earliest start as stored ("" when none or longer) */
   okrow *ok;
   int n_ok, cap_ok;
   cgroup *g;

@@ -127,8 +127,18 @@ static int on_row(const store_report_row *r, void *ud) {
   report_data *d = ud;
   d->n_trials++;
   if (r->steps_budget > d->full) d->full = r->steps_budget;
-  double st = iso_seconds(r->started_at);
-  if (st < d->t0) d->t0 = st;
+  /* The earliest start: a time in the same format (the same length) that sorts after the
+   * earliest's text is not earlier, and needs no reading. */
+  size_t len = r->started_at ? strlen(r->started_at) : 0;
+  if (len && (len != strlen(d->t0_text) || strcmp(r->started_at, d->t0_text) < 0)) {
+    double st = iso_seconds(r->started_at);
+    if (st < d->t0 && len < sizeof d->t0_text) {
+      d->t0 = st;
+      memcpy(d->t0_text, r->started_at, len + 1);
+    } else if (st < d->t0) {
+      d->t0 = st;
+    }
+  }
   if (r->number % d->step == 0) {
     cJSON_AddItemToArray(
         d->sample, sample_row(r->number, r->role, r->status, r->value, r->steps_budget, r->config));
