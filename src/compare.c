@@ -1,8 +1,8 @@
 /* `flagtune compare A B`: two sweeps side by side (the same model on two jaxlibs, two
  * clusters or two dates): their software and hardware keys, baselines, bests and speedups
  * with intervals, how B's baseline and best compare with A's, and how the winning flags
- * differ; as text or --json. Loads through report.c (which reads the store's read API);
- * must not write the database. */
+ * differ; as text or --json. Loads through report.c (report_sweep_load: each sweep's row,
+ * best and baseline with their step times, no other trial); must not write the database. */
 #include "compare.h"
 
 #include <math.h>
@@ -35,7 +35,7 @@ static cJSON *side(const report_sweep *r) {
   const cJSON *o = r->obj, *best = cJSON_GetObjectItemCaseSensitive(o, "best");
   cJSON *j = cJSON_CreateObject();
   verdict v;
-  int have = view_verdict(o, &v) == 0;
+  int have = report_verdict(r, &v) == 0;
   add_num(j, "sweep_id", view_num(o, "id"));
   add_str(j, "name", view_str(o, "name"));
   add_str(j, "db", r->db);
@@ -60,35 +60,21 @@ static cJSON *side(const report_sweep *r) {
   return j;
 }
 
-static double *steps_of(const cJSON *t, int skip, int *n) {
-  const cJSON *arr = cJSON_GetObjectItemCaseSensitive(t, "steps"), *it;
-  int total = cJSON_IsArray(arr) ? cJSON_GetArraySize(arr) : 0, i = 0, k = 0;
-  double *v = xcalloc((size_t)total + 1, sizeof(double));
-  cJSON_ArrayForEach(it, arr) {
-    if (i++ >= skip) v[k++] = it->valuedouble;
-  }
-  *n = k;
-  return v;
-}
-
 /* How much faster B's trial KEY ("baseline" or "best") ran than A's: A's median step over
  * B's, with a 95% bootstrap interval of their step times; null when either has none. */
 static cJSON *ratio(const report_sweep *a, const report_sweep *b, const char *key) {
-  const cJSON *ta = cJSON_GetObjectItemCaseSensitive(a->obj, key);
-  const cJSON *tb = cJSON_GetObjectItemCaseSensitive(b->obj, key);
-  int na, nb;
-  double *sa = steps_of(ta, report_skip(a->obj), &na), *sb = steps_of(tb, report_skip(b->obj), &nb);
+  int base = strcmp(key, "baseline") == 0, ka = report_skip(a->obj), kb = report_skip(b->obj);
+  const double *sa = base ? a->base_steps : a->best_steps,
+               *sb = base ? b->base_steps : b->best_steps;
+  int na = (base ? a->n_base_steps : a->n_best_steps) - ka;
+  int nb = (base ? b->n_base_steps : b->n_best_steps) - kb;
   double sp, lo, hi;
-  cJSON *j = cJSON_CreateNull();
-  if (stats_speedup_ci(sa, na, sb, nb, 12345, &sp, &lo, &hi) == 0) {
-    cJSON_Delete(j);
-    j = cJSON_CreateObject();
-    add_num(j, "speedup", sp);
-    add_num(j, "lo", lo);
-    add_num(j, "hi", hi);
-  }
-  free(sa);
-  free(sb);
+  if (na <= 0 || nb <= 0 || stats_speedup_ci(sa + ka, na, sb + kb, nb, 12345, &sp, &lo, &hi) != 0)
+    return cJSON_CreateNull();
+  cJSON *j = cJSON_CreateObject();
+  add_num(j, "speedup", sp);
+  add_num(j, "lo", lo);
+  add_num(j, "hi", hi);
   return j;
 }
 

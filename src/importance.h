@@ -34,6 +34,10 @@ typedef struct {
  * trials say nothing about their configuration and are left out. Returns 0, or -1 (with
  * *OUT empty but freeable) when fewer than 3 trials could be scored or nothing varied. */
 int importance_compute(const cJSON *trials, importance_result *out);
+/* importance_compute with the sweep's full step budget given (FULL > 0): TRIALS may be a
+ * sample of the sweep that holds none of its full-budget trials' largest budget. FULL <= 0:
+ * the largest budget in TRIALS, as importance_compute. */
+int importance_compute_full(const cJSON *trials, double full, importance_result *out);
 void importance_free(importance_result *r);
 
 /* {"trials": n, "failed": k, "params": [{"name", "explained", "share", "levels"}]}; caller

@@ -2,118 +2,27 @@
  * SVG, no script, nothing fetched) with the sweeps' best-so-far curves, step time by value of
  * each parameter with failures marked, the OOM map of the two parameters that matter most,
  * parameter importance, the top configurations against the baseline with intervals, and the
- * export snippet. Owns the report's content and loading a sweep by reference (shared with
- * compare.c); reads only through store's read API and must not write the database. */
-#include "report.h"
-
+ * export snippet. Owns the report's content, drawn from what src/report_load.c read of each
+ * sweep (its listing, its aggregates, a bounded sample of its trials); opens no database. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "diag.h"
 #include "importance.h"
+#include "report_impl.h"
 #include "stats.h"
-#include "store.h"
 #include "trialcfg.h"
+#include "units.h"
 #include "view.h"
-
-#define TOP_CONFIGS 10
-
-/* ---- loading ---- */
-
-/* Whether the part of REF before its last ':' names a database: an existing file, or a path
- * by its look (so a mistyped one is an error about the file, not "no sweep 'x.db:3'"). */
-static int split_ref(const char *ref, char **db, const char **sweep) {
-  const char *colon = strrchr(ref, ':');
-  if (!colon || colon == ref || !colon[1]) return 0;
-  char *path = xstrndup(ref, (size_t)(colon - ref));
-  struct stat st;
-  size_t n = strlen(path);
-  if (stat(path, &st) == 0 || strchr(path, '/') || (n > 3 && strcmp(path + n - 3, ".db") == 0)) {
-    *db = path;
-    *sweep = colon + 1;
-    return 1;
-  }
-  free(path);
-  return 0;
-}
-
-int report_sweep_load(const char *db, const char *ref, report_sweep *out, char **err) {
-  memset(out, 0, sizeof *out);
-  char *own = NULL;
-  const char *sweep_ref = ref;
-  if (split_ref(ref, &own, &sweep_ref)) db = own;
-  out->db = own ? own : xstrdup(db);
-  store *s = NULL;
-  store_sweep sw = {0};
-  int rc = store_open(db, STORE_READONLY, &s, err);
-  if (rc == 0) rc = store_sweep_get(s, sweep_ref, &sw, err);
-  if (rc == 0) rc = store_show_sweep(s, sw.id, &out->obj, err);
-  if (rc == 0) rc = store_trials_load(s, sw.id, &out->rec, &out->n_rec, err);
-  store_sweep_clear(&sw);
-  store_close(s);
-  if (rc != 0) {
-    report_sweep_free(out);
-    return rc;
-  }
-  importance_attach(out->obj);
-  return 0;
-}
-
-void report_sweep_free(report_sweep *r) {
-  if (!r) return;
-  free(r->db);
-  cJSON_Delete(r->obj);
-  record_free(r->rec, r->n_rec);
-  memset(r, 0, sizeof *r);
-}
-
-static void add_flags(cJSON *o, const char *flags) {
-  const char *p = flags ? flags : "";
-  while (*p) {
-    while (*p == ' ') p++;
-    size_t n = strcspn(p, " ");
-    if (n == 0) break;
-    char *tok = xstrndup(p, n), *name = tok;
-    while (*name == '-') name++;
-    char *eq = strchr(name, '=');
-    if (eq) *eq = '\0';
-    cJSON_DeleteItemFromObjectCaseSensitive(o, name);
-    cJSON_AddStringToObject(o, name, eq ? eq + 1 : "");
-    free(tok);
-    p += n;
-  }
-}
-
-cJSON *report_settings(const cJSON *trial) {
-  cJSON *o = cJSON_CreateObject();
-  add_flags(o, view_str(trial, "xla_flags"));
-  add_flags(o, view_str(trial, "tpu_args"));
-  cJSON *env = cJSON_Parse(view_str(trial, "env") ? view_str(trial, "env") : "{}");
-  const cJSON *it;
-  cJSON_ArrayForEach(it, env) {
-    if (!cJSON_IsString(it)) continue;
-    cJSON_DeleteItemFromObjectCaseSensitive(o, it->string);
-    cJSON_AddStringToObject(o, it->string, it->valuestring);
-  }
-  cJSON_Delete(env);
-  return o;
-}
-
-int report_skip(const cJSON *sweep_obj) {
-  const char *opts = view_str(sweep_obj, "options_json");
-  cJSON *o = opts ? cJSON_Parse(opts) : NULL;
-  double v = view_num(o, "skip");
-  cJSON_Delete(o);
-  return isnan(v) || v < 0 ? 0 : (int)v;
-}
 
 /* ---- small helpers ---- */
 
+/* The trials the plots draw: every one, or the sample (see REPORT_SAMPLE). */
 static const cJSON *trials_of(const report_sweep *r) {
-  return cJSON_GetObjectItemCaseSensitive(r->obj, "trials");
+  return r->data->sample;
 }
 
 static int is_status(const cJSON *t, const char *status) {
@@ -121,32 +30,9 @@ static int is_status(const cJSON *t, const char *status) {
   return s && strcmp(s, status) == 0;
 }
 
-static int is_role(const cJSON *t, const char *role) {
-  const char *s = view_str(t, "role");
-  return s && strcmp(s, role) == 0;
-}
-
-/* The sweep's full step budget: halving's short rungs are not results. */
-static double full_steps(const cJSON *trials) {
-  double full = 0;
-  const cJSON *t;
-  cJSON_ArrayForEach(t, trials) if (view_num(t, "steps_budget") > full) full =
-      view_num(t, "steps_budget");
-  return full;
-}
-
 static int counts_as_result(const cJSON *t, double full) {
   double b = view_num(t, "steps_budget");
   return is_status(t, "ok") && !isnan(view_num(t, "value")) && (isnan(b) || b <= 0 || b >= full);
-}
-
-/* "2026-11-25T19:46:07.550Z" in seconds since the epoch; NaN when unreadable. */
-static double iso_seconds(const char *s) {
-  int y, mo, d, h, mi;
-  double sec;
-  if (!s || sscanf(s, "%d-%d-%dT%d:%d:%lf", &y, &mo, &d, &h, &mi, &sec) != 6) return NAN;
-  struct tm tm = {.tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d, .tm_hour = h, .tm_min = mi};
-  return (double)timegm(&tm) + sec;
 }
 
 static void put_ms(FILE *f, double v) {
@@ -159,35 +45,44 @@ static void put_ms(FILE *f, double v) {
 /* ---- best so far ---- */
 
 typedef struct {
-  double *x, *y; /* the trial number or minutes, and the best value so far */
+  double *x, *y; /* where the best so far changes: the trial number or minutes, the value */
   int n;
+  double xmax; /* the last search trial's x */
 } series;
 
+static const okrow *sort_ok; /* qsort's context */
+
+/* By finishing time, then number. */
+static int by_finish(const void *a, const void *b) {
+  const okrow *x = &sort_ok[*(const int *)a], *y = &sort_ok[*(const int *)b];
+  if (x->fin != y->fin) return x->fin < y->fin ? -1 : 1;
+  return (x->number > y->number) - (x->number < y->number);
+}
+
 /* The best-so-far of the search (baseline and confirmation left out) against the trial
- * number (BY_TIME 0) or the minutes since the sweep's first trial started. */
+ * number (BY_TIME 0) or the minutes since the sweep's first trial started: its change points
+ * only (a curve of 60,000 trials changes a few dozen times). */
 static series best_series(const report_sweep *r, int by_time) {
-  const cJSON *trials = trials_of(r), *t;
-  int cap = cJSON_GetArraySize(trials) + 1, n = 0;
-  series s = {xcalloc((size_t)cap, sizeof(double)), xcalloc((size_t)cap, sizeof(double)), 0};
-  double full = full_steps(trials), t0 = INFINITY;
-  cJSON_ArrayForEach(t, trials) {
-    double st = iso_seconds(view_str(t, "started_at"));
-    if (st < t0) t0 = st;
+  const report_data *d = r->data;
+  int *idx = xcalloc((size_t)d->n_ok + 1, sizeof *idx), n = 0;
+  for (int i = 0; i < d->n_ok; i++) {
+    const okrow *t = &d->ok[i];
+    if (!t->search || !report_at_full(d, t) || (by_time && isnan(t->fin))) continue;
+    idx[n++] = i;
   }
-  /* Points in the order they became known: by number, or by finishing time. */
-  cJSON_ArrayForEach(t, trials) {
-    if (is_role(t, "baseline") || is_role(t, "confirm") || !counts_as_result(t, full)) continue;
-    double x =
-        by_time ? (iso_seconds(view_str(t, "finished_at")) - t0) / 60 : view_num(t, "number");
-    if (isnan(x)) continue;
-    int i = n++;
-    while (i > 0 && s.x[i - 1] > x) s.x[i] = s.x[i - 1], s.y[i] = s.y[i - 1], i--;
-    s.x[i] = x;
-    s.y[i] = view_num(t, "value");
+  /* Points in the order they became known: by number (the pass's order), or by finish. */
+  sort_ok = d->ok;
+  int sorted = 1; /* trials run one at a time finish in number order: no sort then */
+  for (int k = 1; by_time && sorted && k < n; k++) sorted = by_finish(&idx[k - 1], &idx[k]) <= 0;
+  if (!sorted) qsort(idx, (size_t)n, sizeof *idx, by_finish);
+  series s = {xcalloc((size_t)n + 1, sizeof(double)), xcalloc((size_t)n + 1, sizeof(double)), 0, 0};
+  for (int k = 0; k < n; k++) {
+    const okrow *t = &d->ok[idx[k]];
+    double x = by_time ? (t->fin - d->t0) / 60 : t->number;
+    if (s.n == 0 || t->value < s.y[s.n - 1]) s.x[s.n] = x, s.y[s.n++] = t->value;
+    if (x > s.xmax) s.xmax = x;
   }
-  for (int i = 1; i < n; i++)
-    if (s.y[i - 1] < s.y[i]) s.y[i] = s.y[i - 1];
-  s.n = n;
+  free(idx);
   return s;
 }
 
@@ -196,11 +91,9 @@ static void best_plot(FILE *f, report_sweep *rs, int n, int by_time) {
   svg_plot p = {.x0 = 0, .x1 = 0, .y0 = INFINITY, .y1 = -INFINITY};
   for (int i = 0; i < n; i++) {
     s[i] = best_series(&rs[i], by_time);
-    verdict v;
-    view_verdict(rs[i].obj, &v);
     double base = view_num(cJSON_GetObjectItemCaseSensitive(rs[i].obj, "baseline"), "value");
+    if (s[i].n > 0 && s[i].xmax > p.x1) p.x1 = s[i].xmax;
     for (int k = 0; k < s[i].n; k++) {
-      if (s[i].x[k] > p.x1) p.x1 = s[i].x[k];
       if (s[i].y[k] < p.y0) p.y0 = s[i].y[k];
       if (s[i].y[k] > p.y1) p.y1 = s[i].y[k];
     }
@@ -242,11 +135,10 @@ static void best_plot(FILE *f, report_sweep *rs, int n, int by_time) {
       fprintf(f, " H%.1f\"/>\n", svg_x(&p, p.x1));
     }
     for (int k = 0; k < s[i].n; k++)
-      if (k == 0 || s[i].y[k] < s[i].y[k - 1])
-        fprintf(f,
-                "<circle fill=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"><title>%.2f ms at %g"
-                "</title></circle>\n",
-                svg_color(i), svg_x(&p, s[i].x[k]), svg_y(&p, s[i].y[k]), s[i].y[k], s[i].x[k]);
+      fprintf(f,
+              "<circle fill=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"><title>%.2f ms at %g"
+              "</title></circle>\n",
+              svg_color(i), svg_x(&p, s[i].x[k]), svg_y(&p, s[i].y[k]), s[i].y[k], s[i].x[k]);
     free(s[i].x);
     free(s[i].y);
   }
@@ -284,7 +176,7 @@ static void summary_table(FILE *f, report_sweep *rs, int n) {
   for (int i = 0; i < n; i++) {
     const cJSON *o = rs[i].obj;
     verdict v;
-    int have = view_verdict(o, &v) == 0;
+    int have = report_verdict(&rs[i], &v) == 0;
     if (i == 0) first = v;
     fprintf(f, "<tr><td><span class=\"swatch\" style=\"background:%s\"></span>%c</td><td>",
             svg_color(i), 'A' + i);
@@ -338,47 +230,122 @@ static int by_level(const void *a, const void *b) {
   return strcmp(x->text, y->text);
 }
 
-/* The values of NAME the sweep's trials set, ordered (numbers by value, others by text). */
-static level *levels_of(const cJSON *trials, const char *name, int *n) {
-  int cap = cJSON_GetArraySize(trials) + 1;
-  level *l = xcalloc((size_t)cap, sizeof *l);
+static int by_level_text(const void *a, const void *b) {
+  return strcmp(((const level *)a)->text, ((const level *)b)->text);
+}
+
+/* How a parameter's values sit along a plot's x axis: its distinct values in order, or, for
+ * more than REPORT_MAX_LEVELS numbers, REPORT_BINS ranges of equal width. */
+typedef struct {
+  level *l; /* what is shown, in order (the ranges' texts for bins) */
+  int n;
+  level *by_text; /* the distinct values by text, each .num its index in l (not binned) */
+  int n_text;
+  int binned, logscale;
+  double lo, width; /* the bins: the first's start and the width, in log10 when LOGSCALE */
+} axis;
+
+static double axis_t(const axis *a, double v) {
+  return a->logscale ? log10(v) : v;
+}
+
+static void bin_edge(char *buf, size_t n, double v, const char *name) {
+  size_t len = strlen(name);
+  if (len > 6 && strcmp(name + len - 6, "_bytes") == 0 && v >= 1024 && v < 9e18)
+    units_format_bytes((int64_t)llround(v), buf, (int)n);
+  else if (fabs(v) >= 100)
+    snprintf(buf, n, "%.0f", v);
+  else
+    snprintf(buf, n, "%.3g", v);
+}
+
+/* The values of NAME the trials set (their "cfg"), ordered (numbers by value, others by
+ * text), sorted and deduplicated: O(N log N) in the trials. */
+static axis axis_of(const cJSON *trials, const char *name) {
+  int cap = cJSON_GetArraySize(trials) + 1, n = 0;
+  level *all = xcalloc((size_t)cap, sizeof *all);
   const cJSON *t;
-  *n = 0;
   cJSON_ArrayForEach(t, trials) {
-    cJSON *cfg = cJSON_Parse(view_str(t, "config") ? view_str(t, "config") : "{}");
+    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(t, "cfg");
     char *text = importance_value_text(cfg, name);
-    int j = 0;
-    while (text && j < *n && strcmp(l[j].text, text) != 0) j++;
-    if (text && j == *n) {
-      const cJSON *v = cJSON_GetObjectItemCaseSensitive(cfg, name);
-      l[(*n)++] = (level){text, cJSON_IsNumber(v) ? v->valuedouble : NAN};
-    } else {
-      free(text);
-    }
-    cJSON_Delete(cfg);
+    if (!text) continue;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(cfg, name);
+    all[n++] = (level){text, cJSON_IsNumber(v) ? v->valuedouble : NAN};
   }
-  int all_num = 1;
-  for (int j = 0; j < *n; j++) all_num &= !isnan(l[j].num);
-  if (!all_num)
-    for (int j = 0; j < *n; j++) l[j].num = NAN;
-  qsort(l, (size_t)*n, sizeof *l, by_level);
-  return l;
+  qsort(all, (size_t)n, sizeof *all, by_level_text);
+  int m = 0, all_num = 1;
+  for (int i = 0; i < n; i++) {
+    if (m > 0 && strcmp(all[m - 1].text, all[i].text) == 0) {
+      free(all[i].text);
+      continue;
+    }
+    all[m++] = all[i];
+    all_num &= !isnan(all[i].num);
+  }
+  axis a = {.by_text = all, .n_text = m};
+  if (m > REPORT_MAX_LEVELS && all_num) {
+    double lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < m; i++) lo = fmin(lo, all[i].num), hi = fmax(hi, all[i].num);
+    a.binned = 1;
+    a.logscale = lo > 0 && hi >= 100 * lo;
+    a.lo = axis_t(&a, lo);
+    a.width = (axis_t(&a, hi) - a.lo) / REPORT_BINS;
+    a.n = REPORT_BINS;
+    a.l = xcalloc(REPORT_BINS, sizeof *a.l);
+    for (int k = 0; k < REPORT_BINS; k++) {
+      double e0 = a.lo + k * a.width, e1 = a.lo + (k + 1) * a.width;
+      if (a.logscale) e0 = pow(10, e0), e1 = pow(10, e1);
+      char x[32], y[32];
+      bin_edge(x, sizeof x, k == 0 ? lo : e0, name);
+      bin_edge(y, sizeof y, k == REPORT_BINS - 1 ? hi : e1, name);
+      a.l[k] = (level){xasprintf("%s\xe2\x80\x93%s", x, y), NAN};
+    }
+    return a;
+  }
+  a.n = m;
+  a.l = xcalloc((size_t)m + 1, sizeof *a.l);
+  for (int i = 0; i < m; i++) a.l[i] = (level){xstrdup(all[i].text), all_num ? all[i].num : NAN};
+  qsort(a.l, (size_t)m, sizeof *a.l, by_level);
+  /* Each distinct text's place in the shown order, for axis_index's binary search. */
+  for (int i = 0; i < m; i++) {
+    level key = {all[i].text, all_num ? all[i].num : NAN};
+    const level *at = NULL;
+    for (int lo = 0, hi = m - 1; lo <= hi && !at;) {
+      int mid = (lo + hi) / 2, c = by_level(&key, &a.l[mid]);
+      if (c == 0)
+        at = &a.l[mid];
+      else if (c < 0)
+        hi = mid - 1;
+      else
+        lo = mid + 1;
+    }
+    all[i].num = at ? (double)(at - a.l) : -1;
+  }
+  return a;
 }
 
-static void levels_free(level *l, int n) {
-  for (int j = 0; j < n; j++) free(l[j].text);
-  free(l);
+static void axis_free(axis *a) {
+  for (int j = 0; j < a->n; j++) free(a->l[j].text);
+  for (int j = 0; j < a->n_text; j++) free(a->by_text[j].text);
+  free(a->l);
+  free(a->by_text);
 }
 
-/* The index of trial T's value of NAME among L, or -1 when it leaves NAME at its default. */
-static int level_index(const cJSON *t, const char *name, const level *l, int n) {
-  cJSON *cfg = cJSON_Parse(view_str(t, "config") ? view_str(t, "config") : "{}");
+/* The place of trial T's value of NAME on A, or -1 when it leaves NAME at its default. */
+static int axis_index(const axis *a, const cJSON *t, const char *name) {
+  const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(t, "cfg");
+  if (a->binned) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(cfg, name);
+    if (!cJSON_IsNumber(v)) return -1;
+    int k = a->width > 0 ? (int)floor((axis_t(a, v->valuedouble) - a->lo) / a->width) : 0;
+    return k < 0 ? 0 : k >= a->n ? a->n - 1 : k;
+  }
   char *text = importance_value_text(cfg, name);
-  int j = 0;
-  while (text && j < n && strcmp(l[j].text, text) != 0) j++;
-  cJSON_Delete(cfg);
+  if (!text) return -1;
+  level key = {text, NAN};
+  const level *at = bsearch(&key, a->by_text, (size_t)a->n_text, sizeof key, by_level_text);
   free(text);
-  return text && j < n ? j : -1;
+  return at ? (int)at->num : -1;
 }
 
 static void category_labels(const svg_plot *p, const level *l, int n) {
@@ -422,9 +389,10 @@ static void trial_mark(const svg_plot *p, const cJSON *t, double x, double full)
 
 static void param_plot(FILE *f, const report_sweep *r, int si, int k, const char *name) {
   const cJSON *trials = trials_of(r), *t;
-  int nl;
-  level *l = levels_of(trials, name, &nl);
-  double full = full_steps(trials);
+  axis ax = axis_of(trials, name);
+  const level *l = ax.l;
+  int nl = ax.n;
+  double full = r->data->full;
   double base = view_num(cJSON_GetObjectItemCaseSensitive(r->obj, "baseline"), "value");
   svg_plot p = {.x0 = -0.5,
                 .x1 = nl - 0.5,
@@ -458,13 +426,13 @@ static void param_plot(FILE *f, const report_sweep *r, int si, int k, const char
             p.left, p.w - p.right, svg_y(&p, base), svg_y(&p, base), base);
   int i = 0;
   cJSON_ArrayForEach(t, trials) {
-    int j = level_index(t, name, l, nl);
+    int j = axis_index(&ax, t, name);
     /* A deterministic spread so repeated values stay visible. */
     if (j >= 0) trial_mark(&p, t, svg_x(&p, j) + ((i * 7919) % 17 - 8) * 1.5, full);
     i++;
   }
   svg_end(&p);
-  levels_free(l, nl);
+  axis_free(&ax);
 }
 
 /* ---- the OOM map ---- */
@@ -510,12 +478,13 @@ static void oom_cell(FILE *f, const cell *c, double x, double y, double lo, doub
 
 static void oom_map(FILE *f, const report_sweep *r, int si, const char *a, const char *b) {
   const cJSON *trials = trials_of(r), *t;
-  int na, nb;
-  level *la = levels_of(trials, a, &na), *lb = levels_of(trials, b, &nb);
+  axis xa = axis_of(trials, a), xb = axis_of(trials, b);
+  const level *la = xa.l, *lb = xb.l;
+  int na = xa.n, nb = xb.n;
   cell *c = xcalloc((size_t)(na * nb) + 1, sizeof *c);
-  double full = full_steps(trials), lo = INFINITY, hi = -INFINITY;
+  double full = r->data->full, lo = INFINITY, hi = -INFINITY;
   cJSON_ArrayForEach(t, trials) {
-    int i = level_index(t, a, la, na), j = level_index(t, b, lb, nb);
+    int i = axis_index(&xa, t, a), j = axis_index(&xb, t, b);
     if (i < 0 || j < 0) continue;
     cell *x = &c[j * na + i];
     double v = view_num(t, "value");
@@ -555,8 +524,8 @@ static void oom_map(FILE *f, const report_sweep *r, int si, const char *a, const
   fputs("</text>\n", f);
   svg_end(&p);
   free(c);
-  levels_free(la, na);
-  levels_free(lb, nb);
+  axis_free(&xa);
+  axis_free(&xb);
 }
 
 /* ---- importance ---- */
@@ -592,65 +561,6 @@ static void importance_section(FILE *f, const report_sweep *r, int si) {
 
 /* ---- the top configurations ---- */
 
-typedef struct {
-  const char *config;
-  double value; /* median of the ok values */
-  int n, best_number;
-  double *steps;
-  int n_steps;
-} group;
-
-static int by_value(const void *a, const void *b) {
-  const group *x = a, *y = b;
-  return (x->value > y->value) - (x->value < y->value);
-}
-
-/* The distinct ok configurations (full budget), their pooled steps after SKIP; the baseline
- * ("{}") is one of them. */
-static int group_trials(const report_sweep *r, int skip, double full, group **out) {
-  group *g = xcalloc((size_t)r->n_rec + 1, sizeof *g);
-  int ng = 0;
-  for (int i = 0; i < r->n_rec; i++) {
-    const trial_record *t = &r->rec[i];
-    if (t->status != OUTCOME_OK || isnan(t->value)) continue;
-    if (t->steps_budget > 0 && t->steps_budget < full) continue;
-    int j = 0;
-    while (j < ng && strcmp(g[j].config, t->config_json) != 0) j++;
-    if (j == ng) g[ng++] = (group){t->config_json, 0, 0, t->number, NULL, 0};
-    if (t->n_steps > skip) {
-      g[j].steps = xrealloc(g[j].steps, (size_t)(g[j].n_steps + t->n_steps) * sizeof(double));
-      memcpy(g[j].steps + g[j].n_steps, t->steps + skip,
-             (size_t)(t->n_steps - skip) * sizeof(double));
-      g[j].n_steps += t->n_steps - skip;
-    }
-    g[j].n++;
-  }
-  for (int j = 0; j < ng; j++) {
-    double *v = xcalloc((size_t)g[j].n, sizeof(double));
-    int k = 0;
-    double bestv = INFINITY;
-    for (int i = 0; i < r->n_rec; i++) {
-      const trial_record *t = &r->rec[i];
-      if (t->status != OUTCOME_OK || isnan(t->value) || strcmp(t->config_json, g[j].config) != 0 ||
-          (t->steps_budget > 0 && t->steps_budget < full))
-        continue;
-      v[k++] = t->value;
-      if (t->value < bestv) bestv = t->value, g[j].best_number = t->number;
-    }
-    g[j].value = stats_median(v, k);
-    free(v);
-  }
-  qsort(g, (size_t)ng, sizeof *g, by_value);
-  *out = g;
-  return ng;
-}
-
-static const cJSON *trial_by_number(const report_sweep *r, int number) {
-  const cJSON *t;
-  cJSON_ArrayForEach(t, trials_of(r)) if (view_num(t, "number") == number) return t;
-  return NULL;
-}
-
 /* What TRIAL sets that the baseline does not (or sets otherwise). */
 static void put_differences(FILE *f, const cJSON *trial, const cJSON *base) {
   cJSON *a = report_settings(trial), *b = report_settings(base);
@@ -671,39 +581,30 @@ static void put_differences(FILE *f, const cJSON *trial, const cJSON *base) {
 }
 
 static void top_table(FILE *f, const report_sweep *r, int si) {
-  const cJSON *trials = trials_of(r);
-  double full = full_steps(trials);
-  int skip = report_skip(r->obj);
-  group *g = NULL;
-  int ng = group_trials(r, skip, full, &g), base = -1;
-  for (int j = 0; j < ng; j++)
-    if (strcmp(g[j].config, "{}") == 0) base = j;
-  const cJSON *base_trial = trial_by_number(r, 0);
+  const report_data *d = r->data;
+  const cJSON *base_trial = cJSON_GetObjectItemCaseSensitive(r->obj, "baseline");
   fprintf(f,
           "<table class=\"top\" id=\"top-%d\"><thead><tr><th>#</th><th>trial</th>"
           "<th>step time</th><th>runs</th><th>speedup (95%% CI)</th>"
           "<th>differences from the baseline</th></tr></thead><tbody>\n",
           si + 1);
-  int shown = 0;
-  for (int j = 0; j < ng && shown < TOP_CONFIGS; j++) {
-    if (j == base) continue;
-    fprintf(f, "<tr><td>%d</td><td>%d</td><td>", ++shown, g[j].best_number);
-    put_ms(f, g[j].value);
-    fprintf(f, "</td><td>%d</td><td>", g[j].n);
+  for (int j = 0; j < d->n_top; j++) {
+    const topcfg *t = &d->top[j];
+    fprintf(f, "<tr><td>%d</td><td>%d</td><td>", j + 1, t->best_number);
+    put_ms(f, t->value);
+    fprintf(f, "</td><td>%d</td><td>", t->n);
     double sp, lo, hi;
-    if (base >= 0 && stats_speedup_ci(g[base].steps, g[base].n_steps, g[j].steps, g[j].n_steps,
-                                      12345, &sp, &lo, &hi) == 0)
+    if (d->have_base && stats_speedup_ci(d->base_steps, d->n_base_steps, t->steps, t->n_steps,
+                                         12345, &sp, &lo, &hi) == 0)
       fprintf(f, "%.3fx (%.3f&ndash;%.3f)", sp, lo, hi);
     else
       fputs("&ndash;", f);
     fputs("</td><td>", f);
-    put_differences(f, trial_by_number(r, g[j].best_number), base_trial);
+    put_differences(f, t->best, base_trial);
     fputs("</td></tr>\n", f);
   }
-  if (shown == 0) fputs("<tr><td colspan=\"6\">no ok trial yet</td></tr>\n", f);
+  if (d->n_top == 0) fputs("<tr><td colspan=\"6\">no ok trial yet</td></tr>\n", f);
   fputs("</tbody></table>\n", f);
-  for (int j = 0; j < ng; j++) free(g[j].steps);
-  free(g);
 }
 
 /* ---- the export snippet ---- */
@@ -760,37 +661,59 @@ static const char *const css =
     ".bar{fill:#1f77b4}.params{display:flex;flex-wrap:wrap;gap:8px}figure{margin:0}"
     "figcaption{font-size:12px;font-family:monospace}";
 
+/* Above the plots of a sweep larger than REPORT_SAMPLE: what they show of it. */
+static void sample_note(FILE *f, const report_sweep *r, int si) {
+  const report_data *d = r->data;
+  if (d->step <= 1) return;
+  int shown = cJSON_GetArraySize(d->sample);
+  fprintf(f,
+          "<p class=\"note sample\" id=\"sample-%d\">%d of %lld trials shown: the plots, the OOM "
+          "map and the importance above are over every %d%s trial by number (%d of them)",
+          si + 1, shown, (long long)d->n_trials, d->step,
+          d->step % 10 == 1 && d->step % 100 != 11   ? "st"
+          : d->step % 10 == 2 && d->step % 100 != 12 ? "nd"
+          : d->step % 10 == 3 && d->step % 100 != 13 ? "rd"
+                                                     : "th",
+          d->n_sampled);
+  if (shown > d->n_sampled)
+    fprintf(f, ", and the plots add the top table's %d other trial%s", shown - d->n_sampled,
+            shown - d->n_sampled == 1 ? "" : "s");
+  fputs(
+      ". The best-so-far curves, the summary and the top configurations are over every "
+      "trial.</p>\n",
+      f);
+}
+
 static void sweep_section(FILE *f, const report_sweep *r, int si) {
   fprintf(f, "<section class=\"sweep\" id=\"sweep-%d\"><h2>%c: sweep %.0f &ldquo;", si + 1,
           'A' + si, view_num(r->obj, "id"));
   report_html(f, view_str(r->obj, "name"));
   fputs("&rdquo;</h2>\n<h3>Parameter importance</h3>\n", f);
   importance_section(f, r, si);
-  importance_result imp;
-  importance_compute(trials_of(r), &imp);
+  const importance_result *imp = &r->data->imp;
+  sample_note(f, r, si);
   fputs(
       "<h3>Step time by value</h3>\n<p class=\"note\">Dots: ok trials; crosses in the top "
       "band: OOM; rings: other failures; dashed: the baseline.</p><div class=\"params\">\n",
       f);
-  for (int k = 0; k < imp.n; k++) {
+  for (int k = 0; k < imp->n; k++) {
     fputs("<figure><figcaption>", f);
-    report_html(f, imp.p[k].name);
+    report_html(f, imp->p[k].name);
     fputs("</figcaption>\n", f);
-    param_plot(f, r, si, k, imp.p[k].name);
+    param_plot(f, r, si, k, imp->p[k].name);
     fputs("</figure>\n", f);
   }
   fputs("</div>\n<h3>OOM map</h3>\n", f);
-  if (imp.n >= 2) {
+  if (imp->n >= 2) {
     fputs(
         "<p class=\"note\">The two parameters that matter most. Red: every trial OOM; pink: "
         "some (* marks a best beside an OOM); green: the best ok step time in ms, darker is "
         "faster; grey: not tried or other failures.</p>\n",
         f);
-    oom_map(f, r, si, imp.p[0].name, imp.p[1].name);
+    oom_map(f, r, si, imp->p[0].name, imp->p[1].name);
   } else {
     fprintf(f, "<p class=\"note\" id=\"oommap-%d\">Needs two searched parameters.</p>\n", si + 1);
   }
-  importance_free(&imp);
   fputs("<h3>Top configurations</h3>\n", f);
   top_table(f, r, si);
   fputs("<h3>Export</h3>\n", f);
@@ -855,7 +778,7 @@ int report_write(const char *db, const char *const *refs, int n, const char *out
   report_sweep rs[REPORT_MAX_SWEEPS] = {{0}};
   int rc = 0, loaded = 0;
   for (; loaded < n && rc == 0; loaded++)
-    rc = report_sweep_load(db, refs[loaded], &rs[loaded], err);
+    rc = report_sweep_load_data(db, refs[loaded], &rs[loaded], err);
   if (rc == 0) {
     char *text = NULL;
     size_t len = 0;

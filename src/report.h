@@ -1,30 +1,44 @@
 /* `flagtune report` (one self-contained HTML file: SVG written here, no script, no network)
  * and what `compare` shares with it: loading a sweep by reference from one database or
  * another, and the flags and variables a configuration sets. Reads only through the store's
- * read API (store_show_sweep, store_trials_load); must not write the database. */
+ * read API (store_show_sweep_page without its trial table, store_report_each's one pass,
+ * store_report_trial, store_report_steps); must not write the database. */
 #ifndef FLAGTUNE_REPORT_H
 #define FLAGTUNE_REPORT_H
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
 
-#include "record.h"
+#include "view.h"
 
 /* At most this many sweeps in one report (the command line's positional limit). */
 #define REPORT_MAX_SWEEPS 8
 
+/* What the report aggregates of a sweep's trials (report.c). */
+typedef struct report_data report_data;
+
 typedef struct {
-  char *db;          /* the database it came from (owned) */
-  cJSON *obj;        /* store_show_sweep's listing with "importance" attached (owned) */
-  trial_record *rec; /* its trials with their step times (store_trials_load) */
-  int n_rec;
+  char *db;   /* the database it came from (owned) */
+  cJSON *obj; /* store_show_sweep_page's listing with no trial table (LIMIT 0): the sweep, its
+               * counts, its best and baseline with their steps; the report adds "importance" */
+  double *best_steps, *base_steps; /* the best's and the baseline trial's step times, all of
+                                    * them (read for compare, and for a report when the sweep
+                                    * has no cached interval); NULL when not read or none */
+  int n_best_steps, n_base_steps;
+  report_data *data; /* the report's (NULL from report_sweep_load) */
 } report_sweep;
 
 /* Loads sweep REF: an id or a name in database DB, or "PATH:REF" for a sweep of the
  * database at PATH (when PATH names an existing file, or looks like one: it holds a '/' or
- * ends in ".db"). FT_EINPUT, naming the reference, for a missing database or sweep. */
+ * ends in ".db"). FT_EINPUT, naming the reference, for a missing database or sweep. Reads the
+ * sweep's row, counts, best and baseline trials (with their step times) and no other trial:
+ * what `compare` prints, at the same cost for 10 trials or 100,000. */
 int report_sweep_load(const char *db, const char *ref, report_sweep *out, char **err);
 void report_sweep_free(report_sweep *r);
+
+/* view_verdict of R's listing, its interval computed from R's step times (seed
+ * STATS_DISPLAY_SEED, after the skip, as view.c does) when the sweep has none cached. */
+int report_verdict(const report_sweep *r, verdict *v);
 
 /* What a trial listing object sets: {"name": "value"} of its XLA_FLAGS and
  * LIBTPU_INIT_ARGS ("--name=value"; a bare "--name" is "") and its env. Caller deletes. */

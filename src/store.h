@@ -321,4 +321,27 @@ int store_flags_names(store *s, cJSON **out, char **err);
 /* Array of {jaxlib, flags, imported_at}: the versions with an imported list. Caller deletes. */
 int store_flags_versions(store *s, cJSON **out, char **err);
 
+/* ---- what `flagtune report` reads beyond the listing (src/store_report.c) ---- */
+
+/* One trial as store_report_each passes it: no steps, no flags. The strings are valid during
+ * the call only; VALUE is NaN and a text NULL where the column is NULL, STEPS_BUDGET 0. */
+typedef struct {
+  int64_t id;
+  int number;
+  const char *role, *status, *config; /* config: the canonical JSON text as stored */
+  double value;
+  int steps_budget;
+  const char *started_at, *finished_at;
+} store_report_row;
+typedef int (*store_report_fn)(const store_report_row *row, void *ud);
+/* Calls FN for every trial of the sweep by number, one row at a time, holding none: a report
+ * aggregates a 100,000-trial sweep in one pass. FN returning nonzero stops the walk (that value
+ * is returned). 0, or FT_ESTORE with *ERR. */
+int store_report_each(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err);
+/* Trial TRIAL_ID (its table id) as an object: id, number, role, status, value, steps_budget,
+ * label, config, xla_flags, tpu_args, env (JSON columns as stored text); null when none. */
+int store_report_trial(store *s, int64_t trial_id, cJSON **out, char **err);
+/* Trial TRIAL_ID's step times in step order: *OUT (caller frees) holds *N of them. */
+int store_report_steps(store *s, int64_t trial_id, double **out, int *n, char **err);
+
 #endif

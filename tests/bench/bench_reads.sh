@@ -7,7 +7,8 @@
 # statements behind sweeps, show and best. With OTHER_BUILD, that build's flagtune (a
 # "before") runs each command too, alternating with BUILD's run by run, in the same minutes;
 # both must read the database's schema without migrating it.
-# Usage: bench_reads.sh [BUILD_DIR] [DB] [OTHER_BUILD]   (env: RUNS=7; the DB is kept)
+# Usage: bench_reads.sh [BUILD_DIR] [DB] [OTHER_BUILD]   (env: RUNS=7, CASES=report,compare
+# for only the cases whose names start so; the DB is kept)
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
@@ -17,7 +18,7 @@ ft=$build/flagtune
 ft2=${other:+$other/flagtune}
 [ -f "$db" ] || nice python3 "$root/tests/bench/gen_big_db.py" "$ft" "$db"
 RUNS=${RUNS:-7}
-python3 - "$ft" "$db" "$RUNS" "$ft2" <<'PY'
+CASES=${CASES:-} python3 - "$ft" "$db" "$RUNS" "$ft2" <<'PY'
 import os, resource, statistics, subprocess, sys, time
 ft, db, runs, ft2 = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 def one(argv):
@@ -59,24 +60,39 @@ def cases_of(ft):
     ("query count(*) steps", [ft, "query", "SELECT count(*) FROM steps", "--db", db]),
     ("show 1 --all", [ft, "show", "1", "--all", "--db", db]),
     ("show 1 --all --json", [ft, "show", "1", "--all", "--json", "--db", db]),
+    # the page to stdout (DEVNULL here): -o /dev/null would rename its .tmp over /dev/null
+    # report's floor: its one pass over sweep 1's rows, as SQL alone (the same columns)
+    ("report floor: one pass over sweep 1", [ft, "query", "SELECT count(*), max(role), "
+     "max(status), sum(length(config)), sum(value), max(steps_budget), max(started_at), "
+     "max(finished_at) FROM trials WHERE sweep_id = 1", "--db", db]),
+    ("report 1 (60k trials)", [ft, "report", "1", "--db", db]),
+    ("report 2 (20k-step best and baseline)", [ft, "report", "2", "--db", db]),
+    ("report 3 (2k trials)", [ft, "report", "3", "--db", db]),
+    ("compare 1 3", [ft, "compare", "1", "3", "--db", db]),
+    ("compare 2 3", [ft, "compare", "2", "3", "--db", db]),
     ]
+# CASES=report,compare runs only the cases whose name starts with one of those ("report 3"
+# names one; the floors always run); every case by default.
+only = [w for w in os.environ.get("CASES", "").split(",") if w]
 builds = [ft] + ([ft2] if ft2 else [])
 if ft2:
     print("Medians of %d runs; each run: the other build's command, then this build's." % runs)
     print()
     print("| command | before: wall ms | before: CPU ms | after: wall ms | after: CPU ms | "
-          "after: exit | after: peak RSS MiB |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+          "after: exit | before: peak RSS MiB | after: peak RSS MiB |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 else:
     print("| command | wall ms (median of %d) | CPU ms | exit | peak RSS MiB |" % runs)
     print("| --- | ---: | ---: | ---: | ---: |")
-per_build = [cases_of(b) for b in builds]
+per_build = [[c for c in cases_of(b) if not only or c[0].startswith(("/bin/true", "flagtune --"))
+              or c[0].startswith(tuple(only))] for b in builds]
 for k, (name, argv) in enumerate(per_build[0]):
     argvs = [argv] + [cases[k][1] for cases in per_build[1:]]
     r = measure(argvs)
     if ft2:
-        (w, c, rc, rss), (w2, c2, _, _) = r
-        print("| `%s` | %.1f | %.1f | %.1f | %.1f | %d | %.1f |" % (name, w2, c2, w, c, rc, rss / 1024))
+        (w, c, rc, rss), (w2, c2, _, rss2) = r
+        print("| `%s` | %.1f | %.1f | %.1f | %.1f | %d | %.1f | %.1f |"
+              % (name, w2, c2, w, c, rc, rss2 / 1024, rss / 1024))
     else:
         w, c, rc, rss = r[0]
         print("| `%s` | %.1f | %.1f | %d | %.1f |" % (name, w, c, rc, rss / 1024))
@@ -88,7 +104,9 @@ for q in "SELECT * FROM sweep_summary ORDER BY id" "SELECT * FROM best" \
          "SELECT ms FROM steps WHERE trial_id = 1 ORDER BY step" \
          "SELECT config FROM trials WHERE sweep_id = 1 AND status = 'ok' AND value IS NOT NULL AND role NOT IN ('baseline', 'confirm', 'minimize') AND (0 <= 0 OR coalesce(steps_budget, 0) <= 0 OR steps_budget >= 0) ORDER BY value, number" \
          "SELECT DISTINCT config FROM trials WHERE sweep_id = 1 AND role = 'confirm'" \
-         "SELECT length(config) FROM trials WHERE sweep_id = 1 AND status = 'ok' AND value > 0 AND (0 <= 0 OR coalesce(steps_budget, 0) <= 0 OR steps_budget >= 0) GROUP BY 1 HAVING count(*) > 1"; do
+         "SELECT length(config) FROM trials WHERE sweep_id = 1 AND status = 'ok' AND value > 0 AND (0 <= 0 OR coalesce(steps_budget, 0) <= 0 OR steps_budget >= 0) GROUP BY 1 HAVING count(*) > 1" \
+         "SELECT id, number, role, status, config, value, steps_budget, started_at, finished_at FROM trials WHERE sweep_id = 1 ORDER BY number" \
+         "SELECT id, number, role, status, value, steps_budget, label, config, xla_flags, tpu_args, env FROM trials WHERE id = 1"; do
   # (the last: flagtune groups by ft_config_hash(config), a function its own connection
   # registers; length() stands in for it here, the plan is the same)
   echo "EXPLAIN QUERY PLAN $q"

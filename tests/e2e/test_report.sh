@@ -52,6 +52,7 @@ done
 check "an OOM is marked (the sweeps have OOMs)" grep -q 'class="oom"' r.html
 check "the OOM map has an OOM cell" grep -q '>OOM<' r.html
 check "the export snippet is there" grep -q 'export XLA_FLAGS=' r.html
+check "a sweep of 16 trials is drawn whole (no sample note)" not grep -q 'trials shown' r.html
 check "speedups with intervals" grep -Eq '[0-9]\.[0-9]{3}x \([0-9.]+&ndash;[0-9.]+\)' r.html
 check "no script element" not grep -qi '<script' r.html
 check "nothing fetched (no URL but the SVG namespace)" [ -z "$(grep -Eo '(src|href)=|url\(|https?://[^"]*' r.html |

@@ -1,0 +1,81 @@
+/* The report's inside, shared by src/report_load.c (reading a sweep: its listing, one pass
+ * over its trials, the top table's trials) and src/report.c (drawing the page), and by
+ * nothing else. */
+#ifndef FLAGTUNE_REPORT_IMPL_H
+#define FLAGTUNE_REPORT_IMPL_H
+
+#include <stdint.h>
+
+#include "importance.h"
+#include "report.h"
+
+#define TOP_CONFIGS 10
+
+/* The plots show at most about this many trials of one sweep: every one of a sweep of at
+ * most REPORT_SAMPLE, else every k-th by number (k the least that leaves at most this many),
+ * plus the top table's trials. Importance is over the same every-k-th sample. */
+#define REPORT_SAMPLE 2000
+/* A parameter with more numeric values than this among the plotted trials is drawn in
+ * REPORT_BINS ranges of equal width (logarithmic when its values span 100x or more). */
+#define REPORT_MAX_LEVELS 24
+#define REPORT_BINS 12
+
+/* An ok trial with a value, as the pass keeps it (about 40 bytes): the curves and the top
+ * table's grouping need nothing more of the trials they do not show. */
+typedef struct {
+  int64_t id;
+  double value, fin; /* fin: finished_at in seconds since the epoch, NaN unknown */
+  int number, budget, group;
+  int search; /* on the best-so-far curves: not the baseline, not a confirmation */
+} okrow;
+
+/* A distinct configuration among the ok trials. */
+typedef struct {
+  char *config;
+  uint64_t hash;
+  int n;           /* its ok trials at the full budget */
+  double value;    /* their median (the fastest's value until find_top has the median) */
+  int best_number; /* the fastest of them (the lowest number among equals) */
+  int64_t best_id;
+} cgroup;
+
+/* A row of the top table, read once the pass has found it. */
+typedef struct {
+  double value;
+  int n, best_number;
+  cJSON *best;   /* the fastest trial's settings (store_report_trial) */
+  double *steps; /* its configuration's pooled step times after the skip */
+  int n_steps;
+} topcfg;
+
+struct report_data {
+  int64_t n_trials; /* trials read */
+  int step;         /* the sample is every STEP-th trial by number */
+  double full, t0;  /* the largest step budget; the earliest start */
+  char t0_text[40]; /* the earliest start as stored ("" when none or longer) */
+  okrow *ok;
+  int n_ok, cap_ok;
+  cgroup *g;
+  int ng, cap_g;
+  int *slot; /* open addressing over g by config hash: -1 free */
+  int n_slot;
+  cJSON *sample; /* listing-shaped trials (number, role, status, value, steps_budget,
+                  * config) with "cfg", the parsed configuration */
+  int n_sampled; /* of them, the every-k-th ones (the rest: the top table's) */
+  importance_result imp;
+  topcfg top[TOP_CONFIGS];
+  int n_top;
+  double *base_steps; /* the baseline configuration's pooled steps; NULL: no ok baseline */
+  int n_base_steps, have_base;
+};
+
+/* Whether ok trial T ran with the full step budget (halving's short rungs are not results). */
+static inline int report_at_full(const report_data *d, const okrow *t) {
+  return t->budget <= 0 || t->budget >= d->full;
+}
+
+/* report_sweep_load with the report's aggregates (R->data): one pass over the sweep's trials
+ * (store_report_each), then the top table's trials and steps. */
+int report_sweep_load_data(const char *db, const char *ref, report_sweep *out, char **err);
+
+#endif

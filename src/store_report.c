@@ -1,0 +1,94 @@
+/* The store: what `flagtune report` reads of a sweep beyond its listing, as plain rows rather
+ * than a cJSON tree of every trial: one streaming pass over the trials by number (no steps,
+ * no flags), one trial's settings by id, one trial's step times by id. So a report of a
+ * 60,000-trial sweep holds what it aggregates, not the sweep. Must not call up into other
+ * modules. Prepared per call (one report runs each a few times). */
+#include <math.h>
+#include <stdlib.h>
+
+#include "diag.h"
+#include "store_impl.h"
+
+/* clang-format off */
+static const char *const sql_each =
+  "SELECT id, number, role, status, config, value, steps_budget, started_at, finished_at "
+  "FROM trials WHERE sweep_id = :id ORDER BY number";
+static const char *const sql_trial =
+  "SELECT id, number, role, status, value, steps_budget, label, config, xla_flags, tpu_args, "
+  "env FROM trials WHERE id = :id";
+static const char *const sql_steps = "SELECT ms FROM steps WHERE trial_id = :id ORDER BY step";
+/* clang-format on */
+
+static int prepare(store *s, const char *sql, int64_t id, sqlite3_stmt **st, char **err) {
+  *st = NULL;
+  if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK)
+    return store_db_fail(s, err, "preparing a report's read");
+  if (store_bind_int(*st, ":id", id)) {
+    int rc = store_db_fail(s, err, "binding a report's read");
+    sqlite3_finalize(*st);
+    *st = NULL;
+    return rc;
+  }
+  return 0;
+}
+
+static const char *text_or_null(sqlite3_stmt *st, int i) {
+  return (const char *)sqlite3_column_text(st, i);
+}
+
+int store_report_each(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err) {
+  sqlite3_stmt *st = NULL;
+  int rc = prepare(s, sql_each, sweep_id, &st, err), stop = 0;
+  if (rc) return rc;
+  while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    store_report_row r = {
+        .id = sqlite3_column_int64(st, 0),
+        .number = sqlite3_column_int(st, 1),
+        .role = text_or_null(st, 2),
+        .status = text_or_null(st, 3),
+        .config = text_or_null(st, 4),
+        .value = sqlite3_column_type(st, 5) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 5),
+        .steps_budget = sqlite3_column_int(st, 6),
+        .started_at = text_or_null(st, 7),
+        .finished_at = text_or_null(st, 8),
+    };
+    stop = fn(&r, ud);
+  }
+  rc = stop ? stop : rc == SQLITE_DONE ? 0 : store_db_fail(s, err, "reading trials");
+  sqlite3_finalize(st);
+  return rc;
+}
+
+int store_report_trial(store *s, int64_t trial_id, cJSON **out, char **err) {
+  sqlite3_stmt *st = NULL;
+  *out = NULL;
+  int rc = prepare(s, sql_trial, trial_id, &st, err);
+  if (rc) return rc;
+  rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW) {
+    cJSON *o = cJSON_CreateObject();
+    for (int i = 0; i < sqlite3_column_count(st); i++)
+      cJSON_AddItemToObject(o, sqlite3_column_name(st, i), store_col_json(st, i));
+    *out = o;
+  }
+  rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store_db_fail(s, err, "reading a trial");
+  sqlite3_finalize(st);
+  if (!rc && !*out) *out = cJSON_CreateNull();
+  return rc;
+}
+
+int store_report_steps(store *s, int64_t trial_id, double **out, int *n, char **err) {
+  sqlite3_stmt *st = NULL;
+  int cap = 0, rc = prepare(s, sql_steps, trial_id, &st, err);
+  *out = NULL;
+  *n = 0;
+  if (rc) return rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (*n == cap) *out = xrealloc(*out, sizeof **out * (size_t)(cap = cap ? cap * 2 : 64));
+    (*out)[(*n)++] = sqlite3_column_double(st, 0);
+  }
+  rc = rc == SQLITE_DONE ? 0 : store_db_fail(s, err, "reading step times");
+  sqlite3_finalize(st);
+  if (rc) free(*out), *out = NULL, *n = 0;
+  return rc;
+}
