@@ -977,18 +977,28 @@ static int parse_args(const command *c, int argc, char **argv, args *a, char **e
   return 0;
 }
 
-/* The version, and the libraries this binary carries or loads: SQLite is linked statically
- * where the build found libsqlite3.a (CMakeLists.txt), so a SQLite security fix needs a
- * rebuild, and this says which one it has. */
+/* The version, and the libraries this binary carries or loads: SQLite, Lua and libuv are
+ * linked statically where the build found their static libraries (CMakeLists.txt), so a
+ * security fix in one of them needs a rebuild, and this says which ones it has. */
 static void print_version(void) {
 #ifdef FLAGTUNE_SQLITE_STATIC
-  const char *how = ", linked in";
+  const char *sqlite_how = ", linked in";
 #else
-  const char *how = "";
+  const char *sqlite_how = "";
+#endif
+#ifdef FLAGTUNE_LUA_STATIC
+  const char *lua_how = ", linked in";
+#else
+  const char *lua_how = "";
+#endif
+#ifdef FLAGTUNE_LIBUV_STATIC
+  const char *uv_how = ", linked in";
+#else
+  const char *uv_how = "";
 #endif
   printf("flagtune %s\n", FLAGTUNE_VERSION);
-  printf("SQLite %s%s, %s, libuv %s, cJSON %s\n", sqlite3_libversion(), how, LUA_RELEASE,
-         uv_version_string(), cJSON_Version());
+  printf("SQLite %s%s, %s%s, libuv %s%s, cJSON %s\n", sqlite3_libversion(), sqlite_how, LUA_RELEASE,
+         lua_how, uv_version_string(), uv_how, cJSON_Version());
 }
 
 int cli_main(int argc, char **argv) {

@@ -1,7 +1,8 @@
 /* Files compiled into the binary (lua/, search/, store/), generated at build time by
  * tools/embed.c: a .lua file is held as its Lua bytecode (lua_dump with line info, without
- * local variable names), any other file as it is; the catalog also split, each entry's chunk
- * in "lua/catalog.entries" and their index in "lua/catalog_index.lua" (lua/catindex.lua). */
+ * local variable and upvalue names but _ENV), any other file as it is; the catalog also split, each
+ * entry's chunk in "lua/catalog.entries" and their index in "lua/catalog_index.lua"
+ * (lua/catindex.lua). */
 #ifndef FLAGTUNE_EMBED_H
 #define FLAGTUNE_EMBED_H
 

@@ -63,14 +63,16 @@ static int ends_with(const char *s, const char *tail) {
   return a >= b && strcmp(s + a - b, tail) == 0;
 }
 
-/* ---- a Lua 5.4 dump without its local variables' names ----
+/* ---- a Lua 5.4 dump without its local variables' and upvalues' names ----
  * lua_dump keeps all debug info or none. Line info is what an error needs ("lua/x.lua:12:"),
- * the local variables' names (a string each, interned again at every start) only what a
- * runtime error message in flagtune's own code would add ("(local 'x')") and debuggers; they
- * were a third of loading the bytecode `check` runs. So the dump is copied here with every
- * function's local variable list empty; the rest (lines, upvalue names: "global 'x'") stays.
- * The format is lundump.c's of Lua 5.4 (the library this tool is built with); a dump that
- * does not parse as that, or does not load back, is embedded as it was. */
+ * the local variables' and upvalues' names (a string each, interned again at every start)
+ * only what a runtime error message in flagtune's own code would add ("(local 'x')",
+ * "(upvalue 'x')") and debuggers; the local names were a third of loading the bytecode
+ * `check` runs, the upvalue names 0.12 M of its 4.07 M instructions. So the dump is copied
+ * here with every function's local variable list empty and every upvalue name NULL but
+ * "_ENV", which ldebug.c's isEnv reads to say "global 'x'" rather than "field 'x'"; lines
+ * stay. The format is lundump.c's of Lua 5.4 (the library this tool is built with); a dump
+ * that does not parse as that, or does not load back, is embedded as it was. */
 
 typedef struct {
   const unsigned char *p;
@@ -171,16 +173,23 @@ static void copy_function(reader *r, buf *out, int depth) {
     rd_size(r); /* startpc */
     rd_size(r); /* endpc */
   }
-  write_size(out, 0); /* no local variable names */
-  from = r->at;
-  size_t nupname = rd_size(r);
-  for (size_t i = 0; i < nupname && !r->bad; i++) skip_string(r);
-  copy_since(r, from, out);
+  write_size(out, 0);          /* no local variable names */
+  size_t nupname = rd_size(r); /* as many as before: loadDebug fills the upvalues by index */
+  write_size(out, nupname);
+  for (size_t i = 0; i < nupname && !r->bad; i++) {
+    from = r->at;
+    size_t len = rd_size(r);
+    if (len > 0) rd_skip(r, len - 1);
+    if (len == 5 && !r->bad && memcmp(r->p + r->at - 4, "_ENV", 4) == 0)
+      copy_since(r, from, out);
+    else
+      write_size(out, 0); /* a NULL name */
+  }
 }
 
-/* DUMP (lua_dump of a whole chunk) without local variable names in OUT; 0, or -1 when DUMP
- * is not the format this code reads. */
-static int drop_local_names(const buf *dump, buf *out) {
+/* DUMP (lua_dump of a whole chunk) without local variable and upvalue names (_ENV's kept) in
+ * OUT; 0, or -1 when DUMP is not the format this code reads. */
+static int drop_names(const buf *dump, buf *out) {
   enum { HEADER = 4 + 1 + 1 + 6 + 3 + 8 + 8 + 1 }; /* lundump.c checkHeader, then nupvalues */
   reader r = {dump->p, dump->len, 0, 0};
   if (dump->len < HEADER || memcmp(dump->p, LUA_SIGNATURE, 4) != 0 || dump->p[4] != 0x54) return -1;
@@ -205,12 +214,12 @@ static int compile_lua(const char *rel, const buf *src, buf *out) {
     fprintf(stderr, "flagtune-embed: %s: out of memory\n", rel);
   } else {
     rc = 0;
-    int slim_ok = drop_local_names(&full, &slim) == 0 &&
+    int slim_ok = drop_names(&full, &slim) == 0 &&
                   luaL_loadbufferx(L, (const char *)slim.p, slim.len, name, "b") == LUA_OK;
     if (!slim_ok)
       fprintf(stderr,
-              "flagtune-embed: %s: embedded with its local variable names (not a Lua 5.4 "
-              "dump this tool reads)\n",
+              "flagtune-embed: %s: embedded with its local variable and upvalue names (not a "
+              "Lua 5.4 dump this tool reads)\n",
               rel);
     const buf *use = slim_ok ? &slim : &full;
     if (buf_add(out, use->p, use->len) != 0) rc = -1;

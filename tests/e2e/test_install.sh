@@ -31,15 +31,20 @@ mkdir run && cd run || die "no run dir"
 export PATH="$root/bin:/usr/bin:/bin" FLAGTUNE_SIM="$root/libexec/flagtune/flagtune-sim"
 export FLAGTUNE_DB="$work/run/demo.db" FLAGTUNE_LOG_DIR="$work/run/logs"
 check_eq "flagtune is the installed one" "$(command -v flagtune)" "$root/bin/flagtune"
-# --version: the program's, then the libraries it carries or loads; SQLite "linked in"
-# exactly when the binary needs no libsqlite3 (CMakeLists.txt, FLAGTUNE_STATIC_SQLITE)
+# --version: the program's, then the libraries it carries or loads; SQLite, Lua and libuv each
+# "linked in" exactly when the binary loads no shared copy of it (CMakeLists.txt,
+# FLAGTUNE_STATIC_SQLITE, FLAGTUNE_STATIC_LUA, FLAGTUNE_STATIC_LIBUV)
 flagtune --version > version.out
 check "--version's first line is the program's" grep -Eqx 'flagtune [0-9]+\.[0-9]+\.[0-9]+' <(head -n 1 version.out)
 check "--version names SQLite, Lua, libuv and cJSON" grep -Eq \
-  '^SQLite [0-9.]+(, linked in)?, Lua 5\.4\.[0-9]+, libuv [0-9.]+, cJSON [0-9.]+$' version.out
-if ldd "$root/bin/flagtune" | grep -q libsqlite3; then linked=no; else linked=yes; fi
-if grep -q ', linked in,' version.out; then said=yes; else said=no; fi
-check_eq "--version says 'linked in' exactly when no libsqlite3 is loaded" "$said" "$linked"
+  '^SQLite [0-9.]+(, linked in)?, Lua 5\.4\.[0-9]+(, linked in)?, libuv [0-9.]+(, linked in)?, cJSON [0-9.]+$' version.out
+ldd "$root/bin/flagtune" > ldd.out || die "ldd failed on the installed binary"
+for lib in "SQLite libsqlite3" "Lua liblua5\.4" "libuv libuv"; do
+  name=${lib%% *} so=${lib#* }
+  if grep -Eq "^[[:space:]]*$so\.so" ldd.out; then linked=no; else linked=yes; fi
+  if grep -Eq "(^|, )$name [0-9.]+, linked in" version.out; then said=yes; else said=no; fi
+  check_eq "--version says $name is 'linked in' exactly when no shared $so is loaded" "$said" "$linked"
+done
 flagtune check "$root/share/doc/flagtune/examples/demo.lua" > check.out 2>&1
 check_eq "check of the installed demo exits 0" "$?" 0
 has check.out "demo.lua: ok:"

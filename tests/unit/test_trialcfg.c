@@ -164,6 +164,43 @@ TEST(env_without_flags) {
   trialcfg_env_free(&e);
 }
 
+/* A large base environment (the index by name is rebuilt several times on the way): names
+ * that are prefixes of each other (V1, V10, V100), every name given twice (the first wins),
+ * order kept, and settings and extras replacing entries in place. */
+TEST(env_large_base_keeps_first_and_order) {
+  enum { N = 700 };
+  char **base = xcalloc(2 * N + 1, sizeof *base);
+  for (int i = 0; i < N; i++) {
+    base[i] = xasprintf("V%d=first%d", i, i);
+    base[N + i] = xasprintf("V%d=second%d", i, i);
+  }
+  setting s[] = {{TARGET_ENV, "V10", "set"}, {TARGET_ENV, "NEW", "n"}};
+  char *extra[] = {"V100=extra", "V1=extra1", NULL};
+  trial_env e;
+  CHECK_INT(trialcfg_env(base, s, 2, NULL, extra, &e, NULL), 0);
+  CHECK_INT(envp_count(e.envp), N + 1);
+  int bad = 0;
+  for (int i = 0; i < N; i++) {
+    char want[64];
+    snprintf(want, sizeof want, "V%d=", i);
+    if (strncmp(e.envp[i], want, strlen(want)) != 0) bad++; /* first-seen order */
+    if (i == 1 || i == 10 || i == 100) continue;
+    char name[32], value[32];
+    snprintf(name, sizeof name, "V%d", i);
+    snprintf(value, sizeof value, "first%d", i);
+    const char *got = envp_get(e.envp, name);
+    if (!got || strcmp(got, value) != 0) bad++;
+  }
+  CHECK_INT(bad, 0);
+  CHECK_STR(envp_get(e.envp, "V10"), "set");
+  CHECK_STR(envp_get(e.envp, "V100"), "extra");
+  CHECK_STR(envp_get(e.envp, "V1"), "extra1");
+  CHECK_STR(e.envp[N], "NEW=n");
+  trialcfg_env_free(&e);
+  for (int i = 0; i < 2 * N; i++) free(base[i]);
+  free(base);
+}
+
 TEST(env_xla_flags_setting_is_the_base) {
   char *base[] = {"XLA_FLAGS=--from_user=1", NULL};
   setting s[] = {{TARGET_XLA, "b", "2"}, {TARGET_ENV, "XLA_FLAGS", "--from_experiment=1"}};
@@ -318,8 +355,9 @@ TEST(export_flagfile_text) {
   const char *comments[] = {"never in a flagfile: XLA would stop reading there"};
   const char *names[] = {"A"};
   const char *values[] = {"1"};
-  export_info info = {comments, 1, " --a=1\t--b=\"x y\"\r\n--c='p q' --d --e=\"s\\\" t\"", "--t=1",
-                      names,    values, 1};
+  export_info info = {comments, 1,     " --a=1\t--b=\"x y\"\r\n--c='p q' --d --e=\"s\\\" t\"",
+                      "--t=1",  names, values,
+                      1};
   char *text, *err = NULL;
   CHECK_INT(export_to_string(EXPORT_FLAGFILE, &info, &text, &err), 0);
   CHECK_STR(text, "--a=1\n--b=\"x y\"\n--c='p q'\n--d\n--e=\"s\\\" t\"\n");
