@@ -220,4 +220,36 @@ check_eq "every failed trial's reason names the error" \
   "$("$ft" query --db crashy.db "WITH f AS (SELECT substr(error, 1, instr(error || char(10), char(10)) - 1) AS first FROM trials WHERE status = 'crash') SELECT count(*) FROM f WHERE NOT (first LIKE 'Fatal Python error%' OR first LIKE '%RuntimeError: INTERNAL%')" | tail -n 1)" 0
 check "some trial crashed" [ "$("$ft" query --db crashy.db "SELECT count(*) FROM trials WHERE status = 'crash'" | tail -n 1)" -ge 1 ]
 
+# The catalog's candidates for xla_gpu_disable_async_collectives are '' (all async, XLA's
+# default) and a list. XLA refuses an empty value: its setter splits the value at commas and
+# every piece must name a collective (xla/debug_options_flags.cc,
+# setter_for_xla_gpu_disable_async_collectives; jaxlib 0.11.2 on an H100 refused it, docs/GPU.md),
+# then dies in parse_flags_from_env.cc's QCHECK. The fake job below does the same, so the ''
+# trial must leave the flag out, not pass it empty and end `invalid`.
+cat > xla_like.sh <<'SH'
+#!/bin/sh
+case " $XLA_FLAGS " in
+  *" --xla_gpu_disable_async_collectives= "*)
+    echo "F0000 00:00:1764115200.000000    1 parse_flags_from_env.cc:220] Check failed: tsl::Flags::Parse(&env_argv->argc, env_argv->argv.data(), flag_list) Flag parsing failed." >&2
+    kill -ABRT $$ ;;
+esac
+for i in 1 2 3 4 5 6; do echo '{"step": '$i', "step_time_ms": 10}'; done
+SH
+chmod +x xla_like.sh
+cat > dac.lua <<LUA
+return experiment {
+  name = "dac", model = "m", hardware = "test-box",
+  command = { "./xla_like.sh" },
+  metric = { json = "step_time_ms", skip = 2 },
+  flags = { xla_gpu_disable_async_collectives = auto },
+  strategy = grid {},
+  budget = { trials = 3 },
+}
+LUA
+"$ft" -q run dac.lua --db dac.db > dac.out 2>&1
+check_eq "a sweep of the async-collectives candidates exits 0" "$?" 0
+check_eq "no trial invalid" "$("$ft" query --db dac.db "SELECT count(*) FROM trials WHERE status <> 'ok'" | tail -n 1)" 0
+check_eq "the '' trial's XLA_FLAGS leave the flag out" \
+  "$("$ft" query --db dac.db "SELECT count(*) FROM trials WHERE config LIKE '%\"\"%' AND coalesce(xla_flags, '') = ''" | tail -n 1)" 1
+
 finish
