@@ -3,21 +3,17 @@
 # catalog flag against the machine's jaxlib in one call (the search by halves), and a sweep long
 # enough for confirmation re-runs (14 trials of a 4-layer transformer, so each trial is short).
 #
-#   bash tests/gpu/probe_confirm.sh BIN_DIR DEB_DIR NAMES_FILE OUT_DIR
+#   bash tests/gpu/probe_confirm.sh BIN_DIR DEB_DIR OUT_DIR
 #
-# BIN_DIR, DEB_DIR as for run.sh; NAMES_FILE the flags to probe, one line of names
-# (`flagtune flags --json`, kind "flag", backend not "tpu"). Writes env.txt, probe.txt, the
+# BIN_DIR, DEB_DIR as for run.sh. Writes env.txt, probe.txt (stderr: the probe's progress), the
 # sweep's run/show/export/json, its trials' logs and the database under OUT_DIR.
 set -u
-bin=$(cd "$1" && pwd) debs=$(cd "$2" && pwd) names=$(cat "$3") out=$4
+out=$3
 mkdir -p "$out" && out=$(cd "$out" && pwd)
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-work=/tmp/ftgpu2 && rm -rf "$work" && mkdir -p "$work/prefix"
-for d in "$debs"/*.deb; do dpkg -x "$d" "$work/prefix"; done
-export LD_LIBRARY_PATH=$work/prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export PATH=$bin:$PATH FLAGTUNE_DB=$work/gpu.db PYTHONUNBUFFERED=1
-t0=$(date +%s)
-step() { echo "=== [$(($(date +%s) - t0)) s] $*"; }
+# shellcheck source=tests/gpu/lib.sh
+source "$repo/tests/gpu/lib.sh"
+gpu_setup /tmp/ftgpu2 "$1" "$2"
 
 step environment
 {
@@ -29,15 +25,11 @@ step environment
 } >"$out/env.txt" 2>&1
 cat "$out/env.txt"
 
-# shellcheck disable=SC2086 # the names are words
-set -- $names
-step "flags probe of $# catalog flags, one call (at most 150 s)"
-/usr/bin/time -v timeout 150 flagtune flags probe --command "python3 -c 'import jax; jax.devices()'" "$@" \
-  >"$out/probe.txt" 2>"$out/probe_err.txt"
+step "flags probe of every non-TPU catalog flag, one call (at most 200 s)"
+timeout -s TERM 200 flagtune flags probe --command "python3 -c 'import jax; jax.devices()'" \
+  --catalog --timeout 60 >"$out/probe.txt" 2>"$out/probe_progress.txt"
 echo "rc=$?" >>"$out/probe.txt"
-grep -c accepted "$out/probe.txt"
-grep -v accepted "$out/probe.txt" | cut -c1-200 | head -40
-grep "Elapsed\|Maximum resident" "$out/probe_err.txt"
+grep -v accepted "$out/probe.txt" | cut -c1-200 | head -60
 
 cp "$repo/experiments/jax_transformer.py" "$work/"
 cat >"$work/confirm.lua" <<'EOF'

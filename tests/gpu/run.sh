@@ -10,15 +10,12 @@
 # sweep (show, best, export, the trials' logs), a real out-of-memory trial's text, and gpu.tar.gz
 # with all of it. Every step has its own time limit, so a hung step costs only its own share.
 set -u
-bin=$(cd "$1" && pwd) debs=$(cd "$2" && pwd) out=$3
+out=$3
 mkdir -p "$out" && out=$(cd "$out" && pwd)
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-work=/tmp/ftgpu && rm -rf "$work" && mkdir -p "$work/prefix"
-for d in "$debs"/*.deb; do dpkg -x "$d" "$work/prefix"; done
-export LD_LIBRARY_PATH=$work/prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export PATH=$bin:$PATH FLAGTUNE_DB=$work/gpu.db PYTHONUNBUFFERED=1
-t0=$(date +%s)
-step() { echo "=== [$(( $(date +%s) - t0 )) s] $*"; }
+# shellcheck source=tests/gpu/lib.sh
+source "$repo/tests/gpu/lib.sh"
+gpu_setup /tmp/ftgpu "$1" "$2"
 
 step environment
 {

@@ -13,35 +13,13 @@
 #include "confirm.h"
 #include "diag.h"
 #include "store.h"
+#include "store_fixture.h"
 #include "test.h"
-
-typedef struct {
-  char dir[64];
-  char path[96];
-} cs_tmpdb;
-
-static store *cs_open(cs_tmpdb *t) {
-  snprintf(t->dir, sizeof t->dir, "/tmp/ft_cstore_XXXXXX");
-  if (!mkdtemp(t->dir)) perror("mkdtemp");
-  snprintf(t->path, sizeof t->path, "%s/t.db", t->dir);
-  store *s = NULL;
-  char *err = NULL;
-  CHECK_INT(store_open(t->path, 0, &s, &err), 0);
-  free(err);
-  return s;
-}
-
-static void cs_remove(cs_tmpdb *t) {
-  char *cmd = xasprintf("rm -rf '%s'", t->dir);
-  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", t->dir);
-  free(cmd);
-}
 
 static uint64_t cs_rng = 0x1234567;
 static double cs_noise = 0.06; /* a trial's spread around its configuration's speed */
 static double cs_unit(void) {
-  cs_rng = cs_rng * 6364136223846793005ull + 1442695040888963407ull;
-  return (double)(cs_rng >> 11) * 0x1p-53;
+  return fx_unit(&cs_rng);
 }
 
 /* Configuration I: long enough to look like a real one. */
@@ -60,26 +38,9 @@ static void cs_trial(store *s, int64_t sweep, int number, trial_role role, int c
                      const char *status, int steps_budget) {
   char config[160];
   cs_config(config, sizeof config, cfg);
-  store_trial_new n = {.sweep_id = sweep,
-                       .number = number,
-                       .role = role,
-                       .config_json = config,
-                       .label = "t",
-                       .env_json = "{}",
-                       .steps_budget = steps_budget,
-                       .log_path = "/tmp/log"};
-  int64_t id = 0;
-  char *err = NULL;
-  CHECK_INT(store_trial_begin(s, &n, &id, &err), 0);
   double speed = cfg < 0 ? 100 : 80 + fmod(cfg * 7.31, 25.0);
   double value = round(speed * (1 + (cs_unit() - 0.5) * cs_noise) * 2) / 2;
-  int ok = strcmp(status, "ok") == 0;
-  double steps[6];
-  for (int k = 0; k < 6; k++) steps[k] = value * (k ? 1 + (cs_unit() - 0.5) * 0.02 : 1.5);
-  store_trial_end e = {.status = (outcome)outcome_from_name(status), .value = ok ? value : NAN};
-  CHECK_INT(store_trial_finish(s, id, &e, steps, ok ? 6 : 1, &err), 0);
-  if (err) fprintf(stderr, "%s\n", err);
-  free(err);
+  fx_trial(s, sweep, number, role, config, steps_budget, status, value, &cs_rng);
 }
 
 /* The strategy's estimates of CONFIGS, made up from the configuration (every fifth has none). */
@@ -103,10 +64,6 @@ static void cs_want(const trial_record *t, int n, char *want, void *ud) {
     for (int c = 0; c < n && !want[i]; c++)
       want[i] = t[c].role == ROLE_CONFIRM && strcmp(t[c].config_json, t[i].config_json) == 0;
   }
-}
-
-static int same_double(double a, double b) {
-  return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0;
 }
 
 /* Compares the plan (and the pool and the noise) on every trial and on the selected ones.
@@ -138,7 +95,7 @@ static int cs_compare_plan(store *s, int64_t sweep, int full, int top, int repea
     fprintf(stderr, "full %d top %d repeats %d est %d: plans differ\n", full, top, repeats,
             with_est);
   CHECK_INT(diff, 0);
-  CHECK(same_double(confirm_noise(sel, n_sel, full), confirm_noise(all, n_all, full)));
+  CHECK(fx_same_double(confirm_noise(sel, n_sel, full), confirm_noise(all, n_all, full)));
   /* the fixture has repeated configurations: the noise is not the prior alone */
   CHECK(fabs(confirm_noise(all, n_all, full) - confirm_noise_posterior(0, 0)) > 1e-6);
   free(pa);
@@ -181,10 +138,10 @@ static void cs_compare_winner(store *s, int64_t sweep, int full, int with_est) {
   CHECK_INT(ra, 0);
   CHECK_INT(ws.trial_id, wa.trial_id);
   CHECK_INT(ws.n_trials, wa.n_trials);
-  CHECK(same_double(ws.value, wa.value));
-  CHECK(same_double(ws.baseline, wa.baseline));
-  CHECK(same_double(ws.lo, wa.lo));
-  CHECK(same_double(ws.hi, wa.hi));
+  CHECK(fx_same_double(ws.value, wa.value));
+  CHECK(fx_same_double(ws.baseline, wa.baseline));
+  CHECK(fx_same_double(ws.lo, wa.lo));
+  CHECK(fx_same_double(ws.hi, wa.hi));
   CHECK(!isnan(ws.lo));
   /* The steps read are those of the pooled trials, as before. */
   long steps_all = 0, steps_sel = 0;
@@ -223,8 +180,8 @@ static int64_t cs_sweep(store *s, int budget_trials) {
 }
 
 TEST(confirm_rows_decide_as_every_row) {
-  cs_tmpdb t;
-  store *s = cs_open(&t);
+  fx_tmpdb t;
+  store *s = fx_open(&t, "ft_cstore");
   int64_t sw = cs_sweep(s, 2000);
   char *err = NULL;
   const char *fails[] = {"oom", "crash", "timeout", "invalid", "no_metric", "interrupted", "lost"};
@@ -274,15 +231,15 @@ TEST(confirm_rows_decide_as_every_row) {
     cs_compare_winner(s, sw, 0, est);
   }
   CHECK_STORE_END(s);
-  cs_remove(&t);
+  fx_remove(&t);
 }
 
 /* The selection itself: the baseline's, the fastest's, the confirmed and the repeated
  * configurations' trials, every confirm trial, in number order; the step times only where
  * asked; a sweep with no trials is an empty answer. */
 TEST(confirm_rows_are_the_ones_it_can_use) {
-  cs_tmpdb t;
-  store *s = cs_open(&t);
+  fx_tmpdb t;
+  store *s = fx_open(&t, "ft_cstore");
   int64_t sw = cs_sweep(s, 20);
   char *err = NULL;
   trial_record *r = NULL;
@@ -330,5 +287,5 @@ TEST(confirm_rows_are_the_ones_it_can_use) {
   record_free(r, n);
   free(err);
   CHECK_STORE_END(s);
-  cs_remove(&t);
+  fx_remove(&t);
 }

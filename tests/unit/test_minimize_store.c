@@ -14,69 +14,23 @@
 #include "diag.h"
 #include "minimize.h"
 #include "store.h"
+#include "store_fixture.h"
 #include "test.h"
 
 #define WINNER "{\"A\":1,\"B\":true,\"C\":\"x\",\"D\":7}"
 
-typedef struct {
-  char dir[64];
-  char path[96];
-} ms_tmpdb;
-
-static store *ms_open(ms_tmpdb *t) {
-  snprintf(t->dir, sizeof t->dir, "/tmp/ft_mstore_XXXXXX");
-  if (!mkdtemp(t->dir)) perror("mkdtemp");
-  snprintf(t->path, sizeof t->path, "%s/t.db", t->dir);
-  store *s = NULL;
-  char *err = NULL;
-  CHECK_INT(store_open(t->path, 0, &s, &err), 0);
-  free(err);
-  return s;
-}
-
-static void ms_remove(ms_tmpdb *t) {
-  char *cmd = xasprintf("rm -rf '%s'", t->dir);
-  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", t->dir);
-  free(cmd);
-}
-
 static uint64_t ms_rng = 0x9e3779b9;
 static double ms_unit(void) {
-  ms_rng = ms_rng * 6364136223846793005ull + 1442695040888963407ull;
-  return (double)(ms_rng >> 11) * 0x1p-53;
+  return fx_unit(&ms_rng);
 }
 
 /* Stores trial NUMBER of CONFIG with ROLE and STATUS ("running": begun only); an ok trial's
  * value is SPEED with noise, its steps around it. */
 static void ms_trial(store *s, int64_t sweep, int number, trial_role role, const char *config,
                      const char *status, double speed) {
-  store_trial_new n = {.sweep_id = sweep,
-                       .number = number,
-                       .role = role,
-                       .config_json = config,
-                       .label = "t",
-                       .env_json = "{}",
-                       .log_path = "/tmp/log"};
-  int64_t id = 0;
-  char *err = NULL;
-  CHECK_INT(store_trial_begin(s, &n, &id, &err), 0);
-  if (strcmp(status, "running") == 0) {
-    CHECK_INT(store_trial_set_pid(s, id, 100000 + number, &err), 0);
-    free(err);
-    return;
-  }
-  double value = round(speed * (1 + (ms_unit() - 0.5) * 0.04) * 4) / 4;
-  int ok = strcmp(status, "ok") == 0;
-  double steps[6];
-  for (int k = 0; k < 6; k++) steps[k] = value * (k ? 1 + (ms_unit() - 0.5) * 0.02 : 1.5);
-  store_trial_end e = {.status = (outcome)outcome_from_name(status), .value = ok ? value : NAN};
-  CHECK_INT(store_trial_finish(s, id, &e, steps, ok ? 6 : 1, &err), 0);
-  if (err) fprintf(stderr, "%s\n", err);
-  free(err);
-}
-
-static int same_double(double a, double b) {
-  return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0;
+  double value =
+      strcmp(status, "running") == 0 ? NAN : round(speed * (1 + (ms_unit() - 0.5) * 0.04) * 4) / 4;
+  fx_trial(s, sweep, number, role, config, 0, status, value, &ms_rng);
 }
 
 /* The plan made from every trial and from the minimize trials alone: the same. Returns
@@ -97,10 +51,10 @@ static int ms_compare_plan(store *s, int64_t sweep, const minimize_input *in) {
   for (int i = 0; i < pa.n_configs && i < pm.n_configs; i++)
     CHECK_STR(pm.configs[i], pa.configs[i]);
   CHECK_STR(pm.minimal ? pm.minimal : "", pa.minimal ? pa.minimal : "");
-  CHECK(same_double(pm.minimal_speedup, pa.minimal_speedup));
+  CHECK(fx_same_double(pm.minimal_speedup, pa.minimal_speedup));
   CHECK_INT(pm.n_params, pa.n_params);
   for (int i = 0; i < pa.n_params && i < pm.n_params; i++) {
-    CHECK(same_double(pm.params[i].alone, pa.params[i].alone));
+    CHECK(fx_same_double(pm.params[i].alone, pa.params[i].alone));
     CHECK_INT(pm.params[i].matters, pa.params[i].matters);
     CHECK_INT(pm.params[i].dropped, pa.params[i].dropped);
     CHECK_INT(pm.params[i].tried, pa.params[i].tried);
@@ -136,8 +90,8 @@ static int ms_run_plan(store *s, int64_t sweep, const minimize_input *in, int *n
 }
 
 TEST(minimize_reads_only_its_trials) {
-  ms_tmpdb t;
-  store *s = ms_open(&t);
+  fx_tmpdb t;
+  store *s = fx_open(&t, "ft_mstore");
   store_sweep_new sn = {.name = "m",
                         .model = "m",
                         .hardware = "h",
@@ -186,8 +140,8 @@ TEST(minimize_reads_only_its_trials) {
   CHECK_INT(confirm_config(sel, n_sel, WINNER, 0, 1, &ws), 0);
   CHECK_INT((int)ws.trial_id, (int)wa.trial_id);
   CHECK_INT(ws.n_trials, wa.n_trials);
-  CHECK(same_double(ws.value, wa.value) && same_double(ws.baseline, wa.baseline));
-  CHECK(same_double(ws.lo, wa.lo) && same_double(ws.hi, wa.hi));
+  CHECK(fx_same_double(ws.value, wa.value) && fx_same_double(ws.baseline, wa.baseline));
+  CHECK(fx_same_double(ws.lo, wa.lo) && fx_same_double(ws.hi, wa.hi));
   CHECK(!isnan(ws.lo));
   record_free(all, n_all);
   record_free(sel, n_sel);
@@ -231,5 +185,5 @@ TEST(minimize_reads_only_its_trials) {
   CHECK_INT(n_sel, 0);
   free(err);
   store_close(s);
-  ms_remove(&t);
+  fx_remove(&t);
 }
