@@ -17,7 +17,7 @@ T.__index = T
 
 local OPTIONS = { "startup", "candidates", "gamma", "max_good", "prior_weight", "window",
                   "local_share", "local_ramp", "local_top", "bandwidth", "surrogate",
-                  "ridge" }
+                  "ridge", "ard", "ard_lo", "ard_hi", "design", "two_top" }
 -- Failed outcomes feed the feasibility model with these weights: a crash may be a flaky
 -- node rather than the configuration, so it counts half.
 local FAILED = { oom = 1.0, invalid = 1.0, wrong = 1.0, crash = 0.5 }
@@ -66,6 +66,11 @@ local function check_options(options, n_params)
              function(v) return v >= 0 and v <= 1 end, "a number from 0 to 1"),
            ridge = kit.number(options, "ridge", 0.03, function(v) return v > 0 end,
              "a positive number"),
+           ard = kit.int(options, "ard", 0, 0),
+           ard_lo = kit.number(options, "ard_lo", 1, function(v) return v > 0 end, "a positive number"),
+           ard_hi = kit.number(options, "ard_hi", 1e3, function(v) return v > 0 end, "a positive number"),
+           design = kit.number(options, "design", 0, function(v) return v >= 0 end, "a number"),
+           two_top = kit.int(options, "two_top", 1, 1),
            trials = trials }
 end
 
@@ -242,6 +247,7 @@ function tpe.new(space, options, history, rng)
     self.fridge = self.ridge and ridge_new(space.params, o.ridge) -- the failed share
   end
   self.design = self:latin_hypercube(o.startup)
+  if o.design > 0 then self:decorrelate(self.design, o.design) end
   for _, h in ipairs(history or {}) do
     if next(h.config) ~= nil then
       if self.seen:mark(space:key(h.config)) then self.startup_left = self.startup_left - 1 end
@@ -283,6 +289,63 @@ function T:latin_hypercube(n)
     design[s] = x
   end
   return design
+end
+
+-- Makes DESIGN's columns (each parameter's value positions across the points) nearly
+-- uncorrelated, keeping each column's values (so the Latin hypercube's balance holds):
+-- ROUNDS passes over the parameters, each trying 16 random reorderings of one column and
+-- keeping the one with the least summed squared correlation to the other columns. The
+-- ridge's start then sees main effects that are not confounded with each other.
+function T:decorrelate(design, rounds)
+  local n, d = #design, #self.params
+  if n < 3 or d < 2 then return end
+  local cols = {}
+  for dim, p in ipairs(self.params) do
+    local c, mean = {}, 0
+    for s = 1, n do
+      c[s] = p.n > 1 and (design[s][dim] - 1) / (p.n - 1) or 0
+      mean = mean + c[s] / n
+    end
+    local ss = 0
+    for s = 1, n do c[s] = c[s] - mean; ss = ss + c[s] * c[s] end
+    cols[dim] = { v = c, ss = ss, idx = {} }
+    for s = 1, n do cols[dim].idx[s] = design[s][dim] end
+  end
+  local function cost(dim, v)
+    local ss, tot = cols[dim].ss, 0
+    if ss <= 0 then return 0 end
+    for other = 1, d do
+      local o = cols[other]
+      if other ~= dim and o.ss > 0 then
+        local dot = 0
+        for s = 1, n do dot = dot + v[s] * o.v[s] end
+        tot = tot + dot * dot / (ss * o.ss)
+      end
+    end
+    return tot
+  end
+  for _ = 1, math.floor(rounds) do
+    for dim = 1, d do
+      local c = cols[dim]
+      local best = cost(dim, c.v)
+      for _ = 1, 16 do
+        local perm = {}
+        for s = 1, n do perm[s] = s end
+        self.rng:shuffle(perm)
+        local v = {}
+        for s = 1, n do v[s] = c.v[perm[s]] end
+        local k = cost(dim, v)
+        if k < best then
+          local idx = {}
+          for s = 1, n do idx[s] = c.idx[perm[s]] end
+          best, c.v, c.idx = k, v, idx
+        end
+      end
+    end
+  end
+  for dim = 1, d do
+    for s = 1, n do design[s][dim] = cols[dim].idx[s] end
+  end
 end
 
 -- ---- the observations: one per distinct configuration, in parallel arrays ----
@@ -620,14 +683,20 @@ function T:from_surrogate(m, taken)
   local xs = {}
   for i = 1, self.o.candidates do xs[i] = m.l:sample(self.rng) end
   for _, id in ipairs(tops) do self:neighbours(self:vec(id), xs) end
-  local best = self:vec(tops[1])
-  local n1 = {}
-  self:neighbours(best, n1)
-  for _ = 1, #n1 > 0 and self.o.candidates or 0 do -- two-parameter moves of the best
-    local a, b = n1[self.rng:int(1, #n1)], n1[self.rng:int(1, #n1)]
-    local y = table.move(a, 1, #a, 1, {})
-    for dim = 1, #b do if b[dim] ~= best[dim] then y[dim] = b[dim] end end
-    xs[#xs + 1] = y
+  for t = 1, math.min(self.o.two_top, #tops) do -- two-parameter moves of the best
+    local best = self:vec(tops[t])
+    local n1 = {}
+    self:neighbours(best, n1)
+    for _ = 1, #n1 > 0 and self.o.candidates // t or 0 do
+      local a, b = n1[self.rng:int(1, #n1)], n1[self.rng:int(1, #n1)]
+      local y = table.move(a, 1, #a, 1, {})
+      for dim = 1, #b do if b[dim] ~= best[dim] then y[dim] = b[dim] end end
+      xs[#xs + 1] = y
+    end
+  end
+  if self.o.ard > 0 then
+    local lam = self.o.ridge
+    self.ridge.c:relevance(self.o.ard, lam * self.o.ard_lo, lam * self.o.ard_hi)
   end
   local sigma = self.ridge:fit(self.rng)
   self.fridge:fit(nil)
