@@ -17,7 +17,7 @@ T.__index = T
 
 local OPTIONS = { "startup", "candidates", "gamma", "max_good", "prior_weight", "window",
                   "local_share", "local_ramp", "local_top", "bandwidth", "surrogate",
-                  "ridge", "ard", "ard_lo", "ard_hi", "design", "two_top" }
+                  "ridge", "ard", "ard_lo", "ard_hi", "ard_min", "design", "two_top" }
 -- Failed outcomes feed the feasibility model with these weights: a crash may be a flaky
 -- node rather than the configuration, so it counts half.
 local FAILED = { oom = 1.0, invalid = 1.0, wrong = 1.0, crash = 0.5 }
@@ -69,6 +69,7 @@ local function check_options(options, n_params)
            ard = kit.int(options, "ard", 0, 0),
            ard_lo = kit.number(options, "ard_lo", 1, function(v) return v > 0 end, "a positive number"),
            ard_hi = kit.number(options, "ard_hi", 1e3, function(v) return v > 0 end, "a positive number"),
+           ard_min = kit.int(options, "ard_min", 0, 0),
            design = kit.number(options, "design", 0, function(v) return v >= 0 end, "a number"),
            two_top = kit.int(options, "two_top", 1, 1),
            trials = trials }
@@ -670,20 +671,15 @@ local function ranks_before(a, b)
   return a.i < b.i
 end
 
--- The surrogate's proposal: candidates from l and the one- and two-parameter moves of
--- the best configurations, each scored by P(feasible) times its improvement on the best
--- value under one Thompson draw of the weights (ties at no improvement: the nearest).
-function T:from_surrogate(m, taken)
-  local tops = {} -- the best of this space's own results (not a warm start's partial ones)
-  for _, id in ipairs(self.ranked) do
-    if self:rs_of(id) then tops[#tops + 1] = id end
-    if #tops == 3 then break end
-  end
-  if #tops == 0 then return nil end
+-- The surrogate's candidates around TOPS (the ids of the best results, best first):
+-- `candidates` samples from l, the one-parameter moves of every top, and random
+-- two-parameter moves (two one-parameter moves combined) of the two_top best: `candidates`
+-- of the best, candidates / t of the t-th.
+function T:surrogate_candidates(m, tops)
   local xs = {}
   for i = 1, self.o.candidates do xs[i] = m.l:sample(self.rng) end
   for _, id in ipairs(tops) do self:neighbours(self:vec(id), xs) end
-  for t = 1, math.min(self.o.two_top, #tops) do -- two-parameter moves of the best
+  for t = 1, math.min(self.o.two_top, #tops) do
     local best = self:vec(tops[t])
     local n1 = {}
     self:neighbours(best, n1)
@@ -694,7 +690,21 @@ function T:from_surrogate(m, taken)
       xs[#xs + 1] = y
     end
   end
-  if self.o.ard > 0 then
+  return xs
+end
+
+-- The surrogate's proposal: candidates from l and the one- and two-parameter moves of
+-- the best configurations, each scored by P(feasible) times its improvement on the best
+-- value under one Thompson draw of the weights (ties at no improvement: the nearest).
+function T:from_surrogate(m, taken)
+  local tops = {} -- the best of this space's own results (not a warm start's partial ones)
+  for _, id in ipairs(self.ranked) do
+    if self:rs_of(id) then tops[#tops + 1] = id end
+    if #tops == 3 then break end
+  end
+  if #tops == 0 then return nil end
+  local xs = self:surrogate_candidates(m, tops)
+  if self.o.ard > 0 and self.ridge.n >= self.o.ard_min then
     local lam = self.o.ridge
     self.ridge.c:relevance(self.o.ard, lam * self.o.ard_lo, lam * self.o.ard_hi)
   end
