@@ -17,7 +17,7 @@ T.__index = T
 
 local OPTIONS = { "startup", "candidates", "gamma", "max_good", "prior_weight", "window",
                   "local_share", "local_ramp", "local_top", "bandwidth", "surrogate",
-                  "ridge", "ard", "ard_lo", "ard_hi", "ard_min", "design", "two_top" }
+                  "ridge", "ard" }
 -- Failed outcomes feed the feasibility model with these weights: a crash may be a flaky
 -- node rather than the configuration, so it counts half.
 local FAILED = { oom = 1.0, invalid = 1.0, wrong = 1.0, crash = 0.5 }
@@ -29,6 +29,11 @@ local SIGMA0 = 0.2           -- kernel width in the unit interval before the Sco
 local CAT_EPS0 = 0.2         -- mass a categorical kernel moves to the other values
 local FEASIBLE_MIN = 0.25    -- the surrogate's candidates less likely to run go last
 local XCHUNK = 64            -- packed index vectors per string (T:init_store)
+-- The bounds of a parameter's prior precision under relevance determination (`ard`), in
+-- multiples of `ridge`: a clear effect is shrunk at most 10 times less than by the plain
+-- ridge, one the data do not support at most 10 times more (round 6: [1, 1000] and
+-- [0.1, 1000] shrank the many small effects the regret is made of, worse still).
+local ARD_LO, ARD_HI = 0.1, 10
 
 local function check_options(options, n_params)
   kit.check_options(options, "tpe", OPTIONS)
@@ -66,12 +71,11 @@ local function check_options(options, n_params)
              function(v) return v >= 0 and v <= 1 end, "a number from 0 to 1"),
            ridge = kit.number(options, "ridge", 0.03, function(v) return v > 0 end,
              "a positive number"),
+           -- Rounds of automatic relevance determination per surrogate proposal (below); 0,
+           -- the default, is the plain ridge. Off by default: on the training landscapes
+           -- (docs/BENCHMARKS.md, round 6) it was worse at 45 trials (mean regret +0.32 points)
+           -- and not clearly better at 20 (-0.35 +- 0.19 over 320 runs).
            ard = kit.int(options, "ard", 0, 0),
-           ard_lo = kit.number(options, "ard_lo", 1, function(v) return v > 0 end, "a positive number"),
-           ard_hi = kit.number(options, "ard_hi", 1e3, function(v) return v > 0 end, "a positive number"),
-           ard_min = kit.int(options, "ard_min", 0, 0),
-           design = kit.number(options, "design", 0, function(v) return v >= 0 end, "a number"),
-           two_top = kit.int(options, "two_top", 1, 1),
            trials = trials }
 end
 
@@ -248,7 +252,6 @@ function tpe.new(space, options, history, rng)
     self.fridge = self.ridge and ridge_new(space.params, o.ridge) -- the failed share
   end
   self.design = self:latin_hypercube(o.startup)
-  if o.design > 0 then self:decorrelate(self.design, o.design) end
   for _, h in ipairs(history or {}) do
     if next(h.config) ~= nil then
       if self.seen:mark(space:key(h.config)) then self.startup_left = self.startup_left - 1 end
@@ -290,63 +293,6 @@ function T:latin_hypercube(n)
     design[s] = x
   end
   return design
-end
-
--- Makes DESIGN's columns (each parameter's value positions across the points) nearly
--- uncorrelated, keeping each column's values (so the Latin hypercube's balance holds):
--- ROUNDS passes over the parameters, each trying 16 random reorderings of one column and
--- keeping the one with the least summed squared correlation to the other columns. The
--- ridge's start then sees main effects that are not confounded with each other.
-function T:decorrelate(design, rounds)
-  local n, d = #design, #self.params
-  if n < 3 or d < 2 then return end
-  local cols = {}
-  for dim, p in ipairs(self.params) do
-    local c, mean = {}, 0
-    for s = 1, n do
-      c[s] = p.n > 1 and (design[s][dim] - 1) / (p.n - 1) or 0
-      mean = mean + c[s] / n
-    end
-    local ss = 0
-    for s = 1, n do c[s] = c[s] - mean; ss = ss + c[s] * c[s] end
-    cols[dim] = { v = c, ss = ss, idx = {} }
-    for s = 1, n do cols[dim].idx[s] = design[s][dim] end
-  end
-  local function cost(dim, v)
-    local ss, tot = cols[dim].ss, 0
-    if ss <= 0 then return 0 end
-    for other = 1, d do
-      local o = cols[other]
-      if other ~= dim and o.ss > 0 then
-        local dot = 0
-        for s = 1, n do dot = dot + v[s] * o.v[s] end
-        tot = tot + dot * dot / (ss * o.ss)
-      end
-    end
-    return tot
-  end
-  for _ = 1, math.floor(rounds) do
-    for dim = 1, d do
-      local c = cols[dim]
-      local best = cost(dim, c.v)
-      for _ = 1, 16 do
-        local perm = {}
-        for s = 1, n do perm[s] = s end
-        self.rng:shuffle(perm)
-        local v = {}
-        for s = 1, n do v[s] = c.v[perm[s]] end
-        local k = cost(dim, v)
-        if k < best then
-          local idx = {}
-          for s = 1, n do idx[s] = c.idx[perm[s]] end
-          best, c.v, c.idx = k, v, idx
-        end
-      end
-    end
-  end
-  for dim = 1, d do
-    for s = 1, n do design[s][dim] = cols[dim].idx[s] end
-  end
 end
 
 -- ---- the observations: one per distinct configuration, in parallel arrays ----
@@ -672,23 +618,20 @@ local function ranks_before(a, b)
 end
 
 -- The surrogate's candidates around TOPS (the ids of the best results, best first):
--- `candidates` samples from l, the one-parameter moves of every top, and random
--- two-parameter moves (two one-parameter moves combined) of the two_top best: `candidates`
--- of the best, candidates / t of the t-th.
+-- `candidates` samples from l, the one-parameter moves of every top, and `candidates`
+-- random two-parameter moves (two one-parameter moves combined) of the best.
 function T:surrogate_candidates(m, tops)
   local xs = {}
   for i = 1, self.o.candidates do xs[i] = m.l:sample(self.rng) end
   for _, id in ipairs(tops) do self:neighbours(self:vec(id), xs) end
-  for t = 1, math.min(self.o.two_top, #tops) do
-    local best = self:vec(tops[t])
-    local n1 = {}
-    self:neighbours(best, n1)
-    for _ = 1, #n1 > 0 and self.o.candidates // t or 0 do
-      local a, b = n1[self.rng:int(1, #n1)], n1[self.rng:int(1, #n1)]
-      local y = table.move(a, 1, #a, 1, {})
-      for dim = 1, #b do if b[dim] ~= best[dim] then y[dim] = b[dim] end end
-      xs[#xs + 1] = y
-    end
+  local best = self:vec(tops[1])
+  local n1 = {}
+  self:neighbours(best, n1)
+  for _ = 1, #n1 > 0 and self.o.candidates or 0 do
+    local a, b = n1[self.rng:int(1, #n1)], n1[self.rng:int(1, #n1)]
+    local y = table.move(a, 1, #a, 1, {})
+    for dim = 1, #b do if b[dim] ~= best[dim] then y[dim] = b[dim] end end
+    xs[#xs + 1] = y
   end
   return xs
 end
@@ -704,9 +647,9 @@ function T:from_surrogate(m, taken)
   end
   if #tops == 0 then return nil end
   local xs = self:surrogate_candidates(m, tops)
-  if self.o.ard > 0 and self.ridge.n >= self.o.ard_min then
+  if self.o.ard > 0 then -- each parameter's prior precision from the data, within bounds
     local lam = self.o.ridge
-    self.ridge.c:relevance(self.o.ard, lam * self.o.ard_lo, lam * self.o.ard_hi)
+    self.ridge.c:relevance(self.o.ard, lam * ARD_LO, lam * ARD_HI)
   end
   local sigma = self.ridge:fit(self.rng)
   self.fridge:fit(nil)

@@ -12,7 +12,8 @@
  *     w = m + sigma L'^-1 e (a Thompson draw from e, a list of cols() standard normals) or
  *     w = m (no e). Returns sigma.
  *   R:relevance(iters, lo, hi): re-estimates one prior precision per parameter from the data
- *     (automatic relevance determination, below); R:precisions() the list lam.
+ *     (automatic relevance determination, below); R:precisions() the list lam,
+ *     R:set_precisions(list) sets it.
  *   R:predict(x): w . features(x) of the last fit; R:weights() the list w. R:cols(), R:count().
  * The sufficient statistics X'X and X'y are kept as rows arrive, so a fit costs one
  * cols^3 / 6 factorisation whatever the number of observations. Owns only its memory (Lua's
@@ -296,6 +297,29 @@ static int ridge_precisions(lua_State *L) {
   return 1;
 }
 
+/* R:set_precisions(list): sets each column's prior precision (cols() positive numbers; the
+ * first, the intercept's, as given): a model with the precisions another one learnt. */
+static int ridge_set_precisions(lua_State *L) {
+  ridge *r = luaL_checkudata(L, 1, RIDGE_MT);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  luaL_argcheck(L, luaL_len(L, 2) == r->p, 2, "one precision per column");
+  for (int i = 0; i < r->p; i++) {
+    lua_rawgeti(L, 2, i + 1);
+    int isnum;
+    double v = lua_tonumberx(L, -1, &isnum);
+    lua_pop(L, 1);
+    if (!isnum || !(v > 0) || !isfinite(v))
+      return luaL_error(L, "ridge set_precisions: precision %d is not a positive number", i + 1);
+  }
+  for (int i = 0; i < r->p; i++) {
+    lua_rawgeti(L, 2, i + 1);
+    r->lam[i] = lua_tonumber(L, -1);
+    lua_pop(L, 1);
+  }
+  r->fitted = 0;
+  return 0;
+}
+
 static int ridge_fit(lua_State *L) {
   ridge *r = luaL_checkudata(L, 1, RIDGE_MT);
   int draw = !lua_isnoneornil(L, 2);
@@ -368,6 +392,7 @@ void ridge_install(lua_State *L) {
                                      {"count", ridge_count},
                                      {"relevance", ridge_relevance},
                                      {"precisions", ridge_precisions},
+                                     {"set_precisions", ridge_set_precisions},
                                      {NULL, NULL}};
   luaL_newmetatable(L, RIDGE_MT);
   luaL_newlib(L, methods);

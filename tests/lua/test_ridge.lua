@@ -212,6 +212,10 @@ local function test_bad_input()
   tap.raises("iterations must be from 0 to 1000", function() c:relevance(-1, 1, 2) end)
   tap.raises("lo must be a positive number", function() c:relevance(1, 0, 2) end)
   tap.raises("hi must be a number at least lo", function() c:relevance(1, 3, 2) end)
+  tap.raises("one precision per column", function() c:set_precisions({ 1, 1 }) end)
+  tap.raises("precision 2 is not a positive number", function() c:set_precisions({ 1, 0, 1 }) end)
+  c:set_precisions({ 1e-6, 2, 3 })
+  eq(c:precisions()[3], 3, "set_precisions sets")
 end
 
 -- The surrogate's lazy scoring (bounds, then the Parzen feasibility only where it can

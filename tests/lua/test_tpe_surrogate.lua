@@ -195,42 +195,37 @@ local function test_options_and_cost()
     count / 1000))
 end
 
--- two_top = 3: the surrogate's two-parameter moves go around the three best results, not
--- only the best: candidates / t of them around the t-th, each one or two values from it.
-local function test_two_parameter_moves_of_several_tops()
+-- Relevance determination (ard = 3; off by default): after 40 trials on the planted landscape
+-- the strong boolean (b01, 20 %) has a lower prior precision than the five no-op booleans, the
+-- precisions stay within [ridge / 10, 10 ridge]; the default leaves the plain ridge's.
+local function test_relevance_in_the_surrogate()
   local sp = the_space()
-  local function hamming(x, y)
-    local k = 0
-    for dim = 1, #x do if x[dim] ~= y[dim] then k = k + 1 end end
-    return k
-  end
-  local counts = {}
-  for _, tt in ipairs({ 1, 3 }) do
-    local h = new_host(sp, { two_top = tt, candidates = 30 }, 5, 60)
-    local r = rng.new(6)
-    for i = 1, 20 do
-      local c = sp:sample(r)
-      h:tell(sp:encode_json(c), { status = "ok", value = planted(c), steps = {}, number = i })
+  local function precisions(options)
+    local h = new_host(sp, options, 7, 40)
+    for i = 1, 40 do
+      local p = h:ask(1)[1]
+      local c = sp:decode_json(p.json)
+      h:tell(p.json, { status = "ok", value = planted(c), steps = {}, number = i })
     end
-    local s = h.strategy
-    local tops = { s.ranked[1], s.ranked[2], s.ranked[3] }
-    local xs = s:surrogate_candidates(s:models(), tops)
-    local n1 = 0
-    for _, id in ipairs(tops) do n1 = n1 + #s:neighbours(s:vec(id), {}) end
-    counts[tt] = #xs - 30 - n1
-    if tt == 3 then
-      for t, range in ipairs({ { 31 + n1, 60 + n1 }, { 61 + n1, 75 + n1 }, { 76 + n1, 85 + n1 } }) do
-        local top = s:vec(tops[t])
-        for i = range[1], range[2] do
-          local k = hamming(xs[i], top)
-          assert(k >= 1 and k <= 2, string.format("candidate %d is %d moves from top %d", i, k, t))
-        end
-      end
+    local s, col, by = h.strategy, 2, {}
+    local lam = s.ridge.c:precisions()
+    for _, q in ipairs(s.params) do -- the columns of each parameter (src/ridge.c's layout)
+      by[q.name] = lam[col]
+      col = col + ((q.kind == "bool" or q.kind == "choice" or q.n <= 4) and q.n - 1 or 2)
     end
+    eq(col - 1, #lam, "every column accounted for")
+    return by, lam
   end
-  eq(counts[1], 30, "two-parameter moves of the best only")
-  eq(counts[3], 30 + 15 + 10, "of the best three: candidates / t each")
-  tap.raises("two_top must be", function() new_host(sp, { two_top = 0 }, 1, 50) end)
+  local by, lam = precisions({ ard = 3 })
+  for k = 2, #lam do
+    assert(lam[k] >= 0.003 - 1e-12 and lam[k] <= 0.3 + 1e-12, "precision out of bounds " .. lam[k])
+  end
+  local noop = 0
+  for i = 2, 6 do noop = noop + by[string.format("xla_gpu_b%02d", i)] / 5 end
+  assert(by.xla_gpu_b01 < noop, string.format("strong %.4g, no-ops %.4g", by.xla_gpu_b01, noop))
+  local _, plain = precisions({})
+  for k = 2, #plain do eq(plain[k], 0.03, "the default: the plain ridge") end
+  tap.raises("ard must be", function() new_host(sp, { ard = -1 }, 1, 50) end)
 end
 
 -- An integer range of a billion values: refused when the strategy is made (`check` exits 2
@@ -258,5 +253,5 @@ test("the feasibility model avoids a planted OOM region", test_avoids_planted_oo
 test("deterministic under a seed, never a configuration twice", test_deterministic_never_twice)
 test("a repeat moves the target, not the row", test_repeats_move_the_target)
 test("options checked; the cost of an ask at 1,000 trials", test_options_and_cost)
-test("two-parameter moves of several tops", test_two_parameter_moves_of_several_tops)
+test("relevance determination in the surrogate", test_relevance_in_the_surrogate)
 test("a range too long to model is refused when the strategy is made", test_long_ranges_refused_early)
