@@ -31,7 +31,7 @@ typedef struct {
   int p;         /* feature columns, intercept included */
   int n;         /* observations added */
   int fitted;    /* w holds a fit */
-  double lambda; /* the prior's precision on every weight but the intercept */
+  double lambda; /* the prior precision lam starts from (every weight but the intercept) */
   double yy;     /* y'y */
   int *vn;       /* d: values per parameter */
   int *off;      /* d: first column of the parameter (0-based), -1 if it has none */
@@ -332,7 +332,7 @@ static int ridge_fit(lua_State *L) {
   double *C = r->chol, *z = r->tmp, *m = r->w;
   double rss = solve(r);
   double sigma = sqrt(fmax(rss / (r->n > 1 ? r->n : 1), 1e-4));
-  if (draw) { /* C' v = e: v ~ N(0, (X'X + lambda I)^-1); w = m + sigma v */
+  if (draw) { /* C' v = e: v ~ N(0, (X'X + diag(lam))^-1); w = m + sigma v */
     double *v = z;
     for (int i = p - 1; i >= 0; i--) {
       lua_rawgeti(L, 2, i + 1);
