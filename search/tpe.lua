@@ -17,7 +17,7 @@ T.__index = T
 
 local OPTIONS = { "startup", "candidates", "gamma", "max_good", "prior_weight", "window",
                   "local_share", "local_ramp", "local_top", "bandwidth", "surrogate",
-                  "ridge" }
+                  "ridge", "ard" }
 -- Failed outcomes feed the feasibility model with these weights: a crash may be a flaky
 -- node rather than the configuration, so it counts half.
 local FAILED = { oom = 1.0, invalid = 1.0, wrong = 1.0, crash = 0.5 }
@@ -29,6 +29,11 @@ local SIGMA0 = 0.2           -- kernel width in the unit interval before the Sco
 local CAT_EPS0 = 0.2         -- mass a categorical kernel moves to the other values
 local FEASIBLE_MIN = 0.25    -- the surrogate's candidates less likely to run go last
 local XCHUNK = 64            -- packed index vectors per string (T:init_store)
+-- The bounds of a parameter's prior precision under relevance determination (`ard`), in
+-- multiples of `ridge`: a clear effect is shrunk at most 10 times less than by the plain
+-- ridge, one the data do not support at most 10 times more (round 6: [1, 1000] and
+-- [0.1, 1000] shrank the many small effects the regret is made of, worse still).
+local ARD_LO, ARD_HI = 0.1, 10
 
 local function check_options(options, n_params)
   kit.check_options(options, "tpe", OPTIONS)
@@ -66,6 +71,11 @@ local function check_options(options, n_params)
              function(v) return v >= 0 and v <= 1 end, "a number from 0 to 1"),
            ridge = kit.number(options, "ridge", 0.03, function(v) return v > 0 end,
              "a positive number"),
+           -- Rounds of automatic relevance determination per surrogate proposal (below); 0,
+           -- the default, is the plain ridge. Off by default: on the training landscapes
+           -- (docs/BENCHMARKS.md, round 6) it was worse at 45 trials (mean regret +0.32 points)
+           -- and not clearly better at 20 (-0.35 +- 0.19 over 320 runs).
+           ard = kit.int(options, "ard", 0, 0),
            trials = trials }
 end
 
@@ -607,6 +617,25 @@ local function ranks_before(a, b)
   return a.i < b.i
 end
 
+-- The surrogate's candidates around TOPS (the ids of the best results, best first):
+-- `candidates` samples from l, the one-parameter moves of every top, and `candidates`
+-- random two-parameter moves (two one-parameter moves combined) of the best.
+function T:surrogate_candidates(m, tops)
+  local xs = {}
+  for i = 1, self.o.candidates do xs[i] = m.l:sample(self.rng) end
+  for _, id in ipairs(tops) do self:neighbours(self:vec(id), xs) end
+  local best = self:vec(tops[1])
+  local n1 = {}
+  self:neighbours(best, n1)
+  for _ = 1, #n1 > 0 and self.o.candidates or 0 do
+    local a, b = n1[self.rng:int(1, #n1)], n1[self.rng:int(1, #n1)]
+    local y = table.move(a, 1, #a, 1, {})
+    for dim = 1, #b do if b[dim] ~= best[dim] then y[dim] = b[dim] end end
+    xs[#xs + 1] = y
+  end
+  return xs
+end
+
 -- The surrogate's proposal: candidates from l and the one- and two-parameter moves of
 -- the best configurations, each scored by P(feasible) times its improvement on the best
 -- value under one Thompson draw of the weights (ties at no improvement: the nearest).
@@ -617,17 +646,10 @@ function T:from_surrogate(m, taken)
     if #tops == 3 then break end
   end
   if #tops == 0 then return nil end
-  local xs = {}
-  for i = 1, self.o.candidates do xs[i] = m.l:sample(self.rng) end
-  for _, id in ipairs(tops) do self:neighbours(self:vec(id), xs) end
-  local best = self:vec(tops[1])
-  local n1 = {}
-  self:neighbours(best, n1)
-  for _ = 1, #n1 > 0 and self.o.candidates or 0 do -- two-parameter moves of the best
-    local a, b = n1[self.rng:int(1, #n1)], n1[self.rng:int(1, #n1)]
-    local y = table.move(a, 1, #a, 1, {})
-    for dim = 1, #b do if b[dim] ~= best[dim] then y[dim] = b[dim] end end
-    xs[#xs + 1] = y
+  local xs = self:surrogate_candidates(m, tops)
+  if self.o.ard > 0 then -- each parameter's prior precision from the data, within bounds
+    local lam = self.o.ridge
+    self.ridge.c:relevance(self.o.ard, lam * ARD_LO, lam * ARD_HI)
   end
   local sigma = self.ridge:fit(self.rng)
   self.fridge:fit(nil)

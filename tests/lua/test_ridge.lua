@@ -160,6 +160,46 @@ local function test_recovers_planted_effect()
   close(c:predict({ 2 }), w[1] + w[2], "missing parameter")
 end
 
+-- Automatic relevance determination (R:relevance): with fewer rows than a model of 12
+-- parameters has columns to spare, a planted strong parameter keeps its weight and the
+-- lowest precision, the ten planted no-ops are shrunk toward 0 far more than the plain
+-- ridge shrinks them, and the precisions stay within [lo, hi].
+local function test_relevance_shrinks_no_ops()
+  local specs = { { n = 2, cat = true }, { n = 16 } }
+  for k = 3, 12 do specs[k] = { n = k % 2 == 0 and 2 or 8, cat = k % 2 == 0 } end
+  local plain, ard = ft.ridge_new(specs, 0.03), ft.ridge_new(specs, 0.03)
+  local r = rng.new(11)
+  for _ = 1, 14 do
+    local x = {}
+    for k, q in ipairs(specs) do x[k] = r:int(1, q.n) end
+    local u = (x[2] - 1) / 15 - 0.5
+    local y = 1 + 0.4 * (x[1] - 1) + 0.05 * u + 0.01 * r:normal()
+    plain:add(x, y)
+    ard:add(x, y)
+  end
+  plain:fit()
+  local s2 = ard:relevance(10, 0.03, 30)
+  assert(s2 > 0 and s2 < 0.01, "noise variance " .. s2)
+  ard:fit()
+  local wp, wa, lam = plain:weights(), ard:weights(), ard:precisions()
+  eq(#lam, ard:cols(), "one precision per column")
+  close(lam[1], 1e-6, "the intercept stays free")
+  close(math.floor(wa[2] * 10 + 0.5) / 10, 0.4, "the strong boolean keeps its effect")
+  local noop_p, noop_a = 0, 0
+  for i = 5, ard:cols() do -- columns of parameters 3-12, the no-ops
+    noop_p, noop_a = noop_p + math.abs(wp[i]), noop_a + math.abs(wa[i])
+    assert(lam[i] >= 0.03 and lam[i] <= 30, "precision out of range " .. lam[i])
+    assert(lam[i] > lam[2], "a no-op shrunk less than the strong parameter")
+  end
+  assert(noop_a < 0.5 * noop_p, string.format("no-ops' weights %.4f against %.4f", noop_a, noop_p))
+  -- zero iterations change nothing; the next fit must follow relevance (no stale weights)
+  local before = ard:precisions()
+  ard:relevance(0, 0.03, 30)
+  tap.raises("no fit yet", function() ard:predict({ 1 }) end)
+  ard:fit()
+  for i, v in ipairs(ard:precisions()) do close(v, before[i], "unchanged precision " .. i) end
+end
+
 local function test_bad_input()
   tap.raises("lambda must be a positive number", function() ft.ridge_new({}, 0) end)
   tap.raises("spec 1: n must be an integer", function() ft.ridge_new({ { n = 0 } }, 1) end)
@@ -169,6 +209,13 @@ local function test_bad_input()
   tap.raises("no fit yet", function() c:predict({ 1 }) end)
   tap.raises("index out of range 1..3", function() c:add({ 4 }, 1) end)
   tap.raises("fewer normals than columns", function() c:fit({}) end)
+  tap.raises("iterations must be from 0 to 1000", function() c:relevance(-1, 1, 2) end)
+  tap.raises("lo must be a positive number", function() c:relevance(1, 0, 2) end)
+  tap.raises("hi must be a number at least lo", function() c:relevance(1, 3, 2) end)
+  tap.raises("one precision per column", function() c:set_precisions({ 1, 1 }) end)
+  tap.raises("precision 2 is not a positive number", function() c:set_precisions({ 1, 0, 1 }) end)
+  c:set_precisions({ 1e-6, 2, 3 })
+  eq(c:precisions()[3], 3, "set_precisions sets")
 end
 
 -- The surrogate's lazy scoring (bounds, then the Parzen feasibility only where it can
@@ -210,6 +257,7 @@ end
 
 test("C ridge matches the Lua reference", test_matches_reference)
 test("recovers a planted effect", test_recovers_planted_effect)
+test("relevance shrinks planted no-ops", test_relevance_shrinks_no_ops)
 test("bad input is refused", test_bad_input)
 test("lazy scoring is exact", test_lazy_scoring_is_exact)
 

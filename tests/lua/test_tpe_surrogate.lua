@@ -195,6 +195,39 @@ local function test_options_and_cost()
     count / 1000))
 end
 
+-- Relevance determination (ard = 3; off by default): after 40 trials on the planted landscape
+-- the strong boolean (b01, 20 %) has a lower prior precision than the five no-op booleans, the
+-- precisions stay within [ridge / 10, 10 ridge]; the default leaves the plain ridge's.
+local function test_relevance_in_the_surrogate()
+  local sp = the_space()
+  local function precisions(options)
+    local h = new_host(sp, options, 7, 40)
+    for i = 1, 40 do
+      local p = h:ask(1)[1]
+      local c = sp:decode_json(p.json)
+      h:tell(p.json, { status = "ok", value = planted(c), steps = {}, number = i })
+    end
+    local s, col, by = h.strategy, 2, {}
+    local lam = s.ridge.c:precisions()
+    for _, q in ipairs(s.params) do -- the columns of each parameter (src/ridge.c's layout)
+      by[q.name] = lam[col]
+      col = col + ((q.kind == "bool" or q.kind == "choice" or q.n <= 4) and q.n - 1 or 2)
+    end
+    eq(col - 1, #lam, "every column accounted for")
+    return by, lam
+  end
+  local by, lam = precisions({ ard = 3 })
+  for k = 2, #lam do
+    assert(lam[k] >= 0.003 - 1e-12 and lam[k] <= 0.3 + 1e-12, "precision out of bounds " .. lam[k])
+  end
+  local noop = 0
+  for i = 2, 6 do noop = noop + by[string.format("xla_gpu_b%02d", i)] / 5 end
+  assert(by.xla_gpu_b01 < noop, string.format("strong %.4g, no-ops %.4g", by.xla_gpu_b01, noop))
+  local _, plain = precisions({})
+  for k = 2, #plain do eq(plain[k], 0.03, "the default: the plain ridge") end
+  tap.raises("ard must be", function() new_host(sp, { ard = -1 }, 1, 50) end)
+end
+
 -- An integer range of a billion values: refused when the strategy is made (`check` exits 2
 -- at the strategy's line), not at the first model ask after the start-up trials; with a step
 -- that leaves at most 2^20 values it runs.
@@ -220,4 +253,5 @@ test("the feasibility model avoids a planted OOM region", test_avoids_planted_oo
 test("deterministic under a seed, never a configuration twice", test_deterministic_never_twice)
 test("a repeat moves the target, not the row", test_repeats_move_the_target)
 test("options checked; the cost of an ask at 1,000 trials", test_options_and_cost)
+test("relevance determination in the surrogate", test_relevance_in_the_surrogate)
 test("a range too long to model is refused when the strategy is made", test_long_ranges_refused_early)
