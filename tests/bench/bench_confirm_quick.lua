@@ -4,13 +4,14 @@
 -- measures it); then several confirmation policies are applied to the SAME search and scored
 -- by the true regret of the winner each exports. Not the benchmark (bench_search.py runs
 -- real sweeps); a paired comparison of choice rules in seconds per landscape. Training only.
---   H_SEEDS=1-40 H_TRIALS=25,50 H_REPS=2 H_STRAT=tpe [H_SIM=build/flagtune-sim] \
+--   H_SEEDS=1-40 H_TRIALS=25,50 H_REPS=2 H_STRAT=tpe [H_NOISEPCT=100] [H_VARIANTS=1] \
 --     build/tests/luatest tests/bench/bench_confirm_quick.lua
 package.path = "tests/lua/?.lua;tests/bench/?.lua;" .. package.path
 local host = require("host")
 local gen = require("genspace")
 local SIM, sh, load_space, render = gen.SIM, gen.sh, gen.load_space, gen.render
 local STEPS, SKIP = 45, 2
+local NOISEPCT = os.getenv("H_NOISEPCT") or "100" -- the sim's noise, percent of the landscape's
 
 local function cmdline(seed, order, c)
   local xf, env = {}, {}
@@ -38,7 +39,8 @@ end
 local function measure(seed, tseed, order, c, sp, trial)
   if not true_value(seed, order, c, sp) then return nil end
   local out = sh(cmdline(seed, order, c) .. "FLAGTUNE_TRIAL=" .. trial .. " " .. SIM ..
-    " --landscape gen:" .. seed .. " --steps " .. STEPS .. " --time-scale 0 --seed " .. tseed ..
+    " --landscape gen:" .. seed .. " --steps " .. STEPS .. " --time-scale 0 --noise " .. NOISEPCT ..
+    " --seed " .. tseed ..
     " --format json 2>/dev/null")
   local st = {}
   for v in out:gmatch('"step_time_ms": ([%d%.]+)') do st[#st + 1] = tonumber(v) end
@@ -67,12 +69,12 @@ end
 
 -- ---- policies: each gets the search (prefix of S trials), the model's estimates at S, and
 -- conf(c, r), the r-th confirmation measurement of config key c; returns the winner key ----
-local TAU0 = tonumber(os.getenv("H_TAU0") or "0.015") -- prior noise sd (log), 2 pseudo-df
+local TAU0 = tonumber(os.getenv("H_TAU0") or "0.015") -- the old prior's sd (log), 2 pseudo-df
 local VFLOOR = tonumber(os.getenv("H_VFLOOR") or "0.25")
 
-local function noise_var(pairs_, tau0)
-  tau0 = tau0 or TAU0
-  local ss, df = 2 * tau0 * tau0, 2
+-- The pooled within-configuration sum of squares of the log values, and its degrees of freedom.
+local function within(pairs_)
+  local ss, df = 0, 0
   for _, vs in ipairs(pairs_) do
     if #vs >= 2 then
       local m = 0
@@ -82,7 +84,29 @@ local function noise_var(pairs_, tau0)
       df = df + #vs - 1
     end
   end
-  return ss / df
+  return ss, df
+end
+
+-- The noise variance of one measurement as src/confirm.c's confirm_noise has it: the posterior
+-- mean of sigma^2 under a log-uniform prior on sigma from 0.05 % to 5 % (TAU0 a number: the old
+-- rule, a prior of TAU0 worth 2 degrees of freedom, for comparison).
+local function noise_var(pairs_, tau0)
+  local ss, df = within(pairs_)
+  if tau0 then return (2 * tau0 * tau0 + ss) / (2 + df) end
+  local lo, hi, K = math.log(5e-4), math.log(5e-2), 400
+  local lw, t2, mx = {}, {}, -math.huge
+  for k = 0, K do
+    local sd = math.exp(lo + (hi - lo) * k / K)
+    t2[k] = sd * sd
+    lw[k] = -df * math.log(sd) - ss / (2 * t2[k])
+    if lw[k] > mx then mx = lw[k] end
+  end
+  local sw, sv = 0, 0
+  for k = 0, K do
+    local w = math.exp(lw[k] - mx)
+    sw, sv = sw + w, sv + w * t2[k]
+  end
+  return sv / sw
 end
 
 -- Posterior mean of log value: measurements VS (each variance TAU2) and the model prior.
@@ -144,6 +168,7 @@ policy("raw-shrink-3x1", { C = 4, f = make("raw", "shrink", 3, 1) })
 policy("shrink-median-3x1", { C = 4, f = make("shrink", "median", 3, 1) })
 policy("shrink-shrink-3x1", { C = 4, f = make("shrink", "shrink", 3, 1) })
 if os.getenv("H_VARIANTS") then
+  policy("ss-3x1-tau0=0.015", { C = 4, f = make("shrink", "shrink", 3, 1, TAU0) })
   policy("ss-3x1-tau0=0.01", { C = 4, f = make("shrink", "shrink", 3, 1, 0.01) })
   policy("ss-3x1-tau0=0.025", { C = 4, f = make("shrink", "shrink", 3, 1, 0.025) })
   policy("ss-3x1-vfloor=1", { C = 4, f = make("shrink", "shrink", 3, 1, nil, 1) })
