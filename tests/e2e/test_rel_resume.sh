@@ -126,4 +126,54 @@ echo "     time budget: $first trials in the first 2 s, $resumes resume(s) to th
 check_eq "time budget: resumes reach the budget" "$(counted "$db" 1)" $budget
 check_eq "time budget: done" "$(FLAGTUNE_DB=$db val 'SELECT status FROM sweeps WHERE id=1')" done
 check_eq "time budget: no configuration run twice" "$(dups "$db" 1)" 0
+
+# 4. Stopped while its baseline runs (the first trial: on a GPU 20-30 s of jax's start and
+#    compile), resumed: `resume` measures the baseline again as trial 1, and every read
+#    command takes that one as the sweep's baseline (schema 13). Before, the views joined on
+#    trial 0 only, so the sweep reported no speedup ever, and `export` "no baseline".
+for sig in INT KILL; do
+  cat > base$sig.lua <<LUA
+return experiment {
+  name = "base$sig", model = "mb$sig", hardware = "h",
+  command = { "sh", "-c", "[ -e $work/slow$sig ] && sleep 30; exec $sim --steps {steps} --time-scale 0" },
+  env = { REL_MARK = "$$" },
+  metric = { json = "step_time_ms", skip = 1 },
+  $small
+  strategy = random {}, budget = { trials = 6, steps = 9 }, seed = 4, confirm = false,
+  software_probe = false,
+}
+LUA
+  # The first run's baseline hangs (while the file slow$sig exists) until the signal.
+  touch "$work/slow$sig"
+  db="$work/base$sig.db"
+  FLAGTUNE_DB=$db "$ft" -q run base$sig.lua > base$sig.out 2>&1 &
+  pid=$!
+  for _ in $(seq 100); do
+    [ "$(FLAGTUNE_DB=$db val "SELECT status FROM trials WHERE sweep_id=1 AND number=0" 2>/dev/null)" = running ] && break
+    sleep 0.1
+  done
+  kill -$sig $pid; wait $pid 2>/dev/null
+  check_eq "baseline stopped by SIG$sig: trial 0" \
+    "$(FLAGTUNE_DB=$db val "SELECT status FROM trials WHERE sweep_id=1 AND number=0")" \
+    "$([ $sig = INT ] && echo interrupted || echo running)"
+  rm "$work/slow$sig"
+  FLAGTUNE_DB=$db "$ft" -q resume 1 >> base$sig.out 2>&1
+  code=$?
+  check "baseline stopped by SIG$sig: resume exit 0 (got $code)" [ $code = 0 ]
+  check_eq "baseline stopped by SIG$sig: trial 1 is the baseline again" \
+    "$(FLAGTUNE_DB=$db val "SELECT role || ',' || status FROM trials WHERE sweep_id=1 AND number=1")" \
+    "baseline,ok"
+  base=$(FLAGTUNE_DB=$db val "SELECT printf('%.2f', value) FROM trials WHERE sweep_id=1 AND number=1")
+  FLAGTUNE_DB=$db "$ft" show 1 > show$sig.txt 2>&1
+  check "baseline stopped by SIG$sig: show names the baseline's time ($base ms)" \
+    grep -q "vs baseline $base ms" show$sig.txt
+  FLAGTUNE_DB=$db "$ft" export 1 > export$sig.txt 2>&1
+  check "baseline stopped by SIG$sig: export compares with it" grep -q "vs baseline $base ms" export$sig.txt
+  check "baseline stopped by SIG$sig: best has a speedup" \
+    sh -c "FLAGTUNE_DB=$db '$ft' best --model mb$sig | grep -q 'vs baseline $base ms'"
+  check_eq "baseline stopped by SIG$sig: sweeps' baseline" \
+    "$(FLAGTUNE_DB=$db val "SELECT printf('%.2f', baseline_ms) FROM sweep_summary WHERE id=1")" "$base"
+  check_eq "baseline stopped by SIG$sig: show --json's baseline is trial 1" \
+    "$(FLAGTUNE_DB=$db "$ft" show 1 --json | tr -d ' \n\t' | grep -o '"baseline":{"id":[0-9]*,"number":[0-9]*' | sed 's/.*://')" 1
+done
 finish
