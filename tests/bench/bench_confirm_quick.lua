@@ -9,19 +9,12 @@
 package.path = "tests/lua/?.lua;tests/bench/?.lua;" .. package.path
 local host = require("host")
 local gen = require("genspace")
-local SIM, sh, load_space, render = gen.SIM, gen.sh, gen.load_space, gen.render
+local SIM, sh, load_space = gen.SIM, gen.sh, gen.load_space
 local STEPS, SKIP = 45, 2
 local NOISEPCT = os.getenv("H_NOISEPCT") or "100" -- the sim's noise, percent of the landscape's
 
 local function cmdline(seed, order, c)
-  local xf, env = {}, {}
-  for _, p in ipairs(order) do
-    local v = c[p.name]
-    if v ~= nil then
-      if p.env then env[#env + 1] = p.name .. "=" .. render(v)
-      else xf[#xf + 1] = "--" .. p.name .. "=" .. render(v) end
-    end
-  end
+  local xf, env = gen.settings(order, c)
   return "env XLA_FLAGS='" .. table.concat(xf, " ") .. "' " .. table.concat(env, " ") .. " "
 end
 

@@ -131,6 +131,8 @@ def gen_space(sim, landscape):
             "flags": [(p["name"], p["kind"], p["values"]) for p in params if not p["env"]],
             "vars": [(p["name"], p["kind"], p["values"]) for p in params if p["env"]],
             "fixed_flags": [], "fixed_env": [], "lua": out("--print-space"),
+            # Flags whose '' XLA refuses and flagtune leaves out (the catalog's empty = "unset").
+            "unset_empty": {p["name"] for p in params if p.get("unset_empty")},
             "optimum": float(out("--print-optimum").splitlines()[0])}
     return _GEN[landscape]
 
@@ -168,7 +170,8 @@ def lua_value(v):
 def settings(space, config):
     """(XLA_FLAGS, env) for a configuration {name: value}, as flagtune assembles them."""
     toks = ["--%s=%s" % (n, fmt(v)) for n, v in space["fixed_flags"]]
-    toks += ["--%s=%s" % (n, fmt(config[n])) for n, _, _ in space["flags"] if n in config]
+    toks += ["--%s=%s" % (n, fmt(config[n])) for n, _, _ in space["flags"]
+             if n in config and not (config[n] == "" and n in space.get("unset_empty", ()))]
     env = {n: v for n, v in space["fixed_env"]}
     env.update({n: fmt(config[n]) for n, _, _ in space["vars"] if n in config})
     return " ".join(toks), env

@@ -20,12 +20,7 @@ local SIM, sh, load_space, render = gen.SIM, gen.sh, gen.load_space, gen.render
 local function evaluate(seed, order, c, cache, sp)
   local key = sp:key(c)
   if cache[key] then return cache[key] end
-  local xf, env = {}, {}
-  for _, p in ipairs(order) do
-    local v = c[p.name]
-    if p.env then env[#env + 1] = p.name .. "=" .. render(v)
-    else xf[#xf + 1] = "--" .. p.name .. "=" .. render(v) end
-  end
+  local xf, env = gen.settings(order, c)
   local out = sh("env XLA_FLAGS='" .. table.concat(xf, " ") .. "' " .. table.concat(env, " ") .. " " .. SIM .. " --landscape gen:" .. seed .. " --true-value")
   local r
   if out:match("^oom") then r = { status = "oom" }

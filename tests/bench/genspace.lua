@@ -37,4 +37,20 @@ function M.render(v)
   return tostring(v)
 end
 
+-- XLA_FLAGS' tokens and the environment's NAME=VALUE pairs of CONFIG over ORDER (the
+-- simulator's parameters), as flagtune writes them: a flag whose '' XLA refuses is left out
+-- (space.left_out: the catalog's empty = "unset").
+function M.settings(order, config)
+  local xf, env = {}, {}
+  for _, p in ipairs(order) do
+    local v = config[p.name]
+    if v ~= nil then
+      local s = M.render(v)
+      if p.env then env[#env + 1] = p.name .. "=" .. s
+      elseif not space.left_out(p.name, s) then xf[#xf + 1] = "--" .. p.name .. "=" .. s end
+    end
+  end
+  return xf, env
+end
+
 return M

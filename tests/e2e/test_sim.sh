@@ -98,6 +98,17 @@ run_sim XLA_FLAGS="--xla_gpu_enable_command_buffer=FUSION,CONVOLUTION" "$sim" --
 check_eq "unknown enum value: exit status (134: SIGABRT)" "$RC" 134
 has "$work/err" "Flag parsing failed."
 has "$work/err" "usage: --xla_gpu_enable_command_buffer=FUSION,CONVOLUTION"
+# xla_gpu_disable_async_collectives' setter splits on ',' keeping empty pieces, each must be a
+# CollectiveOpType (openxla/xla, xla/debug_options_flags.cc,
+# setter_for_xla_gpu_disable_async_collectives); jaxlib 0.11.2 on an H100 refused '' (docs/GPU.md).
+for v in "" "allreduce,,allgather" "allreduce,"; do
+  run_sim XLA_FLAGS="--xla_gpu_disable_async_collectives=$v" "$sim" --steps 2 --time-scale 0
+  check_eq "disable_async_collectives='$v': refused (134: SIGABRT)" "$RC" 134
+  has "$work/err" "usage: --xla_gpu_disable_async_collectives=$v"
+done
+run_sim XLA_FLAGS="--xla_gpu_disable_async_collectives=ALLREDUCE,allgather" "$sim" --true-value
+check "disable_async_collectives=ALLREDUCE,allgather: accepted (any case)" \
+  sh -c "grep -Eq '^[0-9.]+$' '$work/out'"
 run_sim XLA_FLAGS="--xla_gpu_all_gather_combine_threshold_bytes=12x" "$sim" --true-value
 has "$work/err" "Couldn't interpret value 12x for flag xla_gpu_all_gather_combine_threshold_bytes."
 check_eq "malformed int is invalid" "$(out)" invalid

@@ -533,6 +533,25 @@ static const char *const COLL_TYPES[] = {
     "collectivebroadcast", "alltoall",       "collectivepermute",
     "raggedalltoall",      "allcollectives", NULL};
 
+/* xla_gpu_disable_async_collectives' setter (openxla/xla, xla/debug_options_flags.cc,
+ * setter_for_xla_gpu_disable_async_collectives): absl::StrSplit(input, ',') keeps empty
+ * pieces, and every piece must parse as a CollectiveOpType (case-insensitive), so '' and
+ * "allreduce,," are refused. jaxlib 0.11.2 on an H100 refused '' (docs/GPU.md). */
+static int colls_ok(const char *v) {
+  for (;;) {
+    size_t n = strcspn(v, ",");
+    char piece[64];
+    if (n == 0 || n >= sizeof piece) return 0;
+    memcpy(piece, v, n);
+    piece[n] = '\0';
+    int found = 0;
+    for (int i = 0; COLL_TYPES[i]; i++) found |= !strcasecmp(piece, COLL_TYPES[i]);
+    if (!found) return 0;
+    if (v[n] == '\0') return 1;
+    v += n + 1;
+  }
+}
+
 /* Whether VALUE is acceptable for a flag of type T (VALUE NULL: the token had no '='). */
 static int value_ok(ftype t, const char *v) {
   int64_t x;
@@ -551,7 +570,7 @@ static int value_ok(ftype t, const char *v) {
     case T_CMDBUF:
       return list_ok(v, CMDBUF_TYPES, 0);
     case T_COLLS:
-      return list_ok(v, COLL_TYPES, 1);
+      return colls_ok(v);
   }
   return 0;
 }

@@ -506,14 +506,23 @@ static const char *kind_name(int k) {
   return names[k];
 }
 
+/* Whether parameter P at value B stays out of XLA_FLAGS: xla_gpu_disable_async_collectives'
+ * setter refuses '' (openxla/xla, xla/debug_options_flags.cc,
+ * setter_for_xla_gpu_disable_async_collectives), and '' is its default, so its '' candidate
+ * means the flag unset, as flagtune's catalog says (`empty = "unset"`, lua/space.lua left_out). */
+static int unset_when_empty(const gparam *p, const char *b) {
+  return !p->pe->env && b[0] == '\0' && !strcmp(p->pe->name, "xla_gpu_disable_async_collectives");
+}
+
 void genland_print_space(const genland *g, FILE *f, int json) {
   char b[128];
   if (json) {
     fprintf(f, "{\"landscape\": \"gen:%llu\", \"params\": [", (unsigned long long)g->seed);
     for (int o = 0; o < g->n; o++) {
       const gparam *p = &g->p[g->order[o]];
-      fprintf(f, "%s\n  {\"name\": \"%s\", \"env\": %s, \"kind\": \"%s\", \"values\": [",
-              o ? "," : "", p->pe->name, p->pe->env ? "true" : "false", kind_name(p->pe->kind));
+      fprintf(f, "%s\n  {\"name\": \"%s\", \"env\": %s, \"kind\": \"%s\",%s \"values\": [",
+              o ? "," : "", p->pe->name, p->pe->env ? "true" : "false", kind_name(p->pe->kind),
+              unset_when_empty(p, "") ? " \"unset_empty\": true," : "");
       for (int k = 0; k < p->n; k++) {
         value_str(p, k, b, sizeof b);
         int quote = p->pe->kind == K_CHOICE;
@@ -617,6 +626,7 @@ void genland_print_optimum(const genland *g, FILE *f) {
     const gparam *p = &g->p[g->order[o]];
     if (p->pe->env) continue;
     value_str(p, best[g->order[o]], b, sizeof b);
+    if (unset_when_empty(p, b)) continue;
     fprintf(f, "%s--%s=%s", first ? "" : " ", p->pe->name, b);
     first = 0;
   }

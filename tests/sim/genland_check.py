@@ -42,7 +42,7 @@ def true_value(seed, params, levels, n=None):
     for p, k in zip(params, levels):
         if p["env"]:
             env[p["name"]] = fmt(p["values"][k])
-        else:
+        elif not (p.get("unset_empty") and p["values"][k] == ""):  # XLA refuses '': left out
             toks.append("--%s=%s" % (p["name"], fmt(p["values"][k])))
     env["XLA_FLAGS"] = " ".join(toks)
     cmd = [SIM, "--landscape", "gen:%s" % seed, "--true-value"] + (["--gen-params", str(n)] if n else [])
@@ -62,6 +62,10 @@ def optimum(seed, n=None):
         elif "=" in line and not line.startswith("#"):
             name, _, v = line.partition("=")
             config[name] = v
+    # A flag whose '' XLA refuses is printed only when set: absent means its '' candidate.
+    for p in space(seed, n)["params"]:
+        if p.get("unset_empty"):
+            config.setdefault(p["name"], "")
     return float(lines[0]), config
 
 
@@ -145,7 +149,8 @@ def noise(seed):
     opt, config = optimum(seed)
     env = dict(os.environ)
     env["XLA_FLAGS"] = " ".join("--%s=%s" % (p["name"], config[p["name"]])
-                                for p in params if not p["env"])
+                                for p in params if not p["env"]
+                                and not (p.get("unset_empty") and config[p["name"]] == ""))
     env.update({p["name"]: config[p["name"]] for p in params if p["env"]})
     meds, sds = [], []
     for trial in range(12):
