@@ -14,6 +14,7 @@
 #include "importance.h"
 #include "report_impl.h"
 #include "stats.h"
+#include "store.h"
 #include "trialcfg.h"
 #include "units.h"
 #include "view.h"
@@ -70,7 +71,7 @@ static series best_series(const report_sweep *r, int by_time) {
     if (!t->search || !report_at_full(d, t) || (by_time && isnan(t->fin))) continue;
     idx[n++] = i;
   }
-  /* Points in the order they became known: by number (the pass's order), or by finish. */
+  /* Points in the order they became known: by number (the candidates' order), or by finish. */
   sort_ok = d->ok;
   int sorted = 1; /* trials run one at a time finish in number order: no sort then */
   for (int k = 1; by_time && sorted && k < n; k++) sorted = by_finish(&idx[k - 1], &idx[k]) <= 0;
@@ -82,6 +83,9 @@ static series best_series(const report_sweep *r, int by_time) {
     if (s.n == 0 || t->value < s.y[s.n - 1]) s.x[s.n] = x, s.y[s.n++] = t->value;
     if (x > s.xmax) s.xmax = x;
   }
+  /* The candidates hold every change point, not every trial: the curve runs on to the last. */
+  double end = by_time ? d->xmax_time : d->xmax_number;
+  if (end > s.xmax) s.xmax = end;
   free(idx);
   return s;
 }
@@ -793,5 +797,8 @@ int report_write(const char *db, const char *const *refs, int n, const char *out
     free(text);
   }
   for (int i = 0; i < loaded; i++) report_sweep_free(&rs[i]);
+  /* The tests' bound on what a report reads (tests/e2e/test_report_large.sh). */
+  if (getenv("FLAGTUNE_REPORT_ROWS"))
+    fprintf(stderr, "flagtune: report read %lld trial rows\n", (long long)store_report_rows_read());
   return rc;
 }

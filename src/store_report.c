@@ -17,7 +17,35 @@ static const char *const sql_trial =
   "SELECT id, number, role, status, value, steps_budget, label, config, xla_flags, tpu_args, "
   "env FROM trials WHERE id = :id";
 static const char *const sql_steps = "SELECT ms FROM steps WHERE trial_id = :id ORDER BY step";
+/* Schema 13's aggregates (store/0013_report.sql) and the reads they leave bounded. Every row
+ * passed has the columns of sql_each, NULL where a read does not need them. */
+static const char *const sql_span =
+  "SELECT NULL, NULL, NULL, NULL, NULL, NULL, max_budget, first_start, NULL "
+  "FROM report_span WHERE sweep_id = :id";
+static const char *const sql_tail =
+  "SELECT NULL, last_number, NULL, NULL, NULL, NULL, budget, NULL, last_finish "
+  "FROM report_tail WHERE sweep_id = :id";
+static const char *const sql_curve =
+  "SELECT t.id, t.number, t.role, t.status, NULL, t.value, t.steps_budget, NULL, t.finished_at "
+  "FROM report_curve c JOIN trials t ON t.id = c.trial_id "
+  "WHERE c.sweep_id = :id AND t.status = 'ok' AND t.value IS NOT NULL ORDER BY t.number";
+static const char *const sql_repeats =
+  "SELECT id, number, role, status, config, value, steps_budget, NULL, NULL "
+  "FROM trials WHERE sweep_id = :id AND status = 'ok' AND config IN "
+  "(SELECT config FROM report_repeats WHERE sweep_id = :id UNION ALL SELECT '{}') "
+  "ORDER BY config, number";
+static const char *const sql_fastest =
+  "SELECT id, number, role, status, config, value, steps_budget, NULL, NULL "
+  "FROM trials WHERE sweep_id = :id AND status = 'ok' AND value IS NOT NULL "
+  "ORDER BY value, number";
+static const char *const sql_sample =
+  "WITH RECURSIVE k (n) AS (SELECT 0 UNION ALL SELECT n + :step FROM k "
+  "WHERE n + :step <= (SELECT max(number) FROM trials WHERE sweep_id = :id)) "
+  "SELECT t.id, t.number, t.role, t.status, t.config, t.value, t.steps_budget, NULL, NULL "
+  "FROM k JOIN trials t ON t.sweep_id = :id AND t.number = k.n ORDER BY t.number";
 /* clang-format on */
+
+static int64_t rows_read; /* trial rows passed to a store_report_fn, for the tests */
 
 static int prepare(store *s, const char *sql, int64_t id, sqlite3_stmt **st, char **err) {
   *st = NULL;
@@ -36,11 +64,19 @@ static const char *text_or_null(sqlite3_stmt *st, int i) {
   return (const char *)sqlite3_column_text(st, i);
 }
 
-int store_report_each(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err) {
+/* Runs SQL (bound to sweep ID and, when it asks, STEP) and passes its rows to FN. */
+static int each(store *s, const char *sql, int64_t id, int64_t step, store_report_fn fn, void *ud,
+                char **err) {
   sqlite3_stmt *st = NULL;
-  int rc = prepare(s, sql_each, sweep_id, &st, err), stop = 0;
+  int rc = prepare(s, sql, id, &st, err), stop = 0;
   if (rc) return rc;
+  if (step > 0 && store_bind_int(st, ":step", step)) {
+    rc = store_db_fail(s, err, "binding a report's read");
+    sqlite3_finalize(st);
+    return rc;
+  }
   while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    rows_read++;
     store_report_row r = {
         .id = sqlite3_column_int64(st, 0),
         .number = sqlite3_column_int(st, 1),
@@ -57,6 +93,40 @@ int store_report_each(store *s, int64_t sweep_id, store_report_fn fn, void *ud, 
   rc = stop ? stop : rc == SQLITE_DONE ? 0 : store_db_fail(s, err, "reading trials");
   sqlite3_finalize(st);
   return rc;
+}
+
+int store_report_each(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err) {
+  return each(s, sql_each, sweep_id, 0, fn, ud, err);
+}
+
+int store_report_span(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err) {
+  return each(s, sql_span, sweep_id, 0, fn, ud, err);
+}
+
+int store_report_tail(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err) {
+  return each(s, sql_tail, sweep_id, 0, fn, ud, err);
+}
+
+int store_report_curve(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err) {
+  return each(s, sql_curve, sweep_id, 0, fn, ud, err);
+}
+
+int store_report_repeats(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err) {
+  return each(s, sql_repeats, sweep_id, 0, fn, ud, err);
+}
+
+int store_report_fastest(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err) {
+  int rc = each(s, sql_fastest, sweep_id, 0, fn, ud, err);
+  return rc == STORE_REPORT_STOP ? 0 : rc;
+}
+
+int store_report_sample(store *s, int64_t sweep_id, int step, store_report_fn fn, void *ud,
+                        char **err) {
+  return each(s, sql_sample, sweep_id, step < 1 ? 1 : step, fn, ud, err);
+}
+
+int64_t store_report_rows_read(void) {
+  return rows_read;
 }
 
 int store_report_trial(store *s, int64_t trial_id, cJSON **out, char **err) {
