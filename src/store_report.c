@@ -38,11 +38,11 @@ static const char *const sql_fastest =
   "SELECT id, number, role, status, config, value, steps_budget, NULL, NULL "
   "FROM trials WHERE sweep_id = :id AND status = 'ok' AND value IS NOT NULL "
   "ORDER BY value, number";
+static const char *const sql_last = "SELECT max(number) FROM trials WHERE sweep_id = :id";
 static const char *const sql_sample =
-  "WITH RECURSIVE k (n) AS (SELECT 0 UNION ALL SELECT n + :step FROM k "
-  "WHERE n + :step <= (SELECT max(number) FROM trials WHERE sweep_id = :id)) "
-  "SELECT t.id, t.number, t.role, t.status, t.config, t.value, t.steps_budget, NULL, NULL "
-  "FROM k JOIN trials t ON t.sweep_id = :id AND t.number = k.n ORDER BY t.number";
+  "WITH RECURSIVE k (n) AS (SELECT 0 UNION ALL SELECT n + :step FROM k WHERE n + :step <= :last) "
+  "SELECT id, number, role, status, config, value, steps_budget, NULL, NULL "
+  "FROM trials WHERE sweep_id = :id AND number IN k ORDER BY number";
 /* clang-format on */
 
 static int64_t rows_read; /* trial rows passed to a store_report_fn, for the tests */
@@ -64,13 +64,13 @@ static const char *text_or_null(sqlite3_stmt *st, int i) {
   return (const char *)sqlite3_column_text(st, i);
 }
 
-/* Runs SQL (bound to sweep ID and, when it asks, STEP) and passes its rows to FN. */
-static int each(store *s, const char *sql, int64_t id, int64_t step, store_report_fn fn, void *ud,
-                char **err) {
+/* Runs SQL (bound to sweep ID and, when it asks, STEP and LAST) and passes its rows to FN. */
+static int each(store *s, const char *sql, int64_t id, int64_t step, int64_t last,
+                store_report_fn fn, void *ud, char **err) {
   sqlite3_stmt *st = NULL;
   int rc = prepare(s, sql, id, &st, err), stop = 0;
   if (rc) return rc;
-  if (step > 0 && store_bind_int(st, ":step", step)) {
+  if (step > 0 && (store_bind_int(st, ":step", step) || store_bind_int(st, ":last", last))) {
     rc = store_db_fail(s, err, "binding a report's read");
     sqlite3_finalize(st);
     return rc;
@@ -96,33 +96,44 @@ static int each(store *s, const char *sql, int64_t id, int64_t step, store_repor
 }
 
 int store_report_each(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err) {
-  return each(s, sql_each, sweep_id, 0, fn, ud, err);
+  return each(s, sql_each, sweep_id, 0, 0, fn, ud, err);
 }
 
 int store_report_span(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err) {
-  return each(s, sql_span, sweep_id, 0, fn, ud, err);
+  return each(s, sql_span, sweep_id, 0, 0, fn, ud, err);
 }
 
 int store_report_tail(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err) {
-  return each(s, sql_tail, sweep_id, 0, fn, ud, err);
+  return each(s, sql_tail, sweep_id, 0, 0, fn, ud, err);
 }
 
 int store_report_curve(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err) {
-  return each(s, sql_curve, sweep_id, 0, fn, ud, err);
+  return each(s, sql_curve, sweep_id, 0, 0, fn, ud, err);
 }
 
 int store_report_repeats(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err) {
-  return each(s, sql_repeats, sweep_id, 0, fn, ud, err);
+  return each(s, sql_repeats, sweep_id, 0, 0, fn, ud, err);
 }
 
 int store_report_fastest(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err) {
-  int rc = each(s, sql_fastest, sweep_id, 0, fn, ud, err);
+  int rc = each(s, sql_fastest, sweep_id, 0, 0, fn, ud, err);
   return rc == STORE_REPORT_STOP ? 0 : rc;
 }
 
 int store_report_sample(store *s, int64_t sweep_id, int step, store_report_fn fn, void *ud,
                         char **err) {
-  return each(s, sql_sample, sweep_id, step < 1 ? 1 : step, fn, ud, err);
+  /* The last number first: as the recursive step's bound it was read again at every step. */
+  sqlite3_stmt *st = NULL;
+  int64_t last = -1;
+  int rc = prepare(s, sql_last, sweep_id, &st, err);
+  if (rc) return rc;
+  rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+    last = sqlite3_column_int64(st, 0);
+  rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store_db_fail(s, err, "reading trials");
+  sqlite3_finalize(st);
+  if (rc || last < 0) return rc;
+  return each(s, sql_sample, sweep_id, step < 1 ? 1 : step, last, fn, ud, err);
 }
 
 int64_t store_report_rows_read(void) {
