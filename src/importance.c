@@ -218,5 +218,18 @@ char *importance_value_text(const cJSON *config, const char *name) {
     units_format_bytes((int64_t)v->valuedouble, buf, sizeof buf);
     return xstrdup(buf);
   }
+  /* cJSON's own text for the common cases, without its printer's buffers and sprintf: an
+   * integral number as "%d" of its valueint (as cJSON prints one), true, false. */
+  if (cJSON_IsNumber(v) && v->valuedouble == (double)v->valueint) {
+    char buf[16], *p = buf + sizeof buf;
+    long long a = v->valueint < 0 ? -(long long)v->valueint : v->valueint;
+    *--p = '\0';
+    do *--p = (char)('0' + a % 10), a /= 10;
+    while (a);
+    if (v->valueint < 0) *--p = '-';
+    return xstrdup(p);
+  }
+  if (cJSON_IsTrue(v)) return xstrdup("true");
+  if (cJSON_IsFalse(v)) return xstrdup("false");
   return cJSON_PrintUnformatted(v);
 }
