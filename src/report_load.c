@@ -137,14 +137,14 @@ static int on_sample(const store_report_row *r, void *ud) {
   return 0;
 }
 
-/* The top table's candidates as they are read: the repeated configurations' trials (by
- * configuration, then number), then the fastest trials run once. */
+/* The top table's candidates as they are read: the fastest configurations run once, then the
+ * repeated ones (by configuration, then number) that can rank among them. */
 typedef struct {
   report_data *d;
-  char **seen; /* every configuration the repeats' read returned, in its (byte) order */
-  int n_seen;
-  double *v; /* the current repeated configuration's values at the full budget */
+  const char *config; /* the current repeated configuration's */
+  double *v;          /* its values at the full budget */
   int nv, cap_v, cap_ids, singles;
+  double last; /* the value of the TOP_CONFIGS-th run once; NaN: fewer */
 } top_read;
 
 static cgroup *new_group(report_data *d, const char *config) {
@@ -159,7 +159,7 @@ static cgroup *new_group(report_data *d, const char *config) {
  * is dropped. */
 static void end_group(top_read *t) {
   report_data *d = t->d;
-  if (d->ng == 0) return;
+  if (!t->config) return;
   cgroup *g = &d->g[d->ng - 1];
   if (g->n == 0) {
     free(g->config);
@@ -170,17 +170,16 @@ static void end_group(top_read *t) {
     if (strcmp(g->config, "{}") == 0) d->base = d->ng - 1;
   }
   t->nv = 0;
+  t->config = NULL;
 }
 
 static int on_repeat(const store_report_row *r, void *ud) {
   top_read *t = ud;
   report_data *d = t->d;
   const char *config = r->config ? r->config : "{}";
-  if (t->n_seen == 0 || strcmp(t->seen[t->n_seen - 1], config) != 0) {
+  if (!t->config || strcmp(t->config, config) != 0) {
     end_group(t);
-    t->seen = xrealloc(t->seen, (size_t)(t->n_seen + 1) * sizeof *t->seen);
-    t->seen[t->n_seen++] = xstrdup(config);
-    new_group(d, config);
+    t->config = new_group(d, config)->config;
     t->cap_ids = 0;
   }
   cgroup *g = &d->g[d->ng - 1];
@@ -198,21 +197,17 @@ static int on_repeat(const store_report_row *r, void *ud) {
   return 0;
 }
 
-static int by_text(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static int on_fastest(const store_report_row *r, void *ud) {
   top_read *t = ud;
   report_data *d = t->d;
-  const char *config = r->config ? r->config : "{}";
   if (!budget_full(d, r->steps_budget)) return 0;
-  if (bsearch(&config, t->seen, (size_t)t->n_seen, sizeof *t->seen, by_text)) return 0;
-  cgroup *g = new_group(d, config);
+  cgroup *g = new_group(d, r->config ? r->config : "{}");
   g->n = 1, g->value = r->value, g->best_number = r->number, g->best_id = r->id;
   g->ids = xcalloc(1, sizeof *g->ids);
   g->ids[0] = r->id;
-  return ++t->singles == TOP_CONFIGS ? STORE_REPORT_STOP : 0;
+  if (++t->singles < TOP_CONFIGS) return 0;
+  t->last = r->value;
+  return STORE_REPORT_STOP;
 }
 
 /* Whether configuration X ranks before Y: by median, then its fastest trial's number. */
@@ -242,17 +237,15 @@ static int pool_steps(store *s, const cgroup *g, int skip, double **v, int *nv, 
  * fastest besides the baseline's ("{}"), each with its fastest trial's settings and its
  * pooled step times, and the baseline's pooled step times. A configuration run once ranks
  * by its value, so the TOP_CONFIGS fastest of those (read in value order) and the repeated
- * ones (kept by schema 13) hold the table: reads those, not every trial. */
+ * ones (kept by schema 13) no slower than the last of them hold the table: reads those, not
+ * every trial. */
 static int find_top(store *s, int64_t id, report_data *d, int skip, char **err) {
-  top_read t = {.d = d};
+  top_read t = {.d = d, .last = NAN};
   d->base = -1;
-  int rc = store_report_repeats(s, id, on_repeat, &t, err);
-  if (!rc) {
-    end_group(&t);
-    rc = store_report_fastest(s, id, on_fastest, &t, err);
-  }
-  for (int i = 0; i < t.n_seen; i++) free(t.seen[i]);
-  free(t.seen);
+  int rc = store_report_fastest(s, id, on_fastest, &t, err);
+  /* A repeat whose fastest is slower than the tenth run once has a slower median. */
+  if (!rc) rc = store_report_repeats(s, id, t.last, on_repeat, &t, err);
+  if (!rc) end_group(&t);
   free(t.v);
   int top[TOP_CONFIGS], nt = 0;
   for (int j = 0; j < d->ng && !rc; j++) {

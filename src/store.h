@@ -354,12 +354,14 @@ int store_report_tail(store *s, int64_t sweep_id, store_report_fn fn, void *ud, 
 /* The best-so-far curves' candidates (a superset of their change points), still ok, by
  * number: id, number, role, status, value, steps_budget, finished_at. */
 int store_report_curve(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err);
-/* The ok trials of every configuration more than one ok trial ran, and of "{}" (the
- * baseline's), by configuration then number: id, number, role, status, config, value,
- * steps_budget. */
-int store_report_repeats(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err);
-/* The ok trials with a value, fastest first (then by number), until FN returns
- * STORE_REPORT_STOP (then 0): id, number, role, status, config, value, steps_budget. */
+/* The ok trials of every configuration more than one ok trial ran whose fastest is no slower
+ * than BEST (NaN: any), and of "{}" (the baseline's), by configuration then number: id,
+ * number, role, status, config, value, steps_budget. */
+int store_report_repeats(store *s, int64_t sweep_id, double best, store_report_fn fn, void *ud,
+                         char **err);
+/* The ok trials with a value of the configurations run once (not "{}", not a repeat), fastest
+ * first (then by number), until FN returns STORE_REPORT_STOP (then 0): id, number, role,
+ * status, config, value, steps_budget. */
 #define STORE_REPORT_STOP (-1000)
 int store_report_fastest(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err);
 /* The trials numbered 0, STEP, 2 STEP, ... by number: id, number, role, status, config, value,

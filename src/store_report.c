@@ -32,11 +32,13 @@ static const char *const sql_curve =
 static const char *const sql_repeats =
   "SELECT id, number, role, status, config, value, steps_budget, NULL, NULL "
   "FROM trials WHERE sweep_id = :id AND status = 'ok' AND config IN "
-  "(SELECT config FROM report_repeats WHERE sweep_id = :id UNION ALL SELECT '{}') "
+  "(SELECT config FROM report_repeats WHERE sweep_id = :id AND best <= :best "
+  "UNION ALL SELECT '{}') "
   "ORDER BY config, number";
 static const char *const sql_fastest =
   "SELECT id, number, role, status, config, value, steps_budget, NULL, NULL "
-  "FROM trials WHERE sweep_id = :id AND status = 'ok' AND value IS NOT NULL "
+  "FROM trials WHERE sweep_id = :id AND status = 'ok' AND value IS NOT NULL AND config <> '{}' "
+  "AND config NOT IN (SELECT config FROM report_repeats WHERE sweep_id = :id) "
   "ORDER BY value, number";
 static const char *const sql_last = "SELECT max(number) FROM trials WHERE sweep_id = :id";
 static const char *const sql_sample =
@@ -64,13 +66,17 @@ static const char *text_or_null(sqlite3_stmt *st, int i) {
   return (const char *)sqlite3_column_text(st, i);
 }
 
-/* Runs SQL (bound to sweep ID and, when it asks, STEP and LAST) and passes its rows to FN. */
-static int each(store *s, const char *sql, int64_t id, int64_t step, int64_t last,
+/* Runs SQL (bound to sweep ID and, where it has them, :step, :last and :best) and passes its
+ * rows to FN. */
+static int each(store *s, const char *sql, int64_t id, int64_t step, int64_t last, double best,
                 store_report_fn fn, void *ud, char **err) {
   sqlite3_stmt *st = NULL;
   int rc = prepare(s, sql, id, &st, err), stop = 0;
   if (rc) return rc;
-  if (step > 0 && (store_bind_int(st, ":step", step) || store_bind_int(st, ":last", last))) {
+  int ib = sqlite3_bind_parameter_index(st, ":best");
+  if ((sqlite3_bind_parameter_index(st, ":step") && store_bind_int(st, ":step", step)) ||
+      (sqlite3_bind_parameter_index(st, ":last") && store_bind_int(st, ":last", last)) ||
+      (ib && sqlite3_bind_double(st, ib, best) != SQLITE_OK)) {
     rc = store_db_fail(s, err, "binding a report's read");
     sqlite3_finalize(st);
     return rc;
@@ -96,27 +102,28 @@ static int each(store *s, const char *sql, int64_t id, int64_t step, int64_t las
 }
 
 int store_report_each(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err) {
-  return each(s, sql_each, sweep_id, 0, 0, fn, ud, err);
+  return each(s, sql_each, sweep_id, 0, 0, 0, fn, ud, err);
 }
 
 int store_report_span(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err) {
-  return each(s, sql_span, sweep_id, 0, 0, fn, ud, err);
+  return each(s, sql_span, sweep_id, 0, 0, 0, fn, ud, err);
 }
 
 int store_report_tail(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err) {
-  return each(s, sql_tail, sweep_id, 0, 0, fn, ud, err);
+  return each(s, sql_tail, sweep_id, 0, 0, 0, fn, ud, err);
 }
 
 int store_report_curve(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err) {
-  return each(s, sql_curve, sweep_id, 0, 0, fn, ud, err);
+  return each(s, sql_curve, sweep_id, 0, 0, 0, fn, ud, err);
 }
 
-int store_report_repeats(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err) {
-  return each(s, sql_repeats, sweep_id, 0, 0, fn, ud, err);
+int store_report_repeats(store *s, int64_t sweep_id, double best, store_report_fn fn, void *ud,
+                         char **err) {
+  return each(s, sql_repeats, sweep_id, 0, 0, isnan(best) ? HUGE_VAL : best, fn, ud, err);
 }
 
 int store_report_fastest(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err) {
-  int rc = each(s, sql_fastest, sweep_id, 0, 0, fn, ud, err);
+  int rc = each(s, sql_fastest, sweep_id, 0, 0, 0, fn, ud, err);
   return rc == STORE_REPORT_STOP ? 0 : rc;
 }
 
@@ -133,7 +140,7 @@ int store_report_sample(store *s, int64_t sweep_id, int step, store_report_fn fn
   rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store_db_fail(s, err, "reading trials");
   sqlite3_finalize(st);
   if (rc || last < 0) return rc;
-  return each(s, sql_sample, sweep_id, step < 1 ? 1 : step, last, fn, ud, err);
+  return each(s, sql_sample, sweep_id, step < 1 ? 1 : step, last, 0, fn, ud, err);
 }
 
 int64_t store_report_rows_read(void) {
