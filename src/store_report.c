@@ -29,6 +29,19 @@ static const char *const sql_curve =
   "SELECT t.id, t.number, t.role, t.status, NULL, t.value, t.steps_budget, NULL, t.finished_at "
   "FROM report_curve c JOIN trials t ON t.id = c.trial_id "
   "WHERE c.sweep_id = :id AND t.status = 'ok' AND t.value IS NOT NULL ORDER BY t.number";
+/* The same over the sweep's trials, for a sweep in report_stale. */
+static const char *const sql_stale = "SELECT 1 FROM report_stale WHERE sweep_id = :id";
+static const char *const sql_span_all =
+  "SELECT NULL, NULL, NULL, NULL, NULL, NULL, max(steps_budget), min(started_at), NULL "
+  "FROM trials WHERE sweep_id = :id";
+static const char *const sql_tail_all =
+  "SELECT NULL, max(number), NULL, NULL, NULL, NULL, max(coalesce(steps_budget, 0), 0), NULL, "
+  "max(finished_at) FROM trials WHERE sweep_id = :id AND status = 'ok' AND value IS NOT NULL "
+  "AND role NOT IN ('baseline', 'confirm') GROUP BY max(coalesce(steps_budget, 0), 0)";
+static const char *const sql_curve_all =
+  "SELECT t.id, t.number, t.role, t.status, NULL, t.value, t.steps_budget, NULL, t.finished_at "
+  "FROM trials t WHERE t.sweep_id = :id AND t.status = 'ok' AND t.value IS NOT NULL "
+  "AND t.role NOT IN ('baseline', 'confirm') ORDER BY t.number";
 static const char *const sql_repeats =
   "SELECT id, number, role, status, config, value, steps_budget, NULL, NULL "
   "FROM trials WHERE sweep_id = :id AND status = 'ok' AND config IN "
@@ -105,16 +118,35 @@ int store_report_each(store *s, int64_t sweep_id, store_report_fn fn, void *ud, 
   return each(s, sql_each, sweep_id, 0, 0, 0, fn, ud, err);
 }
 
+static int is_stale(const store_report_row *r, void *ud) {
+  (void)r;
+  *(int *)ud = 1;
+  return 0;
+}
+
+/* Whether an ok trial of the sweep was deleted by hand (report_stale): 1, 0, or -1 and *ERR. */
+static int stale(store *s, int64_t sweep_id, char **err) {
+  int yes = 0, rc = each(s, sql_stale, sweep_id, 0, 0, 0, is_stale, &yes, err);
+  rows_read -= yes;
+  return rc ? -1 : yes;
+}
+
 int store_report_span(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err) {
-  return each(s, sql_span, sweep_id, 0, 0, 0, fn, ud, err);
+  int st = stale(s, sweep_id, err);
+  if (st < 0) return FT_ESTORE;
+  return each(s, st ? sql_span_all : sql_span, sweep_id, 0, 0, 0, fn, ud, err);
 }
 
 int store_report_tail(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err) {
-  return each(s, sql_tail, sweep_id, 0, 0, 0, fn, ud, err);
+  int st = stale(s, sweep_id, err);
+  if (st < 0) return FT_ESTORE;
+  return each(s, st ? sql_tail_all : sql_tail, sweep_id, 0, 0, 0, fn, ud, err);
 }
 
 int store_report_curve(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err) {
-  return each(s, sql_curve, sweep_id, 0, 0, 0, fn, ud, err);
+  int st = stale(s, sweep_id, err);
+  if (st < 0) return FT_ESTORE;
+  return each(s, st ? sql_curve_all : sql_curve, sweep_id, 0, 0, 0, fn, ud, err);
 }
 
 int store_report_repeats(store *s, int64_t sweep_id, double best, store_report_fn fn, void *ud,

@@ -45,6 +45,13 @@ CREATE TABLE report_repeats (
   PRIMARY KEY (sweep_id, config)
 ) WITHOUT ROWID;
 
+-- Sweeps an ok trial was deleted from, one by one (flagtune deletes none, only whole sweeps,
+-- which cascade): their curves' candidates and tails may miss a trial the deleted one hid,
+-- so a report computes those over the sweep's trials instead (slower, exact).
+CREATE TABLE report_stale (
+  sweep_id INTEGER PRIMARY KEY
+);
+
 -- The ok trials of a sweep by configuration: the repeats' check as a trial finishes, and the
 -- reader's lookup of a repeated configuration's trials.
 CREATE INDEX trials_ok_config ON trials (sweep_id, config) WHERE status = 'ok';
@@ -81,6 +88,23 @@ GROUP BY sweep_id, max(coalesce(steps_budget, 0), 0);
 INSERT INTO report_repeats (sweep_id, config, best)
 SELECT sweep_id, config, min(value) FROM trials WHERE status = 'ok' GROUP BY sweep_id, config
 HAVING count(*) > 1;
+
+-- A new sweep starts with nothing kept (rows left by a delete that did not cascade, as in a
+-- shell without foreign keys, under a reused id).
+CREATE TRIGGER sweeps_report_insert AFTER INSERT ON sweeps
+BEGIN
+  DELETE FROM report_curve WHERE sweep_id = NEW.id;
+  DELETE FROM report_span WHERE sweep_id = NEW.id;
+  DELETE FROM report_tail WHERE sweep_id = NEW.id;
+  DELETE FROM report_repeats WHERE sweep_id = NEW.id;
+  DELETE FROM report_stale WHERE sweep_id = NEW.id;
+END;
+
+CREATE TRIGGER trials_report_delete AFTER DELETE ON trials
+WHEN OLD.status = 'ok' AND EXISTS (SELECT 1 FROM sweeps WHERE id = OLD.sweep_id)
+BEGIN
+  INSERT OR IGNORE INTO report_stale (sweep_id) VALUES (OLD.sweep_id);
+END;
 
 -- The triggers: a trial is inserted running (or, by another tool, already finished) and
 -- finishes by an update of its status and value.
