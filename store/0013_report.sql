@@ -6,10 +6,11 @@
 
 -- The best-so-far curves' candidates: every ok search trial (not the baseline, not a
 -- confirmation) that no candidate already beat when it finished. Trial U beats T when U has
--- a lower number, a value no higher, finished no later (the same time format), and ran at
--- least T's step budget (none or <= 0: unlimited); then U comes before T on both curves (by
--- number, by finishing time) and T is a change point of neither, whatever else is written
--- later. So every change point is here, and the reader finds them among these rows.
+-- a lower number, a value no higher, finished no later (the same time format; or T has no
+-- finish, so is on no time curve), and ran at least T's step budget (none or <= 0:
+-- unlimited); then U comes before T on both curves (by number, by finishing time) and T is a
+-- change point of neither, whatever else is written later. So every change point is here,
+-- and the reader finds them among these rows.
 CREATE TABLE report_curve (
   sweep_id INTEGER NOT NULL REFERENCES sweeps (id) ON DELETE CASCADE,
   trial_id INTEGER NOT NULL,
@@ -154,7 +155,8 @@ BEGIN
     SELECT 1 FROM report_curve c JOIN trials u ON u.id = c.trial_id
     WHERE c.sweep_id = NEW.sweep_id AND u.id <> NEW.id AND u.status = 'ok'
       AND u.number < NEW.number AND u.value <= NEW.value
-      AND u.finished_at <= NEW.finished_at AND length(u.finished_at) = length(NEW.finished_at)
+      AND (NEW.finished_at IS NULL OR (u.finished_at <= NEW.finished_at
+           AND length(u.finished_at) = length(NEW.finished_at)))
       AND (coalesce(u.steps_budget, 0) <= 0
            OR (coalesce(NEW.steps_budget, 0) > 0 AND u.steps_budget >= NEW.steps_budget)));
 END;
@@ -183,7 +185,8 @@ BEGIN
     SELECT 1 FROM report_curve c JOIN trials u ON u.id = c.trial_id
     WHERE c.sweep_id = NEW.sweep_id AND u.id <> NEW.id AND u.status = 'ok'
       AND u.number < NEW.number AND u.value <= NEW.value
-      AND u.finished_at <= NEW.finished_at AND length(u.finished_at) = length(NEW.finished_at)
+      AND (NEW.finished_at IS NULL OR (u.finished_at <= NEW.finished_at
+           AND length(u.finished_at) = length(NEW.finished_at)))
       AND (coalesce(u.steps_budget, 0) <= 0
            OR (coalesce(NEW.steps_budget, 0) > 0 AND u.steps_budget >= NEW.steps_budget)));
 END;
