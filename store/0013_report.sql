@@ -117,7 +117,11 @@ BEGIN
     first_start = CASE WHEN first_start IS NULL OR excluded.first_start < first_start
                        THEN excluded.first_start ELSE first_start END,
     max_budget = CASE WHEN max_budget IS NULL OR excluded.max_budget > max_budget
-                      THEN excluded.max_budget ELSE max_budget END;
+                      THEN excluded.max_budget ELSE max_budget END
+  WHERE (excluded.first_start IS NOT NULL
+         AND (first_start IS NULL OR excluded.first_start < first_start))
+     OR (excluded.max_budget IS NOT NULL
+         AND (max_budget IS NULL OR excluded.max_budget > max_budget));
 END;
 
 CREATE TRIGGER trials_report_span AFTER UPDATE OF started_at, steps_budget ON trials
@@ -128,7 +132,11 @@ BEGIN
     first_start = CASE WHEN first_start IS NULL OR excluded.first_start < first_start
                        THEN excluded.first_start ELSE first_start END,
     max_budget = CASE WHEN max_budget IS NULL OR excluded.max_budget > max_budget
-                      THEN excluded.max_budget ELSE max_budget END;
+                      THEN excluded.max_budget ELSE max_budget END
+  WHERE (excluded.first_start IS NOT NULL
+         AND (first_start IS NULL OR excluded.first_start < first_start))
+     OR (excluded.max_budget IS NOT NULL
+         AND (max_budget IS NULL OR excluded.max_budget > max_budget));
 END;
 
 CREATE TRIGGER trials_report_ok_insert AFTER INSERT ON trials
