@@ -14,10 +14,12 @@
 #include "diag.h"
 #include "units.h"
 
-/* One scored trial: its log step time and its parsed configuration. */
+/* One scored trial: its log step time and its parsed configuration (the trial's own "cfg"
+ * when it has one, else parsed here and OWNED). */
 typedef struct {
   double y;
   cJSON *config;
+  int owned;
 } scored;
 
 static const char *str_of(const cJSON *o, const char *key) {
@@ -47,6 +49,24 @@ static double full_budget(const cJSON *trials) {
   return full;
 }
 
+/* cJSON's own unformatted text of V where it is quick to write (an integral number, printed
+ * by cJSON as "%d" of its valueint; true; false), without its printer's buffers and
+ * sprintf; NULL otherwise. Caller frees. */
+static char *quick_text(const cJSON *v) {
+  if (cJSON_IsNumber(v) && v->valuedouble == (double)v->valueint) {
+    char buf[16], *p = buf + sizeof buf;
+    long long a = v->valueint < 0 ? -(long long)v->valueint : v->valueint;
+    *--p = '\0';
+    do *--p = (char)('0' + a % 10), a /= 10;
+    while (a);
+    if (v->valueint < 0) *--p = '-';
+    return xstrdup(p);
+  }
+  if (cJSON_IsTrue(v)) return xstrdup("true");
+  if (cJSON_IsFalse(v)) return xstrdup("false");
+  return NULL;
+}
+
 /* Collects the scored trials into *OUT (caller frees each config and the array). */
 static int collect(const cJSON *trials, double full, scored **out, int *n_failed) {
   int n = 0, cap = cJSON_GetArraySize(trials) + 1;
@@ -61,12 +81,16 @@ static int collect(const cJSON *trials, double full, scored **out, int *n_failed
     double v = num_of(t, "value"), b = num_of(t, "steps_budget");
     int ok = o == OUTCOME_OK && v > 0 && (isnan(b) || b <= 0 || b >= full);
     if (!cfg || (!ok && (o < 0 || !fails_by_config((outcome)o)))) continue;
-    cJSON *c = cJSON_Parse(cfg);
+    /* A report's sample carries the configuration parsed ("cfg"): no second parse. */
+    cJSON *c = cJSON_GetObjectItemCaseSensitive(t, "cfg");
+    int owned = !cJSON_IsObject(c);
+    if (owned) c = cJSON_Parse(cfg);
     if (!cJSON_IsObject(c)) {
-      cJSON_Delete(c);
+      if (owned) cJSON_Delete(c);
       continue;
     }
     s[n].config = c;
+    s[n].owned = owned;
     s[n].y = ok ? log(v) : NAN; /* failures get the penalty once the worst is known */
     if (ok && s[n].y > worst) worst = s[n].y;
     *n_failed += !ok;
@@ -82,7 +106,8 @@ static int collect(const cJSON *trials, double full, scored **out, int *n_failed
 /* The value of KEY in a configuration as canonical text; "" for absent (the default). */
 static char *level_of(const cJSON *config, const char *key) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(config, key);
-  return v ? cJSON_PrintUnformatted(v) : xstrdup("");
+  char *quick = v ? quick_text(v) : NULL;
+  return quick ? quick : v ? cJSON_PrintUnformatted(v) : xstrdup("");
 }
 
 /* Epsilon squared of KEY over the N scored trials whose mean is MEAN and total sum of
@@ -166,7 +191,8 @@ int importance_compute_full(const cJSON *trials, double full, importance_result 
   }
   for (int j = 0; j < out->n; j++) out->p[j].share = total > 0 ? out->p[j].explained / total : 0;
   if (out->n > 1) qsort(out->p, (size_t)out->n, sizeof *out->p, by_explained);
-  for (int i = 0; i < n; i++) cJSON_Delete(s[i].config);
+  for (int i = 0; i < n; i++)
+    if (s[i].owned) cJSON_Delete(s[i].config);
   free(s);
   return n >= 3 && out->n > 0 && sst > 0 ? 0 : -1;
 }
@@ -218,5 +244,6 @@ char *importance_value_text(const cJSON *config, const char *name) {
     units_format_bytes((int64_t)v->valuedouble, buf, sizeof buf);
     return xstrdup(buf);
   }
-  return cJSON_PrintUnformatted(v);
+  char *quick = quick_text(v);
+  return quick ? quick : cJSON_PrintUnformatted(v);
 }

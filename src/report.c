@@ -14,6 +14,7 @@
 #include "importance.h"
 #include "report_impl.h"
 #include "stats.h"
+#include "store.h"
 #include "trialcfg.h"
 #include "units.h"
 #include "view.h"
@@ -40,6 +41,25 @@ static void put_ms(FILE *f, double v) {
     fputs("&ndash;", f);
   else
     fprintf(f, "%.2f&nbsp;ms", v);
+}
+
+/* V as printf's "%.<D>f" (D 0 to 2) writes it. Printf's exact decimal conversion was most of
+ * a large report's page; it is needed only near a rounding tie, or for large values. */
+static void put_fixed(FILE *f, double v, int d) {
+  static const double scale[] = {1, 10, 100};
+  double t = v * scale[d], fl = floor(t), frac = t - fl;
+  if (!(fabs(t) < 1e9) || fabs(frac - 0.5) < 1e-6 || (signbit(v) && t > -0.5)) {
+    fprintf(f, "%.*f", d, v);
+    return;
+  }
+  long long r = (long long)fl + (frac > 0.5), a = r < 0 ? -r : r;
+  char buf[40], *e = buf + sizeof buf, *p = e;
+  for (int k = 0; k < d; k++, a /= 10) *--p = (char)('0' + a % 10);
+  if (d) *--p = '.';
+  do *--p = (char)('0' + a % 10), a /= 10;
+  while (a);
+  if (r < 0) *--p = '-';
+  fwrite(p, 1, (size_t)(e - p), f);
 }
 
 /* ---- best so far ---- */
@@ -70,7 +90,7 @@ static series best_series(const report_sweep *r, int by_time) {
     if (!t->search || !report_at_full(d, t) || (by_time && isnan(t->fin))) continue;
     idx[n++] = i;
   }
-  /* Points in the order they became known: by number (the pass's order), or by finish. */
+  /* Points in the order they became known: by number (the candidates' order), or by finish. */
   sort_ok = d->ok;
   int sorted = 1; /* trials run one at a time finish in number order: no sort then */
   for (int k = 1; by_time && sorted && k < n; k++) sorted = by_finish(&idx[k - 1], &idx[k]) <= 0;
@@ -82,6 +102,9 @@ static series best_series(const report_sweep *r, int by_time) {
     if (s.n == 0 || t->value < s.y[s.n - 1]) s.x[s.n] = x, s.y[s.n++] = t->value;
     if (x > s.xmax) s.xmax = x;
   }
+  /* The candidates hold every change point, not every trial: the curve runs on to the last. */
+  double end = by_time ? d->xmax_time : d->xmax_number;
+  if (end > s.xmax) s.xmax = end;
   free(idx);
   return s;
 }
@@ -371,15 +394,32 @@ static void trial_mark(const svg_plot *p, const cJSON *t, double x, double full)
   FILE *f = p->f;
   const char *end = "</title></circle>\n";
   if (counts_as_result(t, full)) {
-    fprintf(f, "<circle class=\"ok\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"><title>trial %.0f: %.2f ms", x,
-            svg_y(p, view_num(t, "value")), view_num(t, "number"), view_num(t, "value"));
+    fputs("<circle class=\"ok\" cx=\"", f);
+    put_fixed(f, x, 1);
+    fputs("\" cy=\"", f);
+    put_fixed(f, svg_y(p, view_num(t, "value")), 1);
+    fputs("\" r=\"3\"><title>trial ", f);
+    put_fixed(f, view_num(t, "number"), 0);
+    fputs(": ", f);
+    put_fixed(f, view_num(t, "value"), 2);
+    fputs(" ms", f);
   } else if (is_status(t, "oom")) {
-    fprintf(f, "<path class=\"oom\" d=\"M%.1f %.1f l6 6 m0 -6 l-6 6\"><title>trial %.0f: OOM",
-            x - 3, band - 3, view_num(t, "number"));
+    fputs("<path class=\"oom\" d=\"M", f);
+    put_fixed(f, x - 3, 1);
+    fputc(' ', f);
+    put_fixed(f, band - 3, 1);
+    fputs(" l6 6 m0 -6 l-6 6\"><title>trial ", f);
+    put_fixed(f, view_num(t, "number"), 0);
+    fputs(": OOM", f);
     end = "</title></path>\n";
   } else if (!is_status(t, "ok") && !is_status(t, "running")) {
-    fprintf(f, "<circle class=\"failed\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"><title>trial %.0f: ", x,
-            band, view_num(t, "number"));
+    fputs("<circle class=\"failed\" cx=\"", f);
+    put_fixed(f, x, 1);
+    fputs("\" cy=\"", f);
+    put_fixed(f, band, 1);
+    fputs("\" r=\"3\"><title>trial ", f);
+    put_fixed(f, view_num(t, "number"), 0);
+    fputs(": ", f);
     report_html(f, view_str(t, "status"));
   } else {
     return;
@@ -387,11 +427,11 @@ static void trial_mark(const svg_plot *p, const cJSON *t, double x, double full)
   fputs(end, f);
 }
 
-static void param_plot(FILE *f, const report_sweep *r, int si, int k, const char *name) {
+static void param_plot(FILE *f, const report_sweep *r, int si, int k, const char *name,
+                       const axis *ax) {
   const cJSON *trials = trials_of(r), *t;
-  axis ax = axis_of(trials, name);
-  const level *l = ax.l;
-  int nl = ax.n;
+  const level *l = ax->l;
+  int nl = ax->n;
   double full = r->data->full;
   double base = view_num(cJSON_GetObjectItemCaseSensitive(r->obj, "baseline"), "value");
   svg_plot p = {.x0 = -0.5,
@@ -426,13 +466,12 @@ static void param_plot(FILE *f, const report_sweep *r, int si, int k, const char
             p.left, p.w - p.right, svg_y(&p, base), svg_y(&p, base), base);
   int i = 0;
   cJSON_ArrayForEach(t, trials) {
-    int j = axis_index(&ax, t, name);
+    int j = axis_index(ax, t, name);
     /* A deterministic spread so repeated values stay visible. */
     if (j >= 0) trial_mark(&p, t, svg_x(&p, j) + ((i * 7919) % 17 - 8) * 1.5, full);
     i++;
   }
   svg_end(&p);
-  axis_free(&ax);
 }
 
 /* ---- the OOM map ---- */
@@ -476,15 +515,15 @@ static void oom_cell(FILE *f, const cell *c, double x, double y, double lo, doub
   fputc('\n', f);
 }
 
-static void oom_map(FILE *f, const report_sweep *r, int si, const char *a, const char *b) {
+static void oom_map(FILE *f, const report_sweep *r, int si, const char *a, const char *b,
+                    const axis *xa, const axis *xb) {
   const cJSON *trials = trials_of(r), *t;
-  axis xa = axis_of(trials, a), xb = axis_of(trials, b);
-  const level *la = xa.l, *lb = xb.l;
-  int na = xa.n, nb = xb.n;
+  const level *la = xa->l, *lb = xb->l;
+  int na = xa->n, nb = xb->n;
   cell *c = xcalloc((size_t)(na * nb) + 1, sizeof *c);
   double full = r->data->full, lo = INFINITY, hi = -INFINITY;
   cJSON_ArrayForEach(t, trials) {
-    int i = axis_index(&xa, t, a), j = axis_index(&xb, t, b);
+    int i = axis_index(xa, t, a), j = axis_index(xb, t, b);
     if (i < 0 || j < 0) continue;
     cell *x = &c[j * na + i];
     double v = view_num(t, "value");
@@ -524,8 +563,6 @@ static void oom_map(FILE *f, const report_sweep *r, int si, const char *a, const
   fputs("</text>\n", f);
   svg_end(&p);
   free(c);
-  axis_free(&xa);
-  axis_free(&xb);
 }
 
 /* ---- importance ---- */
@@ -696,11 +733,14 @@ static void sweep_section(FILE *f, const report_sweep *r, int si) {
       "<h3>Step time by value</h3>\n<p class=\"note\">Dots: ok trials; crosses in the top "
       "band: OOM; rings: other failures; dashed: the baseline.</p><div class=\"params\">\n",
       f);
+  /* Each parameter's axis, made once for its plot and the OOM map. */
+  axis *ax = xcalloc((size_t)imp->n + 1, sizeof *ax);
   for (int k = 0; k < imp->n; k++) {
+    ax[k] = axis_of(trials_of(r), imp->p[k].name);
     fputs("<figure><figcaption>", f);
     report_html(f, imp->p[k].name);
     fputs("</figcaption>\n", f);
-    param_plot(f, r, si, k, imp->p[k].name);
+    param_plot(f, r, si, k, imp->p[k].name, &ax[k]);
     fputs("</figure>\n", f);
   }
   fputs("</div>\n<h3>OOM map</h3>\n", f);
@@ -710,10 +750,12 @@ static void sweep_section(FILE *f, const report_sweep *r, int si) {
         "some (* marks a best beside an OOM); green: the best ok step time in ms, darker is "
         "faster; grey: not tried or other failures.</p>\n",
         f);
-    oom_map(f, r, si, imp->p[0].name, imp->p[1].name);
+    oom_map(f, r, si, imp->p[0].name, imp->p[1].name, &ax[0], &ax[1]);
   } else {
     fprintf(f, "<p class=\"note\" id=\"oommap-%d\">Needs two searched parameters.</p>\n", si + 1);
   }
+  for (int k = 0; k < imp->n; k++) axis_free(&ax[k]);
+  free(ax);
   fputs("<h3>Top configurations</h3>\n", f);
   top_table(f, r, si);
   fputs("<h3>Export</h3>\n", f);
@@ -793,5 +835,8 @@ int report_write(const char *db, const char *const *refs, int n, const char *out
     free(text);
   }
   for (int i = 0; i < loaded; i++) report_sweep_free(&rs[i]);
+  /* The tests' bound on what a report reads (tests/e2e/test_report_large.sh). */
+  if (getenv("FLAGTUNE_REPORT_ROWS"))
+    fprintf(stderr, "flagtune: report read %lld trial rows\n", (long long)store_report_rows_read());
   return rc;
 }

@@ -1,8 +1,9 @@
 /* `flagtune report` (one self-contained HTML file: SVG written here, no script, no network)
  * and what `compare` shares with it: loading a sweep by reference from one database or
  * another, and the flags and variables a configuration sets. Reads only through the store's
- * read API (store_show_sweep_page without its trial table, store_report_each's one pass,
- * store_report_trial, store_report_steps); must not write the database. */
+ * read API (store_show_sweep_page without its trial table, the store_report_ reads of
+ * schema 13's kept tables and a bounded sample, store_report_trial, store_report_steps); must
+ * not write the database. */
 #ifndef FLAGTUNE_REPORT_H
 #define FLAGTUNE_REPORT_H
 

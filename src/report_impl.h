@@ -20,26 +20,26 @@
 #define REPORT_MAX_LEVELS 24
 #define REPORT_BINS 12
 
-/* An ok trial with a value, as the pass keeps it (about 40 bytes): the curves and the top
- * table's grouping need nothing more of the trials they do not show. */
+/* A candidate of the best-so-far curves (schema 13's report_curve): an ok search trial. */
 typedef struct {
   int64_t id;
   double value, fin; /* fin: finished_at in seconds since the epoch, NaN unknown */
-  int number, budget, group;
+  int number, budget;
   int search; /* on the best-so-far curves: not the baseline, not a confirmation */
 } okrow;
 
-/* A distinct configuration among the ok trials. */
+/* A configuration in the running for the top table: one run (found in value order) or
+ * repeated (schema 13's report_repeats), with its ok trials at the full budget. */
 typedef struct {
   char *config;
-  uint64_t hash;
   int n;           /* its ok trials at the full budget */
-  double value;    /* their median (the fastest's value until find_top has the median) */
+  double value;    /* their median */
   int best_number; /* the fastest of them (the lowest number among equals) */
   int64_t best_id;
+  int64_t *ids; /* its ok full-budget trials by number */
 } cgroup;
 
-/* A row of the top table, read once the pass has found it. */
+/* A row of the top table, read once the candidates are ranked. */
 typedef struct {
   double value;
   int n, best_number;
@@ -49,16 +49,16 @@ typedef struct {
 } topcfg;
 
 struct report_data {
-  int64_t n_trials; /* trials read */
-  int step;         /* the sample is every STEP-th trial by number */
-  double full, t0;  /* the largest step budget; the earliest start */
-  char t0_text[40]; /* the earliest start as stored ("" when none or longer) */
-  okrow *ok;
+  int64_t n_trials;              /* trials in the sweep */
+  int step;                      /* the sample is every STEP-th trial by number */
+  double full, t0;               /* the largest step budget; the earliest start */
+  double xmax_number, xmax_time; /* where the curves end: the last search trial's number, its
+                                  * latest finish in minutes after t0 (NaN: none) */
+  okrow *ok;                     /* the curves' candidates by number */
   int n_ok, cap_ok;
-  cgroup *g;
+  cgroup *g; /* the top table's candidates (the repeats, then the fastest run once) */
   int ng, cap_g;
-  int *slot; /* open addressing over g by config hash: -1 free */
-  int n_slot;
+  int base;      /* index in g of the baseline's configuration "{}", -1 when none */
   cJSON *sample; /* listing-shaped trials (number, role, status, value, steps_budget,
                   * config) with "cfg", the parsed configuration */
   int n_sampled; /* of them, the every-k-th ones (the rest: the top table's) */
@@ -74,8 +74,8 @@ static inline int report_at_full(const report_data *d, const okrow *t) {
   return t->budget <= 0 || t->budget >= d->full;
 }
 
-/* report_sweep_load with the report's aggregates (R->data): one pass over the sweep's trials
- * (store_report_each), then the top table's trials and steps. */
+/* report_sweep_load with the report's aggregates (R->data): schema 13's kept aggregates and a
+ * bounded sample (never a pass over every trial), then the top table's trials and steps. */
 int report_sweep_load_data(const char *db, const char *ref, report_sweep *out, char **err);
 
 #endif

@@ -69,37 +69,6 @@ static double iso_seconds(const char *s) {
   return (double)days_from_civil(f[0], f[1], f[2]) * 86400 + f[3] * 3600 + f[4] * 60 + sec;
 }
 
-static uint64_t fnv1a(const char *s) {
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
-}
-
-/* The index of configuration CONFIG among D's groups, added when new. */
-static int group_of(report_data *d, const char *config) {
-  uint64_t h = fnv1a(config);
-  if (2 * (d->ng + 1) > d->n_slot) { /* grow the table and place every group again */
-    d->n_slot = d->n_slot ? d->n_slot * 2 : 1024;
-    d->slot = xrealloc(d->slot, (size_t)d->n_slot * sizeof *d->slot);
-    for (int i = 0; i < d->n_slot; i++) d->slot[i] = -1;
-    for (int j = 0; j < d->ng; j++) {
-      size_t k = (size_t)d->g[j].hash & (size_t)(d->n_slot - 1);
-      while (d->slot[k] >= 0) k = (k + 1) & (size_t)(d->n_slot - 1);
-      d->slot[k] = j;
-    }
-  }
-  size_t k = (size_t)h & (size_t)(d->n_slot - 1);
-  for (; d->slot[k] >= 0; k = (k + 1) & (size_t)(d->n_slot - 1)) {
-    const cgroup *g = &d->g[d->slot[k]];
-    if (g->hash == h && strcmp(g->config, config) == 0) return d->slot[k];
-  }
-  if (d->ng == d->cap_g)
-    d->g = xrealloc(d->g, (size_t)(d->cap_g = d->cap_g ? d->cap_g * 2 : 256) * sizeof *d->g);
-  d->g[d->ng] = (cgroup){xstrdup(config), h, 0, NAN, 0, 0};
-  d->slot[k] = d->ng;
-  return d->ng++;
-}
-
 static void num_or_null(cJSON *o, const char *key, double v) {
   if (isnan(v))
     cJSON_AddNullToObject(o, key);
@@ -122,45 +91,123 @@ static cJSON *sample_row(int number, const char *role, const char *status, doubl
   return o;
 }
 
-/* The pass: one row at a time, keeping what the report aggregates. */
-static int on_row(const store_report_row *r, void *ud) {
+static int is_search(const char *role) {
+  return !role || (strcmp(role, "baseline") != 0 && strcmp(role, "confirm") != 0);
+}
+
+static int budget_full(const report_data *d, int budget) {
+  return budget <= 0 || budget >= d->full;
+}
+
+/* report_span's row: the full budget and the earliest start. */
+static int on_span(const store_report_row *r, void *ud) {
   report_data *d = ud;
-  d->n_trials++;
   if (r->steps_budget > d->full) d->full = r->steps_budget;
-  /* The earliest start: a time in the same format (the same length) that sorts after the
-   * earliest's text is not earlier, and needs no reading. */
-  size_t len = r->started_at ? strlen(r->started_at) : 0;
-  if (len && (len != strlen(d->t0_text) || strcmp(r->started_at, d->t0_text) < 0)) {
-    double st = iso_seconds(r->started_at);
-    if (st < d->t0 && len < sizeof d->t0_text) {
-      d->t0 = st;
-      memcpy(d->t0_text, r->started_at, len + 1);
-    } else if (st < d->t0) {
-      d->t0 = st;
-    }
-  }
-  if (r->number % d->step == 0) {
-    cJSON_AddItemToArray(
-        d->sample, sample_row(r->number, r->role, r->status, r->value, r->steps_budget, r->config));
-    d->n_sampled++;
-  }
-  if (!r->status || strcmp(r->status, "ok") != 0 || isnan(r->value)) return 0;
-  if (d->n_ok == d->cap_ok)
-    d->ok = xrealloc(d->ok, (size_t)(d->cap_ok = d->cap_ok ? d->cap_ok * 2 : 1024) * sizeof *d->ok);
-  int search = !r->role || (strcmp(r->role, "baseline") != 0 && strcmp(r->role, "confirm") != 0);
-  d->ok[d->n_ok++] = (okrow){r->id,     r->value,        iso_seconds(r->finished_at),
-                             r->number, r->steps_budget, group_of(d, r->config ? r->config : "{}"),
-                             search};
+  double st = iso_seconds(r->started_at);
+  if (st < d->t0) d->t0 = st;
   return 0;
 }
 
-static const report_data *sort_data; /* qsort's context */
+/* report_tail's rows: where the curves end (the last search trial at the full budget). */
+static int on_tail(const store_report_row *r, void *ud) {
+  report_data *d = ud;
+  if (!budget_full(d, r->steps_budget)) return 0;
+  if (r->number > d->xmax_number) d->xmax_number = r->number;
+  double x = (iso_seconds(r->finished_at) - d->t0) / 60;
+  if (x > d->xmax_time) d->xmax_time = x;
+  return 0;
+}
 
-/* By configuration, then value. */
-static int by_group(const void *a, const void *b) {
-  const okrow *x = &sort_data->ok[*(const int *)a], *y = &sort_data->ok[*(const int *)b];
-  if (x->group != y->group) return x->group < y->group ? -1 : 1;
-  return (x->value > y->value) - (x->value < y->value);
+/* report_curve's rows: the curves' candidates, by number. */
+static int on_curve(const store_report_row *r, void *ud) {
+  report_data *d = ud;
+  if (d->n_ok == d->cap_ok)
+    d->ok = xrealloc(d->ok, (size_t)(d->cap_ok = d->cap_ok ? d->cap_ok * 2 : 64) * sizeof *d->ok);
+  d->ok[d->n_ok++] = (okrow){r->id,     r->value,        iso_seconds(r->finished_at),
+                             r->number, r->steps_budget, is_search(r->role)};
+  return 0;
+}
+
+/* The sample's rows. */
+static int on_sample(const store_report_row *r, void *ud) {
+  report_data *d = ud;
+  cJSON_AddItemToArray(
+      d->sample, sample_row(r->number, r->role, r->status, r->value, r->steps_budget, r->config));
+  d->n_sampled++;
+  return 0;
+}
+
+/* The top table's candidates as they are read: the fastest configurations run once, then the
+ * repeated ones (by configuration, then number) that can rank among them. */
+typedef struct {
+  report_data *d;
+  const char *config; /* the current repeated configuration's */
+  double *v;          /* its values at the full budget */
+  int nv, cap_v, cap_ids, singles;
+  double last; /* the value of the TOP_CONFIGS-th run once; NaN: fewer */
+} top_read;
+
+static cgroup *new_group(report_data *d, const char *config) {
+  if (d->ng == d->cap_g)
+    d->g = xrealloc(d->g, (size_t)(d->cap_g = d->cap_g ? d->cap_g * 2 : 32) * sizeof *d->g);
+  cgroup *g = &d->g[d->ng++];
+  *g = (cgroup){xstrdup(config), 0, NAN, 0, 0, NULL};
+  return g;
+}
+
+/* The last group's median, once its trials are read; a group with none at the full budget
+ * is dropped. */
+static void end_group(top_read *t) {
+  report_data *d = t->d;
+  if (!t->config) return;
+  cgroup *g = &d->g[d->ng - 1];
+  if (g->n == 0) {
+    free(g->config);
+    free(g->ids);
+    d->ng--;
+  } else {
+    if (g->n > 1) g->value = stats_median(t->v, t->nv);
+    if (strcmp(g->config, "{}") == 0) d->base = d->ng - 1;
+  }
+  t->nv = 0;
+  t->config = NULL;
+}
+
+static int on_repeat(const store_report_row *r, void *ud) {
+  top_read *t = ud;
+  report_data *d = t->d;
+  const char *config = r->config ? r->config : "{}";
+  if (!t->config || strcmp(t->config, config) != 0) {
+    end_group(t);
+    t->config = new_group(d, config)->config;
+    t->cap_ids = 0;
+  }
+  cgroup *g = &d->g[d->ng - 1];
+  if (isnan(r->value) || !budget_full(d, r->steps_budget)) return 0;
+  /* the fastest, the first by number among equals (the read's order) */
+  if (g->n == 0 || r->value < g->value)
+    g->value = r->value, g->best_number = r->number, g->best_id = r->id;
+  if (g->n == t->cap_ids)
+    g->ids =
+        xrealloc(g->ids, (size_t)(t->cap_ids = t->cap_ids ? 2 * t->cap_ids : 4) * sizeof *g->ids);
+  g->ids[g->n++] = r->id;
+  if (t->nv == t->cap_v)
+    t->v = xrealloc(t->v, (size_t)(t->cap_v = t->cap_v ? 2 * t->cap_v : 16) * sizeof *t->v);
+  t->v[t->nv++] = r->value;
+  return 0;
+}
+
+static int on_fastest(const store_report_row *r, void *ud) {
+  top_read *t = ud;
+  report_data *d = t->d;
+  if (!budget_full(d, r->steps_budget)) return 0;
+  cgroup *g = new_group(d, r->config ? r->config : "{}");
+  g->n = 1, g->value = r->value, g->best_number = r->number, g->best_id = r->id;
+  g->ids = xcalloc(1, sizeof *g->ids);
+  g->ids[0] = r->id;
+  if (++t->singles < TOP_CONFIGS) return 0;
+  t->last = r->value;
+  return STORE_REPORT_STOP;
 }
 
 /* Whether configuration X ranks before Y: by median, then its fastest trial's number. */
@@ -168,15 +215,12 @@ static int ranks_before(const cgroup *x, const cgroup *y) {
   return x->value < y->value || (x->value == y->value && x->best_number < y->best_number);
 }
 
-/* Appends to *V the step times after SKIP of every ok full-budget trial of group G. */
-static int pool_steps(store *s, const report_data *d, int g, int skip, double **v, int *nv,
-                      char **err) {
+/* Appends to *V the step times after SKIP of group G's trials. */
+static int pool_steps(store *s, const cgroup *g, int skip, double **v, int *nv, char **err) {
   int cap = *nv;
-  for (int i = 0; i < d->n_ok; i++) {
-    const okrow *t = &d->ok[i];
-    if (t->group != g || !report_at_full(d, t)) continue;
+  for (int i = 0; i < g->n; i++) {
     double *st = NULL;
-    int ns = 0, rc = store_report_steps(s, t->id, &st, &ns, err);
+    int ns = 0, rc = store_report_steps(s, g->ids[i], &st, &ns, err);
     if (rc) return rc;
     if (ns > skip) {
       if (*nv + ns - skip > cap) *v = xrealloc(*v, (size_t)(cap = 2 * (*nv + ns)) * sizeof **v);
@@ -191,43 +235,22 @@ static int pool_steps(store *s, const report_data *d, int g, int skip, double **
 
 /* The top table: the distinct ok configurations at the full budget by median; the TOP_CONFIGS
  * fastest besides the baseline's ("{}"), each with its fastest trial's settings and its
- * pooled step times, and the baseline's pooled step times. Linear in the ok trials but for
- * the configurations run more than once (sorted to find their medians); reads only the
- * shown configurations' steps. */
-static int find_top(store *s, report_data *d, int skip, char **err) {
-  int n_rep = 0, rc = 0;
-  for (int i = 0; i < d->n_ok; i++) {
-    const okrow *t = &d->ok[i];
-    if (!report_at_full(d, t)) continue;
-    cgroup *g = &d->g[t->group];
-    /* the fastest, the first by number among equals (the pass's order) */
-    if (g->n == 0 || t->value < g->value)
-      g->value = t->value, g->best_number = t->number, g->best_id = t->id;
-    n_rep += ++g->n == 2 ? 2 : g->n > 2;
-  }
-  int *idx = xcalloc((size_t)n_rep + 1, sizeof *idx), n = 0;
-  for (int i = 0; i < d->n_ok; i++)
-    if (report_at_full(d, &d->ok[i]) && d->g[d->ok[i].group].n > 1) idx[n++] = i;
-  sort_data = d;
-  qsort(idx, (size_t)n, sizeof *idx, by_group);
-  double *v = xcalloc((size_t)n + 1, sizeof *v);
-  for (int i = 0; i < n;) {
-    int j = i, grp = d->ok[idx[i]].group;
-    while (j < n && d->ok[idx[j]].group == grp) v[j - i] = d->ok[idx[j]].value, j++;
-    d->g[grp].value = stats_median(v, j - i);
-    i = j;
-  }
-  free(v);
-  free(idx);
-  /* The fastest TOP_CONFIGS by insertion: ng groups, a table of 10. */
-  int top[TOP_CONFIGS], nt = 0, base = -1;
-  for (int j = 0; j < d->ng; j++) {
+ * pooled step times, and the baseline's pooled step times. A configuration run once ranks
+ * by its value, so the TOP_CONFIGS fastest of those (read in value order) and the repeated
+ * ones (kept by schema 13) no slower than the last of them hold the table: reads those, not
+ * every trial. */
+static int find_top(store *s, int64_t id, report_data *d, int skip, char **err) {
+  top_read t = {.d = d, .last = NAN};
+  d->base = -1;
+  int rc = store_report_fastest(s, id, on_fastest, &t, err);
+  /* A repeat whose fastest is slower than the tenth run once has a slower median. */
+  if (!rc) rc = store_report_repeats(s, id, t.last, on_repeat, &t, err);
+  if (!rc) end_group(&t);
+  free(t.v);
+  int top[TOP_CONFIGS], nt = 0;
+  for (int j = 0; j < d->ng && !rc; j++) {
     const cgroup *g = &d->g[j];
-    if (g->n == 0) continue;
-    if (strcmp(g->config, "{}") == 0) {
-      base = j;
-      continue;
-    }
+    if (j == d->base) continue;
     if (nt == TOP_CONFIGS && !ranks_before(g, &d->g[top[nt - 1]])) continue;
     int k = nt < TOP_CONFIGS ? nt++ : nt - 1;
     while (k > 0 && ranks_before(g, &d->g[top[k - 1]])) top[k] = top[k - 1], k--;
@@ -235,14 +258,14 @@ static int find_top(store *s, report_data *d, int skip, char **err) {
   }
   for (int k = 0; k < nt && !rc; k++) {
     const cgroup *g = &d->g[top[k]];
-    topcfg *t = &d->top[d->n_top++];
-    *t = (topcfg){g->value, g->n, g->best_number, NULL, NULL, 0};
-    rc = store_report_trial(s, g->best_id, &t->best, err);
-    if (!rc) rc = pool_steps(s, d, top[k], skip, &t->steps, &t->n_steps, err);
+    topcfg *tc = &d->top[d->n_top++];
+    *tc = (topcfg){g->value, g->n, g->best_number, NULL, NULL, 0};
+    rc = store_report_trial(s, g->best_id, &tc->best, err);
+    if (!rc) rc = pool_steps(s, g, skip, &tc->steps, &tc->n_steps, err);
   }
-  if (!rc && base >= 0) {
+  if (!rc && d->base >= 0) {
     d->have_base = 1;
-    rc = pool_steps(s, d, base, skip, &d->base_steps, &d->n_base_steps, err);
+    rc = pool_steps(s, &d->g[d->base], skip, &d->base_steps, &d->n_base_steps, err);
   }
   return rc;
 }
@@ -259,12 +282,19 @@ static void add_top_to_sample(report_data *d) {
   }
 }
 
+static void groups_free(report_data *d) {
+  for (int j = 0; j < d->ng; j++) {
+    free(d->g[j].config);
+    free(d->g[j].ids);
+  }
+  free(d->g);
+  d->g = NULL, d->ng = d->cap_g = 0;
+}
+
 static void data_free(report_data *d) {
   if (!d) return;
   free(d->ok);
-  for (int j = 0; j < d->ng; j++) free(d->g[j].config);
-  free(d->g);
-  free(d->slot);
+  groups_free(d);
   cJSON_Delete(d->sample);
   importance_free(&d->imp);
   for (int k = 0; k < d->n_top; k++) {
@@ -275,28 +305,29 @@ static void data_free(report_data *d) {
   free(d);
 }
 
-/* What the report draws of sweep ID besides its listing OBJ: one pass over its trials
- * (store_report_each), then the top table's trials. */
+/* What the report draws of sweep ID besides its listing OBJ, from schema 13's aggregates and
+ * bounded reads (no pass over every trial): the full budget and time origin, the curves'
+ * candidates and ends, the every-k-th sample, then the top table's trials. */
 static int load_data(store *s, int64_t id, cJSON *obj, report_data **out, char **err) {
   report_data *d = xcalloc(1, sizeof *d);
   double total = view_num(obj, "n_trials");
+  d->n_trials = isnan(total) ? 0 : (int64_t)total;
   d->step = total > REPORT_SAMPLE ? (int)ceil(total / REPORT_SAMPLE) : 1;
   d->t0 = INFINITY;
   d->sample = cJSON_CreateArray();
-  int rc = store_report_each(s, id, on_row, d, err);
+  int rc = store_report_span(s, id, on_span, d, err);
+  if (!rc) rc = store_report_tail(s, id, on_tail, d, err);
+  if (!rc) rc = store_report_curve(s, id, on_curve, d, err);
+  if (!rc) rc = store_report_sample(s, id, d->step, on_sample, d, err);
   if (!rc) {
     int imp = importance_compute_full(d->sample, d->full, &d->imp);
     cJSON_DeleteItemFromObjectCaseSensitive(obj, "importance");
     cJSON_AddItemToObject(obj, "importance",
                           imp == 0 ? importance_json(&d->imp) : cJSON_CreateNull());
-    rc = find_top(s, d, report_skip(obj), err);
+    rc = find_top(s, id, d, report_skip(obj), err);
   }
   if (!rc) add_top_to_sample(d);
-  /* The distinct configurations were for the grouping alone. */
-  for (int j = 0; j < d->ng; j++) free(d->g[j].config);
-  free(d->g);
-  free(d->slot);
-  d->g = NULL, d->slot = NULL, d->ng = d->n_slot = 0;
+  groups_free(d); /* the candidates were for the ranking alone */
   if (rc) {
     data_free(d);
     return rc;

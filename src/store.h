@@ -344,4 +344,31 @@ int store_report_trial(store *s, int64_t trial_id, cJSON **out, char **err);
 /* Trial TRIAL_ID's step times in step order: *OUT (caller frees) holds *N of them. */
 int store_report_steps(store *s, int64_t trial_id, double **out, int *n, char **err);
 
+/* Schema 13's report aggregates (store/0013_report.sql) and the bounded reads beside them, each
+ * passing store_report_rows to FN as store_report_each does (columns a read has not: NULL). */
+/* One row: STEPS_BUDGET the largest step budget of any trial, STARTED_AT the earliest start. */
+int store_report_span(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err);
+/* A row per step budget of ok search trials (STEPS_BUDGET; 0: none): NUMBER the largest trial
+ * number, FINISHED_AT the latest finish among them. */
+int store_report_tail(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err);
+/* The best-so-far curves' candidates (a superset of their change points), still ok, by
+ * number: id, number, role, status, value, steps_budget, finished_at. */
+int store_report_curve(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err);
+/* The ok trials of every configuration more than one ok trial ran whose fastest is no slower
+ * than BEST (NaN: any), and of "{}" (the baseline's), by configuration then number: id,
+ * number, role, status, config, value, steps_budget. */
+int store_report_repeats(store *s, int64_t sweep_id, double best, store_report_fn fn, void *ud,
+                         char **err);
+/* The ok trials with a value of the configurations run once (not "{}", not a repeat), fastest
+ * first (then by number), until FN returns STORE_REPORT_STOP (then 0): id, number, role,
+ * status, config, value, steps_budget. */
+#define STORE_REPORT_STOP (-1000)
+int store_report_fastest(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err);
+/* The trials numbered 0, STEP, 2 STEP, ... by number: id, number, role, status, config, value,
+ * steps_budget. */
+int store_report_sample(store *s, int64_t sweep_id, int step, store_report_fn fn, void *ud,
+                        char **err);
+/* How many rows the store_report_ reads of this process have passed (the tests' bound). */
+int64_t store_report_rows_read(void);
+
 #endif

@@ -1,7 +1,9 @@
 /* The store: what `flagtune report` reads of a sweep beyond its listing, as plain rows rather
- * than a cJSON tree of every trial: one streaming pass over the trials by number (no steps,
- * no flags), one trial's settings by id, one trial's step times by id. So a report of a
- * 60,000-trial sweep holds what it aggregates, not the sweep. Must not call up into other
+ * than a cJSON tree of every trial: schema 13's kept tables (store/0013_report.sql: the
+ * curves' candidates, span and tails, the repeated configurations), the fastest trials, an
+ * every-k-th sample by number, one trial's settings by id, one trial's step times by id (and
+ * a streaming pass over every trial, store_report_each, which the report no longer makes). So
+ * a report of a 60,000-trial sweep reads about 2,000 rows. Must not call up into other
  * modules. Prepared per call (one report runs each a few times). */
 #include <math.h>
 #include <stdlib.h>
@@ -17,7 +19,50 @@ static const char *const sql_trial =
   "SELECT id, number, role, status, value, steps_budget, label, config, xla_flags, tpu_args, "
   "env FROM trials WHERE id = :id";
 static const char *const sql_steps = "SELECT ms FROM steps WHERE trial_id = :id ORDER BY step";
+/* Schema 13's aggregates (store/0013_report.sql) and the reads they leave bounded. Every row
+ * passed has the columns of sql_each, NULL where a read does not need them. */
+static const char *const sql_span =
+  "SELECT NULL, NULL, NULL, NULL, NULL, NULL, max_budget, first_start, NULL "
+  "FROM report_span WHERE sweep_id = :id";
+static const char *const sql_tail =
+  "SELECT NULL, last_number, NULL, NULL, NULL, NULL, budget, NULL, last_finish "
+  "FROM report_tail WHERE sweep_id = :id";
+static const char *const sql_curve =
+  "SELECT t.id, t.number, t.role, t.status, NULL, t.value, t.steps_budget, NULL, t.finished_at "
+  "FROM report_curve c JOIN trials t ON t.id = c.trial_id "
+  "WHERE c.sweep_id = :id AND t.status = 'ok' AND t.value IS NOT NULL ORDER BY t.number";
+/* The same over the sweep's trials, for a sweep in report_stale. */
+static const char *const sql_stale = "SELECT 1 FROM report_stale WHERE sweep_id = :id";
+static const char *const sql_span_all =
+  "SELECT NULL, NULL, NULL, NULL, NULL, NULL, max(steps_budget), min(started_at), NULL "
+  "FROM trials WHERE sweep_id = :id";
+static const char *const sql_tail_all =
+  "SELECT NULL, max(number), NULL, NULL, NULL, NULL, max(coalesce(steps_budget, 0), 0), NULL, "
+  "max(finished_at) FROM trials WHERE sweep_id = :id AND status = 'ok' AND value IS NOT NULL "
+  "AND role NOT IN ('baseline', 'confirm') GROUP BY max(coalesce(steps_budget, 0), 0)";
+static const char *const sql_curve_all =
+  "SELECT t.id, t.number, t.role, t.status, NULL, t.value, t.steps_budget, NULL, t.finished_at "
+  "FROM trials t WHERE t.sweep_id = :id AND t.status = 'ok' AND t.value IS NOT NULL "
+  "AND t.role NOT IN ('baseline', 'confirm') ORDER BY t.number";
+static const char *const sql_repeats =
+  "SELECT id, number, role, status, config, value, steps_budget, NULL, NULL "
+  "FROM trials WHERE sweep_id = :id AND status = 'ok' AND config IN "
+  "(SELECT config FROM report_repeats WHERE sweep_id = :id AND best <= :best "
+  "UNION ALL SELECT '{}') "
+  "ORDER BY config, number";
+static const char *const sql_fastest =
+  "SELECT id, number, role, status, config, value, steps_budget, NULL, NULL "
+  "FROM trials WHERE sweep_id = :id AND status = 'ok' AND value IS NOT NULL AND config <> '{}' "
+  "AND config NOT IN (SELECT config FROM report_repeats WHERE sweep_id = :id) "
+  "ORDER BY value, number";
+static const char *const sql_last = "SELECT max(number) FROM trials WHERE sweep_id = :id";
+static const char *const sql_sample =
+  "WITH RECURSIVE k (n) AS (SELECT 0 UNION ALL SELECT n + :step FROM k WHERE n + :step <= :last) "
+  "SELECT id, number, role, status, config, value, steps_budget, NULL, NULL "
+  "FROM trials WHERE sweep_id = :id AND number IN k ORDER BY number";
 /* clang-format on */
+
+static int64_t rows_read; /* trial rows passed to a store_report_fn, for the tests */
 
 static int prepare(store *s, const char *sql, int64_t id, sqlite3_stmt **st, char **err) {
   *st = NULL;
@@ -36,11 +81,23 @@ static const char *text_or_null(sqlite3_stmt *st, int i) {
   return (const char *)sqlite3_column_text(st, i);
 }
 
-int store_report_each(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err) {
+/* Runs SQL (bound to sweep ID and, where it has them, :step, :last and :best) and passes its
+ * rows to FN. */
+static int each(store *s, const char *sql, int64_t id, int64_t step, int64_t last, double best,
+                store_report_fn fn, void *ud, char **err) {
   sqlite3_stmt *st = NULL;
-  int rc = prepare(s, sql_each, sweep_id, &st, err), stop = 0;
+  int rc = prepare(s, sql, id, &st, err), stop = 0;
   if (rc) return rc;
+  int ib = sqlite3_bind_parameter_index(st, ":best");
+  if ((sqlite3_bind_parameter_index(st, ":step") && store_bind_int(st, ":step", step)) ||
+      (sqlite3_bind_parameter_index(st, ":last") && store_bind_int(st, ":last", last)) ||
+      (ib && sqlite3_bind_double(st, ib, best) != SQLITE_OK)) {
+    rc = store_db_fail(s, err, "binding a report's read");
+    sqlite3_finalize(st);
+    return rc;
+  }
   while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    rows_read++;
     store_report_row r = {
         .id = sqlite3_column_int64(st, 0),
         .number = sqlite3_column_int(st, 1),
@@ -57,6 +114,71 @@ int store_report_each(store *s, int64_t sweep_id, store_report_fn fn, void *ud, 
   rc = stop ? stop : rc == SQLITE_DONE ? 0 : store_db_fail(s, err, "reading trials");
   sqlite3_finalize(st);
   return rc;
+}
+
+int store_report_each(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err) {
+  return each(s, sql_each, sweep_id, 0, 0, 0, fn, ud, err);
+}
+
+static int is_stale(const store_report_row *r, void *ud) {
+  (void)r;
+  *(int *)ud = 1;
+  return 0;
+}
+
+/* Whether an ok trial of the sweep was deleted by hand (report_stale): 1, 0, or -1 and *ERR. */
+static int stale(store *s, int64_t sweep_id, char **err) {
+  int yes = 0, rc = each(s, sql_stale, sweep_id, 0, 0, 0, is_stale, &yes, err);
+  rows_read -= yes;
+  return rc ? -1 : yes;
+}
+
+int store_report_span(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err) {
+  int st = stale(s, sweep_id, err);
+  if (st < 0) return FT_ESTORE;
+  return each(s, st ? sql_span_all : sql_span, sweep_id, 0, 0, 0, fn, ud, err);
+}
+
+int store_report_tail(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err) {
+  int st = stale(s, sweep_id, err);
+  if (st < 0) return FT_ESTORE;
+  return each(s, st ? sql_tail_all : sql_tail, sweep_id, 0, 0, 0, fn, ud, err);
+}
+
+int store_report_curve(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err) {
+  int st = stale(s, sweep_id, err);
+  if (st < 0) return FT_ESTORE;
+  return each(s, st ? sql_curve_all : sql_curve, sweep_id, 0, 0, 0, fn, ud, err);
+}
+
+int store_report_repeats(store *s, int64_t sweep_id, double best, store_report_fn fn, void *ud,
+                         char **err) {
+  return each(s, sql_repeats, sweep_id, 0, 0, isnan(best) ? HUGE_VAL : best, fn, ud, err);
+}
+
+int store_report_fastest(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err) {
+  int rc = each(s, sql_fastest, sweep_id, 0, 0, 0, fn, ud, err);
+  return rc == STORE_REPORT_STOP ? 0 : rc;
+}
+
+int store_report_sample(store *s, int64_t sweep_id, int step, store_report_fn fn, void *ud,
+                        char **err) {
+  /* The last number first: as the recursive step's bound it was read again at every step. */
+  sqlite3_stmt *st = NULL;
+  int64_t last = -1;
+  int rc = prepare(s, sql_last, sweep_id, &st, err);
+  if (rc) return rc;
+  rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+    last = sqlite3_column_int64(st, 0);
+  rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store_db_fail(s, err, "reading trials");
+  sqlite3_finalize(st);
+  if (rc || last < 0) return rc;
+  return each(s, sql_sample, sweep_id, step < 1 ? 1 : step, last, 0, fn, ud, err);
+}
+
+int64_t store_report_rows_read(void) {
+  return rows_read;
 }
 
 int store_report_trial(store *s, int64_t trial_id, cJSON **out, char **err) {
