@@ -129,7 +129,7 @@ check_eq "time budget: no configuration run twice" "$(dups "$db" 1)" 0
 
 # 4. Stopped while its baseline runs (the first trial: on a GPU 20-30 s of jax's start and
 #    compile), resumed: `resume` measures the baseline again as trial 1, and every read
-#    command takes that one as the sweep's baseline (schema 13). Before, the views joined on
+#    command takes that one as the sweep's baseline (schema 14). Before, the views joined on
 #    trial 0 only, so the sweep reported no speedup ever, and `export` "no baseline".
 for sig in INT KILL; do
   cat > base$sig.lua <<LUA

@@ -1,7 +1,7 @@
 -- A sweep's baseline is its first trial with role 'baseline' that ended ok, not trial 0 alone.
 -- A sweep stopped while its baseline ran (Ctrl-C, `kill -9`, a node lost) leaves trial 0
 -- interrupted or lost; `resume` measures the baseline again as a later trial with role
--- 'baseline', and until schema 13 the views, which joined on trial 0, then reported no
+-- 'baseline', and until schema 14 the views, which joined on trial 0, then reported no
 -- speedup at all. The partial index finds a sweep's baseline in one seek, whatever the
 -- sweep's size.
 CREATE INDEX trials_baseline_ok ON trials (sweep_id, number) WHERE role = 'baseline' AND status = 'ok';
