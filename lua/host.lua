@@ -222,57 +222,14 @@ function Host:ask(n)
   return out
 end
 
--- A finished trial. JSON that no longer decodes (a re-run from an older space) is dropped.
-function Host:tell(json, result)
-  local config = self.space:decode_json(json)
-  if not config then return end
-  self:mark(config)
-  if type(self.strategy.tell) ~= "function" then return end
-  result = result or {}
-  self:call("tell", config, {
-    status = result.status, value = finite(result.value), steps = result.steps or {},
-    steps_budget = result.steps_budget, number = result.number, baseline = next(config) == nil,
-  })
-end
-
-function Host:done()
-  if type(self.strategy.done) ~= "function" then return false end
-  return self:call("done") and true or false
-end
-
--- The strategy's model estimates of stored configurations (JSON strings; "{}" and ones that
--- no longer fit the space get none), for the confirmation (src/confirm.c): a list parallel
--- to JSONS of { mean = log ms, sd = log ms } or false. A strategy without estimate() gives
--- every one false; a malformed answer is the strategy's error.
-function Host:estimate(jsons)
-  local out, configs, where = {}, {}, {}
-  for i, json in ipairs(jsons) do
-    out[i] = false
-    local config = self.space:decode_json(json)
-    if config and next(config) ~= nil then
-      configs[#configs + 1] = config
-      where[#configs] = i
-    end
+-- What only a running sweep calls (tell, done, estimate) is lua/host_run.lua's: each is a
+-- stub here until the first call installs them all (`check` makes a host, asks it once and
+-- tells it nothing: docs/COST.md, Start-up).
+for _, name in ipairs({ "tell", "done", "estimate" }) do
+  Host[name] = function(self, ...)
+    require("host_run").install(Host, { finite = finite })
+    return Host[name](self, ...)
   end
-  if #configs == 0 or type(self.strategy.estimate) ~= "function" then return out end
-  local got = self:call("estimate", configs)
-  if type(got) ~= "table" then
-    self:fail(": estimate() must return a list parallel to its configurations, got %s",
-      got == nil and "nil" or type(got))
-  end
-  for k = 1, #configs do
-    local e = got[k]
-    if e then
-      local mean, sd = type(e) == "table" and finite(e.mean), type(e) == "table" and finite(e.sd)
-      if not (mean and sd and sd >= 0) then
-        self:fail(": estimate() item %d must be false or { mean = number, sd = number >= 0 }, " ..
-          "got %s", k, type(e) == "table" and string.format("{ mean = %s, sd = %s }",
-            tostring(e.mean), tostring(e.sd)) or tostring(e))
-      end
-      out[where[k]] = { mean = mean, sd = sd }
-    end
-  end
-  return out
 end
 
 -- A stored configuration rendered for a re-run (or "{}" for the baseline): the proposal,

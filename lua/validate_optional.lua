@@ -47,7 +47,8 @@ function M.correctness(v, c)
 end
 
 -- pgle = { mode = "manual", steps = N, command = { ... } }: every trial first runs a profile
--- phase (the JAX-Toolbox PGLE guide's two-run workflow); auto PGLE is searched through vars instead.
+-- phase (the JAX-Toolbox PGLE guide's two-run workflow); auto PGLE is searched through vars
+-- instead.
 local PGLE_KEYS = { mode = true, steps = true, command = true, route = true }
 
 function M.pgle(v, raw, x)
