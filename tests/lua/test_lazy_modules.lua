@@ -6,6 +6,7 @@
 -- results and the same path:line errors. Fails by raising.
 
 local LAZY = { "presets", "dsl_strategy", "validate_optional" }
+local FT_MODELS = rawget(ft, "parzen_kernels") -- read before any case can make it
 for _, m in ipairs(LAZY) do assert(not package.loaded[m], m .. " is not loaded yet") end
 local dsl = require "dsl"
 local tap = require("tap")
@@ -87,5 +88,20 @@ end
 
 test("an experiment without presets loads no lua/presets.lua", test_no_presets_no_module)
 test("xla.presets read, iterated and used as before", test_xla_presets_as_before)
+-- tpe's C helpers are made at the first read of one (src/lhost.c), and then ft is a plain
+-- table holding all three.
+local function test_ft_models_lazily()
+  eq(FT_MODELS, nil, "not made by a start")
+  eq(ft.no_such_helper, nil, "another key is still nil")
+  eq(ft[1], nil, "and a number key")
+  eq(rawget(ft, "ridge_new"), nil, "still not made")
+  eq(type(ft.parzen_points), "function", "made when read")
+  eq(getmetatable(ft), nil, "ft is a plain table again")
+  eq(type(rawget(ft, "ridge_new")), "function", "ridge_new made with it")
+  eq(type(rawget(ft, "parzen_kernels")), "function", "parzen_kernels made with it")
+  eq(ft.parzen_points(1):count(), 0, "and it works")
+end
+
 test("strategy and executor constructors load when first called", test_strategy_constructors_lazily)
 test("metric.check, pgle and executor checks load when set", test_optional_sections_lazily)
+test("ft's tpe helpers are made at the first read", test_ft_models_lazily)
