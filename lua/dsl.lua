@@ -10,6 +10,10 @@
 local util = require "util"
 local catindex = require "catindex"
 
+-- The library functions called most, as locals: each global a function reads is a string
+-- constant of that function, interned again at every start (docs/COST.md, Start-up).
+local type, ipairs, tostring, select, error = type, ipairs, tostring, select, error
+
 local dsl = {}
 
 -- Metatables mark what the constructors made, so validation can tell a descriptor from a

@@ -13,6 +13,10 @@ local function is_paramset(v)
 end
 local catindex = require "catindex"
 
+-- The library functions called most, as locals: each global a function reads is a string
+-- constant of that function, interned again at every start (docs/COST.md, Start-up).
+local type, ipairs, pairs, getmetatable = type, ipairs, pairs, getmetatable
+
 local to_int, is_finite, is_list, relative_to =
   util.to_int, util.is_finite, util.is_list, util.relative_to
 
