@@ -1,8 +1,8 @@
 -- The experiment file: the constructors a user writes (bool, choice, int, range, pow2,
--- grid, random, tpe, halving, strategy_file, experiment), the sandboxed environment the file
--- runs in, and dsl.load, which runs the file and has lua/validate.lua check everything it
--- returns, with "path:line: message" errors (the flag and variable tables, checked against the
--- catalog, are lua/checks.lua's).
+-- experiment; grid, random, tpe, halving, strategy_file, slurm in lua/dsl_strategy.lua), the
+-- sandboxed environment the file runs in, and dsl.load, which runs the file and has
+-- lua/validate.lua check everything it returns, with "path:line: message" errors (the flag
+-- and variable tables, checked against the catalog, are lua/checks.lua's).
 -- Returns the validated table whose shape docs/EXPERIMENTS.md and the C side
 -- (src/experiment.c) rely on. Must not run a trial, touch the database or load strategy
 -- code: a strategy is only checked to exist. The space object itself belongs to lua/space.lua.
