@@ -14,6 +14,11 @@ local util = require "util"
 local catindex = require "catindex"
 local envpairs = require "envpairs"
 
+-- The library functions called most, as locals: each global a function reads is a string
+-- constant of that function, interned again at every start (docs/COST.md, Start-up).
+local type, ipairs, pairs, tostring = type, ipairs, pairs, tostring
+local format = string.format
+
 local checks = {}
 
 -- dsl.PARAM and dsl.auto, set by checks.bind: the descriptors dsl's constructors make.
@@ -165,17 +170,17 @@ end
 function checks.status_warning(e)
   local owner = e.kind == "env" and "JAX" or "XLA"
   if e.deprecated then
-    local s = string.format("'%s' is deprecated: %s", e.name, e.deprecated)
+    local s = format("'%s' is deprecated: %s", e.name, e.deprecated)
     if e.renamed_to and not e.deprecated:find(e.renamed_to, 1, true) then
-      s = s .. string.format(" (use '%s')", e.renamed_to)
+      s = s .. format(" (use '%s')", e.renamed_to)
     end
     return s
   end
   if e.renamed_to then
-    return string.format("'%s' is renamed '%s' in newer %s", e.name, e.renamed_to, owner)
+    return format("'%s' is renamed '%s' in newer %s", e.name, e.renamed_to, owner)
   end
   if e.until_ then
-    return string.format("'%s' is gone from recent XLA (%s): newer jaxlibs refuse it", e.name,
+    return format("'%s' is gone from recent XLA (%s): newer jaxlibs refuse it", e.name,
                          e.until_)
   end
   return nil
@@ -305,7 +310,7 @@ local function mem_fraction(v, vars, env)
     local have = os.getenv(name)
     if have and have ~= "" then
       local partner, why = envpairs.partner(name)
-      v.warnings[#v.warnings + 1] = string.format("note: %s from your environment is not "
+      v.warnings[#v.warnings + 1] = format("note: %s from your environment is not "
         .. "passed to trials: the experiment sets %s (%s)", name, partner, why)
     end
   end
@@ -453,7 +458,7 @@ function checks.release_warnings(spec, path, jax, jaxlib)
     local v = shown and checks.version(shown)
     local why = v and checks.absent_from(s.entry, v)
     if why then
-      spec.warnings[#spec.warnings + 1] = string.format(
+      spec.warnings[#spec.warnings + 1] = format(
         "%s:%d: warning: '%s' is absent from %s %s you have installed (%s)", path, s.line,
         s.name, is_flag and "jaxlib" or "jax", shown, why)
     end

@@ -1,14 +1,18 @@
 -- The experiment file: the constructors a user writes (bool, choice, int, range, pow2,
--- grid, random, tpe, halving, strategy_file, experiment), the sandboxed environment the file
--- runs in, and dsl.load, which runs the file and has lua/validate.lua check everything it
--- returns, with "path:line: message" errors (the flag and variable tables, checked against the
--- catalog, are lua/checks.lua's).
+-- experiment; grid, random, tpe, halving, strategy_file, slurm in lua/dsl_strategy.lua), the
+-- sandboxed environment the file runs in, and dsl.load, which runs the file and has
+-- lua/validate.lua check everything it returns, with "path:line: message" errors (the flag
+-- and variable tables, checked against the catalog, are lua/checks.lua's).
 -- Returns the validated table whose shape docs/EXPERIMENTS.md and the C side
 -- (src/experiment.c) rely on. Must not run a trial, touch the database or load strategy
 -- code: a strategy is only checked to exist. The space object itself belongs to lua/space.lua.
 
 local util = require "util"
 local catindex = require "catindex"
+
+-- The library functions called most, as locals: each global a function reads is a string
+-- constant of that function, interned again at every start (docs/COST.md, Start-up).
+local type, ipairs, tostring, select, error = type, ipairs, tostring, select, error
 
 local dsl = {}
 
@@ -50,8 +54,8 @@ end
 
 local function cfail(at, fmt, ...) util.fail(at.path, at.line, fmt, ...) end
 
-local to_int, is_finite, is_list, relative_to =
-  util.to_int, util.is_finite, util.is_list, util.relative_to
+local to_int, is_finite, is_list =
+  util.to_int, util.is_finite, util.is_list
 
 ---------------------------------------------------------------------------------------
 -- Space constructors: each returns a PARAM descriptor {kind=, line=, n=, ...}.
@@ -190,94 +194,26 @@ function dsl.pow2(lo, hi, ...)
 end
 
 ---------------------------------------------------------------------------------------
--- Strategy constructors: {__strategy=true, name=, options=, path=, line=, desc=}.
+-- Strategy and executor constructors (grid{}, random{}, tpe{}, halving{}, strategy_file(),
+-- slurm{}): lua/dsl_strategy.lua, loaded when a file first calls one, so that a file naming
+-- neither (random{} and the local executor by default) does not load it (docs/COST.md,
+-- Start-up). Each is called in a tail call, which leaves no frame of its own: here() still
+-- finds the file's line at level 3.
 
--- A compact, stable rendering of options for display: tpe{startup=10}.
-local function render(v)
-  if is_strategy(v) then return v.desc end
-  if type(v) == "string" then return util.describe(v) end
-  if type(v) ~= "table" then return tostring(v) end
-  local parts = {}
-  for i, x in ipairs(v) do parts[i] = render(x) end
-  for _, k in ipairs(util.sorted_keys(v)) do
-    if not (math.type(k) == "integer" and k >= 1 and k <= #v) then
-      parts[#parts + 1] = tostring(k) .. "=" .. render(v[k])
-    end
+local strategies -- lua/dsl_strategy.lua, bound to this module's objects, once loaded
+
+local function constructors()
+  if not strategies then
+    strategies = require("dsl_strategy").bind({
+      here = here, cfail = cfail, is_strategy = is_strategy, STRATEGY = STRATEGY,
+      EXECUTOR = EXECUTOR,
+    })
   end
-  return "{" .. table.concat(parts, ",") .. "}"
+  return strategies
 end
 
-local OPTIONS_DEPTH = 16 -- tables inside tables a strategy's options may hold
-
--- Options are plain data: a table inside them may not hold itself (render and the strategy
--- would recurse forever) nor nest deeper than OPTIONS_DEPTH.
-local function check_option_value(at, what, key, v, depth, open)
-  if type(v) ~= "table" or is_strategy(v) then return end
-  if open[v] then cfail(at, "%s options: '%s' holds itself (a cycle); options must be plain data",
-                        what, key) end
-  if depth > OPTIONS_DEPTH then
-    cfail(at, "%s options: '%s' nests tables more than %d deep", what, key, OPTIONS_DEPTH)
-  end
-  open[v] = true
-  for _, x in pairs(v) do check_option_value(at, what, key, x, depth + 1, open) end
-  open[v] = nil
-end
-
-local function check_options(at, what, options)
-  if options == nil then return {} end
-  if type(options) ~= "table" or getmetatable(options) then
-    cfail(at, "%s takes a table of options, got %s", what, util.typename(options))
-  end
-  local copy = {}
-  for k, v in pairs(options) do
-    if type(k) ~= "string" then cfail(at, "%s options must be name = value pairs", what) end
-    check_option_value(at, what, k, v, 1, { [options] = true })
-    copy[k] = v
-  end
-  return copy
-end
-
-local function strategy(at, name, options, path)
-  local s = { __strategy = true, name = name, options = options, path = path, line = at.line }
-  s.desc = (path or name) .. render(options)
-  return setmetatable(s, STRATEGY)
-end
-
-local function builtin(name)
-  return function(options, ...)
-    local at = here()
-    if select("#", ...) > 0 then
-      cfail(at, "%s takes one table of options: %s{ ... }", name, name)
-    end
-    return strategy(at, name, check_options(at, name .. "{}", options))
-  end
-end
-
-dsl.grid, dsl.random, dsl.tpe, dsl.halving =
-  builtin "grid", builtin "random", builtin "tpe", builtin "halving"
-
-function dsl.strategy_file(file, options)
-  local at = here()
-  if type(file) ~= "string" or file == "" then
-    cfail(at, 'strategy_file takes a path: strategy_file("my_search.lua", { ... })')
-  end
-  local path = relative_to(at.path, file)
-  local f, why = io.open(path, "r")
-  if not f then
-    cfail(at, "strategy_file: cannot read %s: %s", util.describe(path), (why:gsub("^.-: ", "")))
-  end
-  f:close()
-  local name = path:match("([^/]+)$"):gsub("%.lua$", "")
-  return strategy(at, name, check_options(at, "strategy_file", options), path)
-end
-
--- `executor = slurm { partition = "gpu", ... }`: trials as Slurm job steps (docs/SLURM.md).
--- The local executor is the string "local" (the default): `local` is a Lua keyword.
-function dsl.slurm(options, ...)
-  local at = here()
-  if select("#", ...) > 0 then cfail(at, "slurm takes one table of options: slurm{ ... }") end
-  return setmetatable({ kind = "slurm", options = check_options(at, "slurm{}", options),
-                        line = at.line }, EXECUTOR)
+for _, name in ipairs({ "grid", "random", "tpe", "halving", "strategy_file", "slurm" }) do
+  dsl[name] = function(...) return constructors()[name](...) end
 end
 
 ---------------------------------------------------------------------------------------
@@ -341,7 +277,7 @@ dsl.misfit, dsl.status_warning = checks.misfit, checks.status_warning
 
 local validation = require("validate").bind({
   dsl = dsl, PARAM = PARAM, AUTO = AUTO, EXECUTOR = EXECUTOR, KNOWN_STRATEGIES = KNOWN_STRATEGIES,
-  is_strategy = is_strategy, here = here, strategy = strategy, checks = checks,
+  is_strategy = is_strategy, checks = checks,
 })
 local validator, validate = validation.validator, validation.run
 

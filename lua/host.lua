@@ -19,6 +19,11 @@ local pgle = require("pgle")
 local kit = require("kit")
 local envpairs = require("envpairs")
 
+-- The library functions called most, as locals: each global a function reads is a string
+-- constant of that function, interned again at every start (docs/COST.md, Start-up).
+local type, error = type, error
+local format = string.format
+
 local host = {}
 local Host = {}
 Host.__index = Host
@@ -31,7 +36,7 @@ local function at_experiment(exp, msg)
   local st = exp.strategy or {}
   local line = st.line or (type(exp.lines) == "table" and exp.lines.strategy)
   local path = exp.path or (exp.space and exp.space.path) or "experiment"
-  if line then return string.format("%s:%d: %s", path, line, msg) end
+  if line then return format("%s:%d: %s", path, line, msg) end
   return path .. ": " .. msg
 end
 
@@ -45,7 +50,7 @@ local function budget_location(file)
     if not info then break end
     if info.what ~= "C" and info.currentline and info.currentline > 0 then
       local src = info.source:gsub("^@", "")
-      local here = string.format("%s:%d: ", src, info.currentline)
+      local here = format("%s:%d: ", src, info.currentline)
       if file and src == file then return here end
       first = first or here
     end
@@ -138,12 +143,12 @@ function host.new(exp, seed, history)
     options.metric = { skip = exp.metric.skip or 0, min_steps = exp.metric.min_steps or 1 }
   end
   local handler = locate_with(function(e)
-    return at_experiment(exp, string.format("strategy '%s': %s", name, e))
+    return at_experiment(exp, format("strategy '%s': %s", name, e))
   end, st.path)
   local ok, obj = xpcall(mod.new, handler, sp, options, hist, rng_mod.new(seed or 0))
   if not ok then error(obj, 0) end
   if type(obj) ~= "table" or type(obj.ask) ~= "function" then
-    error(at_experiment(exp, string.format(
+    error(at_experiment(exp, format(
       "strategy '%s': new() must return an object with an ask(self, n) method", name)), 0)
   end
   self.strategy = obj
@@ -159,7 +164,7 @@ end
 -- Calls the strategy's METHOD under a handler that names the strategy in unlocated errors.
 function Host:call(method, ...)
   local name = self.name
-  local handler = locate_with(function(e) return string.format("strategy '%s': %s", name, e) end,
+  local handler = locate_with(function(e) return format("strategy '%s': %s", name, e) end,
     self.path)
   local ok, res = xpcall(self.strategy[method], handler, self.strategy, ...)
   if not ok then error(res, 0) end
@@ -168,7 +173,7 @@ end
 
 -- Raises "strategy 'NAME'" .. FMT (FMT starts with " proposed ..." or ": ...").
 function Host:fail(fmt, ...)
-  error(string.format("strategy '%s'", self.name) .. string.format(fmt, ...), 0)
+  error(format("strategy '%s'", self.name) .. format(fmt, ...), 0)
 end
 
 -- A rendered proposal P completed: skip and profile (lua/pgle.lua), and `unset`, the
@@ -222,57 +227,14 @@ function Host:ask(n)
   return out
 end
 
--- A finished trial. JSON that no longer decodes (a re-run from an older space) is dropped.
-function Host:tell(json, result)
-  local config = self.space:decode_json(json)
-  if not config then return end
-  self:mark(config)
-  if type(self.strategy.tell) ~= "function" then return end
-  result = result or {}
-  self:call("tell", config, {
-    status = result.status, value = finite(result.value), steps = result.steps or {},
-    steps_budget = result.steps_budget, number = result.number, baseline = next(config) == nil,
-  })
-end
-
-function Host:done()
-  if type(self.strategy.done) ~= "function" then return false end
-  return self:call("done") and true or false
-end
-
--- The strategy's model estimates of stored configurations (JSON strings; "{}" and ones that
--- no longer fit the space get none), for the confirmation (src/confirm.c): a list parallel
--- to JSONS of { mean = log ms, sd = log ms } or false. A strategy without estimate() gives
--- every one false; a malformed answer is the strategy's error.
-function Host:estimate(jsons)
-  local out, configs, where = {}, {}, {}
-  for i, json in ipairs(jsons) do
-    out[i] = false
-    local config = self.space:decode_json(json)
-    if config and next(config) ~= nil then
-      configs[#configs + 1] = config
-      where[#configs] = i
-    end
+-- What only a running sweep calls (tell, done, estimate) is lua/host_run.lua's: each is a
+-- stub here until the first call installs them all (`check` makes a host, asks it once and
+-- tells it nothing: docs/COST.md, Start-up).
+for _, name in ipairs({ "tell", "done", "estimate" }) do
+  Host[name] = function(self, ...)
+    require("host_run").install(Host, { finite = finite })
+    return Host[name](self, ...)
   end
-  if #configs == 0 or type(self.strategy.estimate) ~= "function" then return out end
-  local got = self:call("estimate", configs)
-  if type(got) ~= "table" then
-    self:fail(": estimate() must return a list parallel to its configurations, got %s",
-      got == nil and "nil" or type(got))
-  end
-  for k = 1, #configs do
-    local e = got[k]
-    if e then
-      local mean, sd = type(e) == "table" and finite(e.mean), type(e) == "table" and finite(e.sd)
-      if not (mean and sd and sd >= 0) then
-        self:fail(": estimate() item %d must be false or { mean = number, sd = number >= 0 }, " ..
-          "got %s", k, type(e) == "table" and string.format("{ mean = %s, sd = %s }",
-            tostring(e.mean), tostring(e.sd)) or tostring(e))
-      end
-      out[where[k]] = { mean = mean, sd = sd }
-    end
-  end
-  return out
 end
 
 -- A stored configuration rendered for a re-run (or "{}" for the baseline): the proposal,
@@ -281,7 +243,7 @@ end
 function Host:render(json)
   local config, msg = self.space:decode_json(json)
   if not config then
-    return nil, string.format("configuration %s no longer fits the experiment's space: %s",
+    return nil, format("configuration %s no longer fits the experiment's space: %s",
       tostring(json), msg)
   end
   return self:finish({ json = self.space:key(config), label = self.space:label(config),

@@ -9,6 +9,11 @@
 
 local catindex = require "catindex"
 
+-- The library functions called most, as locals: each global a function reads is a string
+-- constant of that function, interned again at every start (docs/COST.md, Start-up).
+local type, ipairs, pairs, tostring, error = type, ipairs, pairs, tostring, error
+local format = string.format
+
 local space = {}
 
 local Space = {}
@@ -22,8 +27,8 @@ local FLOAT_TOL = 1e-9 -- contract: range() ends at hi + 1e-9 (relative to the s
 -- Numbers as the contract prints them: integers without ".0", floats with %.10g (so 0.95
 -- never reads 0.9500000001 and an integral float prints like an integer).
 local function format_number(v)
-  if math.type(v) == "integer" then return string.format("%d", v) end
-  return string.format("%.10g", v)
+  if math.type(v) == "integer" then return format("%d", v) end
+  return format("%.10g", v)
 end
 
 local function format_value(v)
@@ -35,7 +40,7 @@ end
 
 -- A value as an error message shows it.
 local function show(v)
-  if type(v) == "string" then return string.format("%q", v) end
+  if type(v) == "string" then return format("%q", v) end
   if type(v) == "number" or type(v) == "boolean" then return format_value(v) end
   return type(v)
 end
@@ -44,7 +49,7 @@ local JSON_ESCAPES = { ['"'] = '\\"', ["\\"] = "\\\\", ["\n"] = "\\n" }
 
 local function json_string(s)
   return '"' .. s:gsub('[%c"\\]', function(c)
-    return JSON_ESCAPES[c] or string.format("\\u%04x", c:byte())
+    return JSON_ESCAPES[c] or format("\\u%04x", c:byte())
   end) .. '"'
 end
 
@@ -60,7 +65,7 @@ end
 
 -- Rounds to 10 significant digits, kept a float: range values never drift.
 local function round10(x)
-  return tonumber(string.format("%.10g", x)) + 0.0
+  return tonumber(format("%.10g", x)) + 0.0
 end
 
 local function integer_of(v)
@@ -154,7 +159,7 @@ kinds.int = {
     local lo, hi, step = integer_of(d.lo), integer_of(d.hi), integer_of(d.step or 1)
     if not lo or not hi or not step then fail("int(lo, hi, step) takes integers") end
     if step <= 0 then fail("int(): step must be positive, got " .. step) end
-    if hi < lo then fail(string.format("int(%d, %d): lo is above hi", lo, hi)) end
+    if hi < lo then fail(format("int(%d, %d): lo is above hi", lo, hi)) end
     p.lo, p.hi, p.step = lo, hi, step
     p.n = (hi - lo) // step + 1
   end,
@@ -167,7 +172,7 @@ kinds.int = {
   encode = ordered_encode,
   decode = ordered_decode,
   describe = function(p)
-    return string.format("int(%d, %d, %d)", p.lo, p.hi, p.step)
+    return format("int(%d, %d, %d)", p.lo, p.hi, p.step)
   end,
 }
 
@@ -179,7 +184,7 @@ kinds.float = {
     end
     if not (step > 0) or step == math.huge then fail("range(): step must be positive") end
     if not (hi >= lo) or hi - lo == math.huge then
-      fail(string.format("range(%s, %s): lo is above hi", show(lo), show(hi)))
+      fail(format("range(%s, %s): lo is above hi", show(lo), show(hi)))
     end
     p.lo, p.hi, p.step = lo + 0.0, hi + 0.0, step + 0.0
     p.n = math.floor((hi - lo) / step + FLOAT_TOL) + 1
@@ -201,7 +206,7 @@ kinds.float = {
   encode = ordered_encode,
   decode = ordered_decode,
   describe = function(p)
-    return string.format("range(%s, %s, %s)", format_number(p.lo), format_number(p.hi),
+    return format("range(%s, %s, %s)", format_number(p.lo), format_number(p.hi),
       format_number(p.step))
   end,
 }
@@ -216,7 +221,7 @@ kinds.pow2 = {
     while e0 <= MAX_POW2 and (1 << e0) < lo do e0 = e0 + 1 end
     while e1 < MAX_POW2 and (1 << (e1 + 1)) <= hi do e1 = e1 + 1 end
     if e1 < e0 then
-      fail(string.format("pow2(%s, %s) holds no power of two", show(lo), show(hi)))
+      fail(format("pow2(%s, %s) holds no power of two", show(lo), show(hi)))
     end
     p.e0, p.n = e0, e1 - e0 + 1
     p.lo, p.hi = 1 << e0, 1 << e1
@@ -232,7 +237,7 @@ kinds.pow2 = {
   encode = ordered_encode,
   decode = ordered_decode,
   describe = function(p)
-    return string.format("pow2(%s, %s)", space.bytes(p.lo), space.bytes(p.hi))
+    return format("pow2(%s, %s)", space.bytes(p.lo), space.bytes(p.hi))
   end,
 }
 
@@ -271,7 +276,7 @@ space.flag_target = flag_target
 -- Raises "path:line: message" (or "path: message" without a line) at level 0.
 local function locator(path, line)
   return function(msg)
-    if path and line then error(string.format("%s:%d: %s", path, line, msg), 0) end
+    if path and line then error(format("%s:%d: %s", path, line, msg), 0) end
     if path then error(path .. ": " .. msg, 0) end
     error(msg, 0)
   end
@@ -287,19 +292,19 @@ end
 local function check_name(name, pattern, what, fail)
   if type(name) ~= "string" or not name:find(pattern) then
     if what == "flag" then
-      fail(string.format("%s is not an XLA flag name (lower case, starting with xla_)", show(name)))
+      fail(format("%s is not an XLA flag name (lower case, starting with xla_)", show(name)))
     end
-    fail(string.format("%s is not an environment variable name", show(name)))
+    fail(format("%s is not an environment variable name", show(name)))
   end
   if what ~= "flag" and RESERVED_ENV[name] then
-    fail(string.format("%s is assembled by flagtune; put XLA flags in %s or fixed_flags", name,
+    fail(format("%s is assembled by flagtune; put XLA flags in %s or fixed_flags", name,
       RESERVED_ENV[name]))
   end
 end
 
 local function new_param(name, target, d, fail)
   if type(d) ~= "table" or not kinds[d.kind] then
-    fail(string.format("%s: expected bool(), choice{...}, int(), range() or pow2(), got %s",
+    fail(format("%s: expected bool(), choice{...}, int(), range() or pow2(), got %s",
       name, type(d) == "table" and "a table" or type(d)))
   end
   local p = setmetatable({ name = name, target = target, kind = d.kind, line = d.line }, Param)
@@ -316,7 +321,7 @@ local function add_params(sp, set, fixed, what, path, lines)
     local fail = locator(path, type(d) == "table" and d.line or lines[section])
     check_name(name, what == "flag" and FLAG_NAME or ENV_NAME, what, fail)
     if fixed and fixed[name] ~= nil then
-      fail(string.format("%s is both fixed (%s) and searched (%s)", name, fixed_section, section))
+      fail(format("%s is both fixed (%s) and searched (%s)", name, fixed_section, section))
     end
     local p = new_param(name, what == "flag" and flag_target(name) or "env", d, fail)
     sp.params[#sp.params + 1] = p
@@ -332,7 +337,7 @@ local function fixed_settings(set, what, path, line)
     check_name(name, what == "flag" and FLAG_NAME or ENV_NAME, what, fail)
     local t = type(v)
     if t ~= "string" and t ~= "number" and t ~= "boolean" then
-      fail(string.format("%s: a fixed value must be a string, number or boolean, got %s", name, t))
+      fail(format("%s: a fixed value must be a string, number or boolean, got %s", name, t))
     end
     out[#out + 1] = { target = what == "flag" and flag_target(name) or "env", name = name,
                       value = format_value(v) }
@@ -389,7 +394,7 @@ function Space:at(k)
   local size = self:size()
   local ik = math.tointeger(k)
   if not ik or ik < 1 or ik > size or size > 2 ^ 53 then
-    error(string.format("space:at(%s): outside 1..%s", tostring(k), format_number(size)), 2)
+    error(format("space:at(%s): outside 1..%s", tostring(k), format_number(size)), 2)
   end
   local rest, config = ik - 1, {}
   for j = #self.params, 1, -1 do
@@ -414,7 +419,7 @@ function Space:validate(config)
     local v = config[p.name]
     if v == nil then return nil, "missing parameter " .. p.name end
     if not p:index(v) then
-      return nil, string.format("%s = %s is not a value of %s", p.name, show(v), p:describe())
+      return nil, format("%s = %s is not a value of %s", p.name, show(v), p:describe())
     end
   end
   return true
@@ -459,7 +464,7 @@ function Space:decode(tbl)
     if not p then return nil, "unknown parameter " .. show(k) end
     local c = p:canonical(v)
     if c == nil then
-      return nil, string.format("%s = %s is not a value of %s", p.name, show(v), p:describe())
+      return nil, format("%s = %s is not a value of %s", p.name, show(v), p:describe())
     end
     config[k] = c
   end

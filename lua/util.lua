@@ -76,20 +76,38 @@ local function note(index, key, i)
   end
 end
 
+-- The key assigned by the `=` at byte Q of LINE, or nil: the word just before it (spaces
+-- between allowed), starting with a letter or `_`, at the line's start or after a space,
+-- `{`, `,` or `;`; not `==`. R is LINE reversed, so that the word is one anchored match.
+local function key_before(line, r, q)
+  if line:byte(q + 1) == 61 then return nil end -- "=="
+  local n = #line
+  local _, e, word = r:find("^%s*([%w_]*)", n - q + 2)
+  if word == "" or not word:find("^[%w_]*[%a_]$") then return nil end
+  local before = n - e -- the byte before the word, 0 at the line's start
+  if before > 0 and not line:find("^[%s{,;]", before) then return nil end
+  return word:reverse()
+end
+
 -- Every line where each key is assigned: `KEY =` at the start, after a space, `{`, `,` or
 -- `;`, or written `["KEY"] =` (`==` is a comparison, not an assignment). Built once per text,
--- so locating every key of a large file stays linear in its size.
+-- so locating every key of a large file stays linear in its size. Each `=` is found by a
+-- plain search and the key read back from it: a pattern tried at every byte of the file cost
+-- a `check` of a 6-line experiment 0.2 M instructions (docs/COST.md, Start-up).
 local function key_index(text)
   local index = {}
   for i, line in ipairs(split_lines(text)) do
-    for pre, key, post in line:gmatch("()([%a_][%w_]*)%s*=()") do
-      if line:sub(post, post) ~= "=" and (pre == 1 or line:sub(pre - 1, pre - 1):find("[%s{,;]"))
-      then
-        note(index, key, i)
-      end
+    local q = line:find("=", 1, true)
+    local r = q and line:reverse()
+    while q do
+      local key = key_before(line, r, q)
+      if key then note(index, key, i) end
+      q = line:find("=", q + 1, true)
     end
-    for key, post in line:gmatch("%[%s*[\"']([^\"']*)[\"']%s*%]%s*=()") do
-      if line:sub(post, post) ~= "=" then note(index, key, i) end
+    if r and line:find("[", 1, true) then
+      for key, post in line:gmatch("%[%s*[\"']([^\"']*)[\"']%s*%]%s*=()") do
+        if line:sub(post, post) ~= "=" then note(index, key, i) end
+      end
     end
   end
   return index

@@ -13,6 +13,10 @@ local function is_paramset(v)
 end
 local catindex = require "catindex"
 
+-- The library functions called most, as locals: each global a function reads is a string
+-- constant of that function, interned again at every start (docs/COST.md, Start-up).
+local type, ipairs, pairs, getmetatable = type, ipairs, pairs, getmetatable
+
 local to_int, is_finite, is_list, relative_to =
   util.to_int, util.is_finite, util.is_list, util.relative_to
 
@@ -20,12 +24,12 @@ local M = {}
 
 -- The DSL's objects (set by M.bind): what its constructors made, and lua/checks.lua bound to
 -- them.
-local dsl, PARAM, AUTO, EXECUTOR, KNOWN_STRATEGIES, is_strategy, here, strategy, checks
+local dsl, PARAM, AUTO, EXECUTOR, KNOWN_STRATEGIES, is_strategy, checks
 
 function M.bind(parts)
   dsl, PARAM, AUTO, EXECUTOR = parts.dsl, parts.PARAM, parts.AUTO, parts.EXECUTOR
   KNOWN_STRATEGIES, is_strategy = parts.KNOWN_STRATEGIES, parts.is_strategy
-  here, strategy, checks = parts.here, parts.strategy, parts.checks
+  checks = parts.checks
   return M
 end
 
@@ -228,33 +232,25 @@ local function check_pattern(v, pat, key, what, example)
   return pat
 end
 
--- metric.check = { json = "loss" } or { pattern = "loss: (%S+)" }, tolerance = 0.02 (relative
--- to the baseline's value), abs = 0 (an absolute floor): every trial's loss curve is compared
--- with the baseline's at the same steps, and a trial outside the tolerance is `wrong`.
-local CHECK_KEYS = { json = true, pattern = true, tolerance = true, abs = true }
+-- The optional sections (metric.check, pgle, a Slurm executor) are checked by
+-- lua/validate_optional.lua, loaded only by a file that sets one of them (docs/COST.md,
+-- Start-up), with the checks it shares with this module.
+local optional_mod
 
+local function optional()
+  if not optional_mod then
+    optional_mod = require("validate_optional").bind({
+      EXECUTOR = EXECUTOR, check_command = check_command, uses_steps = uses_steps,
+      check_pattern = check_pattern,
+    })
+  end
+  return optional_mod
+end
+
+-- metric.check (the correctness guard): lua/validate_optional.lua.
 local function check_correctness(v, c)
   if c == nil or c == false then return nil end
-  if type(c) ~= "table" or getmetatable(c) then
-    v:fail_at("metric.check", "'metric.check' must be a table like { json = \"loss\", "
-              .. "tolerance = 0.02 }, got %s", util.typename(c))
-  end
-  v:check_keys(c, CHECK_KEYS, "metric.check")
-  if (c.json == nil) == (c.pattern == nil) then
-    v:fail_at("metric.check", c.json and "metric.check takes `json` or `pattern`, not both"
-              or 'metric.check needs json = "loss" or pattern = "loss: (%S+)"')
-  end
-  local out = { kind = c.json and "json" or "pattern" }
-  out.field = v:string("metric.check.json", c.json)
-  out.pattern = c.pattern and check_pattern(v, c.pattern, "metric.check.pattern", "the loss",
-                                            '"loss: (%S+)"')
-  out.tolerance = v:number("metric.check.tolerance", c.tolerance, 0.02, 0)
-  out.abs = v:number("metric.check.abs", c.abs, 0, 0)
-  if out.tolerance == 0 and out.abs == 0 then
-    v:fail_at("metric.check", "metric.check needs a tolerance above 0 (relative) or abs above 0: "
-              .. "no two runs compute bit-identical losses")
-  end
-  return out
+  return optional().correctness(v, c)
 end
 
 local function check_metric(v, m)
@@ -520,68 +516,16 @@ local function check_search_options(v, raw, x)
   end
 end
 
--- pgle = { mode = "manual", steps = N, command = { ... } }: every trial first runs a profile
--- phase (the JAX-Toolbox PGLE guide's two-run workflow); auto PGLE is searched through vars instead.
-local PGLE_KEYS = { mode = true, steps = true, command = true, route = true }
-
+-- pgle = { ... } (manual PGLE) and executor = "slurm" | slurm { ... }:
+-- lua/validate_optional.lua.
 local function check_pgle(v, raw, x)
-  local p = raw.pgle
-  if p == nil or p == false then return nil end
-  if type(p) ~= "table" or getmetatable(p) then
-    v:fail_at("pgle", "'pgle' must be a table like { mode = \"manual\" }, got %s",
-              util.typename(p))
-  end
-  v:check_keys(p, PGLE_KEYS, "pgle")
-  if p.mode ~= "manual" then
-    v:fail_at("pgle", "pgle.mode must be \"manual\", got %s (auto PGLE is searched with "
-              .. "vars = { JAX_ENABLE_PGLE = choice { \"true\", \"false\" } })",
-              util.describe(p.mode))
-  end
-  local out = { mode = "manual", steps = v:int("pgle.steps", p.steps, x.budget.steps, 1) }
-  local route, why = require("pgle").check_route(p.route) -- lua/pgle.lua knows the routes
-  if not route then v:fail_at("pgle", "%s", why) end
-  out.route = route
-  out.command = p.command and check_command(v, p.command, "pgle.command") or x.command
-  if uses_steps(out.command) and out.steps == 0 then
-    v:fail_at("pgle", "pgle.steps is needed: the profile command uses {steps} and budget.steps "
-              .. "is not set")
-  end
-  return out
+  if raw.pgle == nil or raw.pgle == false then return nil end
+  return optional().pgle(v, raw, x)
 end
 
--- executor = "local" | "slurm" | slurm { ... }. Slurm's options are checked here so that a
--- typo is a path:line error before anything runs; src/experiment.c copies the result.
-local SLURM_KEYS = { partition = true, account = true, time = true, nodes = true,
-                     tasks_per_node = true, gpus_per_trial = true, mode = true, extra = true }
-
 local function check_executor(v, raw, x)
-  local e = raw.executor
-  if e == nil or e == "local" then return { kind = "local" } end
-  if e == "slurm" then e = setmetatable({ kind = "slurm", options = {} }, EXECUTOR) end
-  if getmetatable(e) ~= EXECUTOR then
-    v:fail_at("executor", "'executor' must be \"local\", \"slurm\" or slurm { ... }, got %s",
-              util.describe(e))
-  end
-  local o = e.options
-  v:check_keys(o, SLURM_KEYS, "executor")
-  local out = { kind = "slurm" }
-  out.partition = v:string("executor.partition", o.partition, nil)
-  out.account = v:string("executor.account", o.account, nil)
-  if type(o.time) == "number" then
-    out.time = tostring(v:int("executor.time", o.time, nil, 1)) -- Slurm reads minutes
-  else
-    out.time = v:string("executor.time", o.time, nil)
-  end
-  out.nodes = v:int("executor.nodes", o.nodes, 1, 1)
-  out.tasks_per_node = v:int("executor.tasks_per_node", o.tasks_per_node, 1, 1)
-  out.gpus_per_trial = v:int("executor.gpus_per_trial", o.gpus_per_trial, x.gpus_per_trial, 0)
-  out.mode = v:string("executor.mode", o.mode, "allocation")
-  if out.mode ~= "allocation" and out.mode ~= "job" then
-    v:fail_at("executor.mode", "executor.mode must be \"allocation\" (steps in one allocation) "
-              .. "or \"job\" (one job per trial), got %s", util.describe(o.mode))
-  end
-  out.extra = v:string_list("executor.extra", o.extra)
-  return out
+  if raw.executor == nil or raw.executor == "local" then return { kind = "local" } end
+  return optional().executor(v, raw, x)
 end
 
 local function validate(v, raw)

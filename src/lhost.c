@@ -394,6 +394,26 @@ static int ft_digest(lua_State *L) {
   return 1;
 }
 
+/* ft's __index until tpe's helpers are installed: ft.parzen_kernels, ft.parzen_points
+ * (src/parzen.c) and ft.ridge_new (src/ridge.c) are made at the first read of one of them,
+ * and ft loses its metatable: their metatables and method tables cost every start 28 K
+ * instructions, and only search/tpe.lua uses them (docs/COST.md, Start-up). */
+static int ft_install_models(lua_State *L) {
+  const char *k = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : NULL;
+  if (!k || (strcmp(k, "parzen_kernels") != 0 && strcmp(k, "parzen_points") != 0 &&
+             strcmp(k, "ridge_new") != 0))
+    return 0;
+  lua_settop(L, 2);
+  lua_pushvalue(L, 1); /* [ft, key, ft] */
+  parzen_install(L);
+  ridge_install(L);
+  lua_pop(L, 1); /* [ft, key] */
+  lua_pushnil(L);
+  lua_setmetatable(L, 1);
+  lua_rawget(L, 1); /* [ft, ft[key]] */
+  return 1;
+}
+
 static void install_ft(lua_State *L) {
   static const luaL_Reg fns[] = {
       {"parse_bytes", ft_parse_bytes},     {"parse_duration", ft_parse_duration},
@@ -403,8 +423,10 @@ static void install_ft(lua_State *L) {
   luaL_newlib(L, fns);
   lua_pushstring(L, FLAGTUNE_VERSION);
   lua_setfield(L, -2, "version");
-  parzen_install(L); /* ft.parzen_kernels, ft.parzen_points (src/parzen.c) */
-  ridge_install(L);  /* ft.ridge_new (src/ridge.c) */
+  lua_createtable(L, 0, 1);
+  lua_pushcfunction(L, ft_install_models);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, -2);
   lua_setglobal(L, "ft");
 }
 

@@ -173,13 +173,23 @@ static void copy_function(reader *r, buf *out, int depth) {
     rd_size(r); /* startpc */
     rd_size(r); /* endpc */
   }
-  write_size(out, 0);          /* no local variable names */
-  size_t nupname = rd_size(r); /* as many as before: loadDebug fills the upvalues by index */
-  write_size(out, nupname);
+  write_size(out, 0); /* no local variable names */
+  /* loadDebug fills the upvalues' names by index and leaves those past the count NULL
+   * (loadUpvalues set them so), so the names end at the last _ENV: a NULL name costs the
+   * load a loadStringN call (338 of them in the modules `check` runs). */
+  size_t nupname = rd_size(r), names_at = r->at, keep = 0;
+  for (size_t i = 0; i < nupname && !r->bad; i++) {
+    size_t len = rd_size(r);
+    if (len > 0) rd_skip(r, len - 1);
+    if (len == 5 && !r->bad && memcmp(r->p + r->at - 4, "_ENV", 4) == 0) keep = i + 1;
+  }
+  r->at = names_at;
+  write_size(out, keep);
   for (size_t i = 0; i < nupname && !r->bad; i++) {
     from = r->at;
     size_t len = rd_size(r);
     if (len > 0) rd_skip(r, len - 1);
+    if (i >= keep) continue;
     if (len == 5 && !r->bad && memcmp(r->p + r->at - 4, "_ENV", 4) == 0)
       copy_since(r, from, out);
     else
