@@ -1,8 +1,10 @@
--- halving{ base = tpe{}, eta = 3, min_steps = N, max_steps = M, hyperband = false }:
--- successive halving over step budgets. A bracket draws n fresh configurations from the
--- base sampler and runs them for min_steps; when every member of a rung has finished, the
--- best 1/eta of its ok members (by measured value; failures never) run again with eta times
--- more steps, up to max_steps (a proposal { config, steps, repeat_ok = true }). Brackets
+-- halving{ base = tpe{}, eta = E, min_steps = N, max_steps = M, hyperband = false, n = K,
+-- promote = "value" }: successive halving over step budgets. A bracket draws n fresh
+-- configurations from the base sampler and runs them for min_steps; when every member of a
+-- rung has finished, the best 1/eta of its ok members (by measured value, or by the value
+-- shrunk toward the base's estimate; failures never) run again with eta times more steps, up
+-- to max_steps (a proposal { config, steps, repeat_ok = true }). The default eta makes two
+-- rungs, min_steps and max_steps (5 and 45: 9 fresh, the best one at 45). Brackets
 -- are opened one after another; a new one opens whenever the open ones have nothing to run
 -- (so parallel slots are never idle waiting for a rung to complete). hyperband = true
 -- cycles brackets through the starting rungs (Li et al.'s brackets), hedging against
@@ -39,7 +41,6 @@ end
 local function check_options(options)
   kit.check_options(options, "halving", OPTIONS)
   local budget = type(options.budget) == "table" and options.budget or {}
-  local eta = kit.int(options, "eta", 3, 2)
   local max_steps = kit.int(options, "max_steps", math.tointeger(budget.steps) or 0, 0)
   if max_steps < 1 then fail("max_steps is needed when budget.steps is not set") end
   -- A rung must leave step times after the metric's skip, or every short trial is no_metric.
@@ -51,6 +52,12 @@ local function check_options(options)
   if min_steps > max_steps then
     fail("min_steps (%d) is above max_steps (%d)", min_steps, max_steps)
   end
+  -- The default: two rungs, min_steps and max_steps, the best 1 in max_steps // min_steps
+  -- (at most 9) promoted from the first to the second (5 and 45 steps, 1 in 9, for 45). On the
+  -- training landscapes this beat eta = 3's rungs (5, 15, 45) at 50 and 100 trials with fewer
+  -- steps (docs/BENCHMARKS.md, round 7): a short run's median is nearly as good a measurement
+  -- as a long one's there (the per-process offset dominates), so the middle rung bought little.
+  local eta = kit.int(options, "eta", math.min(9, math.max(2, max_steps // min_steps)), 2)
   local hyperband = kit.bool(options, "hyperband", false)
   local promote = options.promote == nil and "value" or options.promote
   if promote ~= "value" and promote ~= "estimate" then
