@@ -194,7 +194,10 @@ function H:scores(ok)
   for j, x in ipairs(ok) do out[j] = x.m.result.value end
   if self.o.promote ~= "estimate" or type(self.base.estimate) ~= "function" then return out end
   local configs = {}
-  for j, x in ipairs(ok) do configs[j] = x.m.config end
+  for j, x in ipairs(ok) do
+    if not (x.m.result.value > 0) then return out end -- no log scale: by value
+    configs[j] = x.m.config
+  end
   local est = self.base:estimate(configs)
   if type(est) ~= "table" then return out end
   local tau2 = self:noise_var()
@@ -210,12 +213,10 @@ function H:scores(ok)
     if n > 0 and type(e) == "table" and type(e.mean) == "number" and type(e.sd) == "number" then
       local V = math.max(e.sd * e.sd - tau2, 0.25 * tau2)
       out[j] = (sum / tau2 + e.mean / V) / (n / tau2 + 1 / V)
-    elseif n > 0 then
-      out[j] = sum / n
     else
-      out[j] = math.log(x.m.result.value)
+      out[j] = sum / n -- n >= 1: this rung's own value is positive
     end
-    if type(out[j]) ~= "number" or out[j] ~= out[j] then out[j] = math.log(x.m.result.value) end
+    if out[j] ~= out[j] then out[j] = math.log(x.m.result.value) end -- a NaN estimate
   end
   return out
 end

@@ -264,6 +264,21 @@ local function test_promote_estimate()
   local hg = new_host(sp, { base = "grid", min_steps = 5, eta = 3, promote = "estimate" }, 3)
   local tg = run(hg, sp, 12)
   for j = 1, 3 do near(tg[9 + j].value - 1 / 15, ranked[j].value - 1 / 5, "no estimate " .. j) end
+  -- values with no log scale (negative ones): by value, not an error
+  local hn = new_host(sp, { base = { path = path }, min_steps = 5, eta = 3, promote = "estimate" },
+    3)
+  local vals = {}
+  for i = 1, 12 do
+    local p = hn:ask(1)[1]
+    local status, v = evaluate(sp, sp:decode_json(p.json), p.steps)
+    if v then v = v - 200 end
+    if i <= 9 and status == "ok" then vals[#vals + 1] = v end
+    if i > 9 then
+      table.sort(vals)
+      near(v - 1 / 15, vals[i - 9] - 1 / 5, "negative values by value " .. (i - 9))
+    end
+    hn:tell(p.json, { status = status, value = v, steps = {}, steps_budget = p.steps, number = i })
+  end
   os.remove(path)
 end
 
