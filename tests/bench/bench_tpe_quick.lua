@@ -11,6 +11,14 @@
 --   H_SEEDS=1,2,3 H_TRIALS=25,50 H_STRAT=tpe H_OPTS='{local_share=0.5}' H_REPS=1 \
 --   H_NOISE=0.003 [H_STEP_BUDGET=1125 H_STEP_NOISE=0.02] [H_SIM=build/flagtune-sim] [H_CURVE=1] \
 --     build/tests/luatest tests/bench/bench_tpe_quick.lua
+-- H_REAL=1 (for halving{}, and tpe{} to compare with): every trial is a real flagtune-sim run
+-- at the proposal's step budget (its JSON steps, the median past the 2 skipped, the sim's own
+-- per-process and per-step noise, FLAGTUNE_TRIAL the trial number), H_NOISE and H_STEP_NOISE
+-- unused; the winner is the configuration with the lowest mean of its full-step runs (a sweep
+-- without confirmation), and "found" the truly best configuration run at the full budget.
+-- H_TRIALS counts search trials (a real 50-trial sweep searches 45: a baseline, 4 confirming).
+--   H_REAL=1 H_SEEDS=1-40 H_TRIALS=45 H_STRAT=halving H_OPTS='{min_steps=5}' \
+--     build/tests/luatest tests/bench/bench_tpe_quick.lua
 package.path = "tests/lua/?.lua;tests/bench/?.lua;" .. package.path
 local host = require("host")
 local rng = require("rng")
@@ -30,8 +38,35 @@ local function evaluate(seed, order, c, cache, sp)
   return r
 end
 
+-- H_REAL: one real measurement of C at STEPS steps (trial number TRIAL): the median of the
+-- sim's step times past the 2 skipped; nil for a failure.
+local REAL = os.getenv("H_REAL") == "1"
+local function measure(seed, tseed, order, c, steps, trial)
+  local xf, env = {}, {}
+  for _, p in ipairs(order) do
+    local v = c[p.name]
+    if p.env then env[#env + 1] = p.name .. "=" .. render(v)
+    else xf[#xf + 1] = "--" .. p.name .. "=" .. render(v) end
+  end
+  local out = sh("env XLA_FLAGS='" .. table.concat(xf, " ") .. "' " .. table.concat(env, " ") ..
+    " FLAGTUNE_TRIAL=" .. trial .. " " .. SIM .. " --landscape gen:" .. seed .. " --steps " ..
+    steps .. " --time-scale 0 --seed " .. tseed .. " --format json 2>/dev/null")
+  local xs = {}
+  local k = 0
+  for v in out:gmatch('"step_time_ms": ([%d%.]+)') do
+    k = k + 1
+    if k > 2 then xs[#xs + 1] = tonumber(v) end
+  end
+  table.sort(xs)
+  local n = #xs
+  if n == 0 then return nil end
+  return n % 2 == 1 and xs[(n + 1) // 2] or (xs[n // 2] + xs[n // 2 + 1]) / 2
+end
+
 local seeds = {}
-for s in (os.getenv("H_SEEDS") or "1,2,3,4,5,6"):gmatch("%d+") do seeds[#seeds + 1] = tonumber(s) end
+for a, b in (os.getenv("H_SEEDS") or "1,2,3,4,5,6"):gmatch("(%d+)%-?(%d*)") do
+  for x = tonumber(a), tonumber(b ~= "" and b or a) do seeds[#seeds + 1] = x end
+end
 local budgets = {}
 for s in (os.getenv("H_TRIALS") or "50"):gmatch("%d+") do budgets[#budgets + 1] = tonumber(s) end
 local strat = os.getenv("H_STRAT") or "tpe"
@@ -44,7 +79,7 @@ for _, T0 in ipairs(budgets) do
   STEPS = 0
   -- H_CURVE=1: the median and mean true regret of the best observation after each trial
   CURVE = os.getenv("H_CURVE") and {} or nil
-  local regrets, ooms = {}, {}
+  local regrets, ooms, founds = {}, {}, {}
   for _, seed in ipairs(seeds) do
     spaces[seed] = spaces[seed] or { load_space(seed) }
     local sp, order, opt = table.unpack(spaces[seed])
@@ -54,6 +89,7 @@ for _, T0 in ipairs(budgets) do
                          budget = { trials = T, hours = 0, steps = 45 } }, seed * 7 + rep, {})
     local nr = rng.new(seed + 100 * rep)
     local best, best_c, oom = math.huge, nil, 0
+    local full = {} -- H_REAL: key -> { c, sum, n } of full-step runs
     local MAXS, step_noise, steps_used = 45, tonumber(os.getenv("H_STEP_NOISE") or "0.02"), 0
     local SB = tonumber(os.getenv("H_STEP_BUDGET") or "0") -- stop at this many steps (halving)
     local i = 0
@@ -67,12 +103,25 @@ for _, T0 in ipairs(budgets) do
       local s = (p.steps and p.steps > 0) and p.steps or MAXS
       steps_used = steps_used + s
       local v
-      if r.value then
+      if REAL then
+        v = r.value and measure(seed, seed * 7 + rep, order, c, s, i)
+        if v and s >= MAXS then
+          local k = sp:key(c)
+          local f = full[k] or { c = c, sum = 0, n = 0 }
+          full[k], f.sum, f.n = f, f.sum + v, f.n + 1
+          best, best_c = math.huge, nil
+          for _, g in pairs(full) do
+            if g.sum / g.n < best or (g.sum / g.n == best and sp:key(g.c) < sp:key(best_c)) then
+              best, best_c = g.sum / g.n, g.c
+            end
+          end
+        end
+      elseif r.value then
         if SB > 0 then v = r.value * (1 + step_noise / math.sqrt(math.max(1, s - 2)) * nr:normal())
         else v = r.value * (1 + noise * nr:normal()) end
       end
       if r.status ~= "ok" then oom = oom + 1 end
-      if v and s >= MAXS and v < best then best, best_c = v, c end
+      if not REAL and v and s >= MAXS and v < best then best, best_c = v, c end
       if CURVE then -- the true regret of the best observation so far, after trial i
         local tv = best_c and evaluate(seed, order, best_c, spaces[seed].cache, sp).value
         CURVE[i] = CURVE[i] or {}
@@ -107,6 +156,11 @@ for _, T0 in ipairs(budgets) do
       print(string.format("seed %d regret %.1f%% wrong %d: %s", seed, (tv / opt - 1) * 100, #parts, table.concat(parts, " ")))
     end
     regrets[#regrets + 1] = (tv / opt - 1) * 100
+    local fv = math.huge
+    for _, g in pairs(full) do
+      fv = math.min(fv, evaluate(seed, order, g.c, spaces[seed].cache, sp).value)
+    end
+    founds[#founds + 1] = REAL and (fv / opt - 1) * 100 or regrets[#regrets]
     ooms[#ooms + 1] = oom / T * 100
     STEPS = (STEPS or 0) + steps_used
     end
@@ -125,7 +179,9 @@ for _, T0 in ipairs(budgets) do
     print(string.format("curve %s trial %d median %.2f%% mean %.2f%% (%d of %d with a result)",
       strat, i, rs[(#rs + 1) // 2], fin > 0 and sum / fin or 0 / 0, fin, #rs))
   end
-  print(string.format("%s %s T=%d median %.2f%% worst %.2f%% mean %.2f%% oom %.1f%%  [%s]", strat, os.getenv("H_OPTS") or "{}", T,
-    sorted[(#sorted + 1) // 2], sorted[#sorted], (function() local s=0 for _,r in ipairs(sorted) do s=s+r end return s/#sorted end)(), mo / #ooms, table.concat(per, " ")))
+  local fs = table.move(founds, 1, #founds, 1, {})
+  table.sort(fs)
+  print(string.format("%s %s T=%d median %.2f%% p90 %.2f%% worst %.2f%% mean %.2f%% found %.2f%% oom %.1f%%  [%s]", strat, os.getenv("H_OPTS") or "{}", T,
+    sorted[(#sorted + 1) // 2], sorted[math.max(1, math.ceil(0.9 * #sorted))], sorted[#sorted], (function() local s=0 for _,r in ipairs(sorted) do s=s+r end return s/#sorted end)(), fs[(#fs + 1) // 2], mo / #ooms, table.concat(per, " ")))
   io.stdout:flush()
 end

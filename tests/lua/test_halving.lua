@@ -57,15 +57,41 @@ local function test_rung_steps()
   eq(str(halving.rung_steps(5, 50, 3)), "5,16,50", "the top rung is max_steps")
   eq(str(halving.rung_steps(3, 100, 2)), "3,6,12,25,50,100", "eta 2")
   eq(str(halving.rung_steps(10, 10, 3)), "10", "one rung")
-  local h = new_host(synth_space(), { base = "random", metric = { skip = 6 } })
+  local h = new_host(synth_space(), { base = "random", eta = 3, metric = { skip = 6 } })
   eq(str(h.strategy.o.steps), "15,45", "min_steps (7) leaves step times after the skip")
+  -- the default eta: two rungs, min_steps and max_steps, 1 in max // min (at most 9) promoted
+  h = new_host(synth_space(), { base = "random" })
+  eq(str(h.strategy.o.steps), "5,45", "default rungs for 45 steps")
+  eq(h.strategy.o.eta, 9, "default eta for 5..45")
+  h = new_host(synth_space(), { base = "random", metric = { skip = 6 } })
+  eq(str(h.strategy.o.steps), "7,45", "default rungs after a skip of 6")
+  eq(h.strategy.o.eta, 6, "default eta for 7..45")
+  h = new_host(synth_space(), { base = "random", min_steps = 1, max_steps = 1000 })
+  eq(str(h.strategy.o.steps), "1,12,111,1000", "eta 9 at most")
+  h = new_host(synth_space(), { base = "random", min_steps = 30 })
+  eq(str(h.strategy.o.steps), "45", "min_steps above half of max_steps: one rung")
+end
+
+-- The default bracket (5 and 45 steps): 9 fresh at 5, the best ok one of them at 45.
+local function test_default_bracket()
+  local sp = synth_space()
+  local h = new_host(sp, { base = { name = "random", options = {} } }, 3)
+  local trace = run(h, sp, 21)
+  for i = 1, 9 do eq(trace[i].steps, 5, "fresh configurations first") end
+  local best
+  for i = 1, 9 do
+    if trace[i].status == "ok" and (not best or trace[i].value < best.value) then best = trace[i] end
+  end
+  eq(trace[10].json .. "@" .. trace[10].steps, best.json .. "@45", "the best of nine at 45")
+  for i = 11, 19 do eq(trace[i].steps, 5, "then the next bracket") end
+  eq(trace[20].steps, 45, "and its best")
 end
 
 -- One bracket of plain halving with min 5, max 45, eta 3: 9 at 5 steps, the best 3 at 15,
 -- the best one at 45; the next bracket starts after it.
 local function test_bracket_structure()
   local sp = synth_space()
-  local h = new_host(sp, { base = { name = "random", options = {} }, min_steps = 5 }, 3)
+  local h = new_host(sp, { base = { name = "random", options = {} }, min_steps = 5, eta = 3 }, 3)
   local trace = run(h, sp, 26)
   local per_steps = {}
   for i = 1, 13 do per_steps[trace[i].steps] = (per_steps[trace[i].steps] or 0) + 1 end
@@ -131,7 +157,7 @@ end
 -- Hyperband: brackets start at rungs 1, 2, 3 in turn with 9, 5 and 3 members.
 local function test_hyperband()
   local sp = synth_space()
-  local h = new_host(sp, { base = "random", min_steps = 5, hyperband = true }, 4)
+  local h = new_host(sp, { base = "random", min_steps = 5, eta = 3, hyperband = true }, 4)
   local trace = run(h, sp, 30)
   local b = h.strategy.brackets
   eq(b[1].start, 1, "bracket 1 rung"); eq(b[1].quota, 9, "bracket 1 size")
@@ -164,6 +190,108 @@ local function test_resume(options, cut)
   end
 end
 
+-- A base strategy file: grid{}'s order, with an estimate() sure of itself (sd 0). HASHED
+-- false: it ranks configurations the opposite way to the landscape (mean -10 log(value)) while
+-- it has been told an odd number of results, the landscape's way (10 log(value)) otherwise;
+-- HASHED true: by a hash of the configuration, reversed with the parity (a model that changes
+-- its mind as results come in, even between configurations of equal value).
+local function estimating_base(hashed)
+  local path = os.tmpname()
+  local f = assert(io.open(path, "w"))
+  f:write("local HASHED = " .. tostring(hashed == true) .. "\n", [[
+local grid = require("search.grid")
+local M = {}
+function M.new(space, options, history, rng)
+  local g = grid.new(space, options, history, rng)
+  local told = 0 -- finished results (a lost one is told again when it is re-run)
+  for _, h in ipairs(history) do if h.status ~= "lost" then told = told + 1 end end
+  local w = setmetatable({}, { __index = function(_, k)
+    local v = g[k]
+    if type(v) == "function" then return function(_, ...) return v(g, ...) end end
+    return v
+  end })
+  function w:tell(config, result)
+    told = told + 1
+    return g:tell(config, result)
+  end
+  function w:estimate(configs)
+    local sign = told % 2 == 1 and -10 or 10
+    local out = {}
+    for i, c in ipairs(configs) do
+      local t = space.by_name.xla_gpu_thr:encode(c.xla_gpu_thr)
+      local v = 100 + 30 * (t - 0.5) ^ 2 + (c.xla_gpu_lhs and 0 or 8)
+        + ({ a = 1, b = 0, c = 3 })[c.PROTO]
+      local key, hash = space:key(c), 0
+      for j = 1, #key do hash = (hash * 31 + key:byte(j)) % 1000003 end
+      out[i] = { mean = HASHED and sign * hash / 1e4 or sign * math.log(v), sd = 0 }
+    end
+    return out
+  end
+  return w
+end
+return M
+]])
+  f:close()
+  return path
+end
+
+-- promote = "estimate": the measurements shrunk toward the base's estimate decide; a base
+-- sure of an opposite order promotes the worst ok members by value.
+local function near(a, b, what)
+  assert(math.abs(a - b) < 1e-9, string.format("%s: got %.12g, want %.12g", what, a, b))
+end
+
+local function test_promote_estimate()
+  local sp = synth_space()
+  local path = estimating_base()
+  local h = new_host(sp, { base = { path = path }, min_steps = 5, eta = 3, promote = "estimate" },
+    3)
+  local trace = run(h, sp, 13)
+  local ranked = {}
+  for i = 1, 9 do
+    if trace[i].status == "ok" then ranked[#ranked + 1] = trace[i] end
+  end
+  table.sort(ranked, function(a, b) return a.value > b.value end)
+  assert(#ranked >= 4, "enough ok members: " .. #ranked)
+  -- (values, not configurations: MEM does not change the value, so ties are possible)
+  for j = 1, 3 do near(trace[9 + j].value - 1 / 15, ranked[j].value - 1 / 5, "by estimate " .. j) end
+  -- the same bracket by value promotes the best by value
+  local hv = new_host(sp, { base = { path = path }, min_steps = 5, eta = 3 }, 3)
+  local tv = run(hv, sp, 12)
+  table.sort(ranked, function(a, b) return a.value < b.value end)
+  for j = 1, 3 do near(tv[9 + j].value - 1 / 15, ranked[j].value - 1 / 5, "by value " .. j) end
+  -- a base without estimate(): promote = "estimate" falls back to the values
+  local hg = new_host(sp, { base = "grid", min_steps = 5, eta = 3, promote = "estimate" }, 3)
+  local tg = run(hg, sp, 12)
+  for j = 1, 3 do near(tg[9 + j].value - 1 / 15, ranked[j].value - 1 / 5, "no estimate " .. j) end
+  -- values with no log scale (negative ones): by value, not an error
+  local hn = new_host(sp, { base = { path = path }, min_steps = 5, eta = 3, promote = "estimate" },
+    3)
+  local vals = {}
+  for i = 1, 12 do
+    local p = hn:ask(1)[1]
+    local status, v = evaluate(sp, sp:decode_json(p.json), p.steps)
+    if v then v = v - 200 end
+    if i <= 9 and status == "ok" then vals[#vals + 1] = v end
+    if i > 9 then
+      table.sort(vals)
+      near(v - 1 / 15, vals[i - 9] - 1 / 5, "negative values by value " .. (i - 9))
+    end
+    hn:tell(p.json, { status = status, value = v, steps = {}, steps_budget = p.steps, number = i })
+  end
+  os.remove(path)
+end
+
+-- Resuming under promote = "estimate" keeps the live run's promotions: the replay decides a
+-- rung's promotions only once the whole history is in, and counts the members already there
+-- (the base's estimates differ by then). Cut where every promotion made was also proposed: one
+-- decided but not yet proposed is decided again on resume, by the model of that time.
+local function test_resume_estimate(cut)
+  local path = estimating_base(true)
+  test_resume({ base = { path = path }, min_steps = 5, eta = 3, promote = "estimate" }, cut)
+  os.remove(path)
+end
+
 local function test_local()
   local sp = synth_space()
   local h = new_host(sp, { startup = 4 }, 1, {}, "local")
@@ -190,6 +318,8 @@ local function test_options()
   assert(not ok and err:find("base must be a strategy"), err)
   ok, err = pcall(new_host, sp, { rungs = 3 })
   assert(not ok and err:find("unknown option 'rungs'"), err)
+  ok, err = pcall(new_host, sp, { promote = "model" })
+  assert(not ok and err:find('promote must be "value" or "estimate", got model'), err)
 end
 
 test("rung_steps", test_rung_steps)
@@ -197,9 +327,15 @@ test("bracket_structure", test_bracket_structure)
 test("failures_never_promoted", test_failures_never_promoted)
 test("parallel_asks", test_parallel_asks)
 test("hyperband", test_hyperband)
-test("resume after 11 trials", test_resume, { base = "grid", min_steps = 5 }, 11)
-test("resume after 20 trials", test_resume, { base = "grid", min_steps = 5 }, 20)
+test("default bracket", test_default_bracket)
+test("resume after 11 trials", test_resume, { base = "grid", min_steps = 5, eta = 3 }, 11)
+test("resume after 20 trials", test_resume, { base = "grid", min_steps = 5, eta = 3 }, 20)
+test("resume after 15 trials, default rungs", test_resume, { base = "grid" }, 15)
 test("resume hyperband after 16 trials", test_resume,
-  { base = "grid", min_steps = 5, hyperband = true }, 16)
+  { base = "grid", min_steps = 5, eta = 3, hyperband = true }, 16)
+test("promote by estimate", test_promote_estimate)
+test("resume by estimate after 12 trials", test_resume_estimate, 12)
+test("resume by estimate after 13 trials", test_resume_estimate, 13)
+test("resume by estimate after 25 trials", test_resume_estimate, 25)
 test("local", test_local)
 test("options", test_options)
