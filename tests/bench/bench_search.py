@@ -26,7 +26,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STEPS, SKIP = 45, 2        # full step budget; steps dropped before the median
-HALVING_MIN = 5            # halving's first rung: 5, 15, 45 steps
+HALVING_MIN = 5            # halving's first rung: 5 and 45 steps by default (5, 15, 45 with eta = 3)
 GIB, MIB = 1 << 30, 1 << 20
 
 # Search spaces: (name, kind, values). Flags go to XLA_FLAGS as --name=value in this order,

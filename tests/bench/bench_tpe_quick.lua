@@ -42,12 +42,7 @@ end
 -- sim's step times past the 2 skipped; nil for a failure.
 local REAL = os.getenv("H_REAL") == "1"
 local function measure(seed, tseed, order, c, steps, trial)
-  local xf, env = {}, {}
-  for _, p in ipairs(order) do
-    local v = c[p.name]
-    if p.env then env[#env + 1] = p.name .. "=" .. render(v)
-    else xf[#xf + 1] = "--" .. p.name .. "=" .. render(v) end
-  end
+  local xf, env = gen.settings(order, c)
   local out = sh("env XLA_FLAGS='" .. table.concat(xf, " ") .. "' " .. table.concat(env, " ") ..
     " FLAGTUNE_TRIAL=" .. trial .. " " .. SIM .. " --landscape gen:" .. seed .. " --steps " ..
     steps .. " --time-scale 0 --seed " .. tseed .. " --format json 2>/dev/null")
