@@ -408,6 +408,8 @@ static int fill_queue(sweep *sw) {
   }
   if (sw->confirm_planned || sw->search_budget >= sw->budget_trials || sw->n_running > 0) return 0;
   plan_confirmation(sw);
+  /* trials given back: the search goes on (its budget grew, so this ends) */
+  if (!sw->confirm_planned && !sw->failed) return fill_queue(sw);
   return sw->n_queue > 0;
 }
 
