@@ -330,9 +330,9 @@ static confirm_estimate *estimates(sweep *sw, const char **configs, int n) {
  * estimates of the fastest measured ones when it has a model, and only those whose re-run
  * can still change the answer (src/confirm.h). The trials the plan does not need go back to
  * the search, which goes on; when it has spent them the plan is made again, until it needs
- * every trial left. Not once a confirm trial has ended (a resumed confirmation finishes as
- * planned), nor when the strategy has nothing more to propose. The rule reads only the
- * stored trials, so a resumed sweep decides as the interrupted one would have. */
+ * every trial left (or the strategy has nothing more to propose), so the sweep spends its
+ * budget exactly, a resumed or extended one too. The rule reads only the stored trials, so a
+ * resumed sweep decides as the interrupted one would have from where it stopped. */
 static void plan_confirmation(sweep *sw) {
   trial_record *t = NULL;
   const char **configs = NULL, **pool = NULL;
@@ -357,7 +357,7 @@ static void plan_confirmation(sweep *sw) {
                  CONFIRM_Z, est, n_pool, &configs, &n_configs);
   free(est);
   free(pool);
-  if (!sw->failed && n_configs < left && sw->confirm_counted == 0 && !sw->strategy_exhausted) {
+  if (!sw->failed && n_configs < left && !sw->strategy_exhausted) {
     diag_note(
         "flagtune: confirmation: %d of the %d trials left can change the answer; %d go "
         "back to the search",

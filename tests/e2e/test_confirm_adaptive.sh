@@ -7,7 +7,8 @@
 #     the leader at least, and records a confirmed winner with its 95 % interval.
 #  2. The same sweep killed (SIGKILL) once trials have gone back, before its end, then resumed:
 #     it reaches the same end (done, its budget exactly, a confirmed winner among the confirmed
-#     configurations, no search configuration run twice).
+#     configurations, no search configuration run twice). The done sweep extended by
+#     `resume --trials` spends the new budget exactly.
 #  3. `confirm = { top = 3 }` is a maximum: no more than 3 candidates, whatever the budget.
 # Usage: test_confirm_adaptive.sh FLAGTUNE_BIN SIM_BIN SOURCE_DIR
 source "$(dirname "$0")/lib.sh"
@@ -90,6 +91,15 @@ echo "     killed after $before counted trials; resume exit $code"
 check "resume exits 0 (got $code)" [ $code = 0 ]
 [ $code = 0 ] || tail -5 b.resume
 ends_confirmed "$work/b.db" "resumed"
+
+# 2b. The done sweep extended (`resume --trials`): the new trials are spent exactly, whatever
+#     the plan re-runs of them, and the winner stays a confirmed one.
+FLAGTUNE_DB=$work/a.db "$ft" -q resume 1 --trials 27 > a.more 2>&1
+code=$?
+check "resume --trials 27 exits 0 (got $code)" [ $code = 0 ]
+check_eq "extended: exactly the new budget" "$(counted "$work/a.db")" 27
+check_eq "extended: a confirmed winner" \
+  "$(FLAGTUNE_DB=$work/a.db val 'SELECT winner_trial_id IS NOT NULL FROM sweeps WHERE id=1')" 1
 
 # 3. top is a maximum: a noisy, flat landscape (every candidate can change the answer) with
 #    a large budget re-runs no more than the baseline and 3.
