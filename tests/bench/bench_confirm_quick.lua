@@ -5,7 +5,11 @@
 -- by the true regret of the winner each exports. Not the benchmark (bench_search.py runs
 -- real sweeps); a paired comparison of choice rules in seconds per landscape. Training only.
 --   H_SEEDS=1-40 H_TRIALS=25,50 H_REPS=2 H_STRAT=tpe [H_NOISEPCT=100] [H_VARIANTS=1] \
---     build/tests/luatest tests/bench/bench_confirm_quick.lua
+--     [H_Z=1,2] [H_NOBASE=1] build/tests/luatest tests/bench/bench_confirm_quick.lua
+-- H_Z: the adaptive confirmation of src/confirm.c at each z (its give-back is exact: the search
+-- is the same strategy with the same budget, so giving K trials back is its prefix K longer);
+-- H_NOBASE: also z = 2 without the baseline's re-run. C in the output: confirmation trials
+-- used, the mean over the runs.
 package.path = "tests/lua/?.lua;tests/bench/?.lua;" .. package.path
 local host = require("host")
 local gen = require("genspace")
