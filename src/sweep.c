@@ -368,7 +368,8 @@ static void plan_confirmation(sweep *sw) {
     record_free(t, n);
     return;
   }
-  if (n_configs > left) n_configs = left; /* the leader first, then the closest contenders */
+  /* over what is left: the leader first, then the closest contenders */
+  if (n_configs > left) n_configs = left > 0 ? left : 0;
   for (int i = 0; i < n_configs && !sw->failed; i++) {
     proposal p;
     if (strategy_render(sw->strat, configs[i], &p, &err) != 0) {
