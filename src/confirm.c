@@ -194,7 +194,36 @@ static int shrunk_candidates(const trial_record *t, int n, int full_steps, int t
   return m;
 }
 
-int confirm_plan(const trial_record *t, int n, int full_steps, int top, int repeats,
+double confirm_moves(int n, int r, double tau2, const confirm_estimate *e) {
+  double prior = e && !isnan(e->mean) ? 1 / fmax(e->sd * e->sd - tau2, tau2 / 4) : 0;
+  return 1 / (n / tau2 + prior) - 1 / ((n + r) / tau2 + prior);
+}
+
+/* Keeps, of the N candidates CAND (the first the leader, or the lowest score), those that are
+ * confirmed already (a resumed plan), the leader and those whose REPEATS re-runs can still
+ * change the answer (src/confirm.h, confirm_plan). Returns how many are kept, in order. */
+static int can_change(const trial_record *t, int n, int full_steps, int repeats, double z,
+                      const confirm_estimate *est, int n_est, const char **cand, int n_cand) {
+  if (n_cand <= 1 || isinf(z)) return n_cand;
+  double tau2 = noise_of(t, n, full_steps, 1), s[CONFIRM_MAX_TOP], mv[CONFIRM_MAX_TOP];
+  int lead = 0;
+  for (int k = 0; k < n_cand; k++) {
+    int cnt;
+    double lm = log_mean(t, n, cand[k], full_steps, 1, &cnt);
+    const confirm_estimate *e = estimate_of(est, n_est, cand[k]);
+    s[k] = cnt ? confirm_shrunk(lm, cnt, tau2, e) : NAN;
+    mv[k] = cnt ? confirm_moves(cnt, repeats, tau2, e) : NAN;
+    if (!isnan(s[k]) && (isnan(s[lead]) || s[k] < s[lead])) lead = k;
+  }
+  int m = 0;
+  for (int k = 0; k < n_cand; k++)
+    if (k == lead || isnan(s[k]) || confirms_done(t, n, cand[k]) > 0 ||
+        s[k] - s[lead] <= z * sqrt(mv[k] + mv[lead]))
+      cand[m++] = cand[k];
+  return m;
+}
+
+int confirm_plan(const trial_record *t, int n, int full_steps, int top, int repeats, double z,
                  const confirm_estimate *est, int n_est, const char ***configs, int *n_configs) {
   if (top > CONFIRM_MAX_TOP) top = CONFIRM_MAX_TOP;
   const char *cand[CONFIRM_MAX_TOP + 1] = {"{}"};
@@ -206,6 +235,7 @@ int confirm_plan(const trial_record *t, int n, int full_steps, int top, int repe
     if (i < 0) break;
     cand[n_cand++] = t[i].config_json;
   }
+  n_cand = 1 + can_change(t, n, full_steps, repeats, z, est, n_est, cand + 1, n_cand - 1);
   for (int k = 0; k < n_cand; k++) {
     done[k] = confirms_done(t, n, cand[k]);
     if (done[k] < repeats) total += repeats - done[k];

@@ -35,13 +35,23 @@ int confirm_pool(const trial_record *t, int n, int full_steps, int pool, const c
                  int *n_configs);
 
 /* The configurations still to re-measure, in the order to run them: repeat by repeat, the
- * baseline ("{}") then TOP distinct ok configurations of the search, each repeated REPEATS
- * times in all (confirm trials already stored count, so a resumed sweep queues only what is
- * missing). Without estimates (N_EST 0, or none with a mean) the TOP fastest; with them, the
- * TOP lowest shrunk estimates (confirm_shrunk) among the configurations estimated. *configs
- * points into T (not owned); free the array. */
-int confirm_plan(const trial_record *t, int n, int full_steps, int top, int repeats,
+ * baseline ("{}") then up to TOP distinct ok configurations of the search, each repeated
+ * REPEATS times in all (confirm trials already stored count, so a resumed sweep queues only
+ * what is missing). Without estimates (N_EST 0, or none with a mean) the TOP fastest; with
+ * them, the TOP lowest shrunk estimates (confirm_shrunk) among the configurations estimated.
+ * Of these, only those whose re-runs can still change the answer are kept: the leader (the
+ * lowest shrunk estimate of its search measurements), every one already confirmed, and each
+ * other whose gap to the leader is at most Z times the sd by which REPEATS re-runs of both
+ * can move it (confirm_moves); Z = INFINITY keeps all TOP. The sweep gives the trials not
+ * needed back to the search (src/sweep.c). *configs points into T (not owned); free it. */
+#define CONFIRM_Z 2.0
+int confirm_plan(const trial_record *t, int n, int full_steps, int top, int repeats, double z,
                  const confirm_estimate *est, int n_est, const char ***configs, int *n_configs);
+
+/* The variance by which R more measurements move the posterior mean (confirm_shrunk) of a
+ * configuration measured N times, each of variance TAU2, under the model's prior E (NULL or
+ * no mean: none): the preposterior variance, prior variance less posterior variance. */
+double confirm_moves(int n, int r, double tau2, const confirm_estimate *e);
 
 /* Chooses the winner among the configurations that have confirm trials. Without estimates:
  * the lowest pooled value (median of the values of all its ok trials). With them: the lowest

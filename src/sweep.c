@@ -327,12 +327,18 @@ static confirm_estimate *estimates(sweep *sw, const char **configs, int n) {
 
 /* Queues the confirmation trials once the search budget is spent and every search trial
  * has ended (the top candidates are known only then): chosen by the strategy's model
- * estimates of the fastest measured ones when it has a model (src/confirm.h). */
+ * estimates of the fastest measured ones when it has a model, and only those whose re-run
+ * can still change the answer (src/confirm.h). The trials the plan does not need go back to
+ * the search, which goes on; when it has spent them the plan is made again, until it needs
+ * every trial left (or the strategy has nothing more to propose), so the sweep spends its
+ * budget exactly, a resumed or extended one too. The rule reads only the stored trials, so a
+ * resumed sweep decides as the interrupted one would have from where it stopped. */
 static void plan_confirmation(sweep *sw) {
   trial_record *t = NULL;
   const char **configs = NULL, **pool = NULL;
   int n = 0, n_configs = 0, n_pool = 0;
   char *err = NULL;
+  int left = sw->budget_trials - sw->counted;
   sw->confirm_planned = 1;
   /* The plan reads values, outcomes and configurations of the trials it can choose from (no
    * step times): not every trial of a long sweep. */
@@ -347,10 +353,23 @@ static void plan_confirmation(sweep *sw) {
                &n_pool);
   confirm_estimate *est = estimates(sw, pool, n_pool);
   if (est)
-    confirm_plan(t, n, sw->exp->budget_steps, sw->exp->confirm_top, sw->exp->confirm_repeats, est,
-                 n_pool, &configs, &n_configs);
+    confirm_plan(t, n, sw->exp->budget_steps, sw->exp->confirm_top, sw->exp->confirm_repeats,
+                 CONFIRM_Z, est, n_pool, &configs, &n_configs);
   free(est);
   free(pool);
+  if (!sw->failed && n_configs < left && !sw->strategy_exhausted) {
+    diag_note(
+        "flagtune: confirmation: %d of the %d trials left can change the answer; %d go "
+        "back to the search",
+        n_configs, left, left - n_configs);
+    sw->search_budget += left - n_configs;
+    sw->confirm_planned = 0;
+    free(configs);
+    record_free(t, n);
+    return;
+  }
+  /* over what is left: the leader first, then the closest contenders */
+  if (n_configs > left) n_configs = left > 0 ? left : 0;
   for (int i = 0; i < n_configs && !sw->failed; i++) {
     proposal p;
     if (strategy_render(sw->strat, configs[i], &p, &err) != 0) {
@@ -359,9 +378,15 @@ static void plan_confirmation(sweep *sw) {
     }
     sweep_queue_push(sw, &p, ROLE_CONFIRM, 0);
   }
+  int n_cand = 0;
+  for (int i = 0; i < n_configs; i++) {
+    int seen = strcmp(configs[i], "{}") == 0;
+    for (int k = 0; k < i && !seen; k++) seen = strcmp(configs[k], configs[i]) == 0;
+    n_cand += !seen;
+  }
   if (n_configs > 0)
-    diag_note("flagtune: confirming: %d re-measurement%s of the baseline and the top %d", n_configs,
-              n_configs == 1 ? "" : "s", sw->exp->confirm_top);
+    diag_note("flagtune: confirming: %d re-measurement%s of the baseline and %d candidate%s",
+              n_configs, n_configs == 1 ? "" : "s", n_cand, n_cand == 1 ? "" : "s");
   free(err);
   free(configs);
   record_free(t, n);
@@ -384,6 +409,8 @@ static int fill_queue(sweep *sw) {
   }
   if (sw->confirm_planned || sw->search_budget >= sw->budget_trials || sw->n_running > 0) return 0;
   plan_confirmation(sw);
+  /* trials given back: the search goes on (its budget grew, so this ends) */
+  if (!sw->confirm_planned && !sw->failed) return fill_queue(sw);
   return sw->n_queue > 0;
 }
 

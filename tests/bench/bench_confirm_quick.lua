@@ -5,7 +5,11 @@
 -- by the true regret of the winner each exports. Not the benchmark (bench_search.py runs
 -- real sweeps); a paired comparison of choice rules in seconds per landscape. Training only.
 --   H_SEEDS=1-40 H_TRIALS=25,50 H_REPS=2 H_STRAT=tpe [H_NOISEPCT=100] [H_VARIANTS=1] \
---     build/tests/luatest tests/bench/bench_confirm_quick.lua
+--     [H_Z=1,2] [H_NOBASE=1] build/tests/luatest tests/bench/bench_confirm_quick.lua
+-- H_Z: the adaptive confirmation of src/confirm.c at each z (its give-back is exact: the search
+-- is the same strategy with the same budget, so giving K trials back is its prefix K longer);
+-- H_NOBASE: also z = 2 without the baseline's re-run. C in the output: confirmation trials
+-- used, the mean over the runs.
 package.path = "tests/lua/?.lua;tests/bench/?.lua;" .. package.path
 local host = require("host")
 local gen = require("genspace")
@@ -156,6 +160,68 @@ local function make(sel, win, top, reps, tau0, vfloor)
   end
 end
 
+-- The adaptive confirmation of src/confirm.c (confirm_plan with a z): of the TOP candidates by
+-- shrunk estimate, the leader and those whose re-run can still change the answer (the gap to
+-- the leader under Z times the sd by which REPS re-runs of both can move it); the trials not
+-- needed go back to the search (a longer prefix: the same search went on), then the plan is
+-- made again, until it needs every trial left. BASE: the baseline is re-run (REPS times).
+-- Returns the winner and the search trials used.
+local function adaptive(top, reps, z, base_rerun)
+  return function(P)
+    local T1 = P.T - 1
+    local left = reps * (top + (base_rerun and 1 or 0))
+    local S = T1 - left
+    local tau2 = noise_var({})
+    local keep, score
+    while true do
+      local ok = {}
+      for i = 1, S do
+        local t = P.trials[i]
+        if t.value then ok[#ok + 1] = t end
+      end
+      score = {}
+      local pv = {}
+      for _, t in ipairs(ok) do
+        local e = P.est[S][t.key]
+        score[t.key] = shrunk({ t.value }, e, tau2)
+        local prior = e and 1 / math.max(e.sd ^ 2 - tau2, VFLOOR * tau2) or 0
+        -- the variance by which REPS more measurements move the posterior mean
+        pv[t.key] = 1 / (1 / tau2 + prior) - 1 / ((1 + reps) / tau2 + prior)
+      end
+      table.sort(ok, function(a, b) return score[a.key] < score[b.key] end)
+      keep = {}
+      for k = 1, math.min(top, #ok) do
+        local t, L = ok[k], ok[1]
+        if k == 1 or score[t.key] - score[L.key] <= z * math.sqrt(pv[t.key] + pv[L.key]) then
+          keep[#keep + 1] = t
+        end
+      end
+      local need = reps * (#keep + (base_rerun and 1 or 0))
+      if need >= left or S >= T1 then break end
+      S, left = S + (left - need), need
+    end
+    P.used = P.used + left
+    local vals = {}
+    for _, t in ipairs(keep) do vals[t.key] = { t.value } end
+    local groups = { { P.base } }
+    for r = 1, reps do
+      if base_rerun then table.insert(groups[1], P.conf("{}", r)) end
+      for _, t in ipairs(keep) do
+        local v = P.conf(t.key, r)
+        if v then table.insert(vals[t.key], v) end
+      end
+    end
+    for _, t in ipairs(keep) do groups[#groups + 1] = vals[t.key] end
+    tau2 = noise_var(groups)
+    local best, bk
+    for _, t in ipairs(keep) do
+      local s = shrunk(vals[t.key], P.est[S][t.key], tau2)
+      if not best or s < best then best, bk = s, t.key end
+    end
+    return bk, S
+  end
+end
+
 policy("raw-median-3x1", { C = 4, f = make("raw", "median", 3, 1) })
 policy("raw-shrink-3x1", { C = 4, f = make("raw", "shrink", 3, 1) })
 policy("shrink-median-3x1", { C = 4, f = make("shrink", "median", 3, 1) })
@@ -174,6 +240,12 @@ policy("shrink-none", { C = 0, f = make("shrink", "shrink", 1, 0) })
 policy("raw-none", { C = 0, f = make("raw", "median", 1, 0) })
 policy("baseline-only", { C = 1, f = make("raw", "median", 1, 0) })
 policy("shrink-shrink-1x1", { C = 2, f = make("shrink", "shrink", 1, 1) })
+for z in (os.getenv("H_Z") or "1,2"):gmatch("[%d%.]+") do
+  policy("adaptive-z=" .. z, { C = 4, adaptive = true, f = adaptive(3, 1, tonumber(z), true) })
+end
+if os.getenv("H_NOBASE") then
+  policy("adaptive-nobase-z=2", { C = 3, adaptive = true, f = adaptive(3, 1, 2, false) })
+end
 
 local seeds = ranges(os.getenv("H_SEEDS") or "1-4")
 local budgets = ranges(os.getenv("H_TRIALS") or "25")
@@ -182,10 +254,12 @@ local strat = os.getenv("H_STRAT") or "tpe"
 local opts = load("return " .. (os.getenv("H_OPTS") or "{}"))()
 local spaces = {}
 local rows = {}
+local used
 for _, T in ipairs(budgets) do
   local res = {}
   for _, p in ipairs(POLICIES) do res[p.name] = {} end
   res.found = {}
+  used = {}
   for _, seed in ipairs(seeds) do
     spaces[seed] = spaces[seed] or { load_space(seed) }
     local sp, order, opt = table.unpack(spaces[seed])
@@ -197,7 +271,10 @@ for _, T in ipairs(budgets) do
       h:tell("{}", { status = "ok", value = base, steps = st(base), steps_budget = STEPS, number = 0 })
       local trials, est, configs = {}, {}, {}
       local need = {}
-      for _, p in ipairs(POLICIES) do need[T - 1 - p.f.C] = true end
+      for _, p in ipairs(POLICIES) do
+        if p.f.adaptive then for i = T - 1 - p.f.C, T - 1 do need[i] = true end end
+        need[T - 1 - p.f.C] = true
+      end
       for i = 1, T - 1 do
         local p = h:ask(1)[1]
         if not p then break end
@@ -225,7 +302,10 @@ for _, T in ipairs(budgets) do
       end
       for _, p in ipairs(POLICIES) do
         local S = math.min(T - 1 - p.f.C, #trials)
-        local bk = p.f.f({ S = S, trials = trials, est = est, base = base, conf = conf })
+        local P = { S = S, T = T, trials = trials, est = est, base = base, conf = conf, used = 0 }
+        local bk, S2 = p.f.f(P)
+        S = S2 or S
+        used[p.name] = (used[p.name] or 0) + (S2 and P.used or p.f.C)
         local tv = bk and true_value(seed, order, sp:decode_json(bk), sp) or math.huge
         local found = math.huge
         for k = 1, S do if trials[k].truth and trials[k].truth < found then found = trials[k].truth end end
@@ -238,8 +318,8 @@ for _, T in ipairs(budgets) do
     local rg, fd, gap = {}, {}, {}
     local mean = 0
     for i, r in ipairs(res[p.name]) do rg[i], fd[i], gap[i] = r.regret, r.found, r.regret - r.found; mean = mean + r.regret end
-    print(string.format("T=%d %-20s C=%d median %.2f p90 %.2f worst %.2f mean %.2f | found med %.2f | gap med %.2f mean %.2f",
-      T, p.name, p.f.C, pct(rg, 0.5), pct(rg, 0.9), pct(rg, 1), mean / #rg, pct(fd, 0.5), pct(gap, 0.5),
+    print(string.format("T=%d %-20s C=%.2f median %.2f p90 %.2f worst %.2f mean %.2f | found med %.2f | gap med %.2f mean %.2f",
+      T, p.name, used[p.name] / #rg, pct(rg, 0.5), pct(rg, 0.9), pct(rg, 1), mean / #rg, pct(fd, 0.5), pct(gap, 0.5),
       (function() local s = 0 for _, g in ipairs(gap) do s = s + g end return s / #gap end)()))
   end
   io.stdout:flush()

@@ -30,7 +30,7 @@ TEST(plan_interleaves_baseline_and_top) {
                       mk(4, "search", "oom", "{\"a\":4}", NAN)};
   const char **c;
   int n;
-  CHECK_INT(confirm_plan(t, 5, 0, 2, 2, NULL, 0, &c, &n), 0);
+  CHECK_INT(confirm_plan(t, 5, 0, 2, 2, INFINITY, NULL, 0, &c, &n), 0);
   CHECK_INT(n, 6);
   const char *want[] = {"{}", "{\"a\":2}", "{\"a\":1}", "{}", "{\"a\":2}", "{\"a\":1}"};
   for (int i = 0; i < n && i < 6; i++) CHECK_STR(c[i], want[i]);
@@ -44,7 +44,7 @@ TEST(plan_on_resume_queues_only_what_is_missing) {
       mk(4, "confirm", "oom", "{\"a\":2}", NAN), mk(5, "confirm", "interrupted", "{\"a\":1}", NAN)};
   const char **c;
   int n;
-  CHECK_INT(confirm_plan(t, 6, 0, 2, 2, NULL, 0, &c, &n), 0);
+  CHECK_INT(confirm_plan(t, 6, 0, 2, 2, INFINITY, NULL, 0, &c, &n), 0);
   /* {} and a2 have one confirm each (an oom counts: it ended); a1's was interrupted, so it
    * needs both. Round 0: a1; round 1: {}, a2, a1. */
   CHECK_INT(n, 4);
@@ -58,7 +58,7 @@ TEST(plan_with_nothing_ok_keeps_only_the_baseline) {
                       mk(1, "search", "crash", "{\"a\":1}", NAN)};
   const char **c;
   int n;
-  CHECK_INT(confirm_plan(t, 2, 0, 3, 1, NULL, 0, &c, &n), 0);
+  CHECK_INT(confirm_plan(t, 2, 0, 3, 1, INFINITY, NULL, 0, &c, &n), 0);
   CHECK_INT(n, 1);
   CHECK_STR(c[0], "{}");
   free(c);
@@ -107,7 +107,7 @@ TEST(short_rungs_are_not_candidates_nor_pooled) {
   t[2].steps_budget = t[3].steps_budget = t[4].steps_budget = 45;
   const char **c;
   int n;
-  CHECK_INT(confirm_plan(t, 5, 45, 1, 1, NULL, 0, &c, &n), 0);
+  CHECK_INT(confirm_plan(t, 5, 45, 1, 1, INFINITY, NULL, 0, &c, &n), 0);
   CHECK_INT(n, 1); /* a2 has its one confirm and a1 is no candidate: only the baseline */
   if (n == 1) CHECK_STR(c[0], "{}");
   free(c);
@@ -217,15 +217,15 @@ TEST(plan_with_estimates_prefers_the_model_backed_candidate) {
       {"{\"a\":1}", log(100), 0.03}, {"{\"a\":2}", log(80), 0.03}, {"{\"a\":3}", NAN, NAN}};
   const char **c;
   int n;
-  CHECK_INT(confirm_plan(t, 4, 0, 1, 1, NULL, 0, &c, &n), 0);
+  CHECK_INT(confirm_plan(t, 4, 0, 1, 1, INFINITY, NULL, 0, &c, &n), 0);
   CHECK_INT(n, 2);
   if (n == 2) CHECK_STR(c[1], "{\"a\":1}");
   free(c);
-  CHECK_INT(confirm_plan(t, 4, 0, 1, 1, e, 3, &c, &n), 0);
+  CHECK_INT(confirm_plan(t, 4, 0, 1, 1, INFINITY, e, 3, &c, &n), 0);
   CHECK_INT(n, 2);
   if (n == 2) CHECK_STR(c[1], "{\"a\":2}");
   free(c);
-  CHECK_INT(confirm_plan(t, 4, 0, 3, 1, e, 3, &c, &n), 0);
+  CHECK_INT(confirm_plan(t, 4, 0, 3, 1, INFINITY, e, 3, &c, &n), 0);
   const char *want[] = {"{}", "{\"a\":2}", "{\"a\":1}", "{\"a\":3}"};
   CHECK_INT(n, 4);
   for (int i = 0; i < n && i < 4; i++) CHECK_STR(c[i], want[i]);
@@ -241,7 +241,7 @@ TEST(plan_with_estimates_on_resume_keeps_the_confirmed) {
   confirm_estimate e[] = {{"{\"a\":1}", log(100), 0.03}, {"{\"a\":2}", log(80), 0.03}};
   const char **c;
   int n;
-  CHECK_INT(confirm_plan(t, 5, 0, 1, 2, e, 2, &c, &n), 0);
+  CHECK_INT(confirm_plan(t, 5, 0, 1, 2, INFINITY, e, 2, &c, &n), 0);
   const char *want[] = {"{}", "{\"a\":1}"}; /* round 2 of the baseline and of a1 */
   CHECK_INT(n, 2);
   for (int i = 0; i < n && i < 2; i++) CHECK_STR(c[i], want[i]);
@@ -264,4 +264,85 @@ TEST(winner_with_estimates_is_the_lowest_shrunk) {
   CHECK_INT(w.trial_id, 2);
   CHECK_NEAR(w.value, 83, 1e-9);
   CHECK_INT(w.n_trials, 2);
+}
+
+/* R more measurements move a configuration's posterior mean by the prior's variance less the
+ * posterior's: without a model, TAU2 / N - TAU2 / (N + R); a sure model moves it less. */
+TEST(moves_is_the_preposterior_variance) {
+  double tau2 = 1e-4;
+  CHECK_NEAR(confirm_moves(1, 1, tau2, NULL), tau2 / 2, 1e-12);
+  CHECK_NEAR(confirm_moves(2, 2, tau2, NULL), tau2 / 4, 1e-12);
+  confirm_estimate none = {"{}", NAN, NAN}, sure = {"{}", 0, 0.001}, vague = {"{}", 0, 1};
+  CHECK_NEAR(confirm_moves(1, 1, tau2, &none), tau2 / 2, 1e-12);
+  /* the model's variance floored at a quarter of the noise: prior precision 4 / tau2 */
+  CHECK_NEAR(confirm_moves(1, 1, tau2, &sure), tau2 / 5 - tau2 / 6, 1e-12);
+  CHECK(confirm_moves(1, 1, tau2, &vague) < tau2 / 2);
+  CHECK(confirm_moves(1, 1, tau2, &vague) > 0.49 * tau2);
+}
+
+/* Only the re-runs that can change the answer: with no repeats the noise is the prior's
+ * (about 1.65 %), so one re-run of the leader and one of a contender move their gap by about
+ * 1.65 % (sd); a2, 1.2 % behind, stays, a3, 12 % behind, is not re-run. */
+TEST(plan_keeps_only_the_contenders_that_can_change_the_answer) {
+  trial_record t[] = {mk(0, "baseline", "ok", "{}", 100), mk(1, "search", "ok", "{\"a\":1}", 80),
+                      mk(2, "search", "ok", "{\"a\":2}", 81),
+                      mk(3, "search", "ok", "{\"a\":3}", 90)};
+  const char **c;
+  int n;
+  CHECK_INT(confirm_plan(t, 4, 0, 3, 1, CONFIRM_Z, NULL, 0, &c, &n), 0);
+  const char *want[] = {"{}", "{\"a\":1}", "{\"a\":2}"};
+  CHECK_INT(n, 3);
+  for (int i = 0; i < n && i < 3; i++) CHECK_STR(c[i], want[i]);
+  free(c);
+  CHECK_INT(confirm_plan(t, 4, 0, 3, 1, INFINITY, NULL, 0, &c, &n), 0);
+  CHECK_INT(n, 4);
+  free(c);
+  /* a leader far ahead of everyone: the baseline and the leader alone, two rounds */
+  t[2].value = 95;
+  CHECK_INT(confirm_plan(t, 4, 0, 3, 2, CONFIRM_Z, NULL, 0, &c, &n), 0);
+  const char *lone[] = {"{}", "{\"a\":1}", "{}", "{\"a\":1}"};
+  CHECK_INT(n, 4);
+  for (int i = 0; i < n && i < 4; i++) CHECK_STR(c[i], lone[i]);
+  free(c);
+  /* a smaller z keeps fewer: 1.2 % behind is within 2 sd, not within 0.5 */
+  t[2].value = 81;
+  CHECK_INT(confirm_plan(t, 4, 0, 3, 1, 0.5, NULL, 0, &c, &n), 0);
+  CHECK_INT(n, 2);
+  free(c);
+}
+
+/* With a model sure of both (its error at the floor), re-runs move the shrunk estimates
+ * little, so a 1.2 % gap is already decided; a vague model leaves it open. */
+TEST(plan_with_a_sure_model_needs_fewer_reruns) {
+  trial_record t[] = {mk(0, "baseline", "ok", "{}", 100), mk(1, "search", "ok", "{\"a\":1}", 80),
+                      mk(2, "search", "ok", "{\"a\":2}", 81)};
+  confirm_estimate sure[] = {{"{\"a\":1}", log(80), 0.001}, {"{\"a\":2}", log(81), 0.001}};
+  confirm_estimate vague[] = {{"{\"a\":1}", log(80), 0.5}, {"{\"a\":2}", log(81), 0.5}};
+  const char **c;
+  int n;
+  CHECK_INT(confirm_plan(t, 3, 0, 3, 1, CONFIRM_Z, sure, 2, &c, &n), 0);
+  CHECK_INT(n, 2);
+  if (n >= 2) CHECK_STR(c[1], "{\"a\":1}");
+  free(c);
+  CHECK_INT(confirm_plan(t, 3, 0, 3, 1, CONFIRM_Z, vague, 2, &c, &n), 0);
+  CHECK_INT(n, 3);
+  free(c);
+}
+
+/* A resumed confirmation keeps every configuration already confirmed, however far behind
+ * the leader, and queues its missing rounds; the pruning applies to the others only. */
+TEST(plan_on_resume_keeps_the_confirmed_however_far) {
+  trial_record t[] = {
+      mk(0, "baseline", "ok", "{}", 100),     mk(1, "search", "ok", "{\"a\":1}", 80),
+      mk(2, "search", "ok", "{\"a\":2}", 81), mk(3, "search", "ok", "{\"a\":3}", 90),
+      mk(4, "search", "ok", "{\"a\":4}", 91), mk(5, "confirm", "ok", "{}", 100),
+      mk(6, "confirm", "ok", "{\"a\":3}", 90)};
+  const char **c;
+  int n;
+  CHECK_INT(confirm_plan(t, 7, 0, 4, 2, CONFIRM_Z, NULL, 0, &c, &n), 0);
+  /* round 0: a1, a2 (the baseline and a3 ran); round 1: {}, a1, a2, a3; a4 never */
+  const char *want[] = {"{\"a\":1}", "{\"a\":2}", "{}", "{\"a\":1}", "{\"a\":2}", "{\"a\":3}"};
+  CHECK_INT(n, 6);
+  for (int i = 0; i < n && i < 6; i++) CHECK_STR(c[i], want[i]);
+  free(c);
 }
