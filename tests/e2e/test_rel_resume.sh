@@ -13,7 +13,7 @@
 # Usage: test_rel_resume.sh FLAGTUNE_BIN SIM_BIN SOURCE_DIR   (env: REL_SEED)
 source "$(dirname "$0")/lib.sh"
 RANDOM=${REL_SEED:-$$}
-budget=200
+budget=120
 
 write_exp() { # name strategy space extra
   cat > "$1.lua" <<LUA
@@ -60,9 +60,9 @@ for strat in random grid tpe halving; do
   db="$work/$strat.db"
   FLAGTUNE_DB=$db "$ft" -q run "$strat.lua" > "$strat.out" 2>&1 &
   pid=$!
-  # Kill once a random number of trials (70..180) has been recorded: more than the 64
+  # Kill once a random number of trials (70..109) has been recorded: more than the 64
   # samples random{} draws before giving up on a space too large to enumerate.
-  at=$((70 + RANDOM % 110))
+  at=$((70 + RANDOM % 40))
   for ((i = 0; i < 400; i++)); do
     n=$(sql "$db" "SELECT count(*) FROM trials" 2>/dev/null || echo 0)
     [ "${n:-0}" -ge $at ] && break

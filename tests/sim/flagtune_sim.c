@@ -1178,8 +1178,8 @@ typedef struct {
   uint64_t seed;
   double time_scale;
   double compile_ms;
-  double noise; /* percent of the nominal noise */
-  int true_value;
+  double noise;   /* percent of the nominal noise */
+  int true_value; /* 1: --true-value; 2: --true-values (a configuration per stdin line) */
   double fail_rate;
   int corrupt_ll128; /* --corrupt-ll128: an explicit LL128 in NCCL_PROTO computes wrong sums */
   int gen_params;    /* --gen-params N: a generated landscape's size (0: drawn from its seed) */
@@ -1421,7 +1421,8 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: flagtune-sim [--steps N] [--landscape fsdp8|single|sparse|gen:SEED]\n"
           "                    [--format json|text] [--seed S] [--time-scale X] [--compile-ms MS]\n"
-          "                    [--noise PCT] [--true-value] [--fail-rate P] [--corrupt-ll128]\n"
+          "                    [--noise PCT] [--true-value] [--true-values] [--fail-rate P]\n"
+          "                    [--corrupt-ll128]"
           "                    [--gen-params N] [--print-space] [--print-space-json] "
           "[--print-optimum]\n"
           "A SIMULATED JAX training job for flagtune's tests and benchmarks (not JAX).\n"
@@ -1443,6 +1444,8 @@ static int parse_options(int argc, char **argv, options *o) {
     int ok = 0, val = 1;
     if (!strcmp(a, "--true-value"))
       ok = 1, val = 0, o->true_value = 1;
+    else if (!strcmp(a, "--true-values"))
+      ok = 1, val = 0, o->true_value = 2;
     else if (!strcmp(a, "--help") || !strcmp(a, "-h"))
       usage(stdout), exit(0);
     else if (!strcmp(a, "--steps"))
@@ -1563,6 +1566,63 @@ static int gen_open(const options *o) {
   return 0;
 }
 
+/* --true-value's answer for the configuration the environment holds now: the noise-free
+ * step time (%.6f), "oom" or "invalid". */
+static void print_true_value(const char *landscape) {
+  static flagset fs; /* static: reachable when a path exit()s (clean under LSan) */
+  envcfg e;
+  model m;
+  memset(&fs, 0, sizeof fs);
+  if (mem_fraction_conflict() || flags_load(&fs, 0) < 0) {
+    puts("invalid");
+  } else {
+    env_load(&e);
+    landscape_eval(landscape, &fs, &e, &m);
+    if (m.oom != OOM_NONE)
+      puts("oom");
+    else
+      printf("%.6f\n", m.ms);
+  }
+  flags_free(&fs);
+}
+
+/* --true-values: one configuration per stdin line, tab-separated NAME=VALUE settings of the
+ * environment (XLA_FLAGS among them), answered line by line as --true-value would answer a
+ * process started with them: one start for a whole grid (the landscape checks evaluate
+ * thousands). The settings are unset again after each line. */
+static int true_values(const char *landscape) {
+  char *line = NULL;
+  size_t cap = 0;
+  while (getline(&line, &cap, stdin) > 0) {
+    line[strcspn(line, "\r\n")] = 0;
+    char *names[64];
+    int n = 0;
+    for (char *save = NULL, *tok = strtok_r(line, "\t", &save); tok && n < 64;
+         tok = strtok_r(NULL, "\t", &save)) {
+      char *eq = strchr(tok, '=');
+      if (!eq || eq == tok) continue;
+      *eq = 0;
+      setenv(tok, eq + 1, 1);
+      names[n++] = tok;
+    }
+    print_true_value(landscape);
+    for (int i = 0; i < n; i++) unsetenv(names[i]);
+  }
+  free(line);
+  return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* Under the sanitizers (FLAGTUNE_SANITIZE) the simulator keeps ASan and UBSan but skips the
+ * leak check at exit: it is the trial every e2e test spawns, the check costs ~65 ms of a
+ * ~95 ms start here, and the simulator is a test workload, not flagtune. An explicit
+ * detect_leaks in ASAN_OPTIONS still wins over this default. */
+#ifdef __SANITIZE_ADDRESS__
+const char *__asan_default_options(void);
+const char *__asan_default_options(void) {
+  return "detect_leaks=0";
+}
+#endif
+
 int main(int argc, char **argv) {
   options o = {.steps = 20, .time_scale = 0.001, .compile_ms = 30000.0, .noise = 100.0};
   static flagset fs; /* static: still reachable when a failure path exit()s (clean under LSan) */
@@ -1591,6 +1651,11 @@ int main(int argc, char **argv) {
     fprintf(stderr, "flagtune-sim: unknown landscape '%s' (fsdp8, single, sparse, gen:SEED)\n",
             o.landscape);
     return 2;
+  }
+  if (o.true_value == 2) {
+    int rc = true_values(o.landscape);
+    genland_free(g_gen);
+    return rc;
   }
   if (flags_load(&fs, !o.true_value) < 0) { /* only reached with --true-value */
     puts("invalid");

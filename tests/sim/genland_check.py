@@ -50,6 +50,29 @@ def true_value(seed, params, levels, n=None):
     return math.inf if out in ("oom", "invalid") else float(out)
 
 
+def true_values(seed, params, grid, n=None):
+    """--true-value of every configuration in GRID (lists of levels) from one process
+    (--true-values: a configuration per line, tab-separated NAME=VALUE settings)."""
+    lines = []
+    for levels in grid:
+        env, toks = [], []
+        for p, k in zip(params, levels):
+            if p["env"]:
+                env.append("%s=%s" % (p["name"], fmt(p["values"][k])))
+            elif not (p.get("unset_empty") and p["values"][k] == ""):  # XLA refuses '': left out
+                toks.append("--%s=%s" % (p["name"], fmt(p["values"][k])))
+        lines.append("\t".join(env + ["XLA_FLAGS=" + " ".join(toks)]))
+    base = {k: v for k, v in os.environ.items()
+            if k not in ("XLA_FLAGS", "XLA_CLIENT_MEM_FRACTION")
+            and k not in {p["name"] for p in params}}
+    cmd = [SIM, "--landscape", "gen:%s" % seed, "--true-values"] + (["--gen-params", str(n)] if n else [])
+    out = subprocess.run(cmd, env=base, input="\n".join(lines) + "\n", capture_output=True,
+                         text=True, check=True).stdout.split()
+    if len(out) != len(grid):
+        fail("--true-values answered %d of %d lines" % (len(out), len(grid)))
+    return [math.inf if o in ("oom", "invalid") else float(o) for o in out]
+
+
 def optimum(seed, n=None):
     cmd = [SIM, "--landscape", "gen:%s" % seed, "--print-optimum"] + (["--gen-params", str(n)] if n else [])
     lines = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.splitlines()
@@ -95,7 +118,7 @@ def brute(seed, n):
     grid = list(itertools.product(*[range(len(p["values"])) for p in params]))
     if len(grid) > 20000:
         fail("grid of gen:%s (%d params) too large to enumerate: %d" % (seed, n, len(grid)))
-    values = pmap(lambda lv: true_value(seed, params, lv, n), grid)
+    values = true_values(seed, params, grid, n)
     best = min(values)
     opt, config = optimum(seed, n)
     print("gen:%s with %d params: grid %d, %d OOM, brute-force minimum %.6f, --print-optimum %.6f"
@@ -117,8 +140,12 @@ def local(seed):
                 moves.append(base[:i] + [k] + base[i + 1:])
     rng = random.Random(seed)
     rand = [[rng.randrange(len(p["values"])) for p in params] for _ in range(150)]
-    values = pmap(lambda lv: true_value(seed, params, lv), moves + rand)
+    values = true_values(seed, params, moves + rand)
     v0 = true_value(seed, params, base)
+    # The batch answers as one process per configuration would (a sample, OOM ones included).
+    sample = (moves + rand)[::25]
+    if pmap(lambda lv: true_value(seed, params, lv), sample) != [values[i] for i in range(0, len(values), 25)]:
+        fail("--true-values differs from --true-value")
     better = [v for v in values if v < opt - 5e-7]
     print("gen:%s: %d params, optimum %.6f (its configuration: %.6f); %d one-parameter moves, "
           "150 random configurations, best of them %.6f" % (seed, len(params), opt, v0,
@@ -133,7 +160,7 @@ def oom(seeds, k):
         params = space(seed)["params"]
         rng = random.Random(1000 + seed)
         rand = [[rng.randrange(len(p["values"])) for p in params] for _ in range(k)]
-        values = pmap(lambda lv: true_value(seed, params, lv), rand)
+        values = true_values(seed, params, rand)
         shares.append(sum(v == math.inf for v in values) / k)
     mean = statistics.mean(shares)
     print("OOM share over %d random configurations, %d seeds: mean %.3f, min %.3f, max %.3f"
