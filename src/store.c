@@ -138,12 +138,11 @@ static const char *const stmt_sql[ST_COUNT] = {
   [ST_SHOW_BEST] =
     "SELECT " TRIAL_COLS "FROM trial_results WHERE sweep_id = :id "
     "AND id = (SELECT trial_id FROM sweep_best WHERE sweep_id = :id)",
-  /* The sweep's baseline: its first ok trial with role 'baseline' (trial 0, or the baseline
-   * `resume` measured again after trial 0 was interrupted or lost), else trial 0 as it ended. */
+  /* The sweep's baseline (the view sweep_baseline, store/0015_sweep_baseline.sql), else trial
+   * 0 as it ended. */
   [ST_SHOW_BASELINE] =
     "SELECT " TRIAL_COLS "FROM trial_results WHERE sweep_id = :id AND id = coalesce("
-    "(SELECT x.id FROM trials x WHERE x.sweep_id = :id AND x.role = 'baseline' "
-    "AND x.status = 'ok' ORDER BY x.number LIMIT 1), "
+    "(SELECT trial_id FROM sweep_baseline WHERE sweep_id = :id), "
     "(SELECT x.id FROM trials x WHERE x.sweep_id = :id AND x.number = 0))",
   [ST_BEST] =
     "SELECT model, hardware, sweep_id, sweep_name, strategy, best_trial, trial_id, role, best_ms, "
@@ -158,8 +157,8 @@ static const char *const stmt_sql[ST_COUNT] = {
   [ST_SWEEP_CI_SOURCE] =
     "SELECT p.trial_id, b.id, coalesce(json_extract(s.options_json, '$.skip'), 0) "
     "FROM sweeps s JOIN sweep_best p ON p.sweep_id = s.id "
-    "JOIN trials b ON b.id = (SELECT x.id FROM trials x WHERE x.sweep_id = s.id "
-    "AND x.role = 'baseline' AND x.status = 'ok' ORDER BY x.number LIMIT 1) WHERE s.id = :id",
+    "JOIN sweep_baseline sb ON sb.sweep_id = s.id JOIN trials b ON b.id = sb.trial_id "
+    "WHERE s.id = :id",
   [ST_SWEEP_CI_SET] =
     "UPDATE sweeps SET best_ci_trial = :best, best_ci_baseline = :base, best_ci_lo = :lo, "
     "best_ci_hi = :hi WHERE id = :id",

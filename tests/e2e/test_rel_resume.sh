@@ -129,7 +129,7 @@ check_eq "time budget: no configuration run twice" "$(dups "$db" 1)" 0
 
 # 4. Stopped while its baseline runs (the first trial: on a GPU 20-30 s of jax's start and
 #    compile), resumed: `resume` measures the baseline again as trial 1, and every read
-#    command takes that one as the sweep's baseline (schema 14). Before, the views joined on
+#    command takes that one as the sweep's baseline (schema 14; the view sweep_baseline since 15). Before, the views joined on
 #    trial 0 only, so the sweep reported no speedup ever, and `export` "no baseline".
 for sig in INT KILL; do
   cat > base$sig.lua <<LUA
@@ -171,6 +171,8 @@ LUA
   check "baseline stopped by SIG$sig: export compares with it" grep -q "vs baseline $base ms" export$sig.txt
   check "baseline stopped by SIG$sig: best has a speedup" \
     sh -c "FLAGTUNE_DB=$db '$ft' best --model mb$sig | grep -q 'vs baseline $base ms'"
+  check_eq "baseline stopped by SIG$sig: the view sweep_baseline names trial 1" \
+    "$(FLAGTUNE_DB=$db val "SELECT t.number FROM sweep_baseline b JOIN trials t ON t.id = b.trial_id WHERE b.sweep_id=1")" 1
   check_eq "baseline stopped by SIG$sig: sweeps' baseline" \
     "$(FLAGTUNE_DB=$db val "SELECT printf('%.2f', baseline_ms) FROM sweep_summary WHERE id=1")" "$base"
   check_eq "baseline stopped by SIG$sig: show --json's baseline is trial 1" \

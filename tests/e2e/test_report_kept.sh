@@ -128,7 +128,7 @@ sql old.db "DROP TRIGGER trials_report_insert; DROP TRIGGER trials_report_span;
   DROP TRIGGER sweeps_report_insert; DROP TRIGGER trials_report_delete;
   DROP TABLE report_stale; DROP INDEX trials_ok_config; DROP TABLE report_curve; DROP TABLE report_span;
   DROP TABLE report_tail; DROP TABLE report_repeats;
-  DROP INDEX trials_baseline_ok; PRAGMA user_version = 12;" || # and schema 14's index
+  DROP INDEX trials_baseline_ok; DROP VIEW sweep_baseline; PRAGMA user_version = 12;" || # and 14-15
   die "cannot make a schema-12 copy"
 python3 history.py old.db 1500 7 || die "history.py failed on the copy"
 check_eq "the copy keeps nothing for report" \
