@@ -116,8 +116,16 @@ void view_best_line(const cJSON *sw) {
   const cJSON *best = cJSON_GetObjectItemCaseSensitive(sw, "best");
   const cJSON *base = cJSON_GetObjectItemCaseSensitive(sw, "baseline");
   if (!cJSON_IsObject(best)) {
-    printf("best: none (no trial ended ok)%s\n",
-           isnan(view_num(base, "value")) ? "; the baseline failed too" : "");
+    /* Say how the baseline ended: "failed" misleads after a Ctrl-C (interrupted). */
+    const char *st = view_str(base, "status");
+    if (!isnan(view_num(base, "value")))
+      printf("best: none (no trial ended ok)\n");
+    else if (st && !strcmp(st, "running"))
+      printf("best: none (no trial ended ok yet; the baseline is running)\n");
+    else if (st && *st)
+      printf("best: none (no trial ended ok; the baseline ended %s)\n", st);
+    else
+      printf("best: none (no trial ended ok; no baseline was run)\n");
     return;
   }
   verdict v;

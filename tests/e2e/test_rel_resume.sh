@@ -156,6 +156,8 @@ LUA
   check_eq "baseline stopped by SIG$sig: trial 0" \
     "$(FLAGTUNE_DB=$db val "SELECT status FROM trials WHERE sweep_id=1 AND number=0")" \
     "$([ $sig = INT ] && echo interrupted || echo running)"
+  FLAGTUNE_DB=$db "$ft" show 1 > before$sig.txt 2>&1
+  has before$sig.txt "$([ $sig = INT ] && echo "the baseline ended interrupted)" || echo "the baseline is running)")"
   rm "$work/slow$sig"
   FLAGTUNE_DB=$db "$ft" -q resume 1 >> base$sig.out 2>&1
   code=$?
