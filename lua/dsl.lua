@@ -168,6 +168,13 @@ local function size_arg(at, what, v)
     if not n then
       cfail(at, "%s: cannot read %s as a byte size: %s", usage, util.describe(v), why)
     end
+    -- "8GB" is 8e9 bytes (decimal units, as units.c reads them), not 2^33: the bound would
+    -- silently drop the 8GiB candidate. XLA's thresholds are bytes; say so at once.
+    local num, unit = v:match("^%s*([%d.]+)%s*([kKmMgGtTpPeE][bB])%s*$")
+    if unit and n & (n - 1) ~= 0 then
+      cfail(at, '%s: %s is %d bytes (%s is a power of ten), not a power of two; did you mean "%s%siB"?',
+            usage, util.describe(v), n, unit, num, unit:sub(1, 1):upper())
+    end
     v = n
   elseif not to_int(v) then
     cfail(at, '%s: %s must be a size like "1MiB" or a number of bytes, got %s', usage, what,

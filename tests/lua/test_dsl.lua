@@ -74,6 +74,12 @@ local function test_constructor_errors()
   err = raises(function() local p = dsl.pow2("1MiB", "1KiB"); return p end)
   eq(err, THIS .. ":" .. line .. ": pow2(lo, hi): lo (1048576) is greater than hi (1024)",
      "pow2 order")
+  -- A decimal unit that is not a power of two would drop a candidate silently ("8GB" < 2^33).
+  line = debug.getinfo(1, "l").currentline + 1
+  err = raises(function() local p = dsl.pow2("64MiB", "8GB"); return p end)
+  eq(err, THIS .. ":" .. line .. ': pow2(lo, hi): "8GB" is 8000000000 bytes (GB is a power of '
+     .. 'ten), not a power of two; did you mean "8GiB"?', "pow2 decimal unit")
+  eq(dsl.pow2("1.024KB", "2048").n, 2, "pow2: a decimal unit that is a power of two is fine")
   err = raises(function() local p = dsl.range(0, 1, 0); return p end)
   assert(err:find("step must be positive", 1, true), err)
   err = raises(function() local p = dsl.choice "a"; return p end)
