@@ -26,6 +26,7 @@
 #include "json.h"
 #include "lhost.h"
 #include "night.h"
+#include "outfile.h"
 #include "report.h"
 #include "stats.h"
 #include "store.h"
@@ -566,26 +567,11 @@ static int write_export(args *a, const cJSON *sw, const cJSON *best, char **err)
   export_format fmt = EXPORT_SH;
   int rc = parse_format(a->format, &fmt, err);
   if (rc != 0) return rc;
-  FILE *out = stdout;
-  char *tmp = NULL;
-  if (a->output) {
-    tmp = xasprintf("%s.tmp", a->output);
-    out = fopen(tmp, "w");
-    if (!out) {
-      rc = diag_set(err, FT_EINPUT, "cannot write %s", a->output);
-      free(tmp);
-      return rc;
-    }
-  }
-  rc = print_export(sw, best, fmt, out, err);
-  if (a->output) {
-    if (fclose(out) != 0 && rc == 0) rc = diag_set(err, FT_ESYS, "cannot write %s", a->output);
-    if (rc == 0 && rename(tmp, a->output) != 0)
-      rc = diag_set(err, FT_ESYS, "cannot write %s", a->output);
-    if (rc != 0) remove(tmp);
-    free(tmp);
-  }
-  return rc;
+  outfile out;
+  if ((rc = outfile_open(&out, a->output, err)) != 0) return rc;
+  rc = print_export(sw, best, fmt, out.f, err);
+  int closed = outfile_close(&out, rc == 0, rc == 0 ? err : NULL);
+  return rc != 0 ? rc : closed;
 }
 
 static int cmd_export(args *a) {
@@ -622,7 +608,8 @@ static int cmd_export(args *a) {
 /* `flagtune minimize SWEEP`: sweep_minimize runs it; here the options and -o FILE (written
  * atomically, only once every parameter is decided). */
 static int cmd_minimize(args *a) {
-  char *err = NULL, *tmp = NULL;
+  char *err = NULL;
+  outfile out = {0};
   minimize_opts o = {.db_path = db_path(a),
                      .repeats = a->repeats,
                      .trials = a->trials,
@@ -631,21 +618,13 @@ static int cmd_minimize(args *a) {
                      .force = a->force,
                      .out = stdout};
   int rc = parse_format(a->format, &o.format, &err), complete = 0;
-  if (rc == 0 && a->output) {
-    tmp = xasprintf("%s.tmp", a->output);
-    if (!(o.out = fopen(tmp, "w"))) rc = diag_set(&err, FT_EINPUT, "cannot write %s", a->output);
-  }
-  if (rc == 0) {
+  if (rc == 0 && (rc = outfile_open(&out, a->output, &err)) == 0) {
+    o.out = out.f;
     night_signals();
     rc = sweep_minimize(a->pos[0], &o, &complete, &err);
+    int closed = outfile_close(&out, rc == 0 && complete, rc == 0 ? &err : NULL);
+    if (rc == 0) rc = closed;
   }
-  if (a->output && o.out) {
-    if (fclose(o.out) != 0 && rc == 0) rc = diag_set(&err, FT_ESYS, "cannot write %s", a->output);
-    if (rc == 0 && complete && rename(tmp, a->output) != 0)
-      rc = diag_set(&err, FT_ESYS, "cannot write %s", a->output);
-    if (rc != 0 || !complete) remove(tmp);
-  }
-  free(tmp);
   if (rc != 0) return fail(rc, err);
   return complete ? 0 : 1;
 }

@@ -73,6 +73,14 @@ check "best prints the winning variables" \
 check_eq "best for an unknown model: exit 1, like grep" "$?" 1
 check "export --format json" grep -q '"XLA_FLAGS"' <("$ft" export 1 --format json)
 "$ft" export 1 -o out.sh && check "export -o writes the file" grep -q '^export' out.sh
+mkdir -p outdir
+"$ft" export 1 -o outdir 2> dir.err
+check_eq "export -o DIRECTORY: exit 2" "$?" 2
+has dir.err "cannot write outdir: it is a directory"
+check "export -o DIRECTORY: no outdir.tmp left" [ ! -e outdir.tmp ]
+"$ft" export 1 -o nodir/out.sh 2> nodir.err
+check_eq "export -o into a missing directory: exit 2" "$?" 2
+has nodir.err "No such file or directory (is its directory there?)"
 "$ft" query "DELETE FROM trials" > /dev/null 2>&1
 check "query refuses writes (exit 2)" [ $? = 2 ]
 "$ft" show nosuch > /dev/null 2> show.err

@@ -1,0 +1,49 @@
+/* The -o FILE of export, minimize and report (outfile.h). */
+#include "outfile.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "diag.h"
+
+int outfile_open(outfile *o, const char *path, char **err) {
+  struct stat st;
+  memset(o, 0, sizeof *o);
+  o->f = stdout;
+  if (!path || strcmp(path, "-") == 0) return 0;
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+    o->f = NULL;
+    return diag_set(err, FT_EINPUT, "cannot write %s: it is a directory (name a file)", path);
+  }
+  o->tmp = xasprintf("%s.tmp", path);
+  if (!(o->f = fopen(o->tmp, "w"))) {
+    int e = errno;
+    free(o->tmp);
+    o->tmp = NULL;
+    return diag_set(err, FT_EINPUT, "cannot write %s: %s%s", path, strerror(e),
+                    e == ENOENT ? " (is its directory there?)" : "");
+  }
+  o->path = xstrdup(path);
+  return 0;
+}
+
+int outfile_close(outfile *o, int keep, char **err) {
+  int rc = 0;
+  if (!o->path) {
+    if (o->f == stdout && fflush(stdout) != 0)
+      rc = diag_set(err, FT_ESYS, "cannot write to stdout: %s", strerror(errno));
+    o->f = NULL;
+    return rc;
+  }
+  if (fclose(o->f) != 0)
+    rc = diag_set(err, FT_ESYS, "cannot write %s: %s", o->path, strerror(errno));
+  if (rc == 0 && keep && rename(o->tmp, o->path) != 0)
+    rc = diag_set(err, FT_ESYS, "cannot write %s: %s", o->path, strerror(errno));
+  if (rc != 0 || !keep) remove(o->tmp);
+  free(o->tmp);
+  free(o->path);
+  memset(o, 0, sizeof *o);
+  return rc;
+}
