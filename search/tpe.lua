@@ -187,13 +187,14 @@ end
 -- and a sum of main effects cannot. A proposal adds the forest's prediction to the ridge's
 -- Thompson draw.
 
-local FOREST_LEAF, FOREST_MAX = 3, 256
+local FOREST_LEAF, FOREST_MAX, FOREST_SHRINK = 3, 256, 1
+local FOREST_FEAS = false -- prototype: a second forest on the failed share, in P(feasible)
 
 local function tree_grow(xs, ys, idx, params, r, mtry, depth)
   local n, sum = #idx, 0
   for _, i in ipairs(idx) do sum = sum + ys[i] end
   local mean = sum / n
-  if n < 2 * FOREST_LEAF or depth > 12 then return { v = mean * n / (n + 1) } end
+  if n < 2 * FOREST_LEAF or depth > 12 then return { v = mean * n / (n + FOREST_SHRINK) } end
   local best_gain, best_dim, best_cut, best_cat = 0, nil, nil, nil
   local d = #params
   for _ = 1, mtry do
@@ -221,7 +222,7 @@ local function tree_grow(xs, ys, idx, params, r, mtry, depth)
       end
     end
   end
-  if not best_dim then return { v = mean * n / (n + 1) } end
+  if not best_dim then return { v = mean * n / (n + FOREST_SHRINK) } end
   local left, right = {}, {}
   for _, i in ipairs(idx) do
     local v = xs[i][best_dim]
@@ -800,7 +801,21 @@ function T:forest_draw()
   if #xs < 2 * FOREST_LEAF then return nil end
   self.ridge:fit(nil)
   for i, x in ipairs(xs) do ys[i] = ys[i] - self.ridge:predict(x) end
-  return forest_grow(xs, ys, self.params, self.frng, self.o.forest)
+  local trees = forest_grow(xs, ys, self.params, self.frng, self.o.forest)
+  if FOREST_FEAS then
+    local fx, fy = {}, {}
+    for id = self.n_obs, 1, -1 do
+      if not self.is_prior[id] then
+        local f, r = self.fail[id] or 0, self.ran[id]
+        if f + r > 0 then fx[#fx + 1], fy[#fy + 1] = self:vec(id), f / (f + r) end
+      end
+      if #fx == FOREST_MAX then break end
+    end
+    if #fx >= 2 * FOREST_LEAF then
+      self.ftrees = forest_grow(fx, fy, self.params, self.frng, math.max(8, self.o.forest))
+    end
+  end
+  return trees
 end
 
 -- The surrogate's proposal: candidates from l and the one- and two-parameter moves of
@@ -831,6 +846,11 @@ function T:from_surrogate(m, taken)
   local cands = {}
   for i, x in ipairs(xs) do
     local lin = 1 - math.max(0, math.min(0.98, self.fridge:predict(x)))
+    if self.ftrees then
+      local f = 0
+      for _, tree in ipairs(self.ftrees) do f = f + tree_predict(tree, x) end
+      lin = math.min(lin, 1 - math.max(0, math.min(0.98, f / #self.ftrees)))
+    end
     local d = ybest - self.ridge:predict(x)
     if trees then
       local t = 0
