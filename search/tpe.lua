@@ -17,7 +17,7 @@ T.__index = T
 
 local OPTIONS = { "startup", "candidates", "gamma", "max_good", "prior_weight", "window",
                   "local_share", "local_ramp", "local_top", "bandwidth", "surrogate",
-                  "ridge", "ard", "forest", "dummies", "bandit" }
+                  "ridge", "ard" }
 -- Failed outcomes feed the feasibility model with these weights: a crash may be a flaky
 -- node rather than the configuration, so it counts half.
 local FAILED = { oom = 1.0, invalid = 1.0, wrong = 1.0, crash = 0.5 }
@@ -76,16 +76,6 @@ local function check_options(options, n_params)
            -- (docs/BENCHMARKS.md, round 6) it was worse at 45 trials (mean regret +0.32 points)
            -- and not clearly better at 20 (-0.35 +- 0.19 over 320 runs).
            ard = kit.int(options, "ard", 0, 0),
-           -- Trees of the residual forest (below) added to the surrogate's prediction; 0,
-           -- the default, is the ridge alone.
-           forest = kit.int(options, "forest", 0, 0),
-           -- Ordered parameters of at most this many values get one ridge column per value
-           -- (as categorical ones do) instead of a quadratic; 4, the default.
-           dummies = kit.int(options, "dummies", 4, 0),
-           -- The exploration constant of the AUC bandit over the model's proposers (below);
-           -- 0, the default, is no bandit.
-           bandit = kit.number(options, "bandit", 0, function(v) return v >= 0 end,
-             "a number >= 0"),
            trials = trials }
 end
 
@@ -144,11 +134,11 @@ local RIDGE_COLS = 2048
 local Ridge = {}
 Ridge.__index = Ridge
 
-local function ridge_new(params, lambda, dummies)
+local function ridge_new(params, lambda)
   local specs, p = {}, 1
   for dim, q in ipairs(params) do
-    specs[dim] = { n = q.n, cat = is_categorical(q) or q.n <= (dummies or 4) }
-    if specs[dim].cat or q.n <= 4 then p = p + q.n - 1 elseif q.n > 1 then p = p + 2 end
+    specs[dim] = { n = q.n, cat = is_categorical(q) }
+    if is_categorical(q) or q.n <= 4 then p = p + q.n - 1 elseif q.n > 1 then p = p + 2 end
   end
   if p > RIDGE_COLS then return nil end
   local c = ft.ridge_new(specs, lambda)
@@ -175,87 +165,6 @@ end
 
 function Ridge:predict(x)
   return self.c:predict(x)
-end
-
--- ---- the residual forest (option `forest`): extra-trees over the index encoding ----
--- What the ridge's main effects leave: each tree is grown on a bootstrap sample of the ok
--- results' residuals (log value minus the ridge's mean prediction), splitting a node on the
--- best of MTRY random cuts (an ordered parameter at a random index between the node's
--- smallest and largest, a categorical one on one of its values against the rest; Geurts et
--- al.'s extremely randomized trees), down to FOREST_LEAF points. Interactions (a threshold
--- that pays only with the scheduler on) and a non-linear edge are what a split can capture
--- and a sum of main effects cannot. A proposal adds the forest's prediction to the ridge's
--- Thompson draw.
-
-local FOREST_LEAF, FOREST_MAX, FOREST_SHRINK = 3, 256, 1
-local FOREST_FEAS = false -- prototype: a second forest on the failed share, in P(feasible)
-
-local function tree_grow(xs, ys, idx, params, r, mtry, depth)
-  local n, sum = #idx, 0
-  for _, i in ipairs(idx) do sum = sum + ys[i] end
-  local mean = sum / n
-  if n < 2 * FOREST_LEAF or depth > 12 then return { v = mean * n / (n + FOREST_SHRINK) } end
-  local best_gain, best_dim, best_cut, best_cat = 0, nil, nil, nil
-  local d = #params
-  for _ = 1, mtry do
-    local dim = r:int(1, d)
-    local cat = is_categorical(params[dim])
-    local lo, hi = math.huge, -math.huge
-    for _, i in ipairs(idx) do
-      local v = xs[i][dim]
-      if v < lo then lo = v end
-      if v > hi then hi = v end
-    end
-    if hi > lo then
-      local cut
-      if cat then cut = xs[idx[r:int(1, n)]][dim] else cut = r:int(lo, hi - 1) end
-      local sl, nl = 0, 0
-      for _, i in ipairs(idx) do
-        local v = xs[i][dim]
-        if (cat and v == cut) or (not cat and v <= cut) then sl, nl = sl + ys[i], nl + 1 end
-      end
-      local nr = n - nl
-      if nl >= 1 and nr >= 1 then
-        local sr = sum - sl
-        local gain = sl * sl / nl + sr * sr / nr - sum * sum / n
-        if gain > best_gain then best_gain, best_dim, best_cut, best_cat = gain, dim, cut, cat end
-      end
-    end
-  end
-  if not best_dim then return { v = mean * n / (n + FOREST_SHRINK) } end
-  local left, right = {}, {}
-  for _, i in ipairs(idx) do
-    local v = xs[i][best_dim]
-    if (best_cat and v == best_cut) or (not best_cat and v <= best_cut) then
-      left[#left + 1] = i
-    else
-      right[#right + 1] = i
-    end
-  end
-  return { dim = best_dim, cut = best_cut, cat = best_cat,
-           l = tree_grow(xs, ys, left, params, r, mtry, depth + 1),
-           r = tree_grow(xs, ys, right, params, r, mtry, depth + 1) }
-end
-
-local function tree_predict(node, x)
-  while not node.v do
-    local v = x[node.dim]
-    if (node.cat and v == node.cut) or (not node.cat and v <= node.cut) then node = node.l
-    else node = node.r end
-  end
-  return node.v
-end
-
--- A forest of TREES over XS (index vectors) and YS (targets), bootstrap-sampled with R.
-local function forest_grow(xs, ys, params, r, trees)
-  local n, out = #xs, {}
-  local mtry = math.max(1, math.ceil(#params / 2))
-  for t = 1, trees do
-    local idx = {}
-    for k = 1, n do idx[k] = r:int(1, n) end
-    out[t] = tree_grow(xs, ys, idx, params, r, mtry, 1)
-  end
-  return out
 end
 
 -- ---- Parzen estimators: a weighted mixture of product kernels plus a uniform prior ----
@@ -339,11 +248,10 @@ function tpe.new(space, options, history, rng)
                               cursor = 1, startup_left = o.startup }, T)
   self:init_store()
   if o.surrogate > 0 then
-    self.ridge = ridge_new(space.params, o.ridge, o.dummies)
-    self.fridge = self.ridge and ridge_new(space.params, o.ridge, o.dummies) -- the failed share
+    self.ridge = ridge_new(space.params, o.ridge)
+    self.fridge = self.ridge and ridge_new(space.params, o.ridge) -- the failed share
   end
   self.design = self:latin_hypercube(o.startup)
-  if self.ridge and o.forest > 0 then self.frng = rng:split() end
   for _, h in ipairs(history or {}) do
     if next(h.config) ~= nil then
       if self.seen:mark(space:key(h.config)) then self.startup_left = self.startup_left - 1 end
@@ -462,41 +370,7 @@ function T:tell(config, result)
   self.seen:mark(key)
   local id = ft.digest(key) -- observations and pending proposals are keyed by digest
   if self.pending[id] then self.pending[id] = nil end
-  local arm = self.arm_of and self.arm_of[id]
-  if arm then -- the bandit's credit: did the proposer's configuration beat the best?
-    self.arm_of[id] = nil
-    local best = self.ranked[1]
-    local win = result.status == "ok" and type(result.value) == "number"
-      and (not best or result.value < self:value(best))
-    local h = self.arm_hist
-    h[#h + 1] = { arm = arm, win = win }
-  end
   self:observe(id, self:indices(config), result)
-end
-
--- The AUC bandit over the model's proposers (OpenTuner's AUCBanditMetaTechnique): each
--- arm's exploitation term weighs its wins by how recent they are among its own uses
--- (2 sum(pos * win) / (n (n + 1))), its exploration term sqrt(2 log2(uses) / n_arm) times
--- the constant; an arm not used yet first, in order.
-local ARMS = { "surrogate", "parzen", "local" }
-function T:pick_arm()
-  local h, n, score, count = self.arm_hist, #self.arm_hist, {}, {}
-  for a = 1, #ARMS do score[a], count[a] = 0, 0 end
-  for _, u in ipairs(h) do
-    count[u.arm] = count[u.arm] + 1
-    if u.win then score[u.arm] = score[u.arm] + count[u.arm] end
-  end
-  local best, best_s
-  for a = 1, #ARMS do
-    if count[a] == 0 and not self.arm_tried[a] then return a end
-    local s = 0
-    if count[a] > 0 then
-      s = score[a] * 2 / (count[a] * (count[a] + 1))
-        + self.o.bandit * math.sqrt(2 * math.log(math.max(n, 1), 2) / count[a])
-    end
-    if not best or s > best_s then best, best_s = a, s end
-  end
-  return best
 end
 
 -- Observations of earlier sweeps whose space differs from this one (warm start): partial
@@ -704,32 +578,6 @@ end
 -- Candidates are scored first and keyed best first: the configuration's canonical key is
 -- the costly part, and the best one is nearly always fresh.
 function T:from_model(m, taken)
-  if self.o.bandit > 0 and self.ridge and self.ridge.n >= 3 and m.n_ok > 0 then
-    self.arm_hist, self.arm_of, self.arm_tried = self.arm_hist or {}, self.arm_of or {},
-      self.arm_tried or {}
-    local arm = self:pick_arm()
-    self.arm_tried[arm] = true
-    local x, key
-    if arm == 1 then
-      x, key = self:from_surrogate(m, taken)
-    else
-      local xs = {}
-      local top
-      for _, id in ipairs(self.ranked) do
-        if self:rs_of(id) then top = id; break end
-      end
-      if arm == 3 and top then
-        self:neighbours(self:vec(top), xs)
-      else
-        for i = 1, self.o.candidates do xs[i] = m.l:sample(self.rng) end
-      end
-      x, key = self:best_fresh(m, xs, taken)
-    end
-    if x then
-      self.arm_of[ft.digest(key)] = arm
-      return x, key
-    end
-  end
   if self.ridge and self.ridge.n >= 3 and self.rng:random() < self.o.surrogate then
     local x, key = self:from_surrogate(m, taken)
     if x then return x, key end
@@ -788,36 +636,6 @@ function T:surrogate_candidates(m, tops)
   return xs
 end
 
--- A forest of `forest` trees grown on the ridge's residuals at the best FOREST_MAX ok results
--- of this space (nil under FOREST_LEAF * 2 of them), fresh for each proposal: one tree is a
--- Thompson draw, several average toward the forest's mean. Leaves the ridge fitted at its mean.
-function T:forest_draw()
-  local xs, ys = {}, {}
-  for _, id in ipairs(self.ranked) do
-    local y = self:rs_of(id)
-    if y then xs[#xs + 1], ys[#ys + 1] = self:vec(id), y end
-    if #xs == FOREST_MAX then break end
-  end
-  if #xs < 2 * FOREST_LEAF then return nil end
-  self.ridge:fit(nil)
-  for i, x in ipairs(xs) do ys[i] = ys[i] - self.ridge:predict(x) end
-  local trees = forest_grow(xs, ys, self.params, self.frng, self.o.forest)
-  if FOREST_FEAS then
-    local fx, fy = {}, {}
-    for id = self.n_obs, 1, -1 do
-      if not self.is_prior[id] then
-        local f, r = self.fail[id] or 0, self.ran[id]
-        if f + r > 0 then fx[#fx + 1], fy[#fy + 1] = self:vec(id), f / (f + r) end
-      end
-      if #fx == FOREST_MAX then break end
-    end
-    if #fx >= 2 * FOREST_LEAF then
-      self.ftrees = forest_grow(fx, fy, self.params, self.frng, math.max(8, self.o.forest))
-    end
-  end
-  return trees
-end
-
 -- The surrogate's proposal: candidates from l and the one- and two-parameter moves of
 -- the best configurations, each scored by P(feasible) times its improvement on the best
 -- value under one Thompson draw of the weights (ties at no improvement: the nearest).
@@ -833,7 +651,6 @@ function T:from_surrogate(m, taken)
     local lam = self.o.ridge
     self.ridge.c:relevance(self.o.ard, lam * ARD_LO, lam * ARD_HI)
   end
-  local trees = self.frng and self:forest_draw()
   local sigma = self.ridge:fit(self.rng)
   self.fridge:fit(nil)
   local ybest = math.log(self:value(tops[1]))
@@ -846,17 +663,7 @@ function T:from_surrogate(m, taken)
   local cands = {}
   for i, x in ipairs(xs) do
     local lin = 1 - math.max(0, math.min(0.98, self.fridge:predict(x)))
-    if self.ftrees then
-      local f = 0
-      for _, tree in ipairs(self.ftrees) do f = f + tree_predict(tree, x) end
-      lin = math.min(lin, 1 - math.max(0, math.min(0.98, f / #self.ftrees)))
-    end
     local d = ybest - self.ridge:predict(x)
-    if trees then
-      local t = 0
-      for _, tree in ipairs(trees) do t = t + tree_predict(tree, x) end
-      d = d - t / #trees
-    end
     cands[i] = { x = x, lin = lin, d = d, i = i, ub = { ok = lin >= FEASIBLE_MIN,
       s1 = lin * math.max(0, d), s2 = math.log(lin) + d / sigma, i = i } }
   end
