@@ -1,9 +1,8 @@
--- halving{ base = tpe{}, eta = E, min_steps = N, max_steps = M, hyperband = false, n = K,
--- promote = "value" }: successive halving over step budgets. A bracket draws n fresh
--- configurations from the base sampler and runs them for min_steps; when every member of a
--- rung has finished, the best 1/eta of its ok members (by measured value, or by the value
--- shrunk toward the base's estimate; failures never) run again with eta times more steps, up
--- to max_steps (a proposal { config, steps, repeat_ok = true }). The default eta makes two
+-- halving{ base = tpe{}, eta = E, min_steps = N, max_steps = M, hyperband = false, n = K }:
+-- successive halving over step budgets. A bracket draws n fresh configurations from the base
+-- sampler and runs them for min_steps; when every member of a rung has finished, the best
+-- 1/eta of its ok members (by the rung's measured value; failures never) run again with eta
+-- times more steps, up to max_steps (a proposal { config, steps, repeat_ok = true }). The default eta makes two
 -- rungs, min_steps and max_steps (5 and 45: 9 fresh, the best one at 45). Brackets
 -- are opened one after another; a new one opens whenever the open ones have nothing to run
 -- (so parallel slots are never idle waiting for a rung to complete). hyperband = true
@@ -21,7 +20,7 @@ local halving = {}
 local H = {}
 H.__index = H
 
-local OPTIONS = { "base", "eta", "min_steps", "max_steps", "hyperband", "n", "promote" }
+local OPTIONS = { "base", "eta", "min_steps", "max_steps", "hyperband", "n" }
 local FINAL = { ok = true, oom = true, invalid = true, timeout = true, crash = true,
                 no_metric = true, pruned = true, wrong = true }
 local MAX_OPEN = 8 -- brackets waiting at once before ask() returns nothing
@@ -39,6 +38,13 @@ local function rung_steps(min_steps, max_steps, eta)
 end
 
 local function check_options(options)
+  -- promote = "estimate" (the value shrunk toward the base's estimate) did not pay on training
+  -- and carried an outdated noise prior; an experiment still naming it is told, not ignored.
+  if options.promote ~= nil then
+    fail("option 'promote' was removed: halving{} promotes by each rung's measured value "
+         .. "(promotion by the model's estimate did not pay, docs/BENCHMARKS.md, round 7); "
+         .. "delete it")
+  end
   kit.check_options(options, "halving", OPTIONS)
   local budget = type(options.budget) == "table" and options.budget or {}
   local max_steps = kit.int(options, "max_steps", math.tointeger(budget.steps) or 0, 0)
@@ -59,12 +65,8 @@ local function check_options(options)
   -- as a long one's there (the per-process offset dominates), so the middle rung bought little.
   local eta = kit.int(options, "eta", math.min(9, math.max(2, max_steps // min_steps)), 2)
   local hyperband = kit.bool(options, "hyperband", false)
-  local promote = options.promote == nil and "value" or options.promote
-  if promote ~= "value" and promote ~= "estimate" then
-    fail("promote must be \"value\" or \"estimate\", got %s", tostring(promote))
-  end
   return { eta = eta, steps = rung_steps(min_steps, max_steps, eta),
-           n = kit.int(options, "n", nil, 1), hyperband = hyperband, promote = promote }
+           n = kit.int(options, "n", nil, 1), hyperband = hyperband }
 end
 
 -- The base sampler: tpe{} (default), a name ("random"), a strategy spec from the DSL
@@ -162,65 +164,6 @@ function H:complete(b, rung)
   return true
 end
 
--- The noise variance of one measurement's log value: the pooled within-configuration variance
--- of the members measured at several rungs, over a prior of NOISE0 worth 2 degrees of freedom.
-local NOISE0 = 0.015
-function H:noise_var()
-  local ss, df = 0, 0
-  for _, at in pairs(self.members) do
-    local logs, mean = {}, 0
-    for _, m in pairs(at) do
-      local r = m.result
-      if r and r.status == "ok" and r.value and r.value > 0 then
-        logs[#logs + 1] = math.log(r.value)
-        mean = mean + logs[#logs]
-      end
-    end
-    if #logs >= 2 then
-      mean = mean / #logs
-      for _, l in ipairs(logs) do ss = ss + (l - mean) ^ 2 end
-      df = df + #logs - 1
-    end
-  end
-  return (2 * NOISE0 * NOISE0 + ss) / (2 + df)
-end
-
--- The scores OK's members are promoted by (lower first): promote = "value", the rung's own
--- measurement; "estimate", the log of each member's measurements at this rung and below,
--- shrunk toward the base's leave-one-out estimate by their relative variances (the
--- confirmation's rule, docs/ARCHITECTURE.md), so a lucky short run alone does not promote.
-function H:scores(ok)
-  local out = {}
-  for j, x in ipairs(ok) do out[j] = x.m.result.value end
-  if self.o.promote ~= "estimate" or type(self.base.estimate) ~= "function" then return out end
-  local configs = {}
-  for j, x in ipairs(ok) do
-    if not (x.m.result.value > 0) then return out end -- no log scale: by value
-    configs[j] = x.m.config
-  end
-  local est = self.base:estimate(configs)
-  if type(est) ~= "table" then return out end
-  local tau2 = self:noise_var()
-  for j, x in ipairs(ok) do
-    local sum, n = 0, 0
-    for _, m in pairs(self.members[x.m.key]) do
-      local r = m.result
-      if m.rung <= x.m.rung and r and r.status == "ok" and r.value and r.value > 0 then
-        sum, n = sum + math.log(r.value), n + 1
-      end
-    end
-    local e = est[j]
-    if n > 0 and type(e) == "table" and type(e.mean) == "number" and type(e.sd) == "number" then
-      local V = math.max(e.sd * e.sd - tau2, 0.25 * tau2)
-      out[j] = (sum / tau2 + e.mean / V) / (n / tau2 + 1 / V)
-    else
-      out[j] = sum / n -- n >= 1: this rung's own value is positive
-    end
-    if out[j] ~= out[j] then out[j] = math.log(x.m.result.value) end -- a NaN estimate
-  end
-  return out
-end
-
 -- The best floor(n / eta) ok members (at least one) move up a rung; ties go to the earlier.
 -- Members already at the next rung (a resumed history's promotions, made live) count toward
 -- that number, so a replay adds only what the live run had not proposed yet.
@@ -234,10 +177,9 @@ function H:promote(b, rung)
   end
   local k = math.min(#ok, math.max(1, #list // self.o.eta)) - #b.rungs[rung + 1]
   if k > 0 then
-    local score = self:scores(ok)
-    for j, x in ipairs(ok) do x.score = score[j] end
     table.sort(ok, function(x, y)
-      if x.score ~= y.score then return x.score < y.score end
+      local a, b = x.m.result.value, y.m.result.value
+      if a ~= b then return a < b end
       return x.i < y.i
     end)
     for _, x in ipairs(ok) do
@@ -318,7 +260,7 @@ end
 function H:tell(config, result)
   if result.baseline or next(config) == nil then return end
   if type(self.base.tell) == "function" then self.base:tell(config, result) end
-  self:record(config, result) -- after the base: a promotion by estimate sees this result
+  self:record(config, result)
 end
 
 function H:record(config, result)

@@ -190,40 +190,28 @@ local function test_resume(options, cut)
   end
 end
 
--- A base strategy file: grid{}'s order, with an estimate() sure of itself (sd 0). HASHED
--- false: it ranks configurations the opposite way to the landscape (mean -10 log(value)) while
--- it has been told an odd number of results, the landscape's way (10 log(value)) otherwise;
--- HASHED true: by a hash of the configuration, reversed with the parity (a model that changes
--- its mind as results come in, even between configurations of equal value).
-local function estimating_base(hashed)
+-- A base strategy file: grid{}'s order, with an estimate() sure of itself (sd 0) that ranks
+-- configurations the opposite way to the landscape (mean -10 log(value)).
+local function estimating_base()
   local path = os.tmpname()
   local f = assert(io.open(path, "w"))
-  f:write("local HASHED = " .. tostring(hashed == true) .. "\n", [[
+  f:write([[
 local grid = require("search.grid")
 local M = {}
 function M.new(space, options, history, rng)
   local g = grid.new(space, options, history, rng)
-  local told = 0 -- finished results (a lost one is told again when it is re-run)
-  for _, h in ipairs(history) do if h.status ~= "lost" then told = told + 1 end end
   local w = setmetatable({}, { __index = function(_, k)
     local v = g[k]
     if type(v) == "function" then return function(_, ...) return v(g, ...) end end
     return v
   end })
-  function w:tell(config, result)
-    told = told + 1
-    return g:tell(config, result)
-  end
   function w:estimate(configs)
-    local sign = told % 2 == 1 and -10 or 10
     local out = {}
     for i, c in ipairs(configs) do
       local t = space.by_name.xla_gpu_thr:encode(c.xla_gpu_thr)
       local v = 100 + 30 * (t - 0.5) ^ 2 + (c.xla_gpu_lhs and 0 or 8)
         + ({ a = 1, b = 0, c = 3 })[c.PROTO]
-      local key, hash = space:key(c), 0
-      for j = 1, #key do hash = (hash * 31 + key:byte(j)) % 1000003 end
-      out[i] = { mean = HASHED and sign * hash / 1e4 or sign * math.log(v), sd = 0 }
+      out[i] = { mean = -10 * math.log(v), sd = 0 }
     end
     return out
   end
@@ -235,60 +223,25 @@ return M
   return path
 end
 
--- promote = "estimate": the measurements shrunk toward the base's estimate decide; a base
--- sure of an opposite order promotes the worst ok members by value.
 local function near(a, b, what)
   assert(math.abs(a - b) < 1e-9, string.format("%s: got %.12g, want %.12g", what, a, b))
 end
 
-local function test_promote_estimate()
+-- Promotion is by the rung's measured value, whatever the base's estimate() says (a base
+-- sure of the opposite order changes nothing).
+local function test_promote_by_value()
   local sp = synth_space()
   local path = estimating_base()
-  local h = new_host(sp, { base = { path = path }, min_steps = 5, eta = 3, promote = "estimate" },
-    3)
-  local trace = run(h, sp, 13)
+  local h = new_host(sp, { base = { path = path }, min_steps = 5, eta = 3 }, 3)
+  local trace = run(h, sp, 12)
   local ranked = {}
   for i = 1, 9 do
     if trace[i].status == "ok" then ranked[#ranked + 1] = trace[i] end
   end
-  table.sort(ranked, function(a, b) return a.value > b.value end)
+  table.sort(ranked, function(a, b) return a.value < b.value end)
   assert(#ranked >= 4, "enough ok members: " .. #ranked)
   -- (values, not configurations: MEM does not change the value, so ties are possible)
-  for j = 1, 3 do near(trace[9 + j].value - 1 / 15, ranked[j].value - 1 / 5, "by estimate " .. j) end
-  -- the same bracket by value promotes the best by value
-  local hv = new_host(sp, { base = { path = path }, min_steps = 5, eta = 3 }, 3)
-  local tv = run(hv, sp, 12)
-  table.sort(ranked, function(a, b) return a.value < b.value end)
-  for j = 1, 3 do near(tv[9 + j].value - 1 / 15, ranked[j].value - 1 / 5, "by value " .. j) end
-  -- a base without estimate(): promote = "estimate" falls back to the values
-  local hg = new_host(sp, { base = "grid", min_steps = 5, eta = 3, promote = "estimate" }, 3)
-  local tg = run(hg, sp, 12)
-  for j = 1, 3 do near(tg[9 + j].value - 1 / 15, ranked[j].value - 1 / 5, "no estimate " .. j) end
-  -- values with no log scale (negative ones): by value, not an error
-  local hn = new_host(sp, { base = { path = path }, min_steps = 5, eta = 3, promote = "estimate" },
-    3)
-  local vals = {}
-  for i = 1, 12 do
-    local p = hn:ask(1)[1]
-    local status, v = evaluate(sp, sp:decode_json(p.json), p.steps)
-    if v then v = v - 200 end
-    if i <= 9 and status == "ok" then vals[#vals + 1] = v end
-    if i > 9 then
-      table.sort(vals)
-      near(v - 1 / 15, vals[i - 9] - 1 / 5, "negative values by value " .. (i - 9))
-    end
-    hn:tell(p.json, { status = status, value = v, steps = {}, steps_budget = p.steps, number = i })
-  end
-  os.remove(path)
-end
-
--- Resuming under promote = "estimate" keeps the live run's promotions: the replay decides a
--- rung's promotions only once the whole history is in, and counts the members already there
--- (the base's estimates differ by then). Cut where every promotion made was also proposed: one
--- decided but not yet proposed is decided again on resume, by the model of that time.
-local function test_resume_estimate(cut)
-  local path = estimating_base(true)
-  test_resume({ base = { path = path }, min_steps = 5, eta = 3, promote = "estimate" }, cut)
+  for j = 1, 3 do near(trace[9 + j].value - 1 / 15, ranked[j].value - 1 / 5, "by value " .. j) end
   os.remove(path)
 end
 
@@ -318,8 +271,12 @@ local function test_options()
   assert(not ok and err:find("base must be a strategy"), err)
   ok, err = pcall(new_host, sp, { rungs = 3 })
   assert(not ok and err:find("unknown option 'rungs'"), err)
-  ok, err = pcall(new_host, sp, { promote = "model" })
-  assert(not ok and err:find('promote must be "value" or "estimate", got model'), err)
+  -- promote = "estimate" was removed: named, not ignored nor a bare "unknown option"
+  for _, v in ipairs({ "estimate", "value" }) do
+    ok, err = pcall(new_host, sp, { promote = v })
+    assert(not ok and err:find("^exp%.lua:30: strategy 'halving': option 'promote' was removed"),
+      err)
+  end
 end
 
 test("rung_steps", test_rung_steps)
@@ -333,9 +290,6 @@ test("resume after 20 trials", test_resume, { base = "grid", min_steps = 5, eta 
 test("resume after 15 trials, default rungs", test_resume, { base = "grid" }, 15)
 test("resume hyperband after 16 trials", test_resume,
   { base = "grid", min_steps = 5, eta = 3, hyperband = true }, 16)
-test("promote by estimate", test_promote_estimate)
-test("resume by estimate after 12 trials", test_resume_estimate, 12)
-test("resume by estimate after 13 trials", test_resume_estimate, 13)
-test("resume by estimate after 25 trials", test_resume_estimate, 25)
+test("promote by value, not the base's estimate", test_promote_by_value)
 test("local", test_local)
 test("options", test_options)
