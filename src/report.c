@@ -617,6 +617,15 @@ static void put_differences(FILE *f, const cJSON *trial, const cJSON *base) {
   cJSON_Delete(b);
 }
 
+/* The top table's intervals (STATS_RESAMPLES resampled medians a side, as stats_speedup_ci
+ * draws): the baseline's resampled medians are drawn once from the stream STATS_DISPLAY_SEED,
+ * and each row's from ranks drawn once per sample size from another stream (TOP_ROW_SEED), so
+ * a row is independent of the baseline whatever their sizes, and ten rows cost about two
+ * draws, not twenty (stats.h, stats_boot). */
+#define TOP_ROW_SEED (STATS_DISPLAY_SEED + 1)
+
+static long long boot_draws; /* resampled medians' ranks drawn, for the tests */
+
 static void top_table(FILE *f, const report_sweep *r, int si) {
   const report_data *d = r->data;
   const cJSON *base_trial = cJSON_GetObjectItemCaseSensitive(r->obj, "baseline");
@@ -625,23 +634,46 @@ static void top_table(FILE *f, const report_sweep *r, int si) {
           "<th>step time</th><th>runs</th><th>speedup (95%% CI)</th>"
           "<th>differences from the baseline</th></tr></thead><tbody>\n",
           si + 1);
+  stats_boot base = {0}, rows[TOP_CONFIGS];
+  int n_rows = 0;
+  double *base_med = NULL, *row_med = NULL, base_m = NAN;
+  if (d->have_base && d->n_base_steps > 0 && d->n_top > 0) {
+    stats_boot_draw(&base, d->n_base_steps, STATS_RESAMPLES, STATS_DISPLAY_SEED);
+    boot_draws += STATS_RESAMPLES;
+    base_med = xmalloc(STATS_RESAMPLES * sizeof *base_med);
+    row_med = xmalloc(STATS_RESAMPLES * sizeof *row_med);
+    base_m = stats_boot_medians(&base, d->base_steps, base_med);
+  }
   for (int j = 0; j < d->n_top; j++) {
     const topcfg *t = &d->top[j];
     fprintf(f, "<tr><td>%d</td><td>%d</td><td>", j + 1, t->best_number);
     put_ms(f, t->value);
     fprintf(f, "</td><td>%d</td><td>", t->n);
-    double sp, lo, hi;
-    if (d->have_base && stats_speedup_ci(d->base_steps, d->n_base_steps, t->steps, t->n_steps,
-                                         12345, &sp, &lo, &hi) == 0)
+    if (base_med && t->n_steps > 0) {
+      stats_boot *b = NULL;
+      for (int i = 0; i < n_rows && !b; i++)
+        if (rows[i].n == t->n_steps) b = &rows[i];
+      if (!b) {
+        b = &rows[n_rows++];
+        stats_boot_draw(b, t->n_steps, STATS_RESAMPLES, TOP_ROW_SEED);
+        boot_draws += STATS_RESAMPLES;
+      }
+      double lo, hi, sp = base_m / stats_boot_medians(b, t->steps, row_med);
+      stats_ratio_ci(base_med, row_med, STATS_RESAMPLES, &lo, &hi);
       fprintf(f, "%.3fx (%.3f&ndash;%.3f)", sp, lo, hi);
-    else
+    } else {
       fputs("&ndash;", f);
+    }
     fputs("</td><td>", f);
     put_differences(f, t->best, base_trial);
     fputs("</td></tr>\n", f);
   }
   if (d->n_top == 0) fputs("<tr><td colspan=\"6\">no ok trial yet</td></tr>\n", f);
   fputs("</tbody></table>\n", f);
+  for (int i = 0; i < n_rows; i++) stats_boot_free(&rows[i]);
+  if (base_med) stats_boot_free(&base);
+  free(base_med);
+  free(row_med);
 }
 
 /* ---- the export snippet ---- */
@@ -836,7 +868,9 @@ int report_write(const char *db, const char *const *refs, int n, const char *out
   }
   for (int i = 0; i < loaded; i++) report_sweep_free(&rs[i]);
   /* The tests' bound on what a report reads (tests/e2e/test_report_large.sh). */
-  if (getenv("FLAGTUNE_REPORT_ROWS"))
+  if (getenv("FLAGTUNE_REPORT_ROWS")) {
     fprintf(stderr, "flagtune: report read %lld trial rows\n", (long long)store_report_rows_read());
+    fprintf(stderr, "flagtune: report drew %lld resampled medians\n", boot_draws);
+  }
   return rc;
 }

@@ -14,7 +14,7 @@
 #include "diag.h"
 
 /* Resamples per interval: enough for stable 2.5/97.5 percentiles, cheap at our sizes. */
-#define BOOT_RESAMPLES 2000
+#define BOOT_RESAMPLES STATS_RESAMPLES
 
 static const char *const reduce_names[] = {"median", "mean", "min"};
 
@@ -284,6 +284,48 @@ int stats_speedup_ci(const double *a, int na, const double *b, int nb, unsigned 
   if (hi) *hi = quantile_sorted(ratios, BOOT_RESAMPLES, 0.975);
   free(sa);
   free(sb);
+  free(ratios);
+  return 0;
+}
+
+/* ---- one draw of resampled ranks for many samples ---- */
+
+void stats_boot_draw(stats_boot *b, int n, int resamples, unsigned long seed) {
+  b->n = n;
+  b->resamples = resamples;
+  b->lo = xmalloc((size_t)resamples * sizeof *b->lo + 1);
+  b->hi = xmalloc((size_t)resamples * sizeof *b->hi + 1);
+  uint64_t rng = (uint64_t)seed;
+  for (int r = 0; r < resamples; r++) stats_boot_median_ranks(n, &rng, &b->lo[r], &b->hi[r]);
+}
+
+void stats_boot_free(stats_boot *b) {
+  free(b->lo);
+  free(b->hi);
+  memset(b, 0, sizeof *b);
+}
+
+double stats_boot_medians(const stats_boot *b, const double *v, double *out) {
+  int n = b->n;
+  double *s = xmalloc((size_t)n * sizeof *s);
+  memcpy(s, v, (size_t)n * sizeof *s);
+  sort_doubles(s, n);
+  for (int r = 0; r < b->resamples; r++) {
+    int lo = b->lo[r], hi = b->hi[r];
+    out[r] = lo == hi ? s[lo] : (s[lo] + s[hi]) / 2;
+  }
+  double m = median_sorted(s, n);
+  free(s);
+  return m;
+}
+
+int stats_ratio_ci(const double *a, const double *b, int resamples, double *lo, double *hi) {
+  if (resamples < 2) return -1;
+  double *ratios = xmalloc((size_t)resamples * sizeof *ratios);
+  for (int r = 0; r < resamples; r++) ratios[r] = a[r] / b[r];
+  sort_doubles(ratios, resamples);
+  if (lo) *lo = quantile_sorted(ratios, resamples, 0.025);
+  if (hi) *hi = quantile_sorted(ratios, resamples, 0.975);
   free(ratios);
   return 0;
 }
