@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "classify.h"
 #include "diag.h"
 #include "importance.h"
 #include "report_impl.h"
@@ -21,19 +22,10 @@
 
 /* ---- small helpers ---- */
 
-/* The trials the plots draw: every one, or the sample (see REPORT_SAMPLE). */
-static const cJSON *trials_of(const report_sweep *r) {
-  return r->data->sample;
-}
-
-static int is_status(const cJSON *t, const char *status) {
-  const char *s = view_str(t, "status");
-  return s && strcmp(s, status) == 0;
-}
-
-static int counts_as_result(const cJSON *t, double full) {
-  double b = view_num(t, "steps_budget");
-  return is_status(t, "ok") && !isnan(view_num(t, "value")) && (isnan(b) || b <= 0 || b >= full);
+/* Whether sampled trial T is a result: ok, with a value, at the full step budget. */
+static int counts_as_result(const importance_trial *t, double full) {
+  double b = t->steps_budget;
+  return t->outcome == OUTCOME_OK && !isnan(t->value) && (isnan(b) || b <= 0 || b >= full);
 }
 
 static void put_ms(FILE *f, double v) {
@@ -282,14 +274,13 @@ static void bin_edge(char *buf, size_t n, double v, const char *name) {
     snprintf(buf, n, "%.3g", v);
 }
 
-/* The values of NAME the trials set (their "cfg"), ordered (numbers by value, others by
- * text), sorted and deduplicated: O(N log N) in the trials. */
-static axis axis_of(const cJSON *trials, const char *name) {
-  int cap = cJSON_GetArraySize(trials) + 1, n = 0;
-  level *all = xcalloc((size_t)cap, sizeof *all);
-  const cJSON *t;
-  cJSON_ArrayForEach(t, trials) {
-    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(t, "cfg");
+/* The values of NAME the sampled trials set, ordered (numbers by value, others by text),
+ * sorted and deduplicated: O(N log N) in the trials. */
+static axis axis_of(const report_data *d, const char *name) {
+  int n = 0;
+  level *all = xcalloc((size_t)d->n_sample + 1, sizeof *all);
+  for (int i = 0; i < d->n_sample; i++) {
+    const cJSON *cfg = d->sample[i].config;
     char *text = importance_value_text(cfg, name);
     if (!text) continue;
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(cfg, name);
@@ -355,8 +346,8 @@ static void axis_free(axis *a) {
 }
 
 /* The place of trial T's value of NAME on A, or -1 when it leaves NAME at its default. */
-static int axis_index(const axis *a, const cJSON *t, const char *name) {
-  const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(t, "cfg");
+static int axis_index(const axis *a, const importance_trial *t, const char *name) {
+  const cJSON *cfg = t->config;
   if (a->binned) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(cfg, name);
     if (!cJSON_IsNumber(v)) return -1;
@@ -389,7 +380,8 @@ static void category_labels(const svg_plot *p, const level *l, int n) {
 
 /* One trial's mark: a dot for an ok value, a cross in the top band for an OOM, a ring for
  * another failure; nothing for a short halving rung or a running trial. */
-static void trial_mark(const svg_plot *p, const cJSON *t, double x, double full) {
+static void trial_mark(const svg_plot *p, const importance_trial *t, int number, double x,
+                       double full) {
   double band = p->top - 10;
   FILE *f = p->f;
   const char *end = "</title></circle>\n";
@@ -397,30 +389,30 @@ static void trial_mark(const svg_plot *p, const cJSON *t, double x, double full)
     fputs("<circle class=\"ok\" cx=\"", f);
     put_fixed(f, x, 1);
     fputs("\" cy=\"", f);
-    put_fixed(f, svg_y(p, view_num(t, "value")), 1);
+    put_fixed(f, svg_y(p, t->value), 1);
     fputs("\" r=\"3\"><title>trial ", f);
-    put_fixed(f, view_num(t, "number"), 0);
+    put_fixed(f, number, 0);
     fputs(": ", f);
-    put_fixed(f, view_num(t, "value"), 2);
+    put_fixed(f, t->value, 2);
     fputs(" ms", f);
-  } else if (is_status(t, "oom")) {
+  } else if (t->outcome == OUTCOME_OOM) {
     fputs("<path class=\"oom\" d=\"M", f);
     put_fixed(f, x - 3, 1);
     fputc(' ', f);
     put_fixed(f, band - 3, 1);
     fputs(" l6 6 m0 -6 l-6 6\"><title>trial ", f);
-    put_fixed(f, view_num(t, "number"), 0);
+    put_fixed(f, number, 0);
     fputs(": OOM", f);
     end = "</title></path>\n";
-  } else if (!is_status(t, "ok") && !is_status(t, "running")) {
+  } else if (t->outcome != OUTCOME_OK && t->outcome != OUTCOME_RUNNING) {
     fputs("<circle class=\"failed\" cx=\"", f);
     put_fixed(f, x, 1);
     fputs("\" cy=\"", f);
     put_fixed(f, band, 1);
     fputs("\" r=\"3\"><title>trial ", f);
-    put_fixed(f, view_num(t, "number"), 0);
+    put_fixed(f, number, 0);
     fputs(": ", f);
-    report_html(f, view_str(t, "status"));
+    report_html(f, t->outcome >= 0 ? outcome_name((outcome)t->outcome) : "");
   } else {
     return;
   }
@@ -429,7 +421,7 @@ static void trial_mark(const svg_plot *p, const cJSON *t, double x, double full)
 
 static void param_plot(FILE *f, const report_sweep *r, int si, int k, const char *name,
                        const axis *ax) {
-  const cJSON *trials = trials_of(r), *t;
+  const report_data *d = r->data;
   const level *l = ax->l;
   int nl = ax->n;
   double full = r->data->full;
@@ -440,11 +432,12 @@ static void param_plot(FILE *f, const report_sweep *r, int si, int k, const char
                 .y1 = -INFINITY,
                 .top = 26,
                 .bottom = nl > 6 ? 70 : 42};
-  cJSON_ArrayForEach(t, trials) if (counts_as_result(t, full)) {
-    double v = view_num(t, "value");
-    if (v < p.y0) p.y0 = v;
-    if (v > p.y1) p.y1 = v;
-  }
+  for (int i = 0; i < d->n_sample; i++)
+    if (counts_as_result(&d->sample[i], full)) {
+      double v = d->sample[i].value;
+      if (v < p.y0) p.y0 = v;
+      if (v > p.y1) p.y1 = v;
+    }
   if (base < p.y0) p.y0 = base;
   if (base > p.y1) p.y1 = base;
   if (!isfinite(p.y0)) p.y0 = 0, p.y1 = 1;
@@ -464,12 +457,11 @@ static void param_plot(FILE *f, const report_sweep *r, int si, int k, const char
             "<line class=\"baseline\" stroke=\"#555\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\">"
             "<title>baseline %.2f ms</title></line>\n",
             p.left, p.w - p.right, svg_y(&p, base), svg_y(&p, base), base);
-  int i = 0;
-  cJSON_ArrayForEach(t, trials) {
-    int j = axis_index(ax, t, name);
+  for (int i = 0; i < d->n_sample; i++) {
+    int j = axis_index(ax, &d->sample[i], name);
     /* A deterministic spread so repeated values stay visible. */
-    if (j >= 0) trial_mark(&p, t, svg_x(&p, j) + ((i * 7919) % 17 - 8) * 1.5, full);
-    i++;
+    if (j >= 0)
+      trial_mark(&p, &d->sample[i], d->number[i], svg_x(&p, j) + ((i * 7919) % 17 - 8) * 1.5, full);
   }
   svg_end(&p);
 }
@@ -517,24 +509,25 @@ static void oom_cell(FILE *f, const cell *c, double x, double y, double lo, doub
 
 static void oom_map(FILE *f, const report_sweep *r, int si, const char *a, const char *b,
                     const axis *xa, const axis *xb) {
-  const cJSON *trials = trials_of(r), *t;
+  const report_data *d = r->data;
   const level *la = xa->l, *lb = xb->l;
   int na = xa->n, nb = xb->n;
   cell *c = xcalloc((size_t)(na * nb) + 1, sizeof *c);
   double full = r->data->full, lo = INFINITY, hi = -INFINITY;
-  cJSON_ArrayForEach(t, trials) {
+  for (int k = 0; k < d->n_sample; k++) {
+    const importance_trial *t = &d->sample[k];
     int i = axis_index(xa, t, a), j = axis_index(xb, t, b);
     if (i < 0 || j < 0) continue;
     cell *x = &c[j * na + i];
-    double v = view_num(t, "value");
+    double v = t->value;
     if (counts_as_result(t, full)) {
       if (!x->ok || v < x->best) x->best = v;
       x->ok++;
       if (v < lo) lo = v;
       if (v > hi) hi = v;
-    } else if (is_status(t, "oom")) {
+    } else if (t->outcome == OUTCOME_OOM) {
       x->oom++;
-    } else if (!is_status(t, "ok") && !is_status(t, "running")) {
+    } else if (t->outcome != OUTCOME_OK && t->outcome != OUTCOME_RUNNING) {
       x->failed++;
     }
   }
@@ -734,7 +727,7 @@ static const char *const css =
 static void sample_note(FILE *f, const report_sweep *r, int si) {
   const report_data *d = r->data;
   if (d->step <= 1) return;
-  int shown = cJSON_GetArraySize(d->sample);
+  int shown = d->n_sample;
   fprintf(f,
           "<p class=\"note sample\" id=\"sample-%d\">%d of %lld trials shown: the plots, the OOM "
           "map and the importance above are over every %d%s trial by number (%d of them)",
@@ -768,7 +761,7 @@ static void sweep_section(FILE *f, const report_sweep *r, int si) {
   /* Each parameter's axis, made once for its plot and the OOM map. */
   axis *ax = xcalloc((size_t)imp->n + 1, sizeof *ax);
   for (int k = 0; k < imp->n; k++) {
-    ax[k] = axis_of(trials_of(r), imp->p[k].name);
+    ax[k] = axis_of(r->data, imp->p[k].name);
     fputs("<figure><figcaption>", f);
     report_html(f, imp->p[k].name);
     fputs("</figcaption>\n", f);

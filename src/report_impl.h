@@ -58,9 +58,11 @@ struct report_data {
   int n_ok, cap_ok;
   cgroup *g; /* the top table's candidates (the repeats, then the fastest run once) */
   int ng, cap_g;
-  int base;      /* index in g of the baseline's configuration "{}", -1 when none */
-  cJSON *sample; /* listing-shaped trials (number, role, status, value, steps_budget,
-                  * config) with "cfg", the parsed configuration */
+  int base;                 /* index in g of the baseline's configuration "{}", -1 when none */
+  importance_trial *sample; /* the plots' trials: outcome, value, budget, parsed configuration
+                             * (owned), as importance reads them */
+  int *number;              /* their numbers */
+  int n_sample, cap_sample;
   int n_sampled; /* of them, the every-k-th ones (the rest: the top table's) */
   importance_result imp;
   topcfg top[TOP_CONFIGS];

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "classify.h"
 #include "diag.h"
 #include "importance.h"
 #include "report_impl.h"
@@ -69,26 +70,20 @@ static double iso_seconds(const char *s) {
   return (double)days_from_civil(f[0], f[1], f[2]) * 86400 + f[3] * 3600 + f[4] * 60 + sec;
 }
 
-static void num_or_null(cJSON *o, const char *key, double v) {
-  if (isnan(v))
-    cJSON_AddNullToObject(o, key);
-  else
-    cJSON_AddNumberToObject(o, key, v);
-}
-
-/* A trial shaped as a listing's (what the plots and importance read), with "cfg". */
-static cJSON *sample_row(int number, const char *role, const char *status, double value,
-                         double budget, const char *config) {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddNumberToObject(o, "number", number);
-  cJSON_AddStringToObject(o, "role", role ? role : "");
-  cJSON_AddStringToObject(o, "status", status ? status : "");
-  num_or_null(o, "value", value);
-  num_or_null(o, "steps_budget", budget > 0 ? budget : NAN);
-  cJSON_AddStringToObject(o, "config", config ? config : "{}");
+/* Appends a trial to the plots' sample, its configuration parsed (an empty one when it is
+ * unreadable, as the listing's was). */
+static void sample_add(report_data *d, int number, const char *status, double value, double budget,
+                       const char *config) {
+  if (d->n_sample == d->cap_sample) {
+    d->cap_sample = d->cap_sample ? 2 * d->cap_sample : REPORT_SAMPLE + TOP_CONFIGS + 1;
+    d->sample = xrealloc(d->sample, (size_t)d->cap_sample * sizeof *d->sample);
+    d->number = xrealloc(d->number, (size_t)d->cap_sample * sizeof *d->number);
+  }
   cJSON *cfg = cJSON_Parse(config ? config : "{}");
-  cJSON_AddItemToObject(o, "cfg", cfg ? cfg : cJSON_CreateObject());
-  return o;
+  d->number[d->n_sample] = number;
+  d->sample[d->n_sample++] =
+      (importance_trial){status ? outcome_from_name(status) : -1, value, budget > 0 ? budget : NAN,
+                         cfg ? cfg : cJSON_CreateObject()};
 }
 
 static int is_search(const char *role) {
@@ -131,8 +126,7 @@ static int on_curve(const store_report_row *r, void *ud) {
 /* The sample's rows. */
 static int on_sample(const store_report_row *r, void *ud) {
   report_data *d = ud;
-  cJSON_AddItemToArray(
-      d->sample, sample_row(r->number, r->role, r->status, r->value, r->steps_budget, r->config));
+  sample_add(d, r->number, r->status, r->value, r->steps_budget, r->config);
   d->n_sampled++;
   return 0;
 }
@@ -276,9 +270,8 @@ static void add_top_to_sample(report_data *d) {
     const cJSON *t = d->top[k].best;
     int number = (int)view_num(t, "number");
     if (number % d->step == 0) continue;
-    cJSON_AddItemToArray(d->sample, sample_row(number, view_str(t, "role"), view_str(t, "status"),
-                                               view_num(t, "value"), view_num(t, "steps_budget"),
-                                               view_str(t, "config")));
+    sample_add(d, number, view_str(t, "status"), view_num(t, "value"), view_num(t, "steps_budget"),
+               view_str(t, "config"));
   }
 }
 
@@ -295,7 +288,9 @@ static void data_free(report_data *d) {
   if (!d) return;
   free(d->ok);
   groups_free(d);
-  cJSON_Delete(d->sample);
+  for (int i = 0; i < d->n_sample; i++) cJSON_Delete((cJSON *)d->sample[i].config);
+  free(d->sample);
+  free(d->number);
   importance_free(&d->imp);
   for (int k = 0; k < d->n_top; k++) {
     cJSON_Delete(d->top[k].best);
@@ -314,13 +309,12 @@ static int load_data(store *s, int64_t id, cJSON *obj, report_data **out, char *
   d->n_trials = isnan(total) ? 0 : (int64_t)total;
   d->step = total > REPORT_SAMPLE ? (int)ceil(total / REPORT_SAMPLE) : 1;
   d->t0 = INFINITY;
-  d->sample = cJSON_CreateArray();
   int rc = store_report_span(s, id, on_span, d, err);
   if (!rc) rc = store_report_tail(s, id, on_tail, d, err);
   if (!rc) rc = store_report_curve(s, id, on_curve, d, err);
   if (!rc) rc = store_report_sample(s, id, d->step, on_sample, d, err);
   if (!rc) {
-    int imp = importance_compute_full(d->sample, d->full, &d->imp);
+    int imp = importance_compute_trials(d->sample, d->n_sample, d->full, &d->imp);
     cJSON_DeleteItemFromObjectCaseSensitive(obj, "importance");
     cJSON_AddItemToObject(obj, "importance",
                           imp == 0 ? importance_json(&d->imp) : cJSON_CreateNull());
