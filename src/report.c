@@ -730,13 +730,9 @@ static void sample_note(FILE *f, const report_sweep *r, int si) {
   int shown = d->n_sample;
   fprintf(f,
           "<p class=\"note sample\" id=\"sample-%d\">%d of %lld trials shown: the plots, the OOM "
-          "map and the importance above are over every %d%s trial by number (%d of them)",
-          si + 1, shown, (long long)d->n_trials, d->step,
-          d->step % 10 == 1 && d->step % 100 != 11   ? "st"
-          : d->step % 10 == 2 && d->step % 100 != 12 ? "nd"
-          : d->step % 10 == 3 && d->step % 100 != 13 ? "rd"
-                                                     : "th",
-          d->n_sampled);
+          "map and the importance above are over runs of %d consecutive trials by number, one "
+          "run every %d (%d trials)",
+          si + 1, shown, (long long)d->n_trials, d->run, d->step * d->run, d->n_sampled);
   if (shown > d->n_sampled)
     fprintf(f, ", and the plots add the top table's %d other trial%s", shown - d->n_sampled,
             shown - d->n_sampled == 1 ? "" : "s");

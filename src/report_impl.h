@@ -12,9 +12,12 @@
 #define TOP_CONFIGS 10
 
 /* The plots show at most about this many trials of one sweep: every one of a sweep of at
- * most REPORT_SAMPLE, else every k-th by number (k the least that leaves at most this many),
- * plus the top table's trials. Importance is over the same every-k-th sample. */
+ * most REPORT_SAMPLE, else runs of REPORT_RUN consecutive trials by number, one run every
+ * k x REPORT_RUN (k the least that leaves at most this many: as many as every k-th trial,
+ * read as a range a run, where every k-th trial was a row on a page of its own), plus the top
+ * table's trials. Importance is over the same runs. */
 #define REPORT_SAMPLE 2000
+#define REPORT_RUN 20
 /* A parameter with more numeric values than this among the plotted trials is drawn in
  * REPORT_BINS ranges of equal width (logarithmic when its values span 100x or more). */
 #define REPORT_MAX_LEVELS 24
@@ -49,9 +52,10 @@ typedef struct {
 } topcfg;
 
 struct report_data {
-  int64_t n_trials;              /* trials in the sweep */
-  int step;                      /* the sample is every STEP-th trial by number */
-  double full, t0;               /* the largest step budget; the earliest start */
+  int64_t n_trials; /* trials in the sweep */
+  int step, run;    /* the sample: runs of RUN consecutive trials by number, one every STEP x RUN
+                     * (RUN 1, STEP 1: every trial) */
+  double full, t0;  /* the largest step budget; the earliest start */
   double xmax_number, xmax_time; /* where the curves end: the last search trial's number, its
                                   * latest finish in minutes after t0 (NaN: none) */
   okrow *ok;                     /* the curves' candidates by number */
@@ -63,7 +67,7 @@ struct report_data {
                              * (owned), as importance reads them */
   int *number;              /* their numbers */
   int n_sample, cap_sample;
-  int n_sampled; /* of them, the every-k-th ones (the rest: the top table's) */
+  int n_sampled; /* of them, the runs' (the rest: the top table's) */
   importance_result imp;
   topcfg top[TOP_CONFIGS];
   int n_top;

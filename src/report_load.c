@@ -264,12 +264,12 @@ static int find_top(store *s, int64_t id, report_data *d, int skip, char **err) 
   return rc;
 }
 
-/* The top table's trials that the every-k-th sample left out join the plots. */
+/* The top table's trials that the sample's runs left out join the plots. */
 static void add_top_to_sample(report_data *d) {
   for (int k = 0; k < d->n_top; k++) {
     const cJSON *t = d->top[k].best;
     int number = (int)view_num(t, "number");
-    if (number % d->step == 0) continue;
+    if (number % (d->step * d->run) < d->run) continue;
     sample_add(d, number, view_str(t, "status"), view_num(t, "value"), view_num(t, "steps_budget"),
                view_str(t, "config"));
   }
@@ -302,17 +302,18 @@ static void data_free(report_data *d) {
 
 /* What the report draws of sweep ID besides its listing OBJ, from schema 13's aggregates and
  * bounded reads (no pass over every trial): the full budget and time origin, the curves'
- * candidates and ends, the every-k-th sample, then the top table's trials. */
+ * candidates and ends, the sample's runs, then the top table's trials. */
 static int load_data(store *s, int64_t id, cJSON *obj, report_data **out, char **err) {
   report_data *d = xcalloc(1, sizeof *d);
   double total = view_num(obj, "n_trials");
   d->n_trials = isnan(total) ? 0 : (int64_t)total;
   d->step = total > REPORT_SAMPLE ? (int)ceil(total / REPORT_SAMPLE) : 1;
+  d->run = d->step > 1 ? REPORT_RUN : 1;
   d->t0 = INFINITY;
   int rc = store_report_span(s, id, on_span, d, err);
   if (!rc) rc = store_report_tail(s, id, on_tail, d, err);
   if (!rc) rc = store_report_curve(s, id, on_curve, d, err);
-  if (!rc) rc = store_report_sample(s, id, d->step, on_sample, d, err);
+  if (!rc) rc = store_report_runs(s, id, d->step * d->run, d->run, on_sample, d, err);
   if (!rc) {
     int imp = importance_compute_trials(d->sample, d->n_sample, d->full, &d->imp);
     cJSON_DeleteItemFromObjectCaseSensitive(obj, "importance");
