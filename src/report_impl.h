@@ -22,6 +22,9 @@
  * REPORT_BINS ranges of equal width (logarithmic when its values span 100x or more). */
 #define REPORT_MAX_LEVELS 24
 #define REPORT_BINS 12
+/* The page cache of a report's or a compare's connection, in pages (256 KiB at SQLite's 4 KiB
+ * pages): the b-trees' inner pages, which every read passes through again, stay. */
+#define REPORT_CACHE_PAGES 64
 
 /* A candidate of the best-so-far curves (schema 13's report_curve): an ok search trial. */
 typedef struct {

@@ -341,6 +341,10 @@ static int sweep_load(const char *db, const char *ref, int with_data, report_swe
   store *s = NULL;
   store_sweep sw = {0};
   int rc = store_open(db, STORE_READONLY, &s, err);
+  /* A small page cache: these reads visit most pages once, and each page SQLite's default
+   * 2 MiB cache keeps is a page of new memory, a page fault (report 1 of the generated
+   * database: 1,124 faults, 60 ms of CPU; with 64 pages: 707, 40 ms). */
+  if (rc == 0) rc = store_report_cache(s, REPORT_CACHE_PAGES, err);
   if (rc == 0) rc = store_sweep_get(s, sweep_ref, &sw, err);
   /* The sweep, its counts, its best and baseline; no trial table. */
   if (rc == 0) rc = store_show_sweep_brief(s, sw.id, 0, &out->obj, err);

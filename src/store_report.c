@@ -6,6 +6,7 @@
  * makes). So a report of a 60,000-trial sweep reads about 2,000 rows. Must not call up into other
  * modules. Prepared per call (one report runs each a few times). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "diag.h"
@@ -203,6 +204,14 @@ int store_report_runs(store *s, int64_t sweep_id, int period, int run, store_rep
   }
   sqlite3_finalize(st);
   return rc ? rc : stop;
+}
+
+int store_report_cache(store *s, int pages, char **err) {
+  char sql[64];
+  snprintf(sql, sizeof sql, "PRAGMA cache_size = %d", pages > 0 ? pages : 1);
+  if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+    return store_db_fail(s, err, "setting the page cache's size");
+  return 0;
 }
 
 int64_t store_report_rows_read(void) {
