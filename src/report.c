@@ -35,23 +35,31 @@ static void put_ms(FILE *f, double v) {
     fprintf(f, "%.2f&nbsp;ms", v);
 }
 
-/* V as printf's "%.<D>f" (D 0 to 2) writes it. Printf's exact decimal conversion was most of
- * a large report's page; it is needed only near a rounding tie, or for large values. */
-static void put_fixed(FILE *f, double v, int d) {
+/* Appends V as printf's "%.<D>f" (D 0 to 2) writes it at P (room for FIXED_MAX characters);
+ * returns the end. Printf's exact decimal conversion was most of a large report's page; it is
+ * needed only near a rounding tie, or for large values. */
+#define FIXED_MAX 320 /* "%.2f" of the largest double: 309 digits, a sign, a point and 2 */
+static char *fixed(char *p, double v, int d) {
   static const double scale[] = {1, 10, 100};
   double t = v * scale[d], fl = floor(t), frac = t - fl;
-  if (!(fabs(t) < 1e9) || fabs(frac - 0.5) < 1e-6 || (signbit(v) && t > -0.5)) {
-    fprintf(f, "%.*f", d, v);
-    return;
-  }
+  if (!(fabs(t) < 1e9) || fabs(frac - 0.5) < 1e-6 || (signbit(v) && t > -0.5))
+    return p + snprintf(p, FIXED_MAX, "%.*f", d, v);
   long long r = (long long)fl + (frac > 0.5), a = r < 0 ? -r : r;
-  char buf[40], *e = buf + sizeof buf, *p = e;
-  for (int k = 0; k < d; k++, a /= 10) *--p = (char)('0' + a % 10);
-  if (d) *--p = '.';
-  do *--p = (char)('0' + a % 10), a /= 10;
+  char buf[40], *e = buf + sizeof buf, *q = e;
+  for (int k = 0; k < d; k++, a /= 10) *--q = (char)('0' + a % 10);
+  if (d) *--q = '.';
+  do *--q = (char)('0' + a % 10), a /= 10;
   while (a);
-  if (r < 0) *--p = '-';
-  fwrite(p, 1, (size_t)(e - p), f);
+  if (r < 0) *--q = '-';
+  memcpy(p, q, (size_t)(e - q));
+  return p + (e - q);
+}
+
+/* Appends S at P; returns the end. */
+static char *lit(char *p, const char *s) {
+  size_t n = strlen(s);
+  memcpy(p, s, n);
+  return p + n;
 }
 
 /* ---- best so far ---- */
@@ -383,40 +391,28 @@ static void category_labels(const svg_plot *p, const level *l, int n) {
 static void trial_mark(const svg_plot *p, const importance_trial *t, int number, double x,
                        double full) {
   double band = p->top - 10;
-  FILE *f = p->f;
-  const char *end = "</title></circle>\n";
+  char buf[4 * FIXED_MAX + 160], *q = buf; /* one write a mark: a plot has thousands */
   if (counts_as_result(t, full)) {
-    fputs("<circle class=\"ok\" cx=\"", f);
-    put_fixed(f, x, 1);
-    fputs("\" cy=\"", f);
-    put_fixed(f, svg_y(p, t->value), 1);
-    fputs("\" r=\"3\"><title>trial ", f);
-    put_fixed(f, number, 0);
-    fputs(": ", f);
-    put_fixed(f, t->value, 2);
-    fputs(" ms", f);
+    q = fixed(lit(q, "<circle class=\"ok\" cx=\""), x, 1);
+    q = fixed(lit(q, "\" cy=\""), svg_y(p, t->value), 1);
+    q = fixed(lit(q, "\" r=\"3\"><title>trial "), number, 0);
+    q = lit(fixed(lit(q, ": "), t->value, 2), " ms</title></circle>\n");
   } else if (t->outcome == OUTCOME_OOM) {
-    fputs("<path class=\"oom\" d=\"M", f);
-    put_fixed(f, x - 3, 1);
-    fputc(' ', f);
-    put_fixed(f, band - 3, 1);
-    fputs(" l6 6 m0 -6 l-6 6\"><title>trial ", f);
-    put_fixed(f, number, 0);
-    fputs(": OOM", f);
-    end = "</title></path>\n";
+    q = fixed(lit(q, "<path class=\"oom\" d=\"M"), x - 3, 1);
+    q = fixed(lit(q, " "), band - 3, 1);
+    q = fixed(lit(q, " l6 6 m0 -6 l-6 6\"><title>trial "), number, 0);
+    q = lit(q, ": OOM</title></path>\n");
   } else if (t->outcome != OUTCOME_OK && t->outcome != OUTCOME_RUNNING) {
-    fputs("<circle class=\"failed\" cx=\"", f);
-    put_fixed(f, x, 1);
-    fputs("\" cy=\"", f);
-    put_fixed(f, band, 1);
-    fputs("\" r=\"3\"><title>trial ", f);
-    put_fixed(f, number, 0);
-    fputs(": ", f);
-    report_html(f, t->outcome >= 0 ? outcome_name((outcome)t->outcome) : "");
+    /* (an outcome's name needs no escaping) */
+    q = fixed(lit(q, "<circle class=\"failed\" cx=\""), x, 1);
+    q = fixed(lit(q, "\" cy=\""), band, 1);
+    q = fixed(lit(q, "\" r=\"3\"><title>trial "), number, 0);
+    q = lit(lit(lit(q, ": "), t->outcome >= 0 ? outcome_name((outcome)t->outcome) : ""),
+            "</title></circle>\n");
   } else {
     return;
   }
-  fputs(end, f);
+  fwrite(buf, 1, (size_t)(q - buf), p->f);
 }
 
 static void param_plot(FILE *f, const report_sweep *r, int si, int k, const char *name,
