@@ -1,6 +1,6 @@
-/* The report's inside, shared by src/report_load.c (reading a sweep: its listing, one pass
- * over its trials, the top table's trials) and src/report.c (drawing the page), and by
- * nothing else. */
+/* The report's inside, shared by src/report_load.c (reading a sweep: its listing, schema 13's
+ * aggregates, the sample's runs, the top table's trials) and src/report.c (drawing the page),
+ * and by nothing else. */
 #ifndef FLAGTUNE_REPORT_IMPL_H
 #define FLAGTUNE_REPORT_IMPL_H
 

@@ -1,10 +1,10 @@
 /* Loading a sweep for `report` and `compare`: a reference (id, name, or DB:SWEEP) to its
  * listing without a trial table, its best's and baseline's step times as numbers, and for the
- * report one pass over its trials (store_report_each) kept as what the page aggregates: the ok
- * trials' values and times, the distinct configurations (a hash table, for the top table), a
- * bounded sample for the plots and importance; then the top table's trials and pooled steps.
- * Also the flags and variables a trial sets. Reads only through the store's read API; must
- * not write the database, and must not hold every trial. */
+ * report what schema 13 keeps of every trial (the curves' candidates, span and tails, the
+ * repeated configurations), a bounded sample for the plots and importance (runs of
+ * consecutive trials, as plain rows), then the top table's trials and pooled steps. Also the
+ * flags and variables a trial sets. Reads only through the store's read API, with a small page
+ * cache; must not write the database, and must not hold every trial. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -185,7 +185,7 @@ int store_report_runs(store *s, int64_t sweep_id, int period, int run, store_rep
       rc = store_db_fail(s, err, "binding a report's read");
       break;
     }
-    int got;
+    int got = SQLITE_DONE;
     while (!stop && (got = sqlite3_step(st)) == SQLITE_ROW) {
       rows_read++;
       store_report_row r = {
