@@ -209,12 +209,30 @@ static int ranks_before(const cgroup *x, const cgroup *y) {
   return x->value < y->value || (x->value == y->value && x->best_number < y->best_number);
 }
 
+/* The step times the listing's best and baseline trials already had read (for the summary's
+ * interval): the top table's pools take them from here, not from the database again (a
+ * 20,000-step baseline's were a third of a report's instructions). */
+typedef struct {
+  int64_t id[2];
+  const double *v[2];
+  int n[2];
+} known_steps;
+
 /* Appends to *V the step times after SKIP of group G's trials. */
-static int pool_steps(store *s, const cgroup *g, int skip, double **v, int *nv, char **err) {
+static int pool_steps(store *s, const known_steps *k, const cgroup *g, int skip, double **v,
+                      int *nv, char **err) {
   int cap = *nv;
   for (int i = 0; i < g->n; i++) {
     double *st = NULL;
-    int ns = 0, rc = store_report_steps(s, g->ids[i], &st, &ns, err);
+    int ns = 0, rc = 0, j = 0;
+    while (j < 2 && !(k->v[j] && k->id[j] == g->ids[i])) j++;
+    if (j < 2) {
+      ns = k->n[j];
+      st = xmalloc((size_t)ns * sizeof *st + 1);
+      memcpy(st, k->v[j], (size_t)ns * sizeof *st);
+    } else {
+      rc = store_report_steps(s, g->ids[i], &st, &ns, err);
+    }
     if (rc) return rc;
     if (ns > skip) {
       if (*nv + ns - skip > cap) *v = xrealloc(*v, (size_t)(cap = 2 * (*nv + ns)) * sizeof **v);
@@ -233,7 +251,8 @@ static int pool_steps(store *s, const cgroup *g, int skip, double **v, int *nv, 
  * by its value, so the TOP_CONFIGS fastest of those (read in value order) and the repeated
  * ones (kept by schema 13) no slower than the last of them hold the table: reads those, not
  * every trial. */
-static int find_top(store *s, int64_t id, report_data *d, int skip, char **err) {
+static int find_top(store *s, const known_steps *known, int64_t id, report_data *d, int skip,
+                    char **err) {
   top_read t = {.d = d, .last = NAN};
   d->base = -1;
   int rc = store_report_fastest(s, id, on_fastest, &t, err);
@@ -255,11 +274,11 @@ static int find_top(store *s, int64_t id, report_data *d, int skip, char **err) 
     topcfg *tc = &d->top[d->n_top++];
     *tc = (topcfg){g->value, g->n, g->best_number, NULL, NULL, 0};
     rc = store_report_trial(s, g->best_id, &tc->best, err);
-    if (!rc) rc = pool_steps(s, g, skip, &tc->steps, &tc->n_steps, err);
+    if (!rc) rc = pool_steps(s, known, g, skip, &tc->steps, &tc->n_steps, err);
   }
   if (!rc && d->base >= 0) {
     d->have_base = 1;
-    rc = pool_steps(s, &d->g[d->base], skip, &d->base_steps, &d->n_base_steps, err);
+    rc = pool_steps(s, known, &d->g[d->base], skip, &d->base_steps, &d->n_base_steps, err);
   }
   return rc;
 }
@@ -303,7 +322,8 @@ static void data_free(report_data *d) {
 /* What the report draws of sweep ID besides its listing OBJ, from schema 13's aggregates and
  * bounded reads (no pass over every trial): the full budget and time origin, the curves'
  * candidates and ends, the sample's runs, then the top table's trials. */
-static int load_data(store *s, int64_t id, cJSON *obj, report_data **out, char **err) {
+static int load_data(store *s, int64_t id, const known_steps *k, cJSON *obj, report_data **out,
+                     char **err) {
   report_data *d = xcalloc(1, sizeof *d);
   double total = view_num(obj, "n_trials");
   d->n_trials = isnan(total) ? 0 : (int64_t)total;
@@ -319,7 +339,7 @@ static int load_data(store *s, int64_t id, cJSON *obj, report_data **out, char *
     cJSON_DeleteItemFromObjectCaseSensitive(obj, "importance");
     cJSON_AddItemToObject(obj, "importance",
                           imp == 0 ? importance_json(&d->imp) : cJSON_CreateNull());
-    rc = find_top(s, id, d, report_skip(obj), err);
+    rc = find_top(s, k, id, d, report_skip(obj), err);
   }
   if (!rc) add_top_to_sample(d);
   groups_free(d); /* the candidates were for the ranking alone */
@@ -361,7 +381,14 @@ static int sweep_load(const char *db, const char *ref, int with_data, report_swe
       rc = store_report_steps(s, (int64_t)view_num(base, "id"), &out->base_steps,
                               &out->n_base_steps, err);
   }
-  if (rc == 0 && with_data) rc = load_data(s, sw.id, out->obj, &out->data, err);
+  if (rc == 0 && with_data) {
+    known_steps k = {
+        {(int64_t)view_num(cJSON_GetObjectItemCaseSensitive(out->obj, "best"), "id"),
+         (int64_t)view_num(cJSON_GetObjectItemCaseSensitive(out->obj, "baseline"), "id")},
+        {out->best_steps, out->base_steps},
+        {out->n_best_steps, out->n_base_steps}};
+    rc = load_data(s, sw.id, &k, out->obj, &out->data, err);
+  }
   store_sweep_clear(&sw);
   store_close(s);
   if (rc != 0) report_sweep_free(out);
