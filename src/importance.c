@@ -14,12 +14,10 @@
 #include "diag.h"
 #include "units.h"
 
-/* One scored trial: its log step time and its parsed configuration (the trial's own "cfg"
- * when it has one, else parsed here and OWNED). */
+/* One scored trial: its log step time and its parsed configuration (not owned). */
 typedef struct {
   double y;
-  cJSON *config;
-  int owned;
+  const cJSON *config;
 } scored;
 
 static const char *str_of(const cJSON *o, const char *key) {
@@ -39,13 +37,10 @@ static int fails_by_config(outcome o) {
 }
 
 /* The full step budget: the largest any trial ran with (halving's short rungs ran fewer). */
-static double full_budget(const cJSON *trials) {
+static double full_budget(const importance_trial *t, int n) {
   double full = 0;
-  const cJSON *t;
-  cJSON_ArrayForEach(t, trials) {
-    double b = num_of(t, "steps_budget");
-    if (!isnan(b) && b > full) full = b;
-  }
+  for (int i = 0; i < n; i++)
+    if (!isnan(t[i].steps_budget) && t[i].steps_budget > full) full = t[i].steps_budget;
   return full;
 }
 
@@ -67,30 +62,19 @@ static char *quick_text(const cJSON *v) {
   return NULL;
 }
 
-/* Collects the scored trials into *OUT (caller frees each config and the array). */
-static int collect(const cJSON *trials, double full, scored **out, int *n_failed) {
-  int n = 0, cap = cJSON_GetArraySize(trials) + 1;
+/* Collects the scored trials of T into *OUT (caller frees the array). */
+static int collect(const importance_trial *t, int nt, double full, scored **out, int *n_failed) {
+  int n = 0;
   double worst = -INFINITY;
-  if (!(full > 0)) full = full_budget(trials);
-  scored *s = xcalloc((size_t)cap, sizeof *s);
-  const cJSON *t;
+  if (!(full > 0)) full = full_budget(t, nt);
+  scored *s = xcalloc((size_t)nt + 1, sizeof *s);
   *n_failed = 0;
-  cJSON_ArrayForEach(t, trials) {
-    const char *st = str_of(t, "status"), *cfg = str_of(t, "config");
-    int o = st ? outcome_from_name(st) : -1;
-    double v = num_of(t, "value"), b = num_of(t, "steps_budget");
+  for (int i = 0; i < nt; i++) {
+    int o = t[i].outcome;
+    double v = t[i].value, b = t[i].steps_budget;
     int ok = o == OUTCOME_OK && v > 0 && (isnan(b) || b <= 0 || b >= full);
-    if (!cfg || (!ok && (o < 0 || !fails_by_config((outcome)o)))) continue;
-    /* A report's sample carries the configuration parsed ("cfg"): no second parse. */
-    cJSON *c = cJSON_GetObjectItemCaseSensitive(t, "cfg");
-    int owned = !cJSON_IsObject(c);
-    if (owned) c = cJSON_Parse(cfg);
-    if (!cJSON_IsObject(c)) {
-      if (owned) cJSON_Delete(c);
-      continue;
-    }
-    s[n].config = c;
-    s[n].owned = owned;
+    if (!cJSON_IsObject(t[i].config) || (!ok && (o < 0 || !fails_by_config((outcome)o)))) continue;
+    s[n].config = t[i].config;
     s[n].y = ok ? log(v) : NAN; /* failures get the penalty once the worst is known */
     if (ok && s[n].y > worst) worst = s[n].y;
     *n_failed += !ok;
@@ -176,10 +160,36 @@ int importance_compute(const cJSON *trials, importance_result *out) {
   return importance_compute_full(trials, 0, out);
 }
 
+/* A listing's trials as importance_trials: a trial's "cfg" when it has one parsed, else its
+ * "config" text parsed here (*OWNED set). */
 int importance_compute_full(const cJSON *trials, double full, importance_result *out) {
+  int n = 0, cap = cJSON_GetArraySize(trials) + 1;
+  importance_trial *t = xcalloc((size_t)cap, sizeof *t);
+  char *owned = xcalloc((size_t)cap, 1);
+  const cJSON *it;
+  cJSON_ArrayForEach(it, trials) {
+    const char *st = str_of(it, "status"), *cfg = str_of(it, "config");
+    cJSON *c = NULL;
+    if (cfg) {
+      c = cJSON_GetObjectItemCaseSensitive(it, "cfg");
+      if (!cJSON_IsObject(c)) c = cJSON_Parse(cfg), owned[n] = 1;
+    }
+    t[n++] = (importance_trial){st ? outcome_from_name(st) : -1, num_of(it, "value"),
+                                num_of(it, "steps_budget"), c};
+  }
+  int rc = importance_compute_trials(t, n, full, out);
+  for (int i = 0; i < n; i++)
+    if (owned[i]) cJSON_Delete((cJSON *)t[i].config);
+  free(owned);
+  free(t);
+  return rc;
+}
+
+int importance_compute_trials(const importance_trial *t, int nt, double full,
+                              importance_result *out) {
   memset(out, 0, sizeof *out);
   scored *s = NULL;
-  int n = collect(trials, full, &s, &out->n_failed);
+  int n = collect(t, nt, full, &s, &out->n_failed);
   out->n_trials = n;
   double mean = 0, sst = 0, total = 0;
   for (int i = 0; i < n; i++) mean += s[i].y / n;
@@ -191,8 +201,6 @@ int importance_compute_full(const cJSON *trials, double full, importance_result 
   }
   for (int j = 0; j < out->n; j++) out->p[j].share = total > 0 ? out->p[j].explained / total : 0;
   if (out->n > 1) qsort(out->p, (size_t)out->n, sizeof *out->p, by_explained);
-  for (int i = 0; i < n; i++)
-    if (s[i].owned) cJSON_Delete(s[i].config);
   free(s);
   return n >= 3 && out->n > 0 && sst > 0 ? 0 : -1;
 }

@@ -38,6 +38,17 @@ int importance_compute(const cJSON *trials, importance_result *out);
  * sample of the sweep that holds none of its full-budget trials' largest budget. FULL <= 0:
  * the largest budget in TRIALS, as importance_compute. */
 int importance_compute_full(const cJSON *trials, double full, importance_result *out);
+/* One trial as importance_compute_trials reads it. */
+typedef struct {
+  int outcome;         /* its status as classify.h's outcome; -1 for none */
+  double value;        /* its step time; NaN: none */
+  double steps_budget; /* NaN or <= 0: none */
+  const cJSON *config; /* its parsed configuration; not an object: left out */
+} importance_trial;
+/* importance_compute_full over N trials already taken apart (a report's sample): the same
+ * scores, without a listing's cJSON objects. */
+int importance_compute_trials(const importance_trial *t, int n, double full,
+                              importance_result *out);
 void importance_free(importance_result *r);
 
 /* {"trials": n, "failed": k, "params": [{"name", "explained", "share", "levels"}]}; caller

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "classify.h"
 #include "diag.h"
 #include "importance.h"
 #include "report_impl.h"
@@ -21,19 +22,10 @@
 
 /* ---- small helpers ---- */
 
-/* The trials the plots draw: every one, or the sample (see REPORT_SAMPLE). */
-static const cJSON *trials_of(const report_sweep *r) {
-  return r->data->sample;
-}
-
-static int is_status(const cJSON *t, const char *status) {
-  const char *s = view_str(t, "status");
-  return s && strcmp(s, status) == 0;
-}
-
-static int counts_as_result(const cJSON *t, double full) {
-  double b = view_num(t, "steps_budget");
-  return is_status(t, "ok") && !isnan(view_num(t, "value")) && (isnan(b) || b <= 0 || b >= full);
+/* Whether sampled trial T is a result: ok, with a value, at the full step budget. */
+static int counts_as_result(const importance_trial *t, double full) {
+  double b = t->steps_budget;
+  return t->outcome == OUTCOME_OK && !isnan(t->value) && (isnan(b) || b <= 0 || b >= full);
 }
 
 static void put_ms(FILE *f, double v) {
@@ -43,23 +35,31 @@ static void put_ms(FILE *f, double v) {
     fprintf(f, "%.2f&nbsp;ms", v);
 }
 
-/* V as printf's "%.<D>f" (D 0 to 2) writes it. Printf's exact decimal conversion was most of
- * a large report's page; it is needed only near a rounding tie, or for large values. */
-static void put_fixed(FILE *f, double v, int d) {
+/* Appends V as printf's "%.<D>f" (D 0 to 2) writes it at P (room for FIXED_MAX characters);
+ * returns the end. Printf's exact decimal conversion was most of a large report's page; it is
+ * needed only near a rounding tie, or for large values. */
+#define FIXED_MAX 320 /* "%.2f" of the largest double: 309 digits, a sign, a point and 2 */
+static char *fixed(char *p, double v, int d) {
   static const double scale[] = {1, 10, 100};
   double t = v * scale[d], fl = floor(t), frac = t - fl;
-  if (!(fabs(t) < 1e9) || fabs(frac - 0.5) < 1e-6 || (signbit(v) && t > -0.5)) {
-    fprintf(f, "%.*f", d, v);
-    return;
-  }
+  if (!(fabs(t) < 1e9) || fabs(frac - 0.5) < 1e-6 || (signbit(v) && t > -0.5))
+    return p + snprintf(p, FIXED_MAX, "%.*f", d, v);
   long long r = (long long)fl + (frac > 0.5), a = r < 0 ? -r : r;
-  char buf[40], *e = buf + sizeof buf, *p = e;
-  for (int k = 0; k < d; k++, a /= 10) *--p = (char)('0' + a % 10);
-  if (d) *--p = '.';
-  do *--p = (char)('0' + a % 10), a /= 10;
+  char buf[40], *e = buf + sizeof buf, *q = e;
+  for (int k = 0; k < d; k++, a /= 10) *--q = (char)('0' + a % 10);
+  if (d) *--q = '.';
+  do *--q = (char)('0' + a % 10), a /= 10;
   while (a);
-  if (r < 0) *--p = '-';
-  fwrite(p, 1, (size_t)(e - p), f);
+  if (r < 0) *--q = '-';
+  memcpy(p, q, (size_t)(e - q));
+  return p + (e - q);
+}
+
+/* Appends S at P; returns the end. */
+static char *lit(char *p, const char *s) {
+  size_t n = strlen(s);
+  memcpy(p, s, n);
+  return p + n;
 }
 
 /* ---- best so far ---- */
@@ -282,14 +282,13 @@ static void bin_edge(char *buf, size_t n, double v, const char *name) {
     snprintf(buf, n, "%.3g", v);
 }
 
-/* The values of NAME the trials set (their "cfg"), ordered (numbers by value, others by
- * text), sorted and deduplicated: O(N log N) in the trials. */
-static axis axis_of(const cJSON *trials, const char *name) {
-  int cap = cJSON_GetArraySize(trials) + 1, n = 0;
-  level *all = xcalloc((size_t)cap, sizeof *all);
-  const cJSON *t;
-  cJSON_ArrayForEach(t, trials) {
-    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(t, "cfg");
+/* The values of NAME the sampled trials set, ordered (numbers by value, others by text),
+ * sorted and deduplicated: O(N log N) in the trials. */
+static axis axis_of(const report_data *d, const char *name) {
+  int n = 0;
+  level *all = xcalloc((size_t)d->n_sample + 1, sizeof *all);
+  for (int i = 0; i < d->n_sample; i++) {
+    const cJSON *cfg = d->sample[i].config;
     char *text = importance_value_text(cfg, name);
     if (!text) continue;
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(cfg, name);
@@ -355,8 +354,8 @@ static void axis_free(axis *a) {
 }
 
 /* The place of trial T's value of NAME on A, or -1 when it leaves NAME at its default. */
-static int axis_index(const axis *a, const cJSON *t, const char *name) {
-  const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(t, "cfg");
+static int axis_index(const axis *a, const importance_trial *t, const char *name) {
+  const cJSON *cfg = t->config;
   if (a->binned) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(cfg, name);
     if (!cJSON_IsNumber(v)) return -1;
@@ -389,47 +388,36 @@ static void category_labels(const svg_plot *p, const level *l, int n) {
 
 /* One trial's mark: a dot for an ok value, a cross in the top band for an OOM, a ring for
  * another failure; nothing for a short halving rung or a running trial. */
-static void trial_mark(const svg_plot *p, const cJSON *t, double x, double full) {
+static void trial_mark(const svg_plot *p, const importance_trial *t, int number, double x,
+                       double full) {
   double band = p->top - 10;
-  FILE *f = p->f;
-  const char *end = "</title></circle>\n";
+  char buf[4 * FIXED_MAX + 160], *q = buf; /* one write a mark: a plot has thousands */
   if (counts_as_result(t, full)) {
-    fputs("<circle class=\"ok\" cx=\"", f);
-    put_fixed(f, x, 1);
-    fputs("\" cy=\"", f);
-    put_fixed(f, svg_y(p, view_num(t, "value")), 1);
-    fputs("\" r=\"3\"><title>trial ", f);
-    put_fixed(f, view_num(t, "number"), 0);
-    fputs(": ", f);
-    put_fixed(f, view_num(t, "value"), 2);
-    fputs(" ms", f);
-  } else if (is_status(t, "oom")) {
-    fputs("<path class=\"oom\" d=\"M", f);
-    put_fixed(f, x - 3, 1);
-    fputc(' ', f);
-    put_fixed(f, band - 3, 1);
-    fputs(" l6 6 m0 -6 l-6 6\"><title>trial ", f);
-    put_fixed(f, view_num(t, "number"), 0);
-    fputs(": OOM", f);
-    end = "</title></path>\n";
-  } else if (!is_status(t, "ok") && !is_status(t, "running")) {
-    fputs("<circle class=\"failed\" cx=\"", f);
-    put_fixed(f, x, 1);
-    fputs("\" cy=\"", f);
-    put_fixed(f, band, 1);
-    fputs("\" r=\"3\"><title>trial ", f);
-    put_fixed(f, view_num(t, "number"), 0);
-    fputs(": ", f);
-    report_html(f, view_str(t, "status"));
+    q = fixed(lit(q, "<circle class=\"ok\" cx=\""), x, 1);
+    q = fixed(lit(q, "\" cy=\""), svg_y(p, t->value), 1);
+    q = fixed(lit(q, "\" r=\"3\"><title>trial "), number, 0);
+    q = lit(fixed(lit(q, ": "), t->value, 2), " ms</title></circle>\n");
+  } else if (t->outcome == OUTCOME_OOM) {
+    q = fixed(lit(q, "<path class=\"oom\" d=\"M"), x - 3, 1);
+    q = fixed(lit(q, " "), band - 3, 1);
+    q = fixed(lit(q, " l6 6 m0 -6 l-6 6\"><title>trial "), number, 0);
+    q = lit(q, ": OOM</title></path>\n");
+  } else if (t->outcome != OUTCOME_OK && t->outcome != OUTCOME_RUNNING) {
+    /* (an outcome's name needs no escaping) */
+    q = fixed(lit(q, "<circle class=\"failed\" cx=\""), x, 1);
+    q = fixed(lit(q, "\" cy=\""), band, 1);
+    q = fixed(lit(q, "\" r=\"3\"><title>trial "), number, 0);
+    q = lit(lit(lit(q, ": "), t->outcome >= 0 ? outcome_name((outcome)t->outcome) : ""),
+            "</title></circle>\n");
   } else {
     return;
   }
-  fputs(end, f);
+  fwrite(buf, 1, (size_t)(q - buf), p->f);
 }
 
 static void param_plot(FILE *f, const report_sweep *r, int si, int k, const char *name,
                        const axis *ax) {
-  const cJSON *trials = trials_of(r), *t;
+  const report_data *d = r->data;
   const level *l = ax->l;
   int nl = ax->n;
   double full = r->data->full;
@@ -440,11 +428,12 @@ static void param_plot(FILE *f, const report_sweep *r, int si, int k, const char
                 .y1 = -INFINITY,
                 .top = 26,
                 .bottom = nl > 6 ? 70 : 42};
-  cJSON_ArrayForEach(t, trials) if (counts_as_result(t, full)) {
-    double v = view_num(t, "value");
-    if (v < p.y0) p.y0 = v;
-    if (v > p.y1) p.y1 = v;
-  }
+  for (int i = 0; i < d->n_sample; i++)
+    if (counts_as_result(&d->sample[i], full)) {
+      double v = d->sample[i].value;
+      if (v < p.y0) p.y0 = v;
+      if (v > p.y1) p.y1 = v;
+    }
   if (base < p.y0) p.y0 = base;
   if (base > p.y1) p.y1 = base;
   if (!isfinite(p.y0)) p.y0 = 0, p.y1 = 1;
@@ -464,12 +453,11 @@ static void param_plot(FILE *f, const report_sweep *r, int si, int k, const char
             "<line class=\"baseline\" stroke=\"#555\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\">"
             "<title>baseline %.2f ms</title></line>\n",
             p.left, p.w - p.right, svg_y(&p, base), svg_y(&p, base), base);
-  int i = 0;
-  cJSON_ArrayForEach(t, trials) {
-    int j = axis_index(ax, t, name);
+  for (int i = 0; i < d->n_sample; i++) {
+    int j = axis_index(ax, &d->sample[i], name);
     /* A deterministic spread so repeated values stay visible. */
-    if (j >= 0) trial_mark(&p, t, svg_x(&p, j) + ((i * 7919) % 17 - 8) * 1.5, full);
-    i++;
+    if (j >= 0)
+      trial_mark(&p, &d->sample[i], d->number[i], svg_x(&p, j) + ((i * 7919) % 17 - 8) * 1.5, full);
   }
   svg_end(&p);
 }
@@ -517,24 +505,25 @@ static void oom_cell(FILE *f, const cell *c, double x, double y, double lo, doub
 
 static void oom_map(FILE *f, const report_sweep *r, int si, const char *a, const char *b,
                     const axis *xa, const axis *xb) {
-  const cJSON *trials = trials_of(r), *t;
+  const report_data *d = r->data;
   const level *la = xa->l, *lb = xb->l;
   int na = xa->n, nb = xb->n;
   cell *c = xcalloc((size_t)(na * nb) + 1, sizeof *c);
   double full = r->data->full, lo = INFINITY, hi = -INFINITY;
-  cJSON_ArrayForEach(t, trials) {
+  for (int k = 0; k < d->n_sample; k++) {
+    const importance_trial *t = &d->sample[k];
     int i = axis_index(xa, t, a), j = axis_index(xb, t, b);
     if (i < 0 || j < 0) continue;
     cell *x = &c[j * na + i];
-    double v = view_num(t, "value");
+    double v = t->value;
     if (counts_as_result(t, full)) {
       if (!x->ok || v < x->best) x->best = v;
       x->ok++;
       if (v < lo) lo = v;
       if (v > hi) hi = v;
-    } else if (is_status(t, "oom")) {
+    } else if (t->outcome == OUTCOME_OOM) {
       x->oom++;
-    } else if (!is_status(t, "ok") && !is_status(t, "running")) {
+    } else if (t->outcome != OUTCOME_OK && t->outcome != OUTCOME_RUNNING) {
       x->failed++;
     }
   }
@@ -617,6 +606,15 @@ static void put_differences(FILE *f, const cJSON *trial, const cJSON *base) {
   cJSON_Delete(b);
 }
 
+/* The top table's intervals (STATS_RESAMPLES resampled medians a side, as stats_speedup_ci
+ * draws): the baseline's resampled medians are drawn once from the stream STATS_DISPLAY_SEED,
+ * and each row's from ranks drawn once per sample size from another stream (TOP_ROW_SEED), so
+ * a row is independent of the baseline whatever their sizes, and ten rows cost about two
+ * draws, not twenty (stats.h, stats_boot). */
+#define TOP_ROW_SEED (STATS_DISPLAY_SEED + 1)
+
+static long long boot_draws; /* resampled medians' ranks drawn, for the tests */
+
 static void top_table(FILE *f, const report_sweep *r, int si) {
   const report_data *d = r->data;
   const cJSON *base_trial = cJSON_GetObjectItemCaseSensitive(r->obj, "baseline");
@@ -625,23 +623,46 @@ static void top_table(FILE *f, const report_sweep *r, int si) {
           "<th>step time</th><th>runs</th><th>speedup (95%% CI)</th>"
           "<th>differences from the baseline</th></tr></thead><tbody>\n",
           si + 1);
+  stats_boot base = {0}, rows[TOP_CONFIGS];
+  int n_rows = 0;
+  double *base_med = NULL, *row_med = NULL, base_m = NAN;
+  if (d->have_base && d->n_base_steps > 0 && d->n_top > 0) {
+    stats_boot_draw(&base, d->n_base_steps, STATS_RESAMPLES, STATS_DISPLAY_SEED);
+    boot_draws += STATS_RESAMPLES;
+    base_med = xmalloc(STATS_RESAMPLES * sizeof *base_med);
+    row_med = xmalloc(STATS_RESAMPLES * sizeof *row_med);
+    base_m = stats_boot_medians(&base, d->base_steps, base_med);
+  }
   for (int j = 0; j < d->n_top; j++) {
     const topcfg *t = &d->top[j];
     fprintf(f, "<tr><td>%d</td><td>%d</td><td>", j + 1, t->best_number);
     put_ms(f, t->value);
     fprintf(f, "</td><td>%d</td><td>", t->n);
-    double sp, lo, hi;
-    if (d->have_base && stats_speedup_ci(d->base_steps, d->n_base_steps, t->steps, t->n_steps,
-                                         12345, &sp, &lo, &hi) == 0)
+    if (base_med && t->n_steps > 0) {
+      stats_boot *b = NULL;
+      for (int i = 0; i < n_rows && !b; i++)
+        if (rows[i].n == t->n_steps) b = &rows[i];
+      if (!b) {
+        b = &rows[n_rows++];
+        stats_boot_draw(b, t->n_steps, STATS_RESAMPLES, TOP_ROW_SEED);
+        boot_draws += STATS_RESAMPLES;
+      }
+      double lo, hi, sp = base_m / stats_boot_medians(b, t->steps, row_med);
+      stats_ratio_ci(base_med, row_med, STATS_RESAMPLES, &lo, &hi);
       fprintf(f, "%.3fx (%.3f&ndash;%.3f)", sp, lo, hi);
-    else
+    } else {
       fputs("&ndash;", f);
+    }
     fputs("</td><td>", f);
     put_differences(f, t->best, base_trial);
     fputs("</td></tr>\n", f);
   }
   if (d->n_top == 0) fputs("<tr><td colspan=\"6\">no ok trial yet</td></tr>\n", f);
   fputs("</tbody></table>\n", f);
+  for (int i = 0; i < n_rows; i++) stats_boot_free(&rows[i]);
+  if (base_med) stats_boot_free(&base);
+  free(base_med);
+  free(row_med);
 }
 
 /* ---- the export snippet ---- */
@@ -702,16 +723,12 @@ static const char *const css =
 static void sample_note(FILE *f, const report_sweep *r, int si) {
   const report_data *d = r->data;
   if (d->step <= 1) return;
-  int shown = cJSON_GetArraySize(d->sample);
+  int shown = d->n_sample;
   fprintf(f,
           "<p class=\"note sample\" id=\"sample-%d\">%d of %lld trials shown: the plots, the OOM "
-          "map and the importance above are over every %d%s trial by number (%d of them)",
-          si + 1, shown, (long long)d->n_trials, d->step,
-          d->step % 10 == 1 && d->step % 100 != 11   ? "st"
-          : d->step % 10 == 2 && d->step % 100 != 12 ? "nd"
-          : d->step % 10 == 3 && d->step % 100 != 13 ? "rd"
-                                                     : "th",
-          d->n_sampled);
+          "map and the importance above are over runs of %d consecutive trials by number, one "
+          "run every %d (%d trials)",
+          si + 1, shown, (long long)d->n_trials, d->run, d->step * d->run, d->n_sampled);
   if (shown > d->n_sampled)
     fprintf(f, ", and the plots add the top table's %d other trial%s", shown - d->n_sampled,
             shown - d->n_sampled == 1 ? "" : "s");
@@ -736,7 +753,7 @@ static void sweep_section(FILE *f, const report_sweep *r, int si) {
   /* Each parameter's axis, made once for its plot and the OOM map. */
   axis *ax = xcalloc((size_t)imp->n + 1, sizeof *ax);
   for (int k = 0; k < imp->n; k++) {
-    ax[k] = axis_of(trials_of(r), imp->p[k].name);
+    ax[k] = axis_of(r->data, imp->p[k].name);
     fputs("<figure><figcaption>", f);
     report_html(f, imp->p[k].name);
     fputs("</figcaption>\n", f);
@@ -793,9 +810,13 @@ static void page(FILE *f, report_sweep *rs, int n) {
   fputs("</body></html>\n", f);
 }
 
-static int write_file(const char *path, const char *text, size_t len, char **err) {
+/* Writes the page of RS to PATH ("-" or NULL: stdout) as it is drawn: to PATH.tmp, renamed
+ * into place once whole (a 60,000-trial sweep's page is 0.4 MB: drawn into memory first, its
+ * buffer's pages were a fifth of a report's page faults). */
+static int write_page(const char *path, report_sweep *rs, int n, char **err) {
   if (!path || strcmp(path, "-") == 0) {
-    if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0)
+    page(stdout, rs, n);
+    if (ferror(stdout) || fflush(stdout) != 0)
       return diag_set(err, FT_ESYS, "cannot write the report to stdout");
     return 0;
   }
@@ -805,7 +826,8 @@ static int write_file(const char *path, const char *text, size_t len, char **err
   if (!out) {
     rc = diag_set(err, FT_EINPUT, "cannot write %s (is its directory there and writable?)", path);
   } else {
-    int bad = fwrite(text, 1, len, out) != len;
+    page(out, rs, n);
+    int bad = ferror(out);
     if ((fclose(out) != 0 || bad) && rc == 0) rc = diag_set(err, FT_ESYS, "cannot write %s", path);
     if (rc == 0 && rename(tmp, path) != 0) rc = diag_set(err, FT_ESYS, "cannot write %s", path);
     if (rc != 0) remove(tmp);
@@ -821,22 +843,12 @@ int report_write(const char *db, const char *const *refs, int n, const char *out
   int rc = 0, loaded = 0;
   for (; loaded < n && rc == 0; loaded++)
     rc = report_sweep_load_data(db, refs[loaded], &rs[loaded], err);
-  if (rc == 0) {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&text, &len);
-    if (!m) {
-      rc = diag_set(err, FT_ESYS, "out of memory writing the report");
-    } else {
-      page(m, rs, n);
-      fclose(m);
-      rc = write_file(out_path, text, len, err);
-    }
-    free(text);
-  }
+  if (rc == 0) rc = write_page(out_path, rs, n, err);
   for (int i = 0; i < loaded; i++) report_sweep_free(&rs[i]);
   /* The tests' bound on what a report reads (tests/e2e/test_report_large.sh). */
-  if (getenv("FLAGTUNE_REPORT_ROWS"))
+  if (getenv("FLAGTUNE_REPORT_ROWS")) {
     fprintf(stderr, "flagtune: report read %lld trial rows\n", (long long)store_report_rows_read());
+    fprintf(stderr, "flagtune: report drew %lld resampled medians\n", boot_draws);
+  }
   return rc;
 }

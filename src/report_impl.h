@@ -1,6 +1,6 @@
-/* The report's inside, shared by src/report_load.c (reading a sweep: its listing, one pass
- * over its trials, the top table's trials) and src/report.c (drawing the page), and by
- * nothing else. */
+/* The report's inside, shared by src/report_load.c (reading a sweep: its listing, schema 13's
+ * aggregates, the sample's runs, the top table's trials) and src/report.c (drawing the page),
+ * and by nothing else. */
 #ifndef FLAGTUNE_REPORT_IMPL_H
 #define FLAGTUNE_REPORT_IMPL_H
 
@@ -12,13 +12,19 @@
 #define TOP_CONFIGS 10
 
 /* The plots show at most about this many trials of one sweep: every one of a sweep of at
- * most REPORT_SAMPLE, else every k-th by number (k the least that leaves at most this many),
- * plus the top table's trials. Importance is over the same every-k-th sample. */
+ * most REPORT_SAMPLE, else runs of REPORT_RUN consecutive trials by number, one run every
+ * k x REPORT_RUN (k the least that leaves at most this many: as many as every k-th trial,
+ * read as a range a run, where every k-th trial was a row on a page of its own), plus the top
+ * table's trials. Importance is over the same runs. */
 #define REPORT_SAMPLE 2000
+#define REPORT_RUN 20
 /* A parameter with more numeric values than this among the plotted trials is drawn in
  * REPORT_BINS ranges of equal width (logarithmic when its values span 100x or more). */
 #define REPORT_MAX_LEVELS 24
 #define REPORT_BINS 12
+/* The page cache of a report's or a compare's connection, in pages (256 KiB at SQLite's 4 KiB
+ * pages): the b-trees' inner pages, which every read passes through again, stay. */
+#define REPORT_CACHE_PAGES 64
 
 /* A candidate of the best-so-far curves (schema 13's report_curve): an ok search trial. */
 typedef struct {
@@ -49,19 +55,22 @@ typedef struct {
 } topcfg;
 
 struct report_data {
-  int64_t n_trials;              /* trials in the sweep */
-  int step;                      /* the sample is every STEP-th trial by number */
-  double full, t0;               /* the largest step budget; the earliest start */
+  int64_t n_trials; /* trials in the sweep */
+  int step, run;    /* the sample: runs of RUN consecutive trials by number, one every STEP x RUN
+                     * (RUN 1, STEP 1: every trial) */
+  double full, t0;  /* the largest step budget; the earliest start */
   double xmax_number, xmax_time; /* where the curves end: the last search trial's number, its
                                   * latest finish in minutes after t0 (NaN: none) */
   okrow *ok;                     /* the curves' candidates by number */
   int n_ok, cap_ok;
   cgroup *g; /* the top table's candidates (the repeats, then the fastest run once) */
   int ng, cap_g;
-  int base;      /* index in g of the baseline's configuration "{}", -1 when none */
-  cJSON *sample; /* listing-shaped trials (number, role, status, value, steps_budget,
-                  * config) with "cfg", the parsed configuration */
-  int n_sampled; /* of them, the every-k-th ones (the rest: the top table's) */
+  int base;                 /* index in g of the baseline's configuration "{}", -1 when none */
+  importance_trial *sample; /* the plots' trials: outcome, value, budget, parsed configuration
+                             * (owned), as importance reads them */
+  int *number;              /* their numbers */
+  int n_sample, cap_sample;
+  int n_sampled; /* of them, the runs' (the rest: the top table's) */
   importance_result imp;
   topcfg top[TOP_CONFIGS];
   int n_top;

@@ -1,16 +1,17 @@
 /* Loading a sweep for `report` and `compare`: a reference (id, name, or DB:SWEEP) to its
  * listing without a trial table, its best's and baseline's step times as numbers, and for the
- * report one pass over its trials (store_report_each) kept as what the page aggregates: the ok
- * trials' values and times, the distinct configurations (a hash table, for the top table), a
- * bounded sample for the plots and importance; then the top table's trials and pooled steps.
- * Also the flags and variables a trial sets. Reads only through the store's read API; must
- * not write the database, and must not hold every trial. */
+ * report what schema 13 keeps of every trial (the curves' candidates, span and tails, the
+ * repeated configurations), a bounded sample for the plots and importance (runs of
+ * consecutive trials, as plain rows), then the top table's trials and pooled steps. Also the
+ * flags and variables a trial sets. Reads only through the store's read API, with a small page
+ * cache; must not write the database, and must not hold every trial. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "classify.h"
 #include "diag.h"
 #include "importance.h"
 #include "report_impl.h"
@@ -69,26 +70,20 @@ static double iso_seconds(const char *s) {
   return (double)days_from_civil(f[0], f[1], f[2]) * 86400 + f[3] * 3600 + f[4] * 60 + sec;
 }
 
-static void num_or_null(cJSON *o, const char *key, double v) {
-  if (isnan(v))
-    cJSON_AddNullToObject(o, key);
-  else
-    cJSON_AddNumberToObject(o, key, v);
-}
-
-/* A trial shaped as a listing's (what the plots and importance read), with "cfg". */
-static cJSON *sample_row(int number, const char *role, const char *status, double value,
-                         double budget, const char *config) {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddNumberToObject(o, "number", number);
-  cJSON_AddStringToObject(o, "role", role ? role : "");
-  cJSON_AddStringToObject(o, "status", status ? status : "");
-  num_or_null(o, "value", value);
-  num_or_null(o, "steps_budget", budget > 0 ? budget : NAN);
-  cJSON_AddStringToObject(o, "config", config ? config : "{}");
+/* Appends a trial to the plots' sample, its configuration parsed (an empty one when it is
+ * unreadable, as the listing's was). */
+static void sample_add(report_data *d, int number, const char *status, double value, double budget,
+                       const char *config) {
+  if (d->n_sample == d->cap_sample) {
+    d->cap_sample = d->cap_sample ? 2 * d->cap_sample : REPORT_SAMPLE + TOP_CONFIGS + 1;
+    d->sample = xrealloc(d->sample, (size_t)d->cap_sample * sizeof *d->sample);
+    d->number = xrealloc(d->number, (size_t)d->cap_sample * sizeof *d->number);
+  }
   cJSON *cfg = cJSON_Parse(config ? config : "{}");
-  cJSON_AddItemToObject(o, "cfg", cfg ? cfg : cJSON_CreateObject());
-  return o;
+  d->number[d->n_sample] = number;
+  d->sample[d->n_sample++] =
+      (importance_trial){status ? outcome_from_name(status) : -1, value, budget > 0 ? budget : NAN,
+                         cfg ? cfg : cJSON_CreateObject()};
 }
 
 static int is_search(const char *role) {
@@ -131,8 +126,7 @@ static int on_curve(const store_report_row *r, void *ud) {
 /* The sample's rows. */
 static int on_sample(const store_report_row *r, void *ud) {
   report_data *d = ud;
-  cJSON_AddItemToArray(
-      d->sample, sample_row(r->number, r->role, r->status, r->value, r->steps_budget, r->config));
+  sample_add(d, r->number, r->status, r->value, r->steps_budget, r->config);
   d->n_sampled++;
   return 0;
 }
@@ -215,12 +209,30 @@ static int ranks_before(const cgroup *x, const cgroup *y) {
   return x->value < y->value || (x->value == y->value && x->best_number < y->best_number);
 }
 
+/* The step times the listing's best and baseline trials already had read (for the summary's
+ * interval): the top table's pools take them from here, not from the database again (a
+ * 20,000-step baseline's were a third of a report's instructions). */
+typedef struct {
+  int64_t id[2];
+  const double *v[2];
+  int n[2];
+} known_steps;
+
 /* Appends to *V the step times after SKIP of group G's trials. */
-static int pool_steps(store *s, const cgroup *g, int skip, double **v, int *nv, char **err) {
+static int pool_steps(store *s, const known_steps *k, const cgroup *g, int skip, double **v,
+                      int *nv, char **err) {
   int cap = *nv;
   for (int i = 0; i < g->n; i++) {
     double *st = NULL;
-    int ns = 0, rc = store_report_steps(s, g->ids[i], &st, &ns, err);
+    int ns = 0, rc = 0, j = 0;
+    while (j < 2 && !(k->v[j] && k->id[j] == g->ids[i])) j++;
+    if (j < 2) {
+      ns = k->n[j];
+      st = xmalloc((size_t)ns * sizeof *st + 1);
+      memcpy(st, k->v[j], (size_t)ns * sizeof *st);
+    } else {
+      rc = store_report_steps(s, g->ids[i], &st, &ns, err);
+    }
     if (rc) return rc;
     if (ns > skip) {
       if (*nv + ns - skip > cap) *v = xrealloc(*v, (size_t)(cap = 2 * (*nv + ns)) * sizeof **v);
@@ -239,7 +251,8 @@ static int pool_steps(store *s, const cgroup *g, int skip, double **v, int *nv, 
  * by its value, so the TOP_CONFIGS fastest of those (read in value order) and the repeated
  * ones (kept by schema 13) no slower than the last of them hold the table: reads those, not
  * every trial. */
-static int find_top(store *s, int64_t id, report_data *d, int skip, char **err) {
+static int find_top(store *s, const known_steps *known, int64_t id, report_data *d, int skip,
+                    char **err) {
   top_read t = {.d = d, .last = NAN};
   d->base = -1;
   int rc = store_report_fastest(s, id, on_fastest, &t, err);
@@ -261,24 +274,23 @@ static int find_top(store *s, int64_t id, report_data *d, int skip, char **err) 
     topcfg *tc = &d->top[d->n_top++];
     *tc = (topcfg){g->value, g->n, g->best_number, NULL, NULL, 0};
     rc = store_report_trial(s, g->best_id, &tc->best, err);
-    if (!rc) rc = pool_steps(s, g, skip, &tc->steps, &tc->n_steps, err);
+    if (!rc) rc = pool_steps(s, known, g, skip, &tc->steps, &tc->n_steps, err);
   }
   if (!rc && d->base >= 0) {
     d->have_base = 1;
-    rc = pool_steps(s, &d->g[d->base], skip, &d->base_steps, &d->n_base_steps, err);
+    rc = pool_steps(s, known, &d->g[d->base], skip, &d->base_steps, &d->n_base_steps, err);
   }
   return rc;
 }
 
-/* The top table's trials that the every-k-th sample left out join the plots. */
+/* The top table's trials that the sample's runs left out join the plots. */
 static void add_top_to_sample(report_data *d) {
   for (int k = 0; k < d->n_top; k++) {
     const cJSON *t = d->top[k].best;
     int number = (int)view_num(t, "number");
-    if (number % d->step == 0) continue;
-    cJSON_AddItemToArray(d->sample, sample_row(number, view_str(t, "role"), view_str(t, "status"),
-                                               view_num(t, "value"), view_num(t, "steps_budget"),
-                                               view_str(t, "config")));
+    if (number % (d->step * d->run) < d->run) continue;
+    sample_add(d, number, view_str(t, "status"), view_num(t, "value"), view_num(t, "steps_budget"),
+               view_str(t, "config"));
   }
 }
 
@@ -295,7 +307,9 @@ static void data_free(report_data *d) {
   if (!d) return;
   free(d->ok);
   groups_free(d);
-  cJSON_Delete(d->sample);
+  for (int i = 0; i < d->n_sample; i++) cJSON_Delete((cJSON *)d->sample[i].config);
+  free(d->sample);
+  free(d->number);
   importance_free(&d->imp);
   for (int k = 0; k < d->n_top; k++) {
     cJSON_Delete(d->top[k].best);
@@ -307,24 +321,25 @@ static void data_free(report_data *d) {
 
 /* What the report draws of sweep ID besides its listing OBJ, from schema 13's aggregates and
  * bounded reads (no pass over every trial): the full budget and time origin, the curves'
- * candidates and ends, the every-k-th sample, then the top table's trials. */
-static int load_data(store *s, int64_t id, cJSON *obj, report_data **out, char **err) {
+ * candidates and ends, the sample's runs, then the top table's trials. */
+static int load_data(store *s, int64_t id, const known_steps *k, cJSON *obj, report_data **out,
+                     char **err) {
   report_data *d = xcalloc(1, sizeof *d);
   double total = view_num(obj, "n_trials");
   d->n_trials = isnan(total) ? 0 : (int64_t)total;
   d->step = total > REPORT_SAMPLE ? (int)ceil(total / REPORT_SAMPLE) : 1;
+  d->run = d->step > 1 ? REPORT_RUN : 1;
   d->t0 = INFINITY;
-  d->sample = cJSON_CreateArray();
   int rc = store_report_span(s, id, on_span, d, err);
   if (!rc) rc = store_report_tail(s, id, on_tail, d, err);
   if (!rc) rc = store_report_curve(s, id, on_curve, d, err);
-  if (!rc) rc = store_report_sample(s, id, d->step, on_sample, d, err);
+  if (!rc) rc = store_report_runs(s, id, d->step * d->run, d->run, on_sample, d, err);
   if (!rc) {
-    int imp = importance_compute_full(d->sample, d->full, &d->imp);
+    int imp = importance_compute_trials(d->sample, d->n_sample, d->full, &d->imp);
     cJSON_DeleteItemFromObjectCaseSensitive(obj, "importance");
     cJSON_AddItemToObject(obj, "importance",
                           imp == 0 ? importance_json(&d->imp) : cJSON_CreateNull());
-    rc = find_top(s, id, d, report_skip(obj), err);
+    rc = find_top(s, k, id, d, report_skip(obj), err);
   }
   if (!rc) add_top_to_sample(d);
   groups_free(d); /* the candidates were for the ranking alone */
@@ -346,6 +361,10 @@ static int sweep_load(const char *db, const char *ref, int with_data, report_swe
   store *s = NULL;
   store_sweep sw = {0};
   int rc = store_open(db, STORE_READONLY, &s, err);
+  /* A small page cache: these reads visit most pages once, and each page SQLite's default
+   * 2 MiB cache keeps is a page of new memory, a page fault (report 1 of the generated
+   * database: 1,124 faults, 60 ms of CPU; with 64 pages: 707, 40 ms). */
+  if (rc == 0) rc = store_report_cache(s, REPORT_CACHE_PAGES, err);
   if (rc == 0) rc = store_sweep_get(s, sweep_ref, &sw, err);
   /* The sweep, its counts, its best and baseline; no trial table. */
   if (rc == 0) rc = store_show_sweep_brief(s, sw.id, 0, &out->obj, err);
@@ -362,7 +381,14 @@ static int sweep_load(const char *db, const char *ref, int with_data, report_swe
       rc = store_report_steps(s, (int64_t)view_num(base, "id"), &out->base_steps,
                               &out->n_base_steps, err);
   }
-  if (rc == 0 && with_data) rc = load_data(s, sw.id, out->obj, &out->data, err);
+  if (rc == 0 && with_data) {
+    known_steps k = {
+        {(int64_t)view_num(cJSON_GetObjectItemCaseSensitive(out->obj, "best"), "id"),
+         (int64_t)view_num(cJSON_GetObjectItemCaseSensitive(out->obj, "baseline"), "id")},
+        {out->best_steps, out->base_steps},
+        {out->n_best_steps, out->n_base_steps}};
+    rc = load_data(s, sw.id, &k, out->obj, &out->data, err);
+  }
   store_sweep_clear(&sw);
   store_close(s);
   if (rc != 0) report_sweep_free(out);

@@ -14,7 +14,7 @@
 #include "diag.h"
 
 /* Resamples per interval: enough for stable 2.5/97.5 percentiles, cheap at our sizes. */
-#define BOOT_RESAMPLES 2000
+#define BOOT_RESAMPLES STATS_RESAMPLES
 
 static const char *const reduce_names[] = {"median", "mean", "min"};
 
@@ -34,6 +34,21 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* V's IEEE-754 bits mapped to unsigned order: the order cmp_double gives (NaNs last, -0
+ * before +0), and back. */
+static uint64_t key_of(double v) {
+  uint64_t b;
+  memcpy(&b, &v, sizeof b);
+  return b >> 63 ? ~b : b | 0x8000000000000000ull;
+}
+
+static double value_of(uint64_t k) {
+  uint64_t b = k >> 63 ? k & 0x7fffffffffffffffull : ~k;
+  double v;
+  memcpy(&v, &b, sizeof v);
+  return v;
+}
+
 /* Sorts V ascending (the order cmp_double gives; NaNs last, -0 before +0): an LSD radix sort
  * of the IEEE-754 bits mapped to unsigned order, a byte a pass, passes where every key has
  * the same byte skipped (step times share their sign and exponent bytes). O(n): 20,000
@@ -44,11 +59,7 @@ static void sort_doubles(double *v, int n) {
     return;
   }
   uint64_t *k = xmalloc((size_t)n * sizeof *k), *tmp = xmalloc((size_t)n * sizeof *tmp);
-  for (int i = 0; i < n; i++) {
-    uint64_t b;
-    memcpy(&b, &v[i], sizeof b);
-    k[i] = b >> 63 ? ~b : b | 0x8000000000000000ull;
-  }
+  for (int i = 0; i < n; i++) k[i] = key_of(v[i]);
   for (int shift = 0; shift < 64; shift += 8) {
     size_t count[256] = {0};
     for (int i = 0; i < n; i++) count[k[i] >> shift & 0xff]++;
@@ -63,12 +74,57 @@ static void sort_doubles(double *v, int n) {
     k = tmp;
     tmp = t;
   }
-  for (int i = 0; i < n; i++) {
-    uint64_t b = k[i] >> 63 ? k[i] & 0x7fffffffffffffffull : ~k[i];
-    memcpy(&v[i], &b, sizeof b);
-  }
+  for (int i = 0; i < n; i++) v[i] = value_of(k[i]);
   free(k);
   free(tmp);
+}
+
+/* Moves the I-th smallest of the N keys K to K[I], the smaller ones before it and the others
+ * after (Hoare's selection, the middle key as pivot): O(N) on average. */
+static void select_key(uint64_t *k, int n, int i) {
+  int lo = 0, hi = n - 1;
+  while (lo < hi) {
+    uint64_t pivot = k[lo + (hi - lo) / 2];
+    int a = lo, b = hi;
+    while (a <= b) {
+      while (k[a] < pivot) a++;
+      while (k[b] > pivot) b--;
+      if (a <= b) {
+        uint64_t t = k[a];
+        k[a++] = k[b];
+        k[b--] = t;
+      }
+    }
+    if (i <= b)
+      hi = b;
+    else if (i >= a)
+      lo = a;
+    else
+      return; /* between the two runs: equal to the pivot */
+  }
+}
+
+/* The percentile interval: the P-th quantile (0.025, 0.975) of V by linear interpolation
+ * between the order statistics of ranks floor(P (N - 1)) and the next, found by selection
+ * (the same values a sort gives, in a tenth of its time for 2,000 ratios). Reorders V. */
+void stats_interval95(double *v, int n, double *lo, double *hi) {
+  uint64_t *k = xmalloc((size_t)n * sizeof *k);
+  for (int i = 0; i < n; i++) k[i] = key_of(v[i]);
+  double p[2] = {0.025, 0.975}, *out[2] = {lo, hi};
+  for (int j = 0; j < 2; j++) {
+    double pos = p[j] * (n - 1);
+    int i = (int)floor(pos);
+    select_key(k, n, i);
+    double a = value_of(k[i]), q = a;
+    if (i < n - 1) { /* the next order statistic: the least of those after */
+      uint64_t m = k[i + 1];
+      for (int r = i + 2; r < n; r++)
+        if (k[r] < m) m = k[r];
+      q = a + (pos - i) * (value_of(m) - a);
+    }
+    if (out[j]) *out[j] = q;
+  }
+  free(k);
 }
 
 /* Median of sorted V; N > 0. */
@@ -256,14 +312,6 @@ static double resampled_median(const double *v, int n, uint64_t *rng) {
   return lo == hi ? v[lo] : (v[lo] + v[hi]) / 2;
 }
 
-/* The P-th quantile (0..1) of sorted V by linear interpolation between ranks. */
-static double quantile_sorted(const double *v, int n, double p) {
-  double pos = p * (n - 1);
-  int i = (int)floor(pos);
-  if (i >= n - 1) return v[n - 1];
-  return v[i] + (pos - i) * (v[i + 1] - v[i]);
-}
-
 int stats_speedup_ci(const double *a, int na, const double *b, int nb, unsigned long seed,
                      double *speedup, double *lo, double *hi) {
   if (!a || !b || na <= 0 || nb <= 0) return -1;
@@ -278,12 +326,50 @@ int stats_speedup_ci(const double *a, int na, const double *b, int nb, unsigned 
     double ma = resampled_median(sa, na, &rng);
     ratios[r] = ma / resampled_median(sb, nb, &rng);
   }
-  sort_doubles(ratios, BOOT_RESAMPLES);
   if (speedup) *speedup = median_sorted(sa, na) / median_sorted(sb, nb);
-  if (lo) *lo = quantile_sorted(ratios, BOOT_RESAMPLES, 0.025);
-  if (hi) *hi = quantile_sorted(ratios, BOOT_RESAMPLES, 0.975);
+  stats_interval95(ratios, BOOT_RESAMPLES, lo, hi);
   free(sa);
   free(sb);
+  free(ratios);
+  return 0;
+}
+
+/* ---- one draw of resampled ranks for many samples ---- */
+
+void stats_boot_draw(stats_boot *b, int n, int resamples, unsigned long seed) {
+  b->n = n;
+  b->resamples = resamples;
+  b->lo = xmalloc((size_t)resamples * sizeof *b->lo + 1);
+  b->hi = xmalloc((size_t)resamples * sizeof *b->hi + 1);
+  uint64_t rng = (uint64_t)seed;
+  for (int r = 0; r < resamples; r++) stats_boot_median_ranks(n, &rng, &b->lo[r], &b->hi[r]);
+}
+
+void stats_boot_free(stats_boot *b) {
+  free(b->lo);
+  free(b->hi);
+  memset(b, 0, sizeof *b);
+}
+
+double stats_boot_medians(const stats_boot *b, const double *v, double *out) {
+  int n = b->n;
+  double *s = xmalloc((size_t)n * sizeof *s);
+  memcpy(s, v, (size_t)n * sizeof *s);
+  sort_doubles(s, n);
+  for (int r = 0; r < b->resamples; r++) {
+    int lo = b->lo[r], hi = b->hi[r];
+    out[r] = lo == hi ? s[lo] : (s[lo] + s[hi]) / 2;
+  }
+  double m = median_sorted(s, n);
+  free(s);
+  return m;
+}
+
+int stats_ratio_ci(const double *a, const double *b, int resamples, double *lo, double *hi) {
+  if (!a || !b || resamples < 2) return -1;
+  double *ratios = xmalloc((size_t)resamples * sizeof *ratios);
+  for (int r = 0; r < resamples; r++) ratios[r] = a[r] / b[r];
+  stats_interval95(ratios, resamples, lo, hi);
   free(ratios);
   return 0;
 }

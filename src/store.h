@@ -364,10 +364,15 @@ int store_report_repeats(store *s, int64_t sweep_id, double best, store_report_f
  * status, config, value, steps_budget. */
 #define STORE_REPORT_STOP (-1000)
 int store_report_fastest(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err);
-/* The trials numbered 0, STEP, 2 STEP, ... by number: id, number, role, status, config, value,
- * steps_budget. */
-int store_report_sample(store *s, int64_t sweep_id, int step, store_report_fn fn, void *ud,
-                        char **err);
+/* The trials in runs of RUN consecutive numbers, one run every PERIOD (the numbers N with
+ * N mod PERIOD < RUN), by number: id, number, role, status, config, value, steps_budget. A
+ * range read a run: the rows of consecutive trials share their pages. */
+int store_report_runs(store *s, int64_t sweep_id, int period, int run, store_report_fn fn, void *ud,
+                      char **err);
+/* Sets the connection's page cache to PAGES pages (PRAGMA cache_size). For reads that visit
+ * most pages once: SQLite's default cache (2 MiB) keeps every page read, each a page of new
+ * memory. */
+int store_report_cache(store *s, int pages, char **err);
 /* How many rows the store_report_ reads of this process have passed (the tests' bound). */
 int64_t store_report_rows_read(void);
 

@@ -1,11 +1,12 @@
 /* The store: what `flagtune report` reads of a sweep beyond its listing, as plain rows rather
  * than a cJSON tree of every trial: schema 13's kept tables (store/0013_report.sql: the
- * curves' candidates, span and tails, the repeated configurations), the fastest trials, an
- * every-k-th sample by number, one trial's settings by id, one trial's step times by id (and
- * a streaming pass over every trial, store_report_each, which the report no longer makes). So
- * a report of a 60,000-trial sweep reads about 2,000 rows. Must not call up into other
+ * curves' candidates, span and tails, the repeated configurations), the fastest trials, a
+ * sample of runs of consecutive trials by number, one trial's settings by id, one trial's step
+ * times by id (and a streaming pass over every trial, store_report_each, which the report no longer
+ * makes). So a report of a 60,000-trial sweep reads about 2,000 rows. Must not call up into other
  * modules. Prepared per call (one report runs each a few times). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "diag.h"
@@ -56,10 +57,10 @@ static const char *const sql_fastest =
   "AND config NOT IN (SELECT config FROM report_repeats WHERE sweep_id = :id) "
   "ORDER BY value, number";
 static const char *const sql_last = "SELECT max(number) FROM trials WHERE sweep_id = :id";
-static const char *const sql_sample =
-  "WITH RECURSIVE k (n) AS (SELECT 0 UNION ALL SELECT n + :step FROM k WHERE n + :step <= :last) "
+/* A run of consecutive trials by number, for the sample's runs. */
+static const char *const sql_run =
   "SELECT id, number, role, status, config, value, steps_budget, NULL, NULL "
-  "FROM trials WHERE sweep_id = :id AND number IN k ORDER BY number";
+  "FROM trials WHERE sweep_id = :id AND number >= :from AND number < :to ORDER BY number";
 /* clang-format on */
 
 static int64_t rows_read; /* trial rows passed to a store_report_fn, for the tests */
@@ -161,12 +162,11 @@ int store_report_fastest(store *s, int64_t sweep_id, store_report_fn fn, void *u
   return rc == STORE_REPORT_STOP ? 0 : rc;
 }
 
-int store_report_sample(store *s, int64_t sweep_id, int step, store_report_fn fn, void *ud,
-                        char **err) {
-  /* The last number first: as the recursive step's bound it was read again at every step. */
+int store_report_runs(store *s, int64_t sweep_id, int period, int run, store_report_fn fn, void *ud,
+                      char **err) {
   sqlite3_stmt *st = NULL;
   int64_t last = -1;
-  int rc = prepare(s, sql_last, sweep_id, &st, err);
+  int rc = prepare(s, sql_last, sweep_id, &st, err), stop = 0;
   if (rc) return rc;
   rc = sqlite3_step(st);
   if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
@@ -174,7 +174,44 @@ int store_report_sample(store *s, int64_t sweep_id, int step, store_report_fn fn
   rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store_db_fail(s, err, "reading trials");
   sqlite3_finalize(st);
   if (rc || last < 0) return rc;
-  return each(s, sql_sample, sweep_id, step < 1 ? 1 : step, last, 0, fn, ud, err);
+  if (period < 1) period = 1;
+  if (run < 1) run = 1;
+  if ((rc = prepare(s, sql_run, sweep_id, &st, err))) return rc;
+  int ifrom = sqlite3_bind_parameter_index(st, ":from"),
+      ito = sqlite3_bind_parameter_index(st, ":to");
+  for (int64_t from = 0; !rc && !stop && from <= last; from += period) {
+    if (sqlite3_bind_int64(st, ifrom, from) != SQLITE_OK ||
+        sqlite3_bind_int64(st, ito, from + run) != SQLITE_OK) {
+      rc = store_db_fail(s, err, "binding a report's read");
+      break;
+    }
+    int got = SQLITE_DONE;
+    while (!stop && (got = sqlite3_step(st)) == SQLITE_ROW) {
+      rows_read++;
+      store_report_row r = {
+          .id = sqlite3_column_int64(st, 0),
+          .number = sqlite3_column_int(st, 1),
+          .role = text_or_null(st, 2),
+          .status = text_or_null(st, 3),
+          .config = text_or_null(st, 4),
+          .value = sqlite3_column_type(st, 5) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 5),
+          .steps_budget = sqlite3_column_int(st, 6),
+      };
+      stop = fn(&r, ud);
+    }
+    if (!stop && got != SQLITE_DONE) rc = store_db_fail(s, err, "reading trials");
+    sqlite3_reset(st);
+  }
+  sqlite3_finalize(st);
+  return rc ? rc : stop;
+}
+
+int store_report_cache(store *s, int pages, char **err) {
+  char sql[64];
+  snprintf(sql, sizeof sql, "PRAGMA cache_size = %d", pages > 0 ? pages : 1);
+  if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+    return store_db_fail(s, err, "setting the page cache's size");
+  return 0;
 }
 
 int64_t store_report_rows_read(void) {

@@ -4,8 +4,11 @@
 # the shapes flagtune writes (tests/bench/gen_big_db.py: sweep 1 of 18,000 trials of a
 # parameter with nearly as many values, sweep 2 of 2,000):
 #  1. the report of sweep 1 caps its plots: it names "N of 18000 trials shown", N at most the
-#     documented 2,000 plus the top table's 10; every plot draws at most N marks; a parameter
-#     of thousands of values is drawn in 12 ranges; the page stays under 2 MB;
+#     documented 2,000 plus the top table's 10, in runs of 20 consecutive trials (the trials
+#     SQL finds by number, read as ranges: at most 2,100 rows); every plot draws at most N marks,
+#     none outside the runs but the top table's; a parameter of thousands of values is drawn in
+#     12 ranges; the page stays under 2 MB; the top table's intervals draw the baseline's
+#     resampled medians once and each row's once per sample size (FLAGTUNE_REPORT_ROWS);
 #  2. what is over every trial is: the best-so-far curve has exactly the change points SQL
 #     finds over all 18,000 (a window function), the top table's first row is the fastest ok
 #     trial, the summary counts every trial;
@@ -39,7 +42,7 @@ PY
 }
 
 # 1. the cap
-"$ft" report 1 --db "$db" -o big.html 2> err.txt
+FLAGTUNE_REPORT_ROWS=1 "$ft" report 1 --db "$db" -o big.html 2> err.txt
 check_eq "report of 18000 trials exits 0" "$?" 0
 has big.html 'id="sample-1"'
 shown=$(grep -o '<p class="note sample" id="sample-1">[0-9]* of [0-9]* trials shown' big.html |
@@ -47,6 +50,22 @@ shown=$(grep -o '<p class="note sample" id="sample-1">[0-9]* of [0-9]* trials sh
 check_eq "the note names every trial" "${shown#* }" 18000
 shown=${shown% *}
 check "at most 2000 + 10 trials shown ($shown)" [ "${shown:-0}" -gt 0 ] && [ "${shown:-0}" -le 2010 ]
+# the sample is runs of 20 consecutive trials by number, one every P: the trials N with
+# N mod P < 20, read as ranges (about 2,000 rows and the top table's few)
+period=$(grep -o 'runs of 20 consecutive trials by number, one run every [0-9]* ([0-9]* trials)' \
+  big.html | sed -E 's/.* every ([0-9]+) \(([0-9]+) trials\)/\1 \2/')
+check_eq "the note's runs are the trials N mod ${period% *} < 20 (${period#* })" "${period#* }" \
+  "$(sql "$db" "SELECT count(*) FROM trials WHERE sweep_id = 1 AND number % ${period% *} < 20")"
+outside=$(sed -n '/<svg id="param-1-1"/,/<\/svg>/p' big.html | grep -o '<title>trial [0-9]*' |
+  awk -v p="${period% *}" '{ sub(/.* /, ""); if ($0 % p >= 20) n++ } END { print n + 0 }')
+check "param-1-1 draws no trial outside the runs but the top table's ($outside)" [ "$outside" -le 10 ]
+rows=$(sed -n 's/^flagtune: report read \([0-9]*\) trial rows$/\1/p' err.txt)
+check "the report read at most 2,100 trial rows of 18,000 (${rows:-none})" \
+  [ "${rows:-99999}" -le 2100 ] && [ "${rows:-0}" -ge 2000 ]
+# the top table's ten intervals: the baseline's resampled medians drawn once, each row's ranks
+# once per sample size (every trial here has 5 steps): 2 x 2,000, not 2 x 2,000 a row
+draws=$(sed -n 's/^flagtune: report drew \([0-9]*\) resampled medians$/\1/p' err.txt)
+check_eq "the top table drew 2 x 2,000 resampled medians" "${draws:-none}" 4000
 # one plot's marks: every circle, OOM cross and ring of param-1-K
 for k in 1 2; do
   marks=$(sed -n "/<svg id=\"param-1-$k\"/,/<\/svg>/p" big.html |

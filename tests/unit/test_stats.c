@@ -386,3 +386,120 @@ TEST(running_equals_batch) {
     stats_running_free(&r);
   }
 }
+
+/* stats_interval95 finds by selection the order statistics a sort gives: its bounds are
+ * bit for bit the interpolated quantiles of the sorted values (the sort's order: NaNs last,
+ * -0 before +0), for sizes on both sides of every small case and with ties, signed zeros,
+ * infinities and NaNs among the values. So show's and export's intervals did not move. */
+static uint64_t ref_key(double v) {
+  uint64_t b;
+  memcpy(&b, &v, sizeof b);
+  return b >> 63 ? ~b : b | 0x8000000000000000ull;
+}
+static int ref_key_cmp(const void *a, const void *b) {
+  uint64_t x = ref_key(*(const double *)a), y = ref_key(*(const double *)b);
+  return (x > y) - (x < y);
+}
+static double ref_quantile(const double *v, int n, double p) {
+  double pos = p * (n - 1);
+  int i = (int)floor(pos);
+  if (i >= n - 1) return v[n - 1];
+  return v[i] + (pos - i) * (v[i + 1] - v[i]);
+}
+TEST(interval95_is_the_sorted_quantiles) {
+  uint64_t x = 99;
+  int mismatches = 0, cases = 0;
+  for (int n = 2; n <= 2100; n += n < 90 ? 1 : 337) {
+    for (int kind = 0; kind < 4; kind++) {
+      double *v = malloc(sizeof(double) * (size_t)n), *w = malloc(sizeof(double) * (size_t)n);
+      for (int i = 0; i < n; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        double u = (double)(x >> 11) * 0x1p-53;
+        v[i] = kind == 0   ? 1 + u                                /* distinct */
+               : kind == 1 ? (double)(x >> 60)                    /* many ties */
+               : kind == 2 ? (x >> 40 & 1 ? -0.0 : 0.0) + u - 0.5 /* both signs */
+                           : (x >> 58 == 0   ? NAN
+                              : x >> 58 == 1 ? INFINITY
+                                             : u);
+      }
+      memcpy(w, v, sizeof(double) * (size_t)n);
+      qsort(w, (size_t)n, sizeof *w, ref_key_cmp);
+      double lo, hi, rlo = ref_quantile(w, n, 0.025), rhi = ref_quantile(w, n, 0.975);
+      stats_interval95(v, n, &lo, &hi);
+      mismatches += memcmp(&lo, &rlo, sizeof lo) != 0 || memcmp(&hi, &rhi, sizeof hi) != 0;
+      cases++;
+      free(v);
+      free(w);
+    }
+  }
+  CHECK(cases > 350);
+  CHECK_INT(mismatches, 0);
+}
+
+/* The report's top table: the baseline's resampled medians drawn once, each row's from ranks
+ * drawn once per size from another stream (stats_boot). Its intervals agree in law with
+ * stats_speedup_ci's (mean bounds over seeds within 4.5 standard errors), and a sample against
+ * itself with ranks from one stream would be no interval at all: the two sides must come from
+ * different streams, and then it is one around 1. */
+static void boot_interval(const double *a, int na, const double *b, int nb, unsigned long sa,
+                          unsigned long sb, double *sp, double *lo, double *hi) {
+  stats_boot ba, bb;
+  double *ma = malloc(sizeof(double) * STATS_RESAMPLES),
+         *mb = malloc(sizeof(double) * STATS_RESAMPLES);
+  stats_boot_draw(&ba, na, STATS_RESAMPLES, sa);
+  stats_boot_draw(&bb, nb, STATS_RESAMPLES, sb);
+  *sp = stats_boot_medians(&ba, a, ma) / stats_boot_medians(&bb, b, mb);
+  CHECK_INT(stats_ratio_ci(ma, mb, STATS_RESAMPLES, lo, hi), 0);
+  stats_boot_free(&ba);
+  stats_boot_free(&bb);
+  free(ma);
+  free(mb);
+}
+TEST(boot_agrees_with_speedup_ci) {
+  int sizes[][3] = {{1, 1, 40}, {2, 3, 40}, {7, 8, 40}, {34, 34, 40}, {35, 35, 40}, {105, 34, 30}};
+  for (int k = 0; k < 6; k++) {
+    int na = sizes[k][0], nb = sizes[k][1], seeds = sizes[k][2];
+    double *a = malloc(sizeof(double) * (size_t)na), *b = malloc(sizeof(double) * (size_t)nb);
+    fill(a, na, 455.1, (unsigned)k + 30);
+    fill(b, nb, 412.3, (unsigned)k + 40);
+    double s[2][2] = {{0}}, ss[2][2] = {{0}};
+    for (int seed = 1; seed <= seeds; seed++) {
+      double sp, lo, hi, sp2, lo2, hi2;
+      CHECK_INT(stats_speedup_ci(a, na, b, nb, (unsigned long)seed, &sp, &lo, &hi), 0);
+      boot_interval(a, na, b, nb, (unsigned long)seed + 500, (unsigned long)seed + 501, &sp2, &lo2,
+                    &hi2);
+      CHECK_NEAR(sp2, sp, 0);
+      CHECK(lo2 <= sp2 + 1e-12 && sp2 <= hi2 + 1e-12);
+      double v[2][2] = {{lo, hi}, {lo2, hi2}};
+      for (int m = 0; m < 2; m++)
+        for (int e = 0; e < 2; e++) s[m][e] += v[m][e], ss[m][e] += v[m][e] * v[m][e];
+    }
+    for (int e = 0; e < 2; e++) {
+      double mean[2], var[2];
+      for (int m = 0; m < 2; m++) {
+        mean[m] = s[m][e] / seeds;
+        var[m] = fmax(ss[m][e] / seeds - mean[m] * mean[m], 0) * seeds / (seeds - 1);
+      }
+      double se = sqrt((var[0] + var[1]) / seeds);
+      CHECK(fabs(mean[0] - mean[1]) <= 4.5 * se + 1e-12);
+    }
+    free(a);
+    free(b);
+  }
+  /* a sample against itself: one stream for both sides gives [1, 1]; two give an interval */
+  double a[35], sp, lo, hi;
+  fill(a, 35, 400, 7);
+  boot_interval(a, 35, a, 35, 12345, 12345, &sp, &lo, &hi);
+  CHECK(lo == 1 && hi == 1);
+  boot_interval(a, 35, a, 35, 12345, 12346, &sp, &lo, &hi);
+  CHECK(lo < 0.999 && hi > 1.001);
+  /* the same values in another order give the same medians */
+  stats_boot b;
+  stats_boot_draw(&b, 35, 50, 3);
+  double m1[50], m2[50], rev[35];
+  for (int i = 0; i < 35; i++) rev[i] = a[34 - i];
+  CHECK_NEAR(stats_boot_medians(&b, a, m1), stats_boot_medians(&b, rev, m2), 0);
+  CHECK(memcmp(m1, m2, sizeof m1) == 0);
+  stats_boot_free(&b);
+  CHECK_INT(stats_ratio_ci(m1, m2, 1, &lo, &hi), -1);
+}
