@@ -17,8 +17,11 @@ int outfile_open(outfile *o, const char *path, char **err) {
     o->f = NULL;
     return diag_set(err, FT_EINPUT, "cannot write %s: it is a directory (name a file)", path);
   }
-  o->tmp = xasprintf("%s.tmp", path);
-  if (!(o->f = fopen(o->tmp, "w"))) {
+  /* A device or a pipe (-o /dev/null, -o /dev/stdout, a FIFO) is written in place: renaming
+   * a file over it would replace the device node itself. */
+  int special = stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+  o->tmp = special ? NULL : xasprintf("%s.tmp", path);
+  if (!(o->f = fopen(special ? path : o->tmp, "w"))) {
     int e = errno;
     free(o->tmp);
     o->tmp = NULL;
@@ -32,16 +35,17 @@ int outfile_open(outfile *o, const char *path, char **err) {
 int outfile_close(outfile *o, int keep, char **err) {
   int rc = 0;
   if (!o->path) {
-    if (o->f == stdout && fflush(stdout) != 0)
+    if (o->f == stdout && (fflush(stdout) != 0 || ferror(stdout)))
       rc = diag_set(err, FT_ESYS, "cannot write to stdout: %s", strerror(errno));
     o->f = NULL;
     return rc;
   }
-  if (fclose(o->f) != 0)
+  int bad = ferror(o->f);
+  if (fclose(o->f) != 0 || bad)
     rc = diag_set(err, FT_ESYS, "cannot write %s: %s", o->path, strerror(errno));
-  if (rc == 0 && keep && rename(o->tmp, o->path) != 0)
+  if (o->tmp && rc == 0 && keep && rename(o->tmp, o->path) != 0)
     rc = diag_set(err, FT_ESYS, "cannot write %s: %s", o->path, strerror(errno));
-  if (rc != 0 || !keep) remove(o->tmp);
+  if (o->tmp && (rc != 0 || !keep)) remove(o->tmp);
   free(o->tmp);
   free(o->path);
   memset(o, 0, sizeof *o);

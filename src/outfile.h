@@ -8,15 +8,16 @@
 typedef struct {
   FILE *f;    /* where to write: stdout when no path (or "-") was given */
   char *path; /* the destination; NULL for stdout */
-  char *tmp;  /* PATH.tmp while open */
+  char *tmp;  /* PATH.tmp while open; NULL when PATH is a device or pipe, written in place */
 } outfile;
 
 /* Opens PATH.tmp (PATH NULL or "-": stdout). A directory, a missing directory or no write
  * permission is the user's input (FT_EINPUT, exit 2), said with the reason. */
 int outfile_open(outfile *o, const char *path, char **err);
 
-/* Closes it; with KEEP renames PATH.tmp into place, else removes it. A write or rename that
- * failed is FT_ESYS with the reason. Safe to call on an outfile that did not open. */
+/* Closes it (stdout: flushes it); with KEEP renames PATH.tmp into place, else removes it. A
+ * write (the stream's error flag), close or rename that failed is FT_ESYS with the reason.
+ * Safe to call on an outfile that did not open. */
 int outfile_close(outfile *o, int keep, char **err);
 
 #endif

@@ -13,6 +13,7 @@
 #include "classify.h"
 #include "diag.h"
 #include "importance.h"
+#include "outfile.h"
 #include "report_impl.h"
 #include "stats.h"
 #include "store.h"
@@ -814,26 +815,11 @@ static void page(FILE *f, report_sweep *rs, int n) {
  * into place once whole (a 60,000-trial sweep's page is 0.4 MB: drawn into memory first, its
  * buffer's pages were a fifth of a report's page faults). */
 static int write_page(const char *path, report_sweep *rs, int n, char **err) {
-  if (!path || strcmp(path, "-") == 0) {
-    page(stdout, rs, n);
-    if (ferror(stdout) || fflush(stdout) != 0)
-      return diag_set(err, FT_ESYS, "cannot write the report to stdout");
-    return 0;
-  }
-  char *tmp = xasprintf("%s.tmp", path);
-  FILE *out = fopen(tmp, "w");
-  int rc = 0;
-  if (!out) {
-    rc = diag_set(err, FT_EINPUT, "cannot write %s (is its directory there and writable?)", path);
-  } else {
-    page(out, rs, n);
-    int bad = ferror(out);
-    if ((fclose(out) != 0 || bad) && rc == 0) rc = diag_set(err, FT_ESYS, "cannot write %s", path);
-    if (rc == 0 && rename(tmp, path) != 0) rc = diag_set(err, FT_ESYS, "cannot write %s", path);
-    if (rc != 0) remove(tmp);
-  }
-  free(tmp);
-  return rc;
+  outfile out;
+  int rc = outfile_open(&out, path, err);
+  if (rc != 0) return rc;
+  page(out.f, rs, n);
+  return outfile_close(&out, 1, err);
 }
 
 int report_write(const char *db, const char *const *refs, int n, const char *out_path, char **err) {

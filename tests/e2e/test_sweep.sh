@@ -81,6 +81,13 @@ check "export -o DIRECTORY: no outdir.tmp left" [ ! -e outdir.tmp ]
 "$ft" export 1 -o nodir/out.sh 2> nodir.err
 check_eq "export -o into a missing directory: exit 2" "$?" 2
 has nodir.err "No such file or directory (is its directory there?)"
+# A pipe or device (-o /dev/null) is written in place: a rename over it would replace the node.
+mkfifo pipe.sh && { cat pipe.sh > pipe.out & }
+"$ft" export 1 -o pipe.sh
+check_eq "export -o FIFO: exit 0" "$?" 0
+wait
+check "export -o FIFO: still a FIFO" [ -p pipe.sh ]
+check "export -o FIFO: the reader got the snippet" grep -q '^export' pipe.out
 "$ft" query "DELETE FROM trials" > /dev/null 2>&1
 check "query refuses writes (exit 2)" [ $? = 2 ]
 "$ft" show nosuch > /dev/null 2> show.err
