@@ -417,13 +417,16 @@ static void warn_jaxlib_changes(const cJSON *list) {
 
 static int cmd_best(args *a) {
   store *s = NULL;
-  cJSON *list = NULL;
+  cJSON *list = NULL, *known = NULL;
   char *err = NULL;
   int rc = open_store(a, &s, &err);
   /* --json carries each best's and baseline's steps; the text prints none */
   if (rc == 0)
     rc = a->json ? store_best(s, a->model, a->hardware, &list, &err)
                  : store_best_brief(s, a->model, a->hardware, &list, &err);
+  /* nothing for a misspelt --model: say which there are */
+  if (rc == 0 && !a->json && (a->model || a->hardware) && cJSON_GetArraySize(list) == 0)
+    rc = store_best_brief(s, NULL, NULL, &known, &err);
   store_close(s);
   if (rc != 0) return fail(rc, err);
   if (a->json) {
@@ -432,8 +435,22 @@ static int cmd_best(args *a) {
     return 0;
   }
   json_terminal_safe(list, NULL);
-  if (cJSON_GetArraySize(list) == 0)
-    printf("no ok trial yet%s\n", a->model || a->hardware ? " for that model/hardware" : "");
+  if (cJSON_GetArraySize(list) == 0) {
+    printf("no ok trial yet%s", a->model || a->hardware ? " for that model/hardware" : "");
+    json_terminal_safe(known, NULL);
+    int i = 0;
+    const cJSON *k;
+    cJSON_ArrayForEach(k, known) {
+      if (i == 5) {
+        printf(", ... (`flagtune best` lists them all)");
+        break;
+      }
+      printf("%s%s on %s", i++ ? ", " : "; there are: ", view_str(k, "model"),
+             view_str(k, "hardware"));
+    }
+    printf("\n");
+    cJSON_Delete(known);
+  }
   const cJSON *it;
   cJSON_ArrayForEach(it, list) {
     char base[32], sp[32];

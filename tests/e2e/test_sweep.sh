@@ -69,8 +69,9 @@ check "export --model names the trial (no 'trial nan')" \
   grep -q "), trial $(q "SELECT best_trial FROM best" | tail -n1)" <("$ft" export --model sim-7b)
 check "best prints the winning variables" \
   grep -q "^  XLA_PYTHON_CLIENT_MEM_FRACTION=" <("$ft" best --model sim-7b)
-"$ft" best --model nosuch > /dev/null
+"$ft" best --model nosuch > nosuch.txt
 check_eq "best for an unknown model: exit 1, like grep" "$?" 1
+has nosuch.txt "no ok trial yet for that model/hardware; there are: sim-7b on "
 check "export --format json" grep -q '"XLA_FLAGS"' <("$ft" export 1 --format json)
 "$ft" export 1 -o out.sh && check "export -o writes the file" grep -q '^export' out.sh
 mkdir -p outdir
