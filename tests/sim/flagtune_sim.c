@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../no_leak_check.h"
 #include "genland.h"
 
 #define GIB 1073741824.0
@@ -1566,6 +1567,14 @@ static int gen_open(const options *o) {
   return 0;
 }
 
+/* The noise-free steady-state step time (%.6f) of an evaluated model, or "oom". */
+static void print_value(const model *m) {
+  if (m->oom != OOM_NONE)
+    puts("oom");
+  else
+    printf("%.6f\n", m->ms);
+}
+
 /* --true-value's answer for the configuration the environment holds now: the noise-free
  * step time (%.6f), "oom" or "invalid". */
 static void print_true_value(const char *landscape) {
@@ -1578,10 +1587,7 @@ static void print_true_value(const char *landscape) {
   } else {
     env_load(&e);
     landscape_eval(landscape, &fs, &e, &m);
-    if (m.oom != OOM_NONE)
-      puts("oom");
-    else
-      printf("%.6f\n", m.ms);
+    print_value(&m);
   }
   flags_free(&fs);
 }
@@ -1611,17 +1617,6 @@ static int true_values(const char *landscape) {
   free(line);
   return fflush(stdout) == 0 ? 0 : 1;
 }
-
-/* Under the sanitizers (FLAGTUNE_SANITIZE) the simulator keeps ASan and UBSan but skips the
- * leak check at exit: it is the trial every e2e test spawns, the check costs ~65 ms of a
- * ~95 ms start here, and the simulator is a test workload, not flagtune. An explicit
- * detect_leaks in ASAN_OPTIONS still wins over this default. */
-#ifdef __SANITIZE_ADDRESS__
-const char *__asan_default_options(void);
-const char *__asan_default_options(void) {
-  return "detect_leaks=0";
-}
-#endif
 
 int main(int argc, char **argv) {
   options o = {.steps = 20, .time_scale = 0.001, .compile_ms = 30000.0, .noise = 100.0};
@@ -1667,10 +1662,7 @@ int main(int argc, char **argv) {
   }
   landscape_eval(o.landscape, &fs, &e, &m);
   if (o.true_value) {
-    if (m.oom != OOM_NONE)
-      puts("oom");
-    else
-      printf("%.6f\n", m.ms);
+    print_value(&m);
   } else {
     run_job(&o, &fs, &e, &m);
     write_pgle_profile(&fs);

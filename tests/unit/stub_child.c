@@ -36,6 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../no_leak_check.h"
+
 static void write_all(int fd, const char *p, size_t n) {
   while (n > 0) {
     ssize_t w = write(fd, p, n);
@@ -176,16 +178,6 @@ static void do_env(int argc, char **argv, int i) {
     say(1, "\n");
   }
 }
-
-/* A test fixture, as flagtune-sim: under the sanitizers it skips ASan's leak check at exit,
- * which costs tens of ms (more under load) and would count in the durations the supervisor's
- * tests measure (report_duration). An explicit detect_leaks in ASAN_OPTIONS still wins. */
-#ifdef __SANITIZE_ADDRESS__
-const char *__asan_default_options(void);
-const char *__asan_default_options(void) {
-  return "detect_leaks=0";
-}
-#endif
 
 int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
