@@ -82,6 +82,20 @@ static const char *text_or_null(sqlite3_stmt *st, int i) {
   return (const char *)sqlite3_column_text(st, i);
 }
 
+/* A trial row of a report's read: columns id, number, role, status, config, value,
+ * steps_budget, in that order (the timestamps, where a read has them, follow). */
+static store_report_row row_of(sqlite3_stmt *st) {
+  return (store_report_row){
+      .id = sqlite3_column_int64(st, 0),
+      .number = sqlite3_column_int(st, 1),
+      .role = text_or_null(st, 2),
+      .status = text_or_null(st, 3),
+      .config = text_or_null(st, 4),
+      .value = sqlite3_column_type(st, 5) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 5),
+      .steps_budget = sqlite3_column_int(st, 6),
+  };
+}
+
 /* Runs SQL (bound to sweep ID and, where it has them, :step, :last and :best) and passes its
  * rows to FN. */
 static int each(store *s, const char *sql, int64_t id, int64_t step, int64_t last, double best,
@@ -99,17 +113,9 @@ static int each(store *s, const char *sql, int64_t id, int64_t step, int64_t las
   }
   while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
     rows_read++;
-    store_report_row r = {
-        .id = sqlite3_column_int64(st, 0),
-        .number = sqlite3_column_int(st, 1),
-        .role = text_or_null(st, 2),
-        .status = text_or_null(st, 3),
-        .config = text_or_null(st, 4),
-        .value = sqlite3_column_type(st, 5) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 5),
-        .steps_budget = sqlite3_column_int(st, 6),
-        .started_at = text_or_null(st, 7),
-        .finished_at = text_or_null(st, 8),
-    };
+    store_report_row r = row_of(st);
+    r.started_at = text_or_null(st, 7);
+    r.finished_at = text_or_null(st, 8);
     stop = fn(&r, ud);
   }
   rc = stop ? stop : rc == SQLITE_DONE ? 0 : store_db_fail(s, err, "reading trials");
@@ -188,15 +194,7 @@ int store_report_runs(store *s, int64_t sweep_id, int period, int run, store_rep
     int got = SQLITE_DONE;
     while (!stop && (got = sqlite3_step(st)) == SQLITE_ROW) {
       rows_read++;
-      store_report_row r = {
-          .id = sqlite3_column_int64(st, 0),
-          .number = sqlite3_column_int(st, 1),
-          .role = text_or_null(st, 2),
-          .status = text_or_null(st, 3),
-          .config = text_or_null(st, 4),
-          .value = sqlite3_column_type(st, 5) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 5),
-          .steps_budget = sqlite3_column_int(st, 6),
-      };
+      store_report_row r = row_of(st);
       stop = fn(&r, ud);
     }
     if (!stop && got != SQLITE_DONE) rc = store_db_fail(s, err, "reading trials");
