@@ -36,15 +36,21 @@ def fmt(v):
     return str(v)
 
 
-def true_value(seed, params, levels, n=None):
-    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "XLA_CLIENT_MEM_FRACTION")}
-    toks = []
+def settings(params, levels):
+    """The configuration LEVELS as the environment settings a trial gets: (NAME, VALUE) pairs,
+    XLA_FLAGS last."""
+    env, toks = [], []
     for p, k in zip(params, levels):
         if p["env"]:
-            env[p["name"]] = fmt(p["values"][k])
+            env.append((p["name"], fmt(p["values"][k])))
         elif not (p.get("unset_empty") and p["values"][k] == ""):  # XLA refuses '': left out
             toks.append("--%s=%s" % (p["name"], fmt(p["values"][k])))
-    env["XLA_FLAGS"] = " ".join(toks)
+    return env + [("XLA_FLAGS", " ".join(toks))]
+
+
+def true_value(seed, params, levels, n=None):
+    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "XLA_CLIENT_MEM_FRACTION")}
+    env.update(settings(params, levels))
     cmd = [SIM, "--landscape", "gen:%s" % seed, "--true-value"] + (["--gen-params", str(n)] if n else [])
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout.strip()
     return math.inf if out in ("oom", "invalid") else float(out)
@@ -53,15 +59,7 @@ def true_value(seed, params, levels, n=None):
 def true_values(seed, params, grid, n=None):
     """--true-value of every configuration in GRID (lists of levels) from one process
     (--true-values: a configuration per line, tab-separated NAME=VALUE settings)."""
-    lines = []
-    for levels in grid:
-        env, toks = [], []
-        for p, k in zip(params, levels):
-            if p["env"]:
-                env.append("%s=%s" % (p["name"], fmt(p["values"][k])))
-            elif not (p.get("unset_empty") and p["values"][k] == ""):  # XLA refuses '': left out
-                toks.append("--%s=%s" % (p["name"], fmt(p["values"][k])))
-        lines.append("\t".join(env + ["XLA_FLAGS=" + " ".join(toks)]))
+    lines = ["\t".join("%s=%s" % kv for kv in settings(params, levels)) for levels in grid]
     base = {k: v for k, v in os.environ.items()
             if k not in ("XLA_FLAGS", "XLA_CLIENT_MEM_FRACTION")
             and k not in {p["name"] for p in params}}

@@ -270,6 +270,18 @@ TEST(boot_median_ranks_follow_the_exact_law) {
   }
 }
 
+/* Two methods' interval bounds summed over SEEDS runs (S: sums, SS: sums of squares, per
+ * method m and bound e): their means for bound E into MEAN, and the standard error of the
+ * difference of the means. */
+static double mean_gap_se(double s[2][2], double ss[2][2], int seeds, int e, double mean[2]) {
+  double var[2];
+  for (int m = 0; m < 2; m++) {
+    mean[m] = s[m][e] / seeds;
+    var[m] = fmax(ss[m][e] / seeds - mean[m] * mean[m], 0) * seeds / (seeds - 1);
+  }
+  return sqrt((var[0] + var[1]) / seeds);
+}
+
 /* Many intervals of both methods on the same data agree within Monte-Carlo error: over SEEDS
  * seeds each, the mean lower and upper bounds of the order-statistic method and of sorting
  * every resample differ by less than 4.5 standard errors of their difference; odd and even
@@ -295,12 +307,7 @@ TEST(speedup_agrees_with_sorting_every_resample) {
         for (int e = 0; e < 2; e++) s[m][e] += v[m][e], ss[m][e] += v[m][e] * v[m][e];
     }
     for (int e = 0; e < 2; e++) {
-      double mean[2], var[2];
-      for (int m = 0; m < 2; m++) {
-        mean[m] = s[m][e] / seeds;
-        var[m] = fmax(ss[m][e] / seeds - mean[m] * mean[m], 0) * seeds / (seeds - 1);
-      }
-      double se = sqrt((var[0] + var[1]) / seeds);
+      double mean[2], se = mean_gap_se(s, ss, seeds, e, mean);
       if (!(fabs(mean[0] - mean[1]) <= 4.5 * se + 1e-12))
         fprintf(stderr, "sizes %d/%d bound %d: %.6f vs %.6f, se %.6f\n", na, nb, e, mean[0],
                 mean[1], se);
@@ -475,12 +482,7 @@ TEST(boot_agrees_with_speedup_ci) {
         for (int e = 0; e < 2; e++) s[m][e] += v[m][e], ss[m][e] += v[m][e] * v[m][e];
     }
     for (int e = 0; e < 2; e++) {
-      double mean[2], var[2];
-      for (int m = 0; m < 2; m++) {
-        mean[m] = s[m][e] / seeds;
-        var[m] = fmax(ss[m][e] / seeds - mean[m] * mean[m], 0) * seeds / (seeds - 1);
-      }
-      double se = sqrt((var[0] + var[1]) / seeds);
+      double mean[2], se = mean_gap_se(s, ss, seeds, e, mean);
       CHECK(fabs(mean[0] - mean[1]) <= 4.5 * se + 1e-12);
     }
     free(a);
