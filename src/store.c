@@ -138,7 +138,7 @@ static const char *const stmt_sql[ST_COUNT] = {
   [ST_SHOW_BEST] =
     "SELECT " TRIAL_COLS "FROM trial_results WHERE sweep_id = :id "
     "AND id = (SELECT trial_id FROM sweep_best WHERE sweep_id = :id)",
-  /* The sweep's baseline (the view sweep_baseline, store/0015_sweep_baseline.sql), else trial
+  /* The sweep's baseline (the view sweep_baseline, store/views.sql), else trial
    * 0 as it ended. */
   [ST_SHOW_BASELINE] =
     "SELECT " TRIAL_COLS "FROM trial_results WHERE sweep_id = :id AND id = coalesce("
@@ -409,6 +409,11 @@ static int migrate_all(store *s, int latest, char **err) {
     const embed_file *f = migration_find(n, &latest);
     if (f) rc = exec_sql(s, f->data, f->path, err);
   }
+  /* The views are made again from their one definition after any migration (views.sql). */
+  const embed_file *views = embed_find("store/views.sql");
+  if (!rc && have < latest)
+    rc = views ? exec_sql(s, views->data, views->path, err)
+               : diag_set(err, FT_ESTORE, "store/views.sql is not in this build");
   if (!rc && have < latest) {
     char *bump = xasprintf("PRAGMA user_version = %d", latest);
     rc = exec_sql(s, bump, "setting the schema version", err);

@@ -244,6 +244,68 @@ TEST(migration_rebuilds_trials_keeping_rows) {
   tmpdb_remove(&t);
 }
 
+/* The text of every view in the database at PATH, in name order, joined. */
+static char *views_text(const char *path) {
+  sqlite3 *db = NULL;
+  sqlite3_stmt *st = NULL;
+  char *all = xstrdup("");
+  sqlite3_open(path, &db);
+  sqlite3_prepare_v2(db, "SELECT name, sql FROM sqlite_schema WHERE type = 'view' ORDER BY name",
+                     -1, &st, NULL);
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    char *next = xasprintf("%s%s:%s\n", all, (const char *)sqlite3_column_text(st, 0),
+                           (const char *)sqlite3_column_text(st, 1));
+    free(all);
+    all = next;
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return all;
+}
+
+/* Every upgrade makes the views again from store/views.sql: a database at schema 14 whose
+ * `best` view is not the one views.sql defines gets views.sql's views, the same text as a new
+ * database's; a database already at the latest schema is not upgraded, its views stay. */
+TEST(upgrade_makes_the_views_from_views_sql) {
+  tmpdb fresh, old;
+  tmpdb_init(&fresh);
+  tmpdb_init(&old);
+  CHECK_STORE_END(open_ok(fresh.path));
+  sqlite3 *db = NULL;
+  CHECK_INT(sqlite3_open(old.path, &db), SQLITE_OK);
+  for (int n = 1; n <= 14; n++) {
+    const embed_file *f = NULL;
+    for (const embed_file *e = embed_files; e->path; e++)
+      if (strncmp(e->path, "store/", 6) == 0 && atoi(e->path + 6) == n) f = e;
+    CHECK(f != NULL);
+    if (f) CHECK_INT(sqlite3_exec(db, f->data, NULL, NULL, NULL), SQLITE_OK);
+  }
+  CHECK_INT(sqlite3_exec(db,
+                         "DROP VIEW best; CREATE VIEW best AS SELECT 1 AS stale;"
+                         "PRAGMA user_version = 14;",
+                         NULL, NULL, NULL),
+            SQLITE_OK);
+  CHECK_INT(sqlite3_close(db), SQLITE_OK);
+  CHECK_STORE_END(open_ok(old.path));
+  char *want = views_text(fresh.path), *got = views_text(old.path);
+  CHECK(strstr(want, "sweep_baseline:CREATE VIEW") != NULL);
+  CHECK(strstr(got, "stale") == NULL);
+  CHECK_STR(got, want);
+  free(got);
+  CHECK_INT(sqlite3_open(old.path, &db), SQLITE_OK);
+  CHECK_INT(
+      sqlite3_exec(db, "DROP VIEW best; CREATE VIEW best AS SELECT 1 AS stale", NULL, NULL, NULL),
+      SQLITE_OK);
+  CHECK_INT(sqlite3_close(db), SQLITE_OK);
+  CHECK_STORE_END(open_ok(old.path));
+  got = views_text(old.path);
+  CHECK(strstr(got, "best:CREATE VIEW best AS SELECT 1 AS stale") != NULL);
+  free(got);
+  free(want);
+  tmpdb_remove(&fresh);
+  tmpdb_remove(&old);
+}
+
 TEST(newer_version_refused) {
   tmpdb t;
   tmpdb_init(&t);
