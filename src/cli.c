@@ -4,6 +4,7 @@
 #include "cli.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <lua.h>
@@ -430,9 +431,10 @@ static int cmd_best(args *a) {
   store_close(s);
   if (rc != 0) return fail(rc, err);
   if (a->json) {
+    int any = cJSON_GetArraySize(list) > 0;
     print_json(list);
     cJSON_Delete(list);
-    return 0;
+    return any ? 0 : 1; /* `[]`, and exit 1 as the text does */
   }
   json_terminal_safe(list, NULL);
   if (cJSON_GetArraySize(list) == 0) {
@@ -961,6 +963,12 @@ static int parse_args(const command *c, int argc, char **argv, args *a, char **e
         (strncmp(arg, "--", 2) == 0 && arg[2]) || strcmp(arg, "-o") == 0 || strcmp(arg, "-h") == 0;
     if (strcmp(arg, "-h") == 0) {
       a->help = 1;
+    } else if (strcmp(arg, "-v") == 0 || strcmp(arg, "-q") == 0) {
+      /* The global options, also after the command: `flagtune run x.lua -q`. */
+      *(arg[1] == 'v' ? &diag_verbose : &diag_quiet) = 1;
+    } else if (!is_opt && arg[0] == '-' && isalpha((unsigned char)arg[1]) && !arg[2]) {
+      return diag_set(err, FT_EINPUT, "%s: unknown option '%s' (see `flagtune %s --help`)", c->name,
+                      arg, c->name);
     } else if (is_opt) {
       int rc = parse_option(a, c, argc, argv, &i, err);
       if (rc) return rc;
@@ -1011,7 +1019,9 @@ int cli_main(int argc, char **argv) {
     else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
       return usage(stdout), 0;
     else
-      return usage(stderr), 2;
+      return fail(FT_EINPUT, xasprintf("unknown option '%s' (the options before a command are "
+                                       "-v, -q, --version and --help; see `flagtune --help`)",
+                                       argv[i]));
   }
   if (i >= argc) {
     usage(stderr);

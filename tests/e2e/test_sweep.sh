@@ -72,6 +72,15 @@ check "best prints the winning variables" \
 "$ft" best --model nosuch > nosuch.txt
 check_eq "best for an unknown model: exit 1, like grep" "$?" 1
 has nosuch.txt "no ok trial yet for that model/hardware; there are: sim-7b on "
+"$ft" best --model nosuch --json > nosuch.json
+check_eq "best --json for an unknown model: exit 1 as the text" "$?" 1
+check "best --json for an unknown model prints []" [ "$(tr -d ' \n' < nosuch.json)" = "[]" ]
+"$ft" run small.lua -q --trials 2 -x 2> x.err
+check_eq "an unknown one-letter option after the command: exit 2" "$?" 2
+has x.err "run: unknown option '-x'"
+"$ft" -x best 2> x.err
+check_eq "an unknown option before the command: exit 2" "$?" 2
+has x.err "unknown option '-x' (the options before a command are -v, -q, --version and --help"
 check "export --format json" grep -q '"XLA_FLAGS"' <("$ft" export 1 --format json)
 "$ft" export 1 -o out.sh && check "export -o writes the file" grep -q '^export' out.sh
 mkdir -p outdir
@@ -83,10 +92,10 @@ check "export -o DIRECTORY: no outdir.tmp left" [ ! -e outdir.tmp ]
 check_eq "export -o into a missing directory: exit 2" "$?" 2
 has nodir.err "No such file or directory (is its directory there?)"
 # A pipe or device (-o /dev/null) is written in place: a rename over it would replace the node.
-mkfifo pipe.sh && { cat pipe.sh > pipe.out & }
+mkfifo pipe.sh && { timeout 30 cat pipe.sh > pipe.out & }
 "$ft" export 1 -o pipe.sh
 check_eq "export -o FIFO: exit 0" "$?" 0
-wait
+wait # a failed export never opens the FIFO: the reader's timeout ends the wait
 check "export -o FIFO: still a FIFO" [ -p pipe.sh ]
 check "export -o FIFO: the reader got the snippet" grep -q '^export' pipe.out
 "$ft" query "DELETE FROM trials" > /dev/null 2>&1
