@@ -528,13 +528,31 @@ static void cgroup_sweep_stale(const char *parent) {
 
 /* Makes the trial's cgroup, a child of our own, when cgroup v2 is there and writable;
  * otherwise leaves CG empty and says nothing (containers often allow none). */
+/* Where this process's trial cgroups go (the cgroup v2 mount and our own cgroup's path), found
+ * once per process: the fork server primes it (sup_cgroup_prime), so that its spares and the
+ * supervisors it forks inherit it instead of each reading /proc/self/mountinfo and
+ * /proc/self/cgroup again (they are in the server's cgroup until their command starts). */
+static char cg_parent[SUP_PATH_MAX + 16];
+static int cg_parent_known; /* 0: not looked up yet; 1: found; -1: none */
+
+void sup_cgroup_prime(void) {
+  if (cg_parent_known) return;
+  char mnt[512], self[512];
+  cg_parent_known = -1;
+  if (!cgroup2_mount(mnt, sizeof mnt) || !cgroup_self(self, sizeof self)) return;
+  int n = snprintf(cg_parent, sizeof cg_parent, "%s%s", mnt, self);
+  if (n > 0 && n < (int)sizeof cg_parent) cg_parent_known = 1;
+}
+
 void sup_cgroup_begin(sup_cgroup *cg, int wanted) {
   cg->dir[0] = '\0';
   cg->dir_fd = -1;
   cg->procs_fd = -1;
-  char mnt[512], self[512], path[SUP_PATH_MAX + 16];
-  if (!wanted || !cgroup2_mount(mnt, sizeof mnt) || !cgroup_self(self, sizeof self)) return;
-  snprintf(path, sizeof path, "%s%s", mnt, self);
+  char path[SUP_PATH_MAX + 16];
+  if (!wanted) return;
+  sup_cgroup_prime();
+  if (cg_parent_known != 1) return;
+  snprintf(path, sizeof path, "%s", cg_parent);
   cgroup_sweep_stale(path);
   int n = snprintf(cg->dir, sizeof cg->dir, "%s/flagtune-trial-%d", path, (int)getpid());
   /* EEXIST: a stale one of an earlier process with our pid, removed if empty. */
