@@ -401,7 +401,7 @@ int supervise_server_main(int sock, pid_t boss) {
   char *buf = malloc(SUP_REQ_MAX);
   if (!buf) return 1;
   sup_spare sp = {0, -1, -1};
-  sup_cgroup_prime(); /* inherited by every spare and supervisor forked from here */
+  sup_cgroup_prime();       /* inherited by every spare and supervisor forked from here */
   int own[2] = {sock, sfd}; /* what a spare must not hold */
   int spares = !getenv("FLAGTUNE_NO_SPARE");
   if (spares) spare_fork(&sp, boss, own, 2);
