@@ -241,16 +241,23 @@ static void settle_held(exec_trial *t) {
   flush_held(t);
 }
 
-/* One line of the supervisor's report (supervise.h): "exit SECONDS STOPPED", "killed N". */
+static void served_end(exec_server *srv, exec_trial *t, int status);
+
+/* One line of the supervisor's report (supervise.h): "exit SECONDS STOPPED", "killed N", "end
+ * STATUS". A served trial ends at "end": nothing of it is left, and the fork server's record
+ * of its supervisor's exit (after the cgroup's removal) would only come later; that record,
+ * or this line, whichever comes second, finds the trial no longer live (served_end). */
 static void take_report(exec_trial *t, const char *line) {
   double wall = 0;
-  int stopped = 0, killed = 0;
+  int stopped = 0, killed = 0, status = 0;
   if (sscanf(line, "exit %lf %d", &wall, &stopped) == 2 && wall >= 0) {
     t->rep_exit = 1;
     t->rep_wall_s = wall;
     t->rep_stopped = stopped != 0;
   } else if (sscanf(line, "killed %d", &killed) == 1 && killed > 0) {
     t->res.leftovers = killed;
+  } else if (sscanf(line, "end %d", &status) == 1 && t->srv) {
+    served_end(t->srv, t, status);
   }
 }
 

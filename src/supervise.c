@@ -528,13 +528,31 @@ static void cgroup_sweep_stale(const char *parent) {
 
 /* Makes the trial's cgroup, a child of our own, when cgroup v2 is there and writable;
  * otherwise leaves CG empty and says nothing (containers often allow none). */
+/* Where this process's trial cgroups go (the cgroup v2 mount and our own cgroup's path), found
+ * once per process: the fork server primes it (sup_cgroup_prime), so that its spares and the
+ * supervisors it forks inherit it instead of each reading /proc/self/mountinfo and
+ * /proc/self/cgroup again (they are in the server's cgroup until their command starts). */
+static char cg_parent[SUP_PATH_MAX + 16];
+static int cg_parent_known; /* 0: not looked up yet; 1: found; -1: none */
+
+void sup_cgroup_prime(void) {
+  if (cg_parent_known) return;
+  char mnt[512], self[512];
+  cg_parent_known = -1;
+  if (!cgroup2_mount(mnt, sizeof mnt) || !cgroup_self(self, sizeof self)) return;
+  int n = snprintf(cg_parent, sizeof cg_parent, "%s%s", mnt, self);
+  if (n > 0 && n < (int)sizeof cg_parent) cg_parent_known = 1;
+}
+
 void sup_cgroup_begin(sup_cgroup *cg, int wanted) {
   cg->dir[0] = '\0';
   cg->dir_fd = -1;
   cg->procs_fd = -1;
-  char mnt[512], self[512], path[SUP_PATH_MAX + 16];
-  if (!wanted || !cgroup2_mount(mnt, sizeof mnt) || !cgroup_self(self, sizeof self)) return;
-  snprintf(path, sizeof path, "%s%s", mnt, self);
+  char path[SUP_PATH_MAX + 16];
+  if (!wanted) return;
+  sup_cgroup_prime();
+  if (cg_parent_known != 1) return;
+  snprintf(path, sizeof path, "%s", cg_parent);
   cgroup_sweep_stale(path);
   int n = snprintf(cg->dir, sizeof cg->dir, "%s/flagtune-trial-%d", path, (int)getpid());
   /* EEXIST: a stale one of an earlier process with our pid, removed if empty. */
@@ -598,6 +616,14 @@ int sup_cgroup_end(sup_cgroup *cg) {
   return left;
 }
 
+/* Empties the trial's cgroup: when processes are still in it, kills them and removes it
+ * (sup_cgroup_end); when it is empty, leaves its removal (rmdir, 150 µs and more here) to
+ * sup_cgroup_end after the trial's end is reported. Returns how many were still in it. */
+static int cgroup_drain(sup_cgroup *cg) {
+  if (!cg->dir[0] || cgroup_count(cg) == 0) return 0;
+  return sup_cgroup_end(cg);
+}
+
 /* ---- the end of a trial ------------------------------------------------------------------ */
 
 /* Waits up to S seconds for a child to change state or for SIGUSR2 (kill now). Returns 1 when
@@ -643,7 +669,7 @@ static int contain(sup_cgroup *cg, double grace_s, pid_t parent) {
     reap(0, &dummy);
     live = signal_descendants(&pt, &seen, 0, 0);
   }
-  int killed = (int)seen.n + sup_cgroup_end(cg);
+  int killed = (int)seen.n + cgroup_drain(cg);
   reap(0, &dummy);
   free(pt.v);
   free(seen.v);
@@ -672,6 +698,20 @@ static int command_done(const sup_args *a, sup_cgroup *cg, int status, double st
   report(a, "exit %.6f %d\n", mono_s() - started, stopped);
   int killed = contain(cg, a->grace_s, a->boss);
   report(a, "killed %d\n", killed);
+  if (a->report_fd >= 0) {
+    /* Nothing of the trial is left: its wait status, then EOF on every pipe to the
+     * orchestrator, which ends the trial here, before our cgroup's removal and our own exit
+     * (and the fork server's record of it) are done. */
+    report(a, "end %d\n", status);
+    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null >= 0) {
+      dup2(null, 1);
+      dup2(null, 2);
+      close(null);
+    }
+    close(a->report_fd);
+  }
+  sup_cgroup_end(cg);
   return mirror(status);
 }
 

@@ -35,6 +35,10 @@ int sup_parse_args(int argc, char **argv, sup_args *a);
  * WANTED); otherwise leaves CG empty and says nothing (containers often allow none). */
 void sup_cgroup_begin(sup_cgroup *cg, int wanted);
 
+/* Looks up, once per process, where trial cgroups go (sup_cgroup_begin does when needed); the
+ * fork server calls it first, so that what it forks inherits the answer. */
+void sup_cgroup_prime(void);
+
 /* Kills what is still in the trial's cgroup (cgroup.kill, kernel 5.14+), waits for it to
  * empty and removes it. Returns how many processes were still in it. */
 int sup_cgroup_end(sup_cgroup *cg);

@@ -145,6 +145,15 @@ typedef struct {
 
 static ssize_t recv_with_fds(int sock, char *buf, size_t cap, int fds[3], int *bad);
 
+/* Moves *FD (when open and below 10) to the lowest free fd from 10 up, close-on-exec. */
+static void lift_fd(int *fd) {
+  if (*fd < 0 || *fd >= 10) return;
+  int hi = fcntl(*fd, F_DUPFD_CLOEXEC, 10);
+  if (hi < 0) return;
+  close(*fd);
+  *fd = hi;
+}
+
 /* In the spare: waits for the request, then becomes the trial's supervisor. */
 static void spare_main(int sock, pid_t server, pid_t boss, int ready) {
   served_prepare(server, ready);
@@ -152,6 +161,11 @@ static void spare_main(int sock, pid_t server, pid_t boss, int ready) {
    * removed by the next supervisor's cgroup_sweep_stale). */
   sup_cgroup cg;
   sup_cgroup_begin(&cg, 1);
+  /* Its two fds must not sit where place_pipes puts the trial's pipes (1, 2, 3): the lowest
+   * free fds here are often 3 and 4, and a dup2 onto cgroup.procs' fd left the report pipe
+   * closed by sup_cgroup_end (the "killed N" line lost) and the cgroup's fd pointing at it. */
+  lift_fd(&cg.procs_fd);
+  lift_fd(&cg.dir_fd);
   char *buf = malloc(SUP_REQ_MAX);
   int fds[3], flags = 0;
   ssize_t n = buf ? recv_with_fds(sock, buf, SUP_REQ_MAX, fds, &flags) : -1;
@@ -387,6 +401,7 @@ int supervise_server_main(int sock, pid_t boss) {
   char *buf = malloc(SUP_REQ_MAX);
   if (!buf) return 1;
   sup_spare sp = {0, -1, -1};
+  sup_cgroup_prime();       /* inherited by every spare and supervisor forked from here */
   int own[2] = {sock, sfd}; /* what a spare must not hold */
   int spares = !getenv("FLAGTUNE_NO_SPARE");
   if (spares) spare_fork(&sp, boss, own, 2);

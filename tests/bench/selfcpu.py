@@ -4,8 +4,8 @@ its peak RSS (bench helper). The process is waited for without being reaped (WNO
 /proc/PID/stat still holds its own utime/stime (fields 14, 15) and its reaped children's
 (16, 17): flagtune's CPU is told apart from the trials' it ran.
 
-usage: selfcpu.py [--label L] COMMAND ARGS...   prints one line: label, self and children CPU ms,
-wall ms, peak RSS (VmHWM, sampled every 50 ms); SELFCPU_RSS_LOG=FILE writes 'seconds rss_kib'.
+usage: selfcpu.py [--label L] COMMAND ARGS...   prints one line: label, self and children CPU ms
+(each also split into user and system time), its own minor page faults, wall ms, peak RSS (VmHWM, sampled every 50 ms); SELFCPU_RSS_LOG=FILE writes 'seconds rss_kib'.
 """
 import os, subprocess, sys, time
 args = sys.argv[1:]
@@ -32,9 +32,12 @@ with open("/proc/%d/stat" % p.pid) as f:
 # fields[0] is field 3 (state): field N is fields[N - 3]
 self_ms = (int(fields[11]) + int(fields[12])) * 1e3 / tick
 child_ms = (int(fields[13]) + int(fields[14])) * 1e3 / tick
+ms = [int(fields[i]) * 1e3 / tick for i in (11, 12, 13, 14)]  # utime stime cutime cstime
+minflt = int(fields[7])  # field 10: its own minor page faults (children's: field 11)
 _, status, ru = os.wait4(p.pid, 0)
-print("%s self_cpu_ms=%.0f children_cpu_ms=%.0f wall_ms=%.0f peak_rss_mib=%.1f exit=%d" % (
-    label or os.path.basename(args[0]), self_ms, child_ms, wall, hwm / 1024,
+print("%s self_cpu_ms=%.0f (user %.0f sys %.0f) children_cpu_ms=%.0f (user %.0f sys %.0f) "
+      "minflt=%d wall_ms=%.0f peak_rss_mib=%.1f exit=%d" % (
+    label or os.path.basename(args[0]), self_ms, ms[0], ms[1], child_ms, ms[2], ms[3], minflt, wall, hwm / 1024,
     os.waitstatus_to_exitcode(status)))
 if os.environ.get("SELFCPU_RSS_LOG"):  # RSS over time, for growth per trial
     with open(os.environ["SELFCPU_RSS_LOG"], "w") as f:

@@ -29,7 +29,9 @@ LUA
 export FLAGTUNE_DB="$work/three.db"
 write_exp three.lua three three 30s "$stub" helper 600 setsid-helper 600 double-fork 600 \
   steps 5 10
-"$ft" -q run three.lua > three.out 2> three.err
+# Run with no fd above 2 inherited (a plain shell's layout; a test runner may leave fds open),
+# so that the served supervisor's own fds take the low numbers its trial's pipes go to.
+"$ft" -q run three.lua > three.out 2> three.err 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-
 code=$?
 check_eq "three escapes: exit 0" "$code" 0
 check_eq "three escapes: no process left at once" "$(procs_with REL_ITER=three | wc -l)" 0
