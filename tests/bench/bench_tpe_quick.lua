@@ -17,6 +17,9 @@
 -- unused; the winner is the configuration with the lowest mean of its full-step runs (a sweep
 -- without confirmation), and "found" the truly best configuration run at the full budget.
 -- H_SIM_NOISE=0 runs H_REAL without the sim's noise (the search alone, same proposals logic).
+-- H_ANALYSE=1: per run, the parameters the found best sets unlike the optimum (the core marked
+-- "*") and what setting each alone to the optimum's value gains, summed core / free.
+-- H_CEIL=1: not the strategy but coordinate descent on exact values (a reference; below).
 -- H_TRIALS counts search trials (a real 50-trial sweep searches 45: a baseline, 4 confirming).
 --   H_REAL=1 H_SEEDS=1-40 H_TRIALS=45 H_STRAT=halving H_OPTS='{min_steps=5}' \
 --     build/tests/luatest tests/bench/bench_tpe_quick.lua
