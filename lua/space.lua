@@ -505,6 +505,15 @@ local function left_out(name, value)
 end
 space.left_out = left_out
 
+-- The catalog's `recommended` (the public guides') and `default` values of NAME, or nil for a
+-- name the catalog lacks or a field it does not carry (tpe{ guide = 1 }'s start).
+function space.guide(name)
+  local ok, index = pcall(catindex.get)
+  local e = ok and index.by_name[name]
+  if not e then return nil, nil end
+  return e.recommended, e.default
+end
+
 -- Everything a trial sets, as final strings: fixed flags (by name), searched flags (params
 -- order), fixed env (by name), searched vars (params order). A flag whose empty value XLA
 -- refuses (left_out) is not set at all.

@@ -16,6 +16,10 @@
 -- per-process and per-step noise, FLAGTUNE_TRIAL the trial number), H_NOISE and H_STEP_NOISE
 -- unused; the winner is the configuration with the lowest mean of its full-step runs (a sweep
 -- without confirmation), and "found" the truly best configuration run at the full budget.
+-- H_SIM_NOISE=0 runs H_REAL without the sim's noise (the search alone, same proposals logic).
+-- H_ANALYSE=1: per run, the parameters the found best sets unlike the optimum (the core marked
+-- "*") and what setting each alone to the optimum's value gains, summed core / free.
+-- H_CEIL=1: not the strategy but coordinate descent on exact values (a reference; below).
 -- H_TRIALS counts search trials (a real 50-trial sweep searches 45: a baseline, 4 confirming).
 --   H_REAL=1 H_SEEDS=1-40 H_TRIALS=45 H_STRAT=halving H_OPTS='{min_steps=5}' \
 --     build/tests/luatest tests/bench/bench_tpe_quick.lua
@@ -41,11 +45,21 @@ end
 -- H_REAL: one real measurement of C at STEPS steps (trial number TRIAL): the median of the
 -- sim's step times past the 2 skipped; nil for a failure.
 local REAL = os.getenv("H_REAL") == "1"
+-- The generated family's core (docs/SIMULATOR.md, gen:SEED): H_ANALYSE marks them "*".
+local CORE = {}
+for n in ("xla_gpu_enable_latency_hiding_scheduler XLA_PYTHON_CLIENT_MEM_FRACTION " ..
+  "xla_gpu_all_gather_combine_threshold_bytes xla_gpu_reduce_scatter_combine_threshold_bytes " ..
+  "xla_gpu_all_reduce_combine_threshold_bytes xla_gpu_enable_pipelined_all_gather " ..
+  "xla_gpu_enable_pipelined_reduce_scatter xla_gpu_enable_pipelined_all_reduce " ..
+  "xla_gpu_enable_while_loop_double_buffering xla_gpu_memory_limit_slop_factor " ..
+  "NCCL_NVLS_ENABLE"):gmatch("%S+") do CORE[n] = true end
+-- H_SIM_NOISE=PCT: the sim's --noise for H_REAL's runs (0: noise-free; unset: the sim's 100)
+local SIM_NOISE = os.getenv("H_SIM_NOISE") and (" --noise " .. os.getenv("H_SIM_NOISE")) or ""
 local function measure(seed, tseed, order, c, steps, trial)
   local xf, env = gen.settings(order, c)
   local out = sh("env XLA_FLAGS='" .. table.concat(xf, " ") .. "' " .. table.concat(env, " ") ..
     " FLAGTUNE_TRIAL=" .. trial .. " " .. SIM .. " --landscape gen:" .. seed .. " --steps " ..
-    steps .. " --time-scale 0 --seed " .. tseed .. " --format json 2>/dev/null")
+    steps .. " --time-scale 0 --seed " .. tseed .. SIM_NOISE .. " --format json 2>/dev/null")
   local xs = {}
   local k = 0
   for v in out:gmatch('"step_time_ms": ([%d%.]+)') do
@@ -57,6 +71,46 @@ local function measure(seed, tseed, order, c, steps, trial)
   if n == 0 then return nil end
   return n % 2 == 1 and xs[(n + 1) // 2] or (xs[n // 2] + xs[n // 2 + 1]) / 2
 end
+
+-- H_CEIL=1: a reference instead of the strategy: coordinate descent on the EXACT values
+-- (no noise) for H_TRIALS evaluations: from a random configuration that runs, each parameter
+-- in a random order gets all its other levels tried, one evaluation each, and keeps the best;
+-- around again while evaluations are left. Returns the best exact value and configuration.
+local function coordinate_descent(seed, rep, order, sp, cache, T)
+  local r = rng.new(seed * 7 + rep)
+  local n, c, v = 0, nil, nil
+  while n < T and not v do
+    c = {}
+    for _, p in ipairs(sp.params) do c[p.name] = p:value(r:int(1, p.n)) end
+    n = n + 1
+    v = evaluate(seed, order, c, cache, sp).value
+  end
+  local improved = true
+  while n < T and improved do
+    improved = false
+    local dims = {}
+    for d = 1, #sp.params do dims[d] = d end
+    r:shuffle(dims)
+    for _, d in ipairs(dims) do
+      local p = sp.params[d]
+      local here = p:index(c[p.name])
+      local best_i = here
+      for i = 1, p.n do
+        if i ~= here and n < T then
+          local c2 = {}
+          for k, x in pairs(c) do c2[k] = x end
+          c2[p.name] = p:value(i)
+          n = n + 1
+          local v2 = evaluate(seed, order, c2, cache, sp).value
+          if v2 and v2 < v then v, best_i, improved = v2, i, true end
+        end
+      end
+      c[p.name] = p:value(best_i)
+    end
+  end
+  return v or math.huge, v and c
+end
+local CEIL = os.getenv("H_CEIL") == "1"
 
 local seeds = {}
 for a, b in (os.getenv("H_SEEDS") or "1,2,3,4,5,6"):gmatch("(%d+)%-?(%d*)") do
@@ -88,7 +142,8 @@ for _, T0 in ipairs(budgets) do
     local MAXS, step_noise, steps_used = 45, tonumber(os.getenv("H_STEP_NOISE") or "0.02"), 0
     local SB = tonumber(os.getenv("H_STEP_BUDGET") or "0") -- stop at this many steps (halving)
     local i = 0
-    while true do
+    if CEIL then best, best_c = coordinate_descent(seed, rep, order, sp, spaces[seed].cache, T); i = T + 1 end
+    while not CEIL do
       i = i + 1
       if SB > 0 then if steps_used >= SB then break end elseif i > T then break end
       local p = h:ask(1)[1]
@@ -135,7 +190,7 @@ for _, T0 in ipairs(budgets) do
       local want = {}
       for name, val in o:gmatch("%-%-([%w_]+)=(%S+)") do want[name] = val end
       for name, val in o:gmatch("\n([A-Z][A-Z0-9_]+)=(%S+)") do want[name] = val end
-      local parts = {}
+      local parts, wrong, gain = {}, { 0, 0 }, { 0, 0 }
       for _, q in ipairs(order) do
         local w = want[q.name]
         if w and render(best_c[q.name]) ~= w then
@@ -144,11 +199,15 @@ for _, T0 in ipairs(budgets) do
           c2[q.name] = sp:decode_json(sp:encode_json(c2)) and (tonumber(w) or (w == "true" and true) or (w == "false" and false) or w)
           if math.type(c2[q.name]) == "float" and math.tointeger(c2[q.name]) and q.kind ~= "float" then c2[q.name] = math.tointeger(c2[q.name]) end
           local r2 = evaluate(seed, order, c2, spaces[seed].cache, sp)
-          parts[#parts + 1] = string.format("%s(%s)%s", q.name:gsub("^xla_gpu_", ""):sub(1, 22), q.kind,
+          local core = CORE[q.name] and 1 or 2
+          wrong[core] = wrong[core] + 1
+          if r2.value and r2.value < tv then gain[core] = gain[core] + (1 - r2.value / tv) * 100 end
+          parts[#parts + 1] = string.format("%s%s(%s)%s", core == 1 and "*" or "", q.name:gsub("^xla_gpu_", ""):sub(1, 22), q.kind,
             r2.value and string.format("%+.1f", (r2.value / tv - 1) * 100) or r2.status)
         end
       end
-      print(string.format("seed %d regret %.1f%% wrong %d: %s", seed, (tv / opt - 1) * 100, #parts, table.concat(parts, " ")))
+      print(string.format("seed %d n %d regret %.1f%% wrong %d core %d free %d fixgain core %.2f free %.2f: %s", seed, #order, (tv / opt - 1) * 100, #parts,
+        wrong[1], wrong[2], gain[1], gain[2], table.concat(parts, " ")))
     end
     regrets[#regrets + 1] = (tv / opt - 1) * 100
     local fv = math.huge

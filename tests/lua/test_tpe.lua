@@ -272,6 +272,41 @@ local function test_options()
   eq(new_host(sp, "tpe", {}, 1, {}, 15).strategy.o.startup, 5, "startup at least 5")
 end
 
+-- guide = 1: the first start point is the guides' configuration (lua/catalog.lua's
+-- `recommended` where it is in the space, else the default where it is, else the middle
+-- value); guide = 2 also takes the nearer end for a recommendation past the range. The rest
+-- of the start is the Latin hypercube, one point shorter.
+local function test_guide()
+  local sp = space.new({ xla_gpu_enable_latency_hiding_scheduler = { kind = "bool" },   -- rec. true
+                         xla_gpu_memory_limit_slop_factor = { kind = "int", lo = 80, hi = 100, step = 5 }, -- 95
+                         xla_gpu_all_reduce_combine_threshold_bytes = { kind = "pow2", lo = 1 << 20, hi = 1 << 30 },
+                         xla_gpu_autotune_level = { kind = "int", lo = 0, hi = 4 },      -- default 4
+                         xla_gpu_not_in_catalog = { kind = "int", lo = 1, hi = 5 } },
+                       { XLA_PYTHON_CLIENT_MEM_FRACTION = { kind = "float", lo = 0.5, hi = 0.95, step = 0.05 } },
+                       {}, {}, "exp.lua")
+  local function first(g)
+    local h = new_host(sp, "tpe", { guide = g, startup = 6 }, 3, {}, 50)
+    local c = sp:decode_json(h:ask(1)[1].json)
+    return c, h
+  end
+  local c = first(1)
+  eq(c.xla_gpu_enable_latency_hiding_scheduler, true, "recommended bool")
+  eq(c.xla_gpu_memory_limit_slop_factor, 95, "recommended int")
+  eq(c.XLA_PYTHON_CLIENT_MEM_FRACTION, 0.9, "recommended fraction")
+  eq(c.xla_gpu_autotune_level, 4, "no recommendation: the default")
+  eq(c.xla_gpu_not_in_catalog, 3, "not in the catalog: the middle")
+  -- 8 GiB recommended, past 1 GiB; the default (30 MiB + 7) is no power of two: the middle
+  eq(c.xla_gpu_all_reduce_combine_threshold_bytes, 1 << 25, "guide 1: the middle")
+  local c2, h = first(2)
+  eq(c2.xla_gpu_all_reduce_combine_threshold_bytes, 1 << 30, "guide 2: the nearer end")
+  eq(h.strategy.o.startup, 6, "the start keeps its size")
+  eq(#h.strategy.design, 6, "one guide point and five from the hypercube")
+  local c0 = first(0)
+  assert(sp:key(c0) ~= sp:key(c), "guide = 0 starts from the hypercube")
+  local ok, err = pcall(new_host, sp, "tpe", { guide = -1 })
+  assert(not ok and err:find("guide must be"), err)
+end
+
 -- What tpe{} keeps per observation (docs/COST.md, Memory): 14 parameters named as long as
 -- real XLA flags, so a configuration's canonical JSON is ~500 bytes. Keyed by that JSON it
 -- held ~1.5 KB of live heap a trial; keyed by ft.digest with a table per observation (its
@@ -343,6 +378,7 @@ test("packed_vectors", test_packed_vectors)
 test("exhausts_without_duplicates", test_exhausts_without_duplicates)
 test("pending_and_history", test_pending_and_history)
 test("options", test_options)
+test("guide", test_guide)
 test("prior_from_another_space", test_prior_from_another_space)
 test("local_phase_with_a_partial_best", test_local_phase_with_a_partial_best)
 test("cost_of_an_ask", test_cost_of_an_ask)
