@@ -73,7 +73,8 @@ local function check_options(options, n_params)
            -- The guides' start (T:guide_point): on the training landscapes with their own
            -- noise it lowered the mean regret by 1.34 points at 20 trials and 0.47 at 45
            -- (160 runs each); 0 is the plain hypercube (docs/BENCHMARKS.md, round 9).
-           guide = kit.int(options, "guide", 1, 0),
+           guide = kit.number(options, "guide", 1,
+             function(v) return v == 0 or v == 1 or v == 2 end, "0, 1 or 2"),
            ridge = kit.number(options, "ridge", 0.03, function(v) return v > 0 end,
              "a positive number"),
            -- Rounds of automatic relevance determination per surrogate proposal (below); 0,

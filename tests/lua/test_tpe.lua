@@ -303,8 +303,10 @@ local function test_guide()
   eq(#h.strategy.design, 6, "one guide point and five from the hypercube")
   local c0 = first(0)
   assert(sp:key(c0) ~= sp:key(c), "guide = 0 starts from the hypercube")
-  local ok, err = pcall(new_host, sp, "tpe", { guide = -1 })
-  assert(not ok and err:find("guide must be"), err)
+  for _, bad in ipairs({ -1, 3, 1.5 }) do
+    local ok, err = pcall(new_host, sp, "tpe", { guide = bad })
+    assert(not ok and err:find("guide must be 0, 1 or 2"), err)
+  end
 end
 
 -- What tpe{} keeps per observation (docs/COST.md, Memory): 14 parameters named as long as
