@@ -928,6 +928,18 @@ static int set_option(args *a, const char *opt, const char *v, char **err) {
   return 0;
 }
 
+/* -v or -q, the global options, before or after the command: sets it and returns 1. */
+static int global_option(const char *arg) {
+  if (strcmp(arg, "-v") == 0) return diag_verbose = 1;
+  if (strcmp(arg, "-q") == 0) return diag_quiet = 1;
+  return 0;
+}
+
+static int unknown_option(const command *c, const char *arg, char **err) {
+  return diag_set(err, FT_EINPUT, "%s: unknown option '%s' (see `flagtune %s --help`)", c->name,
+                  arg, c->name);
+}
+
 /* One "--name[=value]" (or -o) argument; may consume the next one as its value. */
 static int parse_option(args *a, const command *c, int argc, char **argv, int *i, char **err) {
   const char *arg = argv[*i];
@@ -946,8 +958,7 @@ static int parse_option(args *a, const command *c, int argc, char **argv, int *i
   if (strcmp(name, "all") == 0 && accepts(c, "all")) return a->all = 1, 0;
   if (!accepts(c, name) || strcmp(name, "json") == 0 || strcmp(name, "detach") == 0 ||
       strcmp(name, "force") == 0 || strcmp(name, "keep-going") == 0 || strcmp(name, "all") == 0)
-    return diag_set(err, FT_EINPUT, "%s: unknown option '%s' (see `flagtune %s --help`)", c->name,
-                    arg, c->name);
+    return unknown_option(c, arg, err);
   const char *v = eq ? eq + 1 : NULL;
   if (!v) {
     if (*i + 1 >= argc) return diag_set(err, FT_EINPUT, "option --%s needs a value", name);
@@ -963,12 +974,9 @@ static int parse_args(const command *c, int argc, char **argv, args *a, char **e
         (strncmp(arg, "--", 2) == 0 && arg[2]) || strcmp(arg, "-o") == 0 || strcmp(arg, "-h") == 0;
     if (strcmp(arg, "-h") == 0) {
       a->help = 1;
-    } else if (strcmp(arg, "-v") == 0 || strcmp(arg, "-q") == 0) {
-      /* The global options, also after the command: `flagtune run x.lua -q`. */
-      *(arg[1] == 'v' ? &diag_verbose : &diag_quiet) = 1;
+    } else if (global_option(arg)) { /* `flagtune run x.lua -q` */
     } else if (!is_opt && arg[0] == '-' && isalpha((unsigned char)arg[1]) && !arg[2]) {
-      return diag_set(err, FT_EINPUT, "%s: unknown option '%s' (see `flagtune %s --help`)", c->name,
-                      arg, c->name);
+      return unknown_option(c, arg, err);
     } else if (is_opt) {
       int rc = parse_option(a, c, argc, argv, &i, err);
       if (rc) return rc;
@@ -1010,10 +1018,8 @@ int cli_main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], SUPERVISE_ARG) == 0) return supervise_main(argc - 1, argv + 1);
   int i = 1;
   for (; i < argc && argv[i][0] == '-'; i++) {
-    if (strcmp(argv[i], "-v") == 0)
-      diag_verbose = 1;
-    else if (strcmp(argv[i], "-q") == 0)
-      diag_quiet = 1;
+    if (global_option(argv[i]))
+      continue;
     else if (strcmp(argv[i], "--version") == 0)
       return print_version(), 0;
     else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
