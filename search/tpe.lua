@@ -313,11 +313,11 @@ function T:guide_point()
     local rec, def = space_mod.guide(p.name)
     local function at(v)
       if v == nil then return nil end
-      return p:index(v) or p:index(tostring(v)) or (type(v) == "boolean" and nil)
+      return p:index(v) or p:index(tostring(v))
     end
     local i = at(rec)
     if not i and self.o.guide >= 2 and type(rec) == "number" and not is_categorical(p) and
-       math.type(p:value(1)) and type(p:value(1)) == "number" then
+       math.type(p:value(1)) then
       i = rec < p:value(1) and 1 or rec > p:value(p.n) and p.n or nil -- past an end: that end
     end
     x[dim] = i or at(def) or (p.n + 1) // 2
