@@ -526,8 +526,6 @@ static void cgroup_sweep_stale(const char *parent) {
   closedir(d);
 }
 
-/* Makes the trial's cgroup, a child of our own, when cgroup v2 is there and writable;
- * otherwise leaves CG empty and says nothing (containers often allow none). */
 /* Where this process's trial cgroups go (the cgroup v2 mount and our own cgroup's path), found
  * once per process: the fork server primes it (sup_cgroup_prime), so that its spares and the
  * supervisors it forks inherit it instead of each reading /proc/self/mountinfo and
@@ -544,17 +542,17 @@ void sup_cgroup_prime(void) {
   if (n > 0 && n < (int)sizeof cg_parent) cg_parent_known = 1;
 }
 
+/* Makes the trial's cgroup, a child of our own, when cgroup v2 is there and writable;
+ * otherwise leaves CG empty and says nothing (containers often allow none). */
 void sup_cgroup_begin(sup_cgroup *cg, int wanted) {
   cg->dir[0] = '\0';
   cg->dir_fd = -1;
   cg->procs_fd = -1;
-  char path[SUP_PATH_MAX + 16];
   if (!wanted) return;
   sup_cgroup_prime();
   if (cg_parent_known != 1) return;
-  snprintf(path, sizeof path, "%s", cg_parent);
-  cgroup_sweep_stale(path);
-  int n = snprintf(cg->dir, sizeof cg->dir, "%s/flagtune-trial-%d", path, (int)getpid());
+  cgroup_sweep_stale(cg_parent);
+  int n = snprintf(cg->dir, sizeof cg->dir, "%s/flagtune-trial-%d", cg_parent, (int)getpid());
   /* EEXIST: a stale one of an earlier process with our pid, removed if empty. */
   if (n <= 0 || n >= (int)sizeof cg->dir ||
       (mkdir(cg->dir, 0755) != 0 &&
@@ -562,6 +560,7 @@ void sup_cgroup_begin(sup_cgroup *cg, int wanted) {
     cg->dir[0] = '\0';
     return;
   }
+  char path[SUP_PATH_MAX + 16];
   snprintf(path, sizeof path, "%s/cgroup.procs", cg->dir);
   cg->procs_fd = open(path, O_WRONLY | O_CLOEXEC);
   cg->dir_fd = open(cg->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
