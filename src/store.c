@@ -409,11 +409,12 @@ static int migrate_all(store *s, int latest, char **err) {
     const embed_file *f = migration_find(n, &latest);
     if (f) rc = exec_sql(s, f->data, f->path, err);
   }
-  /* The views are made again from their one definition after any migration (views.sql). */
-  const embed_file *views = embed_find("store/views.sql");
-  if (!rc && have < latest)
+  if (!rc && have < latest) {
+    /* The views are made again from their one definition after any migration (views.sql). */
+    const embed_file *views = embed_find("store/views.sql");
     rc = views ? exec_sql(s, views->data, views->path, err)
                : diag_set(err, FT_ESTORE, "store/views.sql is not in this build");
+  }
   if (!rc && have < latest) {
     char *bump = xasprintf("PRAGMA user_version = %d", latest);
     rc = exec_sql(s, bump, "setting the schema version", err);
