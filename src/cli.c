@@ -662,46 +662,55 @@ static void print_cell(const cJSON *v) {
     printf("%.10g", v->valuedouble);
 }
 
-static int cmd_query(args *a) {
-  store *s = NULL;
-  cJSON *cols = NULL, *rows = NULL;
-  char *err = NULL;
-  int rc = open_store(a, &s, &err);
-  if (rc == 0) rc = store_query(s, a->pos[0], &cols, &rows, &err);
-  store_close(s);
-  if (rc != 0) return fail(rc, err);
-  const cJSON *row, *c, *v;
-  if (a->json) {
-    cJSON *out = cJSON_CreateArray();
-    cJSON_ArrayForEach(row, rows) {
-      cJSON *o = cJSON_CreateObject();
-      int i = 0;
-      cJSON_ArrayForEach(v, row) {
-        cJSON_AddItemToObject(o, cJSON_GetArrayItem(cols, i++)->valuestring, cJSON_Duplicate(v, 1));
-      }
-      cJSON_AddItemToArray(out, o);
+/* flagtune query's output as the rows come: text (a header line, then '|'-separated
+ * cells) or a JSON array of objects. A reader gone (`| head`) ends the query. */
+typedef struct {
+  int json, rows;
+} query_out;
+
+static int query_row(const cJSON *cols, const cJSON *row, void *ud) {
+  query_out *q = ud;
+  const cJSON *v;
+  int i = 0;
+  if (q->json) {
+    if (!row) return 0;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_ArrayForEach(v, row) {
+      cJSON_AddItemToObject(o, cJSON_GetArrayItem(cols, i++)->valuestring, cJSON_Duplicate(v, 1));
     }
-    print_json_as_is(out);
-    cJSON_Delete(out);
+    char *text = json_print_text(o, 1);
+    printf("%s%s", q->rows ? ", " : "[", text);
+    free(text);
+    cJSON_Delete(o);
   } else {
     /* Text keeps line breaks and tabs (an experiment's text reads back as written) but not
      * what a terminal would act on (escape sequences from a trial's output). */
-    json_terminal_safe(cols, "\n\t");
-    json_terminal_safe(rows, "\n\t");
-    int i = 0;
-    cJSON_ArrayForEach(c, cols) printf("%s%s", i++ ? "|" : "", c->valuestring);
-    printf("\n");
-    cJSON_ArrayForEach(row, rows) {
-      i = 0;
-      cJSON_ArrayForEach(v, row) {
-        if (i++) printf("|");
+    cJSON *safe = cJSON_Duplicate(row ? row : cols, 1);
+    json_terminal_safe(safe, "\n\t");
+    cJSON_ArrayForEach(v, safe) {
+      if (i++) printf("|");
+      if (row)
         print_cell(v);
-      }
-      printf("\n");
+      else
+        printf("%s", v->valuestring);
     }
+    printf("\n");
+    cJSON_Delete(safe);
   }
-  cJSON_Delete(cols);
-  cJSON_Delete(rows);
+  q->rows += row != NULL;
+  return ferror(stdout) != 0;
+}
+
+static int cmd_query(args *a) {
+  store *s = NULL;
+  char *err = NULL;
+  query_out q = {.json = a->json};
+  int rc = open_store(a, &s, &err);
+  if (rc == 0) rc = store_query(s, a->pos[0], query_row, &q, &err);
+  store_close(s);
+  /* a query stopped at a limit leaves its JSON unclosed: no parser takes it as whole */
+  if (q.json && rc == 0) printf("%s\n", q.rows ? "]" : "[]");
+  if (rc != 0) return fail(rc, err);
   return 0;
 }
 
@@ -850,6 +859,22 @@ static int accepts(const command *c, const char *opt) {
   for (const char *p = c->options; (p = strstr(p, opt)) != NULL; p += n)
     if ((p == c->options || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0')) return 1;
   return 0;
+}
+
+/* For ARGV[I], an option given before the command ("--db"): the command named later in
+ * ARGV when it takes the option, else the first command that does; NULL when none does. */
+static const command *command_option(int argc, char **argv, int i) {
+  const char *arg = argv[i];
+  if (strncmp(arg, "--", 2) != 0 || !arg[2]) return NULL;
+  char name[64];
+  snprintf(name, sizeof name, "%.*s", (int)strcspn(arg + 2, "="), arg + 2);
+  for (int j = i + 1; j < argc; j++) {
+    const command *c = find_command(argv[j]);
+    if (c && accepts(c, name)) return c;
+  }
+  for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++)
+    if (accepts(&commands[k], name)) return &commands[k];
+  return NULL;
 }
 
 static int parse_int(const char *opt, const char *v, int min, int *out, char **err) {
@@ -1017,6 +1042,7 @@ int cli_main(int argc, char **argv) {
   /* Each trial runs under `flagtune __supervise -- CMD`, which dies with the orchestrator. */
   if (argc > 1 && strcmp(argv[1], SUPERVISE_ARG) == 0) return supervise_main(argc - 1, argv + 1);
   int i = 1;
+  const command *c;
   for (; i < argc && argv[i][0] == '-'; i++) {
     if (global_option(argv[i]))
       continue;
@@ -1024,6 +1050,10 @@ int cli_main(int argc, char **argv) {
       return print_version(), 0;
     else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
       return usage(stdout), 0;
+    else if ((c = command_option(argc, argv, i)) != NULL)
+      return fail(FT_EINPUT, xasprintf("option '%s' goes after the command: `flagtune %s %s ...` "
+                                       "(see `flagtune help %s`)",
+                                       argv[i], c->name, argv[i], c->name));
     else
       return fail(FT_EINPUT, xasprintf("unknown option '%s' (the options before a command are "
                                        "-v, -q, --version and --help; see `flagtune --help`)",
@@ -1035,7 +1065,7 @@ int cli_main(int argc, char **argv) {
   }
   /* `flags` has subcommands of its own (list, show, import): its module parses them. */
   if (strcmp(argv[i], "flags") == 0) return flagcmd_main(argc - i - 1, argv + i + 1, NULL);
-  const command *c = find_command(argv[i]);
+  c = find_command(argv[i]);
   if (!c) {
     fprintf(stderr, "flagtune: unknown command '%s' (see `flagtune --help`)\n", argv[i]);
     return 2;

@@ -284,17 +284,22 @@ int store_best(store *s, const char *model, const char *hardware, cJSON **out, c
  * best and baseline into cJSON was most of its time). */
 int store_best_brief(store *s, const char *model, const char *hardware, cJSON **out, char **err);
 
-/* Runs one read-only statement on S. *columns: array of names; *rows: array of arrays
- * (integers and reals as numbers, text as strings, blobs as hex strings, NULL as null).
+/* Runs one read-only statement on S and hands its result to FN as it comes: first once with
+ * ROW NULL (COLUMNS, the array of names, known), then once per row (an array of values:
+ * integers and reals as numbers, text as strings, blobs as hex strings, NULL as null). FN
+ * may read both but keep neither; non-zero from FN stops the query (its reader went away),
+ * which is not an error. Nothing of the result is held, so its size has no limit.
  * FT_EINPUT, "query is read-only: ...", for anything that would write or change the
- * connection (INSERT, ATTACH, BEGIN, PRAGMA x = y, ...); FT_EINPUT too for more than one
- * statement, an empty query or an SQL error. */
-int store_query(store *s, const char *sql, cJSON **columns, cJSON **rows, char **err);
-/* A query also runs under limits: STORE_QUERY_SECONDS of time (an endless recursive CTE),
- * STORE_QUERY_BYTES of memory in SQLite and of result, a quarter of that for one value
- * (zeroblob(1e9)); past one it fails with FT_EINPUT, "query: stopped at the time limit of
- * 10 s" and the like. fts3_tokenizer() is refused. store_set_query_limits changes the two
- * numbers for this handle (0: the default). */
+ * connection (INSERT, ATTACH, BEGIN, PRAGMA x = y, DROP TABLE, ...); FT_EINPUT too for more
+ * than one statement, an empty query or an SQL error. */
+typedef int (*store_query_row)(const cJSON *columns, const cJSON *row, void *ud);
+int store_query(store *s, const char *sql, store_query_row fn, void *ud, char **err);
+/* A query also runs under limits: STORE_QUERY_SECONDS of SQLite's time (an endless
+ * recursive CTE; the time FN takes does not count), STORE_QUERY_BYTES of memory in SQLite,
+ * a quarter of that for one value (zeroblob(1e9)); past one it fails with FT_EINPUT,
+ * "query: stopped at the time limit of 10 s" and the like, after the rows handed over so
+ * far. fts3_tokenizer() is refused. store_set_query_limits changes the two numbers for this
+ * handle (0: the default). */
 #define STORE_QUERY_SECONDS 10.0
 #define STORE_QUERY_BYTES ((int64_t)256 << 20)
 void store_set_query_limits(store *s, double seconds, int64_t bytes);

@@ -52,15 +52,37 @@ static const char *action_name(int action) {
   static const struct {
     int action;
     const char *name;
-  } names[] = {{SQLITE_INSERT, "INSERT"},         {SQLITE_UPDATE, "UPDATE"},
-               {SQLITE_DELETE, "DELETE"},         {SQLITE_ATTACH, "ATTACH"},
-               {SQLITE_DETACH, "DETACH"},         {SQLITE_TRANSACTION, "a transaction"},
-               {SQLITE_SAVEPOINT, "a savepoint"}, {SQLITE_ANALYZE, "ANALYZE"},
-               {SQLITE_REINDEX, "REINDEX"},       {SQLITE_ALTER_TABLE, "ALTER TABLE"}};
+  } names[] = {
+      {SQLITE_INSERT, "INSERT"},
+      {SQLITE_UPDATE, "UPDATE"},
+      {SQLITE_DELETE, "DELETE"},
+      {SQLITE_ATTACH, "ATTACH"},
+      {SQLITE_DETACH, "DETACH"},
+      {SQLITE_TRANSACTION, "a transaction"},
+      {SQLITE_SAVEPOINT, "a savepoint"},
+      {SQLITE_ANALYZE, "ANALYZE"},
+      {SQLITE_REINDEX, "REINDEX"},
+      {SQLITE_ALTER_TABLE, "ALTER TABLE"},
+      {SQLITE_CREATE_INDEX, "CREATE INDEX"},
+      {SQLITE_CREATE_TABLE, "CREATE TABLE"},
+      {SQLITE_CREATE_TRIGGER, "CREATE TRIGGER"},
+      {SQLITE_CREATE_VIEW, "CREATE VIEW"},
+      {SQLITE_CREATE_TEMP_INDEX, "CREATE TEMP INDEX"},
+      {SQLITE_CREATE_TEMP_TABLE, "CREATE TEMP TABLE"},
+      {SQLITE_CREATE_TEMP_TRIGGER, "CREATE TEMP TRIGGER"},
+      {SQLITE_CREATE_TEMP_VIEW, "CREATE TEMP VIEW"},
+      {SQLITE_DROP_INDEX, "DROP INDEX"},
+      {SQLITE_DROP_TABLE, "DROP TABLE"},
+      {SQLITE_DROP_TRIGGER, "DROP TRIGGER"},
+      {SQLITE_DROP_VIEW, "DROP VIEW"},
+      {SQLITE_DROP_TEMP_INDEX, "DROP INDEX"},
+      {SQLITE_DROP_TEMP_TABLE, "DROP TABLE"},
+      {SQLITE_DROP_TEMP_TRIGGER, "DROP TRIGGER"},
+      {SQLITE_DROP_TEMP_VIEW, "DROP VIEW"},
+  };
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (names[i].action == action) return names[i].name;
-  return action >= SQLITE_CREATE_INDEX && action <= SQLITE_DROP_VIEW ? "CREATE or DROP"
-                                                                     : "this statement";
+  return "this statement";
 }
 
 /* sqlite3_stmt_readonly() lets ATTACH, BEGIN and connection pragmas through (they do not
@@ -83,6 +105,10 @@ static int query_authorizer(void *ctx, int action, const char *a, const char *b,
       return SQLITE_OK;
     case SQLITE_UPDATE: /* a table-valued pragma registers itself in the in-memory schema */
       if (strcmp(a, "sqlite_master") == 0) return SQLITE_OK;
+      break;
+    case SQLITE_INSERT: /* CREATE and DROP ask to change the schema table before naming */
+    case SQLITE_DELETE: /* themselves: let them, to be refused by their own name next */
+      if (strcmp(a, "sqlite_master") == 0 || strcmp(a, "sqlite_temp_master") == 0) return SQLITE_OK;
       break;
     case SQLITE_PRAGMA:
       if (pragma_readonly(a, b)) return SQLITE_OK;
@@ -146,20 +172,12 @@ static int query_past_deadline(void *ctx) {
   return now_s() > *(const double *)ctx;
 }
 
-/* Roughly what a cell costs once it is a cJSON value (text as is, blobs in hex). */
-static int64_t cell_bytes(sqlite3_stmt *st, int i) {
-  int type = sqlite3_column_type(st, i);
-  int64_t n = type == SQLITE_TEXT   ? sqlite3_column_bytes(st, i)
-              : type == SQLITE_BLOB ? 2 * (int64_t)sqlite3_column_bytes(st, i)
-                                    : 0;
-  return n + 64;
-}
-
 /* The limits of one query, and the connection's settings they replace. An endless recursive
  * CTE meets the deadline (a progress handler); zeroblob(1e9) the length limit; a query that
  * holds much memory in SQLite the heap limit (process-wide, so set only while the query
- * runs); a huge result the byte count of store_query. fts3_tokenizer, which returns a
- * pointer into this process, is off on the connection (and refused by the authorizer). */
+ * runs). The result is not held: store_query hands each row on as it comes.
+ * fts3_tokenizer, which returns a pointer into this process, is off on the connection (and
+ * refused by the authorizer). */
 typedef struct {
   double deadline;
   int old_length;
@@ -194,9 +212,8 @@ static int query_fail(store *s, int rc, char **err) {
   return diag_set(err, FT_EINPUT, "query: %s", sqlite3_errmsg(s->db));
 }
 
-int store_query(store *s, const char *sql, cJSON **columns, cJSON **rows, char **err) {
+int store_query(store *s, const char *sql, store_query_row fn, void *ud, char **err) {
   sqlite3_stmt *st = NULL;
-  *columns = *rows = NULL;
   query_limits q;
   limits_on(s, &q);
   int rc = query_prepare(s, sql, &st, err);
@@ -205,31 +222,23 @@ int store_query(store *s, const char *sql, cJSON **columns, cJSON **rows, char *
     return rc;
   }
   int n = sqlite3_column_count(st);
-  cJSON *cols = cJSON_CreateArray(), *out = cJSON_CreateArray();
+  cJSON *cols = cJSON_CreateArray();
   for (int i = 0; i < n; i++)
     cJSON_AddItemToArray(cols, cJSON_CreateString(sqlite3_column_name(st, i)));
-  int64_t held = 0;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+  int stopped = fn(cols, NULL, ud) != 0;
+  while (!stopped && (rc = sqlite3_step(st)) == SQLITE_ROW) {
     cJSON *row = cJSON_CreateArray();
-    for (int i = 0; i < n; i++) {
-      held += cell_bytes(st, i);
-      cJSON_AddItemToArray(row, store_col_json(st, i));
-    }
-    cJSON_AddItemToArray(out, row);
-    if (held > s->query_bytes) {
-      rc = SQLITE_NOMEM;
-      break;
-    }
+    for (int i = 0; i < n; i++) cJSON_AddItemToArray(row, store_col_json(st, i));
+    /* The time limit is SQLite's own time: a reader that takes its time (a pager) must not
+     * use it up, so the deadline moves by the time the row took to be taken. */
+    double t0 = now_s();
+    stopped = fn(cols, row, ud) != 0;
+    q.deadline += now_s() - t0;
+    cJSON_Delete(row);
   }
-  rc = rc == SQLITE_DONE ? 0 : query_fail(s, rc, err);
+  rc = stopped || rc == SQLITE_DONE ? 0 : query_fail(s, rc, err);
   sqlite3_finalize(st);
   limits_off(s, &q);
-  if (rc) {
-    cJSON_Delete(cols);
-    cJSON_Delete(out);
-    return rc;
-  }
-  *columns = cols;
-  *rows = out;
-  return 0;
+  cJSON_Delete(cols);
+  return rc;
 }

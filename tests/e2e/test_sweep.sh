@@ -81,6 +81,9 @@ has x.err "run: unknown option '-x'"
 "$ft" -x best 2> x.err
 check_eq "an unknown option before the command: exit 2" "$?" 2
 has x.err "unknown option '-x' (the options before a command are -v, -q, --version and --help"
+"$ft" --db other.db query "SELECT 1" 2> x.err
+check_eq "a command's option before the command: exit 2" "$?" 2
+has x.err "option '--db' goes after the command: \`flagtune query --db ...\`"
 check "export --format json" grep -q '"XLA_FLAGS"' <("$ft" export 1 --format json)
 "$ft" export 1 -o out.sh && check "export -o writes the file" grep -q '^export' out.sh
 mkdir -p outdir
@@ -100,6 +103,20 @@ check "export -o FIFO: still a FIFO" [ -p pipe.sh ]
 check "export -o FIFO: the reader got the snippet" grep -q '^export' pipe.out
 "$ft" query "DELETE FROM trials" > /dev/null 2>&1
 check "query refuses writes (exit 2)" [ $? = 2 ]
+"$ft" query "DROP TABLE trials" 2> drop.err
+check_eq "query refuses DROP TABLE (exit 2)" "$?" 2
+has drop.err "query is read-only: DROP TABLE is not allowed"
+# Rows are printed as they come: a reader that stops early ends an endless query at once
+# (before, every row was held first, until the 256 MiB limit some seconds later).
+endless="WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c"
+check_eq "query | head -3: the first rows of an endless query" \
+  "$(timeout 5 "$ft" query "$endless" | head -n 3 | tr '\n' ' ')" "x 1 2 "
+"$ft" query --json "SELECT number, status FROM trials ORDER BY number LIMIT 3" > q3.json
+check "query --json streams a valid array" python3 -c '
+import json, sys
+rows = json.load(open("q3.json"))
+sys.exit(not (len(rows) == 3 and [r["number"] for r in rows] == [0, 1, 2]))'
+check "query --json of no row prints []" [ "$("$ft" query --json "SELECT 1 WHERE 0")" = "[]" ]
 "$ft" show nosuch > /dev/null 2> show.err
 check "unknown sweep: exit 2" [ $? = 2 ]
 check "unknown sweep message" grep -q "no sweep" show.err
