@@ -307,91 +307,6 @@ static void close_handles(sweep *sw) {
     uv_close((uv_handle_t *)&sw->tick, NULL);
 }
 
-/* The strategy's model estimates (strategy_estimate) of CONFIGS, as confirm reads them;
- * NULL after failing the sweep (a malformed answer). Free the array. */
-static confirm_estimate *estimates(sweep *sw, const char **configs, int n) {
-  confirm_estimate *est = xcalloc((size_t)n + 1, sizeof *est);
-  double *mean = xcalloc((size_t)n + 1, sizeof *mean), *sd = xcalloc((size_t)n + 1, sizeof *sd);
-  char *err = NULL;
-  if (strategy_estimate(sw->strat, configs, n, mean, sd, &err) != 0) {
-    sweep_fail(sw, err);
-    free(est);
-    est = NULL;
-  }
-  for (int i = 0; est && i < n; i++) est[i] = (confirm_estimate){configs[i], mean[i], sd[i]};
-  free(err);
-  free(mean);
-  free(sd);
-  return est;
-}
-
-/* Queues the confirmation trials once the search budget is spent and every search trial
- * has ended (the top candidates are known only then): chosen by the strategy's model
- * estimates of the fastest measured ones when it has a model, and only those whose re-run
- * can still change the answer (src/confirm.h). The trials the plan does not need go back to
- * the search, which goes on; when it has spent them the plan is made again, until it needs
- * every trial left (or the strategy has nothing more to propose), so the sweep spends its
- * budget exactly, a resumed or extended one too. The rule reads only the stored trials, so a
- * resumed sweep decides as the interrupted one would have from where it stopped. */
-static void plan_confirmation(sweep *sw) {
-  trial_record *t = NULL;
-  const char **configs = NULL, **pool = NULL;
-  int n = 0, n_configs = 0, n_pool = 0;
-  char *err = NULL;
-  int left = sw->budget_trials - sw->counted;
-  sw->confirm_planned = 1;
-  /* The plan reads values, outcomes and configurations of the trials it can choose from (no
-   * step times): not every trial of a long sweep. */
-  if (store_trials_load_confirm(sw->db, sw->id, sw->exp->budget_steps,
-                                confirm_fastest_needed(sw->exp->confirm_top), NULL, NULL, &t, &n,
-                                &err) != 0) {
-    sweep_fail(sw, err);
-    free(err);
-    return;
-  }
-  confirm_pool(t, n, sw->exp->budget_steps, CONFIRM_POOL_PER_TOP * sw->exp->confirm_top, &pool,
-               &n_pool);
-  confirm_estimate *est = estimates(sw, pool, n_pool);
-  if (est)
-    confirm_plan(t, n, sw->exp->budget_steps, sw->exp->confirm_top, sw->exp->confirm_repeats,
-                 CONFIRM_Z, est, n_pool, &configs, &n_configs);
-  free(est);
-  free(pool);
-  if (!sw->failed && n_configs < left && !sw->strategy_exhausted) {
-    diag_note(
-        "flagtune: confirmation: %d of the %d trials left can change the answer; %d go "
-        "back to the search",
-        n_configs, left, left - n_configs);
-    sw->search_budget += left - n_configs;
-    sw->confirm_planned = 0;
-    free(configs);
-    record_free(t, n);
-    return;
-  }
-  /* over what is left: the leader first, then the closest contenders */
-  if (n_configs > left) n_configs = left > 0 ? left : 0;
-  for (int i = 0; i < n_configs && !sw->failed; i++) {
-    proposal p;
-    if (strategy_render(sw->strat, configs[i], &p, &err) != 0) {
-      sweep_fail(sw, err);
-      break;
-    }
-    sweep_queue_push(sw, &p, ROLE_CONFIRM, 0);
-  }
-  int n_cand = 0;
-  for (int i = 0; i < n_configs; i++) {
-    int seen = strcmp(configs[i], "{}") == 0;
-    for (int k = 0; k < i && !seen; k++) seen = strcmp(configs[k], configs[i]) == 0;
-    n_cand += !seen;
-  }
-  if (n_configs > 0)
-    diag_note("flagtune: confirming: %d re-measurement%s of the baseline and %d candidate%s",
-              n_configs, n_configs == 1 ? "" : "s", n_cand, n_cand == 1 ? "" : "s");
-  free(err);
-  free(configs);
-  record_free(t, n);
-}
-
 /* Fills the queue for the next free slot: proposals while the search budget lasts, then
  * the confirmation trials. Returns 0 when nothing can be queued now. */
 static int fill_queue(sweep *sw) {
@@ -408,7 +323,7 @@ static int fill_queue(sweep *sw) {
     if (sw->n_queue > 0 || !sw->strategy_exhausted) return sw->n_queue > 0;
   }
   if (sw->confirm_planned || sw->search_budget >= sw->budget_trials || sw->n_running > 0) return 0;
-  plan_confirmation(sw);
+  sweep_plan_confirmation(sw);
   /* trials given back: the search goes on (its budget grew, so this ends) */
   if (!sw->confirm_planned && !sw->failed) return fill_queue(sw);
   return sw->n_queue > 0;
@@ -659,54 +574,6 @@ static void on_deadline(uv_timer_t *timer) {
   if (sw->n_running == 0) close_handles(sw);
 }
 
-/* The trials whose steps the pooled winner reads: the baseline's and those of every
- * configuration that was confirmed (confirm_winner pools all trials of each). */
-static void want_pooled_steps(const trial_record *t, int n, char *want, void *ud) {
-  (void)ud;
-  int *confirm = xmalloc(sizeof(int) * (size_t)(n + 1)), n_confirm = 0;
-  for (int k = 0; k < n; k++)
-    if (t[k].role == ROLE_CONFIRM) confirm[n_confirm++] = k;
-  for (int i = 0; i < n; i++) {
-    want[i] = strcmp(t[i].config_json, "{}") == 0;
-    for (int c = 0; c < n_confirm && !want[i]; c++)
-      want[i] = strcmp(t[confirm[c]].config_json, t[i].config_json) == 0;
-  }
-  free(confirm);
-}
-
-/* Records the pooled winner of the confirmation phase. */
-static void choose_winner(sweep *sw) {
-  trial_record *t = NULL;
-  int n = 0;
-  char *err = NULL;
-  store_winner w;
-  const char **cand = NULL;
-  confirm_estimate *est = NULL;
-  int n_cand = 0;
-  /* The baseline's, the confirmed configurations' and the repeated ones' trials. */
-  if (store_trials_load_confirm(sw->db, sw->id, sw->exp->budget_steps, 0, want_pooled_steps, NULL,
-                                &t, &n, &err) == 0) {
-    cand = xcalloc((size_t)n + 1, sizeof *cand); /* the confirmed configurations */
-    for (int i = 0; i < n; i++)
-      if (t[i].role == ROLE_CONFIRM && strcmp(t[i].config_json, "{}") != 0)
-        cand[n_cand++] = t[i].config_json;
-    est = estimates(sw, cand, n_cand);
-  }
-  if (est &&
-      confirm_winner(t, n, sw->exp->budget_steps, sw->exp->metric_skip, est, n_cand, &w) == 0 &&
-      store_sweep_set_winner(sw->db, sw->id, &w, &err) == 0) {
-    sw->winner_ms = w.value;
-    sw->winner_base_ms = w.baseline;
-    diag_note("flagtune: confirmed winner: %.2f ms over %d trials vs baseline %.2f ms", w.value,
-              w.n_trials, w.baseline);
-  }
-  if (err) diag_warn("%s", err);
-  free(err);
-  free(est);
-  free(cand);
-  record_free(t, n);
-}
-
 /* Whether the time budget (or the fear of overrunning it) left the trial budget unspent. */
 static int cut_by_time(const sweep *sw) {
   return sw->deadline > 0 && sw->counted < sw->budget_trials && !sw->strategy_exhausted;
@@ -737,17 +604,6 @@ static void on_tick(uv_timer_t *timer) {
   for (int i = 0; i < sw->parallel; i++)
     if (sw->slots[i]) trial_flush_steps(sw->slots[i]);
   sweep_view_status(sw);
-}
-
-/* Says, before the first trial, when confirmation will not run: the budget is too small. */
-static void note_confirmation(const sweep *sw) {
-  const experiment *e = sw->exp;
-  if (e->confirm_top <= 0 || sw->search_budget < sw->budget_trials || sw->confirm_planned) return;
-  int confirm = e->confirm_repeats * (e->confirm_top + 1);
-  diag_note(
-      "flagtune: no confirmation: it takes %d trials and runs only when the search keeps twice "
-      "as many (budget.trials >= %d); the best will be a single run",
-      confirm, 3 * confirm + 1);
 }
 
 /* Records how the sweep ended. A failure to say so is the sweep's failure too. */
@@ -789,7 +645,7 @@ int sweep_drive(sweep *sw, char **err) {
   }
   int rc = launch_make_dirs(sw->log_dir, err);
   if (rc != 0) sweep_fail(sw, *err);
-  note_confirmation(sw);
+  sweep_note_confirmation(sw);
   uv_timer_init(&sw->loop, &sw->tick);
   sw->tick.data = sw;
   sw->tick_on = 1;
@@ -805,7 +661,7 @@ int sweep_drive(sweep *sw, char **err) {
   /* The search is over: its garbage goes back to the allocator before the winner's read
    * (a 10,000-trial tpe{} sweep peaked there when that read loaded every trial, docs/COST.md). */
   lua_gc(lhost_state(sw->host), LUA_GCCOLLECT, 0);
-  if (!sw->failed && !sw->stopping && sw->confirm_planned) choose_winner(sw);
+  if (!sw->failed && !sw->stopping && sw->confirm_planned) sweep_choose_winner(sw);
   if (!sw->refill) record_end(sw);
   if (uv_loop_close(&sw->loop) != 0) diag_warn("event loop closed with handles still open");
   if (sw->failed && sw->store_fault)

@@ -1,6 +1,6 @@
 /* The sweep's inside, shared by sweep.c (the scheduler, run and check), sweep_view.c (what
- * it tells people), sweep_guard.c (what stops it early), sweep_resume.c (resume) and
- * sweep_minimize.c (minimize), and by nothing else. */
+ * it tells people), sweep_guard.c (what stops it early), sweep_confirm.c (the confirmation),
+ * sweep_resume.c (resume) and sweep_minimize.c (minimize), and by nothing else. */
 #ifndef FLAGTUNE_SWEEP_IMPL_H
 #define FLAGTUNE_SWEEP_IMPL_H
 
@@ -137,6 +137,15 @@ void sweep_notify(sweep *sw, const char *status, const char *why);
 void sweep_fail_fast(sweep *sw, const trial_result *r);
 /* The SIGINT/SIGTERM caught before the loop watched for them (0: none), cleared. */
 int sweep_take_early_signal(void);
+
+/* sweep_confirm.c: */
+/* Queues the confirmation once the search budget is spent and every search trial has
+ * ended, or gives the trials it does not need back to the search. */
+void sweep_plan_confirmation(sweep *sw);
+/* Records the pooled winner of the confirmation. */
+void sweep_choose_winner(sweep *sw);
+/* Says, before the first trial, when confirmation will not run: the budget is too small. */
+void sweep_note_confirmation(const sweep *sw);
 
 /* sweep_resume.c, for resume and minimize, which run an existing sweep again: */
 /* Moves into the directory `run` ran in (the experiment's relative paths, the command and the
