@@ -5,124 +5,39 @@
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <lua.h>
-#include <math.h>
-#include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 #include <uv.h>
 
+#include "cli_impl.h"
 #include "compare.h"
 #include "diag.h"
 #include "flagcmd.h"
-#include "hardware.h"
-#include "importance.h"
-#include "json.h"
 #include "lhost.h"
 #include "night.h"
 #include "outfile.h"
 #include "report.h"
-#include "stats.h"
 #include "store.h"
 #include "supervise.h"
 #include "sweep.h"
 #include "sweep_minimize.h"
-#include "trialcfg.h"
-#include "view.h"
-
-#define MAX_POS 8
-
-/* Parsed arguments of one command. */
-typedef struct {
-  const char *cmd;
-  const char *pos[MAX_POS];
-  int n_pos;
-  const char *db, *name, *model, *hardware, *format, *output;
-  const char *executor; /* --executor local|slurm; NULL: the experiment's */
-  int parallel, trials, json, help, has_seed;
-  int detach, force;  /* run/resume --detach, resume --force */
-  int keep_going;     /* run/resume --keep-going */
-  const char *notify; /* run/resume --notify CMD */
-  int all;            /* show --all: every trial, not a page */
-  const char *log;    /* --log FILE: where a detached sweep writes its progress */
-  double hours;       /* < 0: not given */
-  double until_hours; /* hours from now until --until HH:MM, < 0: not given */
-  long long seed;
-  int repeats; /* minimize --repeats N */
-} args;
-
-typedef struct {
-  const char *name;
-  const char *usage;
-  const char *help;
-  int (*run)(args *a);
-  int min_pos, max_pos;
-  const char *options; /* the options it accepts, space-separated */
-} command;
 
 static const command *find_command(const char *name);
 
 /* ---- shared helpers ---- */
 
-static const char *db_path(const args *a) {
+const char *cli_db_path(const args *a) {
   if (a->db) return a->db;
   const char *env = getenv("FLAGTUNE_DB");
   return env && *env ? env : "flagtune.db";
 }
 
-static int fail(int code, char *err) {
+int cli_fail(int code, char *err) {
   diag_error(err);
   free(err);
   return diag_exit_code(code);
-}
-
-static int open_store(const args *a, store **s, char **err) {
-  return store_open(db_path(a), STORE_READONLY, s, err);
-}
-
-/* Columns that hold JSON text in the database (docs/SCHEMA.md): in --json output their
- * values are objects and arrays, not JSON strings inside JSON. The names stay the columns'. */
-static int json_column(const char *key) {
-  static const char *const cols[] = {"config",       "env",    "command", "options_json",
-                                     "command_json", "losses", NULL};
-  for (int i = 0; key && cols[i]; i++)
-    if (strcmp(key, cols[i]) == 0) return 1;
-  return 0;
-}
-
-/* Replaces, everywhere in J, a JSON column's text by the value it holds. Text that does not
- * parse (it cannot: the tables CHECK json_valid) stays a string. */
-static void nest_json_columns(cJSON *j) {
-  cJSON *next;
-  for (cJSON *it = j ? j->child : NULL; it; it = next) {
-    next = it->next; /* `it` is freed when replaced */
-    if (cJSON_IsString(it) && json_column(it->string)) {
-      cJSON *v = cJSON_Parse(it->valuestring);
-      if (v) cJSON_ReplaceItemInObjectCaseSensitive(j, it->string, v); /* keeps the key */
-    } else if (cJSON_IsObject(it) || cJSON_IsArray(it)) {
-      nest_json_columns(it);
-    }
-  }
-}
-
-static void print_json_as_is(const cJSON *j) {
-  char *s = json_print_text(j, 1);
-  printf("%s\n", s);
-  free(s);
-}
-
-/* A listing as --json prints it (nested; J is changed). `query --json` prints its values as
- * SQLite returns them (print_json_as_is): there the user chose the columns. */
-static void print_json(cJSON *j) {
-  nest_json_columns(j);
-  print_json_as_is(j);
 }
 
 /* ---- run, resume, check ---- */
@@ -130,7 +45,7 @@ static void print_json(cJSON *j) {
 static sweep_opts to_opts(const args *a) {
   double hours = a->hours;
   if (a->until_hours >= 0 && (hours < 0 || a->until_hours < hours)) hours = a->until_hours;
-  sweep_opts o = {.db_path = db_path(a),
+  sweep_opts o = {.db_path = cli_db_path(a),
                   .parallel = a->parallel,
                   .trials = a->trials,
                   .hours = hours,
@@ -144,17 +59,13 @@ static sweep_opts to_opts(const args *a) {
   return o;
 }
 
-static int print_summary(const args *a, long long id);
-static int print_export(const cJSON *sweep_obj, const cJSON *best, export_format fmt, FILE *out,
-                        char **err);
-
 static int finish_sweep(args *a, int rc, int64_t id, int unhealthy, char *err) {
-  if (rc != 0 && id == 0) return fail(rc, err);
+  if (rc != 0 && id == 0) return cli_fail(rc, err);
   if (rc != 0) diag_error(err);
   free(err);
   /* A summary nobody can read any more (the terminal or pipe went away) is no failure of
    * the sweep: its exit code still says how the sweep went. */
-  if (id > 0 && print_summary(a, id) != 0 && !ferror(stdout)) return 1;
+  if (id > 0 && cli_print_summary(a, id) != 0 && !ferror(stdout)) return 1;
   if (rc != 0) return diag_exit_code(rc);
   return unhealthy ? 1 : 0;
 }
@@ -189,7 +100,7 @@ static int night(args *a, sweep_opts *o, night_body body) {
   int code = 0;
   char *err = NULL;
   int rc = night_detach(a->log, o, body, a, &code, &err);
-  return rc != 0 ? fail(rc, err) : code;
+  return rc != 0 ? cli_fail(rc, err) : code;
 }
 
 static int cmd_run(args *a) {
@@ -205,7 +116,7 @@ static int cmd_resume(args *a) {
   store *db = NULL;
   int rc = store_open(o.db_path, STORE_MUST_EXIST, &db, &err);
   store_close(db);
-  if (rc != 0) return fail(rc, err);
+  if (rc != 0) return cli_fail(rc, err);
   return night(a, &o, resume_body);
 }
 
@@ -214,411 +125,9 @@ static int cmd_check(args *a) {
   sweep_opts o = to_opts(a);
   char *summary = NULL, *err = NULL;
   int rc = sweep_check(a->pos[0], &o, &summary, &err);
-  if (rc != 0) return fail(rc, err);
+  if (rc != 0) return cli_fail(rc, err);
   printf("%s\n", summary);
   free(summary);
-  return 0;
-}
-
-/* ---- sweeps ---- */
-
-static int cmd_sweeps(args *a) {
-  store *s = NULL;
-  cJSON *list = NULL;
-  char *err = NULL;
-  int rc = open_store(a, &s, &err);
-  if (rc == 0) rc = store_list_sweeps(s, &list, &err);
-  store_close(s);
-  if (rc != 0) return fail(rc, err);
-  if (a->json) {
-    print_json(list);
-  } else {
-    json_terminal_safe(list, NULL); /* names come from experiment files and trials' output */
-    printf("%4s  %-24s %-16s %-22s %-11s %6s %5s %10s %10s %8s\n", "ID", "NAME", "MODEL",
-           "HARDWARE", "STATUS", "TRIALS", "OK", "BEST_MS", "BASE_MS", "SPEEDUP");
-    const cJSON *it;
-    cJSON_ArrayForEach(it, list) {
-      char best[32], base[32], sp[32];
-      view_cell(best, sizeof best, view_num(it, "best_ms"), "%.2f");
-      view_cell(base, sizeof base, view_num(it, "baseline_ms"), "%.2f");
-      view_cell(sp, sizeof sp, view_num(it, "speedup"), "%.3fx");
-      printf("%4.0f  %-24.24s %-16.16s %-22.22s %-11s %6.0f %5.0f %10s %10s %8s\n",
-             view_num(it, "id"), view_str(it, "name"), view_str(it, "model"),
-             view_str(it, "hardware"), view_str(it, "status"), view_num(it, "n_trials"),
-             view_num(it, "ok"), best, base, sp);
-    }
-  }
-  cJSON_Delete(list);
-  return 0;
-}
-
-/* The trial table of `show` is paged: a 100,000-trial sweep prints its fastest trials, not
- * every row (docs/COST.md). */
-#define SHOW_PAGE 50
-#define SHOW_PAGE_TEXT "50"
-
-/* Loads sweep REF with its trial table limited to LIMIT (store_show_sweep_page); the best's
- * and the baseline's step times only for JSON: the text prints no unconfirmed run's interval
- * (view_format_speedup), so it needs none (store_show_sweep_brief). */
-static int load_sweep(const args *a, const char *ref, int limit, store **s, cJSON **obj,
-                      char **err) {
-  store_sweep sw = {0};
-  int rc = open_store(a, s, err);
-  if (rc == 0) rc = store_sweep_get(*s, ref, &sw, err);
-  if (rc == 0)
-    rc = (a->json ? store_show_sweep_page : store_show_sweep_brief)(*s, sw.id, limit, obj, err);
-  store_sweep_clear(&sw);
-  return rc;
-}
-
-/* show --all prints its trial table as the rows are read (store_each_trial): listing a
- * 100,000-trial sweep holds one row at a time, not the table (it peaked at 200 MiB for 60,000
- * trials). Its importance is over every trial up to SHOW_SAMPLE, else over an evenly spread
- * sample of about SHOW_SAMPLE of them (store_trials_sample). */
-#define SHOW_SAMPLE 5000
-typedef struct {
-  int json;
-  int n; /* rows printed */
-} show_stream;
-
-static int show_row(cJSON *row, void *ud) {
-  show_stream *ss = ud;
-  if (!ss->json) {
-    json_terminal_safe(row, NULL);
-    view_trial_row(row);
-    return 0;
-  }
-  /* Printed inside a wrapper shaped like the listing, so the row is indented as it would be
-   * there: the text between "{\n\t"trials":\t[" and "]\n}". */
-  static const char head[] = "{\n\t\"trials\":\t[", tail[] = "]\n}";
-  cJSON *wrap = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(wrap, "trials");
-  cJSON_AddItemToArray(arr, row);
-  nest_json_columns(wrap);
-  char *text = json_print_text(wrap, 1);
-  cJSON_DetachItemFromArray(arr, 0); /* the caller deletes the row */
-  cJSON_Delete(wrap);
-  size_t n = strlen(text), h = sizeof head - 1, t = sizeof tail - 1;
-  if (n >= h + t) printf("%s%.*s", ss->n ? ", " : "", (int)(n - h - t), text + h);
-  ss->n++;
-  free(text);
-  return 0;
-}
-
-/* What `show` prints above its trial table (made safe for a terminal first). */
-static void show_head(cJSON *obj) {
-  json_terminal_safe(obj, NULL);
-  view_header(obj);
-  view_counts(obj);
-  view_best_line(obj);
-  view_importance(obj);
-  printf("\n");
-}
-
-static int show_all(args *a, store *s, cJSON *obj, char **err) {
-  show_stream ss = {.json = a->json, .n = 0};
-  int64_t id = (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(obj, "id"));
-  int64_t total = (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(obj, "n_trials"));
-  cJSON *sample = NULL;
-  int rc = store_trials_sample(s, id, total, SHOW_SAMPLE, &sample, err);
-  if (rc) return rc;
-  cJSON_ReplaceItemInObjectCaseSensitive(obj, "trials", sample);
-  importance_attach(obj);
-  cJSON_ReplaceItemInObjectCaseSensitive(obj, "trials", cJSON_CreateArray());
-  cJSON_ReplaceItemInObjectCaseSensitive(obj, "trials_listed", cJSON_CreateString("all"));
-  if (a->json) {
-    nest_json_columns(obj);
-    char *text = json_print_text(obj, 1);
-    const char *mark = "\n\t\"trials\":\t[]", *at = strstr(text, mark);
-    size_t cut = at ? (size_t)(at - text) + strlen(mark) - 1 : strlen(text);
-    printf("%.*s", (int)cut, text);
-    fflush(stdout);
-    rc = store_each_trial(s, id, show_row, &ss, err);
-    printf("%s\n", text + cut);
-    free(text);
-    return rc;
-  }
-  show_head(obj);
-  view_trials_header();
-  return store_each_trial(s, id, show_row, &ss, err);
-}
-
-static int cmd_show(args *a) {
-  store *s = NULL;
-  cJSON *obj = NULL;
-  char *err = NULL;
-  int rc = load_sweep(a, a->pos[0], a->all ? 0 : SHOW_PAGE, &s, &obj, &err);
-  /* which parameters mattered (src/importance.c); show --all's own in show_all */
-  if (rc == 0 && !a->all) importance_attach(obj);
-  if (rc == 0 && a->all) {
-    rc = show_all(a, s, obj, &err);
-  } else if (rc == 0 && a->json) {
-    print_json(obj);
-  } else if (rc == 0) {
-    show_head(obj);
-    view_trials(obj);
-  }
-  store_close(s);
-  cJSON_Delete(obj);
-  return rc != 0 ? fail(rc, err) : 0;
-}
-
-/* Prints the end-of-run report: counts, log failures, best vs baseline, and the export
- * snippet. */
-static int print_summary(const args *a, long long id) {
-  store *s = NULL;
-  cJSON *obj = NULL;
-  char *err = NULL, ref[32];
-  snprintf(ref, sizeof ref, "%lld", id);
-  int rc = load_sweep(a, ref, STORE_SHOW_SUMMARY, &s, &obj, &err);
-  if (rc == 0) {
-    /* The lines for the terminal are escaped; the export below takes the values as stored. */
-    cJSON *shown = cJSON_Duplicate(obj, 1);
-    json_terminal_safe(shown, NULL);
-    printf("\n");
-    view_header(shown);
-    view_counts(shown);
-    view_log_failures(shown);
-    view_best_line(shown);
-    cJSON_Delete(shown);
-    const cJSON *best = cJSON_GetObjectItemCaseSensitive(obj, "best");
-    if (cJSON_IsObject(best)) {
-      printf("\n");
-      rc = print_export(obj, best, EXPORT_SH, stdout, &err);
-    }
-  }
-  store_close(s);
-  cJSON_Delete(obj);
-  if (rc != 0) return fail(rc, err);
-  return 0;
-}
-
-/* ---- best ---- */
-
-/* A flag's meaning, default and existence change between jaxlib versions: warn when a
- * stored best was measured with another jaxlib than the one installed here. The probe
- * (python3 importing jax) runs only when some row recorded a version. */
-static void warn_jaxlib_changes(const cJSON *list) {
-  const cJSON *it;
-  int recorded = 0;
-  cJSON_ArrayForEach(it, list) recorded |= view_str(it, "jaxlib") != NULL;
-  if (!recorded) return;
-  char *here = NULL;
-  char *software = hardware_software(getenv("FLAGTUNE_SOFTWARE_PROBE"), &here);
-  cJSON_ArrayForEach(it, list) {
-    const char *then = view_str(it, "jaxlib");
-    if (then && here && strcmp(then, here) != 0)
-      diag_warn(
-          "the best for %s on %s was measured with jaxlib %s; this machine has jaxlib %s: "
-          "measure again before trusting it",
-          view_str(it, "model"), view_str(it, "hardware"), then, here);
-  }
-  free(software);
-  free(here);
-}
-
-static int cmd_best(args *a) {
-  store *s = NULL;
-  cJSON *list = NULL, *known = NULL;
-  char *err = NULL;
-  int rc = open_store(a, &s, &err);
-  /* --json carries each best's and baseline's steps; the text prints none */
-  if (rc == 0)
-    rc = a->json ? store_best(s, a->model, a->hardware, &list, &err)
-                 : store_best_brief(s, a->model, a->hardware, &list, &err);
-  /* nothing for a misspelt --model: say which there are */
-  if (rc == 0 && !a->json && (a->model || a->hardware) && cJSON_GetArraySize(list) == 0)
-    rc = store_best_brief(s, NULL, NULL, &known, &err);
-  store_close(s);
-  if (rc != 0) return fail(rc, err);
-  if (a->json) {
-    int any = cJSON_GetArraySize(list) > 0;
-    print_json(list);
-    cJSON_Delete(list);
-    return any ? 0 : 1; /* `[]`, and exit 1 as the text does */
-  }
-  json_terminal_safe(list, NULL);
-  if (cJSON_GetArraySize(list) == 0) {
-    printf("no ok trial yet%s", a->model || a->hardware ? " for that model/hardware" : "");
-    json_terminal_safe(known, NULL);
-    int i = 0;
-    const cJSON *k;
-    cJSON_ArrayForEach(k, known) {
-      if (i == 5) {
-        printf(", ... (`flagtune best` lists them all)");
-        break;
-      }
-      printf("%s%s on %s", i++ ? ", " : "; there are: ", view_str(k, "model"),
-             view_str(k, "hardware"));
-    }
-    printf("\n");
-    cJSON_Delete(known);
-  }
-  const cJSON *it;
-  cJSON_ArrayForEach(it, list) {
-    char base[32], sp[32];
-    view_cell(base, sizeof base, view_num(it, "baseline_ms"), "%.2f ms");
-    view_cell(sp, sizeof sp, view_num(it, "speedup"), "%.3fx");
-    printf("%s on %s: %.2f ms vs baseline %s (%s), sweep %.0f \"%s\" trial %.0f%s%s\n",
-           view_str(it, "model"), view_str(it, "hardware"), view_num(it, "best_ms"), base, sp,
-           view_num(it, "sweep_id"), view_str(it, "sweep_name"), view_num(it, "best_trial"),
-           view_str(it, "software") ? ", measured with " : "",
-           view_str(it, "software") ? view_str(it, "software") : "");
-    printf("  XLA_FLAGS=%s\n", view_str(it, "xla_flags") ? view_str(it, "xla_flags") : "");
-    /* The winning variables too: the configuration is the flags and the environment. */
-    cJSON *env = cJSON_Parse(view_str(it, "env") ? view_str(it, "env") : "{}");
-    const cJSON *var;
-    cJSON_ArrayForEach(var, env) {
-      if (!cJSON_IsString(var)) continue;
-      char *shown = json_terminal_text(var->valuestring, NULL);
-      printf("  %s=%s\n", var->string, shown);
-      free(shown);
-    }
-    cJSON_Delete(env);
-  }
-  warn_jaxlib_changes(list);
-  int found = cJSON_GetArraySize(list) > 0;
-  cJSON_Delete(list);
-  return found ? 0 : 1; /* like grep: nothing found is exit 1 */
-}
-
-/* ---- export ---- */
-
-static int parse_format(const char *f, export_format *out, char **err) {
-  if (!f || strcmp(f, "sh") == 0)
-    *out = EXPORT_SH;
-  else if (strcmp(f, "env") == 0)
-    *out = EXPORT_ENV;
-  else if (strcmp(f, "json") == 0)
-    *out = EXPORT_JSON;
-  else if (strcmp(f, "flagfile") == 0)
-    *out = EXPORT_FLAGFILE;
-  else
-    return diag_set(err, FT_EINPUT, "unknown export format '%s' (use sh, env, json or flagfile)",
-                    f);
-  return 0;
-}
-
-/* A trial's number: "number" in a trial row, "best_trial" in a row of `best`. */
-static double trial_number(const cJSON *trial) {
-  double n = view_num(trial, "number");
-  return isnan(n) ? view_num(trial, "best_trial") : n;
-}
-
-/* A flagfile carries XLA flags only: what else the winner sets is said on stderr, so that
- * `XLA_FLAGS=/path/flags.txt` alone is never mistaken for the whole configuration. */
-static void flagfile_leftovers(const export_info *info) {
-  if (info->tpu_args && *info->tpu_args)
-    diag_warn("the flagfile holds XLA_FLAGS only; the winner also sets LIBTPU_INIT_ARGS=%s",
-              info->tpu_args);
-  if (info->n_env == 0) return;
-  size_t len = 1;
-  for (int i = 0; i < info->n_env; i++)
-    len += strlen(info->env_names[i]) + strlen(info->env_values[i]) + 2;
-  char *list = xcalloc(len, 1);
-  for (int i = 0; i < info->n_env; i++) {
-    if (i) strcat(list, " ");
-    strcat(list, info->env_names[i]);
-    strcat(list, "=");
-    strcat(list, info->env_values[i]);
-  }
-  char *shown = json_terminal_text(list, NULL);
-  diag_warn(
-      "the flagfile holds XLA_FLAGS only; the winner also sets %s (write them with "
-      "--format env)",
-      shown);
-  free(shown);
-  free(list);
-}
-
-static int print_export(const cJSON *sweep_obj, const cJSON *best, export_format fmt, FILE *out,
-                        char **err) {
-  char *c1 = xasprintf("flagtune: sweep %.0f \"%s\", model %s on %s", view_num(sweep_obj, "id"),
-                       view_str(sweep_obj, "name"), view_str(sweep_obj, "model"),
-                       view_str(sweep_obj, "hardware"));
-  verdict v;
-  char sp[96], *c2;
-  if (view_verdict(sweep_obj, &v) == 0) {
-    view_format_speedup(&v, sp, sizeof sp);
-    c2 = xasprintf("step %.2f ms vs baseline %.2f ms (%s), trial %.0f%s", v.value, v.baseline, sp,
-                   trial_number(best), v.pooled ? ", confirmed" : "");
-  } else {
-    c2 = xasprintf("step %.2f ms (no baseline measurement), trial %.0f", v.value,
-                   trial_number(best));
-  }
-  const char *comments[2] = {c1, c2};
-  view_export x;
-  view_export_init(&x, best, comments, 2);
-  int rc = trialcfg_export(out, fmt, &x.info, err);
-  if (rc == 0 && fmt == EXPORT_FLAGFILE) flagfile_leftovers(&x.info);
-  view_export_clear(&x);
-  free(c1);
-  free(c2);
-  return rc;
-}
-
-/* The best of (model, hardware) across sweeps, shaped like a sweep listing for print_export. */
-static int best_across(store *s, const args *a, cJSON **sweep_obj, cJSON **best, char **err) {
-  cJSON *list = NULL;
-  int rc = store_best_brief(s, a->model, a->hardware, &list, err); /* no steps: none printed */
-  if (rc != 0) return rc;
-  if (cJSON_GetArraySize(list) != 1) {
-    int n = cJSON_GetArraySize(list);
-    cJSON_Delete(list);
-    return diag_set(err, FT_EINPUT,
-                    n == 0 ? "no ok trial for model '%s' on '%s'"
-                           : "several (model, hardware) pairs match '%s' / '%s': "
-                             "give both --model and --hardware",
-                    a->model ? a->model : "*", a->hardware ? a->hardware : "*");
-  }
-  cJSON *row = cJSON_DetachItemFromArray(list, 0);
-  cJSON_Delete(list);
-  char ref[32];
-  snprintf(ref, sizeof ref, "%.0f", view_num(row, "sweep_id"));
-  store_sweep sw = {0};
-  rc = store_sweep_get(s, ref, &sw, err);
-  if (rc == 0) rc = store_show_sweep_brief(s, sw.id, 0, sweep_obj, err);
-  store_sweep_clear(&sw);
-  *best = row;
-  return rc;
-}
-
-static int write_export(args *a, const cJSON *sw, const cJSON *best, char **err) {
-  export_format fmt = EXPORT_SH;
-  int rc = parse_format(a->format, &fmt, err);
-  if (rc != 0) return rc;
-  outfile out;
-  if ((rc = outfile_open(&out, a->output, err)) != 0) return rc;
-  rc = print_export(sw, best, fmt, out.f, err);
-  int closed = outfile_close(&out, rc == 0, rc == 0 ? err : NULL);
-  return rc != 0 ? rc : closed;
-}
-
-static int cmd_export(args *a) {
-  store *s = NULL;
-  cJSON *sw = NULL, *best_row = NULL;
-  char *err = NULL;
-  int rc;
-  if (a->n_pos == 0 && !a->model && !a->hardware) {
-    diag_error("export needs a SWEEP or --model/--hardware (see flagtune export --help)");
-    return 2;
-  }
-  rc = open_store(a, &s, &err);
-  if (rc == 0 && a->n_pos > 0) {
-    store_sweep one = {0};
-    rc = store_sweep_get(s, a->pos[0], &one, &err);
-    if (rc == 0) rc = store_show_sweep_brief(s, one.id, 0, &sw, &err); /* prints no steps */
-    store_sweep_clear(&one);
-  } else if (rc == 0) {
-    rc = best_across(s, a, &sw, &best_row, &err);
-  }
-  const cJSON *best = best_row ? best_row : cJSON_GetObjectItemCaseSensitive(sw, "best");
-  if (rc == 0 && !cJSON_IsObject(best))
-    rc = diag_set(&err, FT_EINPUT, "sweep %s has no ok trial to export", a->pos[0]);
-  if (rc == 0) rc = write_export(a, sw, best, &err);
-  cJSON_Delete(sw);
-  cJSON_Delete(best_row);
-  store_close(s);
-  if (rc != 0) return fail(rc, err);
   return 0;
 }
 
@@ -629,14 +138,14 @@ static int cmd_export(args *a) {
 static int cmd_minimize(args *a) {
   char *err = NULL;
   outfile out = {0};
-  minimize_opts o = {.db_path = db_path(a),
+  minimize_opts o = {.db_path = cli_db_path(a),
                      .repeats = a->repeats,
                      .trials = a->trials,
                      .hours = a->hours,
                      .parallel = a->parallel,
                      .force = a->force,
                      .out = stdout};
-  int rc = parse_format(a->format, &o.format, &err), complete = 0;
+  int rc = cli_parse_format(a->format, &o.format, &err), complete = 0;
   if (rc == 0 && (rc = outfile_open(&out, a->output, &err)) == 0) {
     o.out = out.f;
     night_signals();
@@ -644,88 +153,22 @@ static int cmd_minimize(args *a) {
     int closed = outfile_close(&out, rc == 0 && complete, rc == 0 ? &err : NULL);
     if (rc == 0) rc = closed;
   }
-  if (rc != 0) return fail(rc, err);
+  if (rc != 0) return cli_fail(rc, err);
   return complete ? 0 : 1;
-}
-
-/* ---- query ---- */
-
-static void print_cell(const cJSON *v) {
-  if (cJSON_IsNull(v))
-    printf("NULL");
-  else if (cJSON_IsString(v))
-    printf("%s", v->valuestring); /* made terminal-safe by the caller */
-  else if (cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble) &&
-           fabs(v->valuedouble) < 1e15)
-    printf("%.0f", v->valuedouble);
-  else if (cJSON_IsNumber(v))
-    printf("%.10g", v->valuedouble);
-}
-
-/* flagtune query's output as the rows come: text (a header line, then '|'-separated
- * cells) or a JSON array of objects. A reader gone (`| head`) ends the query. */
-typedef struct {
-  int json, rows;
-} query_out;
-
-static int query_row(const cJSON *cols, const cJSON *row, void *ud) {
-  query_out *q = ud;
-  const cJSON *v;
-  int i = 0;
-  if (q->json) {
-    if (!row) return 0;
-    cJSON *o = cJSON_CreateObject();
-    cJSON_ArrayForEach(v, row) {
-      cJSON_AddItemToObject(o, cJSON_GetArrayItem(cols, i++)->valuestring, cJSON_Duplicate(v, 1));
-    }
-    char *text = json_print_text(o, 1);
-    printf("%s%s", q->rows ? ", " : "[", text);
-    free(text);
-    cJSON_Delete(o);
-  } else {
-    /* Text keeps line breaks and tabs (an experiment's text reads back as written) but not
-     * what a terminal would act on (escape sequences from a trial's output). */
-    cJSON *safe = cJSON_Duplicate(row ? row : cols, 1);
-    json_terminal_safe(safe, "\n\t");
-    cJSON_ArrayForEach(v, safe) {
-      if (i++) printf("|");
-      if (row)
-        print_cell(v);
-      else
-        printf("%s", v->valuestring);
-    }
-    printf("\n");
-    cJSON_Delete(safe);
-  }
-  q->rows += row != NULL;
-  return ferror(stdout) != 0;
-}
-
-static int cmd_query(args *a) {
-  store *s = NULL;
-  char *err = NULL;
-  query_out q = {.json = a->json};
-  int rc = open_store(a, &s, &err);
-  if (rc == 0) rc = store_query(s, a->pos[0], query_row, &q, &err);
-  store_close(s);
-  /* a query stopped at a limit leaves its JSON unclosed: no parser takes it as whole */
-  if (q.json && rc == 0) printf("%s\n", q.rows ? "]" : "[]");
-  if (rc != 0) return fail(rc, err);
-  return 0;
 }
 
 /* ---- report and compare (src/report.c, src/compare.c) ---- */
 
 static int cmd_report(args *a) {
   char *err = NULL;
-  int rc = report_write(db_path(a), a->pos, a->n_pos, a->output, &err);
-  return rc != 0 ? fail(rc, err) : 0;
+  int rc = report_write(cli_db_path(a), a->pos, a->n_pos, a->output, &err);
+  return rc != 0 ? cli_fail(rc, err) : 0;
 }
 
 static int cmd_compare(args *a) {
   char *err = NULL;
-  int rc = compare_main(db_path(a), a->pos[0], a->pos[1], a->json, &err);
-  return rc != 0 ? fail(rc, err) : 0;
+  int rc = compare_main(cli_db_path(a), a->pos[0], a->pos[1], a->json, &err);
+  return rc != 0 ? cli_fail(rc, err) : 0;
 }
 
 /* ---- help and parsing ---- */
@@ -765,16 +208,16 @@ static const command commands[] = {
      cmd_check, 1, 1, "parallel trials hours seed"},
     {"sweeps", "sweeps [--db PATH] [--json]",
      "Lists past sweeps: id, name, model, hardware, status, trials, best, baseline, speedup.",
-     cmd_sweeps, 0, 0, "db json"},
+     cli_cmd_sweeps, 0, 0, "db json"},
     {"show", "show SWEEP [--db PATH] [--json] [--all]",
      "Shows one sweep: outcome counts, best vs baseline with a 95% interval, and its trials:\n"
      "every trial up to " SHOW_PAGE_TEXT ", else the " SHOW_PAGE_TEXT
      " fastest ok ones (--all: every trial).",
-     cmd_show, 1, 1, "db json all"},
+     cli_cmd_show, 1, 1, "db json all"},
     {"best", "best [--model M] [--hardware H] [--db PATH] [--json]",
      "The best ok configuration per (model, hardware) across all sweeps, with its speedup over\n"
      "the baseline of its own sweep.",
-     cmd_best, 0, 0, "db json model hardware"},
+     cli_cmd_best, 0, 0, "db json model hardware"},
     {"export",
      "export (SWEEP | --model M [--hardware H]) [--format sh|env|json|flagfile] [-o FILE] "
      "[--db PATH]",
@@ -783,7 +226,7 @@ static const command commands[] = {
      "json one object; flagfile the XLA flags one per line, for XLA_FLAGS=/abs/path/flags.txt\n"
      "(XLA reads a file when XLA_FLAGS does not start with '-'; the variables the winner sets\n"
      "are named on stderr, they cannot be in it). -o writes FILE atomically.",
-     cmd_export, 0, 1, "db model hardware format output"},
+     cli_cmd_export, 0, 1, "db model hardware format output"},
     {"minimize",
      "minimize SWEEP [--db PATH] [--repeats N] [--trials N] [--hours H] [--parallel N] "
      "[--format sh|env|json] [-o FILE] [--force]",
@@ -797,8 +240,8 @@ static const command commands[] = {
      "trials in all. Exit 0 when every parameter is decided, 1 when the budget ran out first.",
      cmd_minimize, 1, 1, "db repeats trials hours parallel format output force"},
     {"query", "query \"SQL\" [--db PATH] [--json]",
-     "Runs one read-only SQL statement against the database (see docs/SCHEMA.md).", cmd_query, 1, 1,
-     "db json"},
+     "Runs one read-only SQL statement against the database (see docs/SCHEMA.md).", cli_cmd_query,
+     1, 1, "db json"},
     {"report", "report SWEEP... [-o FILE] [--db PATH]",
      "Writes one self-contained HTML file (no script, nothing fetched; docs/REPORT.md): best so\n"
      "far against trial number and wall clock, step time by value of each parameter with OOMs\n"
@@ -1051,13 +494,14 @@ int cli_main(int argc, char **argv) {
     else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
       return usage(stdout), 0;
     else if ((c = command_option(argc, argv, i)) != NULL)
-      return fail(FT_EINPUT, xasprintf("option '%s' goes after the command: `flagtune %s %s ...` "
-                                       "(see `flagtune help %s`)",
-                                       argv[i], c->name, argv[i], c->name));
+      return cli_fail(FT_EINPUT,
+                      xasprintf("option '%s' goes after the command: `flagtune %s %s ...` "
+                                "(see `flagtune help %s`)",
+                                argv[i], c->name, argv[i], c->name));
     else
-      return fail(FT_EINPUT, xasprintf("unknown option '%s' (the options before a command are "
-                                       "-v, -q, --version and --help; see `flagtune --help`)",
-                                       argv[i]));
+      return cli_fail(FT_EINPUT, xasprintf("unknown option '%s' (the options before a command are "
+                                           "-v, -q, --version and --help; see `flagtune --help`)",
+                                           argv[i]));
   }
   if (i >= argc) {
     usage(stderr);
@@ -1075,7 +519,7 @@ int cli_main(int argc, char **argv) {
   a.hours = -1;
   a.until_hours = -1;
   char *err = NULL;
-  if (parse_args(c, argc - i - 1, argv + i + 1, &a, &err) != 0) return fail(FT_EINPUT, err);
+  if (parse_args(c, argc - i - 1, argv + i + 1, &a, &err) != 0) return cli_fail(FT_EINPUT, err);
   if (a.help) {
     printf("usage: flagtune %s\n\n%s\n", c->usage, c->help);
     return 0;

@@ -1,0 +1,61 @@
+/* The command line's inside, shared by cli.c (parsing, help, run/resume/check, minimize,
+ * report, compare) and cli_read.c (the read commands: sweeps, show, best, export, query),
+ * and by nothing else. */
+#ifndef FLAGTUNE_CLI_IMPL_H
+#define FLAGTUNE_CLI_IMPL_H
+
+#include "trialcfg.h"
+
+#define MAX_POS 8
+
+/* Parsed arguments of one command. */
+typedef struct {
+  const char *cmd;
+  const char *pos[MAX_POS];
+  int n_pos;
+  const char *db, *name, *model, *hardware, *format, *output;
+  const char *executor; /* --executor local|slurm; NULL: the experiment's */
+  int parallel, trials, json, help, has_seed;
+  int detach, force;  /* run/resume --detach, resume --force */
+  int keep_going;     /* run/resume --keep-going */
+  const char *notify; /* run/resume --notify CMD */
+  int all;            /* show --all: every trial, not a page */
+  const char *log;    /* --log FILE: where a detached sweep writes its progress */
+  double hours;       /* < 0: not given */
+  double until_hours; /* hours from now until --until HH:MM, < 0: not given */
+  long long seed;
+  int repeats; /* minimize --repeats N */
+} args;
+
+typedef struct {
+  const char *name;
+  const char *usage;
+  const char *help;
+  int (*run)(args *a);
+  int min_pos, max_pos;
+  const char *options; /* the options it accepts, space-separated */
+} command;
+
+/* The trial table of `show` is paged: a 100,000-trial sweep prints its fastest trials, not
+ * every row (docs/COST.md). */
+#define SHOW_PAGE 50
+#define SHOW_PAGE_TEXT "50"
+
+/* cli.c: */
+/* --db, else $FLAGTUNE_DB, else ./flagtune.db. */
+const char *cli_db_path(const args *a);
+/* Prints ERR (taken), returns the exit code for CODE. */
+int cli_fail(int code, char *err);
+
+/* cli_read.c: */
+int cli_cmd_sweeps(args *a);
+int cli_cmd_show(args *a);
+int cli_cmd_best(args *a);
+int cli_cmd_export(args *a);
+int cli_cmd_query(args *a);
+/* The summary `run` and `resume` print at the end: show's head and the export snippet. */
+int cli_print_summary(const args *a, long long id);
+/* --format F of export and minimize. */
+int cli_parse_format(const char *f, export_format *out, char **err);
+
+#endif
