@@ -145,7 +145,7 @@ return {
     values = { "ALLREDUCE", "ALLGATHER", "REDUCESCATTER", "COLLECTIVEBROADCAST", "ALLTOALL", "COLLECTIVEPERMUTE", "RAGGEDALLTOALL", "ALLCOLLECTIVES" },
     candidates = { "", "allreduce,allgather,reducescatter,collectivebroadcast,alltoall,collectivepermute" },
     -- XLA's setter splits the value at commas and refuses a name that is not a collective, so
-    -- '' (one empty name) is refused (xla/debug_options_flags.cc,
+    -- '' (one empty name) is refused (openxla/xla at 1ff3f7d, xla/debug_options_flags.cc,
     -- setter_for_xla_gpu_disable_async_collectives; jaxlib 0.11.2 on an H100 did): '' means
     -- "leave the flag out", which is XLA's default, all collectives async.
     empty = "unset",

@@ -174,7 +174,7 @@ local function test_render_and_label()
 end
 
 -- XLA's setter for xla_gpu_disable_async_collectives refuses '' (it splits at commas and
--- every piece must name a collective: xla/debug_options_flags.cc,
+-- every piece must name a collective: openxla/xla at 1ff3f7d, xla/debug_options_flags.cc,
 -- setter_for_xla_gpu_disable_async_collectives; jaxlib 0.11.2 on an H100 refused it), so the
 -- catalog's candidate '' (all collectives async, XLA's default) leaves the flag out. An empty
 -- command-buffer list is a real setting (command buffers off: the H100 ran it) and stays.
