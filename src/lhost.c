@@ -708,7 +708,7 @@ static int located(const char *msg) {
  * returns at once), so that forwarding changes nothing. lhost_free puts the wrapped handler
  * back. */
 static const int watched[2] = {SIGINT, SIGTERM};
-static struct sigaction watched_prev[2]; /* what the wrapper forwards to */
+static struct sigaction watched_prev[2];    /* what the wrapper forwards to */
 static volatile sig_atomic_t watched_calls; /* budgeted calls in progress */
 static volatile sig_atomic_t watched_seen;  /* signals during the outermost of them */
 
