@@ -68,9 +68,8 @@ typedef struct {
   char *path;       /* flagtune-supervise */
   int fd;           /* our end of its socket; -1: none running */
   pid_t pid;        /* our child */
-  uv_poll_t *poll;  /* watches FD while trials are live, and across the turn from one trial's
-                     * end to the next one's start (closed when no trial follows at once, so
-                     * that the loop can end) */
+  uv_poll_t *poll;  /* watches FD while trials are live and from one's end to the next's
+                     * start (closed when none follows at once, so that the loop can end) */
   exec_trial *live; /* started and not yet reported ended, linked by srv_next */
   int n_live;
   int deaths;
@@ -243,7 +242,7 @@ static void settle_held(exec_trial *t) {
 }
 
 static void served_end(exec_server *srv, exec_trial *t, int status);
-static void server_idle(exec_server *srv);
+static void server_unpoll(exec_server *srv);
 
 /* One line of the supervisor's report (supervise.h): "exit SECONDS STOPPED", "killed N", "end
  * STATUS". A served trial ends at "end": nothing of it is left, and the fork server's record
@@ -306,7 +305,10 @@ static void finish(exec_trial *t) {
   apply_report(t);
   exec_server *srv = t->srv;
   if (t->cb.on_exit) t->cb.on_exit(t->ud, &t->res);
-  if (srv) server_idle(srv); /* after the callback, which may have started the next trial */
+  /* Served: when the callback started no trial of the server's, nothing is left to hear and
+   * the poll goes, so that the loop can end; when it did (at parallel 1, every trial but the
+   * last) it stays: closing and opening it again cost 5 epoll_ctl and an ioctl a trial. */
+  if (srv && srv->n_live == 0) server_unpoll(srv);
   lines_free(&t->out.lb);
   lines_free(&t->err.lb);
   lines_free(&t->rep.lb);
@@ -541,14 +543,6 @@ static void server_unpoll(exec_server *srv) {
   if (!srv->poll) return;
   uv_close((uv_handle_t *)srv->poll, (uv_close_cb)free);
   srv->poll = NULL;
-}
-
-/* A served trial's end has been handed on (its exit callback returned): when no trial of the
- * server is live now, nothing is left to hear, and the poll goes so that the loop can end.
- * It stays when the callback started the next trial (at parallel 1, every trial but the
- * last): closing it and opening it again cost 5 epoll_ctl and an ioctl a trial. */
-static void server_idle(exec_server *srv) {
-  if (srv->n_live == 0) server_unpoll(srv);
 }
 
 /* One record from the server (other than the answer a request waits for). */
