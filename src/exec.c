@@ -68,8 +68,8 @@ typedef struct {
   char *path;       /* flagtune-supervise */
   int fd;           /* our end of its socket; -1: none running */
   pid_t pid;        /* our child */
-  uv_poll_t *poll;  /* watches FD while trials are live (closed otherwise, so that the loop
-                     * can end) */
+  uv_poll_t *poll;  /* watches FD while trials are live and from one's end to the next's
+                     * start (closed when none follows at once, so that the loop can end) */
   exec_trial *live; /* started and not yet reported ended, linked by srv_next */
   int n_live;
   int deaths;
@@ -242,6 +242,7 @@ static void settle_held(exec_trial *t) {
 }
 
 static void served_end(exec_server *srv, exec_trial *t, int status);
+static void server_unpoll(exec_server *srv);
 
 /* One line of the supervisor's report (supervise.h): "exit SECONDS STOPPED", "killed N", "end
  * STATUS". A served trial ends at "end": nothing of it is left, and the fork server's record
@@ -302,7 +303,12 @@ static void finish(exec_trial *t) {
   if (t->log_fd >= 0) close(t->log_fd);
   t->log_fd = -1;
   apply_report(t);
+  exec_server *srv = t->srv;
   if (t->cb.on_exit) t->cb.on_exit(t->ud, &t->res);
+  /* Served: when the callback started no trial of the server's, nothing is left to hear and
+   * the poll goes, so that the loop can end; when it did (at parallel 1, every trial but the
+   * last) it stays: closing and opening it again cost 5 epoll_ctl and an ioctl a trial. */
+  if (srv && srv->n_live == 0) server_unpoll(srv);
   lines_free(&t->out.lb);
   lines_free(&t->err.lb);
   lines_free(&t->rep.lb);
@@ -531,10 +537,12 @@ static void served_end(exec_server *srv, exec_trial *t, int status) {
   srv->n_live--;
   t->srv_status = status;
   uv_timer_start(&t->exit_timer, on_served_exit, 0, 0);
-  if (srv->n_live == 0 && srv->poll) { /* nothing to hear: let the loop end if it may */
-    uv_close((uv_handle_t *)srv->poll, (uv_close_cb)free);
-    srv->poll = NULL;
-  }
+}
+
+static void server_unpoll(exec_server *srv) {
+  if (!srv->poll) return;
+  uv_close((uv_handle_t *)srv->poll, (uv_close_cb)free);
+  srv->poll = NULL;
 }
 
 /* One record from the server (other than the answer a request waits for). */
@@ -568,6 +576,7 @@ static void server_reap(exec_server *srv, int kill_first) {
  * trial starts a new server, unless this has happened too often. */
 static void server_lost(exec_server *srv, const char *what) {
   int pid = (int)srv->pid;
+  server_unpoll(srv); /* before its fd goes: a new server's socket may get the same number */
   close(srv->fd);
   srv->fd = -1;
   server_reap(srv, 1);
@@ -758,13 +767,10 @@ static int served_spawn(exec_trial *t, const exec_spec *spec, exec_server *srv) 
 }
 
 static void server_close(exec_server *srv) {
+  server_unpoll(srv); /* trials still live: the loop was not run to its end */
   if (srv->fd >= 0) close(srv->fd);
   srv->fd = -1;
   server_reap(srv, 0);
-  if (srv->poll) { /* trials still live: the loop was not run to its end */
-    uv_close((uv_handle_t *)srv->poll, (uv_close_cb)free);
-    srv->poll = NULL;
-  }
   free(srv->path);
 }
 

@@ -588,8 +588,11 @@ int lhost_new(lhost **out, char **err) {
   return 0;
 }
 
+static void watch_remove(void);
+
 void lhost_free(lhost *h) {
   if (!h) return;
+  watch_remove();
 #ifdef FLAGTUNE_DEBUG_REFS
   if (h->live_refs != 0)
     fprintf(stderr, "flagtune: %d Lua refs still live at exit\n", h->live_refs);
@@ -687,19 +690,31 @@ static int located(const char *msg) {
 
 /* The budget stops Lua code, but not a C function it called (a string.find with a pattern
  * that backtracks for hours), and the sweep's libuv signal handles run only once the call
- * returns. So during a budgeted call a real handler of SIGINT/SIGTERM (libuv's) is wrapped:
- * the first signal goes on to it (the sweep stops once the call returns), the second ends
- * the process at once by the signal's default action (trials die with it: their supervisor
- * has a parent-death signal). Where the default action is in force nothing is wrapped: the
- * first signal already ends the process. */
+ * returns. So a real handler of SIGINT/SIGTERM (libuv's) is wrapped: during a budgeted call
+ * the first signal goes on to it (the sweep stops once the call returns), the second ends the
+ * process at once by the signal's default action (trials die with it: their supervisor has a
+ * parent-death signal); between calls every signal goes on to it, uncounted. Where the
+ * default action is in force nothing is wrapped: the first signal already ends the process.
+ *
+ * The wrapper stays installed from one call to the next (it was installed and restored
+ * around each call: 8 rt_sigaction a trial, docs/COST.md). Each budgeted call still looks
+ * (one rt_sigaction a signal, no change) whether the wrapper is the handler: libuv installs
+ * its own over whatever is there when a loop starts watching a signal and the default action
+ * when it stops (libuv's src/unix/signal.c, uv__signal_register_handler and
+ * uv__signal_unregister_handler), and other code here does the same (the sweep's early
+ * catch, flag probing), so the handler found is wrapped afresh whenever it is not ours. The
+ * wrapper takes the wrapped handler's mask (libuv's blocks every signal: its handler must not
+ * run inside itself) and its SA_RESTART (flag probing's handler has none, so that a poll
+ * returns at once), so that forwarding changes nothing. lhost_free puts the wrapped handler
+ * back. */
 static const int watched[2] = {SIGINT, SIGTERM};
-static struct sigaction watched_prev[2];
-static int watched_on[2];
-static volatile sig_atomic_t watched_seen;
+static struct sigaction watched_prev[2];    /* what the wrapper forwards to */
+static volatile sig_atomic_t watched_calls; /* budgeted calls in progress */
+static volatile sig_atomic_t watched_seen;  /* signals during the outermost of them */
 
 static void on_watched(int sig, siginfo_t *info, void *ctx) {
   int i = sig == SIGINT ? 0 : 1;
-  if (++watched_seen >= 2) {
+  if (watched_calls > 0 && ++watched_seen >= 2) {
     signal(sig, SIG_DFL);
     raise(sig); /* delivered when this handler returns */
     return;
@@ -710,27 +725,46 @@ static void on_watched(int sig, siginfo_t *info, void *ctx) {
     watched_prev[i].sa_handler(sig);
 }
 
+static int is_watch(const struct sigaction *sa) {
+  return (sa->sa_flags & SA_SIGINFO) && sa->sa_sigaction == on_watched;
+}
+
+/* Whether SA is a handler of someone's (not the default action, not ignored). */
+static int is_real(const struct sigaction *sa) {
+  return !(sa->sa_flags & SA_SIGINFO) ? sa->sa_handler != SIG_DFL && sa->sa_handler != SIG_IGN
+                                      : sa->sa_sigaction != NULL;
+}
+
 static void watch_signals(void) {
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_sigaction = on_watched;
-  sa.sa_flags = SA_SIGINFO | SA_RESTART;
-  sigemptyset(&sa.sa_mask);
-  watched_seen = 0;
   for (int i = 0; i < 2; i++) {
-    watched_on[i] = sigaction(watched[i], &sa, &watched_prev[i]) == 0;
-    int real = !(watched_prev[i].sa_flags & SA_SIGINFO) &&
-               (watched_prev[i].sa_handler == SIG_DFL || watched_prev[i].sa_handler == SIG_IGN);
-    if (watched_on[i] && real) {
-      sigaction(watched[i], &watched_prev[i], NULL);
-      watched_on[i] = 0;
-    }
+    struct sigaction cur;
+    if (sigaction(watched[i], NULL, &cur) != 0 || is_watch(&cur) || !is_real(&cur)) continue;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_watched;
+    sa.sa_flags = SA_SIGINFO | (cur.sa_flags & SA_RESTART);
+    sa.sa_mask = cur.sa_mask;
+    sigaddset(&sa.sa_mask, SIGINT);
+    sigaddset(&sa.sa_mask, SIGTERM);
+    watched_prev[i] = cur; /* not read until the wrapper is installed below */
+    sigaction(watched[i], &sa, NULL);
   }
+  if (watched_calls == 0) watched_seen = 0;
+  watched_calls++;
 }
 
 static void unwatch_signals(void) {
-  for (int i = 0; i < 2; i++)
-    if (watched_on[i]) sigaction(watched[i], &watched_prev[i], NULL);
+  watched_calls--;
+}
+
+/* Puts the wrapped handlers back where the wrapper still is (none inside a call). */
+static void watch_remove(void) {
+  if (watched_calls > 0) return;
+  for (int i = 0; i < 2; i++) {
+    struct sigaction cur;
+    if (sigaction(watched[i], NULL, &cur) == 0 && is_watch(&cur))
+      sigaction(watched[i], &watched_prev[i], NULL);
+  }
 }
 
 /* The error message of a failed call into *ERR: a broken limit as the fault (whatever the

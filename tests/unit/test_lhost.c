@@ -3,6 +3,7 @@
  * errors raised without a location get it back, and a second SIGINT ends a call stuck in
  * C. Chunks are loaded as "@u.lua" (a file of the user's, not an embedded one). Every case
  * closes its state with no live refs. */
+#include <errno.h>
 #include <lauxlib.h>
 #include <signal.h>
 #include <stdio.h>
@@ -213,6 +214,100 @@ TEST(second_sigint_ends_a_call_stuck_in_c) {
     kill(pid, SIGKILL);
     waitpid(pid, &status, 0);
   }
+}
+
+/* The wrapper stays installed between budgeted calls: there every signal goes on to the
+ * handler, uncounted (three SIGINTs do not end the process), a handler without SA_RESTART
+ * still interrupts a blocking read (flag probing's poll relies on it), and lhost_free puts
+ * the handler back. Exit 3: all held. */
+TEST(signals_between_calls_go_to_the_handler) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    forwarded = 0;
+    sa.sa_handler = count_signal; /* no SA_RESTART */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    lhost *h = host();
+    int bad = run(h, "return 1", 1000000) != NULL;
+    for (int i = 0; i < 3; i++) raise(SIGINT);
+    bad |= forwarded != 3;
+    int p[2];
+    bad |= pipe(p) != 0;
+    pid_t me = getpid();
+    if (fork() == 0) { /* a SIGINT while the read below blocks */
+      struct timespec pause = {0, 200 * 1000 * 1000};
+      nanosleep(&pause, NULL);
+      kill(me, SIGINT);
+      _exit(0);
+    }
+    char c;
+    alarm(5); /* a read restarted after the signal would block forever: fail instead */
+    bad |= !(read(p[0], &c, 1) < 0 && errno == EINTR) || forwarded != 4;
+    alarm(0);
+    wait(NULL);
+    lhost_free(h);
+    struct sigaction now;
+    sigaction(SIGINT, NULL, &now);
+    bad |= now.sa_handler != count_signal || (now.sa_flags & SA_SIGINFO);
+    _exit(bad ? 4 : 3);
+  }
+  int status = 0;
+  CHECK_INT(waitpid(pid, &status, 0), pid);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 3);
+}
+
+/* A handler installed after a budgeted call (as libuv installs its own when the sweep's loop
+ * starts watching SIGINT) is the one the next call wraps: a SIGINT stuck in that call reaches
+ * it (it writes 'b' to the parent), and the second ends the process. */
+static int replaced_fd = -1;
+static void replaced_handler(int sig) {
+  (void)sig;
+  (void)!write(replaced_fd, "b", 1);
+}
+
+TEST(second_sigint_ends_a_call_after_the_handler_changed) {
+  int pipefd[2];
+  CHECK_INT(pipe(pipefd), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(pipefd[0]);
+    replaced_fd = pipefd[1];
+    signal(SIGINT, count_signal);
+    lhost *h = host();
+    if (run(h, "return 1", 1000000)) _exit(4);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = replaced_handler;
+    sigfillset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &sa, NULL);
+    lua_State *L = lhost_state(h);
+    luaL_loadstring(L, "return string.find(string.rep('a', 60), string.rep('a*', 60) .. 'b')");
+    (void)!write(pipefd[1], "r", 1);
+    char *err = NULL;
+    lhost_pcall(h, 0, 0, 1000000, &err);
+    _exit(5); /* not reached: the pattern runs for hours */
+  }
+  close(pipefd[1]);
+  char c = 0;
+  CHECK_INT(read(pipefd[0], &c, 1), 1);
+  struct timespec pause = {0, 300 * 1000 * 1000};
+  nanosleep(&pause, NULL);
+  kill(pid, SIGINT);
+  CHECK_INT(read(pipefd[0], &c, 1), 1);
+  CHECK_INT(c, 'b'); /* the handler now in place, not the one of the first call */
+  int status = 0;
+  CHECK_INT(waitpid(pid, &status, WNOHANG), 0);
+  kill(pid, SIGINT);
+  for (int i = 0; i < 50 && waitpid(pid, &status, WNOHANG) == 0; i++) nanosleep(&pause, NULL);
+  CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT);
+  if (!WIFSIGNALED(status)) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
+  close(pipefd[0]);
 }
 
 /* The state's allocator (the small-block arena and malloc): blocks of every size from 1 to
