@@ -167,7 +167,9 @@ TEST(report_duration) {
   double wall = -1;
   int stopped = -1;
   CHECK(sscanf(r.report, "exit %lf %d", &wall, &stopped) == 2);
-  CHECK_NEAR(wall, 0.3, 0.15);
+  /* at least the sleep; the upper bound only catches a wrong unit or clock (a loaded CI
+   * machine has taken 0.45 s and more to start the stub) */
+  CHECK(wall >= 0.29 && wall < 5.0);
   CHECK_INT(stopped, 0);
 }
 
