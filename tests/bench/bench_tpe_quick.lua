@@ -224,7 +224,7 @@ for _, T0 in ipairs(budgets) do
   table.sort(sorted)
   local mo = 0; for _, o in ipairs(ooms) do mo = mo + o end
   local per = {}
-  for i, r in ipairs(regrets) do per[i] = string.format("%.1f", r) end
+  for i, r in ipairs(regrets) do per[i] = string.format("%.2f", r) end
   print(string.format("steps/run %.0f", STEPS / #regrets))
   for i, rs in ipairs(CURVE or {}) do
     table.sort(rs)
@@ -237,5 +237,10 @@ for _, T0 in ipairs(budgets) do
   table.sort(fs)
   print(string.format("%s %s T=%d median %.2f%% p90 %.2f%% worst %.2f%% mean %.2f%% found %.2f%% oom %.1f%%  [%s]", strat, os.getenv("H_OPTS") or "{}", T,
     sorted[(#sorted + 1) // 2], sorted[math.max(1, math.ceil(0.9 * #sorted))], sorted[#sorted], (function() local s=0 for _,r in ipairs(sorted) do s=s+r end return s/#sorted end)(), fs[(#fs + 1) // 2], mo / #ooms, table.concat(per, " ")))
+  if REAL then
+    local pf = {}
+    for i, f in ipairs(founds) do pf[i] = string.format("%.2f", f) end
+    print(string.format("found T=%d [%s]", T, table.concat(pf, " ")))
+  end
   io.stdout:flush()
 end
