@@ -18,7 +18,7 @@ T.__index = T
 
 local OPTIONS = { "startup", "candidates", "gamma", "max_good", "prior_weight", "window",
                   "local_share", "local_ramp", "local_top", "bandwidth", "surrogate",
-                  "ridge", "ard", "guide", "shrink", "recheck" }
+                  "ridge", "ard", "guide", "shrink" }
 -- Failed outcomes feed the feasibility model with these weights: a crash may be a flaky
 -- node rather than the configuration, so it counts half.
 local FAILED = { oom = 1.0, invalid = 1.0, wrong = 1.0, crash = 0.5 }
@@ -86,8 +86,6 @@ local function check_options(options, n_params)
            -- 2 the surrogate's incumbents, 3 both; 0 the raw measured means.
            shrink = kit.number(options, "shrink", 0,
              function(v) return v == 0 or v == 1 or v == 2 or v == 3 end, "0, 1, 2 or 3"),
-           recheck = kit.number(options, "recheck", 0, function(v) return v >= 0 end,
-             "a number at least 0"),
            trials = trials }
 end
 
@@ -257,8 +255,7 @@ function tpe.new(space, options, history, rng)
                               size = space:size(), seen = kit.seen(),
                               unseen = kit.unseen(space, rng),
                               ranked = {}, kcache = {}, pending = {}, pending_order = {},
-                              cursor = 1, startup_left = o.startup, n_recheck = 0,
-                              rechecked = {} }, T)
+                              cursor = 1, startup_left = o.startup }, T)
   self:init_store()
   if o.surrogate > 0 then
     self.ridge = ridge_new(space.params, o.ridge)
@@ -551,7 +548,7 @@ end
 -- still running; ran and failed the most recent `window` each. Below the window every
 -- observation is in. The index vectors used become self.hot (see T:init_store).
 function T:models()
-  local sh = (self.o.shrink > 0 or self.o.recheck > 0) and self:shrunk_ranking() or nil
+  local sh = self.o.shrink > 0 and self:shrunk_ranking() or nil
   local W = self.o.window
   local ranked = (self.o.shrink % 2 == 1 and sh and sh.order) or self.ranked
   local n_ok = #ranked
@@ -817,32 +814,26 @@ end
 
 function T:ask(n)
   local out, taken = {}, {}
-  local m, again = nil, {}
+  local m
   while #out < n and not self:done() do
     local x, key = self:from_design(taken)
     if not x and self.startup_left <= 0 then
       m = m or self:models()
-      x, key = self:recheck_pick(m.sh, taken)
-      if x then again[#out + 1] = true else x, key = self:from_model(m, taken) end
+      x, key = self:from_model(m, taken)
     end
     if not x then x, key = self:from_random(taken) end
     if not x then break end
     taken[key] = true
-    -- constant liar: a proposal in flight counts as bad (not a re-run of the best)
-    if m and not again[#out + 1] then m.g:add(x, 1) end
+    if m then m.g:add(x, 1) end -- constant liar: a proposal in flight counts as bad
     out[#out + 1] = self:config_of(x)
   end
   for i, c in ipairs(out) do
-    if again[i] then -- a re-run: already seen, not pending (its result moves its mean)
-      out[i] = { config = c, repeat_ok = true }
-    else
-      local key = self.space:key(c)
-      self.seen:mark(key)
-      local id = ft.digest(key)
-      self.pending[id] = self:indices(c)
-      self.pending_order[#self.pending_order + 1] = id
-      out[i] = c
-    end
+    local key = self.space:key(c)
+    self.seen:mark(key)
+    local id = ft.digest(key)
+    self.pending[id] = self:indices(c)
+    self.pending_order[#self.pending_order + 1] = id
+    out[i] = c
   end
   self:compact_pending()
   return out
@@ -932,8 +923,7 @@ end
 -- during the search. A lucky single run whose neighbours in the model disagree moves down.
 -- Returns { order = the ranking (self.ranked with its first EST_RMS re-sorted; a warm
 -- start's result keeps its measured log), sv = the shrunk log value by id, y = the measured
--- log by id, loo = the leave-one-out prediction by id, v, tau2 }; nil where estimate() has
--- no model. Leaves the ridge fitted at its mean.
+-- log by id }; nil where estimate() has no model. Leaves the ridge fitted at its mean.
 function T:shrunk_ranking()
   local r = self.ridge
   if not r or r.p > EST_COLS or r.n < EST_MIN then return nil end
@@ -972,25 +962,7 @@ function T:shrunk_ranking()
     return pos[a] < pos[b]
   end)
   for i = top + 1, #ranked do ids[i] = ranked[i] end
-  return { order = ids, sv = sv, y = ys, loo = loo, v = v, tau2 = tau2 }
-end
-
--- Option recheck = Z: the measured best (self.ranked's first), when it is a single run
--- more than Z standard deviations (sqrt(v + tau2)) below its leave-one-out prediction, is
--- run again before the search refines around it; at most a tenth of the trial budget
--- (or 10 without one) goes to such repeats. Returns its index vector and key, or nil.
-function T:recheck_pick(sh, taken)
-  if self.o.recheck <= 0 or not sh then return nil end
-  if self.n_recheck >= math.max(1, (self.o.trials or 100) // 10) then return nil end
-  local id = self.ranked[1]
-  local y, loo = sh.y[id], sh.loo[id]
-  if not y or self.reps[id] or self.rechecked[id] then return nil end
-  if (loo - y) / math.sqrt(sh.v + sh.tau2) <= self.o.recheck then return nil end
-  local x = self:vec(id)
-  local key = self.space:key(self:config_of(x))
-  if taken[key] then return nil end
-  self.n_recheck, self.rechecked[id] = self.n_recheck + 1, true
-  return x, key
+  return { order = ids, sv = sv, y = ys }
 end
 
 return tpe

@@ -1,8 +1,7 @@
 -- search/tpe.lua's ranking under noise: tpe{ shrink = 1 | 2 | 3 } ranks results by their
 -- measured log value pulled toward the ridge model's leave-one-out prediction (the
 -- good/bad split, the surrogate's incumbents, or both), with the noise from the repeats'
--- spread (T:noise); tpe{ recheck = Z } re-runs a best single run that lies more than Z
--- standard deviations below that prediction.
+-- spread (T:noise).
 
 local space = require("space")
 local host = require("host")
@@ -96,29 +95,11 @@ local function test_noise_from_repeats()
   assert(sd > 0.0035 and sd < 0.0065, "the repeats' noise, about 0.5 %: " .. sd)
 end
 
-local function test_recheck_reruns_the_lucky_best()
-  local sp = the_space()
-  local h = new_host(sp, { recheck = 1, startup = 0 }, 2, 100)
-  local lucky = lucky_history(h, sp)
-  local p = h:ask(1)[1]
-  eq(p.json, sp:key(lucky), "the lucky best is run again")
-  h:tell(p.json, { status = "ok", value = planted(lucky), steps = {}, number = 42 })
-  local q = h:ask(1)[1]
-  assert(q.json ~= sp:key(lucky), "once")
-  local off = new_host(sp, { startup = 0 }, 2, 100)
-  lucky_history(off, sp)
-  assert(off:ask(1)[1].json ~= sp:key(lucky), "recheck = 0: never")
-end
-
 local function test_options()
   local sp = the_space()
   tap.raises("shrink must be 0, 1, 2 or 3", function() new_host(sp, { shrink = 4 }, 1, 50) end)
-  tap.raises("recheck must be a number at least 0", function()
-    new_host(sp, { recheck = -1 }, 1, 50)
-  end)
 end
 
 test("a lucky single run moves down the shrunk ranking", test_lucky_run_moves_down)
 test("the noise comes from the repeats", test_noise_from_repeats)
-test("recheck re-runs a lucky best once", test_recheck_reruns_the_lucky_best)
 test("options are checked", test_options)
