@@ -17,6 +17,8 @@
 -- unused; the winner is the configuration with the lowest mean of its full-step runs (a sweep
 -- without confirmation), and "found" the truly best configuration run at the full budget.
 -- H_SIM_NOISE=0 runs H_REAL without the sim's noise (the search alone, same proposals logic).
+-- Each budget prints its runs' regrets (seed by seed, H_REPS runs each) and, with H_REAL, a
+-- "found T=N [...]" line of the same runs' found regrets, for pairing two variants run by run.
 -- H_ANALYSE=1: per run, the parameters the found best sets unlike the optimum (the core marked
 -- "*") and what setting each alone to the optimum's value gains, summed core / free.
 -- H_CEIL=1: not the strategy but coordinate descent on exact values (a reference; below).
