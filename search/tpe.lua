@@ -18,7 +18,7 @@ T.__index = T
 
 local OPTIONS = { "startup", "candidates", "gamma", "max_good", "prior_weight", "window",
                   "local_share", "local_ramp", "local_top", "bandwidth", "surrogate",
-                  "ridge", "ard", "guide" }
+                  "ridge", "ard", "guide", "shrink" }
 -- Failed outcomes feed the feasibility model with these weights: a crash may be a flaky
 -- node rather than the configuration, so it counts half.
 local FAILED = { oom = 1.0, invalid = 1.0, wrong = 1.0, crash = 0.5 }
@@ -82,6 +82,10 @@ local function check_options(options, n_params)
            -- (docs/BENCHMARKS.md, round 6) it was worse at 45 trials (mean regret +0.32 points)
            -- and not clearly better at 20 (-0.35 +- 0.19 over 320 runs).
            ard = kit.int(options, "ard", 0, 0),
+           -- Rank by the model's shrunk values (T:shrunk_ranking): 1 the good/bad split,
+           -- 2 the surrogate's incumbents, 3 both; 0 the raw measured means.
+           shrink = kit.number(options, "shrink", 0,
+             function(v) return v == 0 or v == 1 or v == 2 or v == 3 end, "0, 1, 2 or 3"),
            trials = trials }
 end
 
@@ -351,6 +355,7 @@ function T:init_store()
   self.obs, self.n_obs = {}, 0
   self.xs, self.xopen, self.sum, self.weight, self.ran = {}, {}, {}, {}, {}
   self.fail, self.slow, self.is_prior, self.rs_set = {}, {}, {}, {}
+  self.reps = {} -- repeated configurations only: { n, sum of logs, sum of squared logs }
   self.hot, self.hot_n = {}, 0
 end
 
@@ -445,6 +450,9 @@ function T:observe(key, x, result)
     local rs0 = self:rs_of(id)
     local w = math.max(1, #(result.steps or {}))
     local weight0 = self.weight[id]
+    if weight0 > 0 and result.value > 0 and self.sum[id] > 0 then
+      self:repeat_seen(id, math.log(result.value))
+    end
     self.sum[id], self.weight[id], self.ran[id] = self.sum[id] + w * result.value, weight0 + w,
       ran0 + 1
     self:rerank(id, weight0 > 0)
@@ -466,6 +474,48 @@ function T:observe(key, x, result)
     local old = (fail0 > 0 or ran0 > 0) and fail0 / (fail0 + ran0) or nil
     self.fridge:add(self:vec(id), fail / (fail + ran), old)
   end
+end
+
+-- A repeat of ID's ok result, log value Y (called before it is added to the mean): the
+-- runs' logs, for the noise (T:noise). The first repeat starts from the mean so far, which
+-- is one run's value.
+function T:repeat_seen(id, y)
+  local r = self.reps[id]
+  if not r then
+    local y0 = math.log(self.sum[id] / self.weight[id])
+    r = { 1, y0, y0 * y0 }
+    self.reps[id] = r
+  end
+  r[1], r[2], r[3] = r[1] + 1, r[2] + y, r[3] + y * y
+end
+
+-- The measurement noise's variance (of a log value): the posterior mean under a log-uniform
+-- prior on its sd from NOISE_LO to NOISE_HI given the repeats' spread, as src/confirm.c's
+-- confirm_noise_posterior (the same bounds, CONFIRM_NOISE_LO/HI); with no repeats the
+-- prior's mean, an sd of about 1.65 %.
+local NOISE_LO, NOISE_HI, NOISE_K = 0.0005, 0.05, 400
+function T:noise()
+  local ss, df = 0, 0
+  for _, r in pairs(self.reps) do
+    ss, df = ss + math.max(0, r[3] - r[2] * r[2] / r[1]), df + r[1] - 1
+  end
+  if self.noise_at and self.noise_at[1] == ss and self.noise_at[2] == df then
+    return self.noise_at[3]
+  end
+  local lo, hi, lw, s2, top = math.log(NOISE_LO), math.log(NOISE_HI), {}, {}, -math.huge
+  for k = 0, NOISE_K do
+    local sd = math.exp(lo + (hi - lo) * k / NOISE_K)
+    s2[k] = sd * sd
+    lw[k] = -df * math.log(sd) - ss / (2 * s2[k])
+    top = math.max(top, lw[k])
+  end
+  local sw, sv = 0, 0
+  for k = 0, NOISE_K do
+    local w = math.exp(lw[k] - top)
+    sw, sv = sw + w, sv + w * s2[k]
+  end
+  self.noise_at = { ss, df, sv / sw }
+  return sv / sw
 end
 
 -- Keeps self.ranked (the ok observations' ids, best first by mean, the earlier first on
@@ -498,7 +548,9 @@ end
 -- still running; ran and failed the most recent `window` each. Below the window every
 -- observation is in. The index vectors used become self.hot (see T:init_store).
 function T:models()
-  local W, ranked = self.o.window, self.ranked
+  local sh = self.o.shrink > 0 and self:shrunk_ranking() or nil
+  local W = self.o.window
+  local ranked = (self.o.shrink % 2 == 1 and sh and sh.order) or self.ranked
   local n_ok = #ranked
   local n_good = math.min(self.o.max_good, math.max(1, math.ceil(self.o.gamma * n_ok)))
   local hot = self.hot
@@ -541,7 +593,7 @@ function T:models()
   local bad_w = {}
   for i = 1, #bad_x do bad_w[i] = 1 end
   local pw, ps, kc, bw = self.o.prior_weight, self.params, self.kcache, self.o.bandwidth
-  return { n_ok = n_ok, l = parzen(ps, good_x, good_w, pw, kc, bw),
+  return { n_ok = n_ok, sh = sh, l = parzen(ps, good_x, good_w, pw, kc, bw),
            g = parzen(ps, bad_x, bad_w, pw, kc, bw), ran = parzen(ps, ran_x, ran_w, pw, kc, bw),
            fail = parzen(ps, fail_x, fail_w, pw, kc, bw) }
 end
@@ -671,7 +723,8 @@ end
 -- value under one Thompson draw of the weights (ties at no improvement: the nearest).
 function T:from_surrogate(m, taken)
   local tops = {} -- the best of this space's own results (not a warm start's partial ones)
-  for _, id in ipairs(self.ranked) do
+  local shrunk = self.o.shrink >= 2 and m.sh
+  for _, id in ipairs(shrunk and shrunk.order or self.ranked) do
     if self:rs_of(id) then tops[#tops + 1] = id end
     if #tops == 3 then break end
   end
@@ -683,7 +736,7 @@ function T:from_surrogate(m, taken)
   end
   local sigma = self.ridge:fit(self.rng)
   self.fridge:fit(nil)
-  local ybest = math.log(self:value(tops[1]))
+  local ybest = shrunk and shrunk.sv[tops[1]] or math.log(self:value(tops[1]))
   -- The Parzen feasibility (two sums over up to `window` points per candidate) is the costly
   -- part, so it is computed lazily. pf <= lin, so (lin >= FEASIBLE_MIN, lin * max(0, d),
   -- log(lin) + d / sigma) bounds a candidate's (ok, s1, s2) term by term, hence in the
@@ -859,6 +912,57 @@ function T:estimate(configs)
   local sd = math.sqrt(ss / #obs)
   for i = 1, k0 do out[i] = { mean = loo(i), sd = sd } end
   return out
+end
+
+-- ---- ranking under noise (option shrink) ----
+-- The best EST_RMS ok results re-ranked by the model's shrunk value: each own result's log
+-- mean y of n runs pulled toward its leave-one-out prediction (the ridge fit on every other
+-- configuration) by the relative variances, (n y / tau2 + loo / v) / (n / tau2 + 1 / v),
+-- tau2 the noise (T:noise) and v the model's own error (the leave-one-out errors' mean
+-- square less tau2, at least tau2 / 4): confirm_shrunk's rule (src/confirm.c), applied
+-- during the search. A lucky single run whose neighbours in the model disagree moves down.
+-- Returns { order = the ranking (self.ranked with its first EST_RMS re-sorted; a warm
+-- start's result keeps its measured log), sv = the shrunk log value by id, y = the measured
+-- log by id }; nil where estimate() has no model. Leaves the ridge fitted at its mean.
+function T:shrunk_ranking()
+  local r = self.ridge
+  if not r or r.p > EST_COLS or r.n < EST_MIN then return nil end
+  r.c:fit(nil)
+  local ranked, top = self.ranked, math.min(#self.ranked, EST_RMS)
+  local ys, loo, ss, k = {}, {}, 0, 0
+  for i = 1, top do
+    local id = ranked[i]
+    local y = self:rs_of(id)
+    if y then
+      local x = self:vec(id)
+      local h = r.c:leverage(x)
+      local e = (y - r:predict(x)) / math.max(1 - h, 1e-3)
+      ys[id], loo[id], ss, k = y, y - e, ss + e * e, k + 1
+    end
+  end
+  if k == 0 then return nil end
+  local tau2 = self:noise()
+  local v = math.max(ss / k - tau2, tau2 / 4)
+  local sv, key, pos, ids = {}, {}, {}, {}
+  for i = 1, top do
+    local id = ranked[i]
+    ids[i], pos[id] = id, i
+    if ys[id] then
+      local rep = self.reps[id]
+      local a = (rep and rep[1] or 1) / tau2
+      sv[id] = (a * ys[id] + loo[id] / v) / (a + 1 / v)
+      key[id] = sv[id]
+    else
+      local val = self:value(id)
+      key[id] = val > 0 and math.log(val) or -math.huge
+    end
+  end
+  table.sort(ids, function(a, b)
+    if key[a] ~= key[b] then return key[a] < key[b] end
+    return pos[a] < pos[b]
+  end)
+  for i = top + 1, #ranked do ids[i] = ranked[i] end
+  return { order = ids, sv = sv, y = ys }
 end
 
 return tpe

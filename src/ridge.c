@@ -15,6 +15,9 @@
  *     (automatic relevance determination, below); R:precisions() the list lam,
  *     R:set_precisions(list) sets it.
  *   R:predict(x): w . features(x) of the last fit; R:weights() the list w. R:cols(), R:count().
+ *   R:leverage(x): x'(X'X + diag(lam))^-1 x from the last fit's factorisation (one
+ *     triangular solve, cols^2 / 2): the leave-one-out error of an added row is its residual
+ *     over 1 - leverage.
  * The sufficient statistics X'X and X'y are kept as rows arrive, so a fit costs one
  * cols^3 / 6 factorisation whatever the number of observations. Owns only its memory (Lua's
  * allocator); draws no random numbers (the caller passes e), so a seeded sweep replays. */
@@ -360,6 +363,25 @@ static int ridge_predict(lua_State *L) {
   return 1;
 }
 
+static int ridge_leverage(lua_State *L) {
+  ridge *r = luaL_checkudata(L, 1, RIDGE_MT);
+  if (!r->fitted) return luaL_error(L, "ridge leverage: no fit yet");
+  int m = row(L, r, 2), p = r->p;
+  size_t P = (size_t)p;
+  double *z = r->inv, h = 0; /* C z = x, h = |z|^2 */
+  for (int i = 0; i < p; i++) z[i] = 0;
+  for (int a = 0; a < m; a++) z[r->cols[a]] += r->vals[a];
+  for (int i = 0; i < p; i++) {
+    const double *Ci = r->chol + (size_t)i * P;
+    double s = z[i];
+    for (int k = 0; k < i; k++) s -= Ci[k] * z[k];
+    z[i] = s / Ci[i];
+    h += z[i] * z[i];
+  }
+  lua_pushnumber(L, h);
+  return 1;
+}
+
 static int ridge_weights(lua_State *L) {
   ridge *r = luaL_checkudata(L, 1, RIDGE_MT);
   if (!r->fitted) return luaL_error(L, "ridge weights: no fit yet");
@@ -387,6 +409,7 @@ void ridge_install(lua_State *L) {
   static const luaL_Reg methods[] = {{"add", ridge_add},
                                      {"fit", ridge_fit},
                                      {"predict", ridge_predict},
+                                     {"leverage", ridge_leverage},
                                      {"weights", ridge_weights},
                                      {"cols", ridge_cols},
                                      {"count", ridge_count},

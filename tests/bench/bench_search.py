@@ -227,7 +227,14 @@ def optimum(sim, landscape, jobs, cache_dir):
     return res
 
 
-def experiment_text(sim, landscape, tuner, budget, seed):
+def strategy_line(tuner, tpe_options=""):
+    """The tuner's strategy line, with TPE_OPTIONS (Lua table fields, `shrink = 0`) inside
+    every tpe {} it names (halving's base included)."""
+    line = FLAGTUNE_TUNERS[tuner]
+    return line.replace("tpe {}", "tpe { %s }" % tpe_options) if tpe_options else line
+
+
+def experiment_text(sim, landscape, tuner, budget, seed, tpe_options=""):
     space = get_space(sim, landscape)
     def block(items):
         out = []
@@ -262,7 +269,7 @@ def experiment_text(sim, landscape, tuner, budget, seed):
 {env}
   }},
 {searched}
-  strategy = {FLAGTUNE_TUNERS[tuner]},
+  strategy = {strategy_line(tuner, tpe_options)},
 {TUNER_EXTRA.get(tuner, "")}  budget = {{ trials = {budget}, steps = {STEPS} }},
   timeout = "1m",
 }}
@@ -279,7 +286,8 @@ def run_flagtune(args, landscape, tuner, budget, seed):
     with tempfile.TemporaryDirectory(prefix="ftbench-") as tmp:
         exp, db = os.path.join(tmp, "exp.lua"), os.path.join(tmp, "bench.db")
         with open(exp, "w") as f:
-            f.write(experiment_text(args.sim, landscape, tuner, budget, seed))
+            f.write(experiment_text(args.sim, landscape, tuner, budget, seed,
+                                    args.tpe_options))
         p = subprocess.run([args.flagtune, "-q", "run", exp, "--db", db, "--seed", str(seed),
                             "--trials", str(budget)], capture_output=True, text=True)
         if p.returncode not in (0, 1):
@@ -455,6 +463,8 @@ def main():
                     help="comma list of fsdp8, single, sparse, gen:SEED, gen:train (%d seeds), "
                     "gen:heldout (%d seeds)" % (len(TRAIN_SEEDS), len(HELDOUT_SEEDS)))
     ap.add_argument("--tuners", default=None, help="comma list (default: all available)")
+    ap.add_argument("--tpe-options", default="", metavar="FIELDS",
+                    help="fields inside every tpe {} (e.g. 'shrink = 0'): a variant of tpe")
     ap.add_argument("--quick", action="store_true", help="2 seeds, budget 15, one landscape")
     ap.add_argument("--no-optuna", action="store_true")
     ap.add_argument("--jobs", type=int, default=1)

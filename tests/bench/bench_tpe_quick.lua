@@ -17,6 +17,8 @@
 -- unused; the winner is the configuration with the lowest mean of its full-step runs (a sweep
 -- without confirmation), and "found" the truly best configuration run at the full budget.
 -- H_SIM_NOISE=0 runs H_REAL without the sim's noise (the search alone, same proposals logic).
+-- Each budget prints its runs' regrets (seed by seed, H_REPS runs each) and, with H_REAL, a
+-- "found T=N [...]" line of the same runs' found regrets, for pairing two variants run by run.
 -- H_ANALYSE=1: per run, the parameters the found best sets unlike the optimum (the core marked
 -- "*") and what setting each alone to the optimum's value gains, summed core / free.
 -- H_CEIL=1: not the strategy but coordinate descent on exact values (a reference; below).
@@ -224,7 +226,7 @@ for _, T0 in ipairs(budgets) do
   table.sort(sorted)
   local mo = 0; for _, o in ipairs(ooms) do mo = mo + o end
   local per = {}
-  for i, r in ipairs(regrets) do per[i] = string.format("%.1f", r) end
+  for i, r in ipairs(regrets) do per[i] = string.format("%.2f", r) end
   print(string.format("steps/run %.0f", STEPS / #regrets))
   for i, rs in ipairs(CURVE or {}) do
     table.sort(rs)
@@ -237,5 +239,10 @@ for _, T0 in ipairs(budgets) do
   table.sort(fs)
   print(string.format("%s %s T=%d median %.2f%% p90 %.2f%% worst %.2f%% mean %.2f%% found %.2f%% oom %.1f%%  [%s]", strat, os.getenv("H_OPTS") or "{}", T,
     sorted[(#sorted + 1) // 2], sorted[math.max(1, math.ceil(0.9 * #sorted))], sorted[#sorted], (function() local s=0 for _,r in ipairs(sorted) do s=s+r end return s/#sorted end)(), fs[(#fs + 1) // 2], mo / #ooms, table.concat(per, " ")))
+  if REAL then
+    local pf = {}
+    for i, f in ipairs(founds) do pf[i] = string.format("%.2f", f) end
+    print(string.format("found T=%d [%s]", T, table.concat(pf, " ")))
+  end
   io.stdout:flush()
 end

@@ -200,6 +200,33 @@ local function test_relevance_shrinks_no_ops()
   for i, v in ipairs(ard:precisions()) do close(v, before[i], "unchanged precision " .. i) end
 end
 
+-- R:leverage: the leave-one-out identity y - (y - mu) / (1 - h) gives what a model fit
+-- without the row predicts for it (a repeat's row counts once, at its last target).
+local function test_leverage_leave_one_out()
+  local r = rng.new(5)
+  local xs, ys = {}, {}
+  for k = 1, 30 do
+    local x = {}
+    for dim, q in ipairs(SPECS) do x[dim] = r:int(1, q.n) end
+    xs[k], ys[k] = x, 1 + 0.3 * (x[2] - 1) - 0.1 * x[8] + 0.05 * r:normal()
+  end
+  local all = ft.ridge_new(SPECS, 0.03)
+  for k = 1, 30 do all:add(xs[k], ys[k]) end
+  all:add(xs[3], ys[3] + 0.02, ys[3]) -- a repeat moves row 3's target
+  ys[3] = ys[3] + 0.02
+  tap.raises("no fit yet", function() ft.ridge_new(SPECS, 1):leverage(xs[1]) end)
+  all:fit(nil)
+  for _, j in ipairs({ 1, 3, 17, 30 }) do
+    local h = all:leverage(xs[j])
+    assert(h > 0 and h < 1, "leverage in (0, 1): " .. h)
+    local loo = ys[j] - (ys[j] - all:predict(xs[j])) / (1 - h)
+    local without = ft.ridge_new(SPECS, 0.03)
+    for k = 1, 30 do if k ~= j then without:add(xs[k], ys[k]) end end
+    without:fit(nil)
+    close(loo, without:predict(xs[j]), "leave-one-out prediction of row " .. j)
+  end
+end
+
 local function test_bad_input()
   tap.raises("lambda must be a positive number", function() ft.ridge_new({}, 0) end)
   tap.raises("spec 1: n must be an integer", function() ft.ridge_new({ { n = 0 } }, 1) end)
@@ -258,6 +285,7 @@ end
 test("C ridge matches the Lua reference", test_matches_reference)
 test("recovers a planted effect", test_recovers_planted_effect)
 test("relevance shrinks planted no-ops", test_relevance_shrinks_no_ops)
+test("leverage gives the leave-one-out prediction", test_leverage_leave_one_out)
 test("bad input is refused", test_bad_input)
 test("lazy scoring is exact", test_lazy_scoring_is_exact)
 
