@@ -202,6 +202,9 @@ fi
 case " $XLA_FLAGS " in *" --xla_gpu_made_up_slow="*) exec sleep 60 ;; esac
 exit 0
 SH
+# Its sleep is this test's own (60.PID seconds): the check that none is left running must not
+# see another test's `sleep 60` (ctest -j runs several at once).
+sed -i "s/exec sleep 60 ;;/exec sleep 60.$$ ;;/" "$work/fakehang"
 chmod +x "$work/fakehang"
 "$ft" flags probe --command "$work/fakehang" --catalog > "$work/cat.txt" 2> "$work/cat_err.txt"
 code=$?
@@ -245,7 +248,7 @@ check "the rest undecided" grep -q '^xla_gpu_made_up_slow  *undecided$' "$work/t
 check "autotune level undecided" grep -q '^xla_gpu_autotune_level  *undecided$' "$work/term.txt"
 has "$work/term.txt" "partial: 1 of 3 refused, 2 undecided"
 has "$work/term_err.txt" "interrupted by SIGTERM"
-check "no probe command left running" sh -c "! ps -eo args | grep -q '^sleep 60\$'"
+check "no probe command left running" sh -c "! ps -eo args | grep -q '^sleep 60\.$$\$'"
 
 # A flag the catalog lacks but an imported jaxlib list holds is accepted by check.
 cat > "$work/help_new.txt" <<'HELP'
