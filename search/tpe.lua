@@ -489,33 +489,19 @@ function T:repeat_seen(id, y)
   r[1], r[2], r[3] = r[1] + 1, r[2] + y, r[3] + y * y
 end
 
--- The measurement noise's variance (of a log value): the posterior mean under a log-uniform
--- prior on its sd from NOISE_LO to NOISE_HI given the repeats' spread, as src/confirm.c's
--- confirm_noise_posterior (the same bounds, CONFIRM_NOISE_LO/HI); with no repeats the
--- prior's mean, an sd of about 1.65 %.
-local NOISE_LO, NOISE_HI, NOISE_K = 0.0005, 0.05, 400
+-- The measurement noise's variance (of a log value) given the repeats' spread: the
+-- confirmation's own rule (src/confirm.c, confirm_noise_posterior: the posterior mean under a
+-- log-uniform prior on its sd from 0.05 % to 5 %; with no repeats the prior's mean, an sd of
+-- about 1.65 %), cached until a repeat changes the spread.
 function T:noise()
   local ss, df = 0, 0
   for _, r in pairs(self.reps) do
     ss, df = ss + math.max(0, r[3] - r[2] * r[2] / r[1]), df + r[1] - 1
   end
-  if self.noise_at and self.noise_at[1] == ss and self.noise_at[2] == df then
-    return self.noise_at[3]
+  if not (self.noise_at and self.noise_at[1] == ss and self.noise_at[2] == df) then
+    self.noise_at = { ss, df, ft.noise_posterior(ss, df) }
   end
-  local lo, hi, lw, s2, top = math.log(NOISE_LO), math.log(NOISE_HI), {}, {}, -math.huge
-  for k = 0, NOISE_K do
-    local sd = math.exp(lo + (hi - lo) * k / NOISE_K)
-    s2[k] = sd * sd
-    lw[k] = -df * math.log(sd) - ss / (2 * s2[k])
-    top = math.max(top, lw[k])
-  end
-  local sw, sv = 0, 0
-  for k = 0, NOISE_K do
-    local w = math.exp(lw[k] - top)
-    sw, sv = sw + w, sv + w * s2[k]
-  end
-  self.noise_at = { ss, df, sv / sw }
-  return sv / sw
+  return self.noise_at[3]
 end
 
 -- Keeps self.ranked (the ok observations' ids, best first by mean, the earlier first on

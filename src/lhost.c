@@ -9,6 +9,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <lauxlib.h>
+#include <limits.h>
 #include <lualib.h>
 #include <signal.h>
 #include <stdint.h>
@@ -18,6 +19,7 @@
 #include <sys/stat.h>
 
 #include "arena.h"
+#include "confirm.h"
 #include "diag.h"
 #include "embed.h"
 #include "json.h"
@@ -394,19 +396,33 @@ static int ft_digest(lua_State *L) {
   return 1;
 }
 
+/* ft.noise_posterior(ss, df): the measurement noise's variance given the repeated runs'
+ * within sum of squares SS (log values) and DF degrees of freedom, confirm_noise_posterior
+ * (src/confirm.c), so that tpe's ranking under noise uses the confirmation's own rule. */
+static int ft_noise_posterior(lua_State *L) {
+  double ss = luaL_checknumber(L, 1);
+  lua_Integer df = luaL_checkinteger(L, 2);
+  luaL_argcheck(L, ss >= 0 && df >= 0 && df <= INT_MAX, 1, "a sum of squares and a count >= 0");
+  lua_pushnumber(L, confirm_noise_posterior(ss, (int)df));
+  return 1;
+}
+
 /* ft's __index until tpe's helpers are installed: ft.parzen_kernels, ft.parzen_points
- * (src/parzen.c) and ft.ridge_new (src/ridge.c) are made at the first read of one of them,
- * and ft loses its metatable: their metatables and method tables cost every start 28 K
- * instructions, and only search/tpe.lua uses them (docs/COST.md, Start-up). */
+ * (src/parzen.c), ft.ridge_new (src/ridge.c) and ft.noise_posterior are made at the first
+ * read of one of them, and ft loses its metatable: their metatables and method tables cost
+ * every start 28 K instructions, and only search/tpe.lua uses them (docs/COST.md,
+ * Start-up). */
 static int ft_install_models(lua_State *L) {
   const char *k = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : NULL;
   if (!k || (strcmp(k, "parzen_kernels") != 0 && strcmp(k, "parzen_points") != 0 &&
-             strcmp(k, "ridge_new") != 0))
+             strcmp(k, "ridge_new") != 0 && strcmp(k, "noise_posterior") != 0))
     return 0;
   lua_settop(L, 2);
   lua_pushvalue(L, 1); /* [ft, key, ft] */
   parzen_install(L);
   ridge_install(L);
+  lua_pushcfunction(L, ft_noise_posterior);
+  lua_setfield(L, -2, "noise_posterior");
   lua_pop(L, 1); /* [ft, key] */
   lua_pushnil(L);
   lua_setmetatable(L, 1);

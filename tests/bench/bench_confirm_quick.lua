@@ -90,20 +90,7 @@ end
 local function noise_var(pairs_, tau0)
   local ss, df = within(pairs_)
   if tau0 then return (2 * tau0 * tau0 + ss) / (2 + df) end
-  local lo, hi, K = math.log(5e-4), math.log(5e-2), 400
-  local lw, t2, mx = {}, {}, -math.huge
-  for k = 0, K do
-    local sd = math.exp(lo + (hi - lo) * k / K)
-    t2[k] = sd * sd
-    lw[k] = -df * math.log(sd) - ss / (2 * t2[k])
-    if lw[k] > mx then mx = lw[k] end
-  end
-  local sw, sv = 0, 0
-  for k = 0, K do
-    local w = math.exp(lw[k] - mx)
-    sw, sv = sw + w, sv + w * t2[k]
-  end
-  return sv / sw
+  return ft.noise_posterior(ss, df) -- src/confirm.c's confirm_noise_posterior
 end
 
 -- Posterior mean of log value: measurements VS (each variance TAU2) and the model prior.
