@@ -34,20 +34,7 @@ cd "$work"
 export FLAGTUNE_LOG_DIR="$work/logs"
 N=${N:-1000} RUNS=${RUNS:-3} FLOOD_MB=${FLOOD_MB:-200} BIG=${BIG:-10000}
 mkdir alone && cp "$ft" alone/flagtune # no flagtune-supervise beside it
-line='{"step_time_ms": 1.5}'
-five="$line\n$line\n$line\n$line\n$line\n"
-
-exp() { # name trials parallel
-  cat > "$1.lua" <<LUA
-return experiment {
-  name = "$1",
-  command = { "/usr/bin/printf", '$five' },
-  metric = { json = "step_time_ms" },
-  flags = { xla_gpu_autotune_level = int(0, 100000000) },
-  budget = { trials = $2 }, parallel = $3, seed = 1, software_probe = false,
-}
-LUA
-}
+source "$root/tests/bench/per_trial_exp.sh" # exp NAME TRIALS PARALLEL
 # A fresh database and no logs: a rerun of sweep 1 would otherwise reopen the last run's trial
 # logs with O_TRUNC, and ext4 frees (and discards) their blocks at the open and writes the new
 # data back at the close (its auto_da_alloc for a truncated file): 15 % of flagtune's CPU

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The orchestrator's system calls a trial (not run by CI: it measures, it does not gate).
-# Runs the per-trial sweep of bench_orchestration.sh section 1 (printf writing 5 JSON step
+# Runs the per-trial sweep of bench_orchestration.sh section 1 (per_trial_exp.sh: printf writing 5 JSON step
 # lines, random{}, no software probe) under `strace -c` of flagtune alone (not its server,
 # supervisors or trials) at SMALL and at SMALL + N trials, and prints the difference over N:
 # the calls a trial costs, start-up and the end of the sweep taken out. Then flagtune's own
@@ -15,21 +15,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 export FLAGTUNE_LOG_DIR="$work/logs"
-line='{"step_time_ms": 1.5}'
-five="$line\n$line\n$line\n$line\n$line\n"
-exp() { # name trials
-  cat > "$1.lua" <<LUA
-return experiment {
-  name = "$1",
-  command = { "/usr/bin/printf", '$five' },
-  metric = { json = "step_time_ms" },
-  flags = { xla_gpu_autotune_level = int(0, 100000000) },
-  budget = { trials = $2 }, parallel = $PARALLEL, seed = 1, software_probe = false,
-}
-LUA
-}
-exp small "$SMALL"
-exp big $((SMALL + N))
+source "$root/tests/bench/per_trial_exp.sh" # exp NAME TRIALS PARALLEL
+exp small "$SMALL" "$PARALLEL"
+exp big $((SMALL + N)) "$PARALLEL"
 counts() { # experiment -> "call count" lines
   rm -rf b.db* "$FLAGTUNE_LOG_DIR"
   strace -c -U name,calls -o "$1.strace" "$ft" -q run "$1.lua" --db b.db > /dev/null
@@ -41,7 +29,7 @@ echo "## system calls a trial (flagtune alone, parallel $PARALLEL, ($SMALL + $N 
 awk -v n="$N" 'FNR == NR { s[$1] = $2; next } { d = ($2 - s[$1]) / n; t += d; if (d >= 0.05) printf "  %-16s %6.2f\n", $1, d }
   END { printf "  %-16s %6.2f\n", "total", t }' small.txt big.txt | sort -k2 -n -r
 echo "## flagtune's own CPU, $N trials, parallel $PARALLEL"
-exp cpu "$N"
+exp cpu "$N" "$PARALLEL"
 for _ in $(seq "$RUNS"); do
   rm -rf b.db* "$FLAGTUNE_LOG_DIR"
   python3 "$root/tests/bench/selfcpu.py" --label "flagtune run ($N trials)" "$ft" -q run cpu.lua --db b.db
