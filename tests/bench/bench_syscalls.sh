@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The orchestrator's system calls a trial (not run by CI: it measures, it does not gate).
-# Runs the per-trial sweep of bench_orchestration.sh section 1 (per_trial_exp.sh: printf writing 5 JSON step
-# lines, random{}, no software probe) under `strace -c` of flagtune alone (not its server,
+# Runs the per-trial sweep of bench_orchestration.sh section 1 (per_trial_exp.sh: printf
+# writing 5 JSON step lines, random{}, no software probe) under `strace -c` of flagtune alone (not its server,
 # supervisors or trials) at SMALL and at SMALL + N trials, and prints the difference over N:
 # the calls a trial costs, start-up and the end of the sweep taken out. Then flagtune's own
 # user and system CPU for N trials (selfcpu.py), RUNS times. Numbers: docs/COST.md.
