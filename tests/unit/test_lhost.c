@@ -182,6 +182,30 @@ static void count_signal(int sig) {
   forwarded++;
 }
 
+/* In a forked child: writes 'r' to READY_FD, then makes a budgeted call stuck in C (a pattern
+ * that backtracks for hours), which returns only if something ended it. */
+static void stuck_call(lhost *h, int ready_fd) {
+  lua_State *L = lhost_state(h);
+  luaL_loadstring(L, "return string.find(string.rep('a', 60), string.rep('a*', 60) .. 'b')");
+  (void)!write(ready_fd, "r", 1);
+  char *err = NULL;
+  lhost_pcall(h, 0, 0, 1000000, &err);
+}
+
+/* In the parent, the child PID stuck in that call: a second SIGINT ends it by the signal's
+ * default action (a child that outlives the check is killed). */
+static void second_sigint_ends(pid_t pid) {
+  struct timespec pause = {0, 300 * 1000 * 1000};
+  int status = 0;
+  kill(pid, SIGINT);
+  for (int i = 0; i < 50 && waitpid(pid, &status, WNOHANG) == 0; i++) nanosleep(&pause, NULL);
+  CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT);
+  if (!WIFSIGNALED(status)) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
+}
+
 TEST(second_sigint_ends_a_call_stuck_in_c) {
   int pipefd[2];
   CHECK_INT(pipe(pipefd), 0);
@@ -190,11 +214,7 @@ TEST(second_sigint_ends_a_call_stuck_in_c) {
     close(pipefd[0]);
     signal(SIGINT, count_signal);
     lhost *h = host();
-    lua_State *L = lhost_state(h);
-    luaL_loadstring(L, "return string.find(string.rep('a', 60), string.rep('a*', 60) .. 'b')");
-    (void)!write(pipefd[1], "r", 1);
-    char *err = NULL;
-    lhost_pcall(h, 0, 0, 1000000, &err);
+    stuck_call(h, pipefd[1]);
     _exit(forwarded == 1 ? 3 : 4); /* not reached: the pattern runs for hours */
   }
   close(pipefd[1]);
@@ -207,13 +227,7 @@ TEST(second_sigint_ends_a_call_stuck_in_c) {
   nanosleep(&pause, NULL);
   int status = 0;
   CHECK_INT(waitpid(pid, &status, WNOHANG), 0); /* the first one only reached the handler */
-  kill(pid, SIGINT);
-  for (int i = 0; i < 50 && waitpid(pid, &status, WNOHANG) == 0; i++) nanosleep(&pause, NULL);
-  CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT);
-  if (!WIFSIGNALED(status)) {
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-  }
+  second_sigint_ends(pid);
 }
 
 /* The wrapper stays installed between budgeted calls: there every signal goes on to the
@@ -283,11 +297,7 @@ TEST(second_sigint_ends_a_call_after_the_handler_changed) {
     sigfillset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART;
     sigaction(SIGINT, &sa, NULL);
-    lua_State *L = lhost_state(h);
-    luaL_loadstring(L, "return string.find(string.rep('a', 60), string.rep('a*', 60) .. 'b')");
-    (void)!write(pipefd[1], "r", 1);
-    char *err = NULL;
-    lhost_pcall(h, 0, 0, 1000000, &err);
+    stuck_call(h, pipefd[1]);
     _exit(5); /* not reached: the pattern runs for hours */
   }
   close(pipefd[1]);
@@ -300,13 +310,7 @@ TEST(second_sigint_ends_a_call_after_the_handler_changed) {
   CHECK_INT(c, 'b'); /* the handler now in place, not the one of the first call */
   int status = 0;
   CHECK_INT(waitpid(pid, &status, WNOHANG), 0);
-  kill(pid, SIGINT);
-  for (int i = 0; i < 50 && waitpid(pid, &status, WNOHANG) == 0; i++) nanosleep(&pause, NULL);
-  CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT);
-  if (!WIFSIGNALED(status)) {
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-  }
+  second_sigint_ends(pid);
   close(pipefd[0]);
 }
 
