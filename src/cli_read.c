@@ -479,34 +479,34 @@ typedef struct {
   int json, rows;
 } query_out;
 
-static int query_row(const cJSON *cols, const cJSON *row, void *ud) {
+static int query_row(const cJSON *cols, cJSON *row, void *ud) {
   query_out *q = ud;
-  const cJSON *v;
-  int i = 0;
+  const cJSON *c = cols->child;
   if (q->json) {
     if (!row) return 0;
     cJSON *o = cJSON_CreateObject();
-    cJSON_ArrayForEach(v, row) {
-      cJSON_AddItemToObject(o, cJSON_GetArrayItem(cols, i++)->valuestring, cJSON_Duplicate(v, 1));
-    }
+    for (; row->child && c; c = c->next) /* the row's values move into the object */
+      cJSON_AddItemToObject(o, c->valuestring, cJSON_DetachItemViaPointer(row, row->child));
     char *text = json_print_text(o, 1);
     printf("%s%s", q->rows ? ", " : "[", text);
     free(text);
     cJSON_Delete(o);
-  } else {
+  } else if (!row) {
     /* Text keeps line breaks and tabs (an experiment's text reads back as written) but not
      * what a terminal would act on (escape sequences from a trial's output). */
-    cJSON *safe = cJSON_Duplicate(row ? row : cols, 1);
+    cJSON *safe = cJSON_Duplicate(cols, 1);
     json_terminal_safe(safe, "\n\t");
-    cJSON_ArrayForEach(v, safe) {
-      if (i++) printf("|");
-      if (row)
-        print_cell(v);
-      else
-        printf("%s", v->valuestring);
-    }
+    for (c = safe->child; c; c = c->next)
+      printf("%s%s", c == safe->child ? "" : "|", c->valuestring);
     printf("\n");
     cJSON_Delete(safe);
+  } else {
+    json_terminal_safe(row, "\n\t");
+    for (c = row->child; c; c = c->next) {
+      if (c != row->child) printf("|");
+      print_cell(c);
+    }
+    printf("\n");
   }
   q->rows += row != NULL;
   return ferror(stdout) != 0;

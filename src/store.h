@@ -287,12 +287,13 @@ int store_best_brief(store *s, const char *model, const char *hardware, cJSON **
 /* Runs one read-only statement on S and hands its result to FN as it comes: first once with
  * ROW NULL (COLUMNS, the array of names, known), then once per row (an array of values:
  * integers and reals as numbers, text as strings, blobs as hex strings, NULL as null). FN
- * may read both but keep neither; non-zero from FN stops the query (its reader went away),
+ * may change or take apart ROW, which is freed after it, but keeps nothing of either;
+ * non-zero from FN stops the query (its reader went away),
  * which is not an error. Nothing of the result is held, so its size has no limit.
  * FT_EINPUT, "query is read-only: ...", for anything that would write or change the
  * connection (INSERT, ATTACH, BEGIN, PRAGMA x = y, DROP TABLE, ...); FT_EINPUT too for more
  * than one statement, an empty query or an SQL error. */
-typedef int (*store_query_row)(const cJSON *columns, const cJSON *row, void *ud);
+typedef int (*store_query_row)(const cJSON *columns, cJSON *row, void *ud);
 int store_query(store *s, const char *sql, store_query_row fn, void *ud, char **err);
 /* A query also runs under limits: STORE_QUERY_SECONDS of SQLite's time (an endless
  * recursive CTE; the time FN takes does not count), STORE_QUERY_BYTES of memory in SQLite,

@@ -159,7 +159,7 @@ typedef struct {
   cJSON *cols, *rows;
 } collected;
 
-static int collect_row(const cJSON *cols, const cJSON *row, void *ud) {
+static int collect_row(const cJSON *cols, cJSON *row, void *ud) {
   collected *c = ud;
   if (!row) {
     c->cols = cJSON_Duplicate(cols, 1);
@@ -1105,7 +1105,7 @@ typedef struct {
   long n, stop;
 } counted;
 
-static int count_row(const cJSON *cols, const cJSON *row, void *ud) {
+static int count_row(const cJSON *cols, cJSON *row, void *ud) {
   counted *c = ud;
   (void)cols;
   if (row) c->n++;
@@ -1113,7 +1113,7 @@ static int count_row(const cJSON *cols, const cJSON *row, void *ud) {
 }
 
 /* A reader that takes 50 ms a row. */
-static int slow_row(const cJSON *cols, const cJSON *row, void *ud) {
+static int slow_row(const cJSON *cols, cJSON *row, void *ud) {
   (void)cols;
   (void)ud;
   if (row) usleep(50000);
