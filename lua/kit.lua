@@ -100,13 +100,16 @@ end
 local HOST_OPTIONS = { budget = true, metric = true }
 
 -- Refuses an option of OPTIONS not in KNOWN (a list of names, in the order the message
--- gives them): "unknown option 'x' (NAME{} takes a, b)" or "(NAME{} takes none)".
+-- gives them): "unknown option 'x' (NAME{} takes a, b)" or "(NAME{} takes none)", with
+-- "did you mean 'y'?" first when one is close (util.did_you_mean, loaded only on the error).
 function kit.check_options(options, name, known)
   local set = {}
   for _, k in ipairs(known) do set[k] = true end
   for k in pairs(options or {}) do
     if not set[k] and not HOST_OPTIONS[k] then
-      fail("unknown option '%s' (%s{} takes %s)", tostring(k), name,
+      local hint = require("util").did_you_mean(k, known)
+      fail("unknown option '%s' (%s%s{} takes %s)", tostring(k),
+        hint and ("did you mean '" .. hint .. "'? ") or "", name,
         #known > 0 and table.concat(known, ", ") or "none")
     end
   end

@@ -147,7 +147,9 @@ local function options(name, opts, allowed)
       local names = {}
       for a in pairs(allowed) do names[#names + 1] = a end
       table.sort(names)
-      error(string.format("xla.presets.%s: unknown option '%s' (options: %s)", name, tostring(k),
+      local hint = require("util").did_you_mean(k, names)
+      error(string.format("xla.presets.%s: unknown option '%s' (%soptions: %s)", name, tostring(k),
+                          hint and ("did you mean '" .. hint .. "'? ") or "",
                           #names > 0 and table.concat(names, ", ") or "none"), 3)
     end
   end

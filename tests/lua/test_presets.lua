@@ -109,6 +109,9 @@ local function test_composition()
   err = raises(function() load("  presets = xla.presets.nccl{ proto = 1 },\n") end)
   eq(err, "p.lua:4: xla.presets.nccl: unknown option 'proto' (options: ll128, nvls_force)",
      "bad option")
+  err = raises(function() load("  presets = xla.presets.nccl{ ll12 = true },\n") end)
+  eq(err, "p.lua:4: xla.presets.nccl: unknown option 'll12' (did you mean 'll128'? options: ll128, "
+     .. "nvls_force)", "a near miss is named")
   err = raises(function() load("  presets = xla.presets.scheduler{ x = 1 },\n") end)
   eq(err, "p.lua:4: xla.presets.scheduler: unknown option 'x' (options: none)", "no options")
 end

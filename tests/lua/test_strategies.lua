@@ -131,8 +131,8 @@ end
 local function test_grid_refuses_large_space()
   raises("^exp%.lua:30: strategy 'grid': the space has 1344 configurations, more than grid's " ..
     "max of 100; use random{} or tpe{}", new_host, big_space(), "grid", { max = 100 })
-  raises("^exp%.lua:30: strategy 'grid': unknown option 'shufle'", new_host, small_space(), "grid",
-    { shufle = true })
+  raises("^exp%.lua:30: strategy 'grid': unknown option 'shufle' %(did you mean 'shuffle'%? grid{} " ..
+    "takes ", new_host, small_space(), "grid", { shufle = true })
   raises("^exp%.lua:30: strategy 'random': unknown option 'x'", new_host, small_space(), "random",
     { x = 1 })
   raises("^exp%.lua:30: unknown strategy 'nope'", new_host, small_space(), "nope")
