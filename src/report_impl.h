@@ -1,6 +1,6 @@
 /* The report's inside, shared by src/report_load.c (reading a sweep: its listing, schema 13's
- * aggregates, the sample's runs, the top table's trials) and src/report.c (drawing the page),
- * and by nothing else. */
+ * aggregates, the sample's runs, the top table's trials), src/report.c (drawing the page) and
+ * src/report_plot.c (its per-parameter panels), and by nothing else. */
 #ifndef FLAGTUNE_REPORT_IMPL_H
 #define FLAGTUNE_REPORT_IMPL_H
 
@@ -86,5 +86,8 @@ static inline int report_at_full(const report_data *d, const okrow *t) {
 /* report_sweep_load with the report's aggregates (R->data): schema 13's kept aggregates and a
  * bounded sample (never a pass over every trial), then the top table's trials and steps. */
 int report_sweep_load_data(const char *db, const char *ref, report_sweep *out, char **err);
+
+/* Sweep R's (the page's SI-th) "Step time by value" and "OOM map" sections (src/report_plot.c). */
+void report_value_sections(FILE *f, const report_sweep *r, int si);
 
 #endif
