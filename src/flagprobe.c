@@ -518,6 +518,47 @@ static char **catalog_flags(lua_State *L, int cat, int *n) {
   return out;
 }
 
+/* Prints each flag's verdict and the count line of a probe that ran to CLEAN (RUN_CLEAN,
+ * RUN_FAILED or RUN_SIGNAL); returns the exit status: 0 every flag decided on a clean run,
+ * 1 otherwise, 128 + the signal when interrupted. */
+static int probe_report(const probe_ctx *p, int clean) {
+  int n = p->a->n_names, partial = clean == RUN_SIGNAL, n_refused = 0, n_values = 0, n_open = 0;
+  for (int i = 0; i < n; i++) {
+    if (p->state[i] == PROBE_BAD_VALUE) {
+      printf("%-60s VALUE REFUSED (this XLA cannot parse '%s')\n", p->a->names[i], p->values[i]);
+    } else if (p->state[i] == PROBE_UNKNOWN) {
+      printf("%-60s REFUSED (unknown to this XLA)\n", p->a->names[i]);
+    } else if (p->timed_out[i] && !p->decided[i]) {
+      printf("%-60s undecided (its run timed out after %g s)\n", p->a->names[i], p->a->timeout);
+    } else if (partial && !p->decided[i]) {
+      printf("%-60s undecided\n", p->a->names[i]);
+    } else {
+      printf("%-60s accepted\n", p->a->names[i]);
+    }
+    n_refused += p->state[i] == PROBE_UNKNOWN;
+    n_values += p->state[i] == PROBE_BAD_VALUE;
+    n_open += p->state[i] == PROBE_ACCEPTED && !p->decided[i] && (partial || p->timed_out[i]);
+  }
+  if (clean == RUN_FAILED)
+    diag_warn(
+        "the probe command failed even without the refused flags: 'accepted' means only "
+        "that XLA did not name them");
+  printf("%s%d of %d refused", partial ? "partial: " : "", n_refused, n);
+  if (n_values) printf(", %d known with a value refused", n_values);
+  if (n_open) printf(", %d undecided", n_open);
+  printf("\n");
+  if (partial) {
+    char *msg = xasprintf(
+        "flags probe: interrupted by %s after %d runs: the verdicts above are partial "
+        "('undecided': not settled yet)",
+        probe_signal == SIGINT ? "SIGINT" : "SIGTERM", p->runs);
+    diag_error(msg);
+    free(msg);
+    return 128 + probe_signal;
+  }
+  return clean == RUN_CLEAN && n_open == 0 ? 0 : 1;
+}
+
 int flagcmd_probe(fargs *a) {
   if (!a->command || (a->n_names == 0) == !a->catalog) {
     diag_error(a->command && a->catalog
@@ -565,42 +606,7 @@ int flagcmd_probe(fargs *a) {
     diag_error(err);
     rc = 1;
   } else {
-    int partial = clean == RUN_SIGNAL, n_refused = 0, n_values = 0, n_open = 0;
-    for (int i = 0; i < n; i++) {
-      if (p.state[i] == PROBE_BAD_VALUE) {
-        printf("%-60s VALUE REFUSED (this XLA cannot parse '%s')\n", a->names[i], p.values[i]);
-      } else if (p.state[i] == PROBE_UNKNOWN) {
-        printf("%-60s REFUSED (unknown to this XLA)\n", a->names[i]);
-      } else if (p.timed_out[i] && !p.decided[i]) {
-        printf("%-60s undecided (its run timed out after %g s)\n", a->names[i], a->timeout);
-      } else if (partial && !p.decided[i]) {
-        printf("%-60s undecided\n", a->names[i]);
-      } else {
-        printf("%-60s accepted\n", a->names[i]);
-      }
-      n_refused += p.state[i] == PROBE_UNKNOWN;
-      n_values += p.state[i] == PROBE_BAD_VALUE;
-      n_open += p.state[i] == PROBE_ACCEPTED && !p.decided[i] && (partial || p.timed_out[i]);
-    }
-    if (clean == RUN_FAILED)
-      diag_warn(
-          "the probe command failed even without the refused flags: 'accepted' means only "
-          "that XLA did not name them");
-    printf("%s%d of %d refused", partial ? "partial: " : "", n_refused, n);
-    if (n_values) printf(", %d known with a value refused", n_values);
-    if (n_open) printf(", %d undecided", n_open);
-    printf("\n");
-    if (partial) {
-      char *msg = xasprintf(
-          "flags probe: interrupted by %s after %d runs: the verdicts above are partial "
-          "('undecided': not settled yet)",
-          probe_signal == SIGINT ? "SIGINT" : "SIGTERM", p.runs);
-      diag_error(msg);
-      free(msg);
-      rc = 128 + probe_signal;
-    } else {
-      rc = clean == RUN_CLEAN && n_open == 0 ? 0 : 1;
-    }
+    rc = probe_report(&p, clean);
   }
   fflush(stdout);
   free(err);
