@@ -64,6 +64,18 @@ static void print_json(cJSON *j) {
 
 /* ---- sweeps ---- */
 
+/* A `running` sweep row (a listing's, or show's) whose orchestrator is known to be gone (it
+ * ran here and its process is not alive: killed -9, the machine rebooted) gets
+ * "orchestrator_gone": true, any other running row false: the listings then say so, not
+ * "running" (store_holder_gone). */
+static void mark_gone(cJSON *row) {
+  const char *status = view_str(row, "status"), *host = view_str(row, "host");
+  if (!status || strcmp(status, "running") != 0) return;
+  double pid = view_num(row, "pid"), start = view_num(row, "pid_start");
+  int gone = !isnan(pid) && store_holder_gone(host, (int)pid, isnan(start) ? 0 : (long long)start);
+  cJSON_AddBoolToObject(row, "orchestrator_gone", gone);
+}
+
 int cli_cmd_sweeps(args *a) {
   store *s = NULL;
   cJSON *list = NULL;
@@ -72,6 +84,8 @@ int cli_cmd_sweeps(args *a) {
   if (rc == 0) rc = store_list_sweeps(s, &list, &err);
   store_close(s);
   if (rc != 0) return cli_fail(rc, err);
+  cJSON *row;
+  cJSON_ArrayForEach(row, list) mark_gone(row);
   if (a->json) {
     print_json(list);
   } else {
@@ -86,8 +100,11 @@ int cli_cmd_sweeps(args *a) {
       view_cell(sp, sizeof sp, view_num(it, "speedup"), "%.3fx");
       printf("%4.0f  %-24.24s %-16.16s %-22.22s %-11s %6.0f %5.0f %10s %10s %8s\n",
              view_num(it, "id"), view_str(it, "name"), view_str(it, "model"),
-             view_str(it, "hardware"), view_str(it, "status"), view_num(it, "n_trials"),
-             view_num(it, "ok"), best, base, sp);
+             view_str(it, "hardware"),
+             cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "orchestrator_gone"))
+                 ? "died"
+                 : view_str(it, "status"),
+             view_num(it, "n_trials"), view_num(it, "ok"), best, base, sp);
     }
   }
   cJSON_Delete(list);
@@ -104,6 +121,7 @@ static int load_sweep(const args *a, const char *ref, int limit, store **s, cJSO
   if (rc == 0) rc = store_sweep_get(*s, ref, &sw, err);
   if (rc == 0)
     rc = (a->json ? store_show_sweep_page : store_show_sweep_brief)(*s, sw.id, limit, obj, err);
+  if (rc == 0) mark_gone(*obj);
   store_sweep_clear(&sw);
   return rc;
 }

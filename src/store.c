@@ -112,10 +112,11 @@ static const char *const stmt_sql[ST_COUNT] = {
     "AND value > 0 AND (:full <= 0 OR coalesce(steps_budget, 0) <= 0 OR steps_budget >= :full) "
     "GROUP BY 1 HAVING count(*) > 1",
   [ST_LIST_SWEEPS] =
-    "SELECT id, name, model, hardware, status, strategy, created_at, finished_at, "
-    "n_trials, ok, best_ms, baseline_ms, speedup, best_trial, "
-    "running, oom, invalid, timeout, crash, no_metric, pruned, interrupted, lost, wrong "
-    "FROM sweep_summary ORDER BY id",
+    "SELECT m.id, m.name, m.model, m.hardware, m.status, m.strategy, m.created_at, "
+    "m.finished_at, m.n_trials, m.ok, m.best_ms, m.baseline_ms, m.speedup, m.best_trial, "
+    "m.running, m.oom, m.invalid, m.timeout, m.crash, m.no_metric, m.pruned, m.interrupted, "
+    "m.lost, m.wrong, s.host, s.pid, s.pid_start "
+    "FROM sweep_summary m JOIN sweeps s ON s.id = m.id ORDER BY m.id",
   [ST_SHOW_SWEEP] =
     "SELECT s.*, m.n_trials, m.best_trial, m.best_ms, m.baseline_ms, m.speedup FROM sweeps s "
     "JOIN sweep_summary m ON m.id = s.id WHERE s.id = :id AND m.id = :id",

@@ -61,6 +61,12 @@ int store_sweep_create(store *s, const store_sweep_new *n, int64_t *id, char **e
  * A recorded pid now used by another process (another start time) holds nothing. */
 int store_sweep_claim(store *s, int64_t id, int force, char **err);
 
+/* Whether the orchestrator a `running` sweep's row names (HOST, PID, PID_START: /proc/PID/stat
+ * field 22, 0 when unknown) is known to be gone: it ran on this machine and no process with
+ * that pid and start time lives now. 0 when it lives, or ran on another machine (not visible
+ * from here). Reads no database: for the listings, which mark such a sweep `died`. */
+int store_holder_gone(const char *host, int pid, long long pid_start);
+
 /* Records where `run` ran (absolute directory) and its resolved command (a JSON array). */
 int store_sweep_set_place(store *s, int64_t id, const char *workdir, const char *command_json,
                           char **err);

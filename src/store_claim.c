@@ -136,6 +136,14 @@ static int held_elsewhere(store *s, int64_t id, char **err) {
                   (long long)id, h.pid, h.host, h.since, h.pid);
 }
 
+int store_holder_gone(const char *host, int pid, long long pid_start) {
+  char here[256];
+  this_host(here, sizeof here);
+  if (pid <= 0 || !host || strcmp(host, here) != 0) return 0;
+  long long start = proc_start(pid);
+  return start == 0 || (pid_start != 0 && start != pid_start);
+}
+
 /* Locks, checks and claims inside one write transaction. */
 int store_claim_in_tx(store *s, int64_t id, int force, char **err) {
   char host[256];

@@ -187,6 +187,9 @@ void view_header(const cJSON *sw) {
   printf("sweep %.0f \"%s\": model %s on %s, strategy %s, status %s\n", view_num(sw, "id"),
          view_str(sw, "name"), view_str(sw, "model"), view_str(sw, "hardware"),
          view_str(sw, "strategy"), view_str(sw, "status"));
+  if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sw, "orchestrator_gone")))
+    printf("its flagtune (pid %.0f on %s) is gone: `flagtune resume %.0f` continues it\n",
+           view_num(sw, "pid"), view_str(sw, "host"), view_num(sw, "id"));
   if (view_str(sw, "error")) printf("error: %s\n", view_str(sw, "error"));
 }
 

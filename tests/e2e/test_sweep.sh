@@ -3,7 +3,8 @@
 #  1. a sweep runs to the end: every trial recorded with its steps, baseline first, exit 0
 #  2. sweeps/show/best/export/query answer, --json parses, the export sources in bash and dash
 #  3. SIGINT: exit 130, trials interrupted, `resume` completes the budget
-#  4. kill -9 of the orchestrator: `resume` marks lost trials, re-runs them, same total
+#  4. kill -9 of the orchestrator: `sweeps` and `show` say it died; `resume` marks lost trials,
+#     re-runs them, same total
 # Usage: test_sweep.sh FLAGTUNE_BIN SIM_BIN SOURCE_DIR
 source "$(dirname "$0")/lib.sh"
 
@@ -191,6 +192,13 @@ sid=$(q "SELECT id FROM sweeps WHERE name='killed'" | tail -n1)
 check "trials left running by the dead orchestrator" \
   [ "$(q "SELECT count(*) FROM trials WHERE sweep_id=$sid AND status='running'" | tail -n1)" -ge 1 ]
 finished_before=$(q "SELECT count(*) FROM trials WHERE sweep_id=$sid AND status NOT IN ('running')" | tail -n1)
+# The listings say the sweep's orchestrator died (the row still says running), and how to go on.
+"$ft" sweeps > died.out
+check "sweeps marks the killed sweep died" grep -Eq "^ +$sid +killed .* died +" died.out
+"$ft" show "$sid" > died_show.out
+check "show names the dead orchestrator and the resume" \
+  grep -q "^its flagtune (pid $pid on .*) is gone: \`flagtune resume $sid\` continues it$" died_show.out
+check_eq "sweeps --json: orchestrator_gone" "$("$ft" sweeps --json | grep -c '"orchestrator_gone":[[:space:]]*true')" 1
 "$ft" -q resume killed > r2.out 2> r2.err
 code=$?
 check "resume after kill -9 completes (exit $code)" [ "$code" = 0 ]

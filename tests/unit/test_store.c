@@ -15,6 +15,7 @@
 
 #include "diag.h"
 #include "embed.h"
+#include "procstat.h"
 #include "stats.h"
 #include "store.h"
 #include "test.h"
@@ -1441,6 +1442,28 @@ TEST(claim_reads_the_row_when_the_lock_is_free) {
   free(err);
   CHECK_STORE_END(b);
   tmpdb_remove(&t);
+}
+
+/* A running row's orchestrator is "gone" only when it ran here and its process (that pid with
+ * that start time) is not alive; another host's, or one whose start is unknown but whose pid
+ * lives, is not known to be gone. */
+TEST(holder_gone_only_for_a_dead_process_here) {
+  char here[256];
+  CHECK_INT(gethostname(here, sizeof here - 1), 0);
+  here[sizeof here - 1] = '\0';
+  procstat me;
+  CHECK_INT(procstat_read((int)getpid(), &me), 0);
+  CHECK_INT(store_holder_gone(here, (int)getpid(), me.starttime), 0);
+  CHECK_INT(store_holder_gone(here, (int)getpid(), 0), 0);
+  CHECK_INT(store_holder_gone(here, (int)getpid(), me.starttime + 1), 1); /* a reused pid */
+  pid_t child = fork();
+  if (child == 0) _exit(0);
+  CHECK(child > 0);
+  CHECK_INT((int)waitpid(child, NULL, 0), (int)child);
+  CHECK_INT(store_holder_gone(here, (int)child, 0), 1);
+  CHECK_INT(store_holder_gone("another-host", (int)child, 0), 0);
+  CHECK_INT(store_holder_gone(NULL, (int)child, 0), 0);
+  CHECK_INT(store_holder_gone(here, 0, 0), 0);
 }
 
 TEST(writes_refused_when_the_file_is_deleted_or_replaced) {
