@@ -132,3 +132,25 @@ char *xasprintf(const char *fmt, ...) {
   va_end(ap);
   return out;
 }
+
+int diag_distance(const char *a, const char *b, int cap) {
+  size_t la = strlen(a), lb = strlen(b);
+  if ((la > lb ? la - lb : lb - la) > (size_t)cap) return cap + 1;
+  int *row = xmalloc(sizeof(int) * (lb + 1));
+  for (size_t j = 0; j <= lb; j++) row[j] = (int)j;
+  for (size_t i = 1; i <= la; i++) {
+    int diag = row[0];
+    row[0] = (int)i;
+    for (size_t j = 1; j <= lb; j++) {
+      int up = row[j];
+      int best = diag + (a[i - 1] != b[j - 1]);
+      if (up + 1 < best) best = up + 1;
+      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+      row[j] = best;
+      diag = up;
+    }
+  }
+  int d = row[lb];
+  free(row);
+  return d > cap ? cap + 1 : d;
+}

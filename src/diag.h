@@ -35,6 +35,9 @@ extern void (*diag_before_print)(void);
 /* Exit code for an error code: 0, 1, 2 or 130. */
 int diag_exit_code(int code);
 
+/* The edit distance between A and B, capped at CAP+1 (pure; for "did you mean"). */
+int diag_distance(const char *a, const char *b, int cap);
+
 /* Allocation that never returns NULL: out of memory ends the process with a message. */
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);

@@ -14,28 +14,6 @@
 #include "diag.h"
 #include "launch.h"
 
-int preflight_distance(const char *a, const char *b, int cap) {
-  size_t la = strlen(a), lb = strlen(b);
-  if ((la > lb ? la - lb : lb - la) > (size_t)cap) return cap + 1;
-  int *row = xmalloc(sizeof(int) * (lb + 1));
-  for (size_t j = 0; j <= lb; j++) row[j] = (int)j;
-  for (size_t i = 1; i <= la; i++) {
-    int diag = row[0];
-    row[0] = (int)i;
-    for (size_t j = 1; j <= lb; j++) {
-      int up = row[j];
-      int best = diag + (a[i - 1] != b[j - 1]);
-      if (up + 1 < best) best = up + 1;
-      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-      row[j] = best;
-      diag = up;
-    }
-  }
-  int d = row[lb];
-  free(row);
-  return d > cap ? cap + 1 : d;
-}
-
 static int is_executable_file(const char *path) {
   struct stat st;
   return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
@@ -63,7 +41,7 @@ static char *closest_on_path(const char *name) {
     struct dirent *ent;
     while (d && (ent = readdir(d)) != NULL) {
       if (ent->d_name[0] == '.') continue;
-      int dist = preflight_distance(name, ent->d_name, 2);
+      int dist = diag_distance(name, ent->d_name, 2);
       if (dist >= best_d) continue;
       char *full = xasprintf("%s/%s", dir, ent->d_name);
       if (is_executable_file(full)) {

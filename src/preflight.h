@@ -17,7 +17,4 @@
  * as "path:line: warning: ..." and counted in *n_warnings (may be NULL). */
 int preflight_check(const experiment *e, const char *cwd, int remote, int *n_warnings, char **err);
 
-/* The edit distance between A and B, capped at CAP+1 (pure; for "did you mean"). */
-int preflight_distance(const char *a, const char *b, int cap);
-
 #endif

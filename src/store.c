@@ -57,6 +57,7 @@ static const char *const stmt_sql[ST_COUNT] = {
     "finished_at = CASE WHEN :status = 'running' THEN NULL ELSE " NOW " END WHERE id = :id",
   [ST_SWEEP_EXISTS] = "SELECT 1 FROM sweeps WHERE id = :id",
   [ST_SWEEP_BY_NAME] = "SELECT id FROM sweeps WHERE name = :name ORDER BY id",
+  [ST_SWEEP_NAMES] = "SELECT DISTINCT name FROM sweeps ORDER BY name",
   [ST_SWEEP_LOAD] =
     "SELECT id, name, model, hardware, experiment_path, experiment_text, strategy, status, "
     "options_json, seed, budget_trials, budget_steps, parallel, budget_hours, pid, host, "
@@ -753,6 +754,23 @@ static int ambiguous(const char *ref, const int64_t *ids, int n, int cap, char *
                   n > cap ? ", ..." : "");
 }
 
+/* The sweep name closest to REF for "did you mean": within 2 edits (the nearest, then the
+ * first by name), else one REF (3 characters or more) begins; NULL when none or on error. */
+static char *closest_name(store *s, const char *ref) {
+  sqlite3_stmt *st = NULL;
+  char *best = NULL;
+  int best_d = 3;
+  if (store_stmt_get(s, ST_SWEEP_NAMES, &st, NULL)) return NULL;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    const char *name = (const char *)sqlite3_column_text(st, 0);
+    int d = name ? diag_distance(ref, name, 2) : 3;
+    if (name && d == 3 && strlen(ref) >= 3 && strncmp(name, ref, strlen(ref)) == 0) d = 2;
+    if (d < best_d && d < (int)strlen(name)) free(best), best = xstrdup(name), best_d = d;
+  }
+  store_stmt_done(st);
+  return best;
+}
+
 static int resolve_ref(store *s, const char *ref, int64_t *id, char **err) {
   size_t digits = strspn(ref, "0123456789");
   int is_id = digits > 0 && digits < 19 && ref[digits] == '\0', found = 0, n = 0, rc = 0;
@@ -766,8 +784,15 @@ static int resolve_ref(store *s, const char *ref, int64_t *id, char **err) {
   if (n == 1) *id = ids[0];
   if (n > 1) return ambiguous(ref, ids, n, CAP, err);
   if (n == 0 && is_id) return diag_set(err, FT_EINPUT, "no sweep '%s'", ref);
-  if (n == 0) return diag_set(err, FT_EINPUT, "no sweep named '%s' (see `flagtune sweeps`)", ref);
-  return 0;
+  if (n == 0) {
+    char *hint = closest_name(s, ref);
+    rc = hint
+             ? diag_set(err, FT_EINPUT,
+                        "no sweep named '%s' (did you mean '%s'? see `flagtune sweeps`)", ref, hint)
+             : diag_set(err, FT_EINPUT, "no sweep named '%s' (see `flagtune sweeps`)", ref);
+    free(hint);
+  }
+  return rc;
 }
 
 static void sweep_fill(sqlite3_stmt *st, store_sweep *out) {

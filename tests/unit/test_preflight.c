@@ -30,10 +30,10 @@ static int check_cmd(char **command, const char *cwd, int remote, char **err) {
 }
 
 TEST(distance) {
-  CHECK_INT(preflight_distance("pythn3", "python3", 2), 1);
-  CHECK_INT(preflight_distance("python3", "python3", 2), 0);
-  CHECK_INT(preflight_distance("bash", "zsh", 2), 2);
-  CHECK_INT(preflight_distance("torchrun", "sh", 2), 3); /* capped at cap + 1 */
+  CHECK_INT(diag_distance("pythn3", "python3", 2), 1);
+  CHECK_INT(diag_distance("python3", "python3", 2), 0);
+  CHECK_INT(diag_distance("bash", "zsh", 2), 2);
+  CHECK_INT(diag_distance("torchrun", "sh", 2), 3); /* capped at cap + 1 */
 }
 
 TEST(program_on_path_and_missing) {

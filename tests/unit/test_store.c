@@ -452,6 +452,10 @@ TEST(sweep_status_and_get) {
   CHECK_STR(err, "no sweep '12'");
   CHECK_INT(store_sweep_get(s, "nope", &sw, &err), FT_EINPUT);
   CHECK_STR(err, "no sweep named 'nope' (see `flagtune sweeps`)");
+  CHECK_INT(store_sweep_get(s, "llama-fsd", &sw, &err), FT_EINPUT); /* a near miss is named */
+  CHECK_STR(err, "no sweep named 'llama-fsd' (did you mean 'llama-fsdp'? see `flagtune sweeps`)");
+  CHECK_INT(store_sweep_get(s, "llam", &sw, &err), FT_EINPUT); /* a name it begins */
+  CHECK_STR(err, "no sweep named 'llam' (did you mean 'llama-fsdp'? see `flagtune sweeps`)");
 
   CHECK_INT(store_sweep_set_status(s, f.a, "done", NULL, 0, &err), 0);
   CHECK_NEAR(query_num(s,
