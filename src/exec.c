@@ -44,11 +44,9 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "exec_impl.h"
 #include "lines.h"
 #include "procstat.h"
-
-#include "exec_impl.h"
-
 
 static void on_handle_closed(uv_handle_t *h);
 
@@ -455,7 +453,6 @@ static int start_streams(exec_trial *t) {
   return rc;
 }
 
-
 /* exec_start, through SRV (the local executor's fork server) where it can. */
 static int start_trial(uv_loop_t *loop, const exec_spec *spec, const exec_callbacks *cb, void *ud,
                        exec_trial **out, char **err, exec_server *srv) {
@@ -626,6 +623,11 @@ static int local_reap(executor *x, int64_t sweep_id, const exec_orphan *o, int n
   return exec_reap(sweep_id, o, n);
 }
 
+static int local_next_pid(executor *x) {
+  local_executor *lx = (local_executor *)x;
+  return lx->srv.path ? exec_server_take_spare(&lx->srv) : 0;
+}
+
 static void local_free(executor *x) {
   local_executor *lx = (local_executor *)x;
   exec_server_close(&lx->srv);
@@ -639,6 +641,7 @@ static const executor_ops local_ops = {
     .stop = exec_stop_trial,
     .kill = exec_kill_trial,
     .pid = exec_pid,
+    .next_pid = local_next_pid,
     .reap = local_reap,
     .free = local_free,
 };

@@ -35,7 +35,8 @@ typedef struct {
   exec_trial *live; /* started and not yet reported ended, linked by srv_next */
   int n_live;
   int deaths;
-  int off; /* every trial takes the per-trial exec path */
+  pid_t spare; /* the server's spare as it announced it (SUP_MSG_SPARE), not yet told; 0: none */
+  int off;     /* every trial takes the per-trial exec path */
 } exec_server;
 
 typedef struct {
@@ -92,6 +93,9 @@ int exec_served_spawn(exec_trial *t, const exec_spec *spec, exec_server *srv);
 void exec_served_end(exec_server *srv, exec_trial *t, int status);
 /* Closes the watch on the server's socket (kept between trials; closed when none follows). */
 void exec_server_unpoll(exec_server *srv);
+/* The pid the next request will most likely get (the server's spare), once: it is then
+ * forgotten, so that two trials never both take it; 0 when none is known. */
+int exec_server_take_spare(exec_server *srv);
 /* Closes the server (it leaves at EOF) and reaps it; frees SRV's path. */
 void exec_server_close(exec_server *srv);
 

@@ -39,6 +39,7 @@ void exec_server_unpoll(exec_server *srv) {
 
 /* One record from the server (other than the answer a request waits for). */
 static void server_record(exec_server *srv, const sup_msg *m) {
+  if (m->kind == SUP_MSG_SPARE) srv->spare = m->pid;
   if (m->kind != SUP_MSG_EXITED) return;
   for (exec_trial *t = srv->live; t; t = t->srv_next)
     if (t->pid == m->pid) {
@@ -71,6 +72,7 @@ static void server_lost(exec_server *srv, const char *what) {
   exec_server_unpoll(srv); /* before its fd goes: a new server's socket may get the same number */
   close(srv->fd);
   srv->fd = -1;
+  srv->spare = 0;
   server_reap(srv, 1);
   srv->deaths++;
   diag_warn("flagtune: the trial fork server (pid %d) %s; %s", pid, what,
@@ -234,6 +236,7 @@ int exec_served_spawn(exec_trial *t, const exec_spec *spec, exec_server *srv) {
     pid = server_ask(srv, req, len, wr);
   free(req);
   close_fds(wr, 3);
+  if (pid > 0 && pid == srv->spare) srv->spare = 0; /* announced before it was told */
   if (pid <= 0) {
     int rd[3] = {p[0], p[2], p[4]};
     close_fds(rd, 3);
@@ -256,6 +259,12 @@ int exec_served_spawn(exec_trial *t, const exec_spec *spec, exec_server *srv) {
     uv_poll_start(srv->poll, UV_READABLE | UV_DISCONNECT, on_server_readable);
   }
   return 0;
+}
+
+int exec_server_take_spare(exec_server *srv) {
+  int pid = srv->fd >= 0 && !srv->off ? (int)srv->spare : 0;
+  srv->spare = 0;
+  return pid;
 }
 
 void exec_server_close(exec_server *srv) {
