@@ -72,9 +72,9 @@ ssize_t supervise_send_fds(int sock, const char *buf, size_t len, const int fds[
  * STARTED (a spare that dies unused is not reported). Each spare forked is announced as
  * SUP_MSG_SPARE {pid, 0} (after the answer to the request it follows), so that the
  * orchestrator can store the pid the next trial will most likely get with that trial's first
- * row; it must compare it with the answer's pid, which decides. The server dies with the orchestrator
- * (PR_SET_PDEATHSIG, SIGKILL) and leaves at EOF; each child then sees its parent gone and
- * ends its trial as a supervisor does when the orchestrator dies. */
+ * row; it must compare it with the answer's pid, which decides. The server dies with the
+ * orchestrator (PR_SET_PDEATHSIG, SIGKILL) and leaves at EOF; each child then sees its parent gone
+ * and ends its trial as a supervisor does when the orchestrator dies. */
 #define SUPERVISE_SERVER_ARG "--server"
 
 enum { SUP_MSG_SPAWN = 1, SUP_MSG_STARTED = 2, SUP_MSG_EXITED = 3, SUP_MSG_SPARE = 4 };
