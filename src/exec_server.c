@@ -109,10 +109,32 @@ static int server_read(exec_server *srv, int nonblock, sup_msg *answer) {
   }
 }
 
+/* One record, if one is there (0), or -1 when the server is gone. */
+static int server_read_one(exec_server *srv) {
+  sup_msg m;
+  ssize_t n;
+  do n = recv(srv->fd, &m, sizeof m, MSG_DONTWAIT);
+  while (n < 0 && errno == EINTR);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
+  if (n <= 0) return -1;
+  if (n == (ssize_t)sizeof m) server_record(srv, &m);
+  return 0;
+}
+
+/* One record a wake-up: libuv's poll is level-triggered (its epoll has no EPOLLET: libuv's
+ * src/unix/epoll.c in 1.44, src/unix/linux.c later), so a second record wakes it again, and reading
+ * on to EAGAIN cost a recv at every wake-up (a spare's announcement and a supervisor's end: two a
+ * trial). A disconnect reads whatever is left before the server is given up. */
 static void on_server_readable(uv_poll_t *poll, int status, int events) {
   exec_server *srv = poll->data;
-  if (status < 0 || server_read(srv, 1, NULL) < 0 || (events & UV_DISCONNECT))
-    if (srv->fd >= 0) server_lost(srv, "died");
+  int gone = status < 0;
+  if (!gone && (events & UV_DISCONNECT)) {
+    server_read(srv, 1, NULL);
+    gone = 1;
+  } else if (!gone) {
+    gone = server_read_one(srv) < 0;
+  }
+  if (gone && srv->fd >= 0) server_lost(srv, "died");
 }
 
 /* Starts the server: posix_spawn (a vfork: no copy of our page tables) of flagtune-supervise
