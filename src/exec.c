@@ -16,7 +16,9 @@
  * back until the exit status shows whether it was the supervisor's (exit 127/126: a spawn
  * error, no line delivered) or the command's own (delivered as usual, before the next line).
  * Its other reports (the command's own duration, whether a stop had reached it, how many
- * leftovers it killed) come on a third pipe, its fd 3, which the command never sees.
+ * leftovers it killed) come on a third pipe, its fd 3, which the command never sees. A
+ * supervised trial is started through the fork server where one runs (exec_server.c, the
+ * client; exec_impl.h is what the two files share).
  *
  * Time: a trial is a timeout only if the command itself ran into its limit. When the
  * orchestrator was paused (SIGSTOP, Ctrl-Z, a frozen VM), the timeout timer may fire on the
@@ -33,90 +35,18 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
-#include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "diag.h"
+#include "exec_impl.h"
 #include "lines.h"
 #include "procstat.h"
-#include "supervise.h"
-
-enum {
-  EXEC_READ_SIZE = 64 * 1024,
-  EXEC_DRAIN_MS = 1000, /* how long pipes may stay open after the child exited */
-  EXEC_REPORT = 3,      /* the supervisor's report pipe (its fd 3); never a line stream */
-  EXEC_REPORT_LINE = 256,
-  EXEC_BACKSTOP_MS = 2000,      /* after the supervisor's own grace: it must be hung */
-  EXEC_SERVER_ANSWER_MS = 5000, /* a fork server that does not answer a request is hung */
-  EXEC_SERVER_DEATHS = 3,       /* servers lost before the rest of the run takes the exec path */
-};
-#define EXEC_DEFAULT_GRACE_S 5.0
-#define EXEC_DEFAULT_LOG_LIMIT ((int64_t)64 * 1024 * 1024)
-
-/* The fork server (supervise.h) of one local executor: started at its first trial, restarted
- * when it dies (up to EXEC_SERVER_DEATHS times), closed with the executor. */
-typedef struct {
-  uv_loop_t *loop;
-  char *path;       /* flagtune-supervise */
-  int fd;           /* our end of its socket; -1: none running */
-  pid_t pid;        /* our child */
-  uv_poll_t *poll;  /* watches FD while trials are live and from one's end to the next's
-                     * start (closed when none follows at once, so that the loop can end) */
-  exec_trial *live; /* started and not yet reported ended, linked by srv_next */
-  int n_live;
-  int deaths;
-  int off; /* every trial takes the per-trial exec path */
-} exec_server;
-
-typedef struct {
-  exec_trial *t;
-  int id; /* EXEC_STDOUT or EXEC_STDERR */
-  int open;
-  uv_pipe_t pipe;
-  lines_buf lb;
-} exec_stream;
-
-struct exec_trial {
-  uv_loop_t *loop;
-  exec_callbacks cb;
-  void *ud;
-  char *file; /* argv[0], for the spawn error message */
-  uv_process_t proc;
-  exec_stream out, err;
-  exec_stream rep; /* supervised: the supervisor's reports; otherwise never opened */
-  uv_timer_t timeout_timer, grace_timer, drain_timer;
-  int refs;   /* handles initialised and not yet closed */
-  int pid;    /* 0 until spawned; also the process group id */
-  int exited; /* exit callback seen (or spawn failed) */
-  int term_sent;
-  int timers_closed;
-  uint64_t grace_ms, started_ns;
-  int log_fd;
-  int64_t log_written, log_limit;
-  int log_capped, log_at_bol;
-  char *log_path;
-  int rep_exit;      /* the supervisor reported the command's end: */
-  int rep_stopped;   /* ... whether a stop had reached it by then */
-  double rep_wall_s; /* ... and its own duration */
-  int supervised;    /* the spawned process is the supervisor */
-  int err_lines;     /* stderr lines seen so far */
-  char *held;        /* supervised: a first stderr line that may be a spawn error */
-  size_t held_len;
-  exec_server *srv;      /* started by the fork server: the process is its child, not ours */
-  exec_trial *srv_next;  /* in srv->live */
-  uv_timer_t exit_timer; /* served: applies the server's exit record on a turn of its own */
-  int srv_status;        /* served: the supervisor's wait status */
-  exec_result res;
-  char rbuf[EXEC_READ_SIZE]; /* shared by both pipes: a read is consumed before the next */
-};
 
 static void on_handle_closed(uv_handle_t *h);
 
@@ -241,13 +171,10 @@ static void settle_held(exec_trial *t) {
   flush_held(t);
 }
 
-static void served_end(exec_server *srv, exec_trial *t, int status);
-static void server_unpoll(exec_server *srv);
-
 /* One line of the supervisor's report (supervise.h): "exit SECONDS STOPPED", "killed N", "end
  * STATUS". A served trial ends at "end": nothing of it is left, and the fork server's record
  * of its supervisor's exit (after the cgroup's removal) would only come later; that record,
- * or this line, whichever comes second, finds the trial no longer live (served_end). */
+ * or this line, whichever comes second, finds the trial no longer live (exec_served_end). */
 static void take_report(exec_trial *t, const char *line) {
   double wall = 0;
   int stopped = 0, killed = 0, status = 0;
@@ -258,7 +185,7 @@ static void take_report(exec_trial *t, const char *line) {
   } else if (sscanf(line, "killed %d", &killed) == 1 && killed > 0) {
     t->res.leftovers = killed;
   } else if (sscanf(line, "end %d", &status) == 1 && t->srv) {
-    served_end(t->srv, t, status);
+    exec_served_end(t->srv, t, status);
   }
 }
 
@@ -308,7 +235,7 @@ static void finish(exec_trial *t) {
   /* Served: when the callback started no trial of the server's, nothing is left to hear and
    * the poll goes, so that the loop can end; when it did (at parallel 1, every trial but the
    * last) it stays: closing and opening it again cost 5 epoll_ctl and an ioctl a trial. */
-  if (srv && srv->n_live == 0) server_unpoll(srv);
+  if (srv && srv->n_live == 0) exec_server_unpoll(srv);
   lines_free(&t->out.lb);
   lines_free(&t->err.lb);
   lines_free(&t->rep.lb);
@@ -392,7 +319,7 @@ static void on_proc_exit(uv_process_t *proc, int64_t exit_status, int term_signa
 
 /* The fork server's exit record, on a loop turn of its own (never inside exec_start). The
  * process handle we do not have counted as one reference: it goes now. */
-static void on_served_exit(uv_timer_t *timer) {
+void exec_on_served_exit(uv_timer_t *timer) {
   exec_trial *t = timer->data;
   int st = t->srv_status;
   if (WIFSIGNALED(st))
@@ -428,7 +355,7 @@ static void stream_init(exec_trial *t, exec_stream *s, int id, size_t max_line) 
   t->refs++;
 }
 
-static void timer_init(exec_trial *t, uv_timer_t *timer) {
+void exec_timer_init(exec_trial *t, uv_timer_t *timer) {
   uv_timer_init(t->loop, timer);
   timer->data = t;
   t->refs++;
@@ -526,254 +453,6 @@ static int start_streams(exec_trial *t) {
   return rc;
 }
 
-/* ---- the fork server ---------------------------------------------------------------------- */
-
-/* Hands a live trial its end: STATUS (a wait status) on a loop turn of its own. */
-static void served_end(exec_server *srv, exec_trial *t, int status) {
-  exec_trial **pp = &srv->live;
-  while (*pp && *pp != t) pp = &(*pp)->srv_next;
-  if (!*pp) return;
-  *pp = t->srv_next;
-  srv->n_live--;
-  t->srv_status = status;
-  uv_timer_start(&t->exit_timer, on_served_exit, 0, 0);
-}
-
-static void server_unpoll(exec_server *srv) {
-  if (!srv->poll) return;
-  uv_close((uv_handle_t *)srv->poll, (uv_close_cb)free);
-  srv->poll = NULL;
-}
-
-/* One record from the server (other than the answer a request waits for). */
-static void server_record(exec_server *srv, const sup_msg *m) {
-  if (m->kind != SUP_MSG_EXITED) return;
-  for (exec_trial *t = srv->live; t; t = t->srv_next)
-    if (t->pid == m->pid) {
-      served_end(srv, t, m->value);
-      return;
-    }
-}
-
-/* Waits (bounded) for the server to leave after its socket closed, then reaps it. */
-static void server_reap(exec_server *srv, int kill_first) {
-  if (srv->pid <= 0) return;
-  if (kill_first) kill(srv->pid, SIGKILL);
-  for (int i = 0; i < 2000; i++) { /* it leaves at once on EOF: 2 s is a hung server */
-    pid_t r = waitpid(srv->pid, NULL, WNOHANG);
-    if (r == srv->pid || (r < 0 && errno != EINTR)) {
-      srv->pid = 0;
-      return;
-    }
-    if (i == 1000) kill(srv->pid, SIGKILL);
-    usleep(1000);
-  }
-  srv->pid = 0;
-}
-
-/* The server died or hung: its children are ending their trials (their parent is gone, as
- * when the orchestrator dies); each live trial ends here as failed, saying why. The next
- * trial starts a new server, unless this has happened too often. */
-static void server_lost(exec_server *srv, const char *what) {
-  int pid = (int)srv->pid;
-  server_unpoll(srv); /* before its fd goes: a new server's socket may get the same number */
-  close(srv->fd);
-  srv->fd = -1;
-  server_reap(srv, 1);
-  srv->deaths++;
-  diag_warn("flagtune: the trial fork server (pid %d) %s; %s", pid, what,
-            srv->deaths >= EXEC_SERVER_DEATHS ? "the next trials start without it"
-                                              : "the next trial starts a new one");
-  if (srv->deaths >= EXEC_SERVER_DEATHS) srv->off = 1;
-  while (srv->live) {
-    exec_trial *t = srv->live;
-    if (!t->res.log_error[0])
-      snprintf(t->res.log_error, sizeof t->res.log_error,
-               "flagtune: the trial fork server (pid %d) %s; this trial was ended with it", pid,
-               what);
-    /* Its supervisor ends it (and what left its group) as at the orchestrator's death; the
-     * drain delay's SIGKILL to the group is the backstop. */
-    served_end(srv, t, SIGKILL); /* a wait status: killed by SIGKILL */
-  }
-}
-
-/* Reads what the server has sent. NONBLOCK: only what is there. Returns the STARTED answer's
- * record in *ANSWER when one came (1), 0 when none, -1 when the server is gone. */
-static int server_read(exec_server *srv, int nonblock, sup_msg *answer) {
-  for (;;) {
-    sup_msg m;
-    ssize_t n = recv(srv->fd, &m, sizeof m, nonblock ? MSG_DONTWAIT : 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
-    if (n <= 0) return -1;
-    if (n != (ssize_t)sizeof m) continue;
-    if (m.kind == SUP_MSG_STARTED && answer) {
-      *answer = m;
-      return 1;
-    }
-    server_record(srv, &m);
-  }
-}
-
-static void on_server_readable(uv_poll_t *poll, int status, int events) {
-  exec_server *srv = poll->data;
-  if (status < 0 || server_read(srv, 1, NULL) < 0 || (events & UV_DISCONNECT))
-    if (srv->fd >= 0) server_lost(srv, "died");
-}
-
-/* Starts the server: posix_spawn (a vfork: no copy of our page tables) of flagtune-supervise
- * with one end of a socket pair as its fd, in a session of its own so that a terminal's
- * Ctrl-C reaches the orchestrator, which decides, and not the server. */
-static int server_start(exec_server *srv) {
-  int sv[2];
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return -1;
-  fcntl(sv[1], F_SETFD, 0); /* the server's; closed here right after the spawn */
-  char fd_arg[16], pid_arg[24];
-  snprintf(fd_arg, sizeof fd_arg, "%d", sv[1]);
-  snprintf(pid_arg, sizeof pid_arg, "%d", (int)getpid());
-  char *argv[] = {srv->path, SUPERVISE_ARG, SUPERVISE_SERVER_ARG, fd_arg, pid_arg, NULL};
-  posix_spawnattr_t attr;
-  posix_spawn_file_actions_t fa;
-  posix_spawnattr_init(&attr);
-  posix_spawn_file_actions_init(&fa);
-  sigset_t none, dfl;
-  sigemptyset(&none);
-  sigemptyset(&dfl);
-  int defaults[] = {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGUSR1, SIGUSR2};
-  for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) sigaddset(&dfl, defaults[i]);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &dfl);
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  /* Nothing of ours: a pipe the orchestrator writes to (`flagtune run | tee`) must see EOF
-   * when the orchestrator is gone, not when the server is. */
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-  extern char **environ;
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, srv->path, &fa, &attr, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  close(sv[1]);
-  if (rc != 0) {
-    close(sv[0]);
-    diag_warn("flagtune: cannot start the trial fork server %s: %s; trials start without it",
-              srv->path, strerror(rc));
-    srv->off = 1;
-    return -1;
-  }
-  srv->fd = sv[0];
-  srv->pid = pid;
-  return 0;
-}
-
-/* The request for SPEC (supervise.h), or NULL when it is longer than the server takes. */
-static char *server_request(const exec_spec *spec, double grace_s, size_t *len) {
-  sup_req rq;
-  memset(&rq, 0, sizeof rq);
-  rq.kind = SUP_MSG_SPAWN;
-  rq.grace_ms = (uint32_t)(grace_s * 1000.0 + 0.5);
-  size_t n = sizeof rq;
-  for (char *const *a = spec->argv; *a; a++) rq.argc++, n += strlen(*a) + 1;
-  for (char *const *e = spec->envp; e && *e; e++) rq.envc++, n += strlen(*e) + 1;
-  if (spec->cwd) rq.flags |= SUP_REQ_CWD, n += strlen(spec->cwd) + 1;
-  if (n > SUP_REQ_MAX) return NULL;
-  char *buf = xmalloc(n), *p = buf + sizeof rq;
-  memcpy(buf, &rq, sizeof rq);
-  for (char *const *a = spec->argv; *a; a++) p = stpcpy(p, *a) + 1;
-  for (char *const *e = spec->envp; e && *e; e++) p = stpcpy(p, *e) + 1;
-  if (spec->cwd) p = stpcpy(p, spec->cwd) + 1;
-  *len = n;
-  return buf;
-}
-
-static void close_fds(int *fd, int n) {
-  for (int i = 0; i < n; i++)
-    if (fd[i] >= 0) close(fd[i]);
-}
-
-/* Sends the request with the write ends of the trial's three pipes and waits for the pid.
- * Returns the supervisor's pid, or 0 when the trial must take the exec path. */
-static pid_t server_ask(exec_server *srv, const char *req, size_t len, const int wr[3]) {
-  ssize_t n = supervise_send_fds(srv->fd, req, len, wr);
-  if (n < 0) {
-    if (errno != EMSGSIZE && errno != ENOBUFS) server_lost(srv, "is gone");
-    return 0;
-  }
-  for (;;) {
-    struct pollfd pf = {srv->fd, POLLIN, 0};
-    int r = poll(&pf, 1, EXEC_SERVER_ANSWER_MS);
-    if (r < 0 && errno == EINTR) continue;
-    if (r == 0) {
-      server_lost(srv, "did not answer within 5 s");
-      return 0;
-    }
-    sup_msg m;
-    int got = server_read(srv, 1, &m);
-    if (got < 0) {
-      server_lost(srv, "died");
-      return 0;
-    }
-    if (got == 1) return m.pid > 0 && m.value == 0 ? (pid_t)m.pid : 0;
-  }
-}
-
-/* Starts T through the server: 0 when it runs (T's pipes are open and it is live), -1 when
- * it must take the exec path instead (nothing of it started). */
-static int served_spawn(exec_trial *t, const exec_spec *spec, exec_server *srv) {
-  if (srv->off || (srv->fd < 0 && server_start(srv) != 0)) return -1;
-  size_t len = 0;
-  char *req = server_request(spec, (double)t->grace_ms / 1000.0, &len);
-  if (!req) return -1;
-  int p[6] = {-1, -1, -1, -1, -1, -1}; /* read and write ends: stdout, stderr, report */
-  for (int i = 0; i < 3; i++)
-    if (pipe2(p + 2 * i, O_CLOEXEC) != 0) {
-      close_fds(p, 6);
-      free(req);
-      return -1;
-    }
-  int wr[3] = {p[1], p[3], p[5]};
-  t->started_ns = uv_hrtime();
-  pid_t pid = server_ask(srv, req, len, wr);
-  /* A server that died between trials (nothing live to notice it by) is found here: a new
-   * one takes the request, as it would have taken the next trial's. */
-  if (pid <= 0 && srv->fd < 0 && !srv->off && server_start(srv) == 0)
-    pid = server_ask(srv, req, len, wr);
-  free(req);
-  close_fds(wr, 3);
-  if (pid <= 0) {
-    int rd[3] = {p[0], p[2], p[4]};
-    close_fds(rd, 3);
-    return -1;
-  }
-  uv_pipe_open(&t->out.pipe, p[0]);
-  uv_pipe_open(&t->err.pipe, p[2]);
-  uv_pipe_open(&t->rep.pipe, p[4]);
-  t->pid = pid;
-  t->srv = srv;
-  timer_init(t, &t->exit_timer);
-  t->refs++; /* the process, until the server's exit record (on_served_exit) */
-  t->srv_next = srv->live;
-  srv->live = t;
-  srv->n_live++;
-  if (!srv->poll) {
-    srv->poll = xcalloc(1, sizeof *srv->poll);
-    uv_poll_init(srv->loop, srv->poll, srv->fd);
-    srv->poll->data = srv;
-    uv_poll_start(srv->poll, UV_READABLE | UV_DISCONNECT, on_server_readable);
-  }
-  return 0;
-}
-
-static void server_close(exec_server *srv) {
-  server_unpoll(srv); /* trials still live: the loop was not run to its end */
-  if (srv->fd >= 0) close(srv->fd);
-  srv->fd = -1;
-  server_reap(srv, 0);
-  free(srv->path);
-}
-
 /* exec_start, through SRV (the local executor's fork server) where it can. */
 static int start_trial(uv_loop_t *loop, const exec_spec *spec, const exec_callbacks *cb, void *ud,
                        exec_trial **out, char **err, exec_server *srv) {
@@ -794,12 +473,12 @@ static int start_trial(uv_loop_t *loop, const exec_spec *spec, const exec_callba
   stream_init(t, &t->err, EXEC_STDERR, spec->max_line);
   t->supervised = spec->supervisor != NULL;
   if (t->supervised) stream_init(t, &t->rep, EXEC_REPORT, EXEC_REPORT_LINE);
-  timer_init(t, &t->timeout_timer);
-  timer_init(t, &t->grace_timer);
-  timer_init(t, &t->drain_timer);
+  exec_timer_init(t, &t->timeout_timer);
+  exec_timer_init(t, &t->grace_timer);
+  exec_timer_init(t, &t->drain_timer);
   *out = t;
   int rc = 0;
-  if (!srv || !t->supervised || served_spawn(t, spec, srv) != 0) {
+  if (!srv || !t->supervised || exec_served_spawn(t, spec, srv) != 0) {
     rc = spawn(t, spec);
     if (rc != 0) {
       spawn_failed(t, rc);
@@ -944,9 +623,14 @@ static int local_reap(executor *x, int64_t sweep_id, const exec_orphan *o, int n
   return exec_reap(sweep_id, o, n);
 }
 
+static int local_next_pid(executor *x) {
+  local_executor *lx = (local_executor *)x;
+  return lx->srv.path ? exec_server_take_spare(&lx->srv) : 0;
+}
+
 static void local_free(executor *x) {
   local_executor *lx = (local_executor *)x;
-  server_close(&lx->srv);
+  exec_server_close(&lx->srv);
   free(lx->supervisor);
   free(lx);
 }
@@ -957,6 +641,7 @@ static const executor_ops local_ops = {
     .stop = exec_stop_trial,
     .kill = exec_kill_trial,
     .pid = exec_pid,
+    .next_pid = local_next_pid,
     .reap = local_reap,
     .free = local_free,
 };

@@ -92,6 +92,8 @@ typedef struct {
   void (*stop)(exec_trial *t);
   void (*kill)(exec_trial *t);
   int (*pid)(const exec_trial *t);
+  /* Optional (NULL: never known): see executor_next_pid. */
+  int (*next_pid)(executor *x);
   /* Ends whatever the N orphans of sweep SWEEP_ID still run, proving first that each
    * process is that trial (a pid may have been reused). Returns how many it ended. */
   int (*reap)(executor *x, int64_t sweep_id, const exec_orphan *o, int n);
@@ -123,6 +125,13 @@ static inline void executor_kill(executor *x, exec_trial *t) {
  * trials); 0 if it never started. Stored with the trial so that reap can find it. */
 static inline int executor_pid(const executor *x, const exec_trial *t) {
   return x->ops->pid(t);
+}
+/* The pid the next start will most likely give its trial (the local fork server's spare,
+ * which it announced when it forked it), told once: a second call before it is announced
+ * again says 0, so that two trials never both take it. 0: not known. A start may still give
+ * another pid (the spare died, another trial took it): executor_pid decides. */
+static inline int executor_next_pid(executor *x) {
+  return x->ops->next_pid ? x->ops->next_pid(x) : 0;
 }
 static inline int executor_reap(executor *x, int64_t sweep_id, const exec_orphan *o, int n) {
   return x->ops->reap(x, sweep_id, o, n);

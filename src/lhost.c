@@ -722,11 +722,19 @@ static int located(const char *msg) {
  * wrapper takes the wrapped handler's mask (libuv's blocks every signal: its handler must not
  * run inside itself) and its SA_RESTART (flag probing's handler has none, so that a poll
  * returns at once), so that forwarding changes nothing. lhost_free puts the wrapped handler
- * back. */
+ * back.
+ *
+ * The sweep tells the host (lhost_signals_settled) when its loop starts watching both signals
+ * and when it stops: while its loop watches them nothing else installs a handler (flag
+ * probing is a command of its own, the early catch comes before), so the first budgeted call
+ * after it was told looks and wraps, and the calls after it do not look again (2 rt_sigaction
+ * a call, 4 a trial, saved). Told of nothing, every call looks, as above. */
 static const int watched[2] = {SIGINT, SIGTERM};
 static struct sigaction watched_prev[2];    /* what the wrapper forwards to */
 static volatile sig_atomic_t watched_calls; /* budgeted calls in progress */
 static volatile sig_atomic_t watched_seen;  /* signals during the outermost of them */
+static int watch_settled; /* lhost_signals_settled: the handlers stay as they are */
+static int watch_checked; /* ... and a call has looked since it was told */
 
 static void on_watched(int sig, siginfo_t *info, void *ctx) {
   int i = sig == SIGINT ? 0 : 1;
@@ -751,8 +759,13 @@ static int is_real(const struct sigaction *sa) {
                                       : sa->sa_sigaction != NULL;
 }
 
+void lhost_signals_settled(int settled) {
+  watch_settled = settled;
+  watch_checked = 0;
+}
+
 static void watch_signals(void) {
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < 2 && !watch_checked; i++) {
     struct sigaction cur;
     if (sigaction(watched[i], NULL, &cur) != 0 || is_watch(&cur) || !is_real(&cur)) continue;
     struct sigaction sa;
@@ -765,6 +778,7 @@ static void watch_signals(void) {
     watched_prev[i] = cur; /* not read until the wrapper is installed below */
     sigaction(watched[i], &sa, NULL);
   }
+  watch_checked = watch_settled;
   if (watched_calls == 0) watched_seen = 0;
   watched_calls++;
 }
@@ -776,6 +790,7 @@ static void unwatch_signals(void) {
 /* Puts the wrapped handlers back where the wrapper still is (none inside a call). */
 static void watch_remove(void) {
   if (watched_calls > 0) return;
+  watch_checked = 0; /* the next call looks again */
   for (int i = 0; i < 2; i++) {
     struct sigaction cur;
     if (sigaction(watched[i], NULL, &cur) == 0 && is_watch(&cur))

@@ -29,6 +29,11 @@ void lhost_free(lhost *h);
  * included, are flushed by exit(). Builds with AddressSanitizer, and FLAGTUNE_LUA_ARENA=0
  * (tests/valgrind.sh), still close, so LeakSanitizer and memcheck check what it held. */
 void lhost_exit_follows(void);
+/* SETTLED 1: the caller's event loop now watches SIGINT and SIGTERM and nothing will change
+ * their handlers until it says 0 (it stops watching): the next budgeted call checks that the
+ * host's watch wraps them, the calls after it do not check again. 0 (the default): every
+ * budgeted call checks. Process-wide, as signal handlers are. */
+void lhost_signals_settled(int settled);
 lua_State *lhost_state(lhost *h);
 
 /* Calls the function below NARGS arguments on the stack (lua.c's docall), with a message

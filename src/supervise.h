@@ -69,12 +69,15 @@ ssize_t supervise_send_fds(int sock, const char *buf, size_t len, const int fds[
  * within 2 s (it is then killed: it has started nothing) is replaced by a fresh fork for that
  * request. A spare runs nothing without a request and leaves at EOF on its socket. When a
  * child ends the server sends SUP_MSG_EXITED {pid, wait status}, always after that pid's
- * STARTED (a spare that dies unused is not reported). The server dies with the orchestrator
- * (PR_SET_PDEATHSIG, SIGKILL) and leaves at EOF; each child then sees its parent gone and
- * ends its trial as a supervisor does when the orchestrator dies. */
+ * STARTED (a spare that dies unused is not reported). Each spare forked is announced as
+ * SUP_MSG_SPARE {pid, 0} (after the answer to the request it follows), so that the
+ * orchestrator can store the pid the next trial will most likely get with that trial's first
+ * row; it must compare it with the answer's pid, which decides. The server dies with the
+ * orchestrator (PR_SET_PDEATHSIG, SIGKILL) and leaves at EOF; each child then sees its parent gone
+ * and ends its trial as a supervisor does when the orchestrator dies. */
 #define SUPERVISE_SERVER_ARG "--server"
 
-enum { SUP_MSG_SPAWN = 1, SUP_MSG_STARTED = 2, SUP_MSG_EXITED = 3 };
+enum { SUP_MSG_SPAWN = 1, SUP_MSG_STARTED = 2, SUP_MSG_EXITED = 3, SUP_MSG_SPARE = 4 };
 enum { SUP_REQ_CWD = 1, SUP_REQ_NO_CGROUP = 2 };
 enum { SUP_REQ_MAX = 192 * 1024 }; /* the longest request; longer ones take the exec path */
 
@@ -87,7 +90,7 @@ typedef struct {
 } sup_req;
 
 typedef struct {
-  int32_t kind;  /* SUP_MSG_STARTED or SUP_MSG_EXITED */
+  int32_t kind;  /* SUP_MSG_STARTED, SUP_MSG_EXITED or SUP_MSG_SPARE */
   int32_t pid;   /* the trial's supervisor (0: none started) */
   int32_t value; /* STARTED: 0 or errno; EXITED: waitpid()'s status */
 } sup_msg;

@@ -218,6 +218,12 @@ static void spare_fork(sup_spare *sp, pid_t boss, const int *close_fds, int n) {
   sp->ready = ready[0];
 }
 
+/* Forks a spare (spare_fork) and announces its pid on SOCK (SUP_MSG_SPARE). */
+static void spare_next(int sock, sup_spare *sp, pid_t boss, const int *close_fds, int n) {
+  spare_fork(sp, boss, close_fds, n);
+  if (sp->pid > 0) server_send(sock, SUP_MSG_SPARE, sp->pid, 0);
+}
+
 /* Lets go of the spare (it leaves at EOF; its end is reported by server_reap as any child's
  * would be, and the executor ignores a pid it was never given). */
 static void spare_drop(sup_spare *sp) {
@@ -404,7 +410,7 @@ int supervise_server_main(int sock, pid_t boss) {
   sup_cgroup_prime();       /* inherited by every spare and supervisor forked from here */
   int own[2] = {sock, sfd}; /* what a spare must not hold */
   int spares = !getenv("FLAGTUNE_NO_SPARE");
-  if (spares) spare_fork(&sp, boss, own, 2);
+  if (spares) spare_next(sock, &sp, boss, own, 2);
   for (;;) {
     struct pollfd pf[2] = {{sock, POLLIN, 0}, {sfd, POLLIN, 0}};
     if (poll(pf, 2, -1) < 0) {
@@ -428,7 +434,7 @@ int supervise_server_main(int sock, pid_t boss) {
       server_spawn(sock, sfd, buf, (size_t)n, fds, boss, &sp);
       for (int i = 0; i < 3; i++) close(fds[i]); /* the child's now; ours would hold the pipes */
       /* The next trial's supervisor, forked while this one starts its command. */
-      if (spares && sp.pid <= 0) spare_fork(&sp, boss, own, 2);
+      if (spares && sp.pid <= 0) spare_next(sock, &sp, boss, own, 2);
     }
   }
   spare_drop(&sp);

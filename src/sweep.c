@@ -298,6 +298,7 @@ static void refill_queue(sweep *sw, int n) {
 }
 
 static void close_handles(sweep *sw) {
+  lhost_signals_settled(0); /* closing the two puts the default action back (libuv) */
   if (!uv_is_closing((uv_handle_t *)&sw->sigint)) uv_close((uv_handle_t *)&sw->sigint, NULL);
   if (!uv_is_closing((uv_handle_t *)&sw->sigterm)) uv_close((uv_handle_t *)&sw->sigterm, NULL);
   if (!uv_is_closing((uv_handle_t *)&sw->sighup)) uv_close((uv_handle_t *)&sw->sighup, NULL);
@@ -635,6 +636,7 @@ int sweep_drive(sweep *sw, char **err) {
   sw->sigint.data = sw->sigterm.data = sw;
   uv_signal_start(&sw->sigint, on_signal, SIGINT);
   uv_signal_start(&sw->sigterm, on_signal, SIGTERM);
+  lhost_signals_settled(1); /* libuv's handlers stay until close_handles */
   uv_signal_init(&sw->loop, &sw->sighup);
   uv_signal_start(&sw->sighup, on_hangup, SIGHUP);
   if (sw->deadline > 0) {

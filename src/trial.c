@@ -1,8 +1,9 @@
 /* One running trial. Owns its phases, its output (step times, line signals, the stderr
- * excerpt), pruning against the best value it was handed, its store row (begin, pid,
- * profile, finish) and its outcome. Decides nothing about syntax (experiment), flags
- * (proposals arrive rendered), process handling (the executor), outcome rules (classify)
- * or SQL (store): it wires them for one trial and reports up through its callback. */
+ * excerpt), pruning against the best value it was handed, its store row (begin with the
+ * pid the executor expects, the pid when the start gave another, profile, finish) and its
+ * outcome. Decides nothing about syntax (experiment), flags (proposals arrive rendered),
+ * process handling (the executor), outcome rules (classify) or SQL (store): it wires them
+ * for one trial and reports up through its callback. */
 #include "trial.h"
 
 #include <math.h>
@@ -25,7 +26,8 @@ struct trial {
   trial_where w;
   trial_done_fn done;
   void *ud;
-  int64_t id; /* the store row */
+  int64_t id;     /* the store row */
+  int pid_stored; /* the pid the row holds (0: none yet) */
   proposal prop;
   int steps_budget;
   int profiling;      /* manual PGLE: the profile run is running */
@@ -230,8 +232,11 @@ static int launch_phase(trial *t, int profile, char **err) {
   }
   launch_free(&l);
   t->profiling = profile;
+  /* The pid on disk for resume's exec_reap: usually the begin row's already (record_start);
+   * a transaction of its own when the start gave another (or the row had none). */
   int pid = rc == 0 ? executor_pid(t->c.x, t->exec) : 0;
-  if (pid > 0) store_trial_set_pid(t->c.db, t->id, pid, NULL);
+  if (pid > 0 && pid != t->pid_stored && store_trial_set_pid(t->c.db, t->id, pid, NULL) == 0)
+    t->pid_stored = pid;
   return rc;
 }
 
@@ -496,8 +501,11 @@ static int record_start(trial *t, char **err) {
                          .steps_budget = t->steps_budget,
                          .slot = t->w.slot,
                          .log_path = l.log_path,
-                         .rerun_of = t->w.rerun_of};
+                         .rerun_of = t->w.rerun_of,
+                         /* Asked last: nothing may start between this and launch_phase. */
+                         .pid = executor_next_pid(t->c.x)};
   rc = store_trial_begin(t->c.db, &row, &t->id, err);
+  if (rc == 0) t->pid_stored = row.pid;
   free(env_json);
   free(cmd_json);
   launch_free(&l);

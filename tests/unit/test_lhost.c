@@ -314,6 +314,66 @@ TEST(second_sigint_ends_a_call_after_the_handler_changed) {
   close(pipefd[0]);
 }
 
+/* Whether SIGINT's handler is the host's wrapper (SA_SIGINFO) rather than HANDLER. */
+static int wrapped_not(void (*handler)(int)) {
+  struct sigaction now;
+  sigaction(SIGINT, NULL, &now);
+  return (now.sa_flags & SA_SIGINFO) && now.sa_handler != handler;
+}
+
+static void install_replaced(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = replaced_handler;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &sa, NULL);
+}
+
+/* lhost_signals_settled: told that the handlers stay, the host looks once and not at the
+ * calls after (a handler changed behind its back stays unwrapped: the check was skipped);
+ * told again, the next call looks and wraps; told 0, every call looks. Then a call stuck in C
+ * after the handler changed and the host was told: the first SIGINT goes to the handler, the
+ * second ends it. */
+TEST(settled_signals_are_checked_once_until_told_again) {
+  int pipefd[2];
+  CHECK_INT(pipe(pipefd), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(pipefd[0]);
+    replaced_fd = -1;
+    signal(SIGINT, count_signal);
+    lhost *h = host();
+    lhost_signals_settled(1);
+    int bad = run(h, "return 1", 1000000) != NULL || !wrapped_not(count_signal);
+    install_replaced(); /* not told */
+    bad |= run(h, "return 1", 1000000) != NULL || wrapped_not(replaced_handler);
+    lhost_signals_settled(1); /* told */
+    bad |= run(h, "return 1", 1000000) != NULL || !wrapped_not(replaced_handler);
+    lhost_signals_settled(0);
+    install_replaced();
+    bad |= run(h, "return 1", 1000000) != NULL || !wrapped_not(replaced_handler);
+    (void)!write(pipefd[1], bad ? "n" : "y", 1);
+    signal(SIGINT, count_signal);
+    lhost_signals_settled(1);
+    stuck_call(h, pipefd[1]);
+    _exit(5); /* not reached: the pattern runs for hours */
+  }
+  close(pipefd[1]);
+  char c = 0;
+  CHECK_INT(read(pipefd[0], &c, 1), 1);
+  CHECK_INT(c, 'y');
+  CHECK_INT(read(pipefd[0], &c, 1), 1);
+  struct timespec pause = {0, 300 * 1000 * 1000};
+  nanosleep(&pause, NULL);
+  kill(pid, SIGINT);
+  nanosleep(&pause, NULL);
+  int status = 0;
+  CHECK_INT(waitpid(pid, &status, WNOHANG), 0);
+  second_sigint_ends(pid);
+  close(pipefd[0]);
+}
+
 /* The state's allocator (the small-block arena and malloc): blocks of every size from 1 to
  * 5,000 bytes, grown and shrunk across the arena's 16-byte classes and out of it, keep their
  * bytes; freed blocks are handed out again without overlapping live ones; past the arena's
