@@ -21,7 +21,6 @@ return experiment {
   },
   strategy = random {},
   budget = { trials = 30, steps = 20 },
-  confirm = { top = 3 }, -- re-measure the winner: the default does only from 45 trials up
   parallel = 2,
   timeout = "2m",
 }

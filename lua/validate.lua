@@ -497,8 +497,7 @@ end
 local function check_search_options(v, raw, x)
   local c = options_table(v, "confirm", raw.confirm, CONFIRM_KEYS, "{ top = 3, repeats = 1 }")
   x.confirm = { top = c and v:int("confirm.top", c.top, 3, 0) or 0,
-                repeats = c and v:int("confirm.repeats", c.repeats, 1, 1) or 0,
-                given = raw.confirm ~= nil }
+                repeats = c and v:int("confirm.repeats", c.repeats, 1, 1) or 0 }
   if x.confirm.top > 16 then
     v:fail_at("confirm", "confirm.top must be at most 16, got %d", x.confirm.top)
   end

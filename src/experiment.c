@@ -172,9 +172,7 @@ static void copy_search_options(lua_State *L, int t, experiment *e) {
   field(L, t, "confirm"); /* [..., confirm] */
   e->confirm_top = get_int(L, lua_gettop(L), "top", 3);
   e->confirm_repeats = get_int(L, lua_gettop(L), "repeats", 1);
-  field(L, lua_gettop(L), "given");
-  e->confirm_given = lua_toboolean(L, -1);
-  lua_pop(L, 2);
+  lua_pop(L, 1);
   field(L, t, "prune"); /* [..., prune] */
   e->prune_margin = get_num(L, lua_gettop(L), "margin", 0.25);
   e->prune_min_steps = get_int(L, lua_gettop(L), "min_steps", 3);

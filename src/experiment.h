@@ -66,11 +66,9 @@ typedef struct {
   double space_size;   /* number of configurations (may be huge) */
 
   /* Confirmation: the top candidates and the baseline re-measured before the sweep ends,
-   * counted in budget.trials. confirm_top = 0 turns it off. confirm_given: the experiment
-   * wrote `confirm` (else the default, which a small budget leaves out: src/sweep.c). */
+   * counted in budget.trials. confirm_top = 0 turns it off. */
   int confirm_top;
   int confirm_repeats;
-  int confirm_given;
   /* Pruning: stop a trial whose reduced step time, after prune_min_steps steps past the skip,
    * is more than prune_margin slower than the best so far. prune_margin <= 0 turns it off. */
   double prune_margin;

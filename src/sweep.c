@@ -418,11 +418,11 @@ static void apply_opts(sweep *sw, const sweep_opts *o) {
   sw->keep_going = o->keep_going;
   sw->notify = o->notify;
   sw->view = progress_detect();
-  /* Confirmation takes its trials from the budget, and only when the search keeps enough of
-   * it: a small budget is better spent searching. */
+  /* Confirmation takes its trials from the budget, and only when the search keeps at least
+   * twice as many: a small budget is better spent searching. */
   int confirm = e->confirm_top > 0 ? e->confirm_repeats * (e->confirm_top + 1) : 0;
   sw->search_budget = sw->budget_trials;
-  if (confirm > 0 && sw->budget_trials - 1 - confirm >= sweep_confirm_share(e) * confirm)
+  if (confirm > 0 && sw->budget_trials - 1 - confirm >= 2 * confirm)
     sw->search_budget = sw->budget_trials - confirm;
 }
 

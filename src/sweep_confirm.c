@@ -150,23 +150,13 @@ void sweep_choose_winner(sweep *sw) {
   record_free(t, n);
 }
 
-int sweep_confirm_share(const experiment *e) {
-  return e->confirm_given ? 2 : 10;
-}
-
 /* Says, before the first trial, when confirmation will not run: the budget is too small. */
 void sweep_note_confirmation(const sweep *sw) {
   const experiment *e = sw->exp;
   if (e->confirm_top <= 0 || sw->search_budget < sw->budget_trials || sw->confirm_planned) return;
   int confirm = e->confirm_repeats * (e->confirm_top + 1);
-  if (!e->confirm_given && sw->budget_trials >= 3 * confirm + 1)
-    diag_note(
-        "flagtune: no confirmation under %d trials (its %d trials are worth more as "
-        "search); the best will be a single run: write `confirm = { top = %d }` to have it",
-        (sweep_confirm_share(e) + 1) * confirm + 1, confirm, e->confirm_top);
-  else
-    diag_note(
-        "flagtune: no confirmation: it takes %d trials and runs only when the search keeps "
-        "twice as many (budget.trials >= %d); the best will be a single run",
-        confirm, 3 * confirm + 1);
+  diag_note(
+      "flagtune: no confirmation: it takes %d trials and runs only when the search keeps twice "
+      "as many (budget.trials >= %d); the best will be a single run",
+      confirm, 3 * confirm + 1);
 }

@@ -146,10 +146,6 @@ void sweep_plan_confirmation(sweep *sw);
 void sweep_choose_winner(sweep *sw);
 /* Says, before the first trial, when confirmation will not run: the budget is too small. */
 void sweep_note_confirmation(const sweep *sw);
-/* How many times its own trials the search must keep for the confirmation to run: 2 when the
- * experiment wrote `confirm`, 10 for the default (45 trials with top 3: under that its trials
- * are worth more as search; docs/EXPERIMENTS.md, docs/BENCHMARKS.md). */
-int sweep_confirm_share(const experiment *e);
 
 /* sweep_resume.c, for resume and minimize, which run an existing sweep again: */
 /* Moves into the directory `run` ran in (the experiment's relative paths, the command and the

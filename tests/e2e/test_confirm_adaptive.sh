@@ -10,8 +10,6 @@
 #     configurations, no search configuration run twice). The done sweep extended by
 #     `resume --trials` spends the new budget exactly.
 #  3. `confirm = { top = 3 }` is a maximum: no more than 3 candidates, whatever the budget.
-#  4. `confirm` left out: no confirmation under 45 trials (said, every trial searched), the
-#     default confirmation from 45 up; written (the sweeps above), from 13 up.
 # Usage: test_confirm_adaptive.sh FLAGTUNE_BIN SIM_BIN SOURCE_DIR
 source "$(dirname "$0")/lib.sh"
 budget=20
@@ -116,21 +114,4 @@ check "flat: at most the baseline and 3 re-run ($(roles "$work/c.db" confirm))" 
 check_eq "flat: exactly the budget" "$(counted "$work/c.db")" 40
 check_eq "flat: a confirmed winner" \
   "$(FLAGTUNE_DB=$work/c.db val 'SELECT winner_trial_id IS NOT NULL FROM sweeps WHERE id=1')" 1
-
-# 4. `confirm` left out: under 45 trials the search takes every trial (said at the start, the
-#    winner a single run); from 45 up the default confirmation runs. Written, it runs from 13.
-sed -e '/confirm = { top = 3, repeats = 1 },/d' fast.lua > dflt.lua
-FLAGTUNE_DB=$work/d.db "$ft" run dflt.lua > d.out 2> d.err
-check_eq "default, $budget trials: exit 0" "$?" 0
-has d.err "no confirmation under 45 trials (its 4 trials are worth more as search); the best will be a single run: write \`confirm = { top = 3 }\` to have it"
-check_eq "default, $budget trials: no confirmation trial" "$(roles "$work/d.db" confirm)" 0
-check_eq "default, $budget trials: every trial searched" "$(roles "$work/d.db" search)" $((budget - 1))
-has d.out "a single run, not confirmed"
-sed -e "s/trials = $budget/trials = 45/" dflt.lua > dflt45.lua
-FLAGTUNE_DB=$work/e.db "$ft" -q run dflt45.lua > e.out 2> e.err
-check_eq "default, 45 trials: exit 0" "$?" 0
-check "default, 45 trials: the confirmation runs ($(roles "$work/e.db" confirm) trials)" \
-  [ "$(roles "$work/e.db" confirm)" -ge 2 ]
-check_eq "default, 45 trials: a confirmed winner" \
-  "$(FLAGTUNE_DB=$work/e.db val 'SELECT winner_trial_id IS NOT NULL FROM sweeps WHERE id=1')" 1
 finish

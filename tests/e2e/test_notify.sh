@@ -93,7 +93,7 @@ has int.env "FLAGTUNE_STATUS=interrupted"
 
 # ---- the time budget: said so, and the hook told
 export OUT=$work/time.env
-exp time.lua "$dump" "{ \"$stub\", \"steps\", \"20\", \"100\" }" 'budget = { trials = 14, hours = 0.0005 }, confirm = { top = 3 }, software_probe = false,'
+exp time.lua "$dump" "{ \"$stub\", \"steps\", \"20\", \"100\" }" 'budget = { trials = 14, hours = 0.0005 }, software_probe = false,'
 sed -i '/budget = { trials = 4 }, seed = 1,/s/budget = { trials = 4 }, //' time.lua
 "$ft" run time.lua > out 2> err
 has err "time budget reached"

@@ -28,7 +28,6 @@ return experiment {
   },
   strategy = random {},
   budget = { trials = 16, steps = 10 },
-  confirm = { top = 3 }, -- the report's confirmed winner and interval (the default skips them under 45)
   seed = $2,
 }
 LUA
