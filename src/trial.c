@@ -356,11 +356,21 @@ static char *trial_excerpt(trial *t, const exec_result *res, outcome o, const ch
         t->n_soft, t->n_soft == 1 ? "" : "s", t->soft_line);
   else if (o != OUTCOME_OK && excerpt && !res->spawn_error)
     reason = failure_line(excerpt, o == OUTCOME_NO_METRIC); /* "warming up" is no reason */
-  if (!reason && o == OUTCOME_NO_METRIC) /* a silent command, or a metric that matches nothing */
+  if (!reason && o == OUTCOME_NO_METRIC) { /* a silent command, or a metric matching nothing */
+    /* The last stdout line the metric did not read is usually a step line it should have:
+     * quoted, it shows the key or the format at once (a step_time_ms under json = "step").
+     * Without stderr lines the excerpt is that line already (excerpt_text). */
+    int stderr_lines = 0;
+    for (int i = 0; i < EXCERPT_LINES; i++) stderr_lines += t->excerpt[i] != NULL;
+    char *last = t->last_stdout && stderr_lines ? xstrdup(t->last_stdout) : NULL;
     reason = xasprintf(
         "the metric read %d step time%s (the first %d skipped) and the command printed no error: "
-        "check `metric` against the lines in the log",
-        t->n_steps, t->n_steps == 1 ? "" : "s", t->prop.skip);
+        "check `metric` against the lines in the log%s%s%s",
+        t->n_steps, t->n_steps == 1 ? "" : "s", t->prop.skip,
+        last ? " (the last line on stdout it did not read: " : "", last ? last : "",
+        last ? ")" : "");
+    free(last);
+  }
   if (t->log_error) excerpt = prepend(t->log_error, excerpt);
   if (t->leftovers > 0) {
     char head[96];
