@@ -13,13 +13,16 @@
 source "$(dirname "$0")/lib.sh"
 
 # The trial: records its parent (the supervisor) and, with KILL_SPARE, kills its server's
-# other children (the spare forked after this trial's answer) and records their pids.
+# spare (the child forked after this trial's answer) and records its pid. The server's other
+# children are supervisors, this trial's and, on a slow build (ASan), an earlier trial's still
+# ending: every one of them is in a ppid-N file, and none of them is killed.
 cat > trial.sh <<'SH'
 echo "$PPID" > "$PID_DIR/ppid-$FLAGTUNE_TRIAL"
 if [ -n "$KILL_SPARE" ]; then
   server=$(awk '{print $4}' "/proc/$PPID/stat")
   for i in 1 2 3 4 5 6 7 8 9 10; do
-    spare=$(pgrep -P "$server" | grep -vx "$PPID")
+    cat "$PID_DIR"/ppid-* > "$PID_DIR/sups-$FLAGTUNE_TRIAL"
+    spare=$(pgrep -P "$server" | grep -vxFf "$PID_DIR/sups-$FLAGTUNE_TRIAL")
     [ -n "$spare" ] && break
     sleep 0.05
   done
