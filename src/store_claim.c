@@ -28,6 +28,13 @@ static long long proc_start(int pid) {
   return procstat_read(pid, &st) == 0 ? st.starttime : 0;
 }
 
+/* Whether process PID, recorded with start time PID_START (0: unknown, a row from before
+ * schema 6), still lives: a pid now used by another process (another start time) does not. */
+static int holder_alive(int pid, long long pid_start) {
+  long long start = proc_start(pid);
+  return start != 0 && (pid_start == 0 || start == pid_start);
+}
+
 static void this_host(char *buf, size_t n) {
   buf[0] = '\0';
   if (gethostname(buf, n - 1) != 0) snprintf(buf, n, "?");
@@ -100,8 +107,7 @@ static int check_row(store *s, int64_t id, int force, const char *host, char **e
                     "be checked from %s: if flagtune is no longer running there, take the sweep "
                     "over with `flagtune resume %lld --force`",
                     (long long)id, h.host, h.pid, h.since, host, (long long)id);
-  long long start = proc_start(h.pid);
-  if (start != 0 && (h.pid_start == 0 || start == h.pid_start))
+  if (holder_alive(h.pid, h.pid_start))
     return diag_set(err, FT_EINPUT,
                     "sweep %lld is still running (pid %d on %s, since %s) but holds no lock; "
                     "stop that process, or take the sweep over with `flagtune resume %lld "
@@ -139,9 +145,7 @@ static int held_elsewhere(store *s, int64_t id, char **err) {
 int store_holder_gone(const char *host, int pid, long long pid_start) {
   char here[256];
   this_host(here, sizeof here);
-  if (pid <= 0 || !host || strcmp(host, here) != 0) return 0;
-  long long start = proc_start(pid);
-  return start == 0 || (pid_start != 0 && start != pid_start);
+  return pid > 0 && host && strcmp(host, here) == 0 && !holder_alive(pid, pid_start);
 }
 
 /* Locks, checks and claims inside one write transaction. */

@@ -362,14 +362,13 @@ static char *trial_excerpt(trial *t, const exec_result *res, outcome o, const ch
      * Without stderr lines the excerpt is that line already (excerpt_text). */
     int stderr_lines = 0;
     for (int i = 0; i < EXCERPT_LINES; i++) stderr_lines += t->excerpt[i] != NULL;
-    char *last = t->last_stdout && stderr_lines ? xstrdup(t->last_stdout) : NULL;
+    const char *last = stderr_lines ? t->last_stdout : NULL;
     reason = xasprintf(
         "the metric read %d step time%s (the first %d skipped) and the command printed no error: "
         "check `metric` against the lines in the log%s%s%s",
         t->n_steps, t->n_steps == 1 ? "" : "s", t->prop.skip,
         last ? " (the last line on stdout it did not read: " : "", last ? last : "",
         last ? ")" : "");
-    free(last);
   }
   if (t->log_error) excerpt = prepend(t->log_error, excerpt);
   if (t->leftovers > 0) {
