@@ -60,6 +60,18 @@ wait "$ft" 2>/dev/null
   echo "left: $(trial_procs | tr '\n' ' ')"; apps
   pgrep -fa flagtune-supervise || echo "no flagtune-supervise left"
 } >>"$log"
+# What the database says of the dead sweep: `sweeps` must read `died` (its flagtune is gone from
+# this host), and the running trial's row must hold the pid of the trial's process group leader
+# (written with the begin row since the fork server announces its spares).
+flagtune sweeps >>"$log" 2>&1
+python3 - "$work/gpu.db" >>"$log" 2>&1 <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+for row in db.execute("SELECT id, status, pid, host FROM sweeps"):
+    print("sweep row:", row)
+for row in db.execute("SELECT id, status, role, pid FROM trials ORDER BY id"):
+    print("trial row:", row)
+PY
 cat "$log"
 flagtune show 1 >"$out/show_killed.txt" 2>&1; cat "$out/show_killed.txt"
 
