@@ -234,6 +234,11 @@ def strategy_line(tuner, tpe_options=""):
     return line.replace("tpe {}", "tpe { %s }" % tpe_options) if tpe_options else line
 
 
+# Extra simulator arguments for every measured run (--sim-noise PCT adds "--noise PCT"); the
+# true values and the optimum never depend on them.
+SIM_EXTRA = []
+
+
 def experiment_text(sim, landscape, tuner, budget, seed, tpe_options=""):
     space = get_space(sim, landscape)
     def block(items):
@@ -260,7 +265,7 @@ def experiment_text(sim, landscape, tuner, budget, seed, tpe_options=""):
     return f"""return experiment {{
   name = "bench-{landscape}-{tuner}", model = "bench-{landscape}", hardware = "sim",
   command = {{ {json.dumps(sim)}, "--landscape", "{landscape}", "--steps", "{{steps}}",
-              "--time-scale", "0", "--seed", "{seed}" }},
+              "--time-scale", "0", "--seed", "{seed}"{"".join(', "%s"' % a for a in SIM_EXTRA)} }},
   metric = {{ json = "step_time_ms", skip = {SKIP}, reduce = "median" }},
   fixed_flags = {{
 {fixed}
@@ -336,7 +341,7 @@ def run_optuna(args, landscape, tuner, budget, seed):
         xla, env = settings(space, config)
         full = dict(os.environ, **env, XLA_FLAGS=xla, FLAGTUNE_TRIAL=str(number))
         p = subprocess.run([args.sim, "--landscape", landscape, "--steps", str(STEPS),
-                            "--time-scale", "0", "--seed", str(seed)], env=full,
+                            "--time-scale", "0", "--seed", str(seed)] + SIM_EXTRA, env=full,
                            capture_output=True, text=True)
         times = []
         for line in p.stdout.splitlines():
@@ -468,6 +473,9 @@ def main():
     ap.add_argument("--quick", action="store_true", help="2 seeds, budget 15, one landscape")
     ap.add_argument("--no-optuna", action="store_true")
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--sim-noise", type=float, default=None, metavar="PCT",
+                    help="the simulator's noise as a percentage of each landscape's own "
+                         "(default 100; 0: noise-free); write such runs to their own --out")
     ap.add_argument("--nice", type=int, default=10, help="niceness added to every run")
     ap.add_argument("--out", default=None, help="results as JSON lines")
     ap.add_argument("--report", default=None, metavar="JSONL",
@@ -491,6 +499,8 @@ def main():
         args.seeds, args.budgets = 2, "15"
         args.landscapes = expand_landscapes(args.landscapes)[0]
         args.halving_budgets = args.halving_budgets or "15"
+    if args.sim_noise is not None:
+        SIM_EXTRA.extend(["--noise", "%g" % args.sim_noise])
     if args.nice:
         os.nice(args.nice)
     budgets = [int(b) for b in args.budgets.split(",")]
