@@ -4,8 +4,9 @@ simulator's landscapes (docs/SIMULATOR.md): the generated family (gen:SEED; gen:
 gen:heldout name fixed seed lists) and the three named ones, measured by the TRUE regret of the
 configuration each tuner reports as best. See tests/bench/README.md and docs/BENCHMARKS.md.
 
-`--tuners tpe-noconfirm` (not in the default list) is tpe{} with `confirm = false`: what the
-confirmation's trials cost or buy at a budget.
+`--tuners tpe-noconfirm` (not in the default list) is tpe{} with `confirm = false`, and
+`tpe-confirm2` tpe{} with `confirm = { top = 3, repeats = 2 }` (twice the default's re-runs):
+what the confirmation's trials cost or buy at a budget.
 
 Optuna (Debian's python3-optuna) is only a yardstick: never a dependency of flagtune; without
 it, only flagtune's tuners run. Everything is deterministic per seed.
@@ -143,11 +144,13 @@ def get_space(sim, landscape):
 
 FLAGTUNE_TUNERS = {"tpe": "tpe {}", "random": "random {}",
                    "halving": "halving { base = tpe {}, min_steps = %d }" % HALVING_MIN,
-                   "tpe-noconfirm": "tpe {}"}
+                   "tpe-noconfirm": "tpe {}", "tpe-confirm2": "tpe {}"}
 # Experiment lines a tuner adds: tpe-noconfirm is tpe{} with the confirmation off (every trial
-# but the baseline searches; the winner is the fastest single run). Not in the default list.
-TUNER_EXTRA = {"tpe-noconfirm": "  confirm = false,\n"}
-DEFAULT_EXCLUDED = {"tpe-noconfirm"}
+# but the baseline searches; the winner is the fastest single run); tpe-confirm2 re-runs the
+# baseline and up to 3 candidates twice each. Neither is in the default list.
+TUNER_EXTRA = {"tpe-noconfirm": "  confirm = false,\n",
+               "tpe-confirm2": "  confirm = { top = 3, repeats = 2 },\n"}
+DEFAULT_EXCLUDED = {"tpe-noconfirm", "tpe-confirm2"}
 # Optuna's TPE independent (-tpe) and multivariate (-mtpe), each without and with (-c)
 # constraints_func marking OOM trials infeasible; random; CMA-ES (over the ordered parameters,
 # the others by its independent fallback sampler).
