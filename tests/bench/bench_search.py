@@ -4,9 +4,9 @@ simulator's landscapes (docs/SIMULATOR.md): the generated family (gen:SEED; gen:
 gen:heldout name fixed seed lists) and the three named ones, measured by the TRUE regret of the
 configuration each tuner reports as best. See tests/bench/README.md and docs/BENCHMARKS.md.
 
-`--tuners tpe-noconfirm` (not in the default list) is tpe{} with `confirm = false`, and
-`tpe-confirm2` tpe{} with `confirm = { top = 3, repeats = 2 }` (twice the default's re-runs):
-what the confirmation's trials cost or buy at a budget.
+`--tuners tpe-noconfirm` (not in the default list) is tpe{} with `confirm = false`: what the
+confirmation's trials cost or buy at a budget; `--confirm FIELDS` gives flagtune's tuners
+another confirmation (`--confirm 'top = 8'`).
 
 Optuna (Debian's python3-optuna) is only a yardstick: never a dependency of flagtune; without
 it, only flagtune's tuners run. Everything is deterministic per seed.
@@ -144,13 +144,13 @@ def get_space(sim, landscape):
 
 FLAGTUNE_TUNERS = {"tpe": "tpe {}", "random": "random {}",
                    "halving": "halving { base = tpe {}, min_steps = %d }" % HALVING_MIN,
-                   "tpe-noconfirm": "tpe {}", "tpe-confirm2": "tpe {}"}
+                   "tpe-noconfirm": "tpe {}"}
 # Experiment lines a tuner adds: tpe-noconfirm is tpe{} with the confirmation off (every trial
-# but the baseline searches; the winner is the fastest single run); tpe-confirm2 re-runs the
-# baseline and up to 3 candidates twice each. Neither is in the default list.
-TUNER_EXTRA = {"tpe-noconfirm": "  confirm = false,\n",
-               "tpe-confirm2": "  confirm = { top = 3, repeats = 2 },\n"}
-DEFAULT_EXCLUDED = {"tpe-noconfirm", "tpe-confirm2"}
+# but the baseline searches; the winner is the fastest single run). Not in the default list.
+TUNER_EXTRA = {"tpe-noconfirm": "  confirm = false,\n"}
+DEFAULT_EXCLUDED = {"tpe-noconfirm"}
+# --confirm FIELDS: the confirmation of every flagtune tuner but tpe-noconfirm.
+CONFIRM = []
 # Optuna's TPE independent (-tpe) and multivariate (-mtpe), each without and with (-c)
 # constraints_func marking OOM trials infeasible; random; CMA-ES (over the ordered parameters,
 # the others by its independent fallback sampler).
@@ -265,6 +265,7 @@ def experiment_text(sim, landscape, tuner, budget, seed, tpe_options=""):
     searched = space.get("lua") or "  flags = {\n%s\n  },\n  vars = {\n%s\n  },\n" % (
         block(space["flags"]), block(space["vars"]))
     env = "\n".join("    %s = %s," % (n, lua_value(v)) for n, v in space["fixed_env"])
+    extra = TUNER_EXTRA.get(tuner, "") or "".join("  confirm = { %s },\n" % c for c in CONFIRM)
     return f"""return experiment {{
   name = "bench-{landscape}-{tuner}", model = "bench-{landscape}", hardware = "sim",
   command = {{ {json.dumps(sim)}, "--landscape", "{landscape}", "--steps", "{{steps}}",
@@ -278,7 +279,7 @@ def experiment_text(sim, landscape, tuner, budget, seed, tpe_options=""):
   }},
 {searched}
   strategy = {strategy_line(tuner, tpe_options)},
-{TUNER_EXTRA.get(tuner, "")}  budget = {{ trials = {budget}, steps = {STEPS} }},
+{extra}  budget = {{ trials = {budget}, steps = {STEPS} }},
   timeout = "1m",
 }}
 """
@@ -476,6 +477,9 @@ def main():
     ap.add_argument("--quick", action="store_true", help="2 seeds, budget 15, one landscape")
     ap.add_argument("--no-optuna", action="store_true")
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--confirm", default=None, metavar="FIELDS",
+                    help="fields inside every flagtune tuner's `confirm = { }` (e.g. 'top = 3, "
+                         "repeats = 2'); write such runs to their own --out")
     ap.add_argument("--sim-noise", type=float, default=None, metavar="PCT",
                     help="the simulator's noise as a percentage of each landscape's own "
                          "(default 100; 0: noise-free); write such runs to their own --out")
@@ -502,6 +506,8 @@ def main():
         args.seeds, args.budgets = 2, "15"
         args.landscapes = expand_landscapes(args.landscapes)[0]
         args.halving_budgets = args.halving_budgets or "15"
+    if args.confirm is not None:
+        CONFIRM.append(args.confirm)
     if args.sim_noise is not None:
         SIM_EXTRA.extend(["--noise", "%g" % args.sim_noise])
     if args.nice:
