@@ -149,8 +149,6 @@ FLAGTUNE_TUNERS = {"tpe": "tpe {}", "random": "random {}",
 # but the baseline searches; the winner is the fastest single run). Not in the default list.
 TUNER_EXTRA = {"tpe-noconfirm": "  confirm = false,\n"}
 DEFAULT_EXCLUDED = {"tpe-noconfirm"}
-# --confirm FIELDS: the confirmation of every flagtune tuner but tpe-noconfirm.
-CONFIRM = []
 # Optuna's TPE independent (-tpe) and multivariate (-mtpe), each without and with (-c)
 # constraints_func marking OOM trials infeasible; random; CMA-ES (over the ordered parameters,
 # the others by its independent fallback sampler).
@@ -237,12 +235,16 @@ def strategy_line(tuner, tpe_options=""):
     return line.replace("tpe {}", "tpe { %s }" % tpe_options) if tpe_options else line
 
 
-# Extra simulator arguments for every measured run (--sim-noise PCT adds "--noise PCT"); the
-# true values and the optimum never depend on them.
-SIM_EXTRA = []
+def sim_extra(args):
+    """The simulator's arguments every measured run adds (--sim-noise PCT: "--noise PCT"); the
+    true values and the optimum never depend on them."""
+    return [] if args.sim_noise is None else ["--noise", "%g" % args.sim_noise]
 
 
-def experiment_text(sim, landscape, tuner, budget, seed, tpe_options=""):
+def experiment_text(sim, landscape, tuner, budget, seed, tpe_options="", confirm=None,
+                    extra_args=()):
+    """The experiment file of one run; confirm (--confirm FIELDS) is the confirmation of every
+    flagtune tuner but tpe-noconfirm, extra_args the simulator's added arguments."""
     space = get_space(sim, landscape)
     def block(items):
         out = []
@@ -265,11 +267,11 @@ def experiment_text(sim, landscape, tuner, budget, seed, tpe_options=""):
     searched = space.get("lua") or "  flags = {\n%s\n  },\n  vars = {\n%s\n  },\n" % (
         block(space["flags"]), block(space["vars"]))
     env = "\n".join("    %s = %s," % (n, lua_value(v)) for n, v in space["fixed_env"])
-    extra = TUNER_EXTRA.get(tuner, "") or "".join("  confirm = { %s },\n" % c for c in CONFIRM)
+    extra = TUNER_EXTRA.get(tuner) or ("  confirm = { %s },\n" % confirm if confirm else "")
     return f"""return experiment {{
   name = "bench-{landscape}-{tuner}", model = "bench-{landscape}", hardware = "sim",
   command = {{ {json.dumps(sim)}, "--landscape", "{landscape}", "--steps", "{{steps}}",
-              "--time-scale", "0", "--seed", "{seed}"{"".join(', "%s"' % a for a in SIM_EXTRA)} }},
+              "--time-scale", "0", "--seed", "{seed}"{"".join(', "%s"' % a for a in extra_args)} }},
   metric = {{ json = "step_time_ms", skip = {SKIP}, reduce = "median" }},
   fixed_flags = {{
 {fixed}
@@ -296,7 +298,7 @@ def run_flagtune(args, landscape, tuner, budget, seed):
         exp, db = os.path.join(tmp, "exp.lua"), os.path.join(tmp, "bench.db")
         with open(exp, "w") as f:
             f.write(experiment_text(args.sim, landscape, tuner, budget, seed,
-                                    args.tpe_options))
+                                    args.tpe_options, args.confirm, sim_extra(args)))
         p = subprocess.run([args.flagtune, "-q", "run", exp, "--db", db, "--seed", str(seed),
                             "--trials", str(budget)], capture_output=True, text=True)
         if p.returncode not in (0, 1):
@@ -345,7 +347,7 @@ def run_optuna(args, landscape, tuner, budget, seed):
         xla, env = settings(space, config)
         full = dict(os.environ, **env, XLA_FLAGS=xla, FLAGTUNE_TRIAL=str(number))
         p = subprocess.run([args.sim, "--landscape", landscape, "--steps", str(STEPS),
-                            "--time-scale", "0", "--seed", str(seed)] + SIM_EXTRA, env=full,
+                            "--time-scale", "0", "--seed", str(seed)] + sim_extra(args), env=full,
                            capture_output=True, text=True)
         times = []
         for line in p.stdout.splitlines():
@@ -506,10 +508,6 @@ def main():
         args.seeds, args.budgets = 2, "15"
         args.landscapes = expand_landscapes(args.landscapes)[0]
         args.halving_budgets = args.halving_budgets or "15"
-    if args.confirm is not None:
-        CONFIRM.append(args.confirm)
-    if args.sim_noise is not None:
-        SIM_EXTRA.extend(["--noise", "%g" % args.sim_noise])
     if args.nice:
         os.nice(args.nice)
     budgets = [int(b) for b in args.budgets.split(",")]
