@@ -64,10 +64,10 @@ static const char *const stmt_sql[ST_COUNT] = {
     "pid_start, claimed_at, workdir, command_json, error FROM sweeps WHERE id = :id",
   [ST_TRIAL_BEGIN] =
     "INSERT INTO trials (sweep_id, number, role, config, label, xla_flags, tpu_args, env, "
-    "command, steps_budget, slot, log_path, rerun_of) VALUES (:sweep_id, :number, "
+    "command, steps_budget, slot, log_path, rerun_of, pid) VALUES (:sweep_id, :number, "
     ":role, "
     "coalesce(:config, '{}'), :label, :xla_flags, :tpu_args, coalesce(:env, '{}'), :command, "
-    ":steps_budget, :slot, :log_path, :rerun_of)",
+    ":steps_budget, :slot, :log_path, :rerun_of, :pid)",
   [ST_TRIAL_PID] = "UPDATE trials SET pid = :pid WHERE id = :id",
   [ST_TRIAL_FINISH] =
     "UPDATE trials SET status = :status, value = :value, n_steps = :n_steps, "

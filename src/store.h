@@ -130,8 +130,8 @@ typedef struct {
   int pid;      /* the pid its start will most likely give it, written with the row; 0: none */
 } store_trial_new;
 
-/* Inserts a trial with status 'running' and started_at now. NULL config/env mean "{}". With
- * a pid, the row and its pid in one transaction. */
+/* Inserts a trial with status 'running' and started_at now. NULL config/env mean "{}"; a pid
+ * of 0 is NULL. */
 int store_trial_begin(store *s, const store_trial_new *t, int64_t *trial_id, char **err);
 int store_trial_set_pid(store *s, int64_t trial_id, int pid, char **err);
 /* The Slurm job, step and node trial NUMBER of sweep SWEEP_ID runs as (schema 8). */

@@ -18,19 +18,12 @@
 
 /* ---- trials ---- */
 
-/* The pid's UPDATE, in the caller's transaction or one of its own. */
-static int trial_pid(store *s, int64_t trial_id, int pid, char **err) {
+/* The row goes in with the pid its start will most likely give it (t->pid; NULL for 0): one
+ * statement, one commit. The start writes the pid again only if it got another. */
+int store_trial_begin(store *s, const store_trial_new *t, int64_t *trial_id, char **err) {
   sqlite3_stmt *st = NULL;
-  int rc = store_stmt_get(s, ST_TRIAL_PID, &st, err);
-  if (rc) return rc;
-  if (store_bind_int(st, ":pid", pid) | store_bind_int(st, ":id", trial_id))
-    return store_bind_fail(s, st, err);
-  return store_step_done(s, st, "recording a trial's pid", err);
-}
-
-static int trial_insert(store *s, const store_trial_new *t, int64_t *trial_id, char **err) {
-  sqlite3_stmt *st = NULL;
-  int rc = store_stmt_get(s, ST_TRIAL_BEGIN, &st, err);
+  int rc = store_identity_check(s, err);
+  if (!rc) rc = store_stmt_get(s, ST_TRIAL_BEGIN, &st, err);
   if (rc) return rc;
   rc = store_bind_int(st, ":sweep_id", t->sweep_id) | store_bind_int(st, ":number", t->number) |
        store_bind_text(st, ":role", record_role_name(t->number == 0 ? ROLE_BASELINE : t->role)) |
@@ -39,36 +32,22 @@ static int trial_insert(store *s, const store_trial_new *t, int64_t *trial_id, c
        store_bind_text(st, ":tpu_args", t->tpu_args) | store_bind_text(st, ":env", t->env_json) |
        store_bind_text(st, ":command", t->command_json) |
        store_bind_pos(st, ":steps_budget", t->steps_budget) | store_bind_int(st, ":slot", t->slot) |
-       store_bind_text(st, ":log_path", t->log_path) | store_bind_pos(st, ":rerun_of", t->rerun_of);
+       store_bind_text(st, ":log_path", t->log_path) |
+       store_bind_pos(st, ":rerun_of", t->rerun_of) | store_bind_pos(st, ":pid", t->pid);
   if (rc) return store_bind_fail(s, st, err);
   rc = store_step_done(s, st, "starting a trial", err);
-  if (!rc) *trial_id = sqlite3_last_insert_rowid(s->db);
-  return rc;
-}
-
-/* With a pid (the one its start will most likely give it) the row and the pid go in one
- * transaction: one commit, its WAL locks and its identity check instead of two (the UPDATE
- * writes no page the INSERT has not). The schema's INSERT has no pid, hence the UPDATE. */
-int store_trial_begin(store *s, const store_trial_new *t, int64_t *trial_id, char **err) {
-  int64_t id = 0;
-  int rc = store_identity_check(s, err);
-  if (rc) return rc;
-  if (t->pid <= 0) {
-    rc = trial_insert(s, t, &id, err);
-  } else {
-    rc = store_run_cached(s, ST_BEGIN_WRITE, "starting a transaction", err);
-    if (!rc) rc = trial_insert(s, t, &id, err);
-    if (!rc) rc = trial_pid(s, id, t->pid, err);
-    if (!rc) rc = store_run_cached(s, ST_COMMIT, "starting a trial", err);
-    if (rc) store_tx_rollback(s);
-  }
-  if (!rc && trial_id) *trial_id = id;
+  if (!rc && trial_id) *trial_id = sqlite3_last_insert_rowid(s->db);
   return rc;
 }
 
 int store_trial_set_pid(store *s, int64_t trial_id, int pid, char **err) {
+  sqlite3_stmt *st = NULL;
   int rc = store_identity_check(s, err);
-  return rc ? rc : trial_pid(s, trial_id, pid, err);
+  if (!rc) rc = store_stmt_get(s, ST_TRIAL_PID, &st, err);
+  if (rc) return rc;
+  if (store_bind_int(st, ":pid", pid) | store_bind_int(st, ":id", trial_id))
+    return store_bind_fail(s, st, err);
+  return store_step_done(s, st, "recording a trial's pid", err);
 }
 
 /* metric.check's losses as a JSON array ("[2.31,2.29]"), NULL for none. Each with 17
