@@ -8,7 +8,7 @@
 #                     background job and every process that carries REL_MARK=$$ in its env
 #   FLAGTUNE_DB=$work/t.db FLAGTUNE_LOG_DIR=$work/logs FLAGTUNE_SIM=$sim FLAGTUNE_SOURCE=$src
 #                     exported; XLA_FLAGS and CUDA_VISIBLE_DEVICES unset (a test sees only ours)
-# and defines the checks (ok fail skip check check_eq has not die skip_all finish), the store
+# and defines the checks (ok fail skip check check_eq has not die skip_all need_jax finish), the store
 # helpers (q val sql) and the process helpers (procs_with none_left).
 set -u
 if [ $# -lt 3 ]; then
@@ -46,6 +46,14 @@ not() { ! "$@"; }
 die() { echo "FAIL $*"; exit 1; }
 # skip_all WHY: the whole test does not apply here (CTest counts it passed).
 skip_all() { echo "SKIP $*"; exit 0; }
+# need_jax: sets jaxpy to the pinned CPU jax's python (tests/jax/install.sh). Missing, the test is
+# skipped (exit 77), except in CI (CI=true), where it fails: the real-XLA tests never pass unrun.
+need_jax() {
+  jaxpy=$(bash "$src/tests/jax/install.sh" --check) && return 0
+  [ "${CI:-}" = true ] && die "the pinned jax is not installed (bash tests/jax/install.sh)"
+  echo "SKIP the pinned jax is not installed (bash tests/jax/install.sh)"
+  exit 77
+}
 finish() {
   echo "$pass passed, $failn failed, $skipn skipped"
   [ "$failn" = 0 ]
