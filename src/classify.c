@@ -79,6 +79,28 @@ static int is_oom_soft(const char *line, size_t len) {
       "cudaErrorMemoryAllocation",
   };
   if (has_any(line, len, soft, 4)) return 1;
+  /* NCCL's own allocation failure, "Failed to CUDA calloc N bytes" (and "... calloc async N
+   * bytes"): NVIDIA/nccl src/include/alloc.h:493 and :520, WARN(...) printed by src/debug.cc
+   * as "host:pid:tid [dev] include/alloc.h:493 NCCL WARN Failed to CUDA calloc ..."; the same
+   * words reach XLA's error through ncclGetLastError without the prefix. */
+  if (has(line, len, "Failed to CUDA calloc ")) return 1;
+  /* cuDNN could not start: "Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR",
+   * then "Memory usage: N bytes free, M bytes total." (openxla/xla xla/stream_executor/cuda/
+   * cuda_dnn.cc, CudnnSupport::Init): cuDNN's internal error at handle creation is memory
+   * in practice (its allocations are the only fallible step). CUDNN_STATUS_NOT_INITIALIZED
+   * there is a driver problem and is not matched. */
+  if (has(line, len, "Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR")) return 1;
+  /* cuBLAS could not start: "failed to create cublas handle: " << ToString(status), and for
+   * CUBLAS_STATUS_NOT_INITIALIZED XLA's own reading of it, "Failure to initialize cublas may be
+   * due to OOM (cublas needs some free memory when you initialize it, ...), or may be because
+   * this binary was not built with support for the GPU in your machine." (openxla/xla
+   * xla/stream_executor/cuda/cuda_blas.cc, kCublasNotInitializedExplanation and
+   * CUDABlas::Init). Memory is the first cause it names, so it is a soft OOM: it counts only
+   * when the run then fails. ToString is the status's name in older XLA and, with CUDA >=
+   * 11.5, cublasGetStatusString's prose (cuda_blas_utils.cc); the prose holds no capital for
+   * the pre-filter below, so for it the explanation line is what counts. */
+  if (has(line, len, "failed to create cublas handle: CUBLAS_STATUS_NOT_INITIALIZED")) return 1;
+  if (has(line, len, "Failure to initialize cublas may be due to OOM")) return 1;
   /* NCCL: "NCCL WARN Cuda failure 'out of memory'" (older) / "Cuda failure 2 'out of memory'". */
   if (has(line, len, "'out of memory'") && has(line, len, "Cuda failure")) return 1;
   if (has(line, len, "NCCL WARN") && has(line, len, "out of memory")) return 1;
@@ -93,6 +115,45 @@ static int is_oom_soft(const char *line, size_t len) {
 /* The BFC allocator's warning says in so many words that it is not a failure. */
 static int is_benign_oom(const char *line, size_t len) {
   return has(line, len, "The caller indicates that this is not a failure");
+}
+
+/* jax and jaxlib refusing a variable at import or backend start: each raises ValueError and
+ * the process exits 1 before its first step (Python prints the exception last, after a
+ * traceback whose source lines hold the message's format string, never its text: each test
+ * below needs bytes that only the formatted message has, e.g. the quote after "value ").
+ * - jax/_src/config.py (jax 0.12.0.1): enum, optional enum, int and float flags,
+ *   raise ValueError(f"Invalid value \"{default}\" for JAX flag {name}") (:509, :573, :642,
+ *   :711, :763), e.g. JAX_OPTIMIZATION_LEVEL=O4; a bool flag's variable,
+ *   raise ValueError(f"invalid truth value {val!r} for environment {varname!r}") (:60),
+ *   e.g. JAX_ENABLE_X64=maybe;
+ * - jaxlib/xla_client.py generate_pjrt_gpu_plugin_options (:184, :204), which the CUDA plugin
+ *   calls first (jax-ml/jax plugins/cuda/__init__.py, initialize): both memory fractions set,
+ *   and an XLA_PYTHON_CLIENT_ALLOCATOR outside its list. */
+static int is_env_refusal(const char *line, size_t len) {
+  if (has(line, len, "Invalid value \"") && has(line, len, "\" for JAX flag ")) return 1;
+  if (has(line, len, "invalid truth value '") && has(line, len, "' for environment 'JAX_"))
+    return 1;
+  return has(line, len,
+             "XLA_CLIENT_MEM_FRACTION is specified together with "
+             "XLA_PYTHON_CLIENT_MEM_FRACTION") ||
+         has(line, len, "XLA_PYTHON_CLIENT_ALLOCATOR env var must be one of \"");
+}
+
+/* NCCL refusing its variables or the configuration they force (NVIDIA/nccl at 5067397c):
+ * - src/graph/tuning.cc:109 (parseList, which reads NCCL_PROTO and NCCL_ALGO):
+ *   WARN("Unrecognized element token \"%s\" when parsing \"%s\"", ...) and, for a
+ *   "func:" prefix it does not know, "Unrecognized prefix token" (:121); both end the
+ *   communicator's set-up with ncclInvalidUsage;
+ * - src/transport/nvls.cc:376: "Failed to bind NVLink SHARP (NVLS) Multicast memory of size N
+ *   : CUDA error E '...'. This is usually caused by a system or configuration error in the
+ *   Fabric Manager or NVSwitches. Disable NVLS (NCCL_NVLS_ENABLE=0) ...": NVLS (forced on by
+ *   NCCL_NVLS_ENABLE=1) cannot work on this system, whatever CUDA error it names. */
+static int is_nccl_refusal(const char *line, size_t len) {
+  if ((has(line, len, "Unrecognized element token \"") ||
+       has(line, len, "Unrecognized prefix token \"")) &&
+      has(line, len, "\" when parsing \""))
+    return 1;
+  return has(line, len, "Failed to bind NVLink SHARP (NVLS) Multicast memory");
 }
 
 /* XLA refusing XLA_FLAGS. Each is fatal in today's XLA (xla/parse_flags_from_env.cc):
@@ -112,16 +173,18 @@ static int is_refusal(const char *line, size_t len) {
   };
   if (has_any(line, len, refusals, 5)) return 1;
   /* Other programs say "couldn't interpret value" too: tsl's line always names the flag. */
-  return has(line, len, "Couldn't interpret value ") && has(line, len, " for flag ");
+  if (has(line, len, "Couldn't interpret value ") && has(line, len, " for flag ")) return 1;
+  return is_env_refusal(line, len) || is_nccl_refusal(line, len);
 }
 
 /* ---- the pre-filter: most lines hold none of the texts above ---- */
 
 /* Every built-in signal needs one of these texts in the line (each test above starts from
  * one of them; the texts they are paired with, " for flag ", "'out of memory'", "out of
- * memory", and the benign BFC warning, only matter once one is there). A line holding none
- * of them is plain as far as the built-in texts go, decided in one pass over its bytes
- * instead of some twenty searches. Each is found by its anchor: a byte at offset AT, all of
+ * memory", "invalid truth value '", "\" for JAX flag ", "\" when parsing \"", and the benign
+ * BFC warning, only matter once one is there). A line holding none of them is plain as far
+ * as the built-in texts go, decided in one pass over its bytes instead of some thirty
+ * searches. Each is found by its anchor: a byte at offset AT, all of
  * them uppercase letters from 'A' to 'U', which a log line in lowercase prose holds few of. */
 typedef struct {
   const char *text;
@@ -145,6 +208,17 @@ static const primary primaries[] = {
     PRIMARY("Cuda failure", 0),
     PRIMARY("NCCL WARN", 0),
     PRIMARY("Allocator (", 0),
+    PRIMARY("Failed to CUDA calloc ", 0),
+    PRIMARY("Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR", 0),
+    PRIMARY("CUBLAS_STATUS_NOT_INITIALIZED", 0),
+    PRIMARY("Invalid value \"", 0),
+    PRIMARY("' for environment 'JAX_", 19),                              /* its 'J' */
+    PRIMARY("XLA_CLIENT_MEM_FRACTION is specified together with ", 1),   /* its 'L' */
+    PRIMARY("XLA_PYTHON_CLIENT_ALLOCATOR env var must be one of \"", 1), /* its 'L' */
+    PRIMARY("Unrecognized element token \"", 0),
+    PRIMARY("Unrecognized prefix token \"", 0),
+    PRIMARY("Failed to bind NVLink SHARP (NVLS) Multicast memory", 0),
+    PRIMARY("Failure to initialize cublas may be due to OOM", 0),
 };
 #undef PRIMARY
 enum { N_PRIMARIES = sizeof primaries / sizeof primaries[0], ANCHOR_LO = 'A', ANCHOR_HI = 'U' };
@@ -152,18 +226,24 @@ enum { N_PRIMARIES = sizeof primaries / sizeof primaries[0], ANCHOR_LO = 'A', AN
 /* The primaries anchored at each byte (bit K: primaries[K], so this follows their order;
  * unit.classify.prefilter_agrees_with_every_search fails if a primary is not found by its
  * anchor); 0 for every other byte. */
-_Static_assert(N_PRIMARIES <= 16, "anchored[] holds 16 bits");
-static const uint16_t anchored[256] = {
-    ['U'] = 1 << 0,          ['F'] = 1 << 1,
-    ['I'] = 1 << 2,          ['C'] = 1 << 3 | 1 << 7 | 1 << 8 | 1 << 9 | 1 << 11,
-    ['O'] = 1 << 4 | 1 << 5, ['R'] = 1 << 6,
-    ['E'] = 1 << 10,         ['N'] = 1 << 12,
-    ['A'] = 1 << 13,
+_Static_assert(N_PRIMARIES <= 32, "anchored[] holds 32 bits");
+static const uint32_t anchored[256] = {
+    ['U'] = 1u << 0 | 1u << 21 | 1u << 22,
+    ['F'] = 1u << 1 | 1u << 14 | 1u << 23 | 1u << 24,
+    ['I'] = 1u << 2 | 1u << 17,
+    ['C'] = 1u << 3 | 1u << 7 | 1u << 8 | 1u << 9 | 1u << 11 | 1u << 15 | 1u << 16,
+    ['O'] = 1u << 4 | 1u << 5,
+    ['R'] = 1u << 6,
+    ['E'] = 1u << 10,
+    ['N'] = 1u << 12,
+    ['A'] = 1u << 13,
+    ['J'] = 1u << 18,
+    ['L'] = 1u << 19 | 1u << 20,
 };
 
 /* 1 when a primary anchored at the byte LINE[I] starts at LINE[I - at]. */
 static int primary_at(const char *line, size_t len, size_t i) {
-  for (unsigned bits = anchored[(unsigned char)line[i]]; bits; bits &= bits - 1) {
+  for (uint32_t bits = anchored[(unsigned char)line[i]]; bits; bits &= bits - 1) {
     const primary *q = &primaries[__builtin_ctz(bits)];
     if (i < q->at) continue;
     size_t start = i - q->at;

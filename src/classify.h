@@ -33,12 +33,16 @@ typedef enum {
   LINE_PLAIN = 0,
   LINE_OOM_FATAL, /* RESOURCE_EXHAUSTED: Out of memory..., Failed to allocate request for,
                      an experiment's own oom pattern: stop now */
-  LINE_OOM_SOFT,  /* CUDA_ERROR_OUT_OF_MEMORY, NCCL/cuBLAS "out of memory", the BFC
-                     allocator's "ran out of memory trying to allocate": OOM only if the
+  LINE_OOM_SOFT,  /* CUDA_ERROR_OUT_OF_MEMORY, NCCL/cuBLAS "out of memory", NCCL's "Failed
+                     to CUDA calloc", cuDNN/cuBLAS handles that could not be created, the
+                     BFC allocator's "ran out of memory trying to allocate": OOM only if the
                      process fails, or times out before its first step */
-  LINE_INVALID,   /* XLA refused XLA_FLAGS: "Unknown flag in XLA_FLAGS" (or "flags"),
-                     "Couldn't interpret value X for flag Y.", "Flag parsing failed.",
-                     an experiment's own invalid pattern: stop now */
+  LINE_INVALID,   /* the configuration was refused: XLA ("Unknown flag in XLA_FLAGS" (or
+                     "flags"), "Couldn't interpret value X for flag Y.", "Flag parsing
+                     failed."), jax and jaxlib at import (a JAX_* value, both memory
+                     fractions, XLA_PYTHON_CLIENT_ALLOCATOR), NCCL (NCCL_PROTO/NCCL_ALGO
+                     tokens, NVLS that cannot bind), an experiment's own invalid pattern:
+                     stop now */
 } line_signal;
 
 /* Extra per-experiment patterns: plain substrings, matched case-sensitively. */

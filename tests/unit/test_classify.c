@@ -408,7 +408,17 @@ static line_signal ref_classify(const classify_patterns *p, const char *l, size_
   static const char *const soft[] = {"CUDA_ERROR_OUT_OF_MEMORY", "CUBLAS_STATUS_ALLOC_FAILED",
                                      "CUDNN_STATUS_ALLOC_FAILED", "cudaErrorMemoryAllocation"};
   if (ref_any(l, n, refusals, 5) ||
-      (ref_has(l, n, "Couldn't interpret value ") && ref_has(l, n, " for flag ")))
+      (ref_has(l, n, "Couldn't interpret value ") && ref_has(l, n, " for flag ")) ||
+      (ref_has(l, n, "Invalid value \"") && ref_has(l, n, "\" for JAX flag ")) ||
+      (ref_has(l, n, "invalid truth value '") && ref_has(l, n, "' for environment 'JAX_")) ||
+      ref_has(l, n,
+              "XLA_CLIENT_MEM_FRACTION is specified together with "
+              "XLA_PYTHON_CLIENT_MEM_FRACTION") ||
+      ref_has(l, n, "XLA_PYTHON_CLIENT_ALLOCATOR env var must be one of \"") ||
+      ((ref_has(l, n, "Unrecognized element token \"") ||
+        ref_has(l, n, "Unrecognized prefix token \"")) &&
+       ref_has(l, n, "\" when parsing \"")) ||
+      ref_has(l, n, "Failed to bind NVLink SHARP (NVLS) Multicast memory"))
     return LINE_INVALID;
   int benign = ref_has(l, n, "The caller indicates that this is not a failure");
   if (!benign && (ref_has(l, n, "Out of memory while trying to allocate") ||
@@ -419,7 +429,11 @@ static line_signal ref_classify(const classify_patterns *p, const char *l, size_
       (ref_any(l, n, soft, 4) ||
        (ref_has(l, n, "'out of memory'") && ref_has(l, n, "Cuda failure")) ||
        (ref_has(l, n, "NCCL WARN") && ref_has(l, n, "out of memory")) ||
-       (ref_has(l, n, "Allocator (") && ref_has(l, n, ") ran out of memory trying to allocate"))))
+       (ref_has(l, n, "Allocator (") && ref_has(l, n, ") ran out of memory trying to allocate")) ||
+       ref_has(l, n, "Failed to CUDA calloc ") ||
+       ref_has(l, n, "Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR") ||
+       ref_has(l, n, "failed to create cublas handle: CUBLAS_STATUS_NOT_INITIALIZED") ||
+       ref_has(l, n, "Failure to initialize cublas may be due to OOM")))
     return LINE_OOM_SOFT;
   if (!p) return LINE_PLAIN;
   if (!benign && ref_any(l, n, p->oom, p->n_oom)) return LINE_OOM_FATAL;
@@ -456,6 +470,22 @@ TEST(prefilter_agrees_with_every_search) {
                                        "out of memory",
                                        "Allocator (",
                                        ") ran out of memory trying to allocate",
+                                       "Failed to CUDA calloc ",
+                                       "Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR",
+                                       "failed to create cublas handle: ",
+                                       "CUBLAS_STATUS_NOT_INITIALIZED",
+                                       "Invalid value \"",
+                                       "\" for JAX flag ",
+                                       "invalid truth value '",
+                                       "' for environment 'JAX_",
+                                       "XLA_CLIENT_MEM_FRACTION is specified together with ",
+                                       "XLA_PYTHON_CLIENT_MEM_FRACTION",
+                                       "XLA_PYTHON_CLIENT_ALLOCATOR env var must be one of \"",
+                                       "Unrecognized element token \"",
+                                       "Unrecognized prefix token \"",
+                                       "\" when parsing \"",
+                                       "Failed to bind NVLink SHARP (NVLS) Multicast memory",
+                                       "Failure to initialize cublas may be due to OOM",
                                        "my-oom",
                                        "BAD FLAG",
                                        "step 12: 140.2 ms",
@@ -546,4 +576,180 @@ TEST(timeout_before_first_step_with_soft_oom_is_oom) {
   f.n_steps = 0;
   f.saw_oom_soft = 0;
   CHECK_INT(classify_trial(&f), OUTCOME_TIMEOUT);
+}
+
+/* ---- GPU-only texts, byte for byte from their upstream sources (no GPU here) ---- */
+
+/* NCCL out of memory: NVIDIA/nccl (5067397c) src/include/alloc.h:493
+ * WARN("Failed to CUDA calloc %ld bytes", ...) and :520 "Failed to CUDA calloc async %ld
+ * bytes", printed by src/debug.cc:348 as "[dev] file:line NCCL WARN msg" after the host:pid:tid
+ * prefix; XLA's NCCL status (ToStatus in its NCCL collectives: "%s:%d: NCCL operation %s
+ * failed: %s. Last NCCL warning(error) log entry (may be unrelated) '%s'.") carries the same
+ * words. A soft OOM: the run's failure decides. */
+TEST(nccl_calloc_failure_is_soft_oom) {
+  CHECK_INT(line_of("node01:51234:51299 [0] include/alloc.h:493 NCCL WARN Failed to CUDA calloc "
+                    "536870912 bytes"),
+            LINE_OOM_SOFT);
+  CHECK_INT(line_of("node01:51234:51299 [3] include/alloc.h:520 NCCL WARN Failed to CUDA calloc "
+                    "async 2432 bytes"),
+            LINE_OOM_SOFT);
+  CHECK_INT(line_of("jax.errors.JaxRuntimeError: INTERNAL: external/xla/xla/backends/gpu/"
+                    "collectives/nccl_communicator.cc:116: NCCL operation ncclCommInitRankConfig("
+                    "&comm, nranks, id, rank, &config) failed: unhandled cuda error (run with "
+                    "NCCL_DEBUG=INFO for details). Last NCCL warning(error) log entry (may be "
+                    "unrelated) 'Failed to CUDA calloc 6291456 bytes'."),
+            LINE_OOM_SOFT);
+  /* NCCL's INFO line for a calloc that worked is plain. */
+  CHECK_INT(line_of("node01:51234:51299 [0] NCCL INFO include/alloc.h:499 Cuda Calloc Size 2097152 "
+                    "pointer 0x7f1c2a000000 memType 0"),
+            LINE_PLAIN);
+  trial_facts f = {.exit_code = 1, .saw_oom_soft = 1, .min_steps = 2};
+  CHECK_INT(classify_trial(&f), OUTCOME_OOM);
+}
+
+/* NCCL refusing NCCL_PROTO / NCCL_ALGO: NVIDIA/nccl src/graph/tuning.cc:109 (parseList)
+ * WARN("Unrecognized element token \"%s\" when parsing \"%s\"", elem, str) and ncclInvalidUsage;
+ * the prefix twin at :121. Its own test (test/unit, protoBad) expects "NCCL WARN Unrecognized
+ * element token" for NCCL_PROTO=bad_value. */
+TEST(nccl_proto_token_is_invalid) {
+  CHECK_INT(line_of("node01:51234:51299 [0] graph/tuning.cc:109 NCCL WARN Unrecognized element "
+                    "token \"LL256\" when parsing \"LL,LL256,SIMPLE\""),
+            LINE_INVALID);
+  CHECK_INT(line_of("node01:51234:51299 [0] graph/tuning.cc:121 NCCL WARN Unrecognized prefix "
+                    "token \"allgathr\" when parsing \"allgathr:LL128\""),
+            LINE_INVALID);
+  /* The same words from another program do not say "when parsing". */
+  CHECK_INT(line_of("warning: Unrecognized element token \"Xq\" in formula"), LINE_PLAIN);
+}
+
+/* NVLS forced where it cannot work: NVIDIA/nccl src/transport/nvls.cc:376. Refused even when
+ * the CUDA error is 2 'out of memory' (pytorch reports): the text says NVLS is unusable on
+ * this system and names NCCL_NVLS_ENABLE=0, so the configuration, not the memory, is at fault
+ * (without this rule "NCCL WARN ... out of memory" made it a soft OOM). */
+TEST(nvls_bind_failure_is_invalid) {
+  CHECK_INT(line_of("node01:51234:51299 [0] transport/nvls.cc:376 NCCL WARN Failed to bind NVLink "
+                    "SHARP (NVLS) Multicast memory of size 2097152 : CUDA error 401 'the operation "
+                    "cannot be performed in the present state'."),
+            LINE_INVALID);
+  CHECK_INT(line_of("node01:51234:51299 [0] transport/nvls.cc:376 NCCL WARN Failed to bind NVLink "
+                    "SHARP (NVLS) Multicast memory of size 2097152 : CUDA error 2 'out of "
+                    "memory'."),
+            LINE_INVALID);
+  /* Its second and third lines (the message holds "\n") are plain. */
+  CHECK_INT(line_of("This is usually caused by a system or configuration error in the Fabric "
+                    "Manager or NVSwitches."),
+            LINE_PLAIN);
+  CHECK_INT(line_of("Disable NVLS (NCCL_NVLS_ENABLE=0) if you wish to avoid this error in the "
+                    "future."),
+            LINE_PLAIN);
+}
+
+/* cuDNN and cuBLAS handles. openxla/xla xla/stream_executor/cuda/cuda_dnn.cc,
+ * CudnnSupport::Init: LOG(ERROR) << "Could not create cudnn handle: " << CudnnStatusToString(
+ * status); then "Memory usage: N bytes free, M bytes total."; CUDNN_STATUS_NOT_INITIALIZED is
+ * followed by the driver version instead. xla/stream_executor/cuda/cuda_blas.cc,
+ * CUDABlas::Init: LOG(ERROR) << "failed to create cublas handle: " << ToString(ret); and for
+ * CUBLAS_STATUS_NOT_INITIALIZED kCublasNotInitializedExplanation: "Failure to initialize
+ * cublas may be due to OOM (cublas needs some free memory when you initialize it, and your
+ * deep-learning framework may have preallocated more than its fair share), or may be because
+ * this binary was not built with support for the GPU in your machine." XLA's own reading puts
+ * memory first, so both are soft OOMs: OOM when the run then fails, nothing when it recovers.
+ * cuDNN's internal error at handle creation comes with the free memory, its usual cause. */
+TEST(cudnn_cublas_handles) {
+  CHECK_INT(line_of("E1201 10:00:00.000000   51234 cuda_dnn.cc:535] Could not create cudnn handle: "
+                    "CUDNN_STATUS_INTERNAL_ERROR"),
+            LINE_OOM_SOFT);
+  CHECK_INT(line_of("E1201 10:00:00.000000   51234 cuda_dnn.cc:535] Could not create cudnn handle: "
+                    "CUDNN_STATUS_NOT_INITIALIZED"),
+            LINE_PLAIN);
+  CHECK_INT(line_of("E1201 10:00:00.000100   51234 cuda_dnn.cc:539] Memory usage: 1048576 bytes "
+                    "free, 85899345920 bytes total."),
+            LINE_PLAIN);
+  CHECK_INT(line_of("E1201 10:00:00.000000   51234 cuda_blas.cc:193] failed to create cublas "
+                    "handle: CUBLAS_STATUS_NOT_INITIALIZED"),
+            LINE_OOM_SOFT);
+  CHECK_INT(line_of("E1201 10:00:00.000000   51234 cuda_blas.cc:193] failed to create cublas "
+                    "handle: CUBLAS_STATUS_ALLOC_FAILED"),
+            LINE_OOM_SOFT);
+  CHECK_INT(line_of("E1201 10:00:00.000000   51234 cuda_blas.cc:193] failed to create cublas "
+                    "handle: CUBLAS_STATUS_ARCH_MISMATCH"),
+            LINE_PLAIN);
+  /* With CUDA >= 11.5 the status is cublasGetStatusString's prose (cuda_blas_utils.cc): the
+   * explanation that follows it for NOT_INITIALIZED is the soft OOM. */
+  CHECK_INT(line_of("E1201 10:00:00.000000   51234 cuda_blas.cc:193] failed to create cublas "
+                    "handle: the library was not initialized"),
+            LINE_PLAIN);
+  CHECK_INT(line_of("E1201 10:00:00.000000   51234 cuda_blas.cc:195] Failure to initialize cublas "
+                    "may be due to OOM (cublas needs some free memory when you initialize it, and "
+                    "your deep-learning framework may have preallocated more than its fair "
+                    "share), or may be because this binary was not built with support for the GPU "
+                    "in your machine."),
+            LINE_OOM_SOFT);
+  /* A handle failure, then the process failed: OOM. Then it recovered: ok. */
+  trial_facts f = {.exit_code = 1, .saw_oom_soft = 1, .min_steps = 2};
+  CHECK_INT(classify_trial(&f), OUTCOME_OOM);
+  f.exit_code = 0;
+  f.n_steps = 5;
+  CHECK_INT(classify_trial(&f), OUTCOME_OK);
+}
+
+/* jax and jaxlib refusing a variable, as the pinned jax 0.12.0.1 prints it (produced for real
+ * by tests/e2e/test_real_xla.sh; recorded in tests/data/real/): jax/_src/config.py:509, :60
+ * and jaxlib/xla_client.py:184, :204. The traceback before the message shows the format
+ * strings ("Invalid value \"{default}\"", "{val!r}"), which must stay plain, or the stored
+ * reason would be a line of source instead of the message. */
+TEST(jax_import_refusals_are_invalid) {
+  CHECK_INT(line_of("ValueError: Invalid value \"O4\" for JAX flag jax_optimization_level"),
+            LINE_INVALID);
+  CHECK_INT(
+      line_of("ValueError: Invalid value \"bogus\" for JAX flag jax_default_matmul_precision"),
+      LINE_INVALID);
+  CHECK_INT(line_of("ValueError: invalid truth value 'maybe' for environment 'JAX_ENABLE_X64'"),
+            LINE_INVALID);
+  CHECK_INT(line_of("ValueError: XLA_CLIENT_MEM_FRACTION is specified together with "
+                    "XLA_PYTHON_CLIENT_MEM_FRACTION. Remove the latter one, it is deprecated."),
+            LINE_INVALID);
+  CHECK_INT(line_of("ValueError: XLA_PYTHON_CLIENT_ALLOCATOR env var must be one of \"default\", "
+                    "\"platform\", \"bfc\", \"cuda_async\", \"vmm\", \"address\", got \"bogus\""),
+            LINE_INVALID);
+  /* The traceback's source lines. */
+  CHECK_INT(
+      line_of("    raise ValueError(f\"Invalid value \\\"{default}\\\" for JAX flag {name}\")"),
+      LINE_PLAIN);
+  CHECK_INT(line_of("    raise ValueError(f\"invalid truth value {val!r} for environment "
+                    "{varname!r}\")"),
+            LINE_PLAIN);
+  CHECK_INT(line_of("        'XLA_PYTHON_CLIENT_ALLOCATOR env var must be one of %s, got \"%s\"'"),
+            LINE_PLAIN);
+  CHECK_INT(line_of("          'XLA_CLIENT_MEM_FRACTION is specified together '"), LINE_PLAIN);
+  /* Look-alikes: another program's truth values, a non-JAX variable. */
+  CHECK_INT(line_of("ValueError: invalid truth value 'maybe'"), LINE_PLAIN);
+  CHECK_INT(line_of("ValueError: invalid truth value 'x' for environment 'MY_TOOL_DEBUG'"),
+            LINE_PLAIN);
+  CHECK_INT(line_of("error: Invalid value \"3\" for option --depth"), LINE_PLAIN);
+}
+
+/* None of the new texts is confused with the BFC allocator's harmless warning, and that
+ * warning stays plain next to them. */
+TEST(new_texts_and_the_benign_bfc_warning) {
+  const char *benign =
+      "W1201 10:00:00.000000   51234 bfc_allocator.cc:291] Allocator (GPU_0_bfc) ran out of "
+      "memory trying to allocate 3.37GiB with freed_by_count=0. The caller indicates that this is "
+      "not a failure, but this may mean that there could be performance gains if more memory "
+      "were available.";
+  CHECK_INT(line_of(benign), LINE_PLAIN);
+  const char *log =
+      "W1201 10:00:00.000000   51234 bfc_allocator.cc:291] Allocator (GPU_0_bfc) ran out of "
+      "memory trying to allocate 3.37GiB with freed_by_count=0. The caller indicates that this is "
+      "not a failure.\n"
+      "node01:51234:51299 [0] graph/tuning.cc:109 NCCL WARN Unrecognized element token \"LL256\" "
+      "when parsing \"LL256\"\n";
+  CHECK_INT(worst_of(log), LINE_INVALID);
+  const char *oom_log =
+      "W1201 10:00:00.000000   51234 bfc_allocator.cc:291] Allocator (GPU_0_bfc) ran out of "
+      "memory trying to allocate 3.37GiB with freed_by_count=0. The caller indicates that this is "
+      "not a failure.\n"
+      "node01:51234:51299 [0] include/alloc.h:493 NCCL WARN Failed to CUDA calloc 536870912 "
+      "bytes\n";
+  CHECK_INT(worst_of(oom_log), LINE_OOM_SOFT);
 }
