@@ -63,10 +63,11 @@ step1=$(sed -n 's/.*"step": 1, "step_time_ms": \([0-9.]*\).*/\1/p' "$work/out")
 check "warm-up on step 1 ($step1 > 1.3 x $step4)" awk -v a="$step1" -v b="$step4" 'BEGIN { exit !(a > 1.3 * b) }'
 
 # 5. Unknown flag: XLA's exact fatal text, then death by SIGABRT (134 in bash); nothing on stdout.
-# Today's XLA (xla/parse_flags_from_env.cc:224) says "flag" for one, "flags" for more.
+# Today's XLA (xla/parse_flags_from_env.cc:234 in jaxlib 0.12.0.1) says "flag" for one, "flags"
+# for more.
 run_sim XLA_FLAGS="--xla_gpu_enable_latency_hiding_scheduler=true --xla_foo=1" "$sim" --time-scale 0
 check_eq "unknown flag: exit status (134: SIGABRT)" "$RC" 134
-has "$work/err" "parse_flags_from_env.cc:224] Unknown flag in XLA_FLAGS: --xla_foo=1"
+has "$work/err" "parse_flags_from_env.cc:234] Unknown flag in XLA_FLAGS: --xla_foo=1"
 check "unknown flag: no step printed" not grep -q '"step"' "$work/out"
 run_sim XLA_FLAGS="--xla_foo=1 --xla_gpu_autotune_level=0 --xla_bar" "$sim" --time-scale 0
 has "$work/err" "Unknown flags in XLA_FLAGS: --xla_foo=1 --xla_bar"
@@ -87,11 +88,12 @@ run_sim XLA_FLAGS="--xla_gpu_enable_command_buffer" "$sim" --true-value
 check_eq "bare string flag is unknown to XLA" "$(out)" invalid
 
 # 6. Malformed values: today tsl logs the value, then XLA's QCHECK dies with "Flag parsing failed."
-# and the usage table (xla/parse_flags_from_env.cc:210); an enum list value logs nothing first.
+# and the usage table (xla/parse_flags_from_env.cc:220 in jaxlib 0.12.0.1); the command-buffer
+# setter names the bad piece first.
 run_sim XLA_FLAGS="--xla_gpu_enable_latency_hiding_scheduler=maybe" "$sim" --steps 2 --time-scale 0
 check_eq "malformed bool: exit status (134: SIGABRT)" "$RC" 134
 has "$work/err" "Couldn't interpret value maybe for flag xla_gpu_enable_latency_hiding_scheduler."
-has "$work/err" "parse_flags_from_env.cc:210] Check failed: tsl::Flags::Parse(&env_argv->argc, \
+has "$work/err" "parse_flags_from_env.cc:220] Check failed: tsl::Flags::Parse(&env_argv->argc, \
 env_argv->argv.data(), flag_list) Flag parsing failed."
 check "malformed bool: no step printed" not grep -q '"step"' "$work/out"
 run_sim XLA_FLAGS="--xla_gpu_enable_command_buffer=FUSION,CONVOLUTION" "$sim" --steps 2 --time-scale 0

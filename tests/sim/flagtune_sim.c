@@ -576,6 +576,26 @@ static int value_ok(ftype t, const char *v) {
   return 0;
 }
 
+/* The first comma-separated piece of V (a sign prefix dropped) that is not one of NAMES, as
+ * a static copy ("" when every piece is known). */
+static const char *first_bad_piece(const char *v, const char *const *names) {
+  static char piece[128];
+  for (;;) {
+    size_t n = strcspn(v, ",");
+    const char *p = (*v == '+' || *v == '-') ? v + 1 : v;
+    size_t m = n - (size_t)(p - v);
+    int found = 0;
+    for (int i = 0; names[i] && !found; i++)
+      found = strlen(names[i]) == m && !strncmp(p, names[i], m);
+    if (!found) {
+      snprintf(piece, sizeof piece, "%.*s", (int)m, p);
+      return piece;
+    }
+    if (v[n] == '\0') return "";
+    v += n + 1;
+  }
+}
+
 /* One token through the flag list, as tsl::Flags::Parse does: a non-bool flag needs '='. */
 static void apply_token(flagset *fs, char *tok) {
   if (!strcmp(tok, "--help")) fs->help = 1;
@@ -584,11 +604,18 @@ static void apply_token(flagset *fs, char *tok) {
   int i = flag_index(name, eq ? (size_t)(eq - name) : strlen(name));
   if (i < 0 || (!eq && FLAGS[i].type != T_BOOL)) goto unknown;
   if (!value_ok(FLAGS[i].type, eq ? eq + 1 : NULL)) {
-    /* tsl's typed parsers log the value; XLA's list setters (command buffer, async
-     * collectives) just return false, so nothing is printed for them. */
+    /* tsl's typed parsers log the value (jaxlib 0.12.0.1 from command_line_flags.cc:93 for a
+     * bool, :63 for an int, :112 for a float); the command-buffer setter names the bad piece
+     * (debug_options_flags.cc:195); the async-collectives setter prints nothing. Those are
+     * the real bytes of tests/data/real/ (tests/e2e/test_real_xla.sh). */
+    static const char *const where[] = {"command_line_flags.cc:93", "command_line_flags.cc:63",
+                                        "command_line_flags.cc:63", "command_line_flags.cc:112"};
     if (FLAGS[i].type < T_STR)
-      logline('E', "command_line_flags.cc:105", "Couldn't interpret value %s for flag %s.", eq + 1,
+      logline('E', where[FLAGS[i].type], "Couldn't interpret value %s for flag %s.", eq + 1,
               FLAGS[i].name);
+    else if (FLAGS[i].type == T_CMDBUF)
+      logline('E', "debug_options_flags.cc:195", "Illegal value for --%s '%s'", FLAGS[i].name,
+              first_bad_piece(eq + 1, CMDBUF_TYPES));
     fs->bad_value = 1; /* the flag keeps its default */
     return;
   }
@@ -671,7 +698,7 @@ static int flags_load(flagset *fs, int die) {
   if (fs->help) return 0;
   if (fs->bad_value && !old) {
     if (!die) return -1;
-    logline('F', "parse_flags_from_env.cc:210",
+    logline('F', "parse_flags_from_env.cc:220",
             "Check failed: tsl::Flags::Parse(&env_argv->argc, env_argv->argv.data(), flag_list) "
             "Flag parsing failed.");
     fprintf(stderr, "usage: %s\nFlags:\n", raw);
@@ -683,8 +710,8 @@ static int flags_load(flagset *fs, int die) {
   if (fs->nunknown == 0 || fs->bad_value) return 0;
   if (!die) return -1;
   fprintf(stderr,
-          "F0000 00:00:%.6f   12345 parse_flags_from_env.cc:%d] Unknown flag%s in XLA_FLAGS: ",
-          g_clock_s, old ? 234 : 224, (old || fs->nunknown > 1) ? "s" : "");
+          "F0000 00:00:%.6f   12345 parse_flags_from_env.cc:234] Unknown flag%s in XLA_FLAGS: ",
+          g_clock_s, (old || fs->nunknown > 1) ? "s" : "");
   if (old) {
     print_old_unknown_list(fs);
     fprintf(stderr, "\nPerhaps you meant to specify these on the TF_XLA_FLAGS envvar?");
@@ -1520,16 +1547,21 @@ static void write_pgle_profile(const flagset *fs) {
 }
 
 /* jaxlib >= 0.4.32 refuses both memory fractions at backend start-up (jax-ml/jax
- * jaxlib/xla_client.py:180-190, generate_pjrt_gpu_plugin_options): the job dies with its
- * ValueError, word for word, before the first step. */
+ * jaxlib/xla_client.py:184 in 0.12.0.1, generate_pjrt_gpu_plugin_options, which the CUDA
+ * plugin calls first): the job dies with its ValueError before the first step. The frame and
+ * the message are jaxlib 0.12.0.1's bytes under Python 3.13 (tests/data/real/
+ * memfrac_both.txt); the caller's frame is left out. */
 static int mem_fraction_conflict(void) {
   const char *a = getenv("XLA_CLIENT_MEM_FRACTION");
   const char *b = getenv("XLA_PYTHON_CLIENT_MEM_FRACTION");
   if (!a || !*a || !b || !*b) return 0;
   fprintf(stderr,
           "Traceback (most recent call last):\n"
-          "  File \"jaxlib/xla_client.py\", line 185, in "
+          "  File \"jaxlib/xla_client.py\", line 184, in "
           "generate_pjrt_gpu_plugin_options\n"
+          "    raise ValueError(\n"
+          "    ...<3 lines>...\n"
+          "    )\n"
           "ValueError: XLA_CLIENT_MEM_FRACTION is specified together with "
           "XLA_PYTHON_CLIENT_MEM_FRACTION. Remove the latter one, it is deprecated.\n");
   return 1;
