@@ -697,7 +697,7 @@ return {
   },
   { name = "JAX_COMPILATION_CACHE_DIR", kind = "env", backend = "any", type = "path",
     desc = "Directory of the persistent compilation cache.",
-    notes = "One directory serves a whole sweep: jax hashes XLA_FLAGS and LIBTPU_INIT_ARGS into the cache key (jax/_src/cache_key.py:112 and _hash_xla_flags at :371, jax-v0.11.0), minus the dump and debug flags listed in xla_flags_to_exclude_from_cache_key (:275). Variables read outside XLA_FLAGS (XLA_PYTHON_CLIENT_*, NCCL_*) are not in the key.",
+    notes = "One directory serves a whole sweep: jax hashes XLA_FLAGS and LIBTPU_INIT_ARGS into a compiled program's cache key (jax/_src/cache_key.py, _hash_xla_flags at :383 in jax 0.12.0.1), minus the dump and debug flags of xla_flags_to_exclude_from_cache_key (:286). Variables read outside XLA_FLAGS (XLA_PYTHON_CLIENT_*, NCCL_*) are not in the key. Setting it also points XLA's per-fusion autotune cache into the directory (jax_persistent_cache_enable_xla_caches, jax/_src/compiler.py:320-336), whose key ignores the flags, so flagtune sets JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES=none in every trial unless you set it, and check warns when you enable it.",
     jax = { first = "0.4.21" },
     source = "jax-gpu-tips",
     tags = { "pgle" },

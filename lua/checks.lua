@@ -316,6 +316,46 @@ local function mem_fraction(v, vars, env)
   end
 end
 
+-- The persistent compilation cache (src/trialcfg.c, keep_xla_caches_apart): with
+-- JAX_COMPILATION_CACHE_DIR set, jax also points XLA's autotune cache (and with 'all' its
+-- kernel cache) into the directory, keyed without XLA_FLAGS, so trials would share autotuning.
+-- flagtune sets JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES=none in every trial unless it is set
+-- explicitly; an explicit value that enables one of them gets this warning. It enables one
+-- when it is 'all' or names a cache (jax 0.12.0.1 jax/_src/compiler.py:322-327).
+local CACHE_DIR, XLA_CACHES = "JAX_COMPILATION_CACHE_DIR", "JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES"
+local function enables_xla_cache(value)
+  value = tostring(value)
+  return value == "all" or value:find("xla_gpu_per_fusion_autotune_cache_dir", 1, true) ~= nil
+    or value:find("xla_gpu_kernel_cache_file", 1, true) ~= nil
+end
+
+local function compile_cache(v, vars, env, vars_at, env_at)
+  local function given(name) -- the values NAME may take in a trial, and where it was set
+    if env[name] ~= nil then return { env[name] }, env_at[name] end
+    local p = vars[name]
+    if p ~= nil then return is_param(p) and p.values or { p }, vars_at[name] end
+    local have = os.getenv(name)
+    if have ~= nil then return { have }, nil end
+    return nil
+  end
+  local dirs = given(CACHE_DIR)
+  local dir_set = false
+  for _, d in ipairs(dirs or {}) do dir_set = dir_set or tostring(d) ~= "" end
+  if not dir_set then return end
+  local values, line = given(XLA_CACHES)
+  for _, value in ipairs(values or {}) do
+    if enables_xla_cache(value) then
+      local msg = format("%s=%s with a %s: XLA's autotune and kernel caches are keyed without "
+        .. "XLA_FLAGS, so trials would share autotuning decisions; leave it unset (flagtune then "
+        .. "sets it to 'none' in every trial) or set it to 'none'", XLA_CACHES, tostring(value),
+        CACHE_DIR)
+      if line then v:warn(line, "%s", msg)
+      else v.warnings[#v.warnings + 1] = "warning: " .. msg .. " (from your environment)" end
+      return
+    end
+  end
+end
+
 local function check_vars(v, raw_vars, raw, gpus)
   local vars, vars_at, env_at = {}, {}, {}
   local by_name = catindex.get().by_name
@@ -347,6 +387,7 @@ local function check_vars(v, raw_vars, raw, gpus)
     end
   end
   mem_fraction(v, vars, env)
+  compile_cache(v, vars, env, vars_at, env_at)
   if gpus > 0 and (env.CUDA_VISIBLE_DEVICES or vars.CUDA_VISIBLE_DEVICES) then
     v:fail_at("gpus_per_trial", "CUDA_VISIBLE_DEVICES is set per trial when gpus_per_trial > 0: "
               .. "remove it from `env` and `vars`")

@@ -264,6 +264,24 @@ static void put_flags(envlist *env, const char *var, const setting *s, int n, se
   free(joined);
 }
 
+/* A persistent compilation cache that cannot lie. With JAX_COMPILATION_CACHE_DIR set, jax also
+ * points XLA's own caches into it: by default the per-fusion autotune cache
+ * (jax_persistent_cache_enable_xla_caches, default 'xla_gpu_per_fusion_autotune_cache_dir';
+ * 'all' adds the kernel cache: jax 0.12.0.1 jax/_src/config.py:1527 and jax/_src/compiler.py:
+ * 320-336). Those caches are keyed by the fusion, not by XLA_FLAGS, so trials sharing the
+ * directory would reuse each other's autotuning while the compiled programs (whose key does
+ * hash XLA_FLAGS, jax/_src/cache_key.py:383) stay apart. So a trial that will see a cache
+ * directory and no explicit choice gets 'none', which enables no XLA cache (compiler.py tests
+ * for 'all' or the cache's name); an explicit choice, the caller's or the experiment's, is
+ * kept, and `check` warns about it (lua/checks.lua). */
+#define CACHE_DIR_VAR "JAX_COMPILATION_CACHE_DIR"
+#define XLA_CACHES_VAR "JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES"
+static void keep_xla_caches_apart(envlist *env) {
+  const char *dir = env_get(env, CACHE_DIR_VAR);
+  if (!dir || !*dir || env_find(env, XLA_CACHES_VAR, strlen(XLA_CACHES_VAR)) >= 0) return;
+  env_put(env, xstrdup(XLA_CACHES_VAR "=none"), 0);
+}
+
 static char *dup_or_null(const char *s) {
   return s ? xstrdup(s) : NULL;
 }
@@ -286,6 +304,7 @@ int trialcfg_env(char *const *base, const setting *s, int n, char *const *unset,
   put_flags(&env, "XLA_FLAGS", s, n, TARGET_XLA);
   put_flags(&env, "LIBTPU_INIT_ARGS", s, n, TARGET_TPU);
   for (int i = 0; extra && extra[i]; i++) env_put(&env, xstrdup(extra[i]), 1);
+  keep_xla_caches_apart(&env);
   if (!env.v) env.v = xcalloc(1, sizeof *env.v);
   out->envp = env.v;
   /* Report what the child will really see, extras included. */

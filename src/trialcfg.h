@@ -36,10 +36,12 @@ typedef struct {
  * still applies), then every TARGET_ENV setting (overriding), then XLA_FLAGS = the base's
  * XLA_FLAGS (if any) followed by every TARGET_XLA flag token in the order given;
  * LIBTPU_INIT_ARGS likewise; then each EXTRA "NAME=value" string (CUDA_VISIBLE_DEVICES,
- * FLAGTUNE_TRIAL, ...). Each name appears once (first of duplicate BASE entries kept, as
- * getenv reads it); single spaces join the flags; a TARGET_ENV setting named XLA_FLAGS
- * replaces the base value our flags are appended to. xla_flags / tpu_args are what the
- * child will see (NULL when unset). Bad names (env: [A-Za-z_][A-Za-z0-9_]*; flags: no
+ * FLAGTUNE_TRIAL, ...); then, when the result sets JAX_COMPILATION_CACHE_DIR (non-empty) and
+ * not JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES, that one as "none", so that trials sharing a
+ * cache directory never share XLA's autotune or kernel caches. Each name appears once (first of
+ * duplicate BASE entries kept, as getenv reads it); single spaces join the flags; a TARGET_ENV
+ * setting named XLA_FLAGS replaces the base value our flags are appended to. xla_flags / tpu_args
+ * are what the child will see (NULL when unset). Bad names (env: [A-Za-z_][A-Za-z0-9_]*; flags: no
  * whitespace, '=', quotes, leading '-'), in settings or UNSET, are FT_EINPUT with *out
  * zeroed. Free with trialcfg_env_free. */
 int trialcfg_env(char *const *base, const setting *s, int n, char *const *unset, char *const *extra,

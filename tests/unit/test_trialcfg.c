@@ -266,6 +266,42 @@ TEST(env_unset_drops_inherited_names) {
   free(err);
 }
 
+/* A cache directory, from anywhere, turns XLA's flag-blind caches off unless the caller or the
+ * experiment chose; without a directory nothing is added. */
+TEST(env_cache_dir_turns_xla_caches_off) {
+  char *base[] = {"PATH=/usr/bin", NULL};
+  setting dir[] = {{TARGET_ENV, "JAX_COMPILATION_CACHE_DIR", "/tmp/jc"}};
+  trial_env e;
+  CHECK_INT(trialcfg_env(base, dir, 1, NULL, NULL, &e, NULL), 0);
+  CHECK_STR(envp_get(e.envp, "JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES"), "none");
+  trialcfg_env_free(&e);
+  /* Inherited from the caller, the same. */
+  char *inherited[] = {"JAX_COMPILATION_CACHE_DIR=/tmp/jc", NULL};
+  CHECK_INT(trialcfg_env(inherited, NULL, 0, NULL, NULL, &e, NULL), 0);
+  CHECK_STR(envp_get(e.envp, "JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES"), "none");
+  CHECK_INT(envp_count(e.envp), 2);
+  trialcfg_env_free(&e);
+  /* An explicit choice is kept, the caller's or the experiment's ('' included). */
+  char *chosen[] = {"JAX_COMPILATION_CACHE_DIR=/tmp/jc",
+                    "JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES=all", NULL};
+  CHECK_INT(trialcfg_env(chosen, NULL, 0, NULL, NULL, &e, NULL), 0);
+  CHECK_STR(envp_get(e.envp, "JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES"), "all");
+  trialcfg_env_free(&e);
+  setting both[] = {{TARGET_ENV, "JAX_COMPILATION_CACHE_DIR", "/tmp/jc"},
+                    {TARGET_ENV, "JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES", ""}};
+  CHECK_INT(trialcfg_env(base, both, 2, NULL, NULL, &e, NULL), 0);
+  CHECK_STR(envp_get(e.envp, "JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES"), "");
+  trialcfg_env_free(&e);
+  /* No directory, or an empty one (jax then has no cache): nothing added. */
+  CHECK_INT(trialcfg_env(base, NULL, 0, NULL, NULL, &e, NULL), 0);
+  CHECK(envp_get(e.envp, "JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES") == NULL);
+  trialcfg_env_free(&e);
+  setting empty[] = {{TARGET_ENV, "JAX_COMPILATION_CACHE_DIR", ""}};
+  CHECK_INT(trialcfg_env(base, empty, 1, NULL, NULL, &e, NULL), 0);
+  CHECK(envp_get(e.envp, "JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES") == NULL);
+  trialcfg_env_free(&e);
+}
+
 /* ---- shell quoting ---- */
 
 static void check_quote(const char *in, const char *want) {
