@@ -306,6 +306,17 @@ local function mem_fraction(v, vars, env)
     local la, lb = line(a), line(b)
     v:fail(math.max(la, lb), "'%s' and '%s' are both set: %s; keep '%s'", b, a, why, a)
   end
+  -- Neither set by the experiment but both inherited: every trial would be refused.
+  local function inherited(name)
+    local have = os.getenv(name)
+    return not set(name) and have ~= nil and have ~= ""
+  end
+  local ia, ib, iwhy = envpairs.conflict(inherited)
+  if ia then
+    v.warnings[#v.warnings + 1] = format("warning: %s and %s are both set in your environment "
+      .. "and every trial inherits them: %s, so every trial will end invalid; unset %s", ib, ia,
+      iwhy, ib)
+  end
   for _, name in ipairs(envpairs.unset(vars, env)) do
     local have = os.getenv(name)
     if have and have ~= "" then

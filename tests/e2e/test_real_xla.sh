@@ -119,4 +119,19 @@ check_eq "empty in the caller's XLA_FLAGS: XLA's line is the reason" \
   "$(val "SELECT substr(t.error, 1, instr(t.error || char(10), char(10)) - 1) FROM trials t
           JOIN sweeps s ON s.id = t.sweep_id WHERE s.name = 'empty_env'" |
      sed -E 's/^[IWEF][0-9]{4} [0-9:.]+ +[0-9]+ //')" "parse_flags_from_env.cc:220] $check_failed"
+
+# Both memory fractions in the caller's environment, the experiment setting neither: `check`
+# warns that every trial inherits them, and the real jaxlib refuses the baseline.
+sed 's/"empty"/"fractions"/' empty.lua > fractions.lua
+export XLA_CLIENT_MEM_FRACTION=0.5 XLA_PYTHON_CLIENT_MEM_FRACTION=0.6
+"$ft" check fractions.lua > fr.check 2>&1
+check_eq "fractions: check exit 0" "$?" 0
+has fr.check "warning: XLA_PYTHON_CLIENT_MEM_FRACTION and XLA_CLIENT_MEM_FRACTION are both set in your environment and every trial inherits them"
+"$ft" -q run fractions.lua > fr.out 2> fr.err
+check_eq "fractions: exit 1" "$?" 1
+check_eq "fractions: the baseline is invalid with jaxlib's ValueError" \
+  "$(val "SELECT t.status || ' ' || substr(t.error, 1, instr(t.error || char(10), char(10)) - 1)
+          FROM trials t JOIN sweeps s ON s.id = t.sweep_id WHERE s.name = 'fractions'")" \
+  "invalid ValueError: XLA_CLIENT_MEM_FRACTION is specified together with XLA_PYTHON_CLIENT_MEM_FRACTION. Remove the latter one, it is deprecated."
+unset XLA_CLIENT_MEM_FRACTION XLA_PYTHON_CLIENT_MEM_FRACTION
 finish
