@@ -214,8 +214,9 @@ static const char *const stmt_sql[ST_COUNT] = {
 
 int store_db_fail(store *s, char **err, const char *what) {
   int code = sqlite3_extended_errcode(s->db);
-  s->full = (code & 0xff) == SQLITE_FULL || code == SQLITE_IOERR_WRITE ||
-            code == SQLITE_IOERR_FSYNC || code == SQLITE_IOERR_TRUNCATE;
+  s->nospace = (code & 0xff) == SQLITE_FULL;
+  s->full = s->nospace || code == SQLITE_IOERR_WRITE || code == SQLITE_IOERR_FSYNC ||
+            code == SQLITE_IOERR_TRUNCATE;
   return diag_set(err, FT_ESTORE, "database %s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
 }
 
@@ -641,7 +642,7 @@ int store_open(const char *path, int flags, store **out, char **err) {
     side_identity(s, "-shm", &s->shm_dev, &s->shm_ino);
   }
   if (rc) {
-    int full = s->full || (s->db && (sqlite3_errcode(s->db) & 0xff) == SQLITE_FULL);
+    int full = s->nospace || (s->db && (sqlite3_errcode(s->db) & 0xff) == SQLITE_FULL);
     char *abs = xstrdup(s->abs);
     store_close(s);
     if (created) remove_created(abs, created_dev, created_ino);

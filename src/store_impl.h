@@ -57,6 +57,7 @@ struct store {
   store_sync sync;
   int claim_fd;                  /* the lock file of the sweep this connection holds; -1: none */
   int full;                      /* the last failure was "disk full" */
+  int nospace;                   /* ... and SQLite said so itself (SQLITE_FULL) */
   sqlite3_stmt *cache[ST_COUNT]; /* prepared on first use, finalized by store_close */
 };
 
