@@ -646,14 +646,11 @@ int store_open(const char *path, int flags, store **out, char **err) {
     char *abs = xstrdup(s->abs);
     store_close(s);
     if (created) remove_created(abs, created_dev, created_ino);
-    if (created && full && err && *err) {
-      char *why = *err;
+    if (created && full && err) {
+      free(*err);
       *err = NULL;
       rc = diag_set(err, FT_ESTORE,
-                    "cannot create database %s: the disk is full (%s); nothing "
-                    "was left behind",
-                    path, why);
-      free(why);
+                    "cannot create database %s: the disk is full; nothing was left behind", path);
     }
     free(abs);
     return rc;

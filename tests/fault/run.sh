@@ -3,7 +3,7 @@
 # shim (tests/fault/fault_shim.c, LD_PRELOAD) the Nth write(), fsync()/fdatasync() on the
 # database's files, or malloc() inside SQLite fails once; after each run:
 #   - no crash and no abort: exit 0, 1 or 2, and a failed run says why ("flagtune: ..." on stderr)
-#   - PRAGMA integrity_check is ok
+#   - no 0-byte database is left, and PRAGMA integrity_check is ok
 #   - every trial printed ok is stored ok
 #   - `flagtune resume` (or, when the fault came before the sweep's row, `flagtune run`)
 #     completes the sweep: exit 0, status done
@@ -11,7 +11,8 @@
 #        tests/fault/run.sh ci BUILD_DIR    the bounded CTest entry: N = 1..FAULT_FIRST (4),
 #                                           FAULT_SPREAD (4) points spread over each kind's count
 #                                           and 4 in its last eighth
-# FAULT_KINDS (default "write fsync malloc") picks the kinds.
+# FAULT_KINDS (default "write fsync malloc") picks the kinds. Both forms end with two runs whose
+# first database writes fail with ENOSPC (a disk full from the start).
 here=$(cd "$(dirname "$0")" && pwd)
 mode=${1:?usage: run.sh N|ci [BUILD_DIR]}
 build=$(realpath "${2:-$here/../../build}")
@@ -39,7 +40,7 @@ one() {
   local kind=$1 n=$2 what="$1 #$2" dir="$work/$1-$2" code
   mkdir -p "$dir"
   local db="$dir/f.db"
-  (cd "$dir" && LD_PRELOAD="$shim" FT_FAULT=$kind FT_FAULT_N=$n FT_FAULT_PATH="$db" \
+  (cd "$dir" && LD_PRELOAD="$shim" FT_FAULT=${kind%-*} FT_FAULT_N=$n FT_FAULT_PATH="$db" \
     FT_FAULT_ERRNO=${3:-EIO} FT_FAULT_LOG="$dir/shim.log" \
     "$ft" run "$work/exp.lua" --db "$db" > out 2> err)
   code=$?
@@ -50,7 +51,8 @@ one() {
   if grep -qE 'Assertion|AddressSanitizer|runtime error|Segmentation' "$dir/err"; then
     fail "$what: stderr reports a crash"
   fi
-  if [ -e "$db" ]; then
+  if [ -e "$db" ] && [ ! -s "$db" ]; then fail "$what: a 0-byte database was left behind"; fi
+  if [ -s "$db" ]; then
     check_eq "$what: integrity ok" "$(sql "$db" 'PRAGMA integrity_check' 2>&1)" ok
     local printed stored
     printed=$(printed_ok "$dir/err")
@@ -108,5 +110,13 @@ for kind in ${FAULT_KINDS:-write fsync malloc}; do
     cat "$work/one.txt"
     rm -rf "$work/$kind-$n"
   done
+done
+# A disk that is full from the start: the first write of the new database fails with ENOSPC.
+for n in 1 2; do
+  one write-enospc "$n" ENOSPC > "$work/one.txt" || true
+  cat "$work/one.txt"
+  has "$work/write-enospc-$n/err" "the disk is full"
+  check "write-enospc #$n: no database left by the failed run" \
+    grep -q 'nothing was left behind' "$work/write-enospc-$n/err"
 done
 finish
