@@ -214,8 +214,9 @@ static const char *const stmt_sql[ST_COUNT] = {
 
 int store_db_fail(store *s, char **err, const char *what) {
   int code = sqlite3_extended_errcode(s->db);
-  s->full = (code & 0xff) == SQLITE_FULL || code == SQLITE_IOERR_WRITE ||
-            code == SQLITE_IOERR_FSYNC || code == SQLITE_IOERR_TRUNCATE;
+  s->nospace = (code & 0xff) == SQLITE_FULL;
+  s->full = s->nospace || code == SQLITE_IOERR_WRITE || code == SQLITE_IOERR_FSYNC ||
+            code == SQLITE_IOERR_TRUNCATE;
   return diag_set(err, FT_ESTORE, "database %s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
 }
 
@@ -423,7 +424,9 @@ static int migrate_all(store *s, int latest, char **err) {
     free(bump);
   }
   if (!rc) rc = foreign_keys_hold(s, err);
+  store_durable(s, 1);
   if (!rc) rc = store_run_cached(s, ST_COMMIT, "committing a migration", err);
+  store_durable(s, 0);
   if (rc) store_tx_rollback(s);
   exec_patiently(s, "PRAGMA foreign_keys = ON");
   return rc;
@@ -503,6 +506,50 @@ static void config_hash_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   sqlite3_result_int64(ctx, (sqlite3_int64)h);
 }
 
+/* ---- durability ---- */
+
+/* SQLite's own auto-checkpoint threshold, kept for the commits that skip the checkpoint. */
+enum { CKPT_DEFER_PAGES = 1000 };
+
+/* How long a durable commit's checkpoint waits for a reader still on an older snapshot. */
+enum { CKPT_WAIT_MS = 1000 };
+
+/* After each commit (this replaces SQLite's auto-checkpoint, which it keeps for the rest): a
+ * durable commit (store_durable) is copied into the database file at once, so that the file
+ * alone holds every finished trial, whatever becomes of the -wal. In full, not passive: a
+ * partial checkpoint (one a reader held back) skips every page that changed again after the
+ * reader's snapshot, so the file is consistent only together with the -wal; a full one waits
+ * for such readers (CKPT_WAIT_MS at most: queries are short) and leaves the file whole. */
+static int wal_hook(void *ud, sqlite3 *db, const char *name, int pages) {
+  store *s = ud;
+  if (s->saved || s->durable) {
+    sqlite3_busy_timeout(db, s->saved ? BUSY_TIMEOUT_MS : CKPT_WAIT_MS);
+    sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_FULL, NULL, NULL);
+    sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS);
+  } else if (pages >= CKPT_DEFER_PAGES) {
+    sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+  }
+  return SQLITE_OK;
+}
+
+/* Under STORE_SYNC_DURABLE, the commits between store_durable(s, 1) and store_durable(s, 0)
+ * run with synchronous=FULL (the WAL is synced before COMMIT returns) and are checkpointed;
+ * the others keep synchronous=NORMAL (on disk with the next durable commit). */
+void store_durable(store *s, int on) {
+  if (s->sync != STORE_SYNC_DURABLE || s->readonly) return;
+  sqlite3_exec(s->db, on ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL", NULL, NULL,
+               NULL);
+  s->durable = on;
+}
+
+int store_set_sync(store *s, store_sync mode, char **err) {
+  const char *sql =
+      mode == STORE_SYNC_FULL ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL";
+  if (exec_sql(s, sql, "setting synchronous", err)) return FT_ESTORE;
+  s->sync = mode;
+  return 0;
+}
+
 static int configure(store *s, char **err) {
   sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
   if (sqlite3_create_function(s->db, "ft_config_hash", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
@@ -514,6 +561,7 @@ static int configure(store *s, char **err) {
   if (rc == SQLITE_OK && !s->readonly)
     rc = exec_patiently(s, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL");
   if (rc != SQLITE_OK) return open_fail(s, rc, err);
+  if (!s->readonly) sqlite3_wal_hook(s->db, wal_hook, s);
   if (!s->readonly && sqlite3_db_readonly(s->db, "main") == 1)
     return diag_set(err, FT_EINPUT, "database %s is read-only (check its permissions)", s->path);
   return 0;
@@ -523,6 +571,41 @@ static char *abs_path(const char *path) {
   char cwd[4096];
   if (path[0] == '/' || !getcwd(cwd, sizeof cwd)) return xstrdup(path);
   return xasprintf("%s/%s", cwd, path);
+}
+
+/* The identity of PATH's SUFFIX file ("-wal", "-shm") now; 0 when there is none. */
+static void side_identity(const store *s, const char *suffix, dev_t *dev, ino_t *ino) {
+  char *p = xasprintf("%s%s", s->abs, suffix);
+  struct stat st;
+  *dev = 0;
+  *ino = 0;
+  if (stat(p, &st) == 0) {
+    *dev = st.st_dev;
+    *ino = st.st_ino;
+  }
+  free(p);
+}
+
+/* Creates the database file itself when it is missing (O_EXCL: then it is ours alone), so
+ * that an open that fails before anything is committed (a full disk) can remove it again. */
+static int create_file(const char *path) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return 0;
+  close(fd);
+  return 1;
+}
+
+/* The file create_file made, still empty and still at PATH after a failed open: removed, with
+ * whatever SQLite put beside it. Nothing was committed (the migrations are one transaction). */
+static void remove_created(const char *path, dev_t dev, ino_t ino) {
+  struct stat st;
+  if (stat(path, &st) != 0 || st.st_dev != dev || st.st_ino != ino || st.st_size != 0) return;
+  unlink(path);
+  for (int i = 0; i < 2; i++) {
+    char *side = xasprintf("%s%s", path, i ? "-shm" : "-wal");
+    unlink(side);
+    free(side);
+  }
 }
 
 int store_open(const char *path, int flags, store **out, char **err) {
@@ -538,16 +621,38 @@ int store_open(const char *path, int flags, store **out, char **err) {
   int oflags = s->readonly     ? SQLITE_OPEN_READONLY
                : s->must_exist ? SQLITE_OPEN_READWRITE
                                : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  struct stat st;
+  int created = !s->readonly && !s->must_exist && create_file(s->abs);
+  dev_t created_dev = 0;
+  ino_t created_ino = 0;
+  if (created && stat(s->abs, &st) == 0) {
+    created_dev = st.st_dev;
+    created_ino = st.st_ino;
+  }
   int rc = sqlite3_open_v2(path, &s->db, oflags, NULL);
   rc = rc == SQLITE_OK ? configure(s, err) : open_fail(s, rc, err);
   if (!rc) rc = migrate(s, err);
-  struct stat st;
   if (!rc && stat(s->abs, &st) == 0) {
     s->dev = st.st_dev;
     s->ino = st.st_ino;
   }
+  /* The -wal and -shm exist from the first transaction (migrate read the schema version). */
+  if (!rc && !s->readonly) {
+    side_identity(s, "-wal", &s->wal_dev, &s->wal_ino);
+    side_identity(s, "-shm", &s->shm_dev, &s->shm_ino);
+  }
   if (rc) {
+    int full = s->nospace || (s->db && (sqlite3_errcode(s->db) & 0xff) == SQLITE_FULL);
+    char *abs = xstrdup(s->abs);
     store_close(s);
+    if (created) remove_created(abs, created_dev, created_ino);
+    if (created && full && err) {
+      free(*err);
+      *err = NULL;
+      rc = diag_set(err, FT_ESTORE,
+                    "cannot create database %s: the disk is full; nothing was left behind", path);
+    }
+    free(abs);
     return rc;
   }
   *out = s;
@@ -578,6 +683,39 @@ int store_close(store *s) {
 
 /* ---- the database file's identity ---- */
 
+/* The -wal (or -shm) at the path is not the one this connection opened. What the connection
+ * committed since the last checkpoint lives only in the -wal it still has open (unlinked or
+ * not): a full checkpoint through it copies that into the database file now, before anything
+ * (a kill -9) can take it away. From then on every commit is checkpointed in full. */
+static int save_side(store *s, const char *suffix, const char *how, char **err) {
+  int log = -1, done = -1;
+  int rc = sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_FULL, &log, &done);
+  if (rc == SQLITE_OK && log == done) {
+    s->saved = 1;
+    return diag_set(err, FT_ESTORE,
+                    "database %s: its %s file was %s while in use: stopping; every result "
+                    "recorded so far is saved in %s, nothing was lost (`flagtune resume` "
+                    "continues the sweep)",
+                    s->path, suffix, how, s->path);
+  }
+  return diag_set(err, FT_ESTORE,
+                  "database %s: its %s file was %s while in use, and copying what it held into "
+                  "the database failed (%s): stopping; results since the last checkpoint may "
+                  "be lost if flagtune is killed now",
+                  s->path, suffix, how,
+                  rc == SQLITE_OK ? "a reader held it" : sqlite3_errmsg(s->db));
+}
+
+/* "deleted" or "replaced by another file" when PATH's SUFFIX file is no longer DEV/INO. */
+static const char *side_change(const store *s, const char *suffix, dev_t dev, ino_t ino) {
+  if (ino == 0) return NULL;
+  dev_t d;
+  ino_t i;
+  side_identity(s, suffix, &d, &i);
+  if (i == 0) return "deleted";
+  return d != dev || i != ino ? "replaced by another file" : NULL;
+}
+
 /* A write goes only to the file this connection opened, and only while that file is still
  * the one at its path: a database deleted or replaced (say, by an older copy) under a
  * running sweep stops it instead of writing into a file nobody will read, or over the copy. */
@@ -593,6 +731,11 @@ int store_identity_check(store *s, char **err) {
                     "database %s was replaced by another file while in use: stopping; nothing "
                     "is written to either",
                     s->path);
+  if (s->saved) return 0;
+  const char *how = side_change(s, "-wal", s->wal_dev, s->wal_ino);
+  if (how) return save_side(s, "-wal", how, err);
+  how = side_change(s, "-shm", s->shm_dev, s->shm_ino);
+  if (how) return save_side(s, "-shm", how, err);
   return 0;
 }
 
@@ -602,6 +745,10 @@ int store_check_identity(store *s, char **err) {
 
 int store_was_full(const store *s) {
   return s->full;
+}
+
+int store_fault_resumable(const store *s) {
+  return s->full || s->saved;
 }
 
 char *store_col_strdup(sqlite3_stmt *st, int i) {

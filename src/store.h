@@ -24,6 +24,17 @@ int store_open(const char *path, int flags, store **out, char **err);
 /* Finalizes every cached statement and closes the connection. Returns 0, or FT_ESTORE when
  * SQLite refused to close (a statement was left unfinalized: a bug). S may be NULL. */
 int store_close(store *s);
+/* How a write connection makes its commits durable. STORE_SYNC_DURABLE (what store_open
+ * sets): a trial's finish, a sweep's creation and status and the migrations commit with
+ * synchronous=FULL (on disk before the commit returns, so before the trial is reported) and
+ * are copied into the database file at once (a passive checkpoint), so that a lost -wal
+ * cannot take them along; the other commits (a trial's start, its running steps) keep
+ * synchronous=NORMAL and reach the disk with the next durable one. The others exist for
+ * tests/bench/bench_durability.sh, which measures what this costs: STORE_SYNC_FULL (every
+ * commit synchronous=FULL, no checkpoint of its own), STORE_SYNC_NORMAL (SQLite's WAL
+ * default: a power loss may roll the last commits back). */
+typedef enum { STORE_SYNC_DURABLE, STORE_SYNC_FULL, STORE_SYNC_NORMAL } store_sync;
+int store_set_sync(store *s, store_sync mode, char **err);
 /* Bytes SQLite holds now in this process (page caches, statements, schema): sqlite3_memory_used. */
 int64_t store_memory_used(void);
 
@@ -76,12 +87,19 @@ int store_sweep_set_budget(store *s, int64_t id, int budget_trials, const char *
                            char **err);
 
 /* FT_ESTORE when the database file this connection opened is no longer the one at its path
- * (deleted, or replaced by another file). Every write function checks this first. */
+ * (deleted, or replaced by another file), or its -wal or -shm is not the one it opened. Every
+ * write function checks this first. A changed -wal or -shm is found once: what the
+ * connection's WAL holds is then copied into the database file (a full checkpoint through the
+ * still-open -wal) and the error says whether that worked; later writes go on (each commit
+ * checkpointed in full) so that the sweep can record how it ended. */
 int store_check_identity(store *s, char **err);
 
 /* Whether the last failure was a full disk (or another write I/O error): the sweep stops
  * resumable, not failed. */
 int store_was_full(const store *s);
+/* Whether the last write failure leaves the sweep resumable (a full disk, or a -wal or -shm
+ * changed under it once its contents were saved into the database file). */
+int store_fault_resumable(const store *s);
 
 /* Sets status (running, done, interrupted, failed) and the error text (may be NULL);
  * sets finished_at unless the status is running (then clears it and records PID as the

@@ -49,8 +49,15 @@ struct store {
   int64_t query_bytes;
   dev_t dev; /* the database file's identity when opened: a write checks it still is */
   ino_t ino;
+  dev_t wal_dev, shm_dev; /* the -wal's and the -shm's, likewise (0: not known) */
+  ino_t wal_ino, shm_ino;
+  int saved;   /* the -wal or -shm changed and what the WAL held went into the file: every
+                  later commit is checkpointed in full (the -wal at the path is not ours) */
+  int durable; /* the commit under way is durable: synchronous=FULL, then checkpointed */
+  store_sync sync;
   int claim_fd;                  /* the lock file of the sweep this connection holds; -1: none */
   int full;                      /* the last failure was "disk full" */
+  int nospace;                   /* ... and SQLite said so itself (SQLITE_FULL) */
   sqlite3_stmt *cache[ST_COUNT]; /* prepared on first use, finalized by store_close */
 };
 
@@ -67,6 +74,7 @@ char *store_col_strdup(sqlite3_stmt *st, int i);
 /* FNV-1a of N bytes of TEXT: SQL's ft_config_hash(TEXT), registered on every connection. */
 uint64_t store_config_hash(const char *text, size_t n);
 int store_db_fail(store *s, char **err, const char *what);
+void store_durable(store *s, int on);
 int store_identity_check(store *s, char **err);
 int store_run_cached(store *s, stmt_id id, const char *what, char **err);
 int store_step_done(store *s, sqlite3_stmt *st, const char *what, char **err);

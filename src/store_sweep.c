@@ -43,7 +43,9 @@ int store_sweep_create(store *s, const store_sweep_new *n, int64_t *id, char **e
   if (!rc) rc = store_run_cached(s, ST_BEGIN_WRITE, "creating a sweep", err);
   if (!rc) rc = sweep_insert(s, n, &new_id, err);
   if (!rc) rc = store_claim_in_tx(s, new_id, 0, err);
+  store_durable(s, 1);
   if (!rc) rc = store_run_cached(s, ST_COMMIT, "creating a sweep", err);
+  store_durable(s, 0);
   if (rc) store_tx_rollback(s);
   if (!rc && id) *id = new_id;
   return rc;
@@ -92,7 +94,10 @@ static int set_status_once(store *s, int64_t id, const char *status, const char 
   rc = store_bind_text(st, ":status", status) | store_bind_text(st, ":error", error) |
        store_bind_int(st, ":pid", pid) | store_bind_int(st, ":id", id);
   if (rc) return store_bind_fail(s, st, err);
-  return store_step_done(s, st, "setting a sweep's status", err);
+  store_durable(s, 1);
+  rc = store_step_done(s, st, "setting a sweep's status", err);
+  store_durable(s, 0);
+  return rc;
 }
 
 int store_sweep_set_status(store *s, int64_t id, const char *status, const char *error, int pid,

@@ -161,7 +161,10 @@ int store_trial_finish(store *s, int64_t trial_id, const store_trial_end *e, con
   if (rc) return rc;
   rc = finish_row(s, trial_id, e, n_steps, err);
   if (!rc) rc = steps_replace(s, trial_id, steps_ms, n_steps, err);
+  /* On disk, and in the database file itself, before the trial is reported. */
+  store_durable(s, 1);
   if (!rc) rc = store_run_cached(s, ST_COMMIT, "committing a trial", err);
+  store_durable(s, 0);
   if (rc) store_tx_rollback(s);
   return rc;
 }

@@ -584,7 +584,7 @@ static int cut_by_time(const sweep *sw) {
  * disk or by the time budget, it is `interrupted`: `resume` continues it to its budget. */
 static const char *end_status(const sweep *sw, const char **why) {
   *why = sw->fail_reason;
-  if (sw->failed && sw->store_fault && store_was_full(sw->db)) return "interrupted";
+  if (sw->failed && sw->store_fault && store_fault_resumable(sw->db)) return "interrupted";
   if (sw->failed) return "failed";
   if (sw->stopping) return "interrupted";
   if (cut_by_time(sw)) {

@@ -8,9 +8,14 @@
 #  3. Made immutable (chattr +i on the database, its -wal and -shm; skipped where chattr
 #     cannot): the write fault on the mapped -shm is a message, exit 1, not a silent SIGBUS
 #     (exit 135); `resume` finishes the sweep once the files are writable again.
-#  4. Disk full (a 2 MiB tmpfs, filled while the sweep runs; skipped where tmpfs cannot be
+#  4. The -wal deleted, or replaced by a copy, or the -shm deleted: the sweep stops at its next
+#     write saying so and that nothing was lost, ends `interrupted`, integrity ok, and
+#     `resume` finishes it. The -wal deleted and the orchestrator SIGKILLed right after
+#     (REL_WAL_ROUNDS times): every trial printed `ok` is stored `ok`, integrity ok, resume ok.
+#  5. Disk full (a 2 MiB tmpfs, filled while the sweep runs; skipped where tmpfs cannot be
 #     mounted): the sweep stops, its row says `interrupted`, every trial printed `ok` is
-#     stored `ok`, and `resume` finishes it once there is space.
+#     stored `ok`, and `resume` finishes it once there is space. With the disk full before
+#     `run`: exit 1 with a message, and no database file (not even an empty one) is left.
 # Usage: test_rel_storage.sh FLAGTUNE_BIN SIM_BIN SOURCE_DIR
 source "$(dirname "$0")/lib.sh"
 
@@ -88,7 +93,55 @@ else
   skip "immutable: chattr +i not supported here"
 fi
 
-# 4. Disk full.
+# 4. The -wal and -shm.
+# printed_ok ERR: the trial numbers printed ok, sorted; stored_ok DB: those stored ok.
+printed_ok() { grep -oE '\] #[0-9]+ +ok ' "$1" | grep -oE '[0-9]+' | sort -n | tr '\n' ' '; }
+stored_ok() { sql "$1" "SELECT number FROM trials WHERE status = 'ok' ORDER BY number" | tr '\n' ' '; }
+for what in wal-deleted wal-replaced shm-deleted; do
+  db="$work/$what.db"
+  "$ft" run slow.lua --db "$db" > "$what.out" 2> "$what.err" &
+  pid=$!
+  wait_trials "$db" 4
+  case $what in
+    wal-deleted) rm -f "$db-wal" ;;
+    wal-replaced) cp "$db-wal" "$db-copy" && mv "$db-copy" "$db-wal" ;;
+    shm-deleted) rm -f "$db-shm" ;;
+  esac
+  wait $pid
+  code=$?
+  side=${what%%-*}
+  check "$what: exit 1 (got $code)" [ $code = 1 ]
+  has "$what.err" "its -$side file was ${what#*-}"
+  has "$what.err" "nothing was lost"
+  check_eq "$what: sweep interrupted" "$(sql "$db" 'SELECT status FROM sweeps')" interrupted
+  check_eq "$what: integrity ok" "$(sql "$db" 'PRAGMA integrity_check')" ok
+  check_eq "$what: every trial printed ok is stored ok" "$(stored_ok "$db")" "$(printed_ok "$what.err")"
+  "$ft" -q resume 1 --db "$db" > "$what.2.out" 2>&1
+  code=$?
+  check "$what: resume exit 0 (got $code)" [ $code = 0 ]
+  check_eq "$what: done" "$(sql "$db" 'SELECT status FROM sweeps')" done
+done
+rounds=${REL_WAL_ROUNDS:-4}
+lost=0
+for ((r = 0; r < rounds; r++)); do
+  db="$work/walkill$r.db"
+  "$ft" run slow.lua --db "$db" > walkill.out 2> walkill.err &
+  pid=$!
+  wait_trials "$db" $((3 + r % 4))
+  rm -f "$db-wal"
+  kill -9 $pid
+  wait $pid 2>/dev/null
+  printed=$(printed_ok walkill.err)
+  stored=$(stored_ok "$db")
+  [ "$stored" = "$printed" ] || { lost=$((lost + 1)); echo "     round $r: printed ok: $printed; stored ok: $stored"; }
+  check_eq "wal deleted, then kill -9 ($r): integrity ok" "$(sql "$db" 'PRAGMA integrity_check')" ok
+  "$ft" -q resume 1 --db "$db" > walkill.2.out 2>&1
+  code=$?
+  check "wal deleted, then kill -9 ($r): resume exit 0 (got $code)" [ $code = 0 ]
+done
+check_eq "wal deleted, then kill -9: rounds where a trial printed ok is not stored" $lost 0
+
+# 5. Disk full.
 mkdir -p small
 if ! mount -t tmpfs -o size=2m tmpfs small 2>/dev/null; then
   skip "disk full: cannot mount a tmpfs here"
@@ -118,4 +171,14 @@ check_eq "disk full: done" "$(FLAGTUNE_DB=$db val 'SELECT status FROM sweeps')" 
 check_eq "disk full: the budget's 24 trials counted" \
   "$(FLAGTUNE_DB=$db val "SELECT count(*) FROM trials WHERE status NOT IN ('lost', 'interrupted', 'running')")" 24
 check_eq "disk full: integrity ok" "$(sql "$db" 'PRAGMA integrity_check')" ok
+# Full before the run: nothing is left behind, not even an empty file.
+dd if=/dev/zero of=small/filler bs=4k 2>/dev/null
+"$ft" run slow.lua --db small/new.db > new.out 2> new.err
+code=$?
+check "disk full before run: exit 1 (got $code)" [ $code = 1 ]
+has new.err "cannot create database small/new.db: the disk is full"
+check "disk full before run: no database left" [ ! -e small/new.db ]
+check "disk full before run: no -wal left" [ ! -e small/new.db-wal ]
+check "disk full before run: no -shm left" [ ! -e small/new.db-shm ]
+rm -f small/filler
 finish

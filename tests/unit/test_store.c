@@ -1470,6 +1470,82 @@ TEST(holder_gone_only_for_a_dead_process_here) {
   CHECK_INT(store_holder_gone(here, 0, 0), 0);
 }
 
+/* The database file alone, as a lost -wal would leave it: copied without its -wal and -shm
+ * and opened read-only; the number SQL gives there. */
+static double file_alone_num(const tmpdb *t, const char *sql) {
+  char *copy = xasprintf("%s/alone.db", t->dir);
+  char *cmd = xasprintf("rm -f '%s'*; cp '%s' '%s'", copy, t->path, copy);
+  double v = NAN;
+  if (system(cmd) == 0) {
+    store *c = NULL;
+    if (store_open(copy, STORE_READONLY, &c, NULL) == 0) v = query_num(c, sql);
+    store_close(c);
+  }
+  free(cmd);
+  free(copy);
+  return v;
+}
+
+/* A finished trial is in the database file itself when store_trial_finish returns (a full
+ * checkpoint after its synced commit); a started one may stay in the -wal. */
+TEST(finished_trial_is_in_the_file_alone) {
+  tmpdb t;
+  tmpdb_init(&t);
+  store *s = open_ok(t.path);
+  int64_t id = new_sweep(s, "n", "m", "h", "random");
+  add_trial(s, id, 0, "{}", "ok", 100, NULL);
+  add_trial(s, id, 1, "{\"x\":1}", "ok", 90, NULL);
+  CHECK_NEAR(file_alone_num(&t, "SELECT count(*) FROM trials WHERE status = 'ok'"), 2, 0);
+  CHECK_NEAR(file_alone_num(&t, "SELECT count(*) FROM sweeps WHERE status = 'running'"), 1, 0);
+  CHECK_STORE_END(s);
+  tmpdb_remove(&t);
+}
+
+/* The -wal deleted (or the -shm replaced) under an open connection: the next write says so,
+ * what the connection's -wal held is saved into the file, and later writes (the sweep's
+ * last word) go on, each checkpointed: the file alone holds all of it. */
+static void side_file_changed(const char *suffix, int replace, const char *said) {
+  tmpdb t;
+  tmpdb_init(&t);
+  store *s = open_ok(t.path);
+  int64_t id = new_sweep(s, "n", "m", "h", "random");
+  add_trial(s, id, 0, "{}", "ok", 100, NULL);
+  begin_trial(s, id, 1, "{\"x\":1}"); /* a synchronous=NORMAL commit: in the -wal only */
+  char *side = xasprintf("%s%s", t.path, suffix);
+  char *cmd = replace ? xasprintf("cp '%s' '%s.c' && mv '%s.c' '%s'", side, side, side, side)
+                      : xasprintf("rm -f '%s'", side);
+  CHECK_INT(system(cmd), 0);
+  char *err = NULL;
+  CHECK_INT(store_sweep_set_status(s, id, "done", NULL, 0, &err), FT_ESTORE);
+  CHECK(err && strstr(err, said));
+  CHECK(err && strstr(err, "nothing was lost"));
+  free(err);
+  CHECK_NEAR(file_alone_num(&t, "SELECT count(*) FROM trials"), 2, 0);
+  int n = 0;
+  CHECK_INT(store_trials_mark(s, id, OUTCOME_RUNNING, OUTCOME_INTERRUPTED, &n, NULL), 0);
+  CHECK_INT(n, 1);
+  CHECK_INT(store_sweep_set_status(s, id, "interrupted", "x", 0, NULL), 0);
+  CHECK_NEAR(file_alone_num(&t, "SELECT count(*) FROM trials WHERE status = 'interrupted'"), 1, 0);
+  CHECK_NEAR(file_alone_num(&t, "SELECT count(*) FROM sweeps WHERE status = 'interrupted'"), 1, 0);
+  CHECK(store_fault_resumable(s));
+  free(cmd);
+  free(side);
+  CHECK_STORE_END(s);
+  tmpdb_remove(&t);
+}
+
+TEST(wal_deleted_saves_what_it_held) {
+  side_file_changed("-wal", 0, "its -wal file was deleted while in use");
+}
+
+TEST(wal_replaced_saves_what_it_held) {
+  side_file_changed("-wal", 1, "its -wal file was replaced by another file");
+}
+
+TEST(shm_deleted_saves_what_it_held) {
+  side_file_changed("-shm", 0, "its -shm file was deleted while in use");
+}
+
 TEST(writes_refused_when_the_file_is_deleted_or_replaced) {
   tmpdb t;
   tmpdb_init(&t);
