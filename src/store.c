@@ -139,14 +139,18 @@ static const char *const stmt_sql[ST_COUNT] = {
     "AND number % :step = 0 ORDER BY number",
   [ST_SHOW_LOG_FAILURES] =
     "SELECT count(*) FROM trials WHERE sweep_id = :id AND error LIKE '%flagtune: trial log %'",
-  /* What its finished trials cost (schema 16): those that reached a first step, then those
-   * that ended before one (an OOM while compiling, a refused flag). */
+  /* What its latest finished trials cost (schema 16): those that reached a first step, then
+   * those that ended before one (an OOM while compiling, a refused flag; a trial stored
+   * before schema 16 is neither). The last 1,000 by
+   * number, read backwards off the (sweep_id, number) index: a bounded read at any size. */
   [ST_SHOW_COST] =
     "SELECT count(first_step_ms), avg(CASE WHEN first_step_ms IS NOT NULL THEN duration_s END), "
     "avg(first_step_ms) / 1e3, avg(step_ms), avg(CASE WHEN first_step_ms IS NOT NULL THEN "
-    "n_steps END), count(CASE WHEN first_step_ms IS NULL THEN duration_s END), "
-    "avg(CASE WHEN first_step_ms IS NULL THEN duration_s END), sum(duration_s) "
-    "FROM trials WHERE sweep_id = :id AND status <> 'running'",
+    "n_steps END), count(CASE WHEN first_step_ms IS NULL AND n_steps = 0 THEN duration_s END), "
+    "avg(CASE WHEN first_step_ms IS NULL AND n_steps = 0 THEN duration_s END), "
+    "count(duration_s) "
+    "FROM (SELECT first_step_ms, step_ms, duration_s, n_steps FROM trials "
+    "WHERE sweep_id = :id AND status <> 'running' ORDER BY number DESC LIMIT 1000)",
   [ST_SHOW_BEST] =
     "SELECT " TRIAL_COLS "FROM trial_results WHERE sweep_id = :id "
     "AND id = (SELECT trial_id FROM sweep_best WHERE sweep_id = :id)",

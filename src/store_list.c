@@ -204,17 +204,17 @@ static int log_failures(store *s, int64_t sweep_id, cJSON *o, char **err) {
   return rc;
 }
 
-/* "cost": what the sweep's finished trials cost in wall time (view_cost), absent before the
- * first finished trial. */
+/* "cost": what the sweep's latest finished trials cost in wall time (view_cost), absent
+ * before the first finished trial. */
 static int show_cost(store *s, int64_t sweep_id, cJSON *o, char **err) {
   static const char *const keys[] = {"trials", "trial_s",        "first_step_s",    "step_ms",
-                                     "steps",  "no_step_trials", "no_step_trial_s", "total_s"};
+                                     "steps",  "no_step_trials", "no_step_trial_s", "sampled"};
   sqlite3_stmt *st = NULL;
   int rc = store_stmt_get(s, ST_SHOW_COST, &st, err);
   if (rc) return rc;
   if (store_bind_int(st, ":id", sweep_id)) return store_bind_fail(s, st, err);
   rc = sqlite3_step(st);
-  if (rc == SQLITE_ROW && sqlite3_column_type(st, 7) != SQLITE_NULL) {
+  if (rc == SQLITE_ROW && sqlite3_column_int(st, 7) > 0) {
     cJSON *c = cJSON_AddObjectToObject(o, "cost");
     for (int i = 0; i < (int)(sizeof keys / sizeof keys[0]); i++)
       if (sqlite3_column_type(st, i) != SQLITE_NULL)

@@ -147,22 +147,26 @@ void view_best_line(const cJSON *sw) {
     printf("  the baseline is the answer: no configuration was confirmed faster than it\n");
 }
 
-/* What a trial costs in wall time (the listing's "cost"): on average, its start to first
- * step (process start, import, compile) and its steps, then the trials that ended before a
- * first step. Nothing before the first finished trial. */
+/* What a trial costs in wall time (the listing's "cost", over the sweep's last 1000 finished
+ * trials at most): on average, its start to first step (process start, import, compile) and
+ * its steps, then the trials that ended before a first step. Nothing before the first
+ * finished trial. */
 void view_cost(const cJSON *sw) {
   const cJSON *c = cJSON_GetObjectItemCaseSensitive(sw, "cost");
   if (!cJSON_IsObject(c)) return;
   double n = view_num(c, "trials"), none = view_num(c, "no_step_trials");
-  printf("cost: %.0f s of trials", view_num(c, "total_s"));
+  if (!(n > 0) && !(none > 0)) return; /* trials stored before schema 16 */
+  printf("cost:");
   if (n > 0)
     printf(
-        "; a trial costs %.1f s of which %.1f s compile (start to first step), then %.0f "
-        "steps of %.2f ms (mean of %.0f)",
+        " a trial costs %.1f s of which %.1f s compile (start to first step), then %.0f steps "
+        "of %.2f ms (mean of %.0f)",
         view_num(c, "trial_s"), view_num(c, "first_step_s"), view_num(c, "steps"),
         view_num(c, "step_ms"), n);
   if (none > 0)
-    printf("; %.0f ended before a first step, %.1f s each", none, view_num(c, "no_step_trial_s"));
+    printf("%s %.0f ended before a first step, %.1f s each", n > 0 ? ";" : "", none,
+           view_num(c, "no_step_trial_s"));
+  if (view_num(c, "sampled") >= 1000) printf(" (the last 1000 trials)");
   printf("\n");
 }
 
