@@ -227,10 +227,10 @@ function Host:ask(n)
   return out
 end
 
--- What only a running sweep calls (tell, done, estimate) is lua/host_run.lua's: each is a
+-- What only a running sweep calls (tell, done, estimate, recipe) is lua/host_run.lua's: each is a
 -- stub here until the first call installs them all (`check` makes a host, asks it once and
 -- tells it nothing: docs/COST.md, Start-up).
-for _, name in ipairs({ "tell", "done", "estimate" }) do
+for _, name in ipairs({ "tell", "done", "estimate", "recipe" }) do
   Host[name] = function(self, ...)
     require("host_run").install(Host, { finite = finite })
     return Host[name](self, ...)

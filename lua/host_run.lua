@@ -62,6 +62,22 @@ function M.install(Host, parts)
     end
     return out
   end
+
+  -- The configuration the strategy holds for the public recipe (the guides' settings that
+  -- it proposed first), as its canonical JSON, or nil: the strategy's optional recipe()
+  -- method. The confirmation re-measures it and the winner must beat it (src/confirm.h).
+  function Host:recipe()
+    if type(self.strategy.recipe) ~= "function" then return nil end
+    local config = self:call("recipe")
+    if config == nil then return nil end
+    if type(config) ~= "table" then
+      self:fail(": recipe() must return a configuration or nil, got %s", type(config))
+    end
+    if next(config) == nil then return nil end
+    local ok, msg = self.space:validate(config)
+    if not ok then self:fail(": recipe() returned an invalid configuration: %s", msg) end
+    return self.space:key(config)
+  end
 end
 
 return M

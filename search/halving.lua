@@ -321,5 +321,11 @@ function H:estimate(configs)
   return out
 end
 
+-- The base sampler's public recipe (docs/STRATEGIES.md, "recipe"), or nil.
+function H:recipe()
+  if type(self.base.recipe) == "function" then return self.base:recipe() end
+  return nil
+end
+
 halving.rung_steps = rung_steps
 return halving

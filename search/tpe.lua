@@ -113,7 +113,7 @@ function tpe.new(space, options, history, rng)
   end
   self.design = self:latin_hypercube(o.startup)
   if o.guide > 0 and o.startup > 0 then
-    table.insert(self.design, 1, self:guide_point())
+    table.insert(self.design, 1, (self:guide_point()))
     self.design[#self.design] = nil
   end
   for _, h in ipairs(history or {}) do
@@ -161,8 +161,9 @@ end
 
 -- The guides' configuration: each parameter at the catalog's recommended value where it has
 -- one in the space, else at its default where that is in the space, else at its middle value.
+-- Also how many parameters took a recommended value (T:recipe).
 function T:guide_point()
-  local x = {}
+  local x, recommended = {}, 0
   for dim, p in ipairs(self.params) do
     local rec, def = space_mod.guide(p.name)
     local function at(v)
@@ -174,9 +175,21 @@ function T:guide_point()
        math.type(p:value(1)) then
       i = rec < p:value(1) and 1 or rec > p:value(p.n) and p.n or nil -- past an end: that end
     end
+    if i then recommended = recommended + 1 end
     x[dim] = i or at(def) or (p.n + 1) // 2
   end
-  return x
+  return x, recommended
+end
+
+-- The public recipe (docs/STRATEGIES.md, "recipe"): the guides' configuration, the start's
+-- first proposal, when at least one parameter took the guides' recommended value; nil
+-- otherwise (no guide start, or nothing the guides recommend in this space). The
+-- confirmation re-measures it, and the reported winner must be confirmed faster than it.
+function T:recipe()
+  if self.o.guide <= 0 or self.o.startup <= 0 then return nil end
+  local x, recommended = self:guide_point()
+  if recommended == 0 then return nil end
+  return self:config_of(x)
 end
 
 -- ---- the observations: one per distinct configuration, in parallel arrays ----

@@ -166,6 +166,7 @@ static void show_head(cJSON *obj) {
   view_counts(obj);
   view_best_line(obj);
   view_importance(obj);
+  view_cost(obj);
   printf("\n");
 }
 
@@ -234,6 +235,7 @@ int cli_print_summary(const args *a, long long id) {
     view_counts(shown);
     view_log_failures(shown);
     view_best_line(shown);
+    view_cost(shown);
     cJSON_Delete(shown);
     const cJSON *best = cJSON_GetObjectItemCaseSensitive(obj, "best");
     if (cJSON_IsObject(best)) {

@@ -287,6 +287,7 @@ static void pool_free(pooled *p) {
 /* W from the pooled baseline BASE and the pooled configuration BEST (whose value is VALUE). */
 static void fill_winner(const pooled *base, const pooled *best, double value, store_winner *w) {
   w->trial_id = best->first_id;
+  w->kind = NULL;
   w->value = value;
   w->n_trials = best->n_values;
   w->baseline = base->n_values ? stats_median(base->values, base->n_values) : NAN;
@@ -343,4 +344,84 @@ int confirm_config(const trial_record *t, int n, const char *config, int full_st
   pool_free(&cur);
   pool_free(&base);
   return found ? 0 : -1;
+}
+
+int confirm_add_recipe(const trial_record *t, int n, const char *recipe, int repeats,
+                       const char ***configs, int *n_configs) {
+  if (!recipe || strcmp(recipe, "{}") == 0) return 0;
+  int has_ok = 0, in_plan = 0;
+  for (int i = 0; i < n && !has_ok; i++) has_ok = is_ok(&t[i]) && !strcmp(t[i].config_json, recipe);
+  for (int k = 0; k < *n_configs && !in_plan; k++) in_plan = !strcmp((*configs)[k], recipe);
+  int missing = repeats - confirms_done(t, n, recipe);
+  if (!has_ok || in_plan || missing <= 0) return 0;
+  const char **out = xcalloc((size_t)(*n_configs + missing) + 1, sizeof(char *));
+  int m = 0, added = 0;
+  /* After each of the baseline's re-runs (each round starts with one), so the recipe is
+   * interleaved with the others as they are with each other; the rest at the end. */
+  for (int k = 0; k < *n_configs; k++) {
+    out[m++] = (*configs)[k];
+    if (!strcmp((*configs)[k], "{}") && added < missing) out[m++] = recipe, added++;
+  }
+  while (added < missing) out[m++] = recipe, added++;
+  free(*configs);
+  *configs = out;
+  *n_configs = m;
+  return added;
+}
+
+/* Whether the pooled FAST is confirmed faster than the pooled SLOW: the lower end of the 95 %
+ * interval of the speedup of FAST over SLOW above 1. */
+static int confirmed_faster(const pooled *fast, const pooled *slow) {
+  double sp, lo, hi;
+  if (!fast->n_steps || !slow->n_steps || fast->n_confirms == 0 || slow->n_confirms == 0) return 0;
+  if (stats_speedup_ci(slow->steps, slow->n_steps, fast->steps, fast->n_steps, 4242, &sp, &lo,
+                       &hi) != 0)
+    return 0;
+  return lo > 1;
+}
+
+static const char *config_of_trial(const trial_record *t, int n, int64_t id) {
+  for (int i = 0; i < n; i++)
+    if (t[i].id == id) return t[i].config_json;
+  return NULL;
+}
+
+confirm_answer confirm_guard(const trial_record *t, int n, int full_steps, int skip,
+                             const char *recipe, store_winner *w) {
+  const char *won = config_of_trial(t, n, w->trial_id);
+  if (!won || !strcmp(won, "{}")) return CONFIRM_WINNER;
+  if (recipe && !strcmp(recipe, "{}")) recipe = NULL;
+  pooled base, best, rec = {0};
+  pool(t, n, "{}", full_steps, skip, &base);
+  pool(t, n, won, full_steps, skip, &best);
+  int have_rec = recipe && strcmp(recipe, won) != 0;
+  if (have_rec) pool(t, n, recipe, full_steps, skip, &rec);
+  have_rec = have_rec && rec.n_confirms > 0 && rec.n_values > 0;
+  int beats_base = confirmed_faster(&best, &base);
+  int beats_rec = !have_rec || confirmed_faster(&best, &rec);
+  confirm_answer a = CONFIRM_WINNER;
+  if (recipe && !strcmp(recipe, won)) { /* the recipe won: say so */
+    a = beats_base ? CONFIRM_RECIPE : CONFIRM_BASELINE;
+    if (a == CONFIRM_RECIPE) pool(t, n, recipe, full_steps, skip, &rec);
+  } else if (!beats_base || !beats_rec) {
+    double v_best = stats_median(best.values, best.n_values);
+    double v_rec = have_rec ? stats_median(rec.values, rec.n_values) : NAN;
+    if (have_rec && confirmed_faster(&rec, &base))
+      a = CONFIRM_RECIPE; /* the recipe is confirmed; the winner is not confirmed past it */
+    else if (beats_base && have_rec && v_rec <= v_best)
+      a = CONFIRM_RECIPE; /* not confirmed past the recipe, which measured no slower */
+    else if (!beats_base)
+      a = CONFIRM_BASELINE;
+  }
+  if (a == CONFIRM_RECIPE) fill_winner(&base, &rec, stats_median(rec.values, rec.n_values), w);
+  if (a == CONFIRM_BASELINE && base.n_values > 0) {
+    fill_winner(&base, &base, stats_median(base.values, base.n_values), w);
+    w->lo = w->hi = NAN; /* the baseline against itself: no interval to give */
+  } else if (a == CONFIRM_BASELINE) {
+    a = CONFIRM_WINNER; /* no ok baseline to fall back to: the pooled winner stands */
+  }
+  pool_free(&base);
+  pool_free(&best);
+  pool_free(&rec);
+  return a;
 }

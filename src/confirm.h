@@ -61,6 +61,31 @@ double confirm_moves(int n, int r, double tau2, const confirm_estimate *e);
 int confirm_winner(const trial_record *t, int n, int full_steps, int skip,
                    const confirm_estimate *est, int n_est, store_winner *w);
 
+/* The public recipe (the strategy's recipe(): the guides' settings, proposed first) added to
+ * the plan *CONFIGS (N_CONFIGS entries, from confirm_plan; replaced, free it as before):
+ * RECIPE re-measured REPEATS times in all like the candidates, once after each of the
+ * baseline's re-runs, unless it is in the plan already, had no ok trial or is confirmed
+ * enough (resume). Returns how many were added. NULL or "{}" RECIPE: none. */
+int confirm_add_recipe(const trial_record *t, int n, const char *recipe, int repeats,
+                       const char ***configs, int *n_configs);
+
+/* What a sweep reports after confirm_guard. */
+typedef enum {
+  CONFIRM_WINNER = 0, /* the pooled winner: confirmed faster than the baseline and the recipe */
+  CONFIRM_RECIPE,     /* the recipe: it won, or the winner was not confirmed faster than it */
+  CONFIRM_BASELINE    /* the baseline: nothing was confirmed faster than it */
+} confirm_answer;
+
+/* Never worse than the recipe nor the baseline: the pooled winner W (confirm_winner) stands
+ * only when it is confirmed faster (the lower end of the 95 % interval of its pooled step
+ * times' speedup above 1) than the pooled baseline and than the pooled RECIPE (NULL: none;
+ * it must have confirm trials to count). Otherwise W is replaced by the recipe when the
+ * recipe is confirmed faster than the baseline, or when both beat the baseline and the
+ * recipe's pooled value is no slower; else by the baseline (its pooled value, no interval).
+ * A winner that is the recipe is reported as the recipe. Returns which one W now holds. */
+confirm_answer confirm_guard(const trial_record *t, int n, int full_steps, int skip,
+                             const char *recipe, store_winner *w);
+
 /* The noise variance of one measurement, log scale: the posterior mean of sigma^2 given the
  * within-configuration sum of squares of the log values of every configuration with several
  * ok full-step trials, under a log-uniform prior on sigma from CONFIRM_NOISE_LO to

@@ -37,7 +37,8 @@
 #define TRIAL_COLS                                                                          \
   "id, number, role, status, value, speedup, steps_budget, n_steps, duration_s, exit_code, " \
   "signal, label, config, xla_flags, tpu_args, env, command, error, log_path, started_at, "   \
-  "finished_at, slot, rerun_of, profile_path, profile_status, profile_duration_s "
+  "finished_at, slot, rerun_of, profile_path, profile_status, profile_duration_s, "  \
+  "first_step_ms, step_ms, compile_ms "
 
 
 static const char *const stmt_sql[ST_COUNT] = {
@@ -72,7 +73,8 @@ static const char *const stmt_sql[ST_COUNT] = {
   [ST_TRIAL_FINISH] =
     "UPDATE trials SET status = :status, value = :value, n_steps = :n_steps, "
     "exit_code = :exit_code, signal = :signal, duration_s = :duration_s, error = :error, "
-    "losses = :losses, finished_at = " NOW " WHERE id = :id",
+    "losses = :losses, first_step_ms = :first_step_ms, step_ms = :step_ms, "
+    "finished_at = " NOW " WHERE id = :id",
   [ST_STEPS_DELETE] = "DELETE FROM steps WHERE trial_id = :trial_id",
   [ST_STEP_INSERT] = "INSERT INTO steps (trial_id, step, ms) VALUES (:trial_id, :step, :ms)",
   [ST_TRIAL_NSTEPS] = "UPDATE trials SET n_steps = :n_steps WHERE id = :id AND status = 'running'",
@@ -137,6 +139,18 @@ static const char *const stmt_sql[ST_COUNT] = {
     "AND number % :step = 0 ORDER BY number",
   [ST_SHOW_LOG_FAILURES] =
     "SELECT count(*) FROM trials WHERE sweep_id = :id AND error LIKE '%flagtune: trial log %'",
+  /* What its latest finished trials cost (schema 16): those that reached a first step, then
+   * those that ended before one (an OOM while compiling, a refused flag; a trial stored
+   * before schema 16 is neither). The last 1,000 by
+   * number, read backwards off the (sweep_id, number) index: a bounded read at any size. */
+  [ST_SHOW_COST] =
+    "SELECT count(first_step_ms), avg(CASE WHEN first_step_ms IS NOT NULL THEN duration_s END), "
+    "avg(first_step_ms) / 1e3, avg(step_ms), avg(CASE WHEN first_step_ms IS NOT NULL THEN "
+    "n_steps END), count(CASE WHEN first_step_ms IS NULL AND n_steps = 0 THEN duration_s END), "
+    "avg(CASE WHEN first_step_ms IS NULL AND n_steps = 0 THEN duration_s END), "
+    "count(duration_s) "
+    "FROM (SELECT first_step_ms, step_ms, duration_s, n_steps FROM trials "
+    "WHERE sweep_id = :id AND status <> 'running' ORDER BY number DESC LIMIT 1000)",
   [ST_SHOW_BEST] =
     "SELECT " TRIAL_COLS "FROM trial_results WHERE sweep_id = :id "
     "AND id = (SELECT trial_id FROM sweep_best WHERE sweep_id = :id)",
@@ -167,7 +181,7 @@ static const char *const stmt_sql[ST_COUNT] = {
   [ST_SWEEP_WINNER] =
     "UPDATE sweeps SET winner_trial_id = :trial_id, winner_ms = :winner_ms, "
     "winner_baseline_ms = :baseline_ms, winner_trials = :n, speedup_lo = :lo, "
-    "speedup_hi = :hi WHERE id = :id",
+    "speedup_hi = :hi, winner_kind = coalesce(:kind, 'search') WHERE id = :id",
   [ST_TRIAL_LOSSES] = "SELECT losses FROM trials WHERE id = :id",
   [ST_TRIAL_SLURM] =
     "UPDATE trials SET slurm_job = :job, slurm_step = :step, node = :node "

@@ -170,6 +170,8 @@ typedef struct {
   const char *error;    /* excerpt (last stderr lines) or reason; may be NULL */
   const double *losses; /* metric.check's losses in the order printed (schema 7) */
   int n_losses;
+  double first_step_ms; /* measured run start to first step line; NaN: none (schema 16) */
+  double step_ms;       /* steady step time, wall ms (cost_step_ms); NaN: unknown (schema 16) */
 } store_trial_end;
 
 /* Steps FIRST+1 .. FIRST+N of a running trial (MS[0..N)), stored as they arrive so that
@@ -248,10 +250,11 @@ int store_warm_trials(store *s, const char *model, const char *hardware, int64_t
  * configuration and the pooled values. NaN values are stored as NULL. */
 typedef struct {
   int64_t trial_id;
-  double value;    /* pooled (median of its ok trials' values) */
-  double baseline; /* pooled baseline */
-  int n_trials;    /* ok trials pooled for the winner */
-  double lo, hi;   /* 95% interval of the speedup */
+  double value;     /* pooled (median of its ok trials' values) */
+  double baseline;  /* pooled baseline */
+  int n_trials;     /* ok trials pooled for the winner */
+  double lo, hi;    /* 95% interval of the speedup */
+  const char *kind; /* "search", "recipe" or "baseline" (schema 16); NULL: "search" */
 } store_winner;
 
 int store_sweep_set_winner(store *s, int64_t sweep_id, const store_winner *w, char **err);

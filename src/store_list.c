@@ -204,6 +204,27 @@ static int log_failures(store *s, int64_t sweep_id, cJSON *o, char **err) {
   return rc;
 }
 
+/* "cost": what the sweep's latest finished trials cost in wall time (view_cost), absent
+ * before the first finished trial. */
+static int show_cost(store *s, int64_t sweep_id, cJSON *o, char **err) {
+  static const char *const keys[] = {"trials", "trial_s",        "first_step_s",    "step_ms",
+                                     "steps",  "no_step_trials", "no_step_trial_s", "sampled"};
+  sqlite3_stmt *st = NULL;
+  int rc = store_stmt_get(s, ST_SHOW_COST, &st, err);
+  if (rc) return rc;
+  if (store_bind_int(st, ":id", sweep_id)) return store_bind_fail(s, st, err);
+  rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW && sqlite3_column_int(st, 7) > 0) {
+    cJSON *c = cJSON_AddObjectToObject(o, "cost");
+    for (int i = 0; i < (int)(sizeof keys / sizeof keys[0]); i++)
+      if (sqlite3_column_type(st, i) != SQLITE_NULL)
+        cJSON_AddNumberToObject(c, keys[i], sqlite3_column_double(st, i));
+  }
+  rc = rc == SQLITE_ROW ? 0 : store_db_fail(s, err, "reading what trials cost");
+  store_stmt_done(st);
+  return rc;
+}
+
 /* "trials" as LIMIT asks (store_show_sweep_page), and "trials_listed" saying which. */
 static int show_trials(store *s, int64_t sweep_id, int limit, cJSON *o, char **err) {
   cJSON *part = NULL;
@@ -228,6 +249,7 @@ static int show_trials(store *s, int64_t sweep_id, int limit, cJSON *o, char **e
 static int show_parts(store *s, int64_t sweep_id, int limit, int steps, cJSON *o, char **err) {
   cJSON *part = NULL;
   int rc = show_counts(s, sweep_id, o, err);
+  if (!rc) rc = show_cost(s, sweep_id, o, err);
   if (!rc) rc = show_trials(s, sweep_id, limit, o, err);
   if (!rc) rc = trial_with_steps(s, ST_SHOW_BEST, sweep_id, steps, &part, err);
   if (part) cJSON_AddItemToObject(o, "best", part), part = NULL;

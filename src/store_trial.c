@@ -97,7 +97,9 @@ static int finish_row(store *s, int64_t trial_id, const store_trial_end *e, int 
   rc = store_bind_text(st, ":status", outcome_name(e->status)) |
        store_bind_real(st, ":value", ok ? e->value : NAN) |
        store_bind_int(st, ":n_steps", n_steps) | store_bind_text(st, ":error", e->error) |
-       store_bind_real(st, ":duration_s", e->duration_s) | store_bind_int(st, ":id", trial_id);
+       store_bind_real(st, ":duration_s", e->duration_s) | store_bind_int(st, ":id", trial_id) |
+       store_bind_real(st, ":first_step_ms", e->first_step_ms) |
+       store_bind_real(st, ":step_ms", e->step_ms);
   char *losses = losses_json(e->losses, e->n_losses);
   rc |= store_bind_text(st, ":losses", losses);
   free(losses);
@@ -320,7 +322,7 @@ int store_sweep_set_winner(store *s, int64_t sweep_id, const store_winner *w, ch
   rc = store_bind_int(st, ":trial_id", w->trial_id) | store_bind_real(st, ":winner_ms", w->value) |
        store_bind_real(st, ":baseline_ms", w->baseline) | store_bind_int(st, ":n", w->n_trials) |
        store_bind_real(st, ":lo", w->lo) | store_bind_real(st, ":hi", w->hi) |
-       store_bind_int(st, ":id", sweep_id);
+       store_bind_text(st, ":kind", w->kind) | store_bind_int(st, ":id", sweep_id);
   if (rc) return store_bind_fail(s, st, err);
   return store_step_done(s, st, "recording a sweep's winner", err);
 }

@@ -392,6 +392,17 @@ int strategy_estimate(strategy *s, const char *const *configs, int n, double *me
   return rc;
 }
 
+int strategy_recipe(strategy *s, char **json, char **err) {
+  *json = NULL;
+  lua_State *L = lhost_state(s->h);
+  int top = lua_gettop(L);
+  push_method(s, "recipe"); /* [recipe, host] */
+  int rc = call_method(s, 0, 1, err);
+  if (rc == 0 && lua_type(L, -1) == LUA_TSTRING) *json = xstrdup(lua_tostring(L, -1));
+  lua_settop(L, top);
+  return rc;
+}
+
 int strategy_done(strategy *s) {
   lua_State *L = lhost_state(s->h);
   int top = lua_gettop(L);

@@ -115,11 +115,6 @@ static void track_best(sweep *sw, const trial_record *t) {
     if (sw->slots[i]) trial_set_best(sw->slots[i], sw->best_ms);
 }
 
-static void record_duration(sweep *sw, double seconds) {
-  sw->durations = xrealloc(sw->durations, sizeof(double) * (size_t)(sw->n_durations + 1));
-  sw->durations[sw->n_durations++] = seconds;
-}
-
 /* metric.check: the first baseline that ends gives the losses every later trial is
  * compared with; one that fails leaves the sweep unchecked (and says so). */
 static void keep_check_ref(sweep *sw, const trial_result *r) {
@@ -215,7 +210,7 @@ static void on_trial_done(void *ud, const trial_result *r) {
     if (t->role == ROLE_CONFIRM) sw->confirm_counted--;
   } else {
     sw->n_done++;
-    if (!r->spawn_error) record_duration(sw, r->wall_s);
+    if (!r->spawn_error) cost_add(&sw->cost, r->wall_s, t->n_steps, t->steps_budget, r->step_ms);
   }
   if (!r->store_err) sw->counts[t->status]++;
   sw->slots[r->slot] = NULL;
@@ -264,14 +259,18 @@ static int free_slot(sweep *sw) {
   return -1;
 }
 
-/* Whether a trial started now can finish before the deadline: the median duration of the
- * trials finished so far must fit in the time left (the first trial always starts). */
+/* Whether the next trial, started now, can finish before the deadline: what the trials
+ * finished so far say a trial of its step budget costs (its start and compile, then its
+ * steps at their steady time: cost_predict) must fit in the time left. The first trial
+ * always starts. */
 static int fits_deadline(sweep *sw) {
   if (sw->deadline <= 0) return 1;
   double left = sw->deadline - sweep_now_s();
   if (left <= 0) return 0;
-  if (sw->n_durations == 0) return 1;
-  return stats_median(sw->durations, sw->n_durations) < left;
+  if (sw->cost.n == 0) return 1;
+  int steps = sw->n_queue > 0 && sw->queue[0].prop.steps > 0 ? sw->queue[0].prop.steps
+                                                             : sw->exp->budget_steps;
+  return cost_predict(&sw->cost, steps) < left;
 }
 
 static int may_start(sweep *sw) {
@@ -333,7 +332,7 @@ static int fill_queue(sweep *sw) {
 static void schedule(sweep *sw) {
   int slot;
   while (may_start(sw) && (slot = free_slot(sw)) >= 0) {
-    if (!fill_queue(sw)) break;
+    if (!fill_queue(sw) || !fits_deadline(sw)) break;
     pending q = queue_pop(sw);
     sw->counted++;
     if (q.role == ROLE_CONFIRM) sw->confirm_counted++;
@@ -379,7 +378,7 @@ void sweep_free(sweep *sw) {
   launch_devices_free(sw->devices, sw->parallel);
   free(sw->log_dir);
   free(sw->fail_reason);
-  free(sw->durations);
+  cost_free(&sw->cost);
   free(sw->hardware);
   free(sw->check_ref);
   free(sw->base_steps);

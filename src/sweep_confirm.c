@@ -28,6 +28,16 @@ static confirm_estimate *estimates(sweep *sw, const char **configs, int n) {
   return est;
 }
 
+/* The strategy's public recipe (strategy_recipe), or NULL; NULL after failing the sweep
+ * (a malformed answer) with *FAILED set. Caller frees. */
+static char *recipe_of(sweep *sw, int *failed) {
+  char *json = NULL, *err = NULL;
+  *failed = strategy_recipe(sw->strat, &json, &err) != 0;
+  if (*failed) sweep_fail(sw, err);
+  free(err);
+  return json;
+}
+
 /* How many distinct configurations other than the baseline CONFIGS names (a plan lists each
  * once a round). */
 static int distinct_candidates(const char **configs, int n) {
@@ -67,9 +77,14 @@ void sweep_plan_confirmation(sweep *sw) {
   confirm_pool(t, n, sw->exp->budget_steps, CONFIRM_POOL_PER_TOP * sw->exp->confirm_top, &pool,
                &n_pool);
   confirm_estimate *est = estimates(sw, pool, n_pool);
-  if (est)
+  int no_recipe = 0;
+  char *recipe = est ? recipe_of(sw, &no_recipe) : NULL;
+  if (est && !no_recipe) {
     confirm_plan(t, n, sw->exp->budget_steps, sw->exp->confirm_top, sw->exp->confirm_repeats,
                  CONFIRM_Z, est, n_pool, &configs, &n_configs);
+    /* The recipe is re-measured with the others: the winner must be confirmed past it. */
+    confirm_add_recipe(t, n, recipe, sw->exp->confirm_repeats, &configs, &n_configs);
+  }
   free(est);
   free(pool);
   if (!sw->failed && n_configs < left && !sw->strategy_exhausted) {
@@ -80,6 +95,7 @@ void sweep_plan_confirmation(sweep *sw) {
     sw->search_budget += left - n_configs;
     sw->confirm_planned = 0;
     free(configs);
+    free(recipe); /* after CONFIGS, which may point into it */
     record_free(t, n);
     return;
   }
@@ -99,6 +115,7 @@ void sweep_plan_confirmation(sweep *sw) {
               n_configs, n_configs == 1 ? "" : "s", n_cand, n_cand == 1 ? "" : "s");
   free(err);
   free(configs);
+  free(recipe);
   record_free(t, n);
 }
 
@@ -122,7 +139,7 @@ void sweep_choose_winner(sweep *sw) {
   trial_record *t = NULL;
   int n = 0;
   char *err = NULL;
-  store_winner w;
+  store_winner w = {0};
   const char **cand = NULL;
   confirm_estimate *est = NULL;
   int n_cand = 0;
@@ -135,15 +152,31 @@ void sweep_choose_winner(sweep *sw) {
         cand[n_cand++] = t[i].config_json;
     est = estimates(sw, cand, n_cand);
   }
-  if (est &&
-      confirm_winner(t, n, sw->exp->budget_steps, sw->exp->metric_skip, est, n_cand, &w) == 0 &&
-      store_sweep_set_winner(sw->db, sw->id, &w, &err) == 0) {
+  int no_recipe = 0;
+  char *recipe = est ? recipe_of(sw, &no_recipe) : NULL;
+  confirm_answer answer = CONFIRM_WINNER;
+  static const char *const kinds[] = {"search", "recipe", "baseline"};
+  int chosen =
+      est && !no_recipe &&
+      confirm_winner(t, n, sw->exp->budget_steps, sw->exp->metric_skip, est, n_cand, &w) == 0;
+  if (chosen) { /* never worse than the recipe nor the baseline */
+    answer = confirm_guard(t, n, sw->exp->budget_steps, sw->exp->metric_skip, recipe, &w);
+    w.kind = kinds[answer];
+  }
+  if (chosen && store_sweep_set_winner(sw->db, sw->id, &w, &err) == 0) {
     sw->winner_ms = w.value;
     sw->winner_base_ms = w.baseline;
-    diag_note("flagtune: confirmed winner: %.2f ms over %d trials vs baseline %.2f ms", w.value,
-              w.n_trials, w.baseline);
+    if (answer == CONFIRM_WINNER)
+      diag_note("flagtune: confirmed winner: %.2f ms over %d trials vs baseline %.2f ms", w.value,
+                w.n_trials, w.baseline);
+    else
+      diag_note(
+          "flagtune: no configuration was confirmed faster than the %s: it is the answer "
+          "(%.2f ms over %d trials, baseline %.2f ms)",
+          answer == CONFIRM_RECIPE ? "public recipe" : "baseline", w.value, w.n_trials, w.baseline);
   }
   if (err) diag_warn("%s", err);
+  free(recipe);
   free(err);
   free(est);
   free(cand);

@@ -7,6 +7,7 @@
 #include <uv.h>
 
 #include "classify.h"
+#include "cost.h"
 #include "executor.h"
 #include "experiment.h"
 #include "lhost.h"
@@ -67,8 +68,7 @@ typedef struct sweep {
   int confirm_planned; /* the confirmation trials are queued */
   int deadline_hit;    /* the time budget ran out */
   uv_timer_t deadline_timer;
-  double *durations; /* of finished trials, for "can the next one finish in time?" */
-  int n_durations;
+  cost_model cost; /* of finished trials, for "can the next one finish in time?" */
   char *hardware;  /* resolved fingerprint */
   int n_requeued;  /* trials the executor lost and this run queued again */
   int n_lost_left; /* trials it lost and left for `resume` (the sweep ends interrupted) */

@@ -51,10 +51,10 @@ void sweep_view_status(sweep *sw) {
                        .n_running = n};
   memcpy(st.counts, sw->counts, sizeof st.counts);
   if (st.deadline_left_s < 0 && sw->deadline > 0) st.deadline_left_s = 0;
-  /* ETA from the measured durations: the trials left, each the median so far, over the
-   * slots, less what the running ones have done already. */
-  if (sw->n_durations > 0) {
-    double med = stats_median(sw->durations, sw->n_durations), work = 0;
+  /* ETA from the measured costs: the trials left, each what a trial of the full step budget
+   * costs so far (cost_predict), over the slots, less what the running ones have done. */
+  if (sw->cost.n > 0) {
+    double med = cost_predict(&sw->cost, sw->exp->budget_steps), work = 0;
     int left = sw->budget_trials - sw->n_done - n;
     if (left > 0) work += left * med;
     for (int i = 0; i < n; i++) work += run[i].elapsed_s < med ? med - run[i].elapsed_s : 0;

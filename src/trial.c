@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <uv.h>
 
+#include "cost.h"
 #include "diag.h"
 #include "launch.h"
 #include "stats.h"
@@ -48,10 +49,15 @@ struct trial {
   char *excerpt[EXCERPT_LINES];
   int excerpt_next;
   char *last_stdout;
-  int n_stored;     /* steps of the measured run already stored (trial_flush_steps) */
-  double started_s; /* monotonic seconds when it started */
-  int leftovers;    /* processes its phases left behind, killed by the executor */
-  char *log_error;  /* the first phase's log that failed (exec_result.log_error) */
+  int n_stored;         /* steps of the measured run already stored (trial_flush_steps) */
+  double started_s;     /* monotonic seconds when it started */
+  double run_started_s; /* monotonic seconds when the measured run started */
+  double first_step_ms; /* from then to its first step line (NaN: none yet) */
+  double steady_s;      /* when its step line number prop.skip (or the first) arrived */
+  int steady_n;         /* that line's number (0 the first) */
+  double last_step_s;   /* when its last step line arrived */
+  int leftovers;        /* processes its phases left behind, killed by the executor */
+  char *log_error;      /* the first phase's log that failed (exec_result.log_error) */
 };
 
 /* ---- output ---- */
@@ -94,6 +100,12 @@ static void add_step(trial *t, double ms) {
     t->cap_steps = t->cap_steps ? t->cap_steps * 2 : 64;
     t->steps = xrealloc(t->steps, sizeof(double) * (size_t)t->cap_steps);
   }
+  /* The wall time of its steps, for what a trial costs (src/cost.h): the printed step time
+   * need not be wall time (a simulator, a metric of its own). */
+  double now = (double)uv_hrtime() / 1e9;
+  if (t->n_steps == 0 && !t->profiling) t->first_step_ms = (now - t->run_started_s) * 1e3;
+  if (t->n_steps == 0 || t->n_steps == t->prop.skip) t->steady_s = now, t->steady_n = t->n_steps;
+  t->last_step_s = now;
   if (t->n_steps >= t->prop.skip) stats_running_add(&t->kept, ms);
   t->steps[t->n_steps++] = ms;
 }
@@ -218,6 +230,7 @@ static launch_where where_of(const trial *t, int profile) {
 
 static int launch_phase(trial *t, int profile, char **err) {
   launch l;
+  if (!profile) t->run_started_s = (double)uv_hrtime() / 1e9; /* before its process starts */
   launch_where lw = where_of(t, profile);
   int rc = launch_build(t->c.exp, &t->prop, &lw, t->c.base_env, &l, err);
   if (rc == 0) {
@@ -447,6 +460,8 @@ static void on_exit_trial(void *ud, const exec_result *res) {
   if (wrong) o = OUTCOME_WRONG;
   if (o == OUTCOME_OK)
     value = stats_reduce(t->c.exp->metric_reduce, t->steps, t->n_steps, t->prop.skip);
+  double step_ms =
+      t->profiling ? NAN : cost_step_ms(t->steady_n, t->steady_s, t->n_steps - 1, t->last_step_s);
   char *excerpt = trial_excerpt(t, res, o, why);
   if (wrong) excerpt = prepend(wrong, excerpt);
   free(wrong);
@@ -459,7 +474,9 @@ static void on_exit_trial(void *ud, const exec_result *res) {
                          .duration_s = res->wall_s,
                          .error = excerpt,
                          .losses = t->losses,
-                         .n_losses = t->n_losses};
+                         .n_losses = t->n_losses,
+                         .first_step_ms = t->n_steps > 0 ? t->first_step_ms : NAN,
+                         .step_ms = step_ms};
   char *err = NULL;
   store_trial_finish(t->c.db, t->id, &end, t->steps, t->n_steps, &err);
   char *reason = NULL;
@@ -479,6 +496,7 @@ static void on_exit_trial(void *ud, const exec_result *res) {
                     .losses = t->losses,
                     .n_losses = t->n_losses,
                     .wall_s = res->wall_s,
+                    .step_ms = step_ms,
                     .spawn_error = res->spawn_error != 0,
                     .store_err = err,
                     .reason = reason};
@@ -531,6 +549,7 @@ int trial_start(const trial_ctx *c, const trial_where *w, proposal *p, trial_don
   t->prop = *p;
   memset(p, 0, sizeof *p);
   t->best_ms = NAN;
+  t->first_step_ms = NAN;
   t->started_s = (double)uv_hrtime() / 1e9;
   const experiment *e = c->exp;
   stats_running_init(&t->kept, e->metric_reduce);

@@ -43,6 +43,7 @@ typedef struct {
   const double *losses; /* metric.check's losses in the order printed (none without a check) */
   int n_losses;
   double wall_s;         /* the measured run's duration */
+  double step_ms;        /* its steady step time in wall ms (cost_step_ms); NaN: unknown */
   int spawn_error;       /* the command could not be started */
   const char *store_err; /* storing the outcome failed (the sweep must stop); NULL: stored */
   const char *reason;    /* a non-ok trial's stored error, first line (printable); else NULL */

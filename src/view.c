@@ -139,6 +139,35 @@ void view_best_line(const cJSON *sw) {
   else
     printf(" (the baseline did not end ok: no speedup)");
   printf("\n  %s\n", view_str(best, "label") ? view_str(best, "label") : "");
+  /* The confirmation's answer when it is not its pooled winner (confirm_guard). */
+  const char *kind = view_str(sw, "winner_kind");
+  if (kind && !strcmp(kind, "recipe"))
+    printf("  the public recipe is the answer: no configuration was confirmed faster than it\n");
+  else if (kind && !strcmp(kind, "baseline"))
+    printf("  the baseline is the answer: no configuration was confirmed faster than it\n");
+}
+
+/* What a trial costs in wall time (the listing's "cost", over the sweep's last 1000 finished
+ * trials at most): on average, its start to first step (process start, import, compile) and
+ * its steps, then the trials that ended before a first step. Nothing before the first
+ * finished trial. */
+void view_cost(const cJSON *sw) {
+  const cJSON *c = cJSON_GetObjectItemCaseSensitive(sw, "cost");
+  if (!cJSON_IsObject(c)) return;
+  double n = view_num(c, "trials"), none = view_num(c, "no_step_trials");
+  if (!(n > 0) && !(none > 0)) return; /* trials stored before schema 16 */
+  printf("cost:");
+  if (n > 0)
+    printf(
+        " a trial costs %.1f s of which %.1f s compile (start to first step), then %.0f steps "
+        "of %.2f ms (mean of %.0f)",
+        view_num(c, "trial_s"), view_num(c, "first_step_s"), view_num(c, "steps"),
+        view_num(c, "step_ms"), n);
+  if (none > 0)
+    printf("%s %.0f ended before a first step, %.1f s each", n > 0 ? ";" : "", none,
+           view_num(c, "no_step_trial_s"));
+  if (view_num(c, "sampled") >= 1000) printf(" (the last 1000 trials)");
+  printf("\n");
 }
 
 /* The length of S's first line. A listing made terminal-safe (json_terminal_safe) shows a
@@ -150,17 +179,18 @@ static size_t first_line_len(const char *s) {
 }
 
 void view_trials_header(void) {
-  printf("%5s  %-8s %-11s %10s %6s %8s  %s\n", "TRIAL", "ROLE", "STATUS", "VALUE_MS", "STEPS",
-         "SECONDS", "CONFIGURATION");
+  printf("%5s  %-8s %-11s %10s %6s %8s %9s  %s\n", "TRIAL", "ROLE", "STATUS", "VALUE_MS", "STEPS",
+         "SECONDS", "COMPILE_S", "CONFIGURATION");
 }
 
 void view_trial_row(const cJSON *it) {
-  char val[32], dur[32];
+  char val[32], dur[32], first[32];
   view_cell(val, sizeof val, view_num(it, "value"), "%.2f");
   view_cell(dur, sizeof dur, view_num(it, "duration_s"), "%.1f");
+  view_cell(first, sizeof first, view_num(it, "first_step_ms") / 1e3, "%.1f");
   const char *label = view_str(it, "label");
-  printf("%5.0f  %-8s %-11s %10s %6.0f %8s  %s\n", view_num(it, "number"), view_str(it, "role"),
-         view_str(it, "status"), val, view_num(it, "n_steps"), dur,
+  printf("%5.0f  %-8s %-11s %10s %6.0f %8s %9s  %s\n", view_num(it, "number"), view_str(it, "role"),
+         view_str(it, "status"), val, view_num(it, "n_steps"), dur, first,
          strcmp(view_str(it, "role"), "baseline") == 0 ? "(baseline)"
          : label                                       ? label
                                                        : "");

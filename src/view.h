@@ -31,6 +31,9 @@ void view_format_speedup(const verdict *v, char *buf, size_t n);
 
 /* The lines of `show` and of the end-of-run summary, on stdout. */
 void view_header(const cJSON *sw);
+/* "cost: ...": what the sweep's trials cost in wall time, compile counted (nothing when the
+ * listing has no "cost"). */
+void view_cost(const cJSON *sw);
 void view_counts(const cJSON *sw);
 void view_log_failures(const cJSON *sw);
 void view_best_line(const cJSON *sw);

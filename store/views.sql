@@ -11,7 +11,9 @@
 --   partial index trials_baseline_ok.
 -- sweep_best: a sweep's winner: the confirmed one when the confirmation chose it, else its
 --   fastest ok trial at the full step budget.
--- trial_results: every trial with its sweep's names and its speedup over the baseline.
+-- trial_results: every trial with its sweep's names and its speedup over the baseline, and
+--   what it cost (schema 16): first_step_ms, step_ms and compile_ms (first_step_ms less one
+--   steady step, never below 0).
 -- best: the best trial per (model, hardware) over all sweeps.
 -- sweep_summary: one row per sweep with its counts by status (kept by triggers in
 --   sweep_counts), best trial and speedup.
@@ -45,7 +47,9 @@ SELECT t.id, t.sweep_id, s.name AS sweep_name, s.model, s.hardware, s.strategy,
        t.duration_s, t.log_path, t.error, t.slot, t.pid, t.rerun_of,
        t.profile_path, t.profile_status, t.profile_duration_s, t.losses,
        b.id AS baseline_id, b.value AS baseline_ms,
-       CASE WHEN t.value > 0 THEN b.value / t.value END AS speedup
+       CASE WHEN t.value > 0 THEN b.value / t.value END AS speedup,
+       t.first_step_ms, t.step_ms,
+       max(t.first_step_ms - coalesce(t.step_ms, 0), 0) AS compile_ms
 FROM trials t
 JOIN sweeps s ON s.id = t.sweep_id
 LEFT JOIN trials b ON b.id = (SELECT sb.trial_id FROM sweep_baseline sb

@@ -460,6 +460,49 @@ def halving_summary(results, labels, budgets):
     return "\n".join(lines)
 
 
+def wall_of(r, compile_steps):
+    """A run's wall time in step times, compile counted: every trial it started (baseline,
+    confirmation and failed ones too) pays COMPILE_STEPS before its first step, then its
+    steps."""
+    return r["trials"] * compile_steps + r["steps"]
+
+
+def compile_steps(args):
+    return [int(x) for x in args.compile_steps.split(",") if x]
+
+
+def wall_summary(results, labels, budgets, compile_steps):
+    """Halving against tpe in wall time: for each landscape set, compile cost (in step times)
+    and tpe budget, tpe's median wall time; the halving budget whose median regret is at most
+    tpe's that costs the least median wall time, and that time."""
+    lines = ["| landscapes | compile (steps) | tpe trials | tpe median regret | tpe median wall "
+             "(steps) | halving trials reaching it | its median wall (steps) | wall ratio |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    def rows(l, t, b):
+        return [r for r in results
+                if (label_of(r["landscape"]), r["tuner"], r["budget"]) == (l, t, b)]
+    hb = sorted({r["budget"] for r in results if r["tuner"] == "halving"})
+    for l in labels:
+        for c in compile_steps:
+            for b in budgets:
+                tr = rows(l, "tpe", b)
+                if not tr:
+                    continue
+                target = statistics.median(r["regret"] for r in tr)
+                twall = statistics.median(wall_of(r, c) for r in tr)
+                hits = [(statistics.median(wall_of(r, c) for r in rows(l, "halving", h)), h)
+                        for h in hb if rows(l, "halving", h)
+                        and statistics.median(r["regret"] for r in rows(l, "halving", h)) <= target]
+                if not hits:
+                    lines.append("| %s | %d | %d | %.2f %% | %g | not reached | | |" % (
+                        l, c, b, 100 * target, twall))
+                else:
+                    hw, h = min(hits)
+                    lines.append("| %s | %d | %d | %.2f %% | %g | %d | %g | %.2f |" % (
+                        l, c, b, 100 * target, twall, h, hw, hw / twall))
+    return "\n".join(lines)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--flagtune", default=os.environ.get("FLAGTUNE_BIN",
@@ -487,6 +530,9 @@ def main():
                          "(default 100; 0: noise-free); write such runs to their own --out")
     ap.add_argument("--nice", type=int, default=10, help="niceness added to every run")
     ap.add_argument("--out", default=None, help="results as JSON lines")
+    ap.add_argument("--compile-steps", default="60,240", metavar="LIST",
+                    help="compile costs (in step times) for the wall-time table of halving "
+                    "against tpe")
     ap.add_argument("--report", default=None, metavar="JSONL",
                     help="print the tables of an earlier --out file (complete or not) and exit")
     ap.add_argument("--markdown", default=None, help="write the tables here")
@@ -501,6 +547,7 @@ def main():
         text = [table(results, labels, budgets, tuners), ""]
         if "halving" in tuners and "tpe" in tuners:
             text += [halving_summary(results, labels, budgets), ""]
+            text += [wall_summary(results, labels, budgets, compile_steps(args)), ""]
         print("\n".join(text))
         return 0
     args.flagtune, args.sim = os.path.abspath(args.flagtune), os.path.abspath(args.sim)
@@ -551,6 +598,7 @@ def main():
             table(results, labels, sorted(set(budgets + hbudgets)), tuners), ""]
     if "halving" in tuners and "tpe" in tuners:
         text += [halving_summary(results, labels, budgets), ""]
+        text += [wall_summary(results, labels, budgets, compile_steps(args)), ""]
     text.append("%d runs in %.0f s, %d seeds, jobs %d" % (len(results), seconds, args.seeds,
                                                           args.jobs))
     print("\n".join(text))

@@ -222,3 +222,21 @@ test("estimate_leaves_the_search_alone", test_estimate_leaves_the_search_alone)
 test("halving_answers_from_its_base", test_halving_answers_from_its_base)
 test("host_checks_the_answer", test_host_checks_the_answer)
 
+
+-- The optional recipe() (docs/STRATEGIES.md): its configuration as canonical JSON, nil for
+-- none or the baseline, a malformed answer the strategy's error.
+local function test_host_checks_the_recipe()
+  local sp = the_space()
+  eq(user_host(""):recipe(), nil, "no recipe() method: none")
+  eq(user_host("function M:recipe() return nil end"):recipe(), nil, "nil: none")
+  eq(user_host("function M:recipe() return {} end"):recipe(), nil, "the baseline: none")
+  RECIPE_CONFIG = sp:at(3)
+  local h = user_host("function M:recipe() return RECIPE_CONFIG end")
+  eq(h:recipe(), sp:key(sp:at(3)), "a configuration: its key")
+  h = user_host("function M:recipe() return 'fast' end")
+  raises("^strategy 'mine': recipe%(%) must return a configuration or nil, got string$",
+    h.recipe, h)
+  h = user_host("function M:recipe() return { no_such = 1 } end")
+  raises("^strategy 'mine': recipe%(%) returned an invalid configuration: ", h.recipe, h)
+end
+test("host_checks_the_recipe", test_host_checks_the_recipe)

@@ -301,8 +301,20 @@ local function test_guide()
   eq(c2.xla_gpu_all_reduce_combine_threshold_bytes, 1 << 30, "guide 2: the nearer end")
   eq(h.strategy.o.startup, 6, "the start keeps its size")
   eq(#h.strategy.design, 6, "one guide point and five from the hypercube")
-  local c0 = first(0)
+  local c0, h0 = first(0)
   assert(sp:key(c0) ~= sp:key(c), "guide = 0 starts from the hypercube")
+  -- The recipe (the confirmation's floor, src/confirm.h): the guide point, through the host
+  -- as the first proposal's JSON; none without the guides' start or with nothing they
+  -- recommend in the space.
+  local _, h1 = first(1)
+  eq(h1:recipe(), sp:key(c), "recipe: the guides' point, the first proposal")
+  eq(h0:recipe(), nil, "guide = 0: no recipe")
+  local bare = space.new({ xla_gpu_not_in_catalog = { kind = "int", lo = 1, hi = 5 } }, {}, {},
+                         {}, "exp.lua")
+  eq(new_host(bare, "tpe", { startup = 4 }, 3, {}, 50):recipe(), nil,
+     "nothing recommended: no recipe")
+  eq(new_host(sp, "halving", { base = "tpe", min_steps = 2 }, 3, {}, 50):recipe(), sp:key(c),
+     "halving: its base's recipe")
   for _, bad in ipairs({ -1, 3, 1.5 }) do
     local ok, err = pcall(new_host, sp, "tpe", { guide = bad })
     assert(not ok and err:find("guide must be 0, 1 or 2"), err)

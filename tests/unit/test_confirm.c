@@ -346,3 +346,109 @@ TEST(plan_on_resume_keeps_the_confirmed_however_far) {
   for (int i = 0; i < n && i < 6; i++) CHECK_STR(c[i], want[i]);
   free(c);
 }
+
+/* ---- never worse than the recipe nor the baseline (confirm_guard) ---- */
+
+/* A stored trial whose 6 step times are VALUE +- SPREAD (its own steps, unlike mk's). */
+static double guard_steps[64][6];
+static int guard_used;
+static trial_record mks(int id, const char *role, const char *config, double value, double spread) {
+  trial_record t = mk(id, role, "ok", config, value);
+  double *s = guard_steps[guard_used++ % 64];
+  static const double shape[6] = {-1, 1, -0.5, 0.5, 0, 0};
+  for (int i = 0; i < 6; i++) s[i] = value + spread * shape[i];
+  t.steps = s;
+  return t;
+}
+
+#define R "{\"a\":1}"
+#define W "{\"a\":2}"
+
+TEST(guard_keeps_a_winner_confirmed_past_both) {
+  trial_record t[] = {mks(0, "baseline", "{}", 100, 1), mks(1, "search", R, 95, 1),
+                      mks(2, "search", W, 80, 1),       mks(3, "confirm", "{}", 100, 1),
+                      mks(4, "confirm", R, 95, 1),      mks(5, "confirm", W, 80, 1)};
+  store_winner w;
+  CHECK_INT(confirm_winner(t, 6, 0, 0, NULL, 0, &w), 0);
+  CHECK_INT(w.trial_id, 2);
+  CHECK_INT(confirm_guard(t, 6, 0, 0, R, &w), CONFIRM_WINNER);
+  CHECK_INT(w.trial_id, 2);
+  CHECK_NEAR(w.value, 80, 1e-9);
+  /* The same winner as the recipe: reported as the recipe, unchanged. */
+  CHECK_INT(confirm_guard(t, 6, 0, 0, W, &w), CONFIRM_RECIPE);
+  CHECK_INT(w.trial_id, 2);
+  CHECK_NEAR(w.value, 80, 1e-9);
+}
+
+TEST(guard_falls_back_to_the_recipe_not_beaten) {
+  /* W measures 94.5 against the recipe's 95, within the noise: the recipe, confirmed faster
+   * than the baseline, is the answer. */
+  trial_record t[] = {mks(0, "baseline", "{}", 100, 1), mks(1, "search", R, 95, 3),
+                      mks(2, "search", W, 94.5, 3),     mks(3, "confirm", "{}", 100, 1),
+                      mks(4, "confirm", R, 95, 3),      mks(5, "confirm", W, 94.5, 3)};
+  store_winner w;
+  CHECK_INT(confirm_winner(t, 6, 0, 0, NULL, 0, &w), 0);
+  CHECK_INT(w.trial_id, 2);
+  CHECK_INT(confirm_guard(t, 6, 0, 0, R, &w), CONFIRM_RECIPE);
+  CHECK_INT(w.trial_id, 1);
+  CHECK_NEAR(w.value, 95, 1e-9);
+  CHECK_NEAR(w.baseline, 100, 1e-9);
+  CHECK(w.lo > 1); /* the recipe's own interval over the baseline */
+  /* Without a recipe the same winner stands: it is confirmed faster than the baseline. */
+  CHECK_INT(confirm_winner(t, 6, 0, 0, NULL, 0, &w), 0);
+  CHECK_INT(confirm_guard(t, 6, 0, 0, NULL, &w), CONFIRM_WINNER);
+  CHECK_INT(w.trial_id, 2);
+}
+
+TEST(guard_falls_back_to_the_baseline_when_nothing_beats_it) {
+  /* The winner's lucky search run said 90; pooled it is 99.5 against the baseline's 100, well
+   * inside the noise; the recipe is slower than the baseline. */
+  trial_record t[] = {mks(0, "baseline", "{}", 100, 4), mks(1, "search", R, 101, 4),
+                      mks(2, "search", W, 90, 4),       mks(3, "confirm", "{}", 100, 4),
+                      mks(4, "confirm", R, 101, 4),     mks(5, "confirm", W, 99.5, 4),
+                      mks(6, "confirm", W, 99.8, 4)};
+  store_winner w;
+  CHECK_INT(confirm_winner(t, 7, 0, 0, NULL, 0, &w), 0);
+  CHECK_INT(w.trial_id, 2);
+  CHECK_INT(confirm_guard(t, 7, 0, 0, R, &w), CONFIRM_BASELINE);
+  CHECK_INT(w.trial_id, 0);
+  CHECK_NEAR(w.value, 100, 1e-9);
+  CHECK_NEAR(w.baseline, 100, 1e-9);
+  CHECK_INT(w.n_trials, 2);
+  CHECK(isnan(w.lo) && isnan(w.hi));
+  /* And with no recipe at all, the same. */
+  CHECK_INT(confirm_winner(t, 7, 0, 0, NULL, 0, &w), 0);
+  CHECK_INT(confirm_guard(t, 7, 0, 0, NULL, &w), CONFIRM_BASELINE);
+  CHECK_INT(w.trial_id, 0);
+}
+
+TEST(guard_prefers_the_recipe_measured_no_slower) {
+  /* Both beat the baseline; the recipe's interval over it is wide (one noisy confirm) while
+   * the winner's is not, and the winner is not confirmed past the recipe, which measured
+   * faster: never slower than the recipe by the sweep's own measurements. */
+  trial_record t[] = {mks(0, "baseline", "{}", 100, 1), mks(1, "search", R, 90, 30),
+                      mks(2, "search", W, 91, 1),       mks(3, "confirm", "{}", 100, 1),
+                      mks(4, "confirm", R, 90, 30),     mks(5, "confirm", W, 91, 1)};
+  store_winner w = {.trial_id = 2, .value = 91, .baseline = 100, .n_trials = 2};
+  CHECK_INT(confirm_guard(t, 6, 0, 0, R, &w), CONFIRM_RECIPE);
+  CHECK_INT(w.trial_id, 1);
+}
+
+TEST(recipe_joins_the_plan_interleaved) {
+  trial_record t[] = {mk(0, "baseline", "ok", "{}", 100), mk(1, "search", "ok", R, 95),
+                      mk(2, "search", "ok", W, 80), mk(3, "search", "ok", "{\"a\":3}", 85)};
+  const char **c;
+  int n;
+  CHECK_INT(confirm_plan(t, 4, 0, 1, 2, INFINITY, NULL, 0, &c, &n), 0);
+  CHECK_INT(n, 4); /* {} W {} W */
+  CHECK_INT(confirm_add_recipe(t, 4, R, 2, &c, &n), 2);
+  const char *want[] = {"{}", R, W, "{}", R, W};
+  CHECK_INT(n, 6);
+  for (int i = 0; i < n && i < 6; i++) CHECK_STR(c[i], want[i]);
+  /* Already in the plan, or without an ok trial: nothing added. */
+  CHECK_INT(confirm_add_recipe(t, 4, W, 2, &c, &n), 0);
+  CHECK_INT(confirm_add_recipe(t, 4, "{\"a\":9}", 2, &c, &n), 0);
+  CHECK_INT(confirm_add_recipe(t, 4, NULL, 2, &c, &n), 0);
+  CHECK_INT(n, 6);
+  free(c);
+}
