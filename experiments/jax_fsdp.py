@@ -15,9 +15,10 @@ an all-gather of 7/8 of 96 MiB (about 0.25 ms at 360 GB/s of NVLink bus bandwidt
 backward twice both; compute and communication are of the same order, so that overlapping
 them, and how the collectives are combined and pipelined, can pay.
 
-Prints one JSON line per step: {"step": i, "step_time_ms": x, "loss": y}, as
+Prints one JSON line per step: {"step": i, "step_time_ms": x, "loss": y, "cpu_ms": c}, as
 experiments/jax_transformer.py does: time.perf_counter around the jitted step and
-block_until_ready; step 1 includes compilation: skip it. --hlo prints, on stderr, how many
+block_until_ready; step 1 includes compilation: skip it. cpu_ms is the CPU time the process
+spent in the step, all threads (on CPU devices: the work itself, whatever else the machine runs). --hlo prints, on stderr, how many
 all-gather and reduce-scatter instructions the compiled program holds (a check that the
 collectives are really there). Runs on 1-8 GPUs; for a CPU smoke test:
   XLA_FLAGS=--xla_force_host_platform_device_count=8 JAX_PLATFORMS=cpu \
@@ -201,12 +202,13 @@ def main(defaults=DEFAULTS, argv=None, name="jax_fsdp.py"):
     for i in range(1, a.steps + 1):
         tokens = tokens_for(i)
         tokens.block_until_ready()
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         params, opt, loss = step(params, opt, tokens)
         loss.block_until_ready()
         ms = (time.perf_counter() - t0) * 1000.0
-        print(json.dumps({"step": i, "step_time_ms": round(ms, 3), "loss": round(float(loss), 4)}),
-              flush=True)
+        cpu = (time.process_time() - c0) * 1000.0
+        print(json.dumps({"step": i, "step_time_ms": round(ms, 3), "loss": round(float(loss), 4),
+                          "cpu_ms": round(cpu, 3)}), flush=True)
 
 
 if __name__ == "__main__":
