@@ -1,20 +1,32 @@
 #!/usr/bin/env python3
-"""A small FSDP (fully sharded data parallel) MLP stack in plain jax, trained with Adam on every
-visible device, for tuning the collective flags with experiments/jax_fsdp.lua.
+"""A small decoder-only transformer trained with FSDP in plain jax, for tuning the collective
+flags with experiments/jax_fsdp.lua (GPUs) and experiments/jax_cpu_fsdp.lua (8 CPU devices).
 
-Each device holds 1/N of every parameter and of every batch (one mesh axis, "fsdp"). Inside the
-step (shard_map) each layer's weights are all-gathered just before use, and the gradients are
-reduce-scattered back to the shards (psum_scatter), which is the traffic the collectives preset
-tunes: combine thresholds, pipelined all-gather / reduce-scatter, the scheduler.
+Every parameter is sharded over all devices (one mesh axis, "fsdp") and stacked over layers, so
+that the layers run under one lax.scan, the shape real FSDP models compile to. Inside the step
+(shard_map) the scan's body all-gathers the layer's weights just before use; autodiff turns each
+all-gather into a reduce-scatter of the gradients in the backward scan. That per-layer traffic
+inside a while loop is what the collectives preset tunes: pipelined all-gather / reduce-scatter
+(the collective pipeliner moves them to the previous or next iteration), while-loop double
+buffering, combine thresholds, the scheduler. The defaults put 2 Ki tokens per GPU (--batch 8
+--seq 2048 over 8) beside 96 MiB of bf16 weights per layer (--dim 2048: 12 d^2 parameters):
+a layer's forward is 2 x 2048 x 50 M = 0.21 TFLOP a GPU (about 0.3 ms at 700 TFLOP/s) against
+an all-gather of 7/8 of 96 MiB (about 0.25 ms at 360 GB/s of NVLink bus bandwidth), and the
+backward twice both; compute and communication are of the same order, so that overlapping
+them, and how the collectives are combined and pipelined, can pay.
 
-Prints one JSON line per step: {"step": i, "step_time_ms": x, "loss": y}, as
-experiments/jax_transformer.py does (time.perf_counter around the jitted step and
-block_until_ready; step 1 includes compilation: skip it). Runs on 1-8 GPUs; for a CPU smoke test:
+Prints one JSON line per step: {"step": i, "step_time_ms": x, "loss": y, "cpu_ms": c}, as
+experiments/jax_transformer.py does: time.perf_counter around the jitted step and
+block_until_ready; step 1 includes compilation: skip it. cpu_ms is the CPU time the process
+spent in the step, all threads (on CPU devices: the work itself, whatever else the machine runs). --hlo prints, on stderr, how many
+all-gather and reduce-scatter instructions the compiled program holds (a check that the
+collectives are really there). Runs on 1-8 GPUs; for a CPU smoke test:
   XLA_FLAGS=--xla_force_host_platform_device_count=8 JAX_PLATFORMS=cpu \
-    python3 jax_fsdp.py --steps 3 --dim 256 --hidden 512 --batch 32
+    python3 jax_fsdp.py --steps 3 --dim 128 --layers 2 --seq 64 --batch 16 --vocab 512
 """
 import argparse
 import json
+import re
 import sys
 import time
 
@@ -29,58 +41,100 @@ except AttributeError:
     from jax.experimental.shard_map import shard_map
 
 AXIS = "fsdp"
+DEFAULTS = dict(steps=50, batch=8, seq=2048, layers=8, dim=2048, heads=16, vocab=32000,
+                dtype="bfloat16", lr=3e-4, seed=0)
 
 
-def parse_args():
+def parse_args(defaults, argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--steps", type=int, default=50)
-    p.add_argument("--batch", type=int, default=64, help="global batch, split over devices")
-    p.add_argument("--dim", type=int, default=2048)
-    p.add_argument("--hidden", type=int, default=8192)
-    p.add_argument("--layers", type=int, default=8)
-    p.add_argument("--lr", type=float, default=1e-3)
-    p.add_argument("--seed", type=int, default=0)
-    return p.parse_args()
+    p.add_argument("--steps", type=int)
+    p.add_argument("--batch", type=int, help="global batch, split over devices")
+    p.add_argument("--seq", type=int)
+    p.add_argument("--layers", type=int)
+    p.add_argument("--dim", type=int)
+    p.add_argument("--heads", type=int)
+    p.add_argument("--vocab", type=int)
+    p.add_argument("--dtype", choices=("bfloat16", "float32"), help="matmul inputs")
+    p.add_argument("--lr", type=float)
+    p.add_argument("--seed", type=int)
+    p.add_argument("--hlo", action="store_true",
+                   help="print the compiled program's all-gather/reduce-scatter counts on stderr")
+    p.set_defaults(**defaults)
+    return p.parse_args(argv)
 
 
-def matmul(x, w):
-    """bf16 inputs, f32 accumulation (the tensor-core path)."""
-    return jnp.matmul(x.astype(jnp.bfloat16), w.astype(jnp.bfloat16),
-                      preferred_element_type=jnp.float32)
+def init_params(seed, a):
+    """Full parameters as numpy arrays (no jax program to compile), each layer weight stacked
+    over a leading layer axis."""
+    rng = np.random.default_rng(seed)
+
+    def dense(*shape):
+        return (rng.standard_normal(shape, np.float32) / np.sqrt(shape[-2])).astype(np.float32)
+
+    L, d = a.layers, a.dim
+    return {"embed": dense(a.vocab, d) * np.float32(0.02 * np.sqrt(a.vocab)),
+            "out": dense(d, a.vocab),
+            "layers": {"qkv": dense(L, d, 3 * d), "proj": dense(L, d, d),
+                       "up": dense(L, d, 4 * d), "down": dense(L, 4 * d, d),
+                       "ln1": np.ones((L, d), np.float32), "ln2": np.ones((L, d), np.float32)}}
 
 
-def init_params(key, a):
-    """Full (unsharded) parameters; every leading dimension divides by the device count."""
-    keys = jax.random.split(key, 2 * a.layers)
-    layers = []
-    for i in range(a.layers):
-        layers.append({
-            "up": jax.random.normal(keys[2 * i], (a.dim, a.hidden)) / np.sqrt(a.dim),
-            "down": jax.random.normal(keys[2 * i + 1], (a.hidden, a.dim)) / np.sqrt(a.hidden)})
-    return {"layers": layers}
+def specs(params):
+    """The FSDP sharding: every weight split over devices along its first non-layer axis."""
+    layer = {name: P(None, AXIS) for name in params["layers"]}
+    return {"embed": P(AXIS), "out": P(AXIS), "layers": layer}
 
 
-def forward(full, x):
-    for layer in full["layers"]:
-        x = x + matmul(jax.nn.gelu(matmul(x, layer["up"])), layer["down"]) / len(full["layers"])
-    return x
+def gather(shard, axis):
+    return jax.lax.all_gather(shard, AXIS, axis=axis, tiled=True)
 
 
-def local_loss(full, x, y):
-    """Mean squared error of this device's batch shard, with the gathered (full) weights."""
-    return jnp.mean((forward(full, x) - y) ** 2)
+def rms_norm(x, w):
+    return x * jax.lax.rsqrt(jnp.mean(x * x, axis=-1, keepdims=True) + 1e-6) * w
 
 
-def make_step(mesh, n, lr, b1=0.9, b2=0.95, eps=1e-8):
-    """One Adam step over the shards, jitted. Opt state (m, v, t) is sharded like the params."""
-    def local_step(shards, opt, x, y):
-        # All-gather each parameter for use (tiled: the shards concatenate along axis 0).
-        full = jax.tree_util.tree_map(
-            lambda s: jax.lax.all_gather(s, AXIS, axis=0, tiled=True), shards)
-        loss, g_full = jax.value_and_grad(local_loss)(full, x, y)
-        # Reduce-scatter the gradients back to the shards; / n: the mean over the global batch.
-        grads = jax.tree_util.tree_map(
-            lambda g: jax.lax.psum_scatter(g, AXIS, scatter_dimension=0, tiled=True) / n, g_full)
+def block(x, layer, heads, dtype):
+    """One transformer layer over this device's tokens; LAYER holds the gathered weights."""
+    def mm(u, w):
+        return jnp.matmul(u.astype(dtype), w.astype(dtype), preferred_element_type=jnp.float32)
+
+    b, s, d = x.shape
+    h = rms_norm(x, layer["ln1"])
+    q, k, v = jnp.split(mm(h, layer["qkv"]), 3, axis=-1)
+    q, k, v = (t.reshape(b, s, heads, d // heads).transpose(0, 2, 1, 3) for t in (q, k, v))
+    scores = mm(q, k.transpose(0, 1, 3, 2)) / np.sqrt(d // heads)
+    scores = jnp.where(jnp.tril(jnp.ones((s, s), bool)), scores, jnp.finfo(jnp.float32).min)
+    att = mm(jax.nn.softmax(scores, axis=-1), v).transpose(0, 2, 1, 3).reshape(b, s, d)
+    x = x + mm(att, layer["proj"])
+    return x + mm(jax.nn.gelu(mm(rms_norm(x, layer["ln2"]), layer["up"])), layer["down"])
+
+
+def local_loss(shards, tokens, heads, dtype):
+    """Next-token cross entropy of this device's batch, gathering each layer inside the scan.
+    Shards are cast to DTYPE before they are gathered (mixed precision: bf16 on the wire, the
+    reduce-scatter of their gradients too), the f32 master copy stays sharded."""
+    x = gather(shards["embed"].astype(dtype), 0)[tokens[:, :-1]].astype(jnp.float32)
+
+    def body(x, layer_shards):
+        layer = {name: gather(w.astype(dtype), 0) for name, w in layer_shards.items()}
+        return block(x, layer, heads, dtype), None
+
+    x, _ = jax.lax.scan(body, x, shards["layers"])
+    logits = jnp.matmul(x.astype(dtype), gather(shards["out"].astype(dtype), 0),
+                        preferred_element_type=jnp.float32)
+    logp = jax.nn.log_softmax(logits, axis=-1)
+    return -jnp.mean(jnp.take_along_axis(logp, tokens[:, 1:, None], axis=-1))
+
+
+def make_step(mesh, n, a, spec, b1=0.9, b2=0.95, eps=1e-8):
+    """One Adam step over the shards, jitted; the optimizer state is sharded like the params."""
+    dtype = jnp.dtype(a.dtype)
+
+    def local_step(shards, opt, tokens):
+        # The gradient of an all-gather is a reduce-scatter: the grads arrive as shards, summed
+        # over devices; / n makes them the mean over the global batch.
+        loss, grads = jax.value_and_grad(local_loss)(shards, tokens, a.heads, dtype)
+        grads = jax.tree_util.tree_map(lambda g: g / n, grads)
         m, v, t = opt
         t = t + 1
         m = jax.tree_util.tree_map(lambda m_, g: b1 * m_ + (1 - b1) * g, m, grads)
@@ -88,46 +142,73 @@ def make_step(mesh, n, lr, b1=0.9, b2=0.95, eps=1e-8):
 
         def update(p, m_, v_):
             mhat, vhat = m_ / (1 - b1 ** t), v_ / (1 - b2 ** t)
-            return p - lr * mhat / (jnp.sqrt(vhat) + eps)
+            return p - a.lr * mhat / (jnp.sqrt(vhat) + eps)
         shards = jax.tree_util.tree_map(update, shards, m, v)
         return shards, (m, v, t), jax.lax.pmean(loss, AXIS)
 
-    sharded = P(AXIS)
-    fn = shard_map(local_step, mesh=mesh,
-                   in_specs=(sharded, (sharded, sharded, P()), sharded, sharded),
-                   out_specs=(sharded, (sharded, sharded, P()), P()))
+    fn = shard_map(local_step, mesh=mesh, in_specs=(spec, (spec, spec, P()), P(AXIS)),
+                   out_specs=(spec, (spec, spec, P()), P()))
     return jax.jit(fn, donate_argnums=(0, 1))
 
 
-def main():
-    a = parse_args()
+def count_collectives(step, *args):
+    """All-gather and reduce-scatter instructions of the compiled step (async pairs count once)."""
+    text = step.lower(*args).compile().as_text()
+    return {op: len(re.findall(r"= \S+ " + op + r"(?:-start)?\(", text))
+            for op in ("all-gather", "reduce-scatter", "all-reduce")}
+
+
+def main(defaults=DEFAULTS, argv=None, name="jax_fsdp.py"):
+    a = parse_args(defaults, argv)
     devices = jax.devices()
     n = len(devices)
-    for name, size in (("--batch", a.batch), ("--dim", a.dim), ("--hidden", a.hidden)):
+    for flag, size in (("--batch", a.batch), ("--dim", a.dim), ("--vocab", a.vocab)):
         if size % n:
-            sys.exit(f"jax_fsdp.py: {name} {size} does not divide by {n} devices")
+            sys.exit(f"{name}: {flag} {size} does not divide by {n} devices")
+    if a.dim % a.heads:
+        sys.exit(f"{name}: --dim {a.dim} does not divide by --heads {a.heads}")
     mesh = Mesh(np.array(devices), (AXIS,))
-    shard = NamedSharding(mesh, P(AXIS))
-    print(f"jax_fsdp.py: {n} devices ({devices[0].platform}), fsdp over all", file=sys.stderr)
+    print(f"{name}: {n} devices ({devices[0].platform}), fsdp over all, {a.layers} layers "
+          f"under scan, {a.batch * a.seq // n} tokens per device", file=sys.stderr)
 
-    key = jax.random.PRNGKey(a.seed)
-    params = jax.device_put(init_params(key, a), shard)
-    def zeros():  # a fresh sharded tree each: m and v are donated separately
-        return jax.device_put(jax.tree_util.tree_map(jnp.zeros_like, params), shard)
-    opt = (zeros(), zeros(), jax.device_put(jnp.zeros((), jnp.float32), NamedSharding(mesh, P())))
-    teacher = init_params(jax.random.fold_in(key, 10**6), a)  # the function to learn
-    step = make_step(mesh, n, a.lr)
+    params = init_params(a.seed, a)
+    spec = specs(params)
+    shard = jax.tree_util.tree_map(lambda s: NamedSharding(mesh, s), spec)
+    zeros = jax.tree_util.tree_map(np.zeros_like, params)
+    params = jax.device_put(params, shard)
+    # m and v: separate sharded trees (both are donated); t replicated.
+    opt = (jax.device_put(zeros, shard), jax.device_put(zeros, shard),
+           jax.device_put(np.zeros((), np.float32), NamedSharding(mesh, P())))
+    batch = NamedSharding(mesh, P(AXIS))
+    step = make_step(mesh, n, a, spec)
+    # Tokens from a fixed random bigram table (10 % noise), so that the loss has something to
+    # learn; made on the host with numpy, outside the timed step.
+    table = np.random.default_rng(a.seed).integers(0, a.vocab, a.vocab)
+
+    def tokens_for(i):
+        rng = np.random.default_rng((a.seed, i))
+        toks = np.empty((a.batch, a.seq + 1), np.int32)
+        toks[:, 0] = rng.integers(0, a.vocab, a.batch)
+        for t in range(a.seq):
+            toks[:, t + 1] = table[toks[:, t]]
+        noise = rng.random(toks.shape) < 0.1
+        toks[noise] = rng.integers(0, a.vocab, int(noise.sum()))
+        return jax.device_put(toks, batch)
+
+    if a.hlo:
+        counts = count_collectives(step, params, opt, tokens_for(0))
+        print(f"{name}: compiled step holds " + ", ".join(f"{v} {k}" for k, v in counts.items()),
+              file=sys.stderr)
     for i in range(1, a.steps + 1):
-        x = jax.random.normal(jax.random.fold_in(key, i), (a.batch, a.dim))
-        y = forward(teacher, x)
-        x, y = jax.device_put(x, shard), jax.device_put(y, shard)
-        y.block_until_ready()
-        t0 = time.perf_counter()
-        params, opt, loss = step(params, opt, x, y)
+        tokens = tokens_for(i)
+        tokens.block_until_ready()
+        t0, c0 = time.perf_counter(), time.process_time()
+        params, opt, loss = step(params, opt, tokens)
         loss.block_until_ready()
         ms = (time.perf_counter() - t0) * 1000.0
-        print(json.dumps({"step": i, "step_time_ms": round(ms, 3), "loss": round(float(loss), 6)}),
-              flush=True)
+        cpu = (time.process_time() - c0) * 1000.0
+        print(json.dumps({"step": i, "step_time_ms": round(ms, 3), "loss": round(float(loss), 4),
+                          "cpu_ms": round(cpu, 3)}), flush=True)
 
 
 if __name__ == "__main__":

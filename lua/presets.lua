@@ -416,6 +416,24 @@ function api.pgle(opts)
   return preset("pgle", {}, vars)
 end
 
+-- XLA's CPU backend, for a job on host devices (docs/CPU.md measured each dimension on
+-- experiments/jax_cpu_fsdp.py with jaxlib 0.12.0.1; the flags' definitions are in openxla/xla
+-- xla/debug_options_flags.cc): multi-threaded Eigen calls, XNNPACK for the operations it
+-- supports, the preferred vector width, the HLO scheduler. Fast math only with
+-- fast_math = true: it changes the numbers (pair it with metric.check).
+function api.cpu(opts)
+  local line = call_line()
+  opts = options("cpu", opts, { fast_math = true })
+  local flags = {
+    xla_cpu_multi_thread_eigen = bool(line),
+    xla_cpu_use_xnnpack = bool(line),
+    xla_cpu_prefer_vector_width = choice(line, candidates("xla_cpu_prefer_vector_width")),
+    xla_cpu_scheduler_type = choice(line, candidates("xla_cpu_scheduler_type")),
+  }
+  if opts.fast_math then flags.xla_cpu_enable_fast_math = bool(line) end
+  return preset("cpu", flags, {})
+end
+
 presets.api = api
 
 -- Hands presets dsl's PARAM metatable and returns the table experiment files see as

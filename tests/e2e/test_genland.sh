@@ -97,4 +97,37 @@ check "best has XLA_FLAGS" [ -n "$bestflags" ]
 ooms=$(val "SELECT count(*) FROM trials WHERE status = 'oom'")
 okn=$(val "SELECT count(*) FROM trials WHERE status = 'ok'")
 check "every trial ok or OOM ($okn ok, $ooms oom)" [ $((okn + ooms)) = 16 ]
+# 7. Costs: every landscape's start and compile come from the ranges of real trials
+# (tests/data/real/costs.txt), are printed in its description and replayed by a run.
+range() { awk -v k="$1" '$1 == k { print $2, $3 }' "$src/tests/data/real/costs.txt"; }
+read -r slo shi <<< "$(range gpu_start_ms)"
+read -r clo chi <<< "$(range gpu_compile_steps)"
+check "costs.txt has the start and compile ranges" [ -n "$slo" ] && [ -n "$clo" ]
+bad=$(for s in $(seq 1 30) 1001 1002; do "$sim" --landscape gen:$s --print-space-json | head -1; done |
+  python3 -c '
+import json, sys
+slo, shi, clo, chi = map(float, sys.argv[1:])
+for line in sys.stdin:
+    d = json.loads(line.replace("\"params\": [", "\"params\": []}").strip())
+    r = d["compile_ms"] / d["t0_ms"]
+    if not (slo <= d["start_ms"] <= shi and clo - 0.01 <= r <= chi + 0.01):
+        print(d["landscape"], d["start_ms"], d["compile_ms"], d["t0_ms"])' "$slo" "$shi" "$clo" "$chi")
+check_eq "gen:1-30, 1001-1002: start and compile/step inside the real ranges" "$bad" ""
+j=$("$sim" --landscape gen:11 --print-space-json | head -1)
+check_eq "gen:11's costs: the same every time" "$("$sim" --landscape gen:11 --print-space-json | head -1)" "$j"
+cms=$(sed 's/.*"compile_ms": \([0-9]*\).*/\1/' <<< "$j")
+has a.lua "-- gen:11: a trial costs "
+"$sim" --landscape gen:11 --steps 1 --time-scale 0 > c11.out 2> /dev/null
+has c11.out "Compiled train_step in $(awk -v c="$cms" 'BEGIN { printf "%.1f", c / 1000 }') s"
+"$sim" --landscape gen:11 --steps 1 --time-scale 0 --compile-ms 500 > c500.out 2> /dev/null
+has c500.out "Compiled train_step in 0.5 s"
+"$sim" --landscape fsdp8 --steps 1 --time-scale 0 > f8.out 2> /dev/null
+has f8.out "Compiled train_step in 30.0 s"
+# The start passes before the first log line (the simulated clock starts at 1700000000 s).
+"$sim" --landscape fsdp8 --steps 0 --compile-ms 0 --start-ms 2500 --time-scale 0 2> s25.err > /dev/null
+check "--start-ms 2500: the first log line at 1700000002.5" grep -q '^I0000 00:00:1700000002.500000 ' s25.err
+smms=$(sed 's/.*"start_ms": \([0-9]*\).*/\1/' <<< "$j")
+"$sim" --landscape gen:11 --steps 0 --time-scale 0 2> s11.err > /dev/null
+check_eq "gen:11: its own start before the first log line" \
+  "$(head -1 s11.err | cut -d' ' -f2)" "$(awk -v s="$smms" 'BEGIN { printf "00:00:%.6f", 1700000000 + s / 1000 }')"
 finish

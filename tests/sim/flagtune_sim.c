@@ -1205,9 +1205,10 @@ typedef struct {
   int text;
   uint64_t seed;
   double time_scale;
-  double compile_ms;
-  double noise;   /* percent of the nominal noise */
-  int true_value; /* 1: --true-value; 2: --true-values (a configuration per stdin line) */
+  double compile_ms; /* < 0: the landscape's own (gen:SEED), else 30000 */
+  double start_ms;   /* < 0: the landscape's own (gen:SEED), else 0 */
+  double noise;      /* percent of the nominal noise */
+  int true_value;    /* 1: --true-value; 2: --true-values (a configuration per stdin line) */
   double fail_rate;
   int corrupt_ll128; /* --corrupt-ll128: an explicit LL128 in NCCL_PROTO computes wrong sums */
   int gen_params;    /* --gen-params N: a generated landscape's size (0: drawn from its seed) */
@@ -1422,6 +1423,7 @@ static int run_job(const options *o, const flagset *fs, const envcfg *e, const m
       1.0 + (m->noise_proc > 0 ? m->noise_proc : 0.01) * (o->noise / 100.0) * rng_normal(&r);
   int crash_at =
       rng_unit(&r) < o->fail_rate ? 1 + (int)(rng_next(&r) % (uint64_t)(o->steps + 1)) : 0;
+  sim_sleep(o, o->start_ms); /* Python, jax's import, the backend's start */
   log_startup(o, m, e);
   log_compile(fs, m);
   sim_sleep(o, o->compile_ms * m->compile_scale);
@@ -1449,7 +1451,8 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: flagtune-sim [--steps N] [--landscape fsdp8|single|sparse|gen:SEED]\n"
           "                    [--format json|text] [--seed S] [--time-scale X] [--compile-ms MS]\n"
-          "                    [--noise PCT] [--true-value] [--true-values] [--fail-rate P]\n"
+          "                    [--start-ms MS] [--noise PCT] [--true-value] [--true-values] "
+          "[--fail-rate P]\n"
           "                    [--corrupt-ll128]"
           "                    [--gen-params N] [--print-space] [--print-space-json] "
           "[--print-optimum]\n"
@@ -1484,6 +1487,8 @@ static int parse_options(int argc, char **argv, options *o) {
       ok = !num_arg(v, 0, 1e3, &o->time_scale);
     else if (!strcmp(a, "--compile-ms"))
       ok = !num_arg(v, 0, 1e8, &o->compile_ms);
+    else if (!strcmp(a, "--start-ms"))
+      ok = !num_arg(v, 0, 1e8, &o->start_ms);
     else if (!strcmp(a, "--noise"))
       ok = !num_arg(v, 0, 1e4, &o->noise);
     else if (!strcmp(a, "--fail-rate"))
@@ -1650,8 +1655,18 @@ static int true_values(const char *landscape) {
   return fflush(stdout) == 0 ? 0 : 1;
 }
 
+/* A generated landscape's own start and compile (genland_costs: the ranges of real trials,
+ * tests/data/real/costs.txt) where the command line gives none; the named landscapes keep
+ * 30 s of compile (a 57-140 steps' worth, as real trials' 60-530) and no start. */
+static void default_costs(options *o) {
+  double start = 0, compile = 30000.0, t0;
+  if (g_gen) genland_costs(g_gen, &start, &compile, &t0);
+  if (o->start_ms < 0) o->start_ms = start;
+  if (o->compile_ms < 0) o->compile_ms = compile;
+}
+
 int main(int argc, char **argv) {
-  options o = {.steps = 20, .time_scale = 0.001, .compile_ms = 30000.0, .noise = 100.0};
+  options o = {.steps = 20, .time_scale = 0.001, .compile_ms = -1, .start_ms = -1, .noise = 100.0};
   static flagset fs; /* static: still reachable when a failure path exit()s (clean under LSan) */
   envcfg e;
   model m;
@@ -1662,6 +1677,7 @@ int main(int argc, char **argv) {
   if (!o.landscape || !*o.landscape) o.landscape = "fsdp8";
   env_load(&e);
   if (gen_open(&o) < 0) return 2;
+  default_costs(&o);
   if (o.print_space || o.print_optimum) {
     if (!g_gen) {
       fprintf(stderr,

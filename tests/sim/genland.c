@@ -147,6 +147,7 @@ struct genland {
   int nin;
   int lhs, frac, slop, nvls; /* parameter indices, -1 when absent */
   double t0, m0, a_lhs, sigma, nu, noise_proc, noise_step;
+  double start_ms, compile_ms; /* a trial's cost besides its steps (genland_costs) */
 };
 
 /* ---- deterministic randomness (splitmix64, as the simulator's own) ---- */
@@ -168,6 +169,25 @@ static int gint(grng *r, int n) { /* 0..n-1 */
 }
 static double uni(grng *r, double lo, double hi) {
   return lo + (hi - lo) * gunit(r);
+}
+
+/* ---- what a trial costs besides its steps ---- */
+
+/* The ranges recorded from real trials, tests/data/real/costs.txt (test_genland.sh checks that
+ * every landscape's costs lie inside that file's ranges): the start (Python, jax's import, the
+ * backend) 6.7-9.0 s, and the compile as a multiple of one steady step, 60-530 (H100 trials
+ * of docs/GPU.md: 5.9-30.8 s of first step over 55-148 ms steps, 2.0 s over 3.8 ms). */
+#define START_MS_LO 6700.0
+#define START_MS_HI 9000.0
+#define COMPILE_STEPS_LO 60.0
+#define COMPILE_STEPS_HI 530.0
+
+/* Drawn from a stream of their own (the seed through another constant), after everything
+ * else: a landscape's space, values and optimum are those it had without costs. */
+static void draw_costs(genland *g) {
+  grng r = {g->seed * 0x9e3779b97f4a7c15ULL ^ 0x636f737473ULL};
+  g->start_ms = (double)(int64_t)uni(&r, START_MS_LO, START_MS_HI);
+  g->compile_ms = (double)(int64_t)(g->t0 * uni(&r, COMPILE_STEPS_LO, COMPILE_STEPS_HI));
 }
 
 /* ---- parameters ---- */
@@ -429,6 +449,7 @@ genland *genland_new(uint64_t seed, int nparams, char *err, size_t errlen) {
     int j = gint(&r, i + 1), t = g->order[i];
     g->order[i] = g->order[j], g->order[j] = t;
   }
+  draw_costs(g);
   return g;
 }
 
@@ -448,6 +469,12 @@ const char *genland_param(const genland *g, int i, int *is_env) {
 void genland_noise(const genland *g, double *proc, double *step) {
   *proc = g->noise_proc;
   *step = g->noise_step;
+}
+
+void genland_costs(const genland *g, double *start_ms, double *compile_ms, double *t0_ms) {
+  *start_ms = g->start_ms;
+  *compile_ms = g->compile_ms;
+  *t0_ms = g->t0;
 }
 
 /* ---- reading a configuration ---- */
@@ -517,7 +544,10 @@ static int unset_when_empty(const gparam *p, const char *b) {
 void genland_print_space(const genland *g, FILE *f, int json) {
   char b[128];
   if (json) {
-    fprintf(f, "{\"landscape\": \"gen:%llu\", \"params\": [", (unsigned long long)g->seed);
+    fprintf(f,
+            "{\"landscape\": \"gen:%llu\", \"start_ms\": %.0f, \"compile_ms\": %.0f, "
+            "\"t0_ms\": %.3f, \"params\": [",
+            (unsigned long long)g->seed, g->start_ms, g->compile_ms, g->t0);
     for (int o = 0; o < g->n; o++) {
       const gparam *p = &g->p[g->order[o]];
       fprintf(f, "%s\n  {\"name\": \"%s\", \"env\": %s, \"kind\": \"%s\",%s \"values\": [",
@@ -533,6 +563,9 @@ void genland_print_space(const genland *g, FILE *f, int json) {
     fprintf(f, "\n]}\n");
     return;
   }
+  fprintf(f,
+          "-- gen:%llu: a trial costs %.0f ms of start and %.0f ms of compile besides its steps\n",
+          (unsigned long long)g->seed, g->start_ms, g->compile_ms);
   for (int env = 0; env < 2; env++) {
     fprintf(f, "%s = {\n", env ? "vars" : "flags");
     for (int o = 0; o < g->n; o++) {

@@ -43,6 +43,11 @@ const char *genland_param(const genland *g, int i, int *is_env);
 /* Per-process and per-step noise, as fractions (0.005..0.03). */
 void genland_noise(const genland *g, double *proc, double *step);
 
+/* What a trial costs besides its steps, in simulated ms: the start before compiling (Python,
+ * jax, the backend) and the compile; and T0, the landscape's base step time. Drawn from the
+ * seed within the ranges of real trials (tests/data/real/costs.txt), apart from the values. */
+void genland_costs(const genland *g, double *start_ms, double *compile_ms, double *t0_ms);
+
 void genland_eval(const genland *g, genland_get_fn get, void *ctx, genland_val *v);
 
 /* The search space: JSON ({"params": [...]}) or an experiment-file fragment (flags, vars). */
