@@ -15,6 +15,7 @@
 
 #include "diag.h"
 #include "json.h"
+#include "metric.h"
 #include "units.h"
 
 #define GREEN "\033[32m"
@@ -217,7 +218,7 @@ char *progress_format_line(const progress_line *l, int width, int color, int ver
   add(&b, "%-11s", word);
   esc(&b, color, RESET);
   if (!l->not_stored && l->status == OUTCOME_OK && !isnan(l->value)) {
-    add(&b, " %9.2f ms", l->value);
+    add(&b, l->higher ? " %9.2f/s " : " %9.2f ms", metric_shown(l->value, l->higher));
     /* The baseline's own runs are the reference: no speedup over themselves. */
     if (!l->is_baseline && !isnan(l->baseline_ms) && l->value > 0)
       add(&b, " %6.3fx", l->baseline_ms / l->value);
@@ -277,12 +278,16 @@ static char *counts_line(const progress_state *s) {
 
 static char *best_line(const progress_state *s) {
   buf b = {0};
-  if (isnan(s->baseline_ms))
+  char v[48];
+  if (isnan(s->baseline_ms)) {
     add(&b, "baseline: not measured yet");
-  else
-    add(&b, "baseline %.2f ms", s->baseline_ms);
+  } else {
+    metric_format(v, sizeof v, s->baseline_ms, s->higher);
+    add(&b, "baseline %s", v);
+  }
   if (!isnan(s->best_ms)) {
-    add(&b, "  best #%d %.2f ms", s->best_number, s->best_ms);
+    metric_format(v, sizeof v, s->best_ms, s->higher);
+    add(&b, "  best #%d %s", s->best_number, v);
     if (!isnan(s->baseline_ms) && s->best_ms > 0) add(&b, " %.3fx", s->baseline_ms / s->best_ms);
     /* One run each: the interval is over their step times, not over repeated runs. */
     if (!isnan(s->best_lo)) add(&b, " (%.3f-%.3f over its steps)", s->best_lo, s->best_hi);

@@ -26,8 +26,9 @@ typedef struct {
   trial_role role;
   int is_baseline; /* the baseline's configuration ({}): its own run or a re-measurement */
   outcome status;
-  double value;       /* ms; NaN: none */
+  double value;       /* ms (a cost: 1000 / rate when higher); NaN: none */
   double baseline_ms; /* NaN: none yet */
+  int higher;         /* metric.better = "higher": values shown as the rate (metric_shown) */
   int rung_steps;     /* > 0: a short-rung trial (halving) of this many steps */
   const char *label;  /* the rendered label ("baseline" for {}) */
   /* Label tokens ("name=value") that are a parameter at its default, as the baseline ran
@@ -52,6 +53,7 @@ typedef struct {
   int done, total, parallel;
   int counts[OUTCOME_COUNT];
   double best_ms, baseline_ms; /* NaN: none */
+  int higher;                  /* values shown as the rate they are the cost of */
   int best_number;
   double best_lo, best_hi; /* the best's speedup interval over its step times; NaN: none */
   double eta_s;            /* < 0: unknown */

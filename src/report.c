@@ -14,6 +14,7 @@
 #include "classify.h"
 #include "diag.h"
 #include "importance.h"
+#include "metric.h"
 #include "outfile.h"
 #include "report_impl.h"
 #include "stats.h"
@@ -24,11 +25,13 @@
 
 /* ---- small helpers ---- */
 
-static void put_ms(FILE *f, double v) {
-  if (isnan(v))
+/* A stored value as the sweep's user reads it: "412.30&nbsp;ms", or a rate "2.24/s". */
+static void put_ms(FILE *f, double v, int higher) {
+  double shown = metric_shown(v, higher);
+  if (isnan(shown))
     fputs("&ndash;", f);
   else
-    fprintf(f, "%.2f&nbsp;ms", v);
+    fprintf(f, higher ? "%.2f/s" : "%.2f&nbsp;ms", shown);
 }
 
 /* ---- best so far ---- */
@@ -81,9 +84,14 @@ static series best_series(const report_sweep *r, int by_time) {
 static void best_plot(FILE *f, report_sweep *rs, int n, int by_time) {
   series s[REPORT_MAX_SWEEPS];
   svg_plot p = {.x0 = 0, .x1 = 0, .y0 = INFINITY, .y1 = -INFINITY};
+  int higher = n > 0 && view_higher(rs[0].obj);
   for (int i = 0; i < n; i++) {
     s[i] = best_series(&rs[i], by_time);
-    double base = view_num(cJSON_GetObjectItemCaseSensitive(rs[i].obj, "baseline"), "value");
+    /* Drawn as the user's metric reads: a rate sweep's best so far climbs. */
+    int hi_i = view_higher(rs[i].obj);
+    for (int k = 0; k < s[i].n; k++) s[i].y[k] = metric_shown(s[i].y[k], hi_i);
+    double base = metric_shown(
+        view_num(cJSON_GetObjectItemCaseSensitive(rs[i].obj, "baseline"), "value"), hi_i);
     if (s[i].n > 0 && s[i].xmax > p.x1) p.x1 = s[i].xmax;
     for (int k = 0; k < s[i].n; k++) {
       if (s[i].y[k] < p.y0) p.y0 = s[i].y[k];
@@ -109,16 +117,22 @@ static void best_plot(FILE *f, report_sweep *rs, int n, int by_time) {
   snprintf(xlabel, sizeof xlabel, "%s since the first trial started", unit);
   const char *id = by_time ? "best-by-time" : "best-by-trial";
   svg_begin(&p, f, id, 560, 300,
-            by_time ? "best step time so far against wall clock"
-                    : "best step time so far against trial number");
-  svg_axes(&p, by_time ? xlabel : "trial number", "best step time so far (ms)", 1);
+            by_time  ? (higher ? "best rate so far against wall clock"
+                               : "best step time so far against wall clock")
+            : higher ? "best rate so far against trial number"
+                     : "best step time so far against trial number");
+  svg_axes(&p, by_time ? xlabel : "trial number",
+           higher ? "best rate so far (per second)" : "best step time so far (ms)", 1);
   for (int i = 0; i < n; i++) {
-    double base = view_num(cJSON_GetObjectItemCaseSensitive(rs[i].obj, "baseline"), "value");
+    int hi_i = view_higher(rs[i].obj);
+    const char *vunit = hi_i ? "/s" : " ms";
+    double base = metric_shown(
+        view_num(cJSON_GetObjectItemCaseSensitive(rs[i].obj, "baseline"), "value"), hi_i);
     if (!isnan(base))
       fprintf(f,
               "<line class=\"baseline\" stroke=\"%s\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" "
-              "y2=\"%.1f\"><title>baseline %.2f ms</title></line>\n",
-              svg_color(i), p.left, p.w - p.right, svg_y(&p, base), svg_y(&p, base), base);
+              "y2=\"%.1f\"><title>baseline %.2f%s</title></line>\n",
+              svg_color(i), p.left, p.w - p.right, svg_y(&p, base), svg_y(&p, base), base, vunit);
     if (s[i].n > 0) {
       fprintf(f, "<path class=\"series\" stroke=\"%s\" d=\"M%.1f %.1f", svg_color(i),
               svg_x(&p, s[i].x[0]), svg_y(&p, s[i].y[0]));
@@ -128,9 +142,10 @@ static void best_plot(FILE *f, report_sweep *rs, int n, int by_time) {
     }
     for (int k = 0; k < s[i].n; k++)
       fprintf(f,
-              "<circle fill=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"><title>%.2f ms at %g"
+              "<circle fill=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"><title>%.2f%s at %g"
               "</title></circle>\n",
-              svg_color(i), svg_x(&p, s[i].x[k]), svg_y(&p, s[i].y[k]), s[i].y[k], s[i].x[k]);
+              svg_color(i), svg_x(&p, s[i].x[k]), svg_y(&p, s[i].y[k]), s[i].y[k], vunit,
+              s[i].x[k]);
     free(s[i].x);
     free(s[i].y);
   }
@@ -185,9 +200,9 @@ static void summary_table(FILE *f, report_sweep *rs, int n) {
     fprintf(f, "<td>%.0f: ", view_num(o, "n_trials"));
     put_counts(f, o);
     fputs("</td><td>", f);
-    put_ms(f, have ? v.baseline : NAN);
+    put_ms(f, have ? v.baseline : NAN, view_higher(o));
     fputs("</td><td>", f);
-    put_ms(f, v.value);
+    put_ms(f, v.value, view_higher(o));
     if (v.pooled) fprintf(f, " <small>(median of %d)</small>", v.pooled);
     fputs("</td><td>", f);
     if (have) {
@@ -275,9 +290,9 @@ static void top_table(FILE *f, const report_sweep *r, int si) {
   const cJSON *base_trial = cJSON_GetObjectItemCaseSensitive(r->obj, "baseline");
   fprintf(f,
           "<table class=\"top\" id=\"top-%d\"><thead><tr><th>#</th><th>trial</th>"
-          "<th>step time</th><th>runs</th><th>speedup (95%% CI)</th>"
+          "<th>%s</th><th>runs</th><th>speedup (95%% CI)</th>"
           "<th>differences from the baseline</th></tr></thead><tbody>\n",
-          si + 1);
+          si + 1, view_higher(r->obj) ? "rate" : "step time");
   stats_boot base = {0}, rows[TOP_CONFIGS];
   int n_rows = 0;
   double *base_med = NULL, *row_med = NULL, base_m = NAN;
@@ -291,7 +306,7 @@ static void top_table(FILE *f, const report_sweep *r, int si) {
   for (int j = 0; j < d->n_top; j++) {
     const topcfg *t = &d->top[j];
     fprintf(f, "<tr><td>%d</td><td>%d</td><td>", j + 1, t->best_number);
-    put_ms(f, t->value);
+    put_ms(f, t->value, view_higher(r->obj));
     fprintf(f, "</td><td>%d</td><td>", t->n);
     if (base_med && t->n_steps > 0) {
       stats_boot *b = NULL;
@@ -332,7 +347,7 @@ static void export_section(FILE *f, const report_sweep *r, int si) {
   char *c1 =
       xasprintf("flagtune: sweep %.0f \"%s\", model %s on %s", view_num(r->obj, "id"),
                 view_str(r->obj, "name"), view_str(r->obj, "model"), view_str(r->obj, "hardware"));
-  char *c2 = xasprintf("trial %.0f, %.2f ms", view_num(best, "number"), view_num(best, "value"));
+  char *c2 = view_verdict_comment(r->obj, best);
   const char *comments[2] = {c1, c2};
   view_export x;
   view_export_init(&x, best, comments, 2);

@@ -529,6 +529,8 @@ char *sweep_options_json(const sweep *sw, const sweep_opts *o) {
   cJSON_AddNumberToObject(j, "seed", (double)sw->seed);
   cJSON_AddNumberToObject(j, "skip", sw->exp->metric_skip);
   cJSON_AddStringToObject(j, "reduce", stats_reduce_name(sw->exp->metric_reduce));
+  /* Read by every view of the sweep: its values are costs, shown as the rate they came from. */
+  if (sw->exp->metric_higher) cJSON_AddStringToObject(j, "better", "higher");
   char *s = json_print(j);
   cJSON_Delete(j);
   return s;

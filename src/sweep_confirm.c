@@ -8,6 +8,7 @@
 
 #include "confirm.h"
 #include "diag.h"
+#include "metric.h"
 #include "sweep_impl.h"
 
 /* The strategy's model estimates (strategy_estimate) of CONFIGS, as confirm reads them;
@@ -140,8 +141,11 @@ void sweep_choose_winner(sweep *sw) {
       store_sweep_set_winner(sw->db, sw->id, &w, &err) == 0) {
     sw->winner_ms = w.value;
     sw->winner_base_ms = w.baseline;
-    diag_note("flagtune: confirmed winner: %.2f ms over %d trials vs baseline %.2f ms", w.value,
-              w.n_trials, w.baseline);
+    char val[48], base[48];
+    metric_format(val, sizeof val, w.value, sw->exp->metric_higher);
+    metric_format(base, sizeof base, w.baseline, sw->exp->metric_higher);
+    diag_note("flagtune: confirmed winner: %s over %d trials vs baseline %s", val, w.n_trials,
+              base);
   }
   if (err) diag_warn("%s", err);
   free(err);

@@ -42,6 +42,7 @@ void sweep_view_status(sweep *sw) {
                        .parallel = sw->parallel,
                        .best_ms = sw->best_ms,
                        .baseline_ms = sw->baseline_ms,
+                       .higher = sw->exp->metric_higher,
                        .best_number = sw->best_number,
                        .best_lo = sw->best_lo,
                        .best_hi = sw->best_hi,
@@ -77,6 +78,7 @@ void sweep_report_progress(sweep *sw, const trial_result *r) {
       .status = t->status,
       .value = t->value,
       .baseline_ms = sw->baseline_ms,
+      .higher = sw->exp->metric_higher,
       .rung_steps =
           steps > 0 && sw->exp->budget_steps > 0 && steps < sw->exp->budget_steps ? steps : 0,
       .label = r->label,
