@@ -15,6 +15,7 @@
 #include "json.h"
 #include "metric.h"
 #include "outfile.h"
+#include "report.h"
 #include "store.h"
 #include "view.h"
 
@@ -150,9 +151,7 @@ static int load_sweep(const args *a, const char *ref, int limit, store **s, cJSO
 
 /* show --all prints its trial table as the rows are read (store_each_trial): listing a
  * 100,000-trial sweep holds one row at a time, not the table (it peaked at 200 MiB for 60,000
- * trials). Its importance is over every trial up to SHOW_SAMPLE, else over an evenly spread
- * sample of about SHOW_SAMPLE of them (store_trials_sample). */
-#define SHOW_SAMPLE 5000
+ * trials). Its importance is show's and the report's (report_importance_attach). */
 typedef struct {
   int json;
   int n;      /* rows printed */
@@ -195,12 +194,8 @@ static void show_head(cJSON *obj) {
 static int show_all(args *a, store *s, cJSON *obj, char **err) {
   show_stream ss = {.json = a->json, .n = 0, .higher = view_higher(obj)};
   int64_t id = (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(obj, "id"));
-  int64_t total = (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(obj, "n_trials"));
-  cJSON *sample = NULL;
-  int rc = store_trials_sample(s, id, total, SHOW_SAMPLE, &sample, err);
+  int rc = report_importance_attach(s, obj, err);
   if (rc) return rc;
-  cJSON_ReplaceItemInObjectCaseSensitive(obj, "trials", sample);
-  importance_attach(obj);
   cJSON_ReplaceItemInObjectCaseSensitive(obj, "trials", cJSON_CreateArray());
   cJSON_ReplaceItemInObjectCaseSensitive(obj, "trials_listed", cJSON_CreateString("all"));
   if (a->json) {
@@ -225,8 +220,9 @@ int cli_cmd_show(args *a) {
   cJSON *obj = NULL;
   char *err = NULL;
   int rc = load_sweep(a, a->pos[0], a->all ? 0 : SHOW_PAGE, &s, &obj, &err);
-  /* which parameters mattered (src/importance.c); show --all's own in show_all */
-  if (rc == 0 && !a->all) importance_attach(obj);
+  /* which parameters mattered: one estimate over the sweep's trials, failures included, as
+   * the report's (not over the listed page of fastest ok trials) */
+  if (rc == 0) rc = report_importance_attach(s, obj, &err);
   if (rc == 0 && a->all) {
     rc = show_all(a, s, obj, &err);
   } else if (rc == 0 && a->json) {

@@ -285,9 +285,45 @@ static void put_differences(FILE *f, const cJSON *trial, const cJSON *base) {
 
 static long long boot_draws; /* resampled medians' ranks drawn, for the tests */
 
+/* The index in D's top table of the winner's configuration (the listing's "best"), -1 when it
+ * is not there. */
+static int winner_row(const report_data *d, const cJSON *win) {
+  const char *cfg = view_str(win, "config");
+  for (int j = 0; cfg && j < d->n_top; j++) {
+    const char *c = view_str(d->top[j].best, "config");
+    if (c && strcmp(c, cfg) == 0) return j;
+  }
+  return -1;
+}
+
+/* The top table's first row: the sweep's winner as show, best, export and the summary above
+ * give it (its number, its value, its speedup and interval: report_verdict), whatever its rank
+ * by median among the others. */
+static void winner_first(FILE *f, const report_sweep *r) {
+  const cJSON *win = cJSON_GetObjectItemCaseSensitive(r->obj, "best");
+  verdict v;
+  int have = report_verdict(r, &v) == 0;
+  fprintf(f, "<tr class=\"winner\"><td>1</td><td>%.0f</td><td>", view_num(win, "number"));
+  put_ms(f, v.value, view_higher(r->obj));
+  /* its value is the pooled median of the confirmed, else that one trial's */
+  fprintf(f, "</td><td>%d</td><td>", v.pooled ? v.pooled : 1);
+  if (have) {
+    char sp[96];
+    view_format_speedup(&v, sp, sizeof sp);
+    report_html(f, sp);
+  } else {
+    fputs("&ndash;", f);
+  }
+  fputs("</td><td>", f);
+  put_differences(f, win, cJSON_GetObjectItemCaseSensitive(r->obj, "baseline"));
+  fputs(" <small>(the winner)</small></td></tr>\n", f);
+}
+
 static void top_table(FILE *f, const report_sweep *r, int si) {
   const report_data *d = r->data;
   const cJSON *base_trial = cJSON_GetObjectItemCaseSensitive(r->obj, "baseline");
+  const cJSON *win = cJSON_GetObjectItemCaseSensitive(r->obj, "best");
+  int wi = cJSON_IsObject(win) ? winner_row(d, win) : -1, shown = 0;
   fprintf(f,
           "<table class=\"top\" id=\"top-%d\"><thead><tr><th>#</th><th>trial</th>"
           "<th>%s</th><th>runs</th><th>speedup (95%% CI)</th>"
@@ -303,9 +339,11 @@ static void top_table(FILE *f, const report_sweep *r, int si) {
     row_med = xmalloc(STATS_RESAMPLES * sizeof *row_med);
     base_m = stats_boot_medians(&base, d->base_steps, base_med);
   }
-  for (int j = 0; j < d->n_top; j++) {
+  if (cJSON_IsObject(win)) winner_first(f, r), shown++;
+  for (int j = 0; j < d->n_top && shown < TOP_CONFIGS; j++) {
     const topcfg *t = &d->top[j];
-    fprintf(f, "<tr><td>%d</td><td>%d</td><td>", j + 1, t->best_number);
+    if (j == wi) continue;
+    fprintf(f, "<tr><td>%d</td><td>%d</td><td>", ++shown, t->best_number);
     put_ms(f, t->value, view_higher(r->obj));
     fprintf(f, "</td><td>%d</td><td>", t->n);
     if (base_med && t->n_steps > 0) {
@@ -327,7 +365,7 @@ static void top_table(FILE *f, const report_sweep *r, int si) {
     put_differences(f, t->best, base_trial);
     fputs("</td></tr>\n", f);
   }
-  if (d->n_top == 0) fputs("<tr><td colspan=\"6\">no ok trial yet</td></tr>\n", f);
+  if (shown == 0) fputs("<tr><td colspan=\"6\">no ok trial yet</td></tr>\n", f);
   fputs("</tbody></table>\n", f);
   for (int i = 0; i < n_rows; i++) stats_boot_free(&rows[i]);
   if (base_med) stats_boot_free(&base);
