@@ -55,7 +55,8 @@ static sweep_opts to_opts(const args *a) {
                   .force = a->force,
                   .executor = a->executor,
                   .keep_going = a->keep_going,
-                  .notify = a->notify};
+                  .notify = a->notify,
+                  .sample = a->sample};
   return o;
 }
 
@@ -202,10 +203,14 @@ static const command commands[] = {
      "holder. --force takes over a sweep marked running on another host (whose lock cannot be\n"
      "checked from here). A sweep cut by its time budget is resumable; it gets the time anew.",
      cmd_resume, 1, 1, "db parallel trials hours until force detach log keep-going notify"},
-    {"check", "check EXPERIMENT.lua [--parallel N] [--trials N] [--hours H] [--seed S]",
+    {"check",
+     "check EXPERIMENT.lua [--sample LOG] [--db PATH] [--parallel N] [--trials N] [--hours H] "
+     "[--seed S]",
      "Validates an experiment file (keys, types, units, space, strategy) without running or\n"
-     "writing anything. Errors read `file:line: message`; exit 2.",
-     cmd_check, 1, 1, "parallel trials hours seed"},
+     "writing anything. Errors read `file:line: message`; exit 2. --sample LOG reads a captured\n"
+     "log of the program as a trial's output: the step times the metric takes, the skipped\n"
+     "ones, the value a trial would record, and why a line was not read.",
+     cmd_check, 1, 1, "sample db parallel trials hours seed"},
     {"sweeps", "sweeps [--db PATH] [--json]",
      "Lists past sweeps: id, name, model, hardware, status, trials, best, baseline, speedup.",
      cli_cmd_sweeps, 0, 0, "db json"},
@@ -369,6 +374,8 @@ static int set_option(args *a, const char *opt, const char *v, char **err) {
     a->log = v;
   else if (strcmp(opt, "notify") == 0)
     a->notify = v;
+  else if (strcmp(opt, "sample") == 0)
+    a->sample = v;
   else if (strcmp(opt, "executor") == 0) {
     if (strcmp(v, "local") != 0 && strcmp(v, "slurm") != 0)
       return diag_set(err, FT_EINPUT, "--executor must be local or slurm, got '%s'", v);

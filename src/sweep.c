@@ -32,6 +32,7 @@
 #include "preflight.h"
 #include "progress.h"
 #include "resume.h"
+#include "sample.h"
 #include "slurm.h"
 #include "stats.h"
 #include "store.h"
@@ -819,6 +820,7 @@ int sweep_check(const char *path, const sweep_opts *o, char **summary, char **er
         "%d trials (baseline + %d)%s, parallel %d",
         path, e->n_params, e->n_params == 1 ? "" : "s", e->space_size, e->strategy_desc,
         sw->budget_trials, sw->budget_trials - 1, hours, sw->parallel);
+    if (o->sample) rc = sample_append(e, o->sample, summary, err); /* check --sample */
   }
   sweep_free(sw);
   return rc;
