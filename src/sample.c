@@ -226,3 +226,22 @@ int sample_append(experiment *e, const char *path, char **summary, char **err) {
   free(read);
   return rc;
 }
+
+char *sample_json_keys(const char *line) {
+  cJSON *j = line ? cJSON_Parse(line) : NULL;
+  char *out = NULL;
+  if (cJSON_IsObject(j) && j->child) {
+    size_t n = 1;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, j) n += strlen(it->string) + 4;
+    out = xcalloc(n, 1);
+    cJSON_ArrayForEach(it, j) {
+      if (*out) strcat(out, ", ");
+      strcat(out, "'");
+      strcat(out, it->string);
+      strcat(out, "'");
+    }
+  }
+  cJSON_Delete(j);
+  return out;
+}

@@ -12,6 +12,10 @@
  * time from it (the message names what the log holds instead: the JSON keys found, or lines
  * that look like steps). */
 int sample_check(experiment *e, const char *path, char **out, char **err);
+/* "'step', 'step_time_ms', 'loss'": the top-level keys of LINE when it is one JSON object,
+ * else NULL. Caller frees. What a no_metric trial says instead of quoting the line. */
+char *sample_json_keys(const char *line);
+
 /* sample_check's text appended to *SUMMARY (check's line) after a newline; on failure *SUMMARY
  * is freed and set to NULL. */
 int sample_append(experiment *e, const char *path, char **summary, char **err);

@@ -15,6 +15,7 @@
 
 #include "diag.h"
 #include "launch.h"
+#include "sample.h"
 #include "stats.h"
 
 #define EXCERPT_LINES 20  /* last stderr lines kept for the error excerpt */
@@ -363,12 +364,22 @@ static char *trial_excerpt(trial *t, const exec_result *res, outcome o, const ch
     int stderr_lines = 0;
     for (int i = 0; i < EXCERPT_LINES; i++) stderr_lines += t->excerpt[i] != NULL;
     const char *last = stderr_lines ? t->last_stdout : NULL;
-    reason = xasprintf(
-        "the metric read %d step time%s (the first %d skipped) and the command printed no error: "
-        "check `metric` against the lines in the log%s%s%s",
-        t->n_steps, t->n_steps == 1 ? "" : "s", t->prop.skip,
-        last ? " (the last line on stdout it did not read: " : "", last ? last : "",
-        last ? ")" : "");
+    char *keys = t->c.exp->metric == METRIC_JSON && t->n_steps == 0
+                     ? sample_json_keys(t->last_stdout)
+                     : NULL;
+    if (keys) /* a wrong json key: the keys there are, not the whole line */
+      reason = xasprintf(
+          "the metric read %d step time%s: no JSON line on stdout has the key '%s'; the last holds "
+          "the keys %s (`flagtune check EXPERIMENT --sample LOG` shows what the metric reads)",
+          t->n_steps, t->n_steps == 1 ? "" : "s", t->c.exp->metric_field, keys);
+    else
+      reason = xasprintf(
+          "the metric read %d step time%s (the first %d skipped) and the command printed no error: "
+          "check `metric` against the lines in the log%s%s%s",
+          t->n_steps, t->n_steps == 1 ? "" : "s", t->prop.skip,
+          last ? " (the last line on stdout it did not read: " : "", last ? last : "",
+          last ? ")" : "");
+    free(keys);
   }
   if (t->log_error) excerpt = prepend(t->log_error, excerpt);
   if (t->leftovers > 0) {
