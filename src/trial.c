@@ -15,6 +15,7 @@
 
 #include "diag.h"
 #include "launch.h"
+#include "metric.h"
 #include "sample.h"
 #include "stats.h"
 
@@ -133,6 +134,20 @@ trial_view trial_get_view(const trial *t) {
                       .elapsed_s = (double)uv_hrtime() / 1e9 - t->started_s};
 }
 
+/* Why a trial was pruned, in the user's unit: "pruned at step 6: median 91.00 ms > 1.2 x best
+ * 57.00 ms" (a rate: "median 1.80/s < best 2.24/s / 1.2"). */
+static char *prune_reason(const experiment *e, int step, double v, double best) {
+  char a[48], b[48];
+  metric_format(a, sizeof a, v, e->metric_higher);
+  metric_format(b, sizeof b, best, e->metric_higher);
+  const char *how = stats_reduce_name(e->metric_reduce);
+  double m = 1.0 + e->prune_margin;
+  if (e->metric_higher)
+    return xasprintf("pruned at step %d: %s %s < best %s / %.3g (prune.margin)", step, how, a, b,
+                     m);
+  return xasprintf("pruned at step %d: %s %s > %.3g x best %s (prune.margin)", step, how, a, m, b);
+}
+
 /* Stops a search trial whose reduced step time so far is clearly slower than the best:
  * after prune_min_steps steps past the warm-up, more than prune_margin above it. */
 static void maybe_prune(trial *t) {
@@ -141,7 +156,11 @@ static void maybe_prune(trial *t) {
   if (t->facts.stopped != STOPPED_NONE || t->n_steps - t->prop.skip < e->prune_min_steps) return;
   /* Kept up to date step by step: re-reducing every step per line was quadratic. */
   double v = stats_running_value(&t->kept);
-  if (v > t->best_ms * (1.0 + e->prune_margin)) trial_stop(t, STOPPED_PRUNED);
+  if (v > t->best_ms * (1.0 + e->prune_margin)) {
+    free(t->signal_line); /* the reason show, the progress line and the report give */
+    t->signal_line = prune_reason(e, t->n_steps, v, t->best_ms);
+    trial_stop(t, STOPPED_PRUNED);
+  }
 }
 
 /* Reads metric.check's loss from LINE, if it holds one. */
