@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "cli_impl.h"
@@ -23,6 +24,7 @@
 #include "supervise.h"
 #include "sweep.h"
 #include "sweep_minimize.h"
+#include "units.h"
 
 static const command *find_command(const char *name);
 
@@ -162,6 +164,9 @@ static int cmd_minimize(args *a) {
 
 static int cmd_report(args *a) {
   char *err = NULL;
+  if (!a->output && isatty(STDOUT_FILENO))
+    return cli_fail(FT_EINPUT, xasprintf("report writes an HTML page: give -o FILE.html (or -o - "
+                                         "to write it to this terminal anyway)"));
   int rc = report_write(cli_db_path(a), a->pos, a->n_pos, a->output, &err);
   return rc != 0 ? cli_fail(rc, err) : 0;
 }
@@ -395,10 +400,20 @@ static int set_option(args *a, const char *opt, const char *v, char **err) {
   } else if (strcmp(opt, "until") == 0) {
     return parse_until(v, &a->until_hours, err);
   } else if (strcmp(opt, "hours") == 0) {
+    /* a number of hours, or a duration as the experiment file writes one ("8h", "90m") */
     char *end;
+    double secs;
+    const char *why = NULL;
     a->hours = strtod(v, &end);
-    if (*v == '\0' || *end != '\0' || !(a->hours > 0))
-      return diag_set(err, FT_EINPUT, "--hours needs a positive number, got '%s'", v);
+    if (*v != '\0' && *end != '\0' && units_parse_duration(v, &secs, &why) == 0)
+      a->hours = secs / 3600;
+    else if (*v == '\0' || *end != '\0')
+      a->hours = -1;
+    if (!(a->hours > 0))
+      return diag_set(err, FT_EINPUT,
+                      "--hours needs a positive number of hours or a duration (8, 8h, 90m), "
+                      "got '%s'",
+                      v);
   }
   return 0;
 }
