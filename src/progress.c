@@ -125,16 +125,19 @@ static int is_bytes_param(const char *name, size_t len) {
   return strstr(tmp, "bytes") || strstr(tmp, "threshold") || strstr(tmp, "BUFFSIZE");
 }
 
-/* One "name=value" token shortened into B. */
-static void abbrev_token(buf *b, const char *tok, size_t len) {
+/* One "name=value" token shortened into B; SHOWN (or NULL) is the name to write. */
+static void abbrev_token(buf *b, const char *tok, size_t len, const char *shown) {
   const char *eq = memchr(tok, '=', len);
   const char *name = tok;
   size_t nlen = eq ? (size_t)(eq - tok) : len;
+  const char *full = tok;
+  size_t flen = nlen;
   static const char *const prefixes[] = {"xla_gpu_", "xla_tpu_", "xla_", "enable_"};
   for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
     size_t pl = strlen(prefixes[i]);
     if (nlen > pl && strncmp(name, prefixes[i], pl) == 0) name += pl, nlen -= pl;
   }
+  if (shown) name = shown, nlen = strlen(shown);
   if (!eq) {
     add(b, "%.*s", (int)nlen, name);
     return;
@@ -150,7 +153,7 @@ static void abbrev_token(buf *b, const char *tok, size_t len) {
     return;
   }
   char num[32];
-  if (vlen < sizeof num && is_bytes_param(name, nlen)) {
+  if (vlen < sizeof num && is_bytes_param(full, flen)) {
     memcpy(num, v, vlen);
     num[vlen] = '\0';
     char *end = NULL;
@@ -165,20 +168,29 @@ static void abbrev_token(buf *b, const char *tok, size_t len) {
   add(b, "%.*s=%.*s", (int)nlen, name, (int)vlen, v);
 }
 
-char *progress_abbrev(const char *label) {
+char *progress_abbrev_short(const char *label, const char *const *names, const char *const *shorts,
+                            int n_names) {
   buf b = {0};
   const char *p = label ? label : "";
   int first = 1;
   while (*p) {
     size_t n = strcspn(p, " ");
     if (n > 0) {
+      size_t nl = strcspn(p, "= ");
+      const char *shown = NULL;
+      for (int i = 0; i < n_names && !shown; i++)
+        if (strlen(names[i]) == nl && strncmp(names[i], p, nl) == 0) shown = shorts[i];
       if (!first) add(&b, " ");
-      abbrev_token(&b, p, n);
+      abbrev_token(&b, p, n, shown);
       first = 0;
     }
     p += n + (p[n] == ' ');
   }
   return buf_take(&b);
+}
+
+char *progress_abbrev(const char *label) {
+  return progress_abbrev_short(label, NULL, NULL, 0);
 }
 
 char *progress_drop_defaults(const char *label, const char *const *defaults, int n) {
@@ -238,6 +250,11 @@ char *progress_format_line(const progress_line *l, int width, int color, int ver
                          : progress_drop_defaults(l->label, l->defaults, l->n_defaults);
     char *label = progress_abbrev(diff);
     int room = width > 0 && !verbose ? width - (int)b.visible : -1;
+    /* Too long for the line: the short names, which say what differs, before any cut. */
+    if (room >= 0 && (int)strlen(label) > room && l->n_names > 0) {
+      free(label);
+      label = progress_abbrev_short(diff, l->names, l->shorts, l->n_names);
+    }
     add_fitted(&b, *label ? label : "(every parameter at its default)", room);
     free(label);
     free(diff);
@@ -358,10 +375,34 @@ static void stamp(void) {
   fprintf(stderr, "%s ", when);
 }
 
+/* The short names' legend, once, before the first line that may use them: wrapped to WIDTH,
+ * "short = name" items. */
+static void print_legend(const progress_line *l, int width) {
+  static int printed;
+  if (printed || l->n_names == 0) return;
+  printed = 1;
+  buf b = {0};
+  add(&b, "names when a line is narrow (-v: whole labels):");
+  for (int i = 0; i < l->n_names; i++) {
+    if (strcmp(l->names[i], l->shorts[i]) == 0) continue;
+    size_t item = strlen(l->names[i]) + strlen(l->shorts[i]) + 4;
+    if (width > 0 && b.visible + item > (size_t)width) {
+      fprintf(stderr, "%s\n", buf_take(&b));
+      free(b.s);
+      b = (buf){0};
+      add(&b, " ");
+    }
+    add(&b, "  %s = %s", l->shorts[i], l->names[i]);
+  }
+  fprintf(stderr, "%s\n", buf_take(&b));
+  free(b.s);
+}
+
 void progress_print_line(const progress_mode *m, const progress_line *l) {
   if (m->quiet) return;
   progress_erase();
   int width = m->tty ? m->width : 0;
+  if (width > 0 && !m->verbose) print_legend(l, width);
   char *line = progress_format_line(l, width, m->color, m->verbose);
   if (!m->tty) stamp();
   fprintf(stderr, "%s\n", line);

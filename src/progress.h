@@ -35,6 +35,10 @@ typedef struct {
    * it: left out of the line (not with verbose). */
   const char *const *defaults;
   int n_defaults;
+  /* Where the label does not fit the width: label name names[i] is shown as shorts[i]
+   * (lua/progress.lua short_names), with a legend printed once. */
+  const char *const *names, *const *shorts;
+  int n_names;
   const char *reason; /* a non-ok trial's one-line reason; NULL: none */
   int not_stored;     /* its outcome could not be stored */
   int done, total;    /* trials done (this one included) of planned */
@@ -70,6 +74,10 @@ progress_mode progress_detect(void);
  * set to true shown as +name and to false as -name, byte counts of *_bytes and *threshold*
  * parameters humanised (67108864 -> 64MiB). A new string. */
 char *progress_abbrev(const char *label);
+/* progress_abbrev with label name NAMES[i] written SHORTS[i] (N of them); byte counts are
+ * still humanised by the full name. A new string. */
+char *progress_abbrev_short(const char *label, const char *const *names, const char *const *shorts,
+                            int n);
 /* LABEL without the tokens listed in DEFAULTS (N of them). A new string. */
 char *progress_drop_defaults(const char *label, const char *const *defaults, int n);
 /* A finished trial's line (without the timestamp, no newline), fitted to WIDTH columns

@@ -386,6 +386,7 @@ void sweep_free(sweep *sw) {
   free(sw->base_steps);
   for (int i = 0; i < sw->n_defaults; i++) free(sw->defaults[i]);
   free(sw->defaults);
+  sweep_view_free(sw);
   free(sw->db_path);
   free(sw->ff_first);
   executor_free(sw->x);
