@@ -422,6 +422,16 @@ void progress_print_line(const progress_mode *m, const progress_line *l) {
   fflush(stderr);
 }
 
+void progress_print_status_line(const progress_mode *m, const progress_state *s) {
+  if (m->quiet) return;
+  char *counts = counts_line(s), *best = best_line(s);
+  stamp();
+  fprintf(stderr, "status: %s | %s\n", counts, best);
+  fflush(stderr);
+  free(counts);
+  free(best);
+}
+
 void progress_print_status(const progress_mode *m, const progress_state *s) {
   if (m->quiet || !m->tty) return;
   progress_mode now = progress_detect(); /* the terminal may have been resized */

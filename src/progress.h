@@ -96,6 +96,9 @@ void progress_print_line(const progress_mode *m, const progress_line *l);
 /* On a terminal, redraws the status area from S (erasing the previous one); elsewhere
  * nothing. */
 void progress_print_status(const progress_mode *m, const progress_state *s);
+/* Not a terminal: the status area's counts and best as one timestamped line ("status: 12/30
+ * done  ok 10 ...  running 2  ETA 4m10s | baseline ... best ..."), for a log read later. */
+void progress_print_status_line(const progress_mode *m, const progress_state *s);
 /* Erases the status area (before anything else is printed, and at the end). */
 void progress_erase(void);
 

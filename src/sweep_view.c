@@ -24,8 +24,21 @@ void sweep_quiet_if_unwritable(void) {
 }
 
 /* The trials shown on the status area, running now. */
+/* Not a terminal (a log, `| tee`, --detach): whether a status line is due, every
+ * $FLAGTUNE_STATUS_EVERY seconds (default 60; 0: never). */
+static int status_line_due(void) {
+  static double last = -1;
+  const char *e = getenv("FLAGTUNE_STATUS_EVERY");
+  double every = e && *e ? atof(e) : 60, now = sweep_now_s();
+  if (!(every > 0)) return 0;
+  if (last < 0) last = now; /* the first after one interval, not at the start */
+  if (now - last < every) return 0;
+  last = now;
+  return 1;
+}
+
 void sweep_view_status(sweep *sw) {
-  if (sw->view.quiet || !sw->view.tty) return;
+  if (sw->view.quiet || (!sw->view.tty && !status_line_due())) return;
   progress_running run[16];
   int n = 0;
   for (int i = 0; i < sw->parallel && n < 16; i++) {
@@ -63,7 +76,10 @@ void sweep_view_status(sweep *sw) {
     st.eta_s = work / sw->parallel;
     if (st.deadline_left_s >= 0 && st.eta_s > st.deadline_left_s) st.eta_s = st.deadline_left_s;
   }
-  progress_print_status(&sw->view, &st);
+  if (sw->view.tty)
+    progress_print_status(&sw->view, &st);
+  else
+    progress_print_status_line(&sw->view, &st);
   sweep_quiet_if_unwritable();
 }
 
