@@ -94,10 +94,14 @@ void sweep_plan_confirmation(sweep *sw) {
     }
     sweep_queue_push(sw, &p, ROLE_CONFIRM, 0);
   }
-  int n_cand = distinct_candidates(configs, n_configs);
+  int n_cand = distinct_candidates(configs, n_configs), n_base = 0;
+  for (int i = 0; i < n_configs; i++) n_base += strcmp(configs[i], "{}") == 0;
   if (n_configs > 0)
-    diag_note("flagtune: confirming: %d re-measurement%s of the baseline and %d candidate%s",
-              n_configs, n_configs == 1 ? "" : "s", n_cand, n_cand == 1 ? "" : "s");
+    diag_note(
+        "flagtune: confirming: %d trial%s: %d re-measurement%s of the baseline and %d of %d "
+        "candidate%s",
+        n_configs, n_configs == 1 ? "" : "s", n_base, n_base == 1 ? "" : "s", n_configs - n_base,
+        n_cand, n_cand == 1 ? "" : "s");
   free(err);
   free(configs);
   record_free(t, n);

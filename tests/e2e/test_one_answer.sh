@@ -5,11 +5,13 @@
 #     (show does not score only the page of fastest ok trials it lists)
 #  2. one winner: the report's top table starts with the trial that show, best and export
 #     name, with the speedup and interval of the summary above it and of show's best line
+#  3. the confirmation's note counts the trials it queued as the database holds them
 # Usage: test_one_answer.sh FLAGTUNE_BIN SIM_BIN SOURCE_DIR
 source "$(dirname "$0")/lib.sh"
 command -v python3 > /dev/null || skip_all "python3 is needed to read the JSON"
 
-(cd "$src" && "$ft" -q run experiments/demo.lua --seed 7 > /dev/null 2>&1) || die "the demo did not run"
+(cd "$src" && "$ft" run experiments/demo.lua --seed 7 > /dev/null 2> "$work/run.err") ||
+  die "the demo did not run"
 n=$(val "SELECT count(*) FROM trials WHERE sweep_id = 1")
 failed=$(val "SELECT count(*) FROM trials WHERE sweep_id = 1 AND status IN ('oom', 'pruned')")
 check "the demo has failed trials to score ($failed)" [ "$failed" -gt 0 ]
@@ -49,4 +51,11 @@ has export.out "($speedup), trial $winner, confirmed"
 "$ft" best > best.out
 has best.out "sweep 1 \"demo-fsdp8\" trial $winner"
 check "the report's export comment is export's" grep -qF "($speedup), trial $winner, confirmed" r.html
+
+# 3. the confirmation's note counts what it queued
+c=$(val "SELECT count(*) || ' trials: ' || sum(config = '{}') || ' re-measurement' ||
+  CASE WHEN sum(config = '{}') = 1 THEN '' ELSE 's' END || ' of the baseline and ' ||
+  sum(config <> '{}') || ' of ' || count(DISTINCT CASE WHEN config <> '{}' THEN config END)
+  FROM trials WHERE role = 'confirm'")
+has run.err "confirming: $c candidate"
 finish
