@@ -257,7 +257,19 @@ static void importance_section(FILE *f, const report_sweep *r, int si) {
 
 /* ---- the top configurations ---- */
 
-/* What TRIAL sets that the baseline does not (or sets otherwise). */
+/* A byte count's setting (a *bytes*, *threshold* or *BUFFSIZE* name, a whole number of at
+ * least 1 KiB) in human units into BUF ("64MiB"); 0 when V is not one. */
+static int human_bytes(const char *name, const char *v, char *buf, int n) {
+  if (!strstr(name, "bytes") && !strstr(name, "threshold") && !strstr(name, "BUFFSIZE")) return 0;
+  char *end = NULL;
+  long long b = strtoll(v, &end, 10);
+  if (!*v || *end || b < 1024) return 0;
+  units_format_bytes(b, buf, n);
+  return 1;
+}
+
+/* What TRIAL sets that the baseline does not (or sets otherwise); byte counts in human units,
+ * the exact value in the title (the export below has it too). */
 static void put_differences(FILE *f, const cJSON *trial, const cJSON *base) {
   cJSON *a = report_settings(trial), *b = report_settings(base);
   const cJSON *it;
@@ -265,10 +277,18 @@ static void put_differences(FILE *f, const cJSON *trial, const cJSON *base) {
   cJSON_ArrayForEach(it, a) {
     const cJSON *o = cJSON_GetObjectItemCaseSensitive(b, it->string);
     if (cJSON_IsString(o) && strcmp(o->valuestring, it->valuestring) == 0) continue;
-    fputs(n++ ? " <code>" : "<code>", f);
+    char human[32];
+    int h = human_bytes(it->string, it->valuestring, human, sizeof human);
+    fputs(n++ ? " <code" : "<code", f);
+    if (h) {
+      fputs(" title=\"", f);
+      report_html(f, it->valuestring);
+      fputs("\"", f);
+    }
+    fputs(">", f);
     report_html(f, it->string);
     fputs("=", f);
-    report_html(f, it->valuestring);
+    report_html(f, h ? human : it->valuestring);
     fputs("</code>", f);
   }
   if (n == 0) fputs("<em>the baseline's settings</em>", f);

@@ -61,6 +61,8 @@ check "nothing fetched (no URL but the SVG namespace)" [ -z "$(grep -Eo '(src|hr
 best_flag=$(val "SELECT xla_flags FROM trials t JOIN sweep_best b ON b.trial_id = t.id WHERE t.sweep_id = 1" |
   tr ' ' '\n' | head -1 | sed 's/^--//')
 [ -n "$best_flag" ] && has r.html "$best_flag"
+check "the top table gives byte thresholds in human units, the exact bytes as its title" \
+  grep -qE '<code title="[0-9]+">xla_gpu_all_gather_combine_threshold_bytes=[0-9.]+GiB</code>' r.html
 
 # 2. escaping
 has r.html 'sim&lt;b&gt;7b&lt;/b&gt;&amp;co'
