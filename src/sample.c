@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "diag.h"
+#include "json.h"
 #include "metric.h"
 #include "parse.h"
 #include "stats.h"
@@ -53,7 +54,8 @@ static void add_keys(reading *r, const char *line) {
     cJSON_ArrayForEach(it, j) {
       int seen = 0;
       for (int i = 0; i < r->n_keys && !seen; i++) seen = strcmp(r->keys[i], it->string) == 0;
-      if (!seen && r->n_keys < SAMPLE_KEYS) r->keys[r->n_keys++] = xstrdup(it->string);
+      if (!seen && r->n_keys < SAMPLE_KEYS)
+        r->keys[r->n_keys++] = json_terminal_text(it->string, NULL);
     }
   }
   cJSON_Delete(j);
@@ -64,7 +66,9 @@ static void note_like(reading *r, const char *line, size_t len) {
   if (r->n_like == SAMPLE_LIKE || len == 0) return;
   for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
     if (strstr(line, words[i])) {
-      r->like[r->n_like++] = xstrndup(line, len > 160 ? 160 : len);
+      char *cut = xstrndup(line, len > 160 ? 160 : len);
+      r->like[r->n_like++] = json_terminal_text(cut, NULL); /* a log may hold any bytes */
+      free(cut);
       return;
     }
 }
@@ -84,7 +88,12 @@ static int read_log(experiment *e, const char *path, reading *r, char **err) {
     if (rc == PARSE_STEP) {
       series_add(&r->steps, v, r->n_lines);
     } else if (rc == PARSE_BAD) {
-      if (r->n_bad++ == 0) r->first_bad = r->n_lines, r->bad_text = xstrndup(line, 160);
+      if (r->n_bad++ == 0) {
+        char *cut = xstrndup(line, 160);
+        r->first_bad = r->n_lines;
+        r->bad_text = json_terminal_text(cut, NULL);
+        free(cut);
+      }
     } else {
       if (e->metric == METRIC_JSON) add_keys(r, line);
       note_like(r, line, (size_t)len);
@@ -93,7 +102,10 @@ static int read_log(experiment *e, const char *path, reading *r, char **err) {
       series_add(&r->losses, v, r->n_lines);
   }
   free(line);
+  int bad = ferror(f), read_errno = errno;
   fclose(f);
+  if (bad)
+    return diag_set(err, FT_EINPUT, "%s: cannot read the sample: %s", path, strerror(read_errno));
   return 0;
 }
 
@@ -178,8 +190,8 @@ int sample_check(experiment *e, const char *path, char **out, char **err) {
   size_t len = 0;
   FILE *o = open_memstream(out, &len);
   int skip = e->metric_skip, higher = e->metric_higher;
-  fprintf(o, "%s: the metric read %d step time%s from %d lines", path, r.steps.n,
-          r.steps.n == 1 ? "" : "s", r.n_lines);
+  fprintf(o, "%s: the metric read %d step time%s from %d line%s", path, r.steps.n,
+          r.steps.n == 1 ? "" : "s", r.n_lines, r.n_lines == 1 ? "" : "s");
   if (skip > 0) fprintf(o, "; the first %d skipped (metric.skip)", skip);
   fprintf(o, "\n");
   print_steps(o, &r.steps, skip, higher);

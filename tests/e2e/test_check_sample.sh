@@ -81,4 +81,13 @@ mk re.lua '{ pattern = "step_time_ms\": (\d+)" }'
 check_eq "a \\d pattern is exit 2" "$?" 2
 has re.out "re.lua:3: invalid escape sequence"
 has re.out "Lua patterns are not regular expressions: write %d, not \\d"
+# a hostile log: binary bytes and a directory
+head -c 200000 /dev/urandom > rnd.bin
+printf 'step\033]0;owned\007 1\n' >> rnd.bin
+"$ft" check ok.lua --sample rnd.bin > rnd.out 2>&1
+check_eq "a binary log is exit 2" "$?" 2
+check "no control byte of the log reaches the terminal" not grep -qP '[\x00-\x08\x0b-\x1f\x7f]' rnd.out
+"$ft" check ok.lua --sample "$work" > dir.out 2>&1
+check_eq "a directory is exit 2" "$?" 2
+has dir.out "cannot read the sample: Is a directory"
 finish
