@@ -345,9 +345,12 @@ static void oom_map(FILE *f, const report_sweep *r, int si, const char *a, const
   }
   char id[32];
   snprintf(id, sizeof id, "oommap-%d", si + 1);
-  svg_plot p = {.left = 110, .top = 10, .bottom = 60, .right = 10};
+  svg_plot p = {.left = 110, .top = 10, .bottom = 76, .right = 10};
   char *title = xasprintf("OOMs and best step time over %s and %s", a, b);
-  svg_begin(&p, f, id, 110 + 64 * na + 10, 10 + 28 * nb + 60, title);
+  /* wide enough for the caption's longer line (about 7 px a character), not only the cells */
+  size_t longest = strlen(a) > strlen(b) ? strlen(a) : strlen(b);
+  int w = 110 + 64 * na + 10, need = 110 + 7 * (int)(longest + 3) + 10;
+  svg_begin(&p, f, id, w > need ? w : need, 10 + 28 * nb + 76, title);
   free(title);
   for (int j = 0; j < nb; j++) {
     fprintf(f, "<text class=\"tick\" x=\"104\" y=\"%d\" text-anchor=\"end\">", 10 + 28 * j + 18);
@@ -362,9 +365,10 @@ static void oom_map(FILE *f, const report_sweep *r, int si, const char *a, const
     report_html(f, la[i].text);
     fputs("</text>\n", f);
   }
+  /* one line each: on one line two flag names ran past the map's edge */
   fprintf(f, "<text class=\"label\" x=\"110\" y=\"%d\">x: ", 10 + 28 * nb + 34);
   report_html(f, a);
-  fputs("; y: ", f);
+  fprintf(f, "</text>\n<text class=\"label\" x=\"110\" y=\"%d\">y: ", 10 + 28 * nb + 52);
   report_html(f, b);
   fputs("</text>\n", f);
   svg_end(&p);

@@ -61,6 +61,13 @@ check "nothing fetched (no URL but the SVG namespace)" [ -z "$(grep -Eo '(src|hr
 best_flag=$(val "SELECT xla_flags FROM trials t JOIN sweep_best b ON b.trial_id = t.id WHERE t.sweep_id = 1" |
   tr ' ' '\n' | head -1 | sed 's/^--//')
 [ -n "$best_flag" ] && has r.html "$best_flag"
+check "the OOM map's caption names each axis on its own line" \
+  grep -qE '<text class="label" x="110" y="[0-9]+">y: ' r.html
+w=$(sed -n 's/.*<svg id="oommap-1" class="plot" [^>]*width="\([0-9]*\)".*/\1/p' r.html)
+cap=$(sed -n '/<svg id="oommap-1"/,/<\/svg>/p' r.html | sed -n 's/.*>\([xy]: [^<]*\)<\/text>.*/\1/p' |
+  awk '{ if (length($0) > n) n = length($0) } END { print n + 0 }')
+check "the OOM map is wide enough for its caption (${w:-none} px, $cap characters)" \
+  [ "$cap" -gt 10 ] && [ "${w:-0}" -ge $((110 + 7 * cap)) ]
 check "the top table gives byte thresholds in human units, the exact bytes as its title" \
   grep -qE '<code title="[0-9]+">xla_gpu_all_gather_combine_threshold_bytes=[0-9.]+GiB</code>' r.html
 
