@@ -81,6 +81,29 @@ static series best_series(const report_sweep *r, int by_time) {
   return s;
 }
 
+/* Whether the I-th trial of R's sample is a result at the full budget (a dot of the history). */
+static int sample_result(const report_sweep *r, int i) {
+  const importance_trial *t = &r->data->sample[i];
+  double b = t->steps_budget;
+  return t->outcome == OUTCOME_OK && !isnan(t->value) && (isnan(b) || b <= 0 || b >= r->data->full);
+}
+
+/* By trial number: every ok trial of the sample (every trial of a sweep of at most
+ * REPORT_SAMPLE) as a faint dot under the best-so-far curve, so the history shows the spread
+ * the curve is the lower (for a rate, the upper) edge of. */
+static void history_dots(FILE *f, const svg_plot *p, const report_sweep *r, int si) {
+  int higher = view_higher(r->obj);
+  for (int i = 0; i < r->data->n_sample; i++) {
+    if (!sample_result(r, i)) continue;
+    double v = metric_shown(r->data->sample[i].value, higher);
+    fprintf(f,
+            "<circle class=\"trial\" fill=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"2\"><title>trial "
+            "%d: %.2f%s</title></circle>\n",
+            svg_color(si), svg_x(p, r->data->number[i]), svg_y(p, v), r->data->number[i], v,
+            higher ? "/s" : " ms");
+  }
+}
+
 static void best_plot(FILE *f, report_sweep *rs, int n, int by_time) {
   series s[REPORT_MAX_SWEEPS];
   svg_plot p = {.x0 = 0, .x1 = 0, .y0 = INFINITY, .y1 = -INFINITY};
@@ -99,6 +122,13 @@ static void best_plot(FILE *f, report_sweep *rs, int n, int by_time) {
     }
     if (base < p.y0) p.y0 = base;
     if (base > p.y1) p.y1 = base;
+    for (int k = 0; !by_time && rs[i].data && k < rs[i].data->n_sample; k++) {
+      if (!sample_result(&rs[i], k)) continue;
+      double v = metric_shown(rs[i].data->sample[k].value, hi_i);
+      if (v < p.y0) p.y0 = v;
+      if (v > p.y1) p.y1 = v;
+      if (rs[i].data->number[k] > p.x1) p.x1 = rs[i].data->number[k];
+    }
   }
   if (!isfinite(p.y0)) p.y0 = 0, p.y1 = 1;
   double pad = (p.y1 - p.y0) * 0.08 + 1e-9;
@@ -123,6 +153,8 @@ static void best_plot(FILE *f, report_sweep *rs, int n, int by_time) {
                      : "best step time so far against trial number");
   svg_axes(&p, by_time ? xlabel : "trial number",
            higher ? "best rate so far (per second)" : "best step time so far (ms)", 1);
+  for (int i = 0; i < n && !by_time; i++)
+    if (rs[i].data) history_dots(f, &p, &rs[i], i);
   for (int i = 0; i < n; i++) {
     int hi_i = view_higher(rs[i].obj);
     const char *vunit = hi_i ? "/s" : " ms";
@@ -441,7 +473,8 @@ static const char *const css =
     "height:10px;margin-right:4px}.note{color:#555;font-size:12px;max-width:800px}"
     "svg.plot{display:block;margin:6px 0}.grid{stroke:#eee}.frame{fill:none;stroke:#999}"
     ".tick{font-size:10px;fill:#444}.label{font-size:11px;fill:#333}.band{font-size:10px;"
-    "fill:#a00}.baseline{stroke-dasharray:5 4;stroke-width:1.2}.series{fill:none;"
+    "fill:#a00}.baseline{stroke-dasharray:5 "
+    "4;stroke-width:1.2}.trial{fill-opacity:0.3}.series{fill:none;"
     "stroke-width:2}.ok{fill:#1f77b4;fill-opacity:.7}.oom{stroke:#d62728;stroke-width:2}"
     ".failed{fill:none;stroke:#888}.cell{stroke:#fff}.celltext{font-size:10px;fill:#111}"
     ".bar{fill:#1f77b4}.params{display:flex;flex-wrap:wrap;gap:8px}figure{margin:0}"

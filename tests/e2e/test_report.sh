@@ -61,6 +61,12 @@ check "nothing fetched (no URL but the SVG namespace)" [ -z "$(grep -Eo '(src|hr
 best_flag=$(val "SELECT xla_flags FROM trials t JOIN sweep_best b ON b.trial_id = t.id WHERE t.sweep_id = 1" |
   tr ' ' '\n' | head -1 | sed 's/^--//')
 [ -n "$best_flag" ] && has r.html "$best_flag"
+n_ok=$(val "SELECT count(*) FROM trials t JOIN sweeps s ON s.id = t.sweep_id
+  WHERE (s.id = 1 OR s.name = 'second') AND t.status = 'ok'")
+dots=$(sed -n '/<svg id="best-by-trial"/,/<\/svg>/p' r.html | grep -c '<circle class="trial"')
+check_eq "the history by trial number draws every ok trial under the best so far" "$dots" "$n_ok"
+check "the history by time draws none (no finish times in the sample)" \
+  not grep -q '<circle class="trial"' <(sed -n '/<svg id="best-by-time"/,/<\/svg>/p' r.html)
 check "the OOM map's caption names each axis on its own line" \
   grep -qE '<text class="label" x="110" y="[0-9]+">y: ' r.html
 w=$(sed -n 's/.*<svg id="oommap-1" class="plot" [^>]*width="\([0-9]*\)".*/\1/p' r.html)
