@@ -254,9 +254,9 @@ void view_importance(const cJSON *sw) {
   }
   if (shown == 0) printf(" no parameter explains the differences measurably");
   printf(
-      "\n  (each parameter's share of the variance of log step time explained by one "
+      "\n  (each parameter's share of the variance of log %s explained by one "
       "parameter at a time, over %.0f trials; failures count as slowest)\n",
-      view_num(imp, "trials"));
+      view_higher(sw) ? "rate" : "step time", view_num(imp, "trials"));
 }
 
 void view_export_init(view_export *x, const cJSON *row, const char *const *comments,

@@ -57,6 +57,7 @@ base_rate=$(val "SELECT printf('%.2f', 1000.0 / value) FROM trials WHERE sweep_i
 has show.out "PER_SECOND"
 has show.out "vs baseline ${base_rate}/s"
 check "show prints no stored cost as ms" bash -c "! grep -q ' ms' show.out"
+has show.out "variance of log rate explained"
 "$ft" best --model sim-rate > best.out
 has best.out "vs baseline ${base_rate}/s (${sp_rate}x)"
 "$ft" sweeps > sweeps.out
