@@ -330,11 +330,18 @@ int cli_cmd_best(args *a) {
   }
   const cJSON *it;
   cJSON_ArrayForEach(it, list) {
-    char val[32], base[32], sp[32];
+    char val[32], base[32], sp[96];
     int higher = view_higher(it);
     metric_format(val, sizeof val, view_num(it, "best_ms"), higher);
     metric_format(base, sizeof base, view_num(it, "baseline_ms"), higher);
-    view_cell(sp, sizeof sp, view_num(it, "speedup"), "%.3fx");
+    /* the speedup and interval as show, export and the report give them */
+    double pooled = view_num(it, "winner_trials");
+    verdict v = {view_num(it, "best_ms"), view_num(it, "baseline_ms"), view_num(it, "speedup_lo"),
+                 view_num(it, "speedup_hi"), isnan(pooled) ? 0 : (int)pooled};
+    if (isnan(v.baseline))
+      snprintf(sp, sizeof sp, "-");
+    else
+      view_format_speedup(&v, sp, sizeof sp);
     printf("%s on %s: %s vs baseline %s (%s), sweep %.0f \"%s\" trial %.0f%s%s\n",
            view_str(it, "model"), view_str(it, "hardware"), val, base, sp, view_num(it, "sweep_id"),
            view_str(it, "sweep_name"), view_num(it, "best_trial"),

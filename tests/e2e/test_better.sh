@@ -59,7 +59,7 @@ has show.out "vs baseline ${base_rate}/s"
 check "show prints no stored cost as ms" bash -c "! grep -q ' ms' show.out"
 has show.out "variance of log rate explained"
 "$ft" best --model sim-rate > best.out
-has best.out "vs baseline ${base_rate}/s (${sp_rate}x)"
+has best.out "vs baseline ${base_rate}/s (${sp_rate}x, a single run, not confirmed)"
 "$ft" sweeps > sweeps.out
 has sweeps.out "${base_rate}/s"
 "$ft" export rate > export.out

@@ -49,7 +49,7 @@ check "the summary has the same speedup" grep -qF "$speedup" <<< "$summary"
 "$ft" export 1 > export.out
 has export.out "($speedup), trial $winner, confirmed"
 "$ft" best > best.out
-has best.out "sweep 1 \"demo-fsdp8\" trial $winner"
+has best.out "($speedup), sweep 1 \"demo-fsdp8\" trial $winner"
 check "the report's export comment is export's" grep -qF "($speedup), trial $winner, confirmed" r.html
 
 # 3. the confirmation's note counts what it queued
