@@ -39,7 +39,7 @@ _flagtune() {
     return
   fi
   case $prev in
-    --db | -o | --output | --log | --file)
+    --db | -o | --output | --log | --file | --sample)
       COMPREPLY=($(compgen -f -- "$cur"))
       return ;;
     --format)

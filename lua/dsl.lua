@@ -328,7 +328,16 @@ function dsl.load(path, text)
     util.fail(path, deep_line(text, 150), "%s: the file nests tables or calls too deep "
               .. "(Lua allows about 200 levels)", err)
   end
-  if not chunk then error(err, 0) end
+  if not chunk then
+    -- "\d" in a pattern: a regular expression's escape, which Lua's parser refuses bare.
+    local esc = tostring(err):find("invalid escape sequence", 1, true)
+      and tostring(err):match("\\([dswDSW.])'?$")
+    if esc then
+      err = string.format("%s (Lua patterns are not regular expressions: write %%%s, not \\%s, "
+                          .. "e.g. \"step %%d+: ([%%d.]+) ms\")", err, esc, esc)
+    end
+    error(err, 0)
+  end
   local ok, result = xpcall(chunk, at_file_line(path))
   if not ok then error(result, 0) end
   if getmetatable(result) ~= EXPERIMENT then

@@ -19,4 +19,40 @@ function progress.default_tokens(spec)
   return table.concat(out, "\n")
 end
 
+-- Short names for a line too narrow for the labels (src/progress.c): each parameter by the
+-- initials of its words (xla_/xla_tpu_ and a leading enable_ dropped: what differs between the
+-- sweep's flags, not their common prefix), lower case for flags, upper case for variables;
+-- where two collide, more letters of each word until they differ. "label name\tshort" lines,
+-- label names as Space:label writes them. A name of one word is its own short name.
+function progress.short_names(spec)
+  local names, words = {}, {}
+  for _, p in ipairs(spec.space.params) do
+    local label = p.name:gsub("^xla_gpu_", "")
+    local core = label:gsub("^xla_tpu_", ""):gsub("^xla_", ""):gsub("^enable_", "")
+    local w = {}
+    for part in core:gmatch("[^_]+") do w[#w + 1] = part end
+    names[#names + 1], words[#words + 1] = label, w
+  end
+  local function short(i, n)
+    local w = words[i]
+    if #w < 2 then return names[i] end
+    local out = {}
+    for k, part in ipairs(w) do out[k] = part:sub(1, n) end
+    local s = table.concat(out, n > 1 and "_" or "")
+    return names[i]:match("^[A-Z0-9_]+$") and s:upper() or s:lower()
+  end
+  local out, chosen = {}, {}
+  for i = 1, #names do chosen[i] = short(i, 1) end
+  for n = 2, 8 do
+    local seen, again = {}, false
+    for i = 1, #names do seen[chosen[i]] = (seen[chosen[i]] or 0) + 1 end
+    for i = 1, #names do
+      if seen[chosen[i]] > 1 then chosen[i], again = short(i, n), true end
+    end
+    if not again then break end
+  end
+  for i = 1, #names do out[#out + 1] = names[i] .. "\t" .. chosen[i] end
+  return table.concat(out, "\n")
+end
+
 return progress

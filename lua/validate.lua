@@ -204,7 +204,8 @@ end
 -- metric
 
 local METRIC_KEYS = { json = true, pattern = true, skip = true, reduce = true, unit = true,
-                      scale = true, min_steps = true, skip_pgle = true, check = true }
+                      scale = true, min_steps = true, skip_pgle = true, check = true,
+                      better = true }
 local UNITS = { s = 1000, ms = 1, us = 0.001 }
 local REDUCERS = { median = true, mean = true, min = true }
 
@@ -276,6 +277,7 @@ local function check_metric(v, m)
     v:fail_at("metric.reduce", "'metric.reduce' must be \"median\", \"mean\" or \"min\", got %s",
               util.describe(out.reduce))
   end
+  out.better = v:metric_better(m)
   out.scale = v:metric_scale(m)
   out.min_steps = v:int("metric.min_steps", m.min_steps, out.skip + 1, 1)
   if m.skip_pgle ~= nil and type(m.skip_pgle) ~= "boolean" then
@@ -285,6 +287,46 @@ local function check_metric(v, m)
   out.skip_pgle = m.skip_pgle ~= false
   out.check = check_correctness(v, m.check)
   return out
+end
+
+-- A rate read by the metric's json key or pattern: "it/s", "tokens/s", "samples/sec",
+-- "throughput". Lower is better unless the file says otherwise, so such a metric without
+-- `better` would rank the slowest configuration first.
+local RATE_WORDS = { "it/s", "its/s", "tokens/s", "tok/s", "samples/s", "samples/sec",
+                     "throughput", "per_sec", "per_second", "_per_s", "/sec", "tokens_per",
+                     "samples_per", "steps_per", "images/s", "img/s" }
+
+local function looks_like_rate(s)
+  s = s:lower():gsub("%%", "")
+  for _, w in ipairs(RATE_WORDS) do
+    if s:find(w, 1, true) then return w end
+  end
+  return nil
+end
+
+-- metric.better: "lower" (a step time, the default) or "higher" (a rate: it/s, tokens/s).
+-- A rate is stored as its cost, ms per unit (1000 / rate), so everything that ranks reads a
+-- lower-better value (docs/EXPERIMENTS.md, "Higher is better").
+function V:metric_better(m)
+  local b = m.better
+  if b ~= nil and b ~= "lower" and b ~= "higher" then
+    self:fail_at("metric.better", "'metric.better' must be \"lower\" (a step time) or "
+                 .. "\"higher\" (a rate such as it/s), got %s", util.describe(b))
+  end
+  if b == nil then
+    local w = looks_like_rate(m.json or m.pattern or "")
+    if w then
+      self:warn(self:line_of(m.json and "metric.json" or "metric.pattern"), "the metric %s reads %s, a rate, but lower is better "
+                .. "unless metric.better = \"higher\" is set: the slowest configuration "
+                .. "would rank first", m.json and ("json key '" .. m.json .. "'") or "pattern",
+                util.describe(w))
+    end
+  end
+  if b == "higher" and m.unit ~= nil then
+    self:fail_at("metric.unit", "'metric.unit' is a time unit; with better = \"higher\" the "
+                 .. "metric is a rate per second (use scale = 1/60 for a rate per minute)")
+  end
+  return b or "lower"
 end
 
 function V:metric_scale(m)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "cli_impl.h"
@@ -23,6 +24,7 @@
 #include "supervise.h"
 #include "sweep.h"
 #include "sweep_minimize.h"
+#include "units.h"
 
 static const command *find_command(const char *name);
 
@@ -55,7 +57,8 @@ static sweep_opts to_opts(const args *a) {
                   .force = a->force,
                   .executor = a->executor,
                   .keep_going = a->keep_going,
-                  .notify = a->notify};
+                  .notify = a->notify,
+                  .sample = a->sample};
   return o;
 }
 
@@ -161,6 +164,9 @@ static int cmd_minimize(args *a) {
 
 static int cmd_report(args *a) {
   char *err = NULL;
+  if (!a->output && isatty(STDOUT_FILENO))
+    return cli_fail(FT_EINPUT, xasprintf("report writes an HTML page: give -o FILE.html (or -o - "
+                                         "to write it to this terminal anyway)"));
   int rc = report_write(cli_db_path(a), a->pos, a->n_pos, a->output, &err);
   return rc != 0 ? cli_fail(rc, err) : 0;
 }
@@ -202,10 +208,14 @@ static const command commands[] = {
      "holder. --force takes over a sweep marked running on another host (whose lock cannot be\n"
      "checked from here). A sweep cut by its time budget is resumable; it gets the time anew.",
      cmd_resume, 1, 1, "db parallel trials hours until force detach log keep-going notify"},
-    {"check", "check EXPERIMENT.lua [--parallel N] [--trials N] [--hours H] [--seed S]",
+    {"check",
+     "check EXPERIMENT.lua [--sample LOG] [--db PATH] [--parallel N] [--trials N] [--hours H] "
+     "[--seed S]",
      "Validates an experiment file (keys, types, units, space, strategy) without running or\n"
-     "writing anything. Errors read `file:line: message`; exit 2.",
-     cmd_check, 1, 1, "parallel trials hours seed"},
+     "writing anything. Errors read `file:line: message`; exit 2. --sample LOG reads a captured\n"
+     "log of the program as a trial's output: the step times the metric takes, the skipped\n"
+     "ones, the value a trial would record, and why a line was not read.",
+     cmd_check, 1, 1, "sample db parallel trials hours seed"},
     {"sweeps", "sweeps [--db PATH] [--json]",
      "Lists past sweeps: id, name, model, hardware, status, trials, best, baseline, speedup.",
      cli_cmd_sweeps, 0, 0, "db json"},
@@ -369,6 +379,8 @@ static int set_option(args *a, const char *opt, const char *v, char **err) {
     a->log = v;
   else if (strcmp(opt, "notify") == 0)
     a->notify = v;
+  else if (strcmp(opt, "sample") == 0)
+    a->sample = v;
   else if (strcmp(opt, "executor") == 0) {
     if (strcmp(v, "local") != 0 && strcmp(v, "slurm") != 0)
       return diag_set(err, FT_EINPUT, "--executor must be local or slurm, got '%s'", v);
@@ -388,10 +400,20 @@ static int set_option(args *a, const char *opt, const char *v, char **err) {
   } else if (strcmp(opt, "until") == 0) {
     return parse_until(v, &a->until_hours, err);
   } else if (strcmp(opt, "hours") == 0) {
+    /* a number of hours, or a duration as the experiment file writes one ("8h", "90m") */
     char *end;
+    double secs;
+    const char *why = NULL;
     a->hours = strtod(v, &end);
-    if (*v == '\0' || *end != '\0' || !(a->hours > 0))
-      return diag_set(err, FT_EINPUT, "--hours needs a positive number, got '%s'", v);
+    if (*v != '\0' && *end != '\0' && units_parse_duration(v, &secs, &why) == 0)
+      a->hours = secs / 3600;
+    else if (*v == '\0' || *end != '\0')
+      a->hours = -1;
+    if (!(a->hours > 0))
+      return diag_set(err, FT_EINPUT,
+                      "--hours needs a positive number of hours or a duration (8, 8h, 90m), "
+                      "got '%s'",
+                      v);
   }
   return 0;
 }

@@ -19,6 +19,7 @@ typedef struct {
   int detach, force;  /* run/resume --detach, resume --force */
   int keep_going;     /* run/resume --keep-going */
   const char *notify; /* run/resume --notify CMD */
+  const char *sample; /* check --sample LOG */
   int all;            /* show --all: every trial, not a page */
   const char *log;    /* --log FILE: where a detached sweep writes its progress */
   double hours;       /* < 0: not given */

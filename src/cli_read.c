@@ -13,7 +13,9 @@
 #include "hardware.h"
 #include "importance.h"
 #include "json.h"
+#include "metric.h"
 #include "outfile.h"
+#include "report.h"
 #include "store.h"
 #include "view.h"
 
@@ -64,6 +66,22 @@ static void print_json(cJSON *j) {
 
 /* ---- sweeps ---- */
 
+/* Rows of `sweeps` and `best` carry no options: a row whose sweep reads a rate
+ * (metric.better = "higher") gets "better": "higher", so the text shows rates and --json says
+ * what its values are (costs, 1000 / rate: docs/SCHEMA.md). */
+static void mark_better(store *s, cJSON *list, const char *id_key) {
+  cJSON *row;
+  cJSON_ArrayForEach(row, list) {
+    char ref[32], *e = NULL;
+    snprintf(ref, sizeof ref, "%.0f", view_num(row, id_key));
+    store_sweep sw = {0};
+    if (store_sweep_get(s, ref, &sw, &e) == 0 && metric_higher(sw.options_json))
+      cJSON_AddStringToObject(row, "better", "higher");
+    free(e);
+    store_sweep_clear(&sw);
+  }
+}
+
 /* A `running` sweep row (a listing's, or show's) whose orchestrator is known to be gone (it
  * ran here and its process is not alive: killed -9, the machine rebooted) gets
  * "orchestrator_gone": true, any other running row false: the listings then say so, not
@@ -82,6 +100,7 @@ int cli_cmd_sweeps(args *a) {
   char *err = NULL;
   int rc = open_store(a, &s, &err);
   if (rc == 0) rc = store_list_sweeps(s, &list, &err);
+  if (rc == 0) mark_better(s, list, "id");
   store_close(s);
   if (rc != 0) return cli_fail(rc, err);
   cJSON *row;
@@ -91,12 +110,15 @@ int cli_cmd_sweeps(args *a) {
   } else {
     json_terminal_safe(list, NULL); /* names come from experiment files and trials' output */
     printf("%4s  %-24s %-16s %-22s %-11s %6s %5s %10s %10s %8s\n", "ID", "NAME", "MODEL",
-           "HARDWARE", "STATUS", "TRIALS", "OK", "BEST_MS", "BASE_MS", "SPEEDUP");
+           "HARDWARE", "STATUS", "TRIALS", "OK", "BEST", "BASELINE", "SPEEDUP");
     const cJSON *it;
     cJSON_ArrayForEach(it, list) {
       char best[32], base[32], sp[32];
-      view_cell(best, sizeof best, view_num(it, "best_ms"), "%.2f");
-      view_cell(base, sizeof base, view_num(it, "baseline_ms"), "%.2f");
+      int higher = view_higher(it);
+      /* a rate as N/s; a step time's ms are the column's */
+      const char *fmt = higher ? "%.2f/s" : "%.2f";
+      view_cell(best, sizeof best, metric_shown(view_num(it, "best_ms"), higher), fmt);
+      view_cell(base, sizeof base, metric_shown(view_num(it, "baseline_ms"), higher), fmt);
       view_cell(sp, sizeof sp, view_num(it, "speedup"), "%.3fx");
       printf("%4.0f  %-24.24s %-16.16s %-22.22s %-11s %6.0f %5.0f %10s %10s %8s\n",
              view_num(it, "id"), view_str(it, "name"), view_str(it, "model"),
@@ -122,25 +144,25 @@ static int load_sweep(const args *a, const char *ref, int limit, store **s, cJSO
   if (rc == 0)
     rc = (a->json ? store_show_sweep_page : store_show_sweep_brief)(*s, sw.id, limit, obj, err);
   if (rc == 0) mark_gone(*obj);
+  if (rc == 0 && metric_higher(sw.options_json)) cJSON_AddStringToObject(*obj, "better", "higher");
   store_sweep_clear(&sw);
   return rc;
 }
 
 /* show --all prints its trial table as the rows are read (store_each_trial): listing a
  * 100,000-trial sweep holds one row at a time, not the table (it peaked at 200 MiB for 60,000
- * trials). Its importance is over every trial up to SHOW_SAMPLE, else over an evenly spread
- * sample of about SHOW_SAMPLE of them (store_trials_sample). */
-#define SHOW_SAMPLE 5000
+ * trials). Its importance is show's and the report's (report_importance_attach). */
 typedef struct {
   int json;
-  int n; /* rows printed */
+  int n;      /* rows printed */
+  int higher; /* the sweep's metric is a rate: its values are shown as rates */
 } show_stream;
 
 static int show_row(cJSON *row, void *ud) {
   show_stream *ss = ud;
   if (!ss->json) {
     json_terminal_safe(row, NULL);
-    view_trial_row(row);
+    view_trial_row(row, ss->higher);
     return 0;
   }
   /* Printed inside a wrapper shaped like the listing, so the row is indented as it would be
@@ -171,14 +193,10 @@ static void show_head(cJSON *obj) {
 }
 
 static int show_all(args *a, store *s, cJSON *obj, char **err) {
-  show_stream ss = {.json = a->json, .n = 0};
+  show_stream ss = {.json = a->json, .n = 0, .higher = view_higher(obj)};
   int64_t id = (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(obj, "id"));
-  int64_t total = (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(obj, "n_trials"));
-  cJSON *sample = NULL;
-  int rc = store_trials_sample(s, id, total, SHOW_SAMPLE, &sample, err);
+  int rc = report_importance_attach(s, obj, err);
   if (rc) return rc;
-  cJSON_ReplaceItemInObjectCaseSensitive(obj, "trials", sample);
-  importance_attach(obj);
   cJSON_ReplaceItemInObjectCaseSensitive(obj, "trials", cJSON_CreateArray());
   cJSON_ReplaceItemInObjectCaseSensitive(obj, "trials_listed", cJSON_CreateString("all"));
   if (a->json) {
@@ -194,7 +212,7 @@ static int show_all(args *a, store *s, cJSON *obj, char **err) {
     return rc;
   }
   show_head(obj);
-  view_trials_header();
+  view_trials_header(ss.higher);
   return store_each_trial(s, id, show_row, &ss, err);
 }
 
@@ -203,8 +221,9 @@ int cli_cmd_show(args *a) {
   cJSON *obj = NULL;
   char *err = NULL;
   int rc = load_sweep(a, a->pos[0], a->all ? 0 : SHOW_PAGE, &s, &obj, &err);
-  /* which parameters mattered (src/importance.c); show --all's own in show_all */
-  if (rc == 0 && !a->all) importance_attach(obj);
+  /* which parameters mattered: one estimate over the sweep's trials, failures included, as
+   * the report's (not over the listed page of fastest ok trials) */
+  if (rc == 0) rc = report_importance_attach(s, obj, &err);
   if (rc == 0 && a->all) {
     rc = show_all(a, s, obj, &err);
   } else if (rc == 0 && a->json) {
@@ -285,6 +304,7 @@ int cli_cmd_best(args *a) {
   /* nothing for a misspelt --model: say which there are */
   if (rc == 0 && !a->json && (a->model || a->hardware) && cJSON_GetArraySize(list) == 0)
     rc = store_best_brief(s, NULL, NULL, &known, &err);
+  if (rc == 0) mark_better(s, list, "sweep_id");
   store_close(s);
   if (rc != 0) return cli_fail(rc, err);
   if (a->json) {
@@ -312,12 +332,21 @@ int cli_cmd_best(args *a) {
   }
   const cJSON *it;
   cJSON_ArrayForEach(it, list) {
-    char base[32], sp[32];
-    view_cell(base, sizeof base, view_num(it, "baseline_ms"), "%.2f ms");
-    view_cell(sp, sizeof sp, view_num(it, "speedup"), "%.3fx");
-    printf("%s on %s: %.2f ms vs baseline %s (%s), sweep %.0f \"%s\" trial %.0f%s%s\n",
-           view_str(it, "model"), view_str(it, "hardware"), view_num(it, "best_ms"), base, sp,
-           view_num(it, "sweep_id"), view_str(it, "sweep_name"), view_num(it, "best_trial"),
+    char val[32], base[32], sp[96];
+    int higher = view_higher(it);
+    metric_format(val, sizeof val, view_num(it, "best_ms"), higher);
+    metric_format(base, sizeof base, view_num(it, "baseline_ms"), higher);
+    /* the speedup and interval as show, export and the report give them */
+    double pooled = view_num(it, "winner_trials");
+    verdict v = {view_num(it, "best_ms"), view_num(it, "baseline_ms"), view_num(it, "speedup_lo"),
+                 view_num(it, "speedup_hi"), isnan(pooled) ? 0 : (int)pooled};
+    if (isnan(v.baseline))
+      snprintf(sp, sizeof sp, "-");
+    else
+      view_format_speedup(&v, sp, sizeof sp);
+    printf("%s on %s: %s vs baseline %s (%s), sweep %.0f \"%s\" trial %.0f%s%s\n",
+           view_str(it, "model"), view_str(it, "hardware"), val, base, sp, view_num(it, "sweep_id"),
+           view_str(it, "sweep_name"), view_num(it, "best_trial"),
            view_str(it, "software") ? ", measured with " : "",
            view_str(it, "software") ? view_str(it, "software") : "");
     printf("  XLA_FLAGS=%s\n", view_str(it, "xla_flags") ? view_str(it, "xla_flags") : "");
@@ -355,12 +384,6 @@ int cli_parse_format(const char *f, export_format *out, char **err) {
   return 0;
 }
 
-/* A trial's number: "number" in a trial row, "best_trial" in a row of `best`. */
-static double trial_number(const cJSON *trial) {
-  double n = view_num(trial, "number");
-  return isnan(n) ? view_num(trial, "best_trial") : n;
-}
-
 /* A flagfile carries XLA flags only: what else the winner sets is said on stderr, so that
  * `XLA_FLAGS=/path/flags.txt` alone is never mistaken for the whole configuration. */
 static void flagfile_leftovers(const export_info *info) {
@@ -392,16 +415,7 @@ static int print_export(const cJSON *sweep_obj, const cJSON *best, export_format
   char *c1 = xasprintf("flagtune: sweep %.0f \"%s\", model %s on %s", view_num(sweep_obj, "id"),
                        view_str(sweep_obj, "name"), view_str(sweep_obj, "model"),
                        view_str(sweep_obj, "hardware"));
-  verdict v;
-  char sp[96], *c2;
-  if (view_verdict(sweep_obj, &v) == 0) {
-    view_format_speedup(&v, sp, sizeof sp);
-    c2 = xasprintf("step %.2f ms vs baseline %.2f ms (%s), trial %.0f%s", v.value, v.baseline, sp,
-                   trial_number(best), v.pooled ? ", confirmed" : "");
-  } else {
-    c2 = xasprintf("step %.2f ms (no baseline measurement), trial %.0f", v.value,
-                   trial_number(best));
-  }
+  char *c2 = view_verdict_comment(sweep_obj, best);
   const char *comments[2] = {c1, c2};
   view_export x;
   view_export_init(&x, best, comments, 2);

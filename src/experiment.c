@@ -131,6 +131,9 @@ static void copy_metric(lua_State *L, int t, experiment *e) {
   e->metric_reduce = r < 0 ? REDUCE_MEDIAN : (reduce_kind)r;
   free(reduce);
   e->metric_scale = get_num(L, m, "scale", 1);
+  char *better = get_str(L, m, "better");
+  e->metric_higher = better && strcmp(better, "higher") == 0;
+  free(better);
   e->min_steps = get_int(L, m, "min_steps", e->metric_skip + 1);
   if (lua_getfield(L, m, "check") == LUA_TTABLE) { /* [..., metric, check] */
     int c = lua_gettop(L);
@@ -430,7 +433,10 @@ static int match_line(void *ctx, const char *line, size_t len, double *out) {
 }
 
 metric_spec experiment_metric(experiment *e) {
-  metric_spec m = {.kind = e->metric, .field = e->metric_field, .scale = e->metric_scale};
+  metric_spec m = {.kind = e->metric,
+                   .field = e->metric_field,
+                   .scale = e->metric_scale,
+                   .rate = e->metric_higher};
   if (e->metric == METRIC_PATTERN) {
     m.match = match_line;
     m.match_ctx = &((experiment_impl *)e)->step;

@@ -31,6 +31,7 @@ typedef struct {
   int metric_skip;      /* steps dropped before reducing (warm-up, compile) */
   reduce_kind metric_reduce;
   double metric_scale; /* unit of the read value in ms: 1 for ms, 1000 for s */
+  int metric_higher;   /* metric.better = "higher": a rate, stored as its cost (parse_step) */
   int min_steps;       /* valid steps needed for ok, default skip + 1 */
   /* metric.check: the loss each trial prints, compared with the baseline's at the same
    * steps; outside check_tolerance (relative) and check_abs (absolute) the trial is wrong. */

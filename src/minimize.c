@@ -113,8 +113,10 @@ static int member_parts(const member *m, char **name, char **value) {
 /* ---- measurements ---- */
 
 /* The ended minimize trials of CONFIG, numbers FROM to FROM+R-1 of them in trial order:
- * how many there are (*have) and the median of the ok values among them (NaN: none). */
-static double window(const trial_record *t, int n, const char *config, int from, int r, int *have) {
+ * how many there are (*have) and the median of the ok values among them (NaN: none); *FAILED
+ * (when not NULL) the outcome of the last of them that did not end ok, -1 when none. */
+static double window_of(const trial_record *t, int n, const char *config, int from, int r,
+                        int *have, int *failed) {
   double *v = xcalloc((size_t)r + 1, sizeof *v);
   int seen = 0, got = 0, n_ok = 0;
   for (int i = 0; i < n && got < r; i++) {
@@ -123,12 +125,19 @@ static double window(const trial_record *t, int n, const char *config, int from,
       continue;
     if (seen++ < from) continue;
     got++;
-    if (t[i].status == OUTCOME_OK && !isnan(t[i].value)) v[n_ok++] = t[i].value;
+    if (t[i].status == OUTCOME_OK && !isnan(t[i].value))
+      v[n_ok++] = t[i].value;
+    else if (failed)
+      *failed = (int)t[i].status;
   }
   double med = n_ok ? stats_median(v, n_ok) : NAN;
   free(v);
   *have = got;
   return med;
+}
+
+static double window(const trial_record *t, int n, const char *config, int from, int r, int *have) {
+  return window_of(t, n, config, from, r, have, NULL);
 }
 
 /* Queues the rounds: round by round, each of the N configurations whose window holds fewer
@@ -166,7 +175,7 @@ static int ablation(const trial_record *t, int n, const minimize_input *in, mini
   char **configs = xcalloc((size_t)k + 1, sizeof(char *));
   int *have = xcalloc((size_t)k + 1, sizeof(int)), *drop = xcalloc((size_t)k, sizeof(int));
   double *med = xcalloc((size_t)k + 1, sizeof(double));
-  int missing = 0;
+  int missing = 0, *failed = xcalloc((size_t)k + 1, sizeof(int));
   configs[0] = xstrdup(in->winner);
   for (int i = 0; i < k; i++) {
     drop[i] = 1;
@@ -174,7 +183,8 @@ static int ablation(const trial_record *t, int n, const minimize_input *in, mini
     drop[i] = 0;
   }
   for (int i = 0; i <= k; i++) {
-    med[i] = window(t, n, configs[i], 0, r, &have[i]);
+    failed[i] = -1;
+    med[i] = window_of(t, n, configs[i], 0, r, &have[i], &failed[i]);
     missing |= have[i] < r;
   }
   if (missing) {
@@ -185,7 +195,9 @@ static int ablation(const trial_record *t, int n, const minimize_input *in, mini
   for (int i = 0; i < k; i++) {
     p->params[i].alone = in->speedup * med[0] / med[i + 1]; /* NaN when either failed */
     p->params[i].matters = !(p->params[i].alone >= in->lo);
+    p->params[i].alone_failed = isnan(med[i + 1]) ? failed[i + 1] : -1;
   }
+  free(failed);
   for (int i = 0; i <= k; i++) free(configs[i]);
   free(configs);
   free(have);
@@ -258,6 +270,7 @@ int minimize_plan_make(const trial_record *t, int n, const minimize_input *in, m
   out->n_params = k;
   for (int i = 0; i < k; i++) {
     out->params[i].alone = NAN;
+    out->params[i].alone_failed = -1;
     if (member_parts(&m[i], &out->params[i].name, &out->params[i].value) != 0) {
       free(m);
       minimize_plan_free(out);

@@ -15,12 +15,13 @@ typedef struct {
 } minimize_input;
 
 typedef struct {
-  char *name;   /* the parameter */
-  char *value;  /* its value in the winner, as JSON text */
-  double alone; /* speedup of the winner with only this one reverted (NaN: not known) */
-  int matters;  /* reverting it alone falls below the interval: it stays */
-  int dropped;  /* reverted in the minimal set */
-  int tried;    /* the greedy pass decided it (dropped or kept) */
+  char *name;       /* the parameter */
+  char *value;      /* its value in the winner, as JSON text */
+  double alone;     /* speedup of the winner with only this one reverted (NaN: not known) */
+  int alone_failed; /* outcome of its reverted-alone runs when none ended ok; -1: none failed */
+  int matters;      /* reverting it alone falls below the interval: it stays */
+  int dropped;      /* reverted in the minimal set */
+  int tried;        /* the greedy pass decided it (dropped or kept) */
 } minimize_param;
 
 typedef struct {

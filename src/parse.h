@@ -18,6 +18,8 @@ typedef struct {
   void *match_ctx;
   double scale;  /* multiply what was read to get milliseconds; 0 means 1 */
   int any_value; /* accept any finite value (a loss), not only a plausible step time */
+  int rate;      /* metric.better = "higher": the value read is a rate per second (it/s), and
+                  *ms is its cost, 1000 / rate: ms per unit, lower is better */
 } metric_spec;
 
 enum {

@@ -15,6 +15,7 @@
 
 #include "diag.h"
 #include "json.h"
+#include "metric.h"
 #include "units.h"
 
 #define GREEN "\033[32m"
@@ -124,16 +125,19 @@ static int is_bytes_param(const char *name, size_t len) {
   return strstr(tmp, "bytes") || strstr(tmp, "threshold") || strstr(tmp, "BUFFSIZE");
 }
 
-/* One "name=value" token shortened into B. */
-static void abbrev_token(buf *b, const char *tok, size_t len) {
+/* One "name=value" token shortened into B; SHOWN (or NULL) is the name to write. */
+static void abbrev_token(buf *b, const char *tok, size_t len, const char *shown) {
   const char *eq = memchr(tok, '=', len);
   const char *name = tok;
   size_t nlen = eq ? (size_t)(eq - tok) : len;
+  const char *full = tok;
+  size_t flen = nlen;
   static const char *const prefixes[] = {"xla_gpu_", "xla_tpu_", "xla_", "enable_"};
   for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
     size_t pl = strlen(prefixes[i]);
     if (nlen > pl && strncmp(name, prefixes[i], pl) == 0) name += pl, nlen -= pl;
   }
+  if (shown) name = shown, nlen = strlen(shown);
   if (!eq) {
     add(b, "%.*s", (int)nlen, name);
     return;
@@ -149,7 +153,7 @@ static void abbrev_token(buf *b, const char *tok, size_t len) {
     return;
   }
   char num[32];
-  if (vlen < sizeof num && is_bytes_param(name, nlen)) {
+  if (vlen < sizeof num && is_bytes_param(full, flen)) {
     memcpy(num, v, vlen);
     num[vlen] = '\0';
     char *end = NULL;
@@ -164,20 +168,29 @@ static void abbrev_token(buf *b, const char *tok, size_t len) {
   add(b, "%.*s=%.*s", (int)nlen, name, (int)vlen, v);
 }
 
-char *progress_abbrev(const char *label) {
+char *progress_abbrev_short(const char *label, const char *const *names, const char *const *shorts,
+                            int n_names) {
   buf b = {0};
   const char *p = label ? label : "";
   int first = 1;
   while (*p) {
     size_t n = strcspn(p, " ");
     if (n > 0) {
+      size_t nl = strcspn(p, "= ");
+      const char *shown = NULL;
+      for (int i = 0; i < n_names && !shown; i++)
+        if (strlen(names[i]) == nl && strncmp(names[i], p, nl) == 0) shown = shorts[i];
       if (!first) add(&b, " ");
-      abbrev_token(&b, p, n);
+      abbrev_token(&b, p, n, shown);
       first = 0;
     }
     p += n + (p[n] == ' ');
   }
   return buf_take(&b);
+}
+
+char *progress_abbrev(const char *label) {
+  return progress_abbrev_short(label, NULL, NULL, 0);
 }
 
 char *progress_drop_defaults(const char *label, const char *const *defaults, int n) {
@@ -217,7 +230,7 @@ char *progress_format_line(const progress_line *l, int width, int color, int ver
   add(&b, "%-11s", word);
   esc(&b, color, RESET);
   if (!l->not_stored && l->status == OUTCOME_OK && !isnan(l->value)) {
-    add(&b, " %9.2f ms", l->value);
+    add(&b, l->higher ? " %9.2f/s " : " %9.2f ms", metric_shown(l->value, l->higher));
     /* The baseline's own runs are the reference: no speedup over themselves. */
     if (!l->is_baseline && !isnan(l->baseline_ms) && l->value > 0)
       add(&b, " %6.3fx", l->baseline_ms / l->value);
@@ -237,6 +250,11 @@ char *progress_format_line(const progress_line *l, int width, int color, int ver
                          : progress_drop_defaults(l->label, l->defaults, l->n_defaults);
     char *label = progress_abbrev(diff);
     int room = width > 0 && !verbose ? width - (int)b.visible : -1;
+    /* Too long for the line: the short names, which say what differs, before any cut. */
+    if (room >= 0 && (int)strlen(label) > room && l->n_names > 0) {
+      free(label);
+      label = progress_abbrev_short(diff, l->names, l->shorts, l->n_names);
+    }
     add_fitted(&b, *label ? label : "(every parameter at its default)", room);
     free(label);
     free(diff);
@@ -277,12 +295,16 @@ static char *counts_line(const progress_state *s) {
 
 static char *best_line(const progress_state *s) {
   buf b = {0};
-  if (isnan(s->baseline_ms))
+  char v[48];
+  if (isnan(s->baseline_ms)) {
     add(&b, "baseline: not measured yet");
-  else
-    add(&b, "baseline %.2f ms", s->baseline_ms);
+  } else {
+    metric_format(v, sizeof v, s->baseline_ms, s->higher);
+    add(&b, "baseline %s", v);
+  }
   if (!isnan(s->best_ms)) {
-    add(&b, "  best #%d %.2f ms", s->best_number, s->best_ms);
+    metric_format(v, sizeof v, s->best_ms, s->higher);
+    add(&b, "  best #%d %s", s->best_number, v);
     if (!isnan(s->baseline_ms) && s->best_ms > 0) add(&b, " %.3fx", s->baseline_ms / s->best_ms);
     /* One run each: the interval is over their step times, not over repeated runs. */
     if (!isnan(s->best_lo)) add(&b, " (%.3f-%.3f over its steps)", s->best_lo, s->best_hi);
@@ -353,10 +375,34 @@ static void stamp(void) {
   fprintf(stderr, "%s ", when);
 }
 
+/* The short names' legend, once, before the first line that may use them: wrapped to WIDTH,
+ * "short = name" items. */
+static void print_legend(const progress_line *l, int width) {
+  static int printed;
+  if (printed || l->n_names == 0) return;
+  printed = 1;
+  buf b = {0};
+  add(&b, "names when a line is narrow (-v: whole labels):");
+  for (int i = 0; i < l->n_names; i++) {
+    if (strcmp(l->names[i], l->shorts[i]) == 0) continue;
+    size_t item = strlen(l->names[i]) + strlen(l->shorts[i]) + 4;
+    if (width > 0 && b.visible + item > (size_t)width) {
+      fprintf(stderr, "%s\n", buf_take(&b));
+      free(b.s);
+      b = (buf){0};
+      add(&b, " ");
+    }
+    add(&b, "  %s = %s", l->shorts[i], l->names[i]);
+  }
+  fprintf(stderr, "%s\n", buf_take(&b));
+  free(b.s);
+}
+
 void progress_print_line(const progress_mode *m, const progress_line *l) {
   if (m->quiet) return;
   progress_erase();
   int width = m->tty ? m->width : 0;
+  if (width > 0 && !m->verbose) print_legend(l, width);
   char *line = progress_format_line(l, width, m->color, m->verbose);
   if (!m->tty) stamp();
   fprintf(stderr, "%s\n", line);
@@ -374,6 +420,16 @@ void progress_print_line(const progress_mode *m, const progress_line *l) {
     free(why);
   }
   fflush(stderr);
+}
+
+void progress_print_status_line(const progress_mode *m, const progress_state *s) {
+  if (m->quiet) return;
+  char *counts = counts_line(s), *best = best_line(s);
+  stamp();
+  fprintf(stderr, "status: %s | %s\n", counts, best);
+  fflush(stderr);
+  free(counts);
+  free(best);
 }
 
 void progress_print_status(const progress_mode *m, const progress_state *s) {

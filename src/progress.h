@@ -26,14 +26,19 @@ typedef struct {
   trial_role role;
   int is_baseline; /* the baseline's configuration ({}): its own run or a re-measurement */
   outcome status;
-  double value;       /* ms; NaN: none */
+  double value;       /* ms (a cost: 1000 / rate when higher); NaN: none */
   double baseline_ms; /* NaN: none yet */
+  int higher;         /* metric.better = "higher": values shown as the rate (metric_shown) */
   int rung_steps;     /* > 0: a short-rung trial (halving) of this many steps */
   const char *label;  /* the rendered label ("baseline" for {}) */
   /* Label tokens ("name=value") that are a parameter at its default, as the baseline ran
    * it: left out of the line (not with verbose). */
   const char *const *defaults;
   int n_defaults;
+  /* Where the label does not fit the width: label name names[i] is shown as shorts[i]
+   * (lua/progress.lua short_names), with a legend printed once. */
+  const char *const *names, *const *shorts;
+  int n_names;
   const char *reason; /* a non-ok trial's one-line reason; NULL: none */
   int not_stored;     /* its outcome could not be stored */
   int done, total;    /* trials done (this one included) of planned */
@@ -52,6 +57,7 @@ typedef struct {
   int done, total, parallel;
   int counts[OUTCOME_COUNT];
   double best_ms, baseline_ms; /* NaN: none */
+  int higher;                  /* values shown as the rate they are the cost of */
   int best_number;
   double best_lo, best_hi; /* the best's speedup interval over its step times; NaN: none */
   double eta_s;            /* < 0: unknown */
@@ -68,6 +74,10 @@ progress_mode progress_detect(void);
  * set to true shown as +name and to false as -name, byte counts of *_bytes and *threshold*
  * parameters humanised (67108864 -> 64MiB). A new string. */
 char *progress_abbrev(const char *label);
+/* progress_abbrev with label name NAMES[i] written SHORTS[i] (N of them); byte counts are
+ * still humanised by the full name. A new string. */
+char *progress_abbrev_short(const char *label, const char *const *names, const char *const *shorts,
+                            int n);
 /* LABEL without the tokens listed in DEFAULTS (N of them). A new string. */
 char *progress_drop_defaults(const char *label, const char *const *defaults, int n);
 /* A finished trial's line (without the timestamp, no newline), fitted to WIDTH columns
@@ -86,6 +96,9 @@ void progress_print_line(const progress_mode *m, const progress_line *l);
 /* On a terminal, redraws the status area from S (erasing the previous one); elsewhere
  * nothing. */
 void progress_print_status(const progress_mode *m, const progress_state *s);
+/* Not a terminal: the status area's counts and best as one timestamped line ("status: 12/30
+ * done  ok 10 ...  running 2  ETA 4m10s | baseline ... best ..."), for a log read later. */
+void progress_print_status_line(const progress_mode *m, const progress_state *s);
 /* Erases the status area (before anything else is printed, and at the end). */
 void progress_erase(void);
 

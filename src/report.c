@@ -14,6 +14,7 @@
 #include "classify.h"
 #include "diag.h"
 #include "importance.h"
+#include "metric.h"
 #include "outfile.h"
 #include "report_impl.h"
 #include "stats.h"
@@ -24,11 +25,13 @@
 
 /* ---- small helpers ---- */
 
-static void put_ms(FILE *f, double v) {
-  if (isnan(v))
+/* A stored value as the sweep's user reads it: "412.30&nbsp;ms", or a rate "2.24/s". */
+static void put_ms(FILE *f, double v, int higher) {
+  double shown = metric_shown(v, higher);
+  if (isnan(shown))
     fputs("&ndash;", f);
   else
-    fprintf(f, "%.2f&nbsp;ms", v);
+    fprintf(f, higher ? "%.2f/s" : "%.2f&nbsp;ms", shown);
 }
 
 /* ---- best so far ---- */
@@ -78,12 +81,40 @@ static series best_series(const report_sweep *r, int by_time) {
   return s;
 }
 
+/* Whether the I-th trial of R's sample is a result at the full budget (a dot of the history). */
+static int sample_result(const report_sweep *r, int i) {
+  const importance_trial *t = &r->data->sample[i];
+  double b = t->steps_budget;
+  return t->outcome == OUTCOME_OK && !isnan(t->value) && (isnan(b) || b <= 0 || b >= r->data->full);
+}
+
+/* By trial number: every ok trial of the sample (every trial of a sweep of at most
+ * REPORT_SAMPLE) as a faint dot under the best-so-far curve, so the history shows the spread
+ * the curve is the lower (for a rate, the upper) edge of. */
+static void history_dots(FILE *f, const svg_plot *p, const report_sweep *r, int si) {
+  int higher = view_higher(r->obj);
+  for (int i = 0; i < r->data->n_sample; i++) {
+    if (!sample_result(r, i)) continue;
+    double v = metric_shown(r->data->sample[i].value, higher);
+    fprintf(f,
+            "<circle class=\"trial\" fill=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"2\"><title>trial "
+            "%d: %.2f%s</title></circle>\n",
+            svg_color(si), svg_x(p, r->data->number[i]), svg_y(p, v), r->data->number[i], v,
+            higher ? "/s" : " ms");
+  }
+}
+
 static void best_plot(FILE *f, report_sweep *rs, int n, int by_time) {
   series s[REPORT_MAX_SWEEPS];
   svg_plot p = {.x0 = 0, .x1 = 0, .y0 = INFINITY, .y1 = -INFINITY};
+  int higher = n > 0 && view_higher(rs[0].obj);
   for (int i = 0; i < n; i++) {
     s[i] = best_series(&rs[i], by_time);
-    double base = view_num(cJSON_GetObjectItemCaseSensitive(rs[i].obj, "baseline"), "value");
+    /* Drawn as the user's metric reads: a rate sweep's best so far climbs. */
+    int hi_i = view_higher(rs[i].obj);
+    for (int k = 0; k < s[i].n; k++) s[i].y[k] = metric_shown(s[i].y[k], hi_i);
+    double base = metric_shown(
+        view_num(cJSON_GetObjectItemCaseSensitive(rs[i].obj, "baseline"), "value"), hi_i);
     if (s[i].n > 0 && s[i].xmax > p.x1) p.x1 = s[i].xmax;
     for (int k = 0; k < s[i].n; k++) {
       if (s[i].y[k] < p.y0) p.y0 = s[i].y[k];
@@ -91,6 +122,13 @@ static void best_plot(FILE *f, report_sweep *rs, int n, int by_time) {
     }
     if (base < p.y0) p.y0 = base;
     if (base > p.y1) p.y1 = base;
+    for (int k = 0; !by_time && rs[i].data && k < rs[i].data->n_sample; k++) {
+      if (!sample_result(&rs[i], k)) continue;
+      double v = metric_shown(rs[i].data->sample[k].value, hi_i);
+      if (v < p.y0) p.y0 = v;
+      if (v > p.y1) p.y1 = v;
+      if (rs[i].data->number[k] > p.x1) p.x1 = rs[i].data->number[k];
+    }
   }
   if (!isfinite(p.y0)) p.y0 = 0, p.y1 = 1;
   double pad = (p.y1 - p.y0) * 0.08 + 1e-9;
@@ -109,16 +147,24 @@ static void best_plot(FILE *f, report_sweep *rs, int n, int by_time) {
   snprintf(xlabel, sizeof xlabel, "%s since the first trial started", unit);
   const char *id = by_time ? "best-by-time" : "best-by-trial";
   svg_begin(&p, f, id, 560, 300,
-            by_time ? "best step time so far against wall clock"
-                    : "best step time so far against trial number");
-  svg_axes(&p, by_time ? xlabel : "trial number", "best step time so far (ms)", 1);
+            by_time  ? (higher ? "best rate so far against wall clock"
+                               : "best step time so far against wall clock")
+            : higher ? "best rate so far against trial number"
+                     : "best step time so far against trial number");
+  svg_axes(&p, by_time ? xlabel : "trial number",
+           higher ? "best rate so far (per second)" : "best step time so far (ms)", 1);
+  for (int i = 0; i < n && !by_time; i++)
+    if (rs[i].data) history_dots(f, &p, &rs[i], i);
   for (int i = 0; i < n; i++) {
-    double base = view_num(cJSON_GetObjectItemCaseSensitive(rs[i].obj, "baseline"), "value");
+    int hi_i = view_higher(rs[i].obj);
+    const char *vunit = hi_i ? "/s" : " ms";
+    double base = metric_shown(
+        view_num(cJSON_GetObjectItemCaseSensitive(rs[i].obj, "baseline"), "value"), hi_i);
     if (!isnan(base))
       fprintf(f,
               "<line class=\"baseline\" stroke=\"%s\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" "
-              "y2=\"%.1f\"><title>baseline %.2f ms</title></line>\n",
-              svg_color(i), p.left, p.w - p.right, svg_y(&p, base), svg_y(&p, base), base);
+              "y2=\"%.1f\"><title>baseline %.2f%s</title></line>\n",
+              svg_color(i), p.left, p.w - p.right, svg_y(&p, base), svg_y(&p, base), base, vunit);
     if (s[i].n > 0) {
       fprintf(f, "<path class=\"series\" stroke=\"%s\" d=\"M%.1f %.1f", svg_color(i),
               svg_x(&p, s[i].x[0]), svg_y(&p, s[i].y[0]));
@@ -128,9 +174,10 @@ static void best_plot(FILE *f, report_sweep *rs, int n, int by_time) {
     }
     for (int k = 0; k < s[i].n; k++)
       fprintf(f,
-              "<circle fill=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"><title>%.2f ms at %g"
+              "<circle fill=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"><title>%.2f%s at %g"
               "</title></circle>\n",
-              svg_color(i), svg_x(&p, s[i].x[k]), svg_y(&p, s[i].y[k]), s[i].y[k], s[i].x[k]);
+              svg_color(i), svg_x(&p, s[i].x[k]), svg_y(&p, s[i].y[k]), s[i].y[k], vunit,
+              s[i].x[k]);
     free(s[i].x);
     free(s[i].y);
   }
@@ -185,9 +232,9 @@ static void summary_table(FILE *f, report_sweep *rs, int n) {
     fprintf(f, "<td>%.0f: ", view_num(o, "n_trials"));
     put_counts(f, o);
     fputs("</td><td>", f);
-    put_ms(f, have ? v.baseline : NAN);
+    put_ms(f, have ? v.baseline : NAN, view_higher(o));
     fputs("</td><td>", f);
-    put_ms(f, v.value);
+    put_ms(f, v.value, view_higher(o));
     if (v.pooled) fprintf(f, " <small>(median of %d)</small>", v.pooled);
     fputs("</td><td>", f);
     if (have) {
@@ -242,7 +289,19 @@ static void importance_section(FILE *f, const report_sweep *r, int si) {
 
 /* ---- the top configurations ---- */
 
-/* What TRIAL sets that the baseline does not (or sets otherwise). */
+/* A byte count's setting (a *bytes*, *threshold* or *BUFFSIZE* name, a whole number of at
+ * least 1 KiB) in human units into BUF ("64MiB"); 0 when V is not one. */
+static int human_bytes(const char *name, const char *v, char *buf, int n) {
+  if (!strstr(name, "bytes") && !strstr(name, "threshold") && !strstr(name, "BUFFSIZE")) return 0;
+  char *end = NULL;
+  long long b = strtoll(v, &end, 10);
+  if (!*v || *end || b < 1024) return 0;
+  units_format_bytes(b, buf, n);
+  return 1;
+}
+
+/* What TRIAL sets that the baseline does not (or sets otherwise); byte counts in human units,
+ * the exact value in the title (the export below has it too). */
 static void put_differences(FILE *f, const cJSON *trial, const cJSON *base) {
   cJSON *a = report_settings(trial), *b = report_settings(base);
   const cJSON *it;
@@ -250,10 +309,18 @@ static void put_differences(FILE *f, const cJSON *trial, const cJSON *base) {
   cJSON_ArrayForEach(it, a) {
     const cJSON *o = cJSON_GetObjectItemCaseSensitive(b, it->string);
     if (cJSON_IsString(o) && strcmp(o->valuestring, it->valuestring) == 0) continue;
-    fputs(n++ ? " <code>" : "<code>", f);
+    char human[32];
+    int h = human_bytes(it->string, it->valuestring, human, sizeof human);
+    fputs(n++ ? " <code" : "<code", f);
+    if (h) {
+      fputs(" title=\"", f);
+      report_html(f, it->valuestring);
+      fputs("\"", f);
+    }
+    fputs(">", f);
     report_html(f, it->string);
     fputs("=", f);
-    report_html(f, it->valuestring);
+    report_html(f, h ? human : it->valuestring);
     fputs("</code>", f);
   }
   if (n == 0) fputs("<em>the baseline's settings</em>", f);
@@ -270,14 +337,50 @@ static void put_differences(FILE *f, const cJSON *trial, const cJSON *base) {
 
 static long long boot_draws; /* resampled medians' ranks drawn, for the tests */
 
+/* The index in D's top table of the winner's configuration (the listing's "best"), -1 when it
+ * is not there. */
+static int winner_row(const report_data *d, const cJSON *win) {
+  const char *cfg = view_str(win, "config");
+  for (int j = 0; cfg && j < d->n_top; j++) {
+    const char *c = view_str(d->top[j].best, "config");
+    if (c && strcmp(c, cfg) == 0) return j;
+  }
+  return -1;
+}
+
+/* The top table's first row: the sweep's winner as show, best, export and the summary above
+ * give it (its number, its value, its speedup and interval: report_verdict), whatever its rank
+ * by median among the others. */
+static void winner_first(FILE *f, const report_sweep *r) {
+  const cJSON *win = cJSON_GetObjectItemCaseSensitive(r->obj, "best");
+  verdict v;
+  int have = report_verdict(r, &v) == 0;
+  fprintf(f, "<tr class=\"winner\"><td>1</td><td>%.0f</td><td>", view_num(win, "number"));
+  put_ms(f, v.value, view_higher(r->obj));
+  /* its value is the pooled median of the confirmed, else that one trial's */
+  fprintf(f, "</td><td>%d</td><td>", v.pooled ? v.pooled : 1);
+  if (have) {
+    char sp[96];
+    view_format_speedup(&v, sp, sizeof sp);
+    report_html(f, sp);
+  } else {
+    fputs("&ndash;", f);
+  }
+  fputs("</td><td>", f);
+  put_differences(f, win, cJSON_GetObjectItemCaseSensitive(r->obj, "baseline"));
+  fputs(" <small>(the winner)</small></td></tr>\n", f);
+}
+
 static void top_table(FILE *f, const report_sweep *r, int si) {
   const report_data *d = r->data;
   const cJSON *base_trial = cJSON_GetObjectItemCaseSensitive(r->obj, "baseline");
+  const cJSON *win = cJSON_GetObjectItemCaseSensitive(r->obj, "best");
+  int wi = cJSON_IsObject(win) ? winner_row(d, win) : -1, shown = 0;
   fprintf(f,
           "<table class=\"top\" id=\"top-%d\"><thead><tr><th>#</th><th>trial</th>"
-          "<th>step time</th><th>runs</th><th>speedup (95%% CI)</th>"
+          "<th>%s</th><th>runs</th><th>speedup (95%% CI)</th>"
           "<th>differences from the baseline</th></tr></thead><tbody>\n",
-          si + 1);
+          si + 1, view_higher(r->obj) ? "rate" : "step time");
   stats_boot base = {0}, rows[TOP_CONFIGS];
   int n_rows = 0;
   double *base_med = NULL, *row_med = NULL, base_m = NAN;
@@ -288,10 +391,12 @@ static void top_table(FILE *f, const report_sweep *r, int si) {
     row_med = xmalloc(STATS_RESAMPLES * sizeof *row_med);
     base_m = stats_boot_medians(&base, d->base_steps, base_med);
   }
-  for (int j = 0; j < d->n_top; j++) {
+  if (cJSON_IsObject(win)) winner_first(f, r), shown++;
+  for (int j = 0; j < d->n_top && shown < TOP_CONFIGS; j++) {
     const topcfg *t = &d->top[j];
-    fprintf(f, "<tr><td>%d</td><td>%d</td><td>", j + 1, t->best_number);
-    put_ms(f, t->value);
+    if (j == wi) continue;
+    fprintf(f, "<tr><td>%d</td><td>%d</td><td>", ++shown, t->best_number);
+    put_ms(f, t->value, view_higher(r->obj));
     fprintf(f, "</td><td>%d</td><td>", t->n);
     if (base_med && t->n_steps > 0) {
       stats_boot *b = NULL;
@@ -312,7 +417,7 @@ static void top_table(FILE *f, const report_sweep *r, int si) {
     put_differences(f, t->best, base_trial);
     fputs("</td></tr>\n", f);
   }
-  if (d->n_top == 0) fputs("<tr><td colspan=\"6\">no ok trial yet</td></tr>\n", f);
+  if (shown == 0) fputs("<tr><td colspan=\"6\">no ok trial yet</td></tr>\n", f);
   fputs("</tbody></table>\n", f);
   for (int i = 0; i < n_rows; i++) stats_boot_free(&rows[i]);
   if (base_med) stats_boot_free(&base);
@@ -332,7 +437,7 @@ static void export_section(FILE *f, const report_sweep *r, int si) {
   char *c1 =
       xasprintf("flagtune: sweep %.0f \"%s\", model %s on %s", view_num(r->obj, "id"),
                 view_str(r->obj, "name"), view_str(r->obj, "model"), view_str(r->obj, "hardware"));
-  char *c2 = xasprintf("trial %.0f, %.2f ms", view_num(best, "number"), view_num(best, "value"));
+  char *c2 = view_verdict_comment(r->obj, best);
   const char *comments[2] = {c1, c2};
   view_export x;
   view_export_init(&x, best, comments, 2);
@@ -368,7 +473,8 @@ static const char *const css =
     "height:10px;margin-right:4px}.note{color:#555;font-size:12px;max-width:800px}"
     "svg.plot{display:block;margin:6px 0}.grid{stroke:#eee}.frame{fill:none;stroke:#999}"
     ".tick{font-size:10px;fill:#444}.label{font-size:11px;fill:#333}.band{font-size:10px;"
-    "fill:#a00}.baseline{stroke-dasharray:5 4;stroke-width:1.2}.series{fill:none;"
+    "fill:#a00}.baseline{stroke-dasharray:5 "
+    "4;stroke-width:1.2}.trial{fill-opacity:0.3}.series{fill:none;"
     "stroke-width:2}.ok{fill:#1f77b4;fill-opacity:.7}.oom{stroke:#d62728;stroke-width:2}"
     ".failed{fill:none;stroke:#888}.cell{stroke:#fff}.celltext{font-size:10px;fill:#111}"
     ".bar{fill:#1f77b4}.params{display:flex;flex-wrap:wrap;gap:8px}figure{margin:0}"

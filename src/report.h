@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 
+#include "store.h"
 #include "view.h"
 
 /* At most this many sweeps in one report (the command line's positional limit). */
@@ -44,6 +45,13 @@ int report_verdict(const report_sweep *r, verdict *v);
 /* What a trial listing object sets: {"name": "value"} of its XLA_FLAGS and
  * LIBTPU_INIT_ARGS ("--name=value"; a bare "--name" is "") and its env. Caller deletes. */
 cJSON *report_settings(const cJSON *trial);
+
+/* Adds "importance" to SWEEP_OBJ (a sweep listing with its id and n_trials, read from S):
+ * the one estimate of a sweep, the same in show, show --all, show --json and the report:
+ * importance_compute_trials over every trial of a sweep of at most REPORT_SAMPLE trials (failures
+ * included, as importance.h scores them), else over the report's runs of consecutive trials;
+ * null when too few trials can be scored. 0, or FT_EDB with *ERR. */
+int report_importance_attach(store *s, cJSON *sweep_obj, char **err);
 
 /* The experiment's metric.skip recorded in the sweep's options (warm-up steps left out). */
 int report_skip(const cJSON *sweep_obj);

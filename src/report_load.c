@@ -319,6 +319,34 @@ static void data_free(report_data *d) {
   free(d);
 }
 
+/* The sample's shape for a sweep of TOTAL trials: every trial up to REPORT_SAMPLE, else runs
+ * of REPORT_RUN consecutive trials, one every STEP x RUN. */
+static void sample_shape(report_data *d, double total) {
+  d->step = total > REPORT_SAMPLE ? (int)ceil(total / REPORT_SAMPLE) : 1;
+  d->run = d->step > 1 ? REPORT_RUN : 1;
+}
+
+/* OBJ's "importance": importance_json over the sample's trials (read so far: the runs), or
+ * null when they are too few. */
+static void attach_importance(report_data *d, cJSON *obj) {
+  int imp = importance_compute_trials(d->sample, d->n_sample, d->full, &d->imp);
+  cJSON_DeleteItemFromObjectCaseSensitive(obj, "importance");
+  cJSON_AddItemToObject(obj, "importance",
+                        imp == 0 ? importance_json(&d->imp) : cJSON_CreateNull());
+}
+
+int report_importance_attach(store *s, cJSON *sweep_obj, char **err) {
+  report_data *d = xcalloc(1, sizeof *d);
+  int64_t id = (int64_t)view_num(sweep_obj, "id");
+  sample_shape(d, view_num(sweep_obj, "n_trials"));
+  d->t0 = INFINITY;
+  int rc = store_report_span(s, id, on_span, d, err);
+  if (!rc) rc = store_report_runs(s, id, d->step * d->run, d->run, on_sample, d, err);
+  if (!rc) attach_importance(d, sweep_obj);
+  data_free(d);
+  return rc;
+}
+
 /* What the report draws of sweep ID besides its listing OBJ, from schema 13's aggregates and
  * bounded reads (no pass over every trial): the full budget and time origin, the curves'
  * candidates and ends, the sample's runs, then the top table's trials. */
@@ -327,18 +355,14 @@ static int load_data(store *s, int64_t id, const known_steps *k, cJSON *obj, rep
   report_data *d = xcalloc(1, sizeof *d);
   double total = view_num(obj, "n_trials");
   d->n_trials = isnan(total) ? 0 : (int64_t)total;
-  d->step = total > REPORT_SAMPLE ? (int)ceil(total / REPORT_SAMPLE) : 1;
-  d->run = d->step > 1 ? REPORT_RUN : 1;
+  sample_shape(d, total);
   d->t0 = INFINITY;
   int rc = store_report_span(s, id, on_span, d, err);
   if (!rc) rc = store_report_tail(s, id, on_tail, d, err);
   if (!rc) rc = store_report_curve(s, id, on_curve, d, err);
   if (!rc) rc = store_report_runs(s, id, d->step * d->run, d->run, on_sample, d, err);
   if (!rc) {
-    int imp = importance_compute_trials(d->sample, d->n_sample, d->full, &d->imp);
-    cJSON_DeleteItemFromObjectCaseSensitive(obj, "importance");
-    cJSON_AddItemToObject(obj, "importance",
-                          imp == 0 ? importance_json(&d->imp) : cJSON_CreateNull());
+    attach_importance(d, obj);
     rc = find_top(s, k, id, d, report_skip(obj), err);
   }
   if (!rc) add_top_to_sample(d);

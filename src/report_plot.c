@@ -11,6 +11,7 @@
 #include "classify.h"
 #include "diag.h"
 #include "importance.h"
+#include "metric.h"
 #include "report_impl.h"
 #include "units.h"
 #include "view.h"
@@ -199,14 +200,16 @@ static void category_labels(const svg_plot *p, const level *l, int n) {
 /* One trial's mark: a dot for an ok value, a cross in the top band for an OOM, a ring for
  * another failure; nothing for a short halving rung or a running trial. */
 static void trial_mark(const svg_plot *p, const importance_trial *t, int number, double x,
-                       double full) {
+                       double full, int higher) {
   double band = p->top - 10;
   char buf[4 * FIXED_MAX + 160], *q = buf; /* one write a mark: a plot has thousands */
   if (counts_as_result(t, full)) {
     q = fixed(lit(q, "<circle class=\"ok\" cx=\""), x, 1);
-    q = fixed(lit(q, "\" cy=\""), svg_y(p, t->value), 1);
+    double shown = metric_shown(t->value, higher);
+    q = fixed(lit(q, "\" cy=\""), svg_y(p, shown), 1);
     q = fixed(lit(q, "\" r=\"3\"><title>trial "), number, 0);
-    q = lit(fixed(lit(q, ": "), t->value, 2), " ms</title></circle>\n");
+    q = lit(fixed(lit(q, ": "), shown, 2),
+            higher ? "/s</title></circle>\n" : " ms</title></circle>\n");
   } else if (t->outcome == OUTCOME_OOM) {
     q = fixed(lit(q, "<path class=\"oom\" d=\"M"), x - 3, 1);
     q = fixed(lit(q, " "), band - 3, 1);
@@ -231,7 +234,9 @@ static void param_plot(FILE *f, const report_sweep *r, int si, int k, const char
   const level *l = ax->l;
   int nl = ax->n;
   double full = r->data->full;
-  double base = view_num(cJSON_GetObjectItemCaseSensitive(r->obj, "baseline"), "value");
+  int higher = view_higher(r->obj); /* drawn as the user's metric reads: a rate */
+  double base =
+      metric_shown(view_num(cJSON_GetObjectItemCaseSensitive(r->obj, "baseline"), "value"), higher);
   svg_plot p = {.x0 = -0.5,
                 .x1 = nl - 0.5,
                 .y0 = INFINITY,
@@ -240,7 +245,7 @@ static void param_plot(FILE *f, const report_sweep *r, int si, int k, const char
                 .bottom = nl > 6 ? 70 : 42};
   for (int i = 0; i < d->n_sample; i++)
     if (counts_as_result(&d->sample[i], full)) {
-      double v = d->sample[i].value;
+      double v = metric_shown(d->sample[i].value, higher);
       if (v < p.y0) p.y0 = v;
       if (v > p.y1) p.y1 = v;
     }
@@ -249,25 +254,26 @@ static void param_plot(FILE *f, const report_sweep *r, int si, int k, const char
   if (!isfinite(p.y0)) p.y0 = 0, p.y1 = 1;
   double pad = (p.y1 - p.y0) * 0.08 + 1e-9;
   p.y0 -= pad, p.y1 += pad;
-  char id[48], *title = xasprintf("step time by value of %s", name);
+  char id[48], *title = xasprintf("%s by value of %s", higher ? "rate" : "step time", name);
   snprintf(id, sizeof id, "param-%d-%d", si + 1, k + 1);
   int w = 120 + 56 * nl;
   svg_begin(&p, f, id, w < 320 ? 320 : w > 900 ? 900 : w, 260, title);
   free(title);
-  svg_axes(&p, "", "step time (ms)", 0);
+  svg_axes(&p, "", higher ? "rate (per second)" : "step time (ms)", 0);
   category_labels(&p, l, nl);
   fprintf(f, "<text class=\"band\" x=\"%d\" y=\"%d\" text-anchor=\"end\">failed</text>\n",
           p.left - 4, p.top - 7);
   if (!isnan(base))
     fprintf(f,
             "<line class=\"baseline\" stroke=\"#555\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\">"
-            "<title>baseline %.2f ms</title></line>\n",
-            p.left, p.w - p.right, svg_y(&p, base), svg_y(&p, base), base);
+            "<title>baseline %.2f%s</title></line>\n",
+            p.left, p.w - p.right, svg_y(&p, base), svg_y(&p, base), base, higher ? "/s" : " ms");
   for (int i = 0; i < d->n_sample; i++) {
     int j = axis_index(ax, &d->sample[i], name);
     /* A deterministic spread so repeated values stay visible. */
     if (j >= 0)
-      trial_mark(&p, &d->sample[i], d->number[i], svg_x(&p, j) + ((i * 7919) % 17 - 8) * 1.5, full);
+      trial_mark(&p, &d->sample[i], d->number[i], svg_x(&p, j) + ((i * 7919) % 17 - 8) * 1.5, full,
+                 higher);
   }
   svg_end(&p);
 }
@@ -279,7 +285,7 @@ typedef struct {
   double best;
 } cell;
 
-static void oom_cell(FILE *f, const cell *c, double x, double y, double lo, double hi) {
+static void oom_cell(FILE *f, const cell *c, double x, double y, double lo, double hi, int higher) {
   const char *fill = "#f2f2f2";
   char green[32];
   if (c->oom && !c->ok)
@@ -297,7 +303,7 @@ static void oom_cell(FILE *f, const cell *c, double x, double y, double lo, doub
   fprintf(f, "<rect class=\"cell\" x=\"%.1f\" y=\"%.1f\" width=\"64\" height=\"28\" fill=\"%s\">",
           x, y, fill);
   fprintf(f, "<title>%d ok, %d OOM, %d other failures", c->ok, c->oom, c->failed);
-  if (c->ok) fprintf(f, "; best %.2f ms", c->best);
+  if (c->ok) fprintf(f, "; best %.2f%s", metric_shown(c->best, higher), higher ? "/s" : " ms");
   fputs("</title></rect>", f);
   if (c->ok + c->oom + c->failed > 0)
     fprintf(f, "<text class=\"celltext\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>",
@@ -309,7 +315,7 @@ static void oom_cell(FILE *f, const cell *c, double x, double y, double lo, doub
   if (c->ok)
     fprintf(f,
             "<text class=\"celltext\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.0f%s</text>",
-            x + 32, y + 18, c->best, c->oom ? "*" : "");
+            x + 32, y + 18, metric_shown(c->best, higher), c->oom ? "*" : "");
   fputc('\n', f);
 }
 
@@ -339,15 +345,19 @@ static void oom_map(FILE *f, const report_sweep *r, int si, const char *a, const
   }
   char id[32];
   snprintf(id, sizeof id, "oommap-%d", si + 1);
-  svg_plot p = {.left = 110, .top = 10, .bottom = 60, .right = 10};
+  svg_plot p = {.left = 110, .top = 10, .bottom = 76, .right = 10};
   char *title = xasprintf("OOMs and best step time over %s and %s", a, b);
-  svg_begin(&p, f, id, 110 + 64 * na + 10, 10 + 28 * nb + 60, title);
+  /* wide enough for the caption's longer line (about 7 px a character), not only the cells */
+  size_t longest = strlen(a) > strlen(b) ? strlen(a) : strlen(b);
+  int w = 110 + 64 * na + 10, need = 110 + 7 * (int)(longest + 3) + 10;
+  svg_begin(&p, f, id, w > need ? w : need, 10 + 28 * nb + 76, title);
   free(title);
   for (int j = 0; j < nb; j++) {
     fprintf(f, "<text class=\"tick\" x=\"104\" y=\"%d\" text-anchor=\"end\">", 10 + 28 * j + 18);
     report_html(f, lb[j].text);
     fputs("</text>\n", f);
-    for (int i = 0; i < na; i++) oom_cell(f, &c[j * na + i], 110 + 64 * i, 10 + 28 * j, lo, hi);
+    for (int i = 0; i < na; i++)
+      oom_cell(f, &c[j * na + i], 110 + 64 * i, 10 + 28 * j, lo, hi, view_higher(r->obj));
   }
   for (int i = 0; i < na; i++) {
     fprintf(f, "<text class=\"tick\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">", 110 + 64 * i + 32,
@@ -355,9 +365,10 @@ static void oom_map(FILE *f, const report_sweep *r, int si, const char *a, const
     report_html(f, la[i].text);
     fputs("</text>\n", f);
   }
+  /* one line each: on one line two flag names ran past the map's edge */
   fprintf(f, "<text class=\"label\" x=\"110\" y=\"%d\">x: ", 10 + 28 * nb + 34);
   report_html(f, a);
-  fputs("; y: ", f);
+  fprintf(f, "</text>\n<text class=\"label\" x=\"110\" y=\"%d\">y: ", 10 + 28 * nb + 52);
   report_html(f, b);
   fputs("</text>\n", f);
   svg_end(&p);
@@ -384,11 +395,11 @@ void report_value_sections(FILE *f, const report_sweep *r, int si) {
   }
   fputs("</div>\n<h3>OOM map</h3>\n", f);
   if (imp->n >= 2) {
-    fputs(
-        "<p class=\"note\">The two parameters that matter most. Red: every trial OOM; pink: "
-        "some (* marks a best beside an OOM); green: the best ok step time in ms, darker is "
-        "faster; grey: not tried or other failures.</p>\n",
-        f);
+    fprintf(f,
+            "<p class=\"note\">The two parameters that matter most. Red: every trial OOM; pink: "
+            "some (* marks a best beside an OOM); green: the best ok %s, darker is "
+            "faster; grey: not tried or other failures.</p>\n",
+            view_higher(r->obj) ? "rate per second" : "step time in ms");
     oom_map(f, r, si, imp->p[0].name, imp->p[1].name, &ax[0], &ax[1]);
   } else {
     fprintf(f, "<p class=\"note\" id=\"oommap-%d\">Needs two searched parameters.</p>\n", si + 1);

@@ -32,6 +32,7 @@
 #include "preflight.h"
 #include "progress.h"
 #include "resume.h"
+#include "sample.h"
 #include "slurm.h"
 #include "stats.h"
 #include "store.h"
@@ -384,6 +385,7 @@ void sweep_free(sweep *sw) {
   free(sw->base_steps);
   for (int i = 0; i < sw->n_defaults; i++) free(sw->defaults[i]);
   free(sw->defaults);
+  sweep_view_free(sw);
   free(sw->db_path);
   free(sw->ff_first);
   executor_free(sw->x);
@@ -528,6 +530,8 @@ char *sweep_options_json(const sweep *sw, const sweep_opts *o) {
   cJSON_AddNumberToObject(j, "seed", (double)sw->seed);
   cJSON_AddNumberToObject(j, "skip", sw->exp->metric_skip);
   cJSON_AddStringToObject(j, "reduce", stats_reduce_name(sw->exp->metric_reduce));
+  /* Read by every view of the sweep: its values are costs, shown as the rate they came from. */
+  if (sw->exp->metric_higher) cJSON_AddStringToObject(j, "better", "higher");
   char *s = json_print(j);
   cJSON_Delete(j);
   return s;
@@ -816,6 +820,7 @@ int sweep_check(const char *path, const sweep_opts *o, char **summary, char **er
         "%d trials (baseline + %d)%s, parallel %d",
         path, e->n_params, e->n_params == 1 ? "" : "s", e->space_size, e->strategy_desc,
         sw->budget_trials, sw->budget_trials - 1, hours, sw->parallel);
+    if (o->sample) rc = sample_append(e, o->sample, summary, err); /* check --sample */
   }
   sweep_free(sw);
   return rc;

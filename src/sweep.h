@@ -24,6 +24,7 @@ typedef struct {
   int keep_going;       /* --keep-going: a failed baseline, or first trials that all fail
                          * the same way, do not stop the sweep */
   const char *notify;   /* --notify CMD: a shell command run when the sweep ends */
+  const char *sample;   /* check --sample LOG: what the metric reads from it (sample.c) */
 } sweep_opts;
 
 /* Runs a new sweep of the experiment at PATH. Validates everything (and asks the strategy

@@ -8,6 +8,7 @@
 
 #include "confirm.h"
 #include "diag.h"
+#include "metric.h"
 #include "sweep_impl.h"
 
 /* The strategy's model estimates (strategy_estimate) of CONFIGS, as confirm reads them;
@@ -109,10 +110,14 @@ void sweep_plan_confirmation(sweep *sw) {
     }
     sweep_queue_push(sw, &p, ROLE_CONFIRM, 0);
   }
-  int n_cand = distinct_candidates(configs, n_configs);
+  int n_cand = distinct_candidates(configs, n_configs), n_base = 0;
+  for (int i = 0; i < n_configs; i++) n_base += strcmp(configs[i], "{}") == 0;
   if (n_configs > 0)
-    diag_note("flagtune: confirming: %d re-measurement%s of the baseline and %d candidate%s",
-              n_configs, n_configs == 1 ? "" : "s", n_cand, n_cand == 1 ? "" : "s");
+    diag_note(
+        "flagtune: confirming: %d trial%s: %d re-measurement%s of the baseline and %d of %d "
+        "candidate%s",
+        n_configs, n_configs == 1 ? "" : "s", n_base, n_base == 1 ? "" : "s", n_configs - n_base,
+        n_cand, n_cand == 1 ? "" : "s");
   free(err);
   free(configs);
   free(recipe);
@@ -166,14 +171,17 @@ void sweep_choose_winner(sweep *sw) {
   if (chosen && store_sweep_set_winner(sw->db, sw->id, &w, &err) == 0) {
     sw->winner_ms = w.value;
     sw->winner_base_ms = w.baseline;
+    char val[48], base[48];
+    metric_format(val, sizeof val, w.value, sw->exp->metric_higher);
+    metric_format(base, sizeof base, w.baseline, sw->exp->metric_higher);
     if (answer == CONFIRM_WINNER)
-      diag_note("flagtune: confirmed winner: %.2f ms over %d trials vs baseline %.2f ms", w.value,
-                w.n_trials, w.baseline);
+      diag_note("flagtune: confirmed winner: %s over %d trials vs baseline %s", val, w.n_trials,
+                base);
     else
       diag_note(
           "flagtune: no configuration was confirmed faster than the %s: it is the answer "
-          "(%.2f ms over %d trials, baseline %.2f ms)",
-          answer == CONFIRM_RECIPE ? "public recipe" : "baseline", w.value, w.n_trials, w.baseline);
+          "(%s over %d trials, baseline %s)",
+          answer == CONFIRM_RECIPE ? "public recipe" : "baseline", val, w.n_trials, base);
   }
   if (err) diag_warn("%s", err);
   free(recipe);

@@ -101,7 +101,14 @@ typedef struct sweep {
   char *db_path;   /* as sweep_begin was given it */
   char **defaults; /* label tokens of parameters at their catalog default */
   int n_defaults;
+  /* The live view's short names (sweep_view.c, lua/progress.lua): label names[i] shown as
+   * names[n_names + i] where a line is too narrow; loaded at the first line (NULL before). */
+  char **names;
+  int n_names;
 } sweep;
+
+/* Frees what sweep_view.c keeps in SW (the short names). */
+void sweep_view_free(sweep *sw);
 
 /* Queues P (taken, cleared) to run as ROLE. */
 void sweep_queue_push(sweep *sw, proposal *p, trial_role role, int rerun_of);

@@ -215,7 +215,10 @@ static char *param_line(const minimize_param *p, int done) {
                                   : "undecided";
   if (done && !p->tried && !p->matters) what = "kept";
   char alone[48] = "not measured";
-  if (!isnan(p->alone)) snprintf(alone, sizeof alone, "%.3fx", p->alone);
+  if (!isnan(p->alone))
+    snprintf(alone, sizeof alone, "%.3fx", p->alone);
+  else if (p->alone_failed >= 0) /* measured: it failed (an OOM without it is why it matters) */
+    snprintf(alone, sizeof alone, "ended %s", outcome_name((outcome)p->alone_failed));
   return xasprintf("  %-15s %s=%s  (the winner without it: %s)", what, p->name, p->value, alone);
 }
 

@@ -8,6 +8,7 @@
 
 #include "diag.h"
 #include "launch.h"
+#include "lhost.h"
 #include "night.h"
 #include "progress.h"
 #include "stats.h"
@@ -23,8 +24,21 @@ void sweep_quiet_if_unwritable(void) {
 }
 
 /* The trials shown on the status area, running now. */
+/* Not a terminal (a log, `| tee`, --detach): whether a status line is due, every
+ * $FLAGTUNE_STATUS_EVERY seconds (default 60; 0: never). */
+static int status_line_due(void) {
+  static double last = -1;
+  const char *e = getenv("FLAGTUNE_STATUS_EVERY");
+  double every = e && *e ? atof(e) : 60, now = sweep_now_s();
+  if (!(every > 0)) return 0;
+  if (last < 0) last = now; /* the first after one interval, not at the start */
+  if (now - last < every) return 0;
+  last = now;
+  return 1;
+}
+
 void sweep_view_status(sweep *sw) {
-  if (sw->view.quiet || !sw->view.tty) return;
+  if (sw->view.quiet || (!sw->view.tty && !status_line_due())) return;
   progress_running run[16];
   int n = 0;
   for (int i = 0; i < sw->parallel && n < 16; i++) {
@@ -42,6 +56,7 @@ void sweep_view_status(sweep *sw) {
                        .parallel = sw->parallel,
                        .best_ms = sw->best_ms,
                        .baseline_ms = sw->baseline_ms,
+                       .higher = sw->exp->metric_higher,
                        .best_number = sw->best_number,
                        .best_lo = sw->best_lo,
                        .best_hi = sw->best_hi,
@@ -61,12 +76,55 @@ void sweep_view_status(sweep *sw) {
     st.eta_s = work / sw->parallel;
     if (st.deadline_left_s >= 0 && st.eta_s > st.deadline_left_s) st.eta_s = st.deadline_left_s;
   }
-  progress_print_status(&sw->view, &st);
+  if (sw->view.tty)
+    progress_print_status(&sw->view, &st);
+  else
+    progress_print_status_line(&sw->view, &st);
   sweep_quiet_if_unwritable();
+}
+
+/* The short names of lua/progress.lua's short_names, once: names[0..n) then their shorts. A
+ * failure costs only the shortening. */
+static void load_names(sweep *sw) {
+  if (sw->names) return;
+  char *err = NULL;
+  lua_State *L = lhost_state(sw->host);
+  int top = lua_gettop(L);
+  if (sw->host && lhost_require(sw->host, "progress", &err) == 0) { /* [progress] */
+    lua_getfield(L, -1, "short_names");                             /* [progress, fn] */
+    lhost_push_ref(sw->host, sw->exp->spec_ref);                    /* [progress, fn, spec] */
+    if (lhost_pcall(sw->host, 1, 1, 0, &err) == 0 && lua_type(L, -1) == LUA_TSTRING) {
+      char *all = xstrdup(lua_tostring(L, -1)), *save = NULL;
+      int n = 0;
+      for (char *p = all; *p; p++) n += *p == '\n';
+      sw->names = xcalloc(2 * (size_t)(n + 1) + 1, sizeof(char *));
+      for (char *ln = strtok_r(all, "\n", &save); ln; ln = strtok_r(NULL, "\n", &save)) {
+        char *tab = strchr(ln, '\t');
+        if (!tab) continue;
+        *tab = '\0';
+        sw->names[sw->n_names] = xstrdup(ln);
+        sw->names[n + 1 + sw->n_names++] = xstrdup(tab + 1);
+      }
+      /* the shorts after the names, packed */
+      memmove(sw->names + sw->n_names, sw->names + n + 1, (size_t)sw->n_names * sizeof(char *));
+      free(all);
+    }
+  }
+  if (!sw->names) sw->names = xcalloc(1, sizeof(char *));
+  if (err && diag_verbose) diag_warn("progress: %s", err);
+  free(err);
+  lua_settop(L, top);
+}
+
+void sweep_view_free(sweep *sw) {
+  for (int i = 0; sw->names && i < 2 * sw->n_names; i++) free(sw->names[i]);
+  free(sw->names);
+  sw->names = NULL;
 }
 
 void sweep_report_progress(sweep *sw, const trial_result *r) {
   const trial_record *t = &r->record;
+  load_names(sw);
   /* Nothing is reported as its outcome unless it is stored. */
   int steps = t->steps_budget;
   progress_line l = {
@@ -77,11 +135,15 @@ void sweep_report_progress(sweep *sw, const trial_result *r) {
       .status = t->status,
       .value = t->value,
       .baseline_ms = sw->baseline_ms,
+      .higher = sw->exp->metric_higher,
       .rung_steps =
           steps > 0 && sw->exp->budget_steps > 0 && steps < sw->exp->budget_steps ? steps : 0,
       .label = r->label,
       .defaults = (const char *const *)sw->defaults,
       .n_defaults = sw->n_defaults,
+      .names = (const char *const *)sw->names,
+      .shorts = (const char *const *)sw->names + sw->n_names,
+      .n_names = sw->n_names,
       .reason = r->store_err ? NULL : r->reason,
       .not_stored = r->store_err != NULL,
       .done = sw->n_done < sw->budget_trials ? sw->n_done : sw->budget_trials,

@@ -16,6 +16,8 @@
 #include "cost.h"
 #include "diag.h"
 #include "launch.h"
+#include "metric.h"
+#include "sample.h"
 #include "stats.h"
 
 #define EXCERPT_LINES 20  /* last stderr lines kept for the error excerpt */
@@ -144,6 +146,20 @@ trial_view trial_get_view(const trial *t) {
                       .elapsed_s = (double)uv_hrtime() / 1e9 - t->started_s};
 }
 
+/* Why a trial was pruned, in the user's unit: "pruned at step 6: median 91.00 ms > 1.2 x best
+ * 57.00 ms" (a rate: "median 1.80/s < best 2.24/s / 1.2"). */
+static char *prune_reason(const experiment *e, int step, double v, double best) {
+  char a[48], b[48];
+  metric_format(a, sizeof a, v, e->metric_higher);
+  metric_format(b, sizeof b, best, e->metric_higher);
+  const char *how = stats_reduce_name(e->metric_reduce);
+  double m = 1.0 + e->prune_margin;
+  if (e->metric_higher)
+    return xasprintf("pruned at step %d: %s %s < best %s / %.3g (prune.margin)", step, how, a, b,
+                     m);
+  return xasprintf("pruned at step %d: %s %s > %.3g x best %s (prune.margin)", step, how, a, m, b);
+}
+
 /* Stops a search trial whose reduced step time so far is clearly slower than the best:
  * after prune_min_steps steps past the warm-up, more than prune_margin above it. */
 static void maybe_prune(trial *t) {
@@ -152,7 +168,11 @@ static void maybe_prune(trial *t) {
   if (t->facts.stopped != STOPPED_NONE || t->n_steps - t->prop.skip < e->prune_min_steps) return;
   /* Kept up to date step by step: re-reducing every step per line was quadratic. */
   double v = stats_running_value(&t->kept);
-  if (v > t->best_ms * (1.0 + e->prune_margin)) trial_stop(t, STOPPED_PRUNED);
+  if (v > t->best_ms * (1.0 + e->prune_margin)) {
+    free(t->signal_line); /* the reason show, the progress line and the report give */
+    t->signal_line = prune_reason(e, t->n_steps, v, t->best_ms);
+    trial_stop(t, STOPPED_PRUNED);
+  }
 }
 
 /* Reads metric.check's loss from LINE, if it holds one. */
@@ -376,12 +396,22 @@ static char *trial_excerpt(trial *t, const exec_result *res, outcome o, const ch
     int stderr_lines = 0;
     for (int i = 0; i < EXCERPT_LINES; i++) stderr_lines += t->excerpt[i] != NULL;
     const char *last = stderr_lines ? t->last_stdout : NULL;
-    reason = xasprintf(
-        "the metric read %d step time%s (the first %d skipped) and the command printed no error: "
-        "check `metric` against the lines in the log%s%s%s",
-        t->n_steps, t->n_steps == 1 ? "" : "s", t->prop.skip,
-        last ? " (the last line on stdout it did not read: " : "", last ? last : "",
-        last ? ")" : "");
+    char *keys = t->c.exp->metric == METRIC_JSON && t->n_steps == 0
+                     ? sample_json_keys(t->last_stdout)
+                     : NULL;
+    if (keys) /* a wrong json key: the keys there are, not the whole line */
+      reason = xasprintf(
+          "the metric read %d step time%s: no JSON line on stdout has the key '%s'; the last holds "
+          "the keys %s (`flagtune check EXPERIMENT --sample LOG` shows what the metric reads)",
+          t->n_steps, t->n_steps == 1 ? "" : "s", t->c.exp->metric_field, keys);
+    else
+      reason = xasprintf(
+          "the metric read %d step time%s (the first %d skipped) and the command printed no error: "
+          "check `metric` against the lines in the log%s%s%s",
+          t->n_steps, t->n_steps == 1 ? "" : "s", t->prop.skip,
+          last ? " (the last line on stdout it did not read: " : "", last ? last : "",
+          last ? ")" : "");
+    free(keys);
   }
   if (t->log_error) excerpt = prepend(t->log_error, excerpt);
   if (t->leftovers > 0) {

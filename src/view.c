@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "diag.h"
+#include "metric.h"
 #include "stats.h"
 
 const char *view_str(const cJSON *o, const char *key) {
@@ -51,6 +52,12 @@ static int speedup_interval(const cJSON *best, const char *best_key, const cJSON
   free(a);
   free(b);
   return rc;
+}
+
+int view_higher(const cJSON *sweep_obj) {
+  const char *b = view_str(sweep_obj, "better");
+  if (b) return strcmp(b, "higher") == 0;
+  return metric_higher(view_str(sweep_obj, "options_json"));
 }
 
 /* The experiment's skip, recorded in the sweep's options. */
@@ -103,6 +110,26 @@ void view_format_speedup(const verdict *v, char *buf, size_t n) {
     snprintf(buf, n, "%.3fx, 95%% CI %.3f-%.3f", v->baseline / v->value, v->lo, v->hi);
 }
 
+/* A trial's number: "number" in a trial row, "best_trial" in a row of `best`. */
+static double trial_number(const cJSON *trial) {
+  double n = view_num(trial, "number");
+  return isnan(n) ? view_num(trial, "best_trial") : n;
+}
+
+char *view_verdict_comment(const cJSON *sweep_obj, const cJSON *best) {
+  verdict v;
+  char sp[96], val[48], base[48];
+  int have = view_verdict(sweep_obj, &v) == 0, higher = view_higher(sweep_obj);
+  const char *what = higher ? "rate" : "step";
+  metric_format(val, sizeof val, v.value, higher);
+  metric_format(base, sizeof base, v.baseline, higher);
+  if (!have)
+    return xasprintf("%s %s (no baseline measurement), trial %.0f", what, val, trial_number(best));
+  view_format_speedup(&v, sp, sizeof sp);
+  return xasprintf("%s %s vs baseline %s (%s), trial %.0f%s", what, val, base, sp,
+                   trial_number(best), v.pooled ? ", confirmed" : "");
+}
+
 /* ---- show ---- */
 
 void view_counts(const cJSON *sw) {
@@ -129,13 +156,15 @@ void view_best_line(const cJSON *sw) {
     return;
   }
   verdict v;
-  char sp[96];
-  int have = view_verdict(sw, &v) == 0;
-  printf("best: trial %.0f, %.2f ms", view_num(best, "number"), v.value);
+  char sp[96], val[48], bval[48];
+  int have = view_verdict(sw, &v) == 0, higher = view_higher(sw);
+  metric_format(val, sizeof val, v.value, higher);
+  metric_format(bval, sizeof bval, v.baseline, higher);
+  printf("best: trial %.0f, %s", view_num(best, "number"), val);
   if (v.pooled) printf(" (median of %d trials)", v.pooled);
   view_format_speedup(&v, sp, sizeof sp);
   if (have)
-    printf(" vs baseline %.2f ms: %s", v.baseline, sp);
+    printf(" vs baseline %s: %s", bval, sp);
   else
     printf(" (the baseline did not end ok: no speedup)");
   printf("\n  %s\n", view_str(best, "label") ? view_str(best, "label") : "");
@@ -178,14 +207,14 @@ static size_t first_line_len(const char *s) {
   return esc && (size_t)(esc - s) < n ? (size_t)(esc - s) : n;
 }
 
-void view_trials_header(void) {
-  printf("%5s  %-8s %-11s %10s %6s %8s %9s  %s\n", "TRIAL", "ROLE", "STATUS", "VALUE_MS", "STEPS",
-         "SECONDS", "COMPILE_S", "CONFIGURATION");
+void view_trials_header(int higher) {
+  printf("%5s  %-8s %-11s %10s %6s %8s %9s  %s\n", "TRIAL", "ROLE", "STATUS",
+         higher ? "PER_SECOND" : "VALUE_MS", "STEPS", "SECONDS", "COMPILE_S", "CONFIGURATION");
 }
 
-void view_trial_row(const cJSON *it) {
+void view_trial_row(const cJSON *it, int higher) {
   char val[32], dur[32], first[32];
-  view_cell(val, sizeof val, view_num(it, "value"), "%.2f");
+  view_cell(val, sizeof val, metric_shown(view_num(it, "value"), higher), "%.2f");
   view_cell(dur, sizeof dur, view_num(it, "duration_s"), "%.1f");
   view_cell(first, sizeof first, view_num(it, "first_step_ms") / 1e3, "%.1f");
   const char *label = view_str(it, "label");
@@ -208,9 +237,10 @@ void view_trials(const cJSON *sw) {
     printf("the %d fastest ok of %.0f trials (--all lists every trial)\n",
            cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(sw, "trials")),
            view_num(sw, "n_trials"));
-  view_trials_header();
+  int higher = view_higher(sw);
+  view_trials_header(higher);
   const cJSON *it;
-  cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(sw, "trials")) view_trial_row(it);
+  cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(sw, "trials")) view_trial_row(it, higher);
 }
 
 void view_header(const cJSON *sw) {
@@ -254,9 +284,9 @@ void view_importance(const cJSON *sw) {
   }
   if (shown == 0) printf(" no parameter explains the differences measurably");
   printf(
-      "\n  (each parameter's share of the variance of log step time explained by one "
+      "\n  (each parameter's share of the variance of log %s explained by one "
       "parameter at a time, over %.0f trials; failures count as slowest)\n",
-      view_num(imp, "trials"));
+      view_higher(sw) ? "rate" : "step time", view_num(imp, "trials"));
 }
 
 void view_export_init(view_export *x, const cJSON *row, const char *const *comments,

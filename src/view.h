@@ -14,6 +14,10 @@ double view_num(const cJSON *o, const char *key);
 /* V printed with FMT into BUF (N bytes), or "-" when V is NaN. */
 void view_cell(char *buf, size_t n, double v, const char *fmt);
 
+/* 1 when the sweep object's metric is a rate (metric.better = "higher", in options_json):
+ * its values are costs, shown through metric_shown / metric_format. */
+int view_higher(const cJSON *sweep_obj);
+
 /* The numbers a sweep reports: its confirmed winner's pooled values and interval when the
  * sweep has one, else the best single trial against the baseline trial, with an interval
  * from their step times. Returns 0 when a speedup could be computed. */
@@ -29,6 +33,12 @@ int view_verdict(const cJSON *sw, verdict *v);
  * and its interval (from its steps) named as such. Into BUF. */
 void view_format_speedup(const verdict *v, char *buf, size_t n);
 
+/* The verdict as one line for an export's comment, the same in `export`, the end-of-run
+ * summary and the report: "step 412.30 ms vs baseline 455.10 ms (1.104x, 95% CI ...), trial
+ * 57, confirmed" (a rate: "rate 2.24/s vs ..."). BEST is the sweep's "best" or a row of
+ * `best`. A new string. */
+char *view_verdict_comment(const cJSON *sweep_obj, const cJSON *best);
+
 /* The lines of `show` and of the end-of-run summary, on stdout. */
 void view_header(const cJSON *sw);
 /* "cost: ...": what the sweep's trials cost in wall time, compile counted (nothing when the
@@ -40,8 +50,8 @@ void view_best_line(const cJSON *sw);
 void view_trials(const cJSON *sw);
 /* view_trials in two parts, for a table printed as its rows are read (show --all): the
  * column header, then one trial row (with its error's first line under a failed one). */
-void view_trials_header(void);
-void view_trial_row(const cJSON *trial);
+void view_trials_header(int higher);
+void view_trial_row(const cJSON *trial, int higher);
 /* "importance: NAME 61%, ..." from the sweep's "importance" (importance_attach): the few
  * parameters that explain most, or why there is no estimate yet. */
 void view_importance(const cJSON *sw);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The quick-start demo: installs what is missing, builds, runs experiments/demo.lua against
-# the bundled simulated workload, and prints the best flags and the export snippet.
+# The quick-start demo: installs what building it needs (tests/deps.sh --demo), builds, runs
+# experiments/demo.lua against the bundled simulated workload, and prints the best flags and
+# the export snippet.
 #   --jax  the real thing with no GPU: installs the pinned CPU jax (tests/jax/install.sh), runs a
 #          small sweep of experiments/jax_cpu_fsdp.lua (real XLA on 8 CPU devices; a few
 #          minutes), then prints the best flags and the export snippet (docs/CPU.md).
@@ -12,7 +13,7 @@ case "${1:-}" in
   --jax) jax=1 ;;
   *) echo "usage: $0 [--jax]" >&2; exit 2 ;;
 esac
-bash "$root/tests/deps.sh"
+bash "$root/tests/deps.sh" --demo # the build packages only: the tests' tools are tests/run.sh's
 bash "$root/tests/build.sh"
 export PATH="$root/build:$PATH" FLAGTUNE_SIM="$root/build/flagtune-sim"
 db=${FLAGTUNE_DB:-$root/build/demo.db}

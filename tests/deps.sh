@@ -1,11 +1,22 @@
 #!/usr/bin/env bash
-# Installs the Debian packages flagtune needs to build and test, when they are missing.
-# Sourced or run by tests/demo.sh, tests/run.sh and .ci/run.
+# Installs the Debian packages flagtune needs, when they are missing:
+#   bash tests/deps.sh          what the tests need: the build, and the tools the tests drive
+#   bash tests/deps.sh --demo   only what building flagtune and running the demo need
+# Run by tests/demo.sh (--demo), tests/run.sh and .ci/run.
 set -eu
-need=(build-essential cmake pkg-config liblua5.4-dev libsqlite3-dev libuv1-dev libcjson-dev
-      sqlite3 dash zsh tmux # tmux: the live view's terminal test (tests/e2e/test_progress.sh)
-      chromium # tests/e2e/test_report.sh opens the HTML report in headless Chromium
-      slurmctld slurmd slurm-client munge) # the Slurm executor's tests (tests/slurm/local.sh)
+build=(build-essential cmake pkg-config liblua5.4-dev libsqlite3-dev libuv1-dev libcjson-dev)
+tests=(sqlite3 dash zsh # the read tests query with sqlite3; the export is sourced in dash and zsh
+       tmux             # the live view's terminal test (tests/e2e/test_progress.sh)
+       chromium         # tests/e2e/test_report.sh opens the HTML report in headless Chromium
+       slurmctld slurmd slurm-client munge) # the Slurm executor's tests (tests/slurm/local.sh)
+case "${1:-}" in
+  --demo) need=("${build[@]}") ;;
+  "") need=("${build[@]}" "${tests[@]}") ;;
+  *)
+    echo "usage: tests/deps.sh [--demo]" >&2
+    exit 2
+    ;;
+esac
 missing=()
 for p in "${need[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -113,10 +113,10 @@ exp silent.lua '{ "/bin/sh", "-c", "echo warming up" }'
 "$ft" run silent.lua > out 2> err
 check_eq "silent baseline: exit 1" "$?" 1
 has err "ended no_metric: the metric read 0 step times (the first 0 skipped) and the command printed no error: check \`metric\` against the lines in the log"
-# ---- the same with a log on stderr hiding stdout's lines: the last one the metric did not read
-#      (a step line under another key) is quoted in the reason
+# ---- the same with a log on stderr hiding stdout's lines: a JSON step line under another key
+#      is named by its keys in the reason
 exp wrongkey.lua '{ "/bin/sh", "-c", "echo starting >&2; echo \"{\\\"step\\\": 1, \\\"step_ms\\\": 12.5}\"" }'
 "$ft" run wrongkey.lua > out 2> err
 check_eq "wrong key: exit 1" "$?" 1
-has err "check \`metric\` against the lines in the log (the last line on stdout it did not read: {\"step\": 1, \"step_ms\": 12.5})"
+has err "the metric read 0 step times: no JSON line on stdout has the key 'step_time_ms'; the last holds the keys 'step', 'step_ms' (\`flagtune check EXPERIMENT --sample LOG\` shows what the metric reads)"
 finish

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end: `cmake --install` into a DESTDIR with its own prefix, then the installed tree
-# alone: the binary (everything it reads at run time is compiled in), the man page, the bash
+# alone: the binary (everything it reads at run time is compiled in) with flagtune-supervise
+# beside it (else trials start through the slower fallback), the man page, the bash
 # and zsh completions, the examples and flagtune-sim.
 #  1. the files land where the README says
 #  2. the installed binary checks and runs the installed demo with nothing from the source or
@@ -19,7 +20,7 @@ dest=$work/dest prefix=/opt/flagtune-test
 DESTDIR=$dest cmake --install "$build" --prefix "$prefix" > install.out 2>&1
 check_eq "cmake --install exits 0" "$?" 0
 root=$dest$prefix
-for f in bin/flagtune share/man/man1/flagtune.1 share/bash-completion/completions/flagtune \
+for f in bin/flagtune bin/flagtune-supervise share/man/man1/flagtune.1 share/bash-completion/completions/flagtune \
   share/zsh/site-functions/_flagtune share/doc/flagtune/examples/demo.lua \
   share/doc/flagtune/README.md libexec/flagtune/flagtune-sim; do
   check "installed: $f" [ -s "$root/$f" ]

@@ -149,6 +149,11 @@ check "the status area is erased at the end" not grep -qE '^[0-9]+/[0-9]+ done' 
 long=$(awk 'length($0) > 70' end.txt | wc -l)
 check_eq "every line fits 70 columns" "$long" 0
 check "a cut label ends with ..." grep -qE '\] #.*\.\.\.$' end.txt
+# too narrow for the labels: the short names (what differs), with their legend once
+has end.txt "arctb = all_reduce_combine_threshold_bytes"
+check_eq "the legend is printed once" "$(grep -c 'names when a line is narrow' end.txt)" 1
+check "a narrow line uses the short names" grep -qE '\] #.* arctb=(64|128|256)MiB' end.txt
+check "no narrow line cuts a name" not grep -qE '\] #.*all_reduce_comb' end.txt
 tmx kill-session -t ft
 
 # NO_COLOR

@@ -61,6 +61,21 @@ check "nothing fetched (no URL but the SVG namespace)" [ -z "$(grep -Eo '(src|hr
 best_flag=$(val "SELECT xla_flags FROM trials t JOIN sweep_best b ON b.trial_id = t.id WHERE t.sweep_id = 1" |
   tr ' ' '\n' | head -1 | sed 's/^--//')
 [ -n "$best_flag" ] && has r.html "$best_flag"
+n_ok=$(val "SELECT count(*) FROM trials t JOIN sweeps s ON s.id = t.sweep_id
+  WHERE (s.id = 1 OR s.name = 'second') AND t.status = 'ok'")
+dots=$(sed -n '/<svg id="best-by-trial"/,/<\/svg>/p' r.html | grep -c '<circle class="trial"')
+check_eq "the history by trial number draws every ok trial under the best so far" "$dots" "$n_ok"
+check "the history by time draws none (no finish times in the sample)" \
+  not grep -q '<circle class="trial"' <(sed -n '/<svg id="best-by-time"/,/<\/svg>/p' r.html)
+check "the OOM map's caption names each axis on its own line" \
+  grep -qE '<text class="label" x="110" y="[0-9]+">y: ' r.html
+w=$(sed -n 's/.*<svg id="oommap-1" class="plot" [^>]*width="\([0-9]*\)".*/\1/p' r.html)
+cap=$(sed -n '/<svg id="oommap-1"/,/<\/svg>/p' r.html | sed -n 's/.*>\([xy]: [^<]*\)<\/text>.*/\1/p' |
+  awk '{ if (length($0) > n) n = length($0) } END { print n + 0 }')
+check "the OOM map is wide enough for its caption (${w:-none} px, $cap characters)" \
+  [ "$cap" -gt 10 ] && [ "${w:-0}" -ge $((110 + 7 * cap)) ]
+check "the top table gives byte thresholds in human units, the exact bytes as its title" \
+  grep -qE '<code title="[0-9]+">xla_gpu_all_gather_combine_threshold_bytes=[0-9.]+GiB</code>' r.html
 
 # 2. escaping
 has r.html 'sim&lt;b&gt;7b&lt;/b&gt;&amp;co'

@@ -7,8 +7,9 @@
 # repeated configurations (confirmation re-runs), a baseline. Checks:
 #  1. the best-so-far curves, by number and by finishing time, have exactly the change points
 #     SQL's window functions find over every trial (values in order, to the page's 2 decimals);
-#  2. the top table's configurations and run counts are SQL's own ranking (median over each
-#     configuration's full-budget ok trials, then its fastest trial's number), all ten rows;
+#  2. the top table starts with the sweep's winner (sweep_summary's best_trial, one run), then
+#     the other configurations and run counts in SQL's own ranking (median over each
+#     configuration's full-budget ok trials, then its fastest trial's number), ten rows in all;
 #  3. the same history stored before schema 13 and then migrated (the backfill) gives the
 #     same page, byte for byte;
 #  4. the report of an 8,000-trial sweep reads a bounded number of trial rows
@@ -76,7 +77,7 @@ for k, (num, budget) in enumerate(order):
 c.commit()
 PY
 cp seed.db kept.db
-python3 history.py kept.db 1500 7 || die "history.py failed"
+python3 history.py kept.db 1500 8 || die "history.py failed"
 
 curve_page() { # FILE SVG-ID: the curve's points' values, in order
   sed -n "/<svg id=\"$2\"/,/<\/svg>/p" "$1" | grep -o '<circle fill="[^"]*" cx="[^"]*" cy="[^"]*" r="3"><title>[0-9.]* ms' |
@@ -111,12 +112,14 @@ check "the candidates are few ($n_cand of $n_ok ok trials)" [ "$n_cand" -lt 100 
 want_top=$(sql kept.db "WITH f AS (SELECT config, number, value, row_number() OVER
   (PARTITION BY config ORDER BY value, number) AS k, count(*) OVER (PARTITION BY config) AS n
   FROM trials WHERE sweep_id = 1 AND status = 'ok' AND value IS NOT NULL AND steps_budget >= 50
-  AND config <> '{}'),
+  AND config <> '{}' AND config <> (SELECT t.config FROM trials t JOIN sweep_summary s
+    ON s.id = t.sweep_id AND s.best_trial = t.number WHERE s.id = 1)),
   g AS (SELECT config, n, avg(CASE WHEN k IN ((n + 1) / 2, (n + 2) / 2) THEN value END) AS med,
     min(CASE WHEN k = 1 THEN number END) AS best FROM f GROUP BY config)
-  SELECT best || ' ' || n FROM g ORDER BY med, best LIMIT 10")
-got_top=$(sed -n '/<table class="top" id="top-1">/,/<\/table>/p' kept.html | grep -o '<tr><td>[0-9]*</td><td>[0-9]*</td><td>[^<]*</td><td>[0-9]*</td>' |
-  sed -E 's#<tr><td>[0-9]+</td><td>([0-9]+)</td><td>[^<]*</td><td>([0-9]+)</td>#\1 \2#')
+  SELECT (SELECT best_trial FROM sweep_summary WHERE id = 1) || ' 1'
+  UNION ALL SELECT * FROM (SELECT best || ' ' || n FROM g ORDER BY med, best LIMIT 9)")
+got_top=$(sed -n '/<table class="top" id="top-1">/,/<\/table>/p' kept.html | grep -o '<tr[^>]*><td>[0-9]*</td><td>[0-9]*</td><td>[^<]*</td><td>[0-9]*</td>' |
+  sed -E 's#<tr[^>]*><td>[0-9]+</td><td>([0-9]+)</td><td>[^<]*</td><td>([0-9]+)</td>#\1 \2#')
 check_eq "the top table is SQL's ranking over every trial" "$(echo $got_top)" "$(echo $want_top)"
 check "a repeated configuration is in the top table" grep -qE '^[0-9]+ [2-9]' <<< "$got_top"
 
@@ -132,7 +135,7 @@ sql old.db "DROP VIEW trial_results; ALTER TABLE trials DROP COLUMN first_step_m
   DROP TABLE report_tail; DROP TABLE report_repeats;
   DROP INDEX trials_baseline_ok; DROP VIEW sweep_baseline; PRAGMA user_version = 12;" || # and 14-16
   die "cannot make a schema-12 copy"
-python3 history.py old.db 1500 7 || die "history.py failed on the copy"
+python3 history.py old.db 1500 8 || die "history.py failed on the copy"
 check_eq "the copy keeps nothing for report" \
   "$(sql old.db "SELECT count(*) FROM sqlite_master WHERE name LIKE 'report_%'")" 0
 "$ft" report 1 --db old.db -o /dev/null > /dev/null 2> refuse.txt

@@ -93,7 +93,7 @@ check_eq "the best-so-far curve has every change point SQL finds" "$got" "$want"
 fastest=$(sql "$db" "SELECT number FROM trials WHERE sweep_id = 1 AND status = 'ok'
   AND config <> '{}' ORDER BY value, number LIMIT 1")
 check "the top table's first row is the fastest trial ($fastest)" \
-  grep -q "<tr><td>1</td><td>$fastest</td>" big.html
+  grep -q "<tr class=\"winner\"><td>1</td><td>$fastest</td>" big.html
 check "the summary counts every trial" grep -q '<td>18000: ' big.html
 
 # 3. a sweep of 2,000 is drawn whole

@@ -113,3 +113,16 @@ TEST(a_winner_without_parameters_is_refused) {
   CHECK(err && strstr(err, "nothing to minimize"));
   free(err);
 }
+
+TEST(a_revert_that_ooms_says_so) {
+  /* without a, the run ran out of memory: a matters, and the plan says how it ended */
+  trial_record t[4] = {mk(1, W, 100), mk(2, NO_A, NAN), mk(3, NO_B, 101), mk(4, NO_C, 100)};
+  minimize_plan p;
+  char *err = NULL;
+  CHECK_INT(minimize_plan_make(t, 4, &in, &p, &err), 0);
+  CHECK(isnan(p.params[0].alone));
+  CHECK_INT(p.params[0].matters, 1);
+  CHECK_INT(p.params[0].alone_failed, OUTCOME_OOM);
+  CHECK_INT(p.params[1].alone_failed, -1);
+  minimize_plan_free(&p);
+}

@@ -154,3 +154,35 @@ TEST(durations) {
   progress_duration(NAN, b, sizeof b);
   CHECK_STR(b, "0s");
 }
+
+TEST(abbrev_short_names) {
+  const char *names[] = {"all_gather_combine_threshold_bytes", "enable_latency_hiding_scheduler",
+                         "XLA_CLIENT_MEM_FRACTION"};
+  const char *shorts[] = {"agctb", "lhs", "XCMF"};
+  char *s = progress_abbrev_short(
+      "all_gather_combine_threshold_bytes=67108864 enable_latency_hiding_scheduler=true "
+      "XLA_CLIENT_MEM_FRACTION=0.9 other_flag=3",
+      names, shorts, 3);
+  /* byte counts still humanised by the full name; a name without a short one as before */
+  CHECK_STR(s, "agctb=64MiB +lhs XCMF=0.9 other_flag=3");
+  free(s);
+  /* a long label in a narrow line: short names before any cut */
+  progress_line l = {.number = 3,
+                     .status = OUTCOME_OK,
+                     .value = 100,
+                     .baseline_ms = 120,
+                     .label =
+                         "all_gather_combine_threshold_bytes=67108864 "
+                         "enable_latency_hiding_scheduler=true",
+                     .names = names,
+                     .shorts = shorts,
+                     .n_names = 3,
+                     .done = 1,
+                     .total = 4};
+  s = progress_format_line(&l, 80, 0, 0);
+  CHECK(strstr(s, "agctb=64MiB +lhs") != NULL);
+  free(s);
+  s = progress_format_line(&l, 0, 0, 0); /* unlimited: whole names */
+  CHECK(strstr(s, "all_gather_combine_threshold_bytes=64MiB") != NULL);
+  free(s);
+}
