@@ -2058,7 +2058,7 @@ return {
     tags = { "collectives" },
   },
   { name = "xla_gpu_experimental_enable_tiling_propagation", kind = "flag", backend = "gpu", type = "bool",
-    default = true, -- jaxlib 0.12.0.1 (tests/data/probe/jaxlib-0.12.0.1-defaults.txt)
+    default = true, -- jaxlib 0.12.0.1; false in 0.11.2 (tests/data/probe/jaxlib-*-defaults.txt)
     desc = "Experimental tiling propagation on GPU.",
     source = "xla",
     tags = { "codegen" },
@@ -2089,7 +2089,7 @@ return {
     tags = { "codegen" },
   },
   { name = "xla_gpu_experimental_gemm_fusion_v2", kind = "flag", backend = "gpu", type = "bool",
-    default = true, -- jaxlib 0.12.0.1 (tests/data/probe/jaxlib-0.12.0.1-defaults.txt)
+    default = true, -- jaxlib 0.12.0.1; false in 0.11.2 (tests/data/probe/jaxlib-*-defaults.txt)
     desc = "Experimental rewrite of the Triton GEMM fusion pass.",
     source = "xla",
     tags = { "codegen" },

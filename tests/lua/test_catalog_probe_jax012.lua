@@ -23,9 +23,9 @@ local V = checks.version(VERSION)
 local by_name = {}
 for _, e in ipairs(catalog) do by_name[e.name] = e end
 
-local function verdicts()
+local function verdicts(version)
   local out = {}
-  for line in io.lines(DIR .. "jaxlib-" .. VERSION .. ".txt") do
+  for line in io.lines(DIR .. "jaxlib-" .. (version or VERSION) .. ".txt") do
     local name, rest = line:match("^(%l[%w_]+)%s+(.+)$")
     if name then
       local v = rest == "accepted" and "accepted"
@@ -66,6 +66,27 @@ test("refused flags are marked absent, accepted ones are not", function()
   end
   table.sort(bad)
   eq(table.concat(bad, ", "), "", "catalog entries that disagree with jaxlib " .. VERSION)
+end)
+
+-- Every other probed jaxlib (catindex.PROBED_JAXLIB): a flag it refuses as unknown is absent
+-- from it by the catalog's `jax` range (or `until_`), and a flag it knows is not.
+test("each probed jaxlib's presence matches the release ranges", function()
+  local bad = {}
+  for _, version in ipairs(catindex.PROBED_JAXLIB) do
+    local v = checks.version(version)
+    for name, verdict in pairs(verdicts(version)) do
+      local e = by_name[name]
+      local absent = e and (checks.absent_from(e, v) ~= nil
+                            or (e.until_ ~= nil and verdict == "unknown"))
+      if e and verdict == "unknown" and not absent then
+        bad[#bad + 1] = name .. " (refused by " .. version .. ", not marked absent from it)"
+      elseif e and verdict ~= "unknown" and checks.absent_from(e, v) then
+        bad[#bad + 1] = name .. " (known to " .. version .. ", its range excludes it)"
+      end
+    end
+  end
+  table.sort(bad)
+  eq(table.concat(bad, ", "), "", "release ranges that disagree with a probe")
 end)
 
 test("catalog defaults agree with XLA's", function()
