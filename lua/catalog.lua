@@ -1188,6 +1188,7 @@ return {
   { name = "xla_dump_compact_gte", kind = "flag", backend = "any", type = "bool",
     default = false,
     desc = "Print get-tuple-element compactly in HLO text.",
+    jax = { after = "0.10.2" }, -- refused as unknown by jaxlib 0.10.2, known to 0.11.2 (tests/data/probe/)
     source = "xla",
     tags = { "debug" },
   },
@@ -1640,6 +1641,7 @@ return {
   { name = "xla_gpu_enable_allocator_spatial_partitioning", kind = "flag", backend = "gpu", type = "bool",
     default = true,
     desc = "Put default and collective allocations in one fixed address range of the BFC allocator (needs preallocation).",
+    jax = { after = "0.10.2" }, -- refused as unknown by jaxlib 0.10.2, known to 0.11.2 (tests/data/probe/)
     source = "xla",
     tags = { "memory" },
   },
@@ -1659,6 +1661,7 @@ return {
     default = "ALLCOLLECTIVES",
     desc = "Collective kinds allowed inside command buffers.",
     values = { "ALLREDUCE", "ALLGATHER", "REDUCESCATTER", "COLLECTIVEBROADCAST", "ALLTOALL", "COLLECTIVEPERMUTE", "RAGGEDALLTOALL", "ALLCOLLECTIVES" },
+    jax = { after = "0.10.2" }, -- refused as unknown by jaxlib 0.10.2, known to 0.11.2 (tests/data/probe/)
     source = "xla",
     tags = { "collectives", "codegen" },
   },
@@ -1758,6 +1761,7 @@ return {
   { name = "xla_gpu_enable_pdl_launch", kind = "flag", backend = "gpu", type = "bool",
     default = true, -- jaxlib 0.12.0.1 (tests/data/probe/jaxlib-0.12.0.1-defaults.txt)
     desc = "Use PDL launch instructions.",
+    jax = { after = "0.10.2" }, -- refused as unknown by jaxlib 0.10.2, known to 0.11.2 (tests/data/probe/)
     source = "xla",
     tags = { "codegen" },
   },
@@ -2034,6 +2038,7 @@ return {
     default = false,
     desc = "Experimental: lets the scheduler overlap selected memory copies with compute.",
     notes = "present in jaxlib 0.12.0.1 (flags probe, tests/data/probe/jaxlib-0.12.0.1.txt); type and default read from that jaxlib (a bool parses false and refuses 7; its DebugOptions dump lists no change at the default).",
+    jax = { after = "0.10.2" }, -- refused as unknown by jaxlib 0.10.2, known to 0.11.2 (tests/data/probe/)
     source = "xla",
     tags = { "scheduler", "memory" },
   },
@@ -2127,6 +2132,7 @@ return {
     default = 1,
     desc = "How many scale-up (intra-node) collectives the latency hiding scheduler keeps in flight at once.",
     notes = "The scale-up companion of xla_gpu_experimental_parallel_collective_overlap_limit; present in jaxlib 0.12.0.1 (flags probe, tests/data/probe/jaxlib-0.12.0.1.txt); type and default read from that jaxlib (a bool parses false and refuses 7; its DebugOptions dump lists no change at the default).",
+    jax = { after = "0.10.2" }, -- refused as unknown by jaxlib 0.10.2, known to 0.11.2 (tests/data/probe/)
     source = "xla",
     tags = { "collectives", "scheduler" },
   },
@@ -2700,6 +2706,7 @@ return {
   { name = "xla_run_hlo_passes_starting_from", kind = "flag", backend = "any", type = "string",
     default = "",
     desc = "Skip all HLO passes before the named one.",
+    jax = { after = "0.10.2" }, -- refused as unknown by jaxlib 0.10.2, known to 0.11.2 (tests/data/probe/)
     source = "xla",
   },
   { name = "xla_sdy_export_all_reduce_scatter", kind = "flag", backend = "any", type = "bool",
