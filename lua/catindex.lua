@@ -13,6 +13,12 @@
 
 local catindex = {}
 
+-- The jaxlib versions the catalog was checked against for real: each has its record under
+-- tests/data/probe/ (which flags XLA refuses, which defaults it contradicts;
+-- tests/lua/test_catalog_probe_jax012.lua fails when the catalog disagrees with one).
+-- `check` says so when the installed jaxlib is another (lua/checks.lua, release_warnings).
+catindex.PROBED_JAXLIB = { "0.10.2", "0.11.2", "0.12.0.1" }
+
 local index
 local ENTRIES = "lua/catalog.entries"
 

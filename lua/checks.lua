@@ -499,12 +499,35 @@ end
 -- Whether any name of SPEC has a release range: C probes the installed jax only then.
 function checks.has_ranges(spec) return #ranged(spec) > 0 end
 
+-- The catalog's flags were checked against real jaxlibs (catindex.PROBED_JAXLIB, records in
+-- tests/data/probe/). When the installed JAXLIB is none of them and NAMES (ranged(spec))
+-- holds a flag, says so at the first flag's line: its names, types and defaults may differ.
+local function probed_on(spec, path, jaxlib, names)
+  local v = jaxlib and checks.version(jaxlib)
+  if not v then return end
+  local list = catindex.PROBED_JAXLIB or {}
+  for _, p in ipairs(list) do
+    if checks.compare(v, checks.version(p)) == 0 then return end
+  end
+  for _, s in ipairs(names) do
+    if s.entry.kind == "flag" then
+      spec.warnings[#spec.warnings + 1] = format(
+        "%s:%d: warning: the flag catalog was probed on jaxlib %s; you have jaxlib %s, whose "
+        .. "flags and defaults may differ (`flagtune flags probe --catalog` asks it)", path,
+        s.line, table.concat(list, ", "), jaxlib)
+      return
+    end
+  end
+end
+
 -- Appends to spec.warnings a "PATH:LINE: warning: ..." for each name of SPEC that the
 -- installed release lacks: flags against JAXLIB (XLA lives in jaxlib), variables against JAX.
 -- Either version may be nil (not probed): its names are not checked.
 function checks.release_warnings(spec, path, jax, jaxlib)
   spec.warnings = spec.warnings or {}
-  for _, s in ipairs(ranged(spec)) do
+  local names = ranged(spec)
+  probed_on(spec, path, jaxlib, names)
+  for _, s in ipairs(names) do
     local is_flag = s.entry.kind == "flag"
     local shown = is_flag and jaxlib or jax
     local v = shown and checks.version(shown)
@@ -521,13 +544,45 @@ end
 ---------------------------------------------------------------------------------------
 -- Entry points
 
+-- Searching a name the catalog tags "precision" (xla.presets.precision{}, `auto` or a file's
+-- own choice) trades accuracy for speed: a faster program that computes something else
+-- would win. It is an error unless metric.check compares every trial's loss with the
+-- baseline's (trials past the tolerance end `wrong`). Reported at the first such name's line.
+local function precision_guard(v, raw, flags, vars)
+  local metric = raw.metric
+  if type(metric) == "table" and type(metric.check) == "table" then return end
+  local by_name, first = catindex.get().by_name, nil
+  for _, t in ipairs({ flags, vars }) do
+    for name, p in pairs(t) do
+      local e = by_name[name]
+      if e and e.tags then
+        for _, tag in ipairs(e.tags) do
+          local line = is_param(p) and p.line or 1
+          if tag == "precision" and (not first or line < first.line
+                                     or (line == first.line and name < first.name)) then
+            first = { name = name, line = line }
+          end
+        end
+      end
+    end
+  end
+  if first then
+    v:fail(first.line, "'%s' trades accuracy for speed: searching it needs the correctness "
+           .. "guard, metric.check = { json = \"loss\", tolerance = 0.02 } (or pattern = ...), so "
+           .. "that a trial whose loss drifts from the baseline's ends `wrong` "
+           .. "(docs/EXPERIMENTS.md, \"The correctness guard\")", first.name)
+  end
+end
+
 -- flags, fixed_flags, vars, env of RAW (the experiment table) checked, with the presets
 -- merged in; sets v.allowed (allow_unknown_flags). GPUS is gpus_per_trial.
 local function check_space(v, raw, gpus)
   v.allowed = check_allowed(v, raw)
   local flags, vars = apply_presets(v, raw)
   local searched, fixed = check_flags(v, flags, raw)
-  return searched, fixed, check_vars(v, vars, raw, gpus)
+  local svars, env = check_vars(v, vars, raw, gpus)
+  precision_guard(v, raw, searched, svars)
+  return searched, fixed, svars, env
 end
 
 -- The checks for descriptors with metatable PARAM_MT and `auto` value AUTO_VALUE (dsl's).

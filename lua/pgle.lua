@@ -20,6 +20,15 @@ pgle.TRUTHY = { ["1"] = true, y = true, yes = true, t = true, ["true"] = true, o
 local PATH_FLAG = "xla_gpu_pgle_profile_file_or_directory_path"
 local LHS_FLAG = "xla_gpu_enable_latency_hiding_scheduler"
 local ASYNC_OFF_FLAG = "xla_gpu_disable_async_collectives"
+local CMD_BUFFER_FLAG = "xla_gpu_enable_command_buffer"
+-- XLA's PGLE accuracy checker (xla/xla.proto PGLEStrictnessLevel: PGLE_STRICTNESS_LEVEL_OFF,
+-- _WARN (XLA's default), _ERROR). At ERROR a profile that misses instructions of the entry
+-- computation or a while body fails the compile ("Found N missing instructions. Discarding
+-- the profile.", ProfileGuidedLatencyEstimator::CheckAccuracy in openxla/xla
+-- xla/service/profile_guided_latency_estimator.cc) instead of a WARNING and a schedule made
+-- partly without the profile; the measured run sets it unless the trial sets it itself.
+local CHECKER_FLAG = "xla_gpu_pgle_accuracy_checker"
+pgle.CHECKER = "PGLE_STRICTNESS_LEVEL_ERROR"
 -- Every collective type of XLA's DebugOptions::CollectiveOpType before ALLCOLLECTIVES
 -- (openxla/xla xla/xla.proto; the flag's parser in xla/debug_options_flags.cc takes the
 -- names in any case and refuses the whole list when one is unknown, so no older spelling
@@ -39,15 +48,20 @@ pgle.PROFILE_PLACEHOLDER = "{pgle_profile}"
 --   nsys: XLA's PGLE guide (openxla.org/xla, "Profile Guided Latency Estimator"): profile
 --         with the scheduler off and every collective synchronous, so that no op's cost
 --         hides another's; nsys plus pgo_nsys_converter.py writes a text profile.
+--         NVIDIA JAX-Toolbox now calls this workflow "no longer recommended"
+--         (docs/PGLE.md:14 and :39).
 --   jax:  JAX's GPU performance tips (jax-ml/jax docs/gpu_performance_tips.md, "Manual
 --         PGLE"): profile with async collectives and the scheduler on;
 --         jax.experimental.profiler.get_profiled_instructions_proto returns the binary
---         proto, written as profile.pb.
+--         proto, written as profile.pb. The profile run turns command buffers off, as jax's
+--         own auto PGLE does for its profiled compile (jax/_src/compiler.py:570-581 at jax
+--         0.12.0.1: the JAX profiler cannot see inside CUDA graphs); the measured run keeps
+--         the trial's setting. The default route.
 pgle.ROUTES = {
   nsys = { suffix = ".pgle.pbtxt", lhs = "false", sync = true },
-  jax = { suffix = ".pgle.pb", lhs = "true", sync = false },
+  jax = { suffix = ".pgle.pb", lhs = "true", sync = false, no_cmd_buffers = true },
 }
-pgle.DEFAULT_ROUTE = "nsys"
+pgle.DEFAULT_ROUTE = "jax"
 
 -- What XLA logs when the measured run could not use the profile it was given
 -- (xla/service/gpu/gpu_hlo_schedule.cc ProfileFromPath and ProfileFromConfig): the trial
@@ -57,6 +71,7 @@ pgle.FAILURE_TEXTS = {
   "Tried but failed to parse PGLE proto from",
   "PGLE profile file does not exist: ",
   "Unable to parse fdo_profile: not a valid text or binary ProfiledInstructionsProto",
+  " missing instructions. Discarding the profile.",
 }
 
 -- The route ROUTE names (nil: the default), or nil and why.
@@ -107,19 +122,23 @@ end
 
 -- The profile run's settings for ROUTE: the trial's own, with the scheduler set as the
 -- route says and, on the nsys route, every collective synchronous; on the jax route the
--- trial's own collective settings stay, so that its fingerprint is the measured run's.
+-- trial's own collective settings stay, so that its fingerprint is the measured run's, and
+-- command buffers are off (CUDA graphs hide their kernels from the profiler; XLA converts
+-- to command buffers after scheduling, so the fingerprint does not change).
 local function profile_settings(settings, route)
   local r = pgle.ROUTES[route]
   local out = {}
   for _, s in ipairs(settings) do
     local ours = s.target == "xla" and (s.name == PATH_FLAG or s.name == LHS_FLAG
-      or (r.sync and s.name == ASYNC_OFF_FLAG))
+      or s.name == CHECKER_FLAG or (r.sync and s.name == ASYNC_OFF_FLAG)
+      or (r.no_cmd_buffers and s.name == CMD_BUFFER_FLAG))
     if not ours then out[#out + 1] = s end
   end
   out[#out + 1] = { target = "xla", name = LHS_FLAG, value = r.lhs }
   if r.sync then
     out[#out + 1] = { target = "xla", name = ASYNC_OFF_FLAG, value = ALL_COLLECTIVES }
   end
+  if r.no_cmd_buffers then out[#out + 1] = { target = "xla", name = CMD_BUFFER_FLAG, value = "" } end
   return out
 end
 
@@ -132,12 +151,16 @@ function pgle.decorate(exp, p)
   local route = exp.pgle.route or pgle.DEFAULT_ROUTE
   p.profile = { settings = profile_settings(p.settings, route),
                 suffix = pgle.ROUTES[route].suffix }
-  local measured = {}
+  local measured, checker = {}, false
   for _, s in ipairs(p.settings) do
     if not (s.target == "xla" and s.name == PATH_FLAG) then measured[#measured + 1] = s end
+    checker = checker or (s.target == "xla" and s.name == CHECKER_FLAG)
   end
   measured[#measured + 1] =
     { target = "xla", name = PATH_FLAG, value = pgle.PROFILE_PLACEHOLDER }
+  if not checker then
+    measured[#measured + 1] = { target = "xla", name = CHECKER_FLAG, value = pgle.CHECKER }
+  end
   p.settings = measured
   return p
 end

@@ -1,7 +1,7 @@
 -- Presets: ready-made search spaces for the groups of XLA flags and variables the JAX-Toolbox
 -- GPU performance guide and XLA's flag docs tune together (collectives, scheduler, memory,
--- codegen, collective matmul, pipeline, nccl, pgle, opt_level), exposed to experiment files as
--- `xla.presets.NAME{ options }`. Each preset returns a Preset:
+-- codegen, collective matmul, pipeline, nccl, pgle, opt_level, precision), exposed to experiment
+-- files as `xla.presets.NAME{ options }`. Each preset returns a Preset:
 -- { flags = ParamSet, vars = ParamSet, names = { "collectives" } }; Presets and ParamSets
 -- compose with `+`, and one name defined twice is an error. The presets describe jaxlib
 -- 0.7.2 and newer (presets.JAXLIB) on Hopper/Blackwell; options name what changes for older
@@ -197,6 +197,25 @@ local function with_published(values)
   return values
 end
 
+-- collective_mem_mb = { ... } of preset NAME as the strings the variable takes: whole MiB of
+-- at least LEAST each. Raised at the preset's caller.
+local function pool_sizes(name, mb, least)
+  if type(mb) ~= "table" or #mb == 0 then
+    error(string.format("xla.presets.%s: collective_mem_mb must be a list like { 1024, 4096 }",
+                        name), 3)
+  end
+  local values = {}
+  for i, v in ipairs(mb) do
+    if math.type(tonumber(v)) ~= "integer" or tonumber(v) < least then
+      error(string.format("xla.presets.%s: collective_mem_mb must be whole numbers of MiB%s", name,
+                          least > 0 and " above 0 (the pool the user buffers are registered in)"
+                          or ""), 3)
+    end
+    values[i] = tostring(v)
+  end
+  return values
+end
+
 -- The scheduler switch that changes the program on the installed jaxlib. "sol" (jaxlib >=
 -- presets.JAXLIB on Hopper/Blackwell): the SOL estimator decides whether the scheduler runs,
 -- so a half with xla_gpu_enable_latency_hiding_scheduler=false would re-measure the default
@@ -218,13 +237,32 @@ end
 
 local api = {}
 
+-- Collective pipelining per collective. After jaxlib 0.11.0 the modes xla_gpu_pipeline_* decide
+-- (openxla/xla PR #45836) and the old booleans are read into them with false = "default",
+-- which pipelines at -O1 and above: a boolean's false no longer turns pipelining off, so
+-- only the modes' off and on are two programs. The booleans stay for older jaxlibs
+-- (legacy_pipelining = true).
+local PIPELINED = { "all_gather", "reduce_scatter", "all_reduce" }
+
+local function pipelining(line, flags, legacy)
+  for _, c in ipairs(PIPELINED) do
+    if legacy then
+      flags["xla_gpu_enable_pipelined_" .. c] = bool(line)
+    else
+      flags["xla_gpu_pipeline_" .. c] = choice(line, candidates("xla_gpu_pipeline_" .. c))
+    end
+  end
+end
+
 -- The JAX-Toolbox GPU performance guide, "Flags to enable optimizations for FSDP
--- communication": the scheduler (see SCHEDULERS), pipelined AG/RS/AR, while-loop double
--- buffering, combine-by-dim, and combine thresholds from one layer's weights (AG/RS) and
--- 16MB up to the gradient size in steps of 2 (AR), each grid ending at the guide's 8 GiB.
+-- communication": the scheduler (see SCHEDULERS), pipelined AG/RS/AR (see PIPELINED),
+-- while-loop double buffering, combine-by-dim, and combine thresholds from one layer's
+-- weights (AG/RS) and 16MB up to the gradient size in steps of 2 (AR), each grid ending at
+-- the guide's 8 GiB.
 function api.collectives(opts)
   local line = call_line()
-  opts = options("collectives", opts, { layer_bytes = true, grad_bytes = true, scheduler = true })
+  opts = options("collectives", opts, { layer_bytes = true, grad_bytes = true, scheduler = true,
+                                        legacy_pipelining = true })
   if opts.layer_bytes == nil then
     error('xla.presets.collectives needs layer_bytes, the bytes of one transformer layer\'s '
           .. 'weights: collectives{ layer_bytes = "436MB" } (Llama-2-7B in bf16)', 2)
@@ -235,9 +273,6 @@ function api.collectives(opts)
   local ag_rs = with_published(log2_grid(layer, 16 * layer))
   local flags = {
     [scheduler_flag("collectives", opts.scheduler)] = bool(line),
-    xla_gpu_enable_pipelined_all_gather = bool(line),
-    xla_gpu_enable_pipelined_reduce_scatter = bool(line),
-    xla_gpu_enable_pipelined_all_reduce = bool(line),
     xla_gpu_enable_while_loop_double_buffering = bool(line),
     xla_gpu_enable_all_gather_combine_by_dim = bool(line),
     xla_gpu_enable_reduce_scatter_combine_by_dim = bool(line),
@@ -246,6 +281,7 @@ function api.collectives(opts)
     xla_gpu_all_reduce_combine_threshold_bytes =
       flag_list(line, with_published(log2_grid(16777216, grad))),
   }
+  pipelining(line, flags, opts.legacy_pipelining == true)
   local vars = { CUDA_DEVICE_MAX_CONNECTIONS = choice(line, { "1", "8" }) }
   return preset("collectives", flags, vars)
 end
@@ -278,18 +314,8 @@ function api.memory(opts)
     XLA_PYTHON_CLIENT_PREALLOCATE = choice(line, { "true", "false" }),
   }
   if opts.collective_mem_mb ~= nil then
-    local mb = opts.collective_mem_mb
-    if type(mb) ~= "table" or #mb == 0 then
-      error("xla.presets.memory: collective_mem_mb must be a list like { 1024, 4096 }", 2)
-    end
-    local values = {}
-    for i, v in ipairs(mb) do
-      if math.type(tonumber(v)) ~= "integer" or tonumber(v) < 0 then
-        error("xla.presets.memory: collective_mem_mb must be whole numbers of MiB", 2)
-      end
-      values[i] = tostring(v)
-    end
-    vars.XLA_PYTHON_CLIENT_COLLECTIVE_MEM_SIZE_MB = choice(line, values)
+    vars.XLA_PYTHON_CLIENT_COLLECTIVE_MEM_SIZE_MB =
+      choice(line, pool_sizes("memory", opts.collective_mem_mb, 0))
   end
   local flags = {
     xla_gpu_memory_limit_slop_factor = choice(line, candidates("xla_gpu_memory_limit_slop_factor")),
@@ -301,8 +327,11 @@ function api.memory(opts)
   return preset("memory", flags, vars)
 end
 
--- Triton GEMM for any GEMM, command buffers ('' disables CUDA graphs), cuDNN GEMM fusion, the
--- autotune level (0-4 as XLA's help text lists them); cuDNN fused attention only with
+-- Triton GEMM for any GEMM, command buffers ('' disables CUDA graphs; FUSION,CUSTOM_CALL is
+-- JAX-Toolbox's Blackwell setting, docs/GPU_performance.md:212), cuDNN GEMM fusion (levels 0
+-- and 2: XLA compares the level with 1 on Ampere/Hopper and with 0 on Blackwell,
+-- xla/service/gpu/autotuning/gemm_fusion_autotuner_cuda.cc AddLibConfigs), the autotune level
+-- (0-4 as XLA's help text lists them); cuDNN fused attention only with
 -- fmha = true (a no-op in recent XLA); dynamic-slice fusion (the JAX-Toolbox guide: fuses
 -- the dynamic slices around a GEMM or collective in scanned layers) with dynamic_slice = true.
 function api.codegen(opts)
@@ -359,11 +388,16 @@ end
 -- corruption with LL128 on HGX H100; so LL128 is offered only with ll128 = true, and SIMPLE
 -- is never dropped. NCCL_NVLS_ENABLE defaults to 2 (auto, src/transport/nvls.cc); 1 forces
 -- NVLS and fails where it is not supported, so it is offered only with nvls_force = true.
+-- NCCL_LAUNCH_MODE: PARALLEL (NCCL's default) or GROUP (NVIDIA/nccl src/init.cc:1651-1657),
+-- JAX-Toolbox's remedy for hangs when one process drives several GPUs
+-- (docs/GPU_performance.md:229). User buffers are registered in a pool of their own
+-- (docs/GPU_performance.md:174; jaxlib/xla_client.py:192-214 passes
+-- XLA_PYTHON_CLIENT_COLLECTIVE_MEM_SIZE_MB as collective_memory_size), so they are searched
+-- only together with that pool's size: collective_mem_mb = { 1024, 4096 }.
 function api.nccl(opts)
   local line = call_line()
-  opts = options("nccl", opts, { ll128 = true, nvls_force = true })
+  opts = options("nccl", opts, { ll128 = true, nvls_force = true, collective_mem_mb = true })
   local flags = {
-    xla_gpu_enable_nccl_user_buffers = bool(line),
     xla_gpu_nccl_collective_max_nchannels =
       choice(line, candidates("xla_gpu_nccl_collective_max_nchannels")),
   }
@@ -374,21 +408,54 @@ function api.nccl(opts)
   local vars = {
     NCCL_PROTO = choice(line, protos),
     NCCL_NVLS_ENABLE = choice(line, nvls),
+    NCCL_LAUNCH_MODE = choice(line, candidates("NCCL_LAUNCH_MODE")),
   }
+  if opts.collective_mem_mb ~= nil then
+    flags.xla_gpu_enable_nccl_user_buffers = bool(line)
+    vars.XLA_PYTHON_CLIENT_COLLECTIVE_MEM_SIZE_MB =
+      choice(line, pool_sizes("nccl", opts.collective_mem_mb, 1))
+  end
   return preset("nccl", flags, vars)
 end
 
--- XLA's optimization level (jax-ml/jax jax/_src/config.py jax_optimization_level:
--- UNKNOWN, O0..O3; JAX_OPTIMIZATION_LEVEL in the environment): O1 turns on the passes the
--- JAX-Toolbox guide lists for -O1 (the SOL estimator on Hopper/Blackwell among them). For a
--- jaxlib without it, legacy = true searches xla_backend_optimization_level instead.
+-- XLA's optimization level (jax-ml/jax jax/_src/config.py:2271-2282 at jax 0.12.0.1,
+-- jax_optimization_level: UNKNOWN, O0..O3; JAX_OPTIMIZATION_LEVEL in the environment): O1
+-- turns on the passes the JAX-Toolbox guide lists for -O1 (pipelined collectives, the
+-- scheduler, the SOL estimator on Hopper/Blackwell; docs/GPU_performance.md:95-117). XLA:GPU
+-- asks only whether the level is at least O1 (openxla/xla docs/gpu_optimization_levels.md,
+-- "O1 or above"), so O2 and O3 compile what O1 does: the search is unset (UNKNOWN, XLA's
+-- default) against O1. xla_backend_optimization_level is LLVM's level, not this bundle, so
+-- there is no legacy variant: for a jaxlib before 0.5.1 search the passes themselves
+-- (collectives{ legacy_pipelining = true, scheduler = "lhs" }).
 function api.opt_level(opts)
   local line = call_line()
   opts = options("opt_level", opts, { legacy = true })
-  if opts.legacy then
-    return preset("opt_level", { xla_backend_optimization_level = choice(line, { 1, 2, 3 }) }, {})
+  if opts.legacy ~= nil then
+    error("xla.presets.opt_level: legacy is gone: xla_backend_optimization_level is LLVM's "
+          .. "code generation level, not XLA's -O1 bundle; for a jaxlib before 0.5.1 search the "
+          .. 'passes -O1 turns on: xla.presets.collectives{ layer_bytes = ..., scheduler = "lhs", '
+          .. "legacy_pipelining = true }", 2)
   end
-  return preset("opt_level", {}, { JAX_OPTIMIZATION_LEVEL = choice(line, { "O1", "O2", "O3" }) })
+  return preset("opt_level", {},
+                { JAX_OPTIMIZATION_LEVEL = choice(line, candidates("JAX_OPTIMIZATION_LEVEL")) })
+end
+
+-- Accuracy for speed: JAX's default matmul precision for 32-bit inputs
+-- (JAX_DEFAULT_MATMUL_PRECISION, jax/_src/config.py:1845-1856 at jax 0.12.0.1; unset is XLA's
+-- DEFAULT), bf16 inputs for f32 dots (xla_gpu_default_to_alg_dot_bf16_bf16_f32), NaN-dropping
+-- min/max (xla_gpu_enable_fast_min_max), flushed denormals (xla_gpu_ftz) and exact rounding
+-- of intermediates (xla_allow_excess_precision = false). A faster program that computes
+-- something else must not win, so lua/checks.lua refuses any searched name tagged
+-- "precision" in the catalog unless metric.check compares the loss with the baseline's.
+function api.precision(opts)
+  local line = call_line()
+  options("precision", opts, {})
+  return preset("precision", {
+    xla_gpu_default_to_alg_dot_bf16_bf16_f32 = bool(line),
+    xla_gpu_enable_fast_min_max = bool(line),
+    xla_gpu_ftz = bool(line),
+    xla_allow_excess_precision = bool(line),
+  }, { JAX_DEFAULT_MATMUL_PRECISION = choice(line, { "bfloat16", "tensorfloat32", "highest" }) })
 end
 
 -- Auto PGLE, the PGLE JAX-Toolbox now recommends (JAX's GPU performance tips, "Auto PGLE"):

@@ -440,12 +440,34 @@ static void compare(lhost *h, const store_flag_row *rows, int n, int *missing, i
   cJSON_Delete(set);
 }
 
+/* absl cuts every log message at this many bytes (absl/log/internal/log_message.h,
+ * kLogMessageBufferSize), and XLA prints the --help table inside one: the QCHECK message of
+ * parse_flags_from_env.cc:220. */
+#define ABSL_LOG_BUFFER 15000
+
+/* The bytes from the start of the log line that carries the table ("... Check failed: ...")
+ * to the end of its last "\t--" row, or 0 when TEXT has no such line. Near ABSL_LOG_BUFFER
+ * means the table was cut, not finished. */
+static size_t table_bytes(const char *text) {
+  const char *q = strstr(text, "Flag parsing failed.");
+  if (!q) return 0;
+  while (q > text && q[-1] != '\n') q--;
+  const char *end = q;
+  for (const char *line = q; line && *line;) {
+    const char *nl = strchr(line, '\n');
+    if (strncmp(line, "\t--", 3) == 0) end = nl ? nl : line + strlen(line);
+    line = nl ? nl + 1 : NULL;
+  }
+  return (size_t)(end - q);
+}
+
 static int import_rows(const fargs *a, const char *db, const char *jaxlib, char **err) {
   char *text = a->file ? read_text(a->file, err) : run_help(a->command, err);
   if (!text) return a->file ? FT_EINPUT : FT_ESYS;
   store_flag_row *rows = NULL;
   int n = 0, missing = 0, unknown = 0, rc;
   flagcmd_parse_help(text, &rows, &n);
+  size_t cut = table_bytes(text);
   free(text);
   if (n == 0) {
     rc = diag_set(err, FT_EINPUT,
@@ -466,10 +488,17 @@ static int import_rows(const fargs *a, const char *db, const char *jaxlib, char 
           "imported %d flags of jaxlib %s into %s: %d catalog flags are not in its table, "
           "%d of its flags are not in the catalog\n",
           n, jaxlib, db, missing, unknown);
-    if (rc == 0 && missing > 0)
+    if (rc == 0 && cut + 200 >= ABSL_LOG_BUFFER)
       printf(
-          "a jaxlib's --help table can be partial (0.11.2 lists 75 flags and accepts others): "
-          "`flagtune flags probe --command CMD NAME...` asks XLA which flags it refuses\n");
+          "the table stops at %zu bytes: absl cuts a log message at %d bytes "
+          "(absl/log/internal/log_message.h) and XLA prints the table inside one, so "
+          "XLA_FLAGS=--help lists only its first flags; `flagtune flags probe --command CMD "
+          "--catalog` asks XLA about every catalog flag\n",
+          cut, ABSL_LOG_BUFFER);
+    else if (rc == 0 && missing > 0)
+      printf(
+          "a jaxlib's --help table can be partial: `flagtune flags probe --command CMD "
+          "NAME...` asks XLA which flags it refuses\n");
   }
   flagcmd_rows_free(rows, n);
   return rc;

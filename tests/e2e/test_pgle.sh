@@ -44,7 +44,7 @@ return experiment {
 LUA
   "$ft" -q run "$1.lua" --keep-going > "$1.out" 2> "$1.err" # every trial may fail by design
 }
-manual man 'pgle = { mode = "manual", steps = 4 },'
+manual man 'pgle = { mode = "manual", steps = 4, route = "nsys" },'
 sid=$(val "SELECT id FROM sweeps WHERE name='man'")
 check_eq "every profile phase ok" "$(val "SELECT count(*) FROM trials WHERE sweep_id=$sid AND profile_status='ok'")" 3
 check_eq "every trial ok" "$(val "SELECT count(*) FROM trials WHERE sweep_id=$sid AND status='ok'")" 3
@@ -66,17 +66,19 @@ check_eq "failing profile run: excerpt" "$(val "SELECT count(*) FROM trials WHER
 
 # The two routes (lua/pgle.lua). XLA reads a profile as text or binary by its extension
 # (openxla/xla xla/service/gpu/gpu_hlo_schedule.cc ReadProfileFromSources) and keeps only
-# entries of the program's own fingerprint (FilterWithFingerprint). nsys (the default): a
-# text .pbtxt from a profile run with the scheduler off and collectives synchronous; jax: the
+# entries of the program's own fingerprint (FilterWithFingerprint). nsys: a text .pbtxt from
+# a profile run with the scheduler off and collectives synchronous; jax (the default): the
 # JAX profiler's binary .pb, profiled with async collectives and the scheduler on, so that the
-# fingerprints its entries carry are the measured program's.
-manual jaxr 'pgle = { mode = "manual", steps = 4, route = "jax" },'
+# fingerprints its entries carry are the measured program's, and command buffers off.
+manual jaxr 'pgle = { mode = "manual", steps = 4 },'
 sid=$(val "SELECT id FROM sweeps WHERE name='jaxr'")
 check_eq "jax route: every trial ok" "$(val "SELECT count(*) FROM trials WHERE sweep_id=$sid AND status='ok' AND profile_status='ok'")" 3
 check_eq "jax route: binary profiles" "$(ls logs/t.db/sweep-$sid/*.pgle.pb | wc -l)" 3
 log=$(val "SELECT log_path FROM trials WHERE sweep_id=$sid AND number=1")
 has "$log" "Using PGLE profile from $PWD/logs/t.db/sweep-$sid/trial-0001.pgle.pb"
 has "$log" "PGLE profile: 3 of 3 entries match this program's fingerprint"
+check_eq "jax route: the measured run checks the profile" \
+  "$(val "SELECT count(*) FROM trials WHERE sweep_id=$sid AND xla_flags LIKE '%--xla_gpu_pgle_accuracy_checker=PGLE_STRICTNESS_LEVEL_ERROR%'")" 3
 sid=$(val "SELECT id FROM sweeps WHERE name='man'")
 log=$(val "SELECT log_path FROM trials WHERE sweep_id=$sid AND number=1")
 has "$log" "PGLE profile: 3 of 3 entries match this program's fingerprint"
@@ -90,7 +92,7 @@ FLAGTUNE_PGLE_PROFILE="$work/p.pb" "$sim" --steps 2 --time-scale 0 > /dev/null &
   cp "$work/p.pb" "\$FLAGTUNE_PGLE_PROFILE"
 SH
 chmod +x binprof.sh
-manual binname "pgle = { mode = \"manual\", command = { \"$work/binprof.sh\" } },"
+manual binname "pgle = { mode = \"manual\", route = \"nsys\", command = { \"$work/binprof.sh\" } },"
 sid=$(val "SELECT id FROM sweeps WHERE name='binname'")
 check_eq "binary under .pbtxt: profile runs ok" "$(val "SELECT count(*) FROM trials WHERE sweep_id=$sid AND profile_status='ok'")" 3
 check_eq "binary under .pbtxt: every trial invalid" "$(val "SELECT count(*) FROM trials WHERE sweep_id=$sid AND status='invalid'")" 3
@@ -98,7 +100,7 @@ check_eq "binary under .pbtxt: XLA's message is the error" \
   "$(val "SELECT count(*) FROM trials WHERE sweep_id=$sid AND error LIKE '%Tried but failed to parse PGLE proto from text file%'")" 3
 
 # A route flagtune does not know is refused by `check`.
-sed 's/steps = 4 }/steps = 4, route = "xprof" }/' man.lua > r.lua
+sed 's/route = "nsys" }/route = "xprof" }/' man.lua > r.lua
 "$ft" check r.lua > r.txt 2>&1
 check_eq "unknown route: exit 2" "$?" 2
 check_eq "unknown route: the message" "$(head -1 r.txt)" \

@@ -10,13 +10,13 @@ local catalog = require "catalog"
 local tap = require("tap")
 local test, eq, raises = tap.test, tap.eq, tap.raises
 
--- An experiment whose body (lines 4 on) is BODY.
-local function exp(body)
-  return "return experiment {\n  command = { \"sim\" },\n  metric = { json = \"ms\" },\n"
-         .. body .. "}\n"
+-- An experiment whose body (lines 4 on) is BODY; METRIC (optional) replaces its metric.
+local function exp(body, metric)
+  return "return experiment {\n  command = { \"sim\" },\n  metric = "
+         .. (metric or '{ json = "ms" }') .. ",\n" .. body .. "}\n"
 end
 
-local function load(body) return dsl.load("x.lua", exp(body)) end
+local function load(body, metric) return dsl.load("x.lua", exp(body, metric)) end
 
 local function test_unknown_flag()
   local err = raises(function()
@@ -70,8 +70,8 @@ local function test_auto()
   eq(p.line, 4, "auto line")
   eq(#p.values, 4, "command buffer candidates")
   eq(p.values[1], "", "'' disables command buffers")
-  eq(#x.vars.NCCL_PROTO.values, 4, "env auto")
-  eq(x.space:size(), 16.0, "space of two autos")
+  eq(#x.vars.NCCL_PROTO.values, 2, "env auto")
+  eq(x.space:size(), 8.0, "space of two autos")
   local err = raises(function() load("  flags = { xla_gpu_autotune_max_solutions = auto },\n") end)
   eq(err, "x.lua:4: 'xla_gpu_autotune_max_solutions' has no candidates in the catalog for "
      .. "`auto`: search it with bool(), choice { ... }, int(lo, hi), range(lo, hi, step) or "
@@ -256,21 +256,53 @@ local function test_release_warnings()
   eq(#x.warnings, 0, "no warning before the probe")
   eq(checks.has_ranges(x), true, "two names with ranges")
   checks.release_warnings(x, "x.lua", "0.5.0", "0.11.0")
-  eq(x.warnings[1], "x.lua:4: warning: 'xla_gpu_pipeline_all_gather' is absent from jaxlib "
+  local probed = table.concat(require("catindex").PROBED_JAXLIB, ", ")
+  eq(x.warnings[1], "x.lua:4: warning: the flag catalog was probed on jaxlib " .. probed .. "; you "
+     .. "have jaxlib 0.11.0, whose flags and defaults may differ (`flagtune flags probe "
+     .. "--catalog` asks it)", "another jaxlib than the catalog was probed on")
+  eq(x.warnings[2], "x.lua:4: warning: 'xla_gpu_pipeline_all_gather' is absent from jaxlib "
      .. "0.11.0 you have installed (it is newer than jax 0.11.0)", "flag vs jaxlib")
-  eq(x.warnings[2], "x.lua:5: warning: 'JAX_OPTIMIZATION_LEVEL' is absent from jax 0.5.0 you "
+  eq(x.warnings[3], "x.lua:5: warning: 'JAX_OPTIMIZATION_LEVEL' is absent from jax 0.5.0 you "
      .. "have installed (it first appears in jax 0.5.1)", "variable vs jax")
   x = load("  fixed_flags = { xla_gpu_pipeline_all_gather = \"on\" },\n"
            .. "  vars = { JAX_OPTIMIZATION_LEVEL = choice { \"UNKNOWN\", \"O1\" } },\n")
-  checks.release_warnings(x, "x.lua", "0.12.0", "0.12.0")
-  eq(#x.warnings, 0, "a newer jax has both")
+  checks.release_warnings(x, "x.lua", "0.12.0.1", "0.12.0.1")
+  eq(#x.warnings, 0, "the probed jaxlib has both: nothing said")
   checks.release_warnings(x, "x.lua", nil, nil)
   eq(#x.warnings, 0, "nothing probed: nothing said")
   x = load("  flags = { xla_gpu_enable_latency_hiding_scheduler = bool() },\n")
   eq(checks.has_ranges(x), false, "no ranged name: no probe")
 end
 
+-- `auto` draws the catalog's candidates, so the catalog never offers what a preset withholds
+-- for safety (docs/PRESETS.md, "The NCCL safety rule"): no protocol list with LL128 or without
+-- SIMPLE, no forced NVLS, nothing NCCL reads as "unset"; and a name that trades accuracy for
+-- speed is refused without metric.check, whoever searches it.
+local function test_auto_is_safe()
+  local by_name = require("catindex").get().by_name
+  for _, v in ipairs(by_name.NCCL_PROTO.candidates) do
+    assert(v:find("SIMPLE", 1, true) and not v:find("LL128", 1, true), "NCCL_PROTO " .. v)
+  end
+  for _, v in ipairs(by_name.NCCL_NVLS_ENABLE.candidates) do
+    assert(v ~= 1, "NCCL_NVLS_ENABLE=1 forces NVLS")
+  end
+  assert(by_name.NCCL_NVLS_ENABLE.recommended ~= 1, "NVLS=1 is not recommended")
+  eq(by_name.JAX_DEFAULT_MATMUL_PRECISION.candidates, nil, "no auto for the matmul precision")
+  local err = raises(function()
+    load("  flags = { xla_gpu_enable_fast_min_max = bool() },\n")
+  end)
+  assert(err:find("^x%.lua:4: 'xla_gpu_enable_fast_min_max' trades accuracy for speed: searching "
+                  .. "it needs the correctness guard, metric%.check"), err)
+  local ok = load("  flags = { xla_gpu_enable_fast_min_max = bool() },\n",
+                  '{ json = "ms", check = { json = "loss" } }')
+  eq(ok.flags.xla_gpu_enable_fast_min_max.kind, "bool", "with the guard")
+  local fixed = load("  fixed_flags = { xla_allow_excess_precision = false },\n"
+                     .. "  flags = { xla_gpu_enable_latency_hiding_scheduler = bool() },\n")
+  eq(fixed.fixed_flags.xla_allow_excess_precision, false, "fixing one is not searching it")
+end
+
 test("unknown_flag", test_unknown_flag)
+test("auto_is_safe", test_auto_is_safe)
 test("warnings", test_warnings)
 test("auto", test_auto)
 test("routing", test_routing)

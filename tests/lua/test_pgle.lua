@@ -35,12 +35,13 @@ local function test_decorate()
   local p = pgle.decorate(EXP, { settings = { env("A", "1") } })
   eq(p.skip, 2, "skip always set")
   eq(p.profile, nil, "no profile run without manual PGLE")
-  local manual = { metric = EXP.metric, pgle = { mode = "manual" } }
+  local manual = { metric = EXP.metric, pgle = { mode = "manual", route = "nsys" } }
   local user_path = { target = "xla", name = "xla_gpu_pgle_profile_file_or_directory_path",
                       value = "/mine" }
   p = pgle.decorate(manual, { settings = { env("A", "1"), user_path } })
-  eq(#p.settings, 2, "the measured run keeps A and reads one profile path")
+  eq(#p.settings, 3, "the measured run keeps A, reads one profile path and checks it")
   eq(p.settings[2].value, pgle.PROFILE_PLACEHOLDER, "the trial's own profile")
+  eq(p.settings[3].value, "PGLE_STRICTNESS_LEVEL_ERROR", "XLA's PGLE accuracy checker")
   eq(p.profile.suffix, ".pgle.pbtxt", "profile file suffix")
   local names = {}
   for _, s in ipairs(p.profile.settings) do names[s.name] = s.value end

@@ -417,7 +417,7 @@ TEST(proposal_carries_auto_pgle_skip) {
   teardown(&f);
 }
 
-/* Manual PGLE: the proposal carries the profile run's settings (scheduler off, collectives
+/* Manual PGLE, nsys route: the proposal carries the profile run's settings (scheduler off, collectives
  * synchronous) and the measured run reads the profile at the placeholder path. */
 TEST(proposal_carries_manual_pgle_profile_run) {
   fixture f = {0};
@@ -426,7 +426,7 @@ TEST(proposal_carries_manual_pgle_profile_run) {
                        "  command = { \"python3\", \"train.py\" },\n"
                        "  metric = { json = \"step_ms\" },\n"
                        "  flags = { xla_gpu_enable_latency_hiding_scheduler = bool() },\n"
-                       "  pgle = { mode = \"manual\" },\n"
+                       "  pgle = { mode = \"manual\", route = \"nsys\" },\n"
                        "  strategy = random {},\n"
                        "}\n"),
             0);
