@@ -272,7 +272,8 @@ def experiment_text(sim, landscape, tuner, budget, seed, tpe_options="", confirm
   name = "bench-{landscape}-{tuner}", model = "bench-{landscape}", hardware = "sim",
   command = {{ {json.dumps(sim)}, "--landscape", "{landscape}", "--steps", "{{steps}}",
               "--time-scale", "0", "--seed", "{seed}"{"".join(', "%s"' % a for a in extra_args)} }},
-  metric = {{ json = "step_time_ms", skip = {SKIP}, reduce = "median" }},
+  metric = {{ json = "step_time_ms", skip = {SKIP}, reduce = "median",
+             check = {{ json = "loss" }} }},  -- the generated spaces search accuracy-for-speed flags
   fixed_flags = {{
 {fixed}
   }},

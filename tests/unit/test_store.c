@@ -1100,7 +1100,7 @@ TEST(query_values) {
   cJSON_Delete(rows);
   CHECK_INT(query_all(s, "SELECT * FROM sweeps", &cols, &rows, &err), 0);
   CHECK_INT(cJSON_GetArraySize(cols),
-            36); /* 20 from 0001, 6 from 0003, 2 from 0004, 4 from 0006, 4 from 0009 */
+            37); /* 20 from 0001, 6 from 0003, 2 from 0004, 4 from 0006, 4 from 0009, 1 from 0016 */
   CHECK_INT(cJSON_GetArraySize(rows), 0);
   cJSON_Delete(cols);
   cJSON_Delete(rows);
