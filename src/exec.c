@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -88,19 +89,55 @@ static void log_append(exec_trial *t, const char *p, size_t n) {
   t->log_capped = 1;
 }
 
-/* Opens the log. One that cannot be opened (a removed directory, a full disk) is no reason to
- * lose the trial: it runs without a log and the result says so. */
+/* Opens PATH for a new log without ever following a link planted there: created exclusively
+ * (O_EXCL|O_NOFOLLOW) in its directory, opened once by a descriptor so that the checks and the
+ * creation see the same directory. A directory that others may write without the sticky bit is
+ * refused (anyone could swap the file between two runs); an existing entry is replaced only
+ * when it is our own regular file with one link (an earlier run's log). Returns the descriptor,
+ * or -1 with WHY filled. */
+static int log_open_safe(const char *path, char *why, size_t n) {
+  const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+  char *dir = slash ? xasprintf("%.*s", (int)(slash == path ? 1 : slash - path), path) : NULL;
+  int dfd = open(dir ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd = -1;
+  struct stat st;
+  if (dfd < 0 || fstat(dfd, &st) != 0) {
+    snprintf(why, n, "%s", strerror(errno));
+  } else if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
+    snprintf(why, n, "its directory is writable by others without the sticky bit (chmod o-w %s)",
+             dir ? dir : ".");
+  } else {
+    const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+    fd = openat(dfd, base, flags, 0644);
+    if (fd < 0 && errno == EEXIST && fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISREG(st.st_mode) && st.st_uid == geteuid() && st.st_nlink == 1 &&
+        unlinkat(dfd, base, 0) == 0)
+      fd = openat(dfd, base, flags, 0644);
+    if (fd < 0 && errno == EEXIST)
+      snprintf(why, n,
+               "it exists and is not an earlier log of ours (a link, or another's file): "
+               "left as it is");
+    else if (fd < 0)
+      snprintf(why, n, "%s", strerror(errno));
+  }
+  if (dfd >= 0) close(dfd);
+  free(dir);
+  return fd;
+}
+
+/* Opens the log. One that cannot be opened (a removed directory, a full disk, a link planted
+ * in its place) is no reason to lose the trial: it runs without a log and the result says
+ * so. */
 static void log_open(exec_trial *t, const exec_spec *spec) {
   t->log_fd = -1;
   t->log_at_bol = 1;
   t->log_limit = spec->log_limit > 0 ? spec->log_limit : EXEC_DEFAULT_LOG_LIMIT;
   if (!spec->log_path) return;
   t->log_path = xstrdup(spec->log_path);
-  t->log_fd = open(spec->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  char why[200];
+  t->log_fd = log_open_safe(spec->log_path, why, sizeof why);
   if (t->log_fd < 0)
     snprintf(t->res.log_error, sizeof t->res.log_error,
-             "flagtune: trial log not written: cannot open %s: %s", spec->log_path,
-             strerror(errno));
+             "flagtune: trial log not written: cannot open %s: %s", spec->log_path, why);
 }
 
 /* ---- signals and teardown ----------------------------------------------------------------- */

@@ -346,7 +346,9 @@ static char *trial_excerpt(trial *t, const exec_result *res, outcome o, const ch
   if (t->profiling)
     reason = xasprintf("PGLE profile run: %s", why ? why : outcome_name(o));
   else if (o == OUTCOME_NO_METRIC && t->n_bad_values > 0)
-    reason = xasprintf("%d step time(s) were NaN, negative or absurd", t->n_bad_values);
+    reason = xasprintf(
+        "%d step time(s) were NaN, negative or absurd (a step time is from 1 ns to a day)",
+        t->n_bad_values);
   else if (t->signal_line)
     reason = xstrdup(t->signal_line);
   else if (o == OUTCOME_OOM && t->facts.stopped == STOPPED_TIMEOUT && t->soft_line)

@@ -77,9 +77,9 @@ check "no_metric: the reason first, then the last output" \
   [ "$(error_of)" = "the metric read 0 step times (the first 0 skipped) and the command printed no error: check \`metric\` against the lines in the log
 line 2" ]
 
-hostile nan "\"sh\", \"-c\", \"echo '{\\\"step_time_ms\\\": NaN}'; echo '{\\\"step_time_ms\\\": -4}'; echo '{\\\"step_time_ms\\\": 1e300}'\""
-check "NaN/negative/absurd steps: no_metric" [ "$(status_of)" = no_metric ]
-check "no_metric reason names the bad values" grep -q "3 step time(s) were NaN, negative or absurd" <<< "$(error_of)"
+hostile nan "\"sh\", \"-c\", \"echo '{\\\"step_time_ms\\\": NaN}'; echo '{\\\"step_time_ms\\\": -4}'; echo '{\\\"step_time_ms\\\": 1e300}'; echo '{\\\"step_time_ms\\\": 1e-300}'; echo '{\\\"step_time_ms\\\": 0}'\""
+check "NaN/negative/absurd/zero/1e-300 steps: no_metric" [ "$(status_of)" = no_metric ]
+check "no_metric reason names the bad values" grep -q "5 step time(s) were NaN, negative or absurd (a step time is from 1 ns to a day)" <<< "$(error_of)"
 
 hostile sigkill "\"$stub\", \"text\", \"1\", \"signal\", \"9\""
 check "SIGKILL: crash" [ "$(status_of)" = crash ]
