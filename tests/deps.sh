@@ -4,6 +4,7 @@
 set -eu
 need=(build-essential cmake pkg-config liblua5.4-dev libsqlite3-dev libuv1-dev libcjson-dev
       sqlite3 dash zsh tmux # tmux: the live view's terminal test (tests/e2e/test_progress.sh)
+      ksh fish # every shell `export` names is sourced by tests/e2e/test_export_shells.sh
       chromium # tests/e2e/test_report.sh opens the HTML report in headless Chromium
       slurmctld slurmd slurm-client munge) # the Slurm executor's tests (tests/slurm/local.sh)
 missing=()

@@ -65,5 +65,5 @@ has bad.err "XLA would stop reading the flags at 'stray"
 check "nothing half-written" [ -z "$(ls -A | grep "^bad\.txt")" ]
 "$ft" export 1 --format yaml > /dev/null 2> fmt.err
 check_eq "an unknown format: exit 2" "$?" 2
-has fmt.err "use sh, env, json or flagfile"
+has fmt.err "use sh, fish, env, json or flagfile"
 finish
