@@ -14,6 +14,10 @@ typedef struct lhost lhost;
  * table `ft` (ft.parse_bytes, ft.parse_duration, ft.format_bytes, ft.json_decode).
  * The state holds at most $FLAGTUNE_LUA_MEMORY_MB MiB (default 1024): past that an
  * allocation fails and the call reports "path:line: Lua memory limit of N MiB exceeded".
+ * A budgeted call may also allocate at most 4 times that in all (string building copies:
+ * "the call allocated more than N MiB in all ...") and take at most $FLAGTUNE_LUA_SECONDS
+ * seconds of wall time (default 60: "the call ran past its time limit of N s"); the limits
+ * live in lhost_limits.c.
  * Blocks of up to 4 KiB come from a bounded arena of the state's (1 MiB, free lists by
  * size), the rest from malloc; FLAGTUNE_LUA_ARENA=0 or AddressSanitizer: all from malloc.
  * `error`, `assert`, `xpcall` and `debug.sethook` are replaced by versions that keep the
