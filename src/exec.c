@@ -93,7 +93,8 @@ static void log_append(exec_trial *t, const char *p, size_t n) {
  * (O_EXCL|O_NOFOLLOW) in its directory, opened once by a descriptor so that the checks and the
  * creation see the same directory. A directory that others may write without the sticky bit is
  * refused (anyone could swap the file between two runs); an existing entry is replaced only
- * when it is our own regular file with one link (an earlier run's log). Returns the descriptor,
+ * when it is our own regular file with one link (an earlier run's log); a character device
+ * (/dev/null) is written in place. Returns the descriptor,
  * or -1 with WHY filled. */
 static int log_open_safe(const char *path, char *why, size_t n) {
   const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
@@ -108,10 +109,13 @@ static int log_open_safe(const char *path, char *why, size_t n) {
   } else {
     const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
     fd = openat(dfd, base, flags, 0644);
-    if (fd < 0 && errno == EEXIST && fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-        S_ISREG(st.st_mode) && st.st_uid == geteuid() && st.st_nlink == 1 &&
-        unlinkat(dfd, base, 0) == 0)
-      fd = openat(dfd, base, flags, 0644);
+    if (fd < 0 && errno == EEXIST && fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+      if (S_ISREG(st.st_mode) && st.st_uid == geteuid() && st.st_nlink == 1 &&
+          unlinkat(dfd, base, 0) == 0)
+        fd = openat(dfd, base, flags, 0644);
+      else if (S_ISCHR(st.st_mode)) /* a device named as the log (/dev/null): written in place */
+        fd = openat(dfd, base, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+    }
     if (fd < 0 && errno == EEXIST)
       snprintf(why, n,
                "it exists and is not an earlier log of ours (a link, or another's file): "
@@ -165,6 +169,7 @@ static void maybe_close_timers(exec_trial *t) {
   close_handle((uv_handle_t *)&t->timeout_timer);
   close_handle((uv_handle_t *)&t->grace_timer);
   close_handle((uv_handle_t *)&t->drain_timer);
+  close_handle((uv_handle_t *)&t->quiet_timer);
   if (t->srv) close_handle((uv_handle_t *)&t->exit_timer);
 }
 
@@ -229,6 +234,7 @@ static void take_report(exec_trial *t, const char *line) {
 static void deliver_line(void *ud, const char *line, size_t len, int truncated) {
   exec_stream *s = ud;
   exec_trial *t = s->t;
+  s->shown = 0;
   if (s->id == EXEC_REPORT) {
     if (!truncated) take_report(t, line);
     return;
@@ -372,11 +378,29 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
   *buf = uv_buf_init(s->t->rbuf, sizeof s->t->rbuf);
 }
 
+/* A partial line the streams left quiet: given to on_partial once per length, so that a fatal
+ * text printed without a newline before a hang is seen now, not at the timeout. */
+static void on_quiet(uv_timer_t *timer) {
+  exec_trial *t = timer->data;
+  exec_stream *streams[2] = {&t->out, &t->err};
+  for (int i = 0; i < 2 && t->cb.on_partial; i++) {
+    size_t len;
+    const char *line = streams[i]->open ? lines_pending(&streams[i]->lb, &len) : NULL;
+    if (!line || len == streams[i]->shown) continue;
+    streams[i]->shown = len;
+    t->cb.on_partial(t->ud, streams[i]->id, line, len);
+  }
+}
+
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
   exec_stream *s = stream->data;
   if (nread > 0) {
     if (s->id != EXEC_REPORT) log_append(s->t, buf->base, (size_t)nread);
     lines_feed(&s->lb, buf->base, (size_t)nread, deliver_line, s);
+    size_t len;
+    if (s->id != EXEC_REPORT && s->t->cb.on_partial && !s->t->timers_closed &&
+        lines_pending(&s->lb, &len))
+      uv_timer_start(&s->t->quiet_timer, on_quiet, EXEC_QUIET_MS, 0);
   } else if (nread < 0) {
     stream_close(s); /* EOF, or an error that ends the stream all the same */
   }
@@ -513,6 +537,7 @@ static int start_trial(uv_loop_t *loop, const exec_spec *spec, const exec_callba
   exec_timer_init(t, &t->timeout_timer);
   exec_timer_init(t, &t->grace_timer);
   exec_timer_init(t, &t->drain_timer);
+  exec_timer_init(t, &t->quiet_timer);
   *out = t;
   int rc = 0;
   if (!srv || !t->supervised || exec_served_spawn(t, spec, srv) != 0) {

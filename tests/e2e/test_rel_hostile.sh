@@ -103,5 +103,14 @@ check "OOM line: oom" [ "$(status_of)" = oom ]
 check "OOM: stopped early (< 5 s of a 60 s sleep)" [ "$(val 'SELECT duration_s < 5 FROM trials WHERE number=0')" = 1 ]
 check "OOM: excerpt holds the XLA error" grep -q RESOURCE_EXHAUSTED <<< "$(error_of)"
 
+# The same text with no newline, then a hang and no timeout of its own (30 s bounds a failure
+# of this test): seen once the stream is quiet for a moment, not at the end.
+for stream in 2 1; do
+  hostile "oomnl$stream" "\"sh\", \"-c\", \"printf 'RESOURCE_EXHAUSTED: Out of memory while trying to allocate 4096 bytes.' >&$stream; sleep 60\"" 'timeout = 30,'
+  check "OOM text without newline (fd $stream): oom" [ "$(status_of)" = oom ]
+  check "... stopped at once (< 5 s), not at the timeout" [ "$(val 'SELECT duration_s < 5 FROM trials WHERE number=0')" = 1 ]
+  check "... the excerpt starts with it" grep -q "^RESOURCE_EXHAUSTED: Out of memory while trying to allocate 4096 bytes." <<< "$(error_of)"
+done
+
 echo "orchestrator peak RSS over all hostile sweeps: ${peak_all} KiB"
 finish
