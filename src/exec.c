@@ -213,10 +213,11 @@ static void settle_held(exec_trial *t) {
   flush_held(t);
 }
 
-/* One line of the supervisor's report (supervise.h): "exit SECONDS STOPPED", "killed N", "end
- * STATUS". A served trial ends at "end": nothing of it is left, and the fork server's record
- * of its supervisor's exit (after the cgroup's removal) would only come later; that record,
- * or this line, whichever comes second, finds the trial no longer live (exec_served_end). */
+/* One line of the supervisor's report (supervise.h): "cgroup DIR" (the command's, once it
+ * runs), "exit SECONDS STOPPED", "killed N", "end STATUS". A served trial ends at "end": nothing of
+ * it is left, and the fork server's record of its supervisor's exit (after the cgroup's removal)
+ * would only come later; that record, or this line, whichever comes second, finds the trial no
+ * longer live (exec_served_end). */
 static void take_report(exec_trial *t, const char *line) {
   double wall = 0;
   int stopped = 0, killed = 0, status = 0;
@@ -224,8 +225,11 @@ static void take_report(exec_trial *t, const char *line) {
     t->rep_exit = 1;
     t->rep_wall_s = wall;
     t->rep_stopped = stopped != 0;
-  } else if (sscanf(line, "killed %d", &killed) == 1 && killed > 0) {
-    t->res.leftovers = killed;
+  } else if (sscanf(line, "killed %d", &killed) == 1) {
+    t->contained = 1;
+    if (killed > 0) t->res.leftovers = killed;
+  } else if (strncmp(line, "cgroup /", 8) == 0 && !t->cgroup) {
+    t->cgroup = xstrdup(line + 7);
   } else if (sscanf(line, "end %d", &status) == 1 && t->srv) {
     exec_served_end(t->srv, t, status);
   }
@@ -269,7 +273,30 @@ static void apply_report(exec_trial *t) {
   if (t->res.stopped == EXEC_STOP_TIMEOUT && !t->rep_stopped) t->res.stopped = EXEC_STOP_NONE;
 }
 
+/* A supervisor that died before it ended the command's leftovers (the trial SIGKILLed it, or
+ * our backstop did) cannot end them: so what it would have ended is ended here, the trial's
+ * cgroup at once (cgroup.kill, atomic against forks) and its process group, which outlives
+ * its dead leader while a member lives. A process that left both (setsid() where no cgroup
+ * could be made) is out of reach. The cgroup itself is removed by the next supervisor (a
+ * stale one, its pid gone). */
+static void contain_after_supervisor(exec_trial *t) {
+  if (!t->supervised || t->contained || t->pid <= 0) return;
+  if (t->cgroup) {
+    char *path = xasprintf("%s/cgroup.kill", t->cgroup);
+    int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd >= 0) {
+      if (write(fd, "1", 1) != 1 && errno != ENOENT)
+        diag_warn("cannot end the trial's cgroup %s: %s", t->cgroup, strerror(errno));
+      close(fd);
+    }
+    free(path);
+  }
+  if (kill(-t->pid, SIGKILL) != 0 && errno != ESRCH)
+    diag_warn("kill(-%d): %s", t->pid, strerror(errno));
+}
+
 static void finish(exec_trial *t) {
+  contain_after_supervisor(t);
   if (t->log_fd >= 0) close(t->log_fd);
   t->log_fd = -1;
   apply_report(t);
@@ -285,6 +312,7 @@ static void finish(exec_trial *t) {
   free(t->held);
   free(t->file);
   free(t->log_path);
+  free(t->cgroup);
   free(t);
 }
 

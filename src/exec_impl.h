@@ -73,6 +73,8 @@ struct exec_trial {
   int rep_stopped;   /* ... whether a stop had reached it by then */
   double rep_wall_s; /* ... and its own duration */
   int supervised;    /* the spawned process is the supervisor */
+  int contained;     /* the supervisor reported that it ended the command's leftovers */
+  char *cgroup;      /* the trial's cgroup as the supervisor reported it; NULL: none */
   int err_lines;     /* stderr lines seen so far */
   char *held;        /* supervised: a first stderr line that may be a spawn error */
   size_t held_len;

@@ -814,6 +814,9 @@ int supervise_run(sup_args *a, const sigset_t *old, sup_cgroup *made) {
     sup_cgroup_end(&cg);
     return code;
   }
+  /* Where the command runs, for the executor: should we die before our cleanup (the command
+   * may kill us), it ends the cgroup itself. */
+  if (cg.dir[0]) report(a, "cgroup %s\n", cg.dir);
   return watch(child, started, a, &cg);
 }
 
