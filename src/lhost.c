@@ -477,6 +477,93 @@ static void set_collector(lua_State *L) {
 static int exit_follows;
 static lhost *kept;
 
+/* ---- `flagtune check`: user code runs, but changes nothing ---- */
+
+static int check_only;
+
+void lhost_check_only(void) {
+  check_only = 1;
+}
+
+/* Raises "path:line: NAME is not run by ..." at the caller's line (level 1: the Lua code that
+ * called the refused function). */
+static int check_refuse(lua_State *L, const char *name) {
+  luaL_where(L, 1);
+  lua_pushfstring(L,
+                  "%s is not run by `flagtune check`, which only checks (`flagtune run` runs "
+                  "it); keep side effects out of what loading and the first ask() do",
+                  name);
+  lua_concat(L, 2);
+  return lua_error(L);
+}
+
+static int check_refused(lua_State *L) {
+  return check_refuse(L, lua_tostring(L, lua_upvalueindex(1)));
+}
+
+/* io.open for reading goes on (upvalue 1: the real one); any other mode is refused. */
+static int check_io_open(lua_State *L) {
+  const char *mode = luaL_optstring(L, 2, "r");
+  if (mode[0] != 'r' || strchr(mode, '+')) return check_refuse(L, "io.open for writing");
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+/* io.output() with no argument only says which file is the output; with one it opens it. */
+static int check_io_output(lua_State *L) {
+  if (!lua_isnoneornil(L, 1)) return check_refuse(L, "io.output to a file");
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_call(L, 0, 1);
+  return 1;
+}
+
+/* A searcher in place of the C loaders: says why, as searchers do, so that require reports
+ * every place it looked. */
+static int check_no_c_module(lua_State *L) {
+  lua_pushstring(L, "\n\tno C module is loaded by `flagtune check` (package.cpath)");
+  return 1;
+}
+
+static void refuse_in(lua_State *L, const char *lib, const char *const *names) {
+  lua_getglobal(L, lib); /* [lib] */
+  for (; *names; names++) {
+    lua_pushfstring(L, "%s.%s", lib, *names);
+    lua_pushcclosure(L, check_refused, 1);
+    lua_setfield(L, -2, *names);
+  }
+  lua_pop(L, 1);
+}
+
+static void wrap_in(lua_State *L, const char *lib, const char *name, lua_CFunction f) {
+  lua_getglobal(L, lib);     /* [lib] */
+  lua_getfield(L, -1, name); /* [lib, real] */
+  lua_pushcclosure(L, f, 1);
+  lua_setfield(L, -2, name);
+  lua_pop(L, 1);
+}
+
+static void install_check_only(lua_State *L) {
+  static const char *const os_names[] = {"execute", "remove", "rename", "exit", "tmpname", NULL};
+  static const char *const io_names[] = {"popen", "tmpfile", NULL};
+  static const char *const package_names[] = {"loadlib", NULL};
+  refuse_in(L, "os", os_names);
+  refuse_in(L, "io", io_names);
+  refuse_in(L, "package", package_names);
+  wrap_in(L, "io", "open", check_io_open);
+  wrap_in(L, "io", "output", check_io_output);
+  /* package.searchers 4 and 5 (after the embedded one install_searcher put first) load C
+   * modules from package.cpath: native code, not loaded at check. */
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "searchers"); /* [package, searchers] */
+  for (int i = 4; i <= 5; i++) {
+    lua_pushcfunction(L, check_no_c_module);
+    lua_rawseti(L, -2, i);
+  }
+  lua_pop(L, 2);
+}
+
 int lhost_new(lhost **out, char **err) {
   lhost *h = xcalloc(1, sizeof *h);
   h->mem_limit = lhost_memory_limit();
@@ -495,6 +582,7 @@ int lhost_new(lhost **out, char **err) {
   install_guards(h->L);
   install_searcher(h->L);
   install_ft(h->L);
+  if (check_only) install_check_only(h->L);
   if (exit_follows) { /* a short life: no collection until it holds GC_HOLD_BYTES */
     lua_gc(h->L, LUA_GCSTOP);
     h->gc_held = 1;

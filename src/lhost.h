@@ -38,6 +38,13 @@ void lhost_exit_follows(void);
  * host's watch wraps them, the calls after it do not check again. 0 (the default): every
  * budgeted call checks. Process-wide, as signal handlers are. */
 void lhost_signals_settled(int settled);
+
+/* From now on every new state is for checking only (`flagtune check`): the functions through
+ * which Lua code changes the world (os.execute, os.remove, os.rename, os.exit, os.tmpname,
+ * io.popen, io.tmpfile, io.open for writing, io.output to a file, package.loadlib and the
+ * loaders of C modules) raise "path:line: os.execute is not run by `flagtune check` ..."
+ * instead. Process-wide. */
+void lhost_check_only(void);
 lua_State *lhost_state(lhost *h);
 
 /* Calls the function below NARGS arguments on the stack (lua.c's docall), with a message
