@@ -280,7 +280,9 @@ static void apply_report(exec_trial *t) {
  * could be made) is out of reach. The cgroup itself is removed by the next supervisor (a
  * stale one, its pid gone). */
 static void contain_after_supervisor(exec_trial *t) {
-  if (!t->supervised || t->contained || t->pid <= 0) return;
+  /* Only a supervisor ended by a signal: one that exited did its cleanup or had nothing to
+   * clean (its command could not start). */
+  if (!t->supervised || t->contained || t->pid <= 0 || t->res.term_signal == 0) return;
   if (t->cgroup) {
     char *path = xasprintf("%s/cgroup.kill", t->cgroup);
     int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
