@@ -43,7 +43,7 @@ _flagtune() {
       COMPREPLY=($(compgen -f -- "$cur"))
       return ;;
     --format)
-      COMPREPLY=($(compgen -W "sh env json flagfile" -- "$cur"))
+      COMPREPLY=($(compgen -W "sh fish env json flagfile" -- "$cur"))
       return ;;
     --executor)
       COMPREPLY=($(compgen -W "local slurm" -- "$cur"))

@@ -289,14 +289,19 @@ local validation = require("validate").bind({
 local validator, validate = validation.validator, validation.run
 
 -- A message handler for the file's chunk: an error raised while the file itself runs but
--- located elsewhere (the instruction budget's hook reports its caller's line) gets the
--- file's own line instead.
+-- located elsewhere (the instruction budget's hook reports its caller's line) or nowhere
+-- (`error("boom", 2)` at the top level names the chunk's C caller, which has no line) gets
+-- the line of the innermost frame of the file itself.
 local function at_file_line(path)
+  local source = "@" .. path
   return function(msg)
     if type(msg) ~= "string" or msg:sub(1, #path + 1) == path .. ":" then return msg end
-    local info = debug.getinfo(2, "Sl")
-    if info and info.source == "@" .. path and info.currentline > 0 then
-      return util.where(path, info.currentline, (msg:gsub("^[^\n]-:%d+: ", "", 1)))
+    for level = 2, 200 do
+      local info = debug.getinfo(level, "Sl")
+      if not info then break end
+      if info.source == source and info.currentline > 0 then
+        return util.where(path, info.currentline, (msg:gsub("^[^\n]-:%d+: ", "", 1)))
+      end
     end
     return msg
   end

@@ -497,8 +497,28 @@ local function check_scalars(v, raw, x)
   x.invalid_patterns = v:string_list("invalid_patterns", raw.invalid_patterns)
 end
 
+-- A value holding a line break is not one flag or variable: XLA splits XLA_FLAGS (and reads a
+-- flagfile) at whitespace, so such a flag value would become two items, and `export --format
+-- env` cannot write it. Refused at its line, before any trial runs.
+local function check_line_breaks(v, x)
+  for _, key in ipairs({ "flags", "fixed_flags", "vars", "env" }) do
+    for name, val in pairs(x[key]) do
+      local values = getmetatable(val) == PARAM and val.values or { val }
+      for _, s in ipairs(values) do
+        if type(s) == "string" and s:find("[\r\n]") then
+          local line = getmetatable(val) == PARAM and val.line
+            or util.locate_key(v.text, name, v:line_of(key))
+          v:fail(line, "'%s': the value %s holds a line break; a flag or variable value must be "
+                 .. "one line", name, util.describe(s))
+        end
+      end
+    end
+  end
+end
+
 local function check_space(v, raw, x)
   x.flags, x.fixed_flags, x.vars, x.env = checks.space(v, raw, x.gpus_per_trial)
+  check_line_breaks(v, x)
   if count(x.flags) + count(x.vars) == 0 then
     local line = raw.flags and v:line_of("flags") or raw.vars and v:line_of("vars") or v.line
     v:fail(line, "nothing to search: add `flags` or `vars`")

@@ -229,14 +229,17 @@ static const command commands[] = {
      "the baseline of its own sweep.",
      cli_cmd_best, 0, 0, "db json model hardware"},
     {"export",
-     "export (SWEEP | --model M [--hardware H]) [--format sh|env|json|flagfile] [-o FILE] "
-     "[--db PATH]",
+     "export (SWEEP | --model M [--hardware H]) [--format sh|fish|env|json|flagfile] "
+     "[-o FILE] [--unsafe-env] [--db PATH]",
      "Prints the winning flags as a snippet: `source <(flagtune export 3)` in bash. sh quotes\n"
-     "every value so it is safe to source in bash, zsh and dash; env writes NAME=value lines;\n"
-     "json one object; flagfile the XLA flags one per line, for XLA_FLAGS=/abs/path/flags.txt\n"
-     "(XLA reads a file when XLA_FLAGS does not start with '-'; the variables the winner sets\n"
-     "are named on stderr, they cannot be in it). -o writes FILE atomically.",
-     cli_cmd_export, 0, 1, "db model hardware format output"},
+     "every value so it is safe to source in bash, zsh, dash and ksh; fish is the same for fish\n"
+     "(which reads quotes differently); env writes NAME=value lines; json one object; flagfile\n"
+     "the XLA flags one per line, for XLA_FLAGS=/abs/path/flags.txt (XLA reads a file when\n"
+     "XLA_FLAGS does not start with '-'; the variables the winner sets are named on stderr,\n"
+     "they cannot be in it). Variables that change what a shell runs (PATH, LD_*, BASH_ENV,\n"
+     "PROMPT_COMMAND, PYTHONPATH, ...) are left out with a warning unless --unsafe-env.\n"
+     "-o writes FILE atomically.",
+     cli_cmd_export, 0, 1, "db model hardware format output unsafe-env"},
     {"minimize",
      "minimize SWEEP [--db PATH] [--repeats N] [--trials N] [--hours H] [--parallel N] "
      "[--format sh|env|json] [-o FILE] [--force]",
@@ -446,8 +449,10 @@ static int parse_option(args *a, const command *c, int argc, char **argv, int *i
   if (strcmp(name, "force") == 0 && accepts(c, "force")) return a->force = 1, 0;
   if (strcmp(name, "keep-going") == 0 && accepts(c, "keep-going")) return a->keep_going = 1, 0;
   if (strcmp(name, "all") == 0 && accepts(c, "all")) return a->all = 1, 0;
+  if (strcmp(name, "unsafe-env") == 0 && accepts(c, "unsafe-env")) return a->unsafe_env = 1, 0;
   if (!accepts(c, name) || strcmp(name, "json") == 0 || strcmp(name, "detach") == 0 ||
-      strcmp(name, "force") == 0 || strcmp(name, "keep-going") == 0 || strcmp(name, "all") == 0)
+      strcmp(name, "force") == 0 || strcmp(name, "keep-going") == 0 || strcmp(name, "all") == 0 ||
+      strcmp(name, "unsafe-env") == 0)
     return unknown_option(c, arg, err);
   const char *v = eq ? eq + 1 : NULL;
   if (!v) {

@@ -21,6 +21,7 @@ typedef struct {
   const char *notify; /* run/resume --notify CMD */
   const char *sample; /* check --sample LOG */
   int all;            /* show --all: every trial, not a page */
+  int unsafe_env;     /* export --unsafe-env: keep PATH, LD_*, ... (trialcfg_unsafe_env) */
   const char *log;    /* --log FILE: where a detached sweep writes its progress */
   double hours;       /* < 0: not given */
   double until_hours; /* hours from now until --until HH:MM, < 0: not given */

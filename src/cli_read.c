@@ -20,7 +20,7 @@
 #include "view.h"
 
 static int print_export(const cJSON *sweep_obj, const cJSON *best, export_format fmt, FILE *out,
-                        char **err);
+                        int unsafe_env, char **err);
 
 static int open_store(const args *a, store **s, char **err) {
   return store_open(cli_db_path(a), STORE_READONLY, s, err);
@@ -259,7 +259,7 @@ int cli_print_summary(const args *a, long long id) {
     const cJSON *best = cJSON_GetObjectItemCaseSensitive(obj, "best");
     if (cJSON_IsObject(best)) {
       printf("\n");
-      rc = print_export(obj, best, EXPORT_SH, stdout, &err);
+      rc = print_export(obj, best, EXPORT_SH, stdout, 0, &err);
     }
   }
   store_close(s);
@@ -378,9 +378,11 @@ int cli_parse_format(const char *f, export_format *out, char **err) {
     *out = EXPORT_JSON;
   else if (strcmp(f, "flagfile") == 0)
     *out = EXPORT_FLAGFILE;
+  else if (strcmp(f, "fish") == 0)
+    *out = EXPORT_FISH;
   else
-    return diag_set(err, FT_EINPUT, "unknown export format '%s' (use sh, env, json or flagfile)",
-                    f);
+    return diag_set(err, FT_EINPUT,
+                    "unknown export format '%s' (use sh, fish, env, json or flagfile)", f);
   return 0;
 }
 
@@ -411,7 +413,7 @@ static void flagfile_leftovers(const export_info *info) {
 }
 
 static int print_export(const cJSON *sweep_obj, const cJSON *best, export_format fmt, FILE *out,
-                        char **err) {
+                        int unsafe_env, char **err) {
   char *c1 = xasprintf("flagtune: sweep %.0f \"%s\", model %s on %s", view_num(sweep_obj, "id"),
                        view_str(sweep_obj, "name"), view_str(sweep_obj, "model"),
                        view_str(sweep_obj, "hardware"));
@@ -419,6 +421,7 @@ static int print_export(const cJSON *sweep_obj, const cJSON *best, export_format
   const char *comments[2] = {c1, c2};
   view_export x;
   view_export_init(&x, best, comments, 2);
+  x.info.unsafe_env = unsafe_env;
   int rc = trialcfg_export(out, fmt, &x.info, err);
   if (rc == 0 && fmt == EXPORT_FLAGFILE) flagfile_leftovers(&x.info);
   view_export_clear(&x);
@@ -459,7 +462,7 @@ static int write_export(args *a, const cJSON *sw, const cJSON *best, char **err)
   if (rc != 0) return rc;
   outfile out;
   if ((rc = outfile_open(&out, a->output, err)) != 0) return rc;
-  rc = print_export(sw, best, fmt, out.f, err);
+  rc = print_export(sw, best, fmt, out.f, a->unsafe_env, err);
   int closed = outfile_close(&out, rc == 0, rc == 0 ? err : NULL);
   return rc != 0 ? rc : closed;
 }

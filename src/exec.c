@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -88,19 +89,59 @@ static void log_append(exec_trial *t, const char *p, size_t n) {
   t->log_capped = 1;
 }
 
-/* Opens the log. One that cannot be opened (a removed directory, a full disk) is no reason to
- * lose the trial: it runs without a log and the result says so. */
+/* Opens PATH for a new log without ever following a link planted there: created exclusively
+ * (O_EXCL|O_NOFOLLOW) in its directory, opened once by a descriptor so that the checks and the
+ * creation see the same directory. A directory that others may write without the sticky bit is
+ * refused (anyone could swap the file between two runs); an existing entry is replaced only
+ * when it is our own regular file with one link (an earlier run's log); a character device
+ * (/dev/null) is written in place. Returns the descriptor,
+ * or -1 with WHY filled. */
+static int log_open_safe(const char *path, char *why, size_t n) {
+  const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+  char *dir = slash ? xasprintf("%.*s", (int)(slash == path ? 1 : slash - path), path) : NULL;
+  int dfd = open(dir ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd = -1;
+  struct stat st;
+  if (dfd < 0 || fstat(dfd, &st) != 0) {
+    snprintf(why, n, "%s", strerror(errno));
+  } else if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
+    snprintf(why, n, "its directory is writable by others without the sticky bit (chmod o-w %s)",
+             dir ? dir : ".");
+  } else {
+    const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+    fd = openat(dfd, base, flags, 0644);
+    if (fd < 0 && errno == EEXIST && fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+      if (S_ISREG(st.st_mode) && st.st_uid == geteuid() && st.st_nlink == 1 &&
+          unlinkat(dfd, base, 0) == 0)
+        fd = openat(dfd, base, flags, 0644);
+      else if (S_ISCHR(st.st_mode)) /* a device named as the log (/dev/null): written in place */
+        fd = openat(dfd, base, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+    }
+    if (fd < 0 && errno == EEXIST)
+      snprintf(why, n,
+               "it exists and is not an earlier log of ours (a link, or another's file): "
+               "left as it is");
+    else if (fd < 0)
+      snprintf(why, n, "%s", strerror(errno));
+  }
+  if (dfd >= 0) close(dfd);
+  free(dir);
+  return fd;
+}
+
+/* Opens the log. One that cannot be opened (a removed directory, a full disk, a link planted
+ * in its place) is no reason to lose the trial: it runs without a log and the result says
+ * so. */
 static void log_open(exec_trial *t, const exec_spec *spec) {
   t->log_fd = -1;
   t->log_at_bol = 1;
   t->log_limit = spec->log_limit > 0 ? spec->log_limit : EXEC_DEFAULT_LOG_LIMIT;
   if (!spec->log_path) return;
   t->log_path = xstrdup(spec->log_path);
-  t->log_fd = open(spec->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  char why[200];
+  t->log_fd = log_open_safe(spec->log_path, why, sizeof why);
   if (t->log_fd < 0)
     snprintf(t->res.log_error, sizeof t->res.log_error,
-             "flagtune: trial log not written: cannot open %s: %s", spec->log_path,
-             strerror(errno));
+             "flagtune: trial log not written: cannot open %s: %s", spec->log_path, why);
 }
 
 /* ---- signals and teardown ----------------------------------------------------------------- */
@@ -128,6 +169,7 @@ static void maybe_close_timers(exec_trial *t) {
   close_handle((uv_handle_t *)&t->timeout_timer);
   close_handle((uv_handle_t *)&t->grace_timer);
   close_handle((uv_handle_t *)&t->drain_timer);
+  close_handle((uv_handle_t *)&t->quiet_timer);
   if (t->srv) close_handle((uv_handle_t *)&t->exit_timer);
 }
 
@@ -171,10 +213,11 @@ static void settle_held(exec_trial *t) {
   flush_held(t);
 }
 
-/* One line of the supervisor's report (supervise.h): "exit SECONDS STOPPED", "killed N", "end
- * STATUS". A served trial ends at "end": nothing of it is left, and the fork server's record
- * of its supervisor's exit (after the cgroup's removal) would only come later; that record,
- * or this line, whichever comes second, finds the trial no longer live (exec_served_end). */
+/* One line of the supervisor's report (supervise.h): "cgroup DIR" (the command's, once it
+ * runs), "exit SECONDS STOPPED", "killed N", "end STATUS". A served trial ends at "end": nothing of
+ * it is left, and the fork server's record of its supervisor's exit (after the cgroup's removal)
+ * would only come later; that record, or this line, whichever comes second, finds the trial no
+ * longer live (exec_served_end). */
 static void take_report(exec_trial *t, const char *line) {
   double wall = 0;
   int stopped = 0, killed = 0, status = 0;
@@ -182,8 +225,11 @@ static void take_report(exec_trial *t, const char *line) {
     t->rep_exit = 1;
     t->rep_wall_s = wall;
     t->rep_stopped = stopped != 0;
-  } else if (sscanf(line, "killed %d", &killed) == 1 && killed > 0) {
-    t->res.leftovers = killed;
+  } else if (sscanf(line, "killed %d", &killed) == 1) {
+    t->contained = 1;
+    if (killed > 0) t->res.leftovers = killed;
+  } else if (strncmp(line, "cgroup /", 8) == 0 && !t->cgroup) {
+    t->cgroup = xstrdup(line + 7);
   } else if (sscanf(line, "end %d", &status) == 1 && t->srv) {
     exec_served_end(t->srv, t, status);
   }
@@ -192,6 +238,7 @@ static void take_report(exec_trial *t, const char *line) {
 static void deliver_line(void *ud, const char *line, size_t len, int truncated) {
   exec_stream *s = ud;
   exec_trial *t = s->t;
+  s->shown = 0;
   if (s->id == EXEC_REPORT) {
     if (!truncated) take_report(t, line);
     return;
@@ -226,7 +273,32 @@ static void apply_report(exec_trial *t) {
   if (t->res.stopped == EXEC_STOP_TIMEOUT && !t->rep_stopped) t->res.stopped = EXEC_STOP_NONE;
 }
 
+/* A supervisor that died before it ended the command's leftovers (the trial SIGKILLed it, or
+ * our backstop did) cannot end them: so what it would have ended is ended here, the trial's
+ * cgroup at once (cgroup.kill, atomic against forks) and its process group, which outlives
+ * its dead leader while a member lives. A process that left both (setsid() where no cgroup
+ * could be made) is out of reach. The cgroup itself is removed by the next supervisor (a
+ * stale one, its pid gone). */
+static void contain_after_supervisor(exec_trial *t) {
+  /* Only a supervisor ended by a signal: one that exited did its cleanup or had nothing to
+   * clean (its command could not start). */
+  if (!t->supervised || t->contained || t->pid <= 0 || t->res.term_signal == 0) return;
+  if (t->cgroup) {
+    char *path = xasprintf("%s/cgroup.kill", t->cgroup);
+    int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd >= 0) {
+      if (write(fd, "1", 1) != 1 && errno != ENOENT)
+        diag_warn("cannot end the trial's cgroup %s: %s", t->cgroup, strerror(errno));
+      close(fd);
+    }
+    free(path);
+  }
+  if (kill(-t->pid, SIGKILL) != 0 && errno != ESRCH)
+    diag_warn("kill(-%d): %s", t->pid, strerror(errno));
+}
+
 static void finish(exec_trial *t) {
+  contain_after_supervisor(t);
   if (t->log_fd >= 0) close(t->log_fd);
   t->log_fd = -1;
   apply_report(t);
@@ -242,6 +314,7 @@ static void finish(exec_trial *t) {
   free(t->held);
   free(t->file);
   free(t->log_path);
+  free(t->cgroup);
   free(t);
 }
 
@@ -335,11 +408,29 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
   *buf = uv_buf_init(s->t->rbuf, sizeof s->t->rbuf);
 }
 
+/* A partial line the streams left quiet: given to on_partial once per length, so that a fatal
+ * text printed without a newline before a hang is seen now, not at the timeout. */
+static void on_quiet(uv_timer_t *timer) {
+  exec_trial *t = timer->data;
+  exec_stream *streams[2] = {&t->out, &t->err};
+  for (int i = 0; i < 2 && t->cb.on_partial; i++) {
+    size_t len;
+    const char *line = streams[i]->open ? lines_pending(&streams[i]->lb, &len) : NULL;
+    if (!line || len == streams[i]->shown) continue;
+    streams[i]->shown = len;
+    t->cb.on_partial(t->ud, streams[i]->id, line, len);
+  }
+}
+
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
   exec_stream *s = stream->data;
   if (nread > 0) {
     if (s->id != EXEC_REPORT) log_append(s->t, buf->base, (size_t)nread);
     lines_feed(&s->lb, buf->base, (size_t)nread, deliver_line, s);
+    size_t len;
+    if (s->id != EXEC_REPORT && s->t->cb.on_partial && !s->t->timers_closed &&
+        lines_pending(&s->lb, &len))
+      uv_timer_start(&s->t->quiet_timer, on_quiet, EXEC_QUIET_MS, 0);
   } else if (nread < 0) {
     stream_close(s); /* EOF, or an error that ends the stream all the same */
   }
@@ -476,6 +567,7 @@ static int start_trial(uv_loop_t *loop, const exec_spec *spec, const exec_callba
   exec_timer_init(t, &t->timeout_timer);
   exec_timer_init(t, &t->grace_timer);
   exec_timer_init(t, &t->drain_timer);
+  exec_timer_init(t, &t->quiet_timer);
   *out = t;
   int rc = 0;
   if (!srv || !t->supervised || exec_served_spawn(t, spec, srv) != 0) {

@@ -14,6 +14,7 @@
 enum {
   EXEC_READ_SIZE = 64 * 1024,
   EXEC_DRAIN_MS = 1000, /* how long pipes may stay open after the child exited */
+  EXEC_QUIET_MS = 200,  /* a partial line this long without more output is shown (on_partial) */
   EXEC_REPORT = 3,      /* the supervisor's report pipe (its fd 3); never a line stream */
   EXEC_REPORT_LINE = 256,
   EXEC_BACKSTOP_MS = 2000,      /* after the supervisor's own grace: it must be hung */
@@ -45,6 +46,7 @@ typedef struct {
   int open;
   uv_pipe_t pipe;
   lines_buf lb;
+  size_t shown; /* the length of the partial line last given to on_partial; 0: none */
 } exec_stream;
 
 struct exec_trial {
@@ -56,9 +58,10 @@ struct exec_trial {
   exec_stream out, err;
   exec_stream rep; /* supervised: the supervisor's reports; otherwise never opened */
   uv_timer_t timeout_timer, grace_timer, drain_timer;
-  int refs;   /* handles initialised and not yet closed */
-  int pid;    /* 0 until spawned; also the process group id */
-  int exited; /* exit callback seen (or spawn failed) */
+  uv_timer_t quiet_timer; /* a partial line waits this long for more output (on_partial) */
+  int refs;               /* handles initialised and not yet closed */
+  int pid;                /* 0 until spawned; also the process group id */
+  int exited;             /* exit callback seen (or spawn failed) */
   int term_sent;
   int timers_closed;
   uint64_t grace_ms, started_ns;
@@ -70,6 +73,8 @@ struct exec_trial {
   int rep_stopped;   /* ... whether a stop had reached it by then */
   double rep_wall_s; /* ... and its own duration */
   int supervised;    /* the spawned process is the supervisor */
+  int contained;     /* the supervisor reported that it ended the command's leftovers */
+  char *cgroup;      /* the trial's cgroup as the supervisor reported it; NULL: none */
   int err_lines;     /* stderr lines seen so far */
   char *held;        /* supervised: a first stderr line that may be a spawn error */
   size_t held_len;

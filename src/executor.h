@@ -58,6 +58,10 @@ typedef struct {
    * after a drain delay) and every timer is closed. The trial is freed after this returns;
    * do not touch it again. */
   void (*on_exit)(void *ud, const exec_result *r);
+  /* Optional: a line not yet ended after the stream was quiet for a moment (EXEC_QUIET_MS),
+   * given again each time it grew: an OOM text printed without a newline before a hang. For
+   * signals only: the same bytes come to on_line when the line ends. */
+  void (*on_partial)(void *ud, int stream, const char *line, size_t len);
 } exec_callbacks;
 
 typedef struct {

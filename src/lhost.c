@@ -23,50 +23,10 @@
 #include "diag.h"
 #include "embed.h"
 #include "json.h"
+#include "lhost_impl.h"
 #include "parzen.h"
 #include "ridge.h"
 #include "units.h"
-
-/* A limit broken by the call in progress. It is sticky: once set, the count hook raises it
- * again at every instruction until the protected call made by C unwinds, so a `pcall` in
- * user code can catch it but cannot go on running. */
-enum { FAULT_NONE, FAULT_BUDGET, FAULT_MEMORY };
-
-#define WHERE_MAX 512
-
-struct lhost {
-  lua_State *L;
-  lhost *kept; /* the next state left open for the exit (lhost_exit_follows) */
-  arena arena;
-  int gc_held; /* the collector is stopped until the state holds GC_HOLD_BYTES */
-  int live_refs;
-  int depth;                   /* lhost_pcall calls in progress */
-  long budget;                 /* instructions allowed to the call in progress, 0: none */
-  long used;                   /* instructions counted so far in that call */
-  size_t mem;                  /* bytes the state holds now */
-  size_t mem_limit;            /* bytes it may hold */
-  int refused;                 /* the last request was a growth that was refused: */
-  void *refused_ptr;           /* ...this block... */
-  size_t refused_size;         /* ...to this size */
-  int fault;                   /* FAULT_*: a limit broken by the call in progress */
-  char fault_where[WHERE_MAX]; /* "path:line: " where it broke ("" when unknown) */
-  char raise_where[WHERE_MAX]; /* "path:line: " of the last unlocated error() in user code */
-  char raise_msg[WHERE_MAX];   /* ...and the start of its message as the handler shows it */
-};
-
-#define HOOK_STEP 1000 /* the count hook fires every HOOK_STEP instructions */
-/* A state that lives until a short command's exit (lhost_exit_follows) starts with its
- * collector stopped: `check` holds about 0.3 MB, and collecting it cost 0.4 M of its 5.9 M
- * instructions for nothing. Past this many bytes (seen at every lhost_pcall and every count
- * hook, or by the cap's emergency collection) it collects as any state does. */
-#define GC_HOLD_BYTES ((size_t)8 << 20)
-#define MEMORY_MB_DEFAULT 1024
-
-static lhost *host_of(lua_State *L) {
-  lhost *h;
-  lua_getallocf(L, (void **)&h);
-  return h;
-}
 
 /* ---- where user code is ---- */
 
@@ -74,7 +34,7 @@ static lhost *host_of(lua_State *L) {
  * (a chunk "@path" that is not one of the embedded lua/ or search/ files), else of the
  * innermost Lua frame with a line; "" when there is none. Reads only CallInfo and Proto
  * fields, so it allocates nothing. Returns 1 when the frame is the user's. */
-static int where_user(lua_State *L, int level, char *buf, size_t n) {
+int lhost_where_user(lua_State *L, int level, char *buf, size_t n) {
   lua_Debug ar;
   buf[0] = '\0';
   for (int depth = 0; depth < 200 && lua_getstack(L, level, &ar); level++, depth++) {
@@ -85,70 +45,6 @@ static int where_user(lua_State *L, int level, char *buf, size_t n) {
     if (user) return 1;
   }
   return 0;
-}
-
-/* The memory cap: Lua's allocator with a count of the bytes held. Growing past the limit
- * fails, which Lua raises as a memory error (LUA_ERRMEM, which no message handler sees, or
- * lauxlib's "not enough memory"): the fault and the user's line are noted here for
- * lhost_pcall to report. Lua's core first collects all garbage and asks once more for the
- * same block: when that succeeds, there was no fault. Shrinking never fails, as Lua
- * requires. host_alloc_slow is the path past the cap and the retry after a refusal, kept out
- * of line so that the common path (every block Lua asks for: 4,200 in a `check`) saves no
- * registers for it. */
-static __attribute__((noinline)) void *host_alloc_slow(lhost *h, void *ptr, size_t old,
-                                                       size_t nsize) {
-  int retry = h->refused && ptr == h->refused_ptr && nsize == h->refused_size;
-  h->refused = 0;
-  /* Only inside lhost_pcall: C code between calls pushes a few values without protection,
-   * where a failed allocation would be a Lua panic (abort); the next call then fails. */
-  if (nsize > old && h->depth > 0 &&
-      (h->mem >= h->mem_limit || nsize - old > h->mem_limit - h->mem)) {
-    if (h->fault == FAULT_NONE) {
-      h->fault = FAULT_MEMORY;
-#if LUA_VERSION_RELEASE_NUM < 50406
-      /* Before 5.4.6 a growing stack keeps its old block (and every pointer into it) valid
-       * while the new one is allocated, so the frames can be read from here. 5.4.6 turns
-       * them into offsets first: there the line comes from the hook, or stays unknown. */
-      where_user(h->L, 0, h->fault_where, sizeof h->fault_where);
-#endif
-    }
-    h->refused = 1;
-    h->refused_ptr = ptr;
-    h->refused_size = nsize;
-    return NULL;
-  }
-  void *p = arena_resize(&h->arena, ptr, old, nsize);
-  if (p) h->mem = h->mem - old + nsize;
-  if (p && retry && h->fault == FAULT_MEMORY) { /* the collection made room after all */
-    h->fault = FAULT_NONE;
-    h->fault_where[0] = '\0';
-  }
-  return p;
-}
-
-static void *host_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  lhost *h = ud;
-  size_t old = ptr ? osize : 0;
-  if (nsize == 0) {
-    arena_free(&h->arena, ptr, osize);
-    h->mem -= old;
-    return NULL;
-  }
-  if (h->refused || (nsize > old && h->depth > 0 &&
-                     (h->mem >= h->mem_limit || nsize - old > h->mem_limit - h->mem)))
-    return host_alloc_slow(h, ptr, old, nsize);
-  void *p = arena_resize(&h->arena, ptr, old, nsize);
-  if (p) h->mem = h->mem - old + nsize;
-  return p;
-}
-
-/* FLAGTUNE_LUA_MEMORY_MB (a positive number of MiB) or the default. */
-static size_t memory_limit(void) {
-  const char *s = getenv("FLAGTUNE_LUA_MEMORY_MB");
-  char *end;
-  long long mb = s && *s ? strtoll(s, &end, 10) : 0;
-  if (mb <= 0 || *end != '\0' || mb > (long long)(SIZE_MAX >> 21)) mb = MEMORY_MB_DEFAULT;
-  return (size_t)mb << 20;
 }
 
 /* ---- the embedded-module loader ---- */
@@ -453,9 +349,9 @@ static void install_ft(lua_State *L) {
  * user's frames are gone. Remember the user's line now, with the message as lhost_pcall
  * will see it, so that it can put the line back. */
 static void note_raise(lua_State *L) {
-  lhost *h = host_of(L);
+  lhost *h = lhost_of(L);
   char where[WHERE_MAX];
-  if (h->depth == 0 || !where_user(L, 1, where, sizeof where)) return;
+  if (h->depth == 0 || !lhost_where_user(L, 1, where, sizeof where)) return;
   memcpy(h->raise_where, where, sizeof where);
   if (lua_type(L, 1) == LUA_TSTRING)
     snprintf(h->raise_msg, sizeof h->raise_msg, "%s", lua_tostring(L, 1));
@@ -501,7 +397,7 @@ static int called_from_runtime(lua_State *L) {
  * limit. The hook raises that from inside the hook, where Lua runs no hooks, so a user's
  * handler that looped would never be stopped. */
 static int guarded_handler(lua_State *L) {
-  if (host_of(L)->fault != FAULT_NONE) return 1; /* the fault's message, as it is */
+  if (lhost_of(L)->fault != FAULT_NONE) return 1; /* the fault's message, as it is */
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_insert(L, 1);
   lua_call(L, lua_gettop(L) - 1, 1);
@@ -538,7 +434,7 @@ static int ft_xpcall(lua_State *L) {
 /* debug.sethook (upvalue 1) outside budgeted calls only: inside one it would remove the
  * count hook that is the budget. Tests use it to count instructions. */
 static int ft_sethook(lua_State *L) {
-  if (host_of(L)->budget > 0)
+  if (lhost_of(L)->budget > 0)
     return luaL_error(L, "debug.sethook is not available to experiment and strategy code");
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_insert(L, 1);
@@ -581,11 +477,101 @@ static void set_collector(lua_State *L) {
 static int exit_follows;
 static lhost *kept;
 
+/* ---- `flagtune check`: user code runs, but changes nothing ---- */
+
+static int check_only;
+
+void lhost_check_only(void) {
+  check_only = 1;
+}
+
+/* Raises "path:line: NAME is not run by ..." at the caller's line (level 1: the Lua code that
+ * called the refused function). */
+static int check_refuse(lua_State *L, const char *name) {
+  luaL_where(L, 1);
+  lua_pushfstring(L,
+                  "%s is not run by `flagtune check`, which only checks (`flagtune run` runs "
+                  "it); keep side effects out of what loading and the first ask() do",
+                  name);
+  lua_concat(L, 2);
+  return lua_error(L);
+}
+
+static int check_refused(lua_State *L) {
+  return check_refuse(L, lua_tostring(L, lua_upvalueindex(1)));
+}
+
+/* io.open for reading goes on (upvalue 1: the real one); any other mode is refused. */
+static int check_io_open(lua_State *L) {
+  const char *mode = luaL_optstring(L, 2, "r");
+  if (mode[0] != 'r' || strchr(mode, '+')) return check_refuse(L, "io.open for writing");
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+/* io.output() with no argument only says which file is the output; with one it opens it. */
+static int check_io_output(lua_State *L) {
+  if (!lua_isnoneornil(L, 1)) return check_refuse(L, "io.output to a file");
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_call(L, 0, 1);
+  return 1;
+}
+
+/* A searcher in place of the C loaders: says why, as searchers do, so that require reports
+ * every place it looked. */
+static int check_no_c_module(lua_State *L) {
+  lua_pushstring(L, "\n\tno C module is loaded by `flagtune check` (package.cpath)");
+  return 1;
+}
+
+static void refuse_in(lua_State *L, const char *lib, const char *const *names) {
+  lua_getglobal(L, lib); /* [lib] */
+  for (; *names; names++) {
+    lua_pushfstring(L, "%s.%s", lib, *names);
+    lua_pushcclosure(L, check_refused, 1);
+    lua_setfield(L, -2, *names);
+  }
+  lua_pop(L, 1);
+}
+
+static void wrap_in(lua_State *L, const char *lib, const char *name, lua_CFunction f) {
+  lua_getglobal(L, lib);     /* [lib] */
+  lua_getfield(L, -1, name); /* [lib, real] */
+  lua_pushcclosure(L, f, 1);
+  lua_setfield(L, -2, name);
+  lua_pop(L, 1);
+}
+
+static void install_check_only(lua_State *L) {
+  static const char *const os_names[] = {"execute", "remove", "rename", "exit", "tmpname", NULL};
+  static const char *const io_names[] = {"popen", "tmpfile", NULL};
+  static const char *const package_names[] = {"loadlib", NULL};
+  refuse_in(L, "os", os_names);
+  refuse_in(L, "io", io_names);
+  refuse_in(L, "package", package_names);
+  wrap_in(L, "io", "open", check_io_open);
+  wrap_in(L, "io", "output", check_io_output);
+  /* package.searchers 4 and 5 (after the embedded one install_searcher put first) load C
+   * modules from package.cpath: native code, not loaded at check. */
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "searchers"); /* [package, searchers] */
+  for (int i = 4; i <= 5; i++) {
+    lua_pushcfunction(L, check_no_c_module);
+    lua_rawseti(L, -2, i);
+  }
+  lua_pop(L, 2);
+}
+
 int lhost_new(lhost **out, char **err) {
   lhost *h = xcalloc(1, sizeof *h);
-  h->mem_limit = memory_limit();
+  h->mem_limit = lhost_memory_limit();
+  h->copy_limit = h->mem_limit * COPY_PER_MEMORY;
+  h->copy_check = SIZE_MAX;
+  h->seconds = lhost_time_limit();
   arena_open(&h->arena);
-  h->L = lua_newstate(host_alloc, h);
+  h->L = lua_newstate(lhost_alloc, h);
   if (!h->L) {
     arena_close(&h->arena);
     free(h);
@@ -596,6 +582,7 @@ int lhost_new(lhost **out, char **err) {
   install_guards(h->L);
   install_searcher(h->L);
   install_ft(h->L);
+  if (check_only) install_check_only(h->L);
   if (exit_follows) { /* a short life: no collection until it holds GC_HOLD_BYTES */
     lua_gc(h->L, LUA_GCSTOP);
     h->gc_held = 1;
@@ -604,11 +591,9 @@ int lhost_new(lhost **out, char **err) {
   return 0;
 }
 
-static void watch_remove(void);
-
 void lhost_free(lhost *h) {
   if (!h) return;
-  watch_remove();
+  lhost_watch_remove();
 #ifdef FLAGTUNE_DEBUG_REFS
   if (h->live_refs != 0)
     fprintf(stderr, "flagtune: %d Lua refs still live at exit\n", h->live_refs);
@@ -636,47 +621,6 @@ lua_State *lhost_state(lhost *h) {
 
 /* ---- protected calls ---- */
 
-/* The fault's message, "path:line: instruction budget of N exceeded", into BUF. Formatted
- * in C: lhost_pcall may need it while the state is at its memory limit. */
-static void fault_text(const lhost *h, char *buf, size_t n) {
-  if (h->fault == FAULT_BUDGET)
-    snprintf(buf, n, "%sinstruction budget of %ld exceeded", h->fault_where, h->budget);
-  else
-    snprintf(buf, n, "%sLua memory limit of %zu MiB exceeded", h->fault_where, h->mem_limit >> 20);
-}
-
-/* The count hook: counts instructions; once the budget is spent (or the memory cap was hit)
- * it raises the fault, and from then on at every instruction, so that no pcall in the
- * user's code can go on looping. Level 0 inside a hook is the Lua function running. */
-/* Starts the collector held by lhost_new once the state holds GC_HOLD_BYTES. */
-static void release_gc(lhost *h) {
-  if (h->gc_held && h->mem > GC_HOLD_BYTES) {
-    h->gc_held = 0;
-    lua_gc(h->L, LUA_GCRESTART);
-  }
-}
-
-static void budget_hook(lua_State *L, lua_Debug *ar) {
-  (void)ar;
-  lhost *h = host_of(L);
-  release_gc(h);
-  if (h->budget <= 0) return; /* a coroutine made in an earlier budgeted call */
-  if (h->fault == FAULT_NONE) {
-    int step = lua_gethookcount(L);
-    h->used += step;
-    /* A coroutine left raising at every instruction by an earlier fault counts normally. */
-    if (step != HOOK_STEP) lua_sethook(L, budget_hook, LUA_MASKCOUNT, HOOK_STEP);
-    if (h->used <= h->budget) return;
-    h->fault = FAULT_BUDGET;
-  }
-  if (!h->fault_where[0]) where_user(L, 0, h->fault_where, sizeof h->fault_where);
-  lua_sethook(L, budget_hook, LUA_MASKCOUNT, 1);
-  char msg[WHERE_MAX + 64];
-  fault_text(h, msg, sizeof msg);
-  lua_pushstring(L, msg);
-  lua_error(L);
-}
-
 /* lua.c's msghandler: keep "path:line: message"; add a traceback only with -v. */
 static int msghandler(lua_State *L) {
   const char *msg = lua_tostring(L, 1);
@@ -702,102 +646,6 @@ static int located(const char *msg) {
   return *p == ':';
 }
 
-/* ---- a second SIGINT/SIGTERM during a budgeted call ends the process ---- */
-
-/* The budget stops Lua code, but not a C function it called (a string.find with a pattern
- * that backtracks for hours), and the sweep's libuv signal handles run only once the call
- * returns. So a real handler of SIGINT/SIGTERM (libuv's) is wrapped: during a budgeted call
- * the first signal goes on to it (the sweep stops once the call returns), the second ends the
- * process at once by the signal's default action (trials die with it: their supervisor has a
- * parent-death signal); between calls every signal goes on to it, uncounted. Where the
- * default action is in force nothing is wrapped: the first signal already ends the process.
- *
- * The wrapper stays installed from one call to the next (it was installed and restored
- * around each call: 8 rt_sigaction a trial, docs/COST.md). Each budgeted call still looks
- * (one rt_sigaction a signal, no change) whether the wrapper is the handler: libuv installs
- * its own over whatever is there when a loop starts watching a signal and the default action
- * when it stops (libuv's src/unix/signal.c, uv__signal_register_handler and
- * uv__signal_unregister_handler), and other code here does the same (the sweep's early
- * catch, flag probing), so the handler found is wrapped afresh whenever it is not ours. The
- * wrapper takes the wrapped handler's mask (libuv's blocks every signal: its handler must not
- * run inside itself) and its SA_RESTART (flag probing's handler has none, so that a poll
- * returns at once), so that forwarding changes nothing. lhost_free puts the wrapped handler
- * back.
- *
- * The sweep tells the host (lhost_signals_settled) when its loop starts watching both signals
- * and when it stops: while its loop watches them nothing else installs a handler (flag
- * probing is a command of its own, the early catch comes before), so the first budgeted call
- * after it was told looks and wraps, and the calls after it do not look again (2 rt_sigaction
- * a call, 4 a trial, saved). Told of nothing, every call looks, as above. */
-static const int watched[2] = {SIGINT, SIGTERM};
-static struct sigaction watched_prev[2];    /* what the wrapper forwards to */
-static volatile sig_atomic_t watched_calls; /* budgeted calls in progress */
-static volatile sig_atomic_t watched_seen;  /* signals during the outermost of them */
-static int watch_settled; /* lhost_signals_settled: the handlers stay as they are */
-static int watch_checked; /* ... and a call has looked since it was told */
-
-static void on_watched(int sig, siginfo_t *info, void *ctx) {
-  int i = sig == SIGINT ? 0 : 1;
-  if (watched_calls > 0 && ++watched_seen >= 2) {
-    signal(sig, SIG_DFL);
-    raise(sig); /* delivered when this handler returns */
-    return;
-  }
-  if (watched_prev[i].sa_flags & SA_SIGINFO)
-    watched_prev[i].sa_sigaction(sig, info, ctx);
-  else if (watched_prev[i].sa_handler != SIG_DFL && watched_prev[i].sa_handler != SIG_IGN)
-    watched_prev[i].sa_handler(sig);
-}
-
-static int is_watch(const struct sigaction *sa) {
-  return (sa->sa_flags & SA_SIGINFO) && sa->sa_sigaction == on_watched;
-}
-
-/* Whether SA is a handler of someone's (not the default action, not ignored). */
-static int is_real(const struct sigaction *sa) {
-  return !(sa->sa_flags & SA_SIGINFO) ? sa->sa_handler != SIG_DFL && sa->sa_handler != SIG_IGN
-                                      : sa->sa_sigaction != NULL;
-}
-
-void lhost_signals_settled(int settled) {
-  watch_settled = settled;
-  watch_checked = 0;
-}
-
-static void watch_signals(void) {
-  for (int i = 0; i < 2 && !watch_checked; i++) {
-    struct sigaction cur;
-    if (sigaction(watched[i], NULL, &cur) != 0 || is_watch(&cur) || !is_real(&cur)) continue;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_watched;
-    sa.sa_flags = SA_SIGINFO | (cur.sa_flags & SA_RESTART);
-    sa.sa_mask = cur.sa_mask;
-    sigaddset(&sa.sa_mask, SIGINT);
-    sigaddset(&sa.sa_mask, SIGTERM);
-    watched_prev[i] = cur; /* not read until the wrapper is installed below */
-    sigaction(watched[i], &sa, NULL);
-  }
-  watch_checked = watch_settled;
-  if (watched_calls == 0) watched_seen = 0;
-  watched_calls++;
-}
-
-static void unwatch_signals(void) {
-  watched_calls--;
-}
-
-/* Puts the wrapped handlers back where the wrapper still is (none inside a call). */
-static void watch_remove(void) {
-  if (watched_calls > 0) return;
-  watch_checked = 0; /* the next call looks again */
-  for (int i = 0; i < 2; i++) {
-    struct sigaction cur;
-    if (sigaction(watched[i], NULL, &cur) == 0 && is_watch(&cur))
-      sigaction(watched[i], &watched_prev[i], NULL);
-  }
-}
-
 /* The error message of a failed call into *ERR: a broken limit as the fault (whatever the
  * handlers in lua/ made of it), an unlocated error with the user's line put back. */
 static void call_failed(lhost *h, int rc, char **err) {
@@ -805,7 +653,7 @@ static void call_failed(lhost *h, int rc, char **err) {
   const char *msg = rc != LUA_OK ? lua_tostring(L, -1) : NULL;
   if (h->fault != FAULT_NONE) {
     char text[WHERE_MAX + 64];
-    fault_text(h, text, sizeof text);
+    lhost_fault_text(h, text, sizeof text);
     diag_set(err, FT_ELUA, "%s", text);
   } else if (msg && !located(msg) && h->raise_where[0] && strstr(msg, h->raise_msg)) {
     diag_set(err, FT_ELUA, "%s%s", h->raise_where, msg);
@@ -816,7 +664,7 @@ static void call_failed(lhost *h, int rc, char **err) {
 
 int lhost_pcall(lhost *h, int nargs, int nresults, long budget, char **err) {
   lua_State *L = h->L;
-  release_gc(h);
+  lhost_release_gc(h);
   int base = lua_gettop(L) - nargs; /* the function's index */
   lua_pushcfunction(L, msghandler);
   lua_insert(L, base);
@@ -831,12 +679,14 @@ int lhost_pcall(lhost *h, int nargs, int nresults, long budget, char **err) {
   if (owner) {
     h->budget = budget;
     h->used = 0;
-    lua_sethook(L, budget_hook, LUA_MASKCOUNT, HOOK_STEP);
-    watch_signals();
+    lua_sethook(L, lhost_budget_hook, LUA_MASKCOUNT, HOOK_STEP);
+    lhost_limits_start(h);
+    lhost_watch_signals();
   }
   int rc = lua_pcall(L, nargs, nresults, base);
   if (owner) {
-    unwatch_signals();
+    lhost_unwatch_signals();
+    lhost_limits_end(h);
     lua_sethook(L, NULL, 0, 0);
   }
   /* A fault caught by a pcall in user code still fails the call. */

@@ -14,6 +14,10 @@ typedef struct lhost lhost;
  * table `ft` (ft.parse_bytes, ft.parse_duration, ft.format_bytes, ft.json_decode).
  * The state holds at most $FLAGTUNE_LUA_MEMORY_MB MiB (default 1024): past that an
  * allocation fails and the call reports "path:line: Lua memory limit of N MiB exceeded".
+ * A budgeted call may also allocate at most 4 times that in all (string building copies:
+ * "the call allocated more than N MiB in all ...") and take at most $FLAGTUNE_LUA_SECONDS
+ * seconds of wall time (default 60: "the call ran past its time limit of N s"); the limits
+ * live in lhost_limits.c.
  * Blocks of up to 4 KiB come from a bounded arena of the state's (1 MiB, free lists by
  * size), the rest from malloc; FLAGTUNE_LUA_ARENA=0 or AddressSanitizer: all from malloc.
  * `error`, `assert`, `xpcall` and `debug.sethook` are replaced by versions that keep the
@@ -34,6 +38,13 @@ void lhost_exit_follows(void);
  * host's watch wraps them, the calls after it do not check again. 0 (the default): every
  * budgeted call checks. Process-wide, as signal handlers are. */
 void lhost_signals_settled(int settled);
+
+/* From now on every new state is for checking only (`flagtune check`): the functions through
+ * which Lua code changes the world (os.execute, os.remove, os.rename, os.exit, os.tmpname,
+ * io.popen, io.tmpfile, io.open for writing, io.output to a file, package.loadlib and the
+ * loaders of C modules) raise "path:line: os.execute is not run by `flagtune check` ..."
+ * instead. Process-wide. */
+void lhost_check_only(void);
 lua_State *lhost_state(lhost *h);
 
 /* Calls the function below NARGS arguments on the stack (lua.c's docall), with a message

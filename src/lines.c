@@ -82,6 +82,13 @@ void lines_feed(lines_buf *lb, const char *data, size_t n, lines_cb cb, void *ud
   }
 }
 
+const char *lines_pending(lines_buf *lb, size_t *len) {
+  if (lb->discarding || lb->len == 0) return NULL;
+  *len = lb->len > lb->max ? lb->max : lb->len;
+  lb->buf[*len] = '\0'; /* the buffer has room for it: nothing is lost */
+  return lb->buf;
+}
+
 void lines_finish(lines_buf *lb, lines_cb cb, void *ud) {
   if (!lb->discarding && lb->len > 0) deliver(lb, cb, ud);
   lb->len = 0;

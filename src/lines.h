@@ -21,6 +21,10 @@ typedef struct {
 void lines_init(lines_buf *lb, size_t max_line);
 /* Splits DATA into lines, calling CB for each complete one. */
 void lines_feed(lines_buf *lb, const char *data, size_t n, lines_cb cb, void *ud);
+/* The line received so far and not yet ended (NUL-terminated, valid until the next feed),
+ * with its length in *LEN; NULL when there is none or the current line is over-long (its
+ * head was already delivered). Delivers nothing. */
+const char *lines_pending(lines_buf *lb, size_t *len);
 /* At end of stream: delivers a final line that had no newline. */
 void lines_finish(lines_buf *lb, lines_cb cb, void *ud);
 void lines_free(lines_buf *lb);

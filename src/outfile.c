@@ -1,12 +1,22 @@
-/* The -o FILE of export, minimize and report (outfile.h). */
+/* The -o FILE of export, minimize and report (outfile.h): a temporary file made beside FILE
+ * with mkstemp (a fresh name, created exclusively, so a link planted beside FILE is never
+ * followed) and renamed over FILE when complete. Must not follow a link it did not ask for. */
 #include "outfile.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "diag.h"
+
+/* The permissions a plain fopen("w") would have given: mkstemp makes the file 0600. */
+static void default_mode(int fd) {
+  mode_t mask = umask(0);
+  umask(mask);
+  (void)fchmod(fd, 0666 & ~mask);
+}
 
 int outfile_open(outfile *o, const char *path, char **err) {
   struct stat st;
@@ -19,9 +29,18 @@ int outfile_open(outfile *o, const char *path, char **err) {
   }
   /* A device or a pipe (-o /dev/null, -o /dev/stdout, a FIFO) is written in place: renaming
    * a file over it would replace the device node itself. */
-  int special = stat(path, &st) == 0 && !S_ISREG(st.st_mode);
-  o->tmp = special ? NULL : xasprintf("%s.tmp", path);
-  if (!(o->f = fopen(special ? path : o->tmp, "w"))) {
+  int special = stat(path, &st) == 0 && !S_ISREG(st.st_mode), fd = -1;
+  o->f = NULL;
+  if (special) {
+    o->f = fopen(path, "w");
+  } else {
+    o->tmp = xasprintf("%s.XXXXXX", path);
+    if ((fd = mkstemp(o->tmp)) >= 0) {
+      default_mode(fd);
+      if (!(o->f = fdopen(fd, "w"))) close(fd), unlink(o->tmp);
+    }
+  }
+  if (!o->f) {
     int e = errno;
     free(o->tmp);
     o->tmp = NULL;
@@ -45,7 +64,7 @@ int outfile_close(outfile *o, int keep, char **err) {
     rc = diag_set(err, FT_ESYS, "cannot write %s: %s", o->path, strerror(errno));
   if (o->tmp && rc == 0 && keep && rename(o->tmp, o->path) != 0)
     rc = diag_set(err, FT_ESYS, "cannot write %s: %s", o->path, strerror(errno));
-  if (o->tmp && (rc != 0 || !keep)) remove(o->tmp);
+  if (o->tmp && (rc != 0 || !keep)) unlink(o->tmp);
   free(o->tmp);
   free(o->path);
   memset(o, 0, sizeof *o);

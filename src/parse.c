@@ -18,14 +18,14 @@
  * copying it for cJSON would only cost memory. */
 #define PARSE_MAX_JSON (1u << 20)
 
-/* What a value read from the line means once scaled: a step time must be a positive number
- * of milliseconds below a day; any finite value will do for M->any_value (a loss). */
+/* What a value read from the line means once scaled: a step time must be a finite number of
+ * milliseconds from 1 ns to a day; any finite value will do for M->any_value (a loss). */
 static int judge(const metric_spec *m, double v, double *ms) {
   double x = v * (m->scale > 0 ? m->scale : 1);
   /* The one place a rate becomes a cost: everything past here ranks lower-is-better. */
   if (m->rate && !m->any_value) x = x > 0 ? 1000.0 / x : -1;
   if (!isfinite(x)) return PARSE_BAD;
-  if (!m->any_value && (x <= 0 || x > PARSE_MAX_MS)) return PARSE_BAD;
+  if (!m->any_value && (x < PARSE_MIN_MS || x > PARSE_MAX_MS)) return PARSE_BAD;
   *ms = x;
   return PARSE_STEP;
 }

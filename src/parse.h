@@ -38,5 +38,8 @@ int parse_step(const metric_spec *m, const char *line, size_t len, double *ms);
 
 /* Longest step time accepted, in ms (one day): beyond it a value is absurd. */
 #define PARSE_MAX_MS 86400000.0
+/* Shortest step time accepted, in ms (1 ns): no step of a program is shorter, and a value
+ * below it (1e-300) would make every speedup over it absurd. */
+#define PARSE_MIN_MS 1e-6
 
 #endif

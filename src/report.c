@@ -544,9 +544,9 @@ static void page(FILE *f, report_sweep *rs, int n) {
   fputs("</body></html>\n", f);
 }
 
-/* Writes the page of RS to PATH ("-" or NULL: stdout) as it is drawn: to PATH.tmp, renamed
- * into place once whole (a 60,000-trial sweep's page is 0.4 MB: drawn into memory first, its
- * buffer's pages were a fifth of a report's page faults). */
+/* Writes the page of RS to PATH ("-" or NULL: stdout) as it is drawn: to a temporary file beside
+ * it, renamed into place once whole (a 60,000-trial sweep's page is 0.4 MB: drawn into memory
+ * first, its buffer's pages were a fifth of a report's page faults). */
 static int write_page(const char *path, report_sweep *rs, int n, char **err) {
   outfile out;
   int rc = outfile_open(&out, path, err);

@@ -353,6 +353,13 @@ static void on_line(void *ud, int stream, const char *line, size_t len, int trun
   if (t->cb.on_line) t->cb.on_line(t->ud, stream, line, len, truncated);
 }
 
+/* A partial line after a quiet moment (exec_callbacks.on_partial): the program's own, for its
+ * signals; Slurm's lines always end. */
+static void on_partial(void *ud, int stream, const char *line, size_t len) {
+  slurm_trial *t = ud;
+  if (t->cb.on_partial) t->cb.on_partial(t->ud, stream, line, len);
+}
+
 static int start_attempt(slurm_trial *t, char **err);
 
 /* A trial lost before its program printed anything (the allocation ended or was preempted
@@ -493,7 +500,7 @@ static int start_attempt(slurm_trial *t, char **err) {
   exec_spec s = t->spec;
   s.argv = argv;
   s.envp = t->envp;
-  exec_callbacks icb = {.on_line = on_line, .on_exit = on_inner_exit};
+  exec_callbacks icb = {.on_line = on_line, .on_exit = on_inner_exit, .on_partial = on_partial};
   t->attempts++;
   t->program_lines = 0;
   int rc = exec_start(t->sx->base.loop, &s, &icb, t, &t->inner, err);

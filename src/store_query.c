@@ -16,6 +16,7 @@
 
 #include "diag.h"
 #include "store_impl.h"
+#include "store_qfunc.h"
 
 /* ---- read-only queries ---- */
 
@@ -175,13 +176,16 @@ static int query_past_deadline(void *ctx) {
 /* The limits of one query, and the connection's settings they replace. An endless recursive
  * CTE meets the deadline (a progress handler); zeroblob(1e9) the length limit; a query that
  * holds much memory in SQLite the heap limit (process-wide, so set only while the query
- * runs). The result is not held: store_query hands each row on as it comes.
+ * runs). A single function call is never interrupted by the deadline: the ones that could
+ * run for minutes (printf's repeated characters, instr's naive search) are guarded
+ * (store_qfunc.c). The result is not held: store_query hands each row on as it comes.
  * fts3_tokenizer, which returns a pointer into this process, is off on the connection (and
  * refused by the authorizer). */
 typedef struct {
   double deadline;
   int old_length;
   sqlite3_int64 old_heap;
+  store_qfunc *funcs;
 } query_limits;
 
 static void limits_on(store *s, query_limits *q) {
@@ -189,6 +193,7 @@ static void limits_on(store *s, query_limits *q) {
   sqlite3_db_config(s->db, SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 0, (int *)NULL);
   int64_t length = s->query_bytes / 4 < INT32_MAX ? s->query_bytes / 4 : INT32_MAX;
   q->old_length = sqlite3_limit(s->db, SQLITE_LIMIT_LENGTH, (int)length);
+  q->funcs = store_qfunc_install(s->db, length);
   q->old_heap = sqlite3_hard_heap_limit64(-1);
   sqlite3_hard_heap_limit64(s->query_bytes);
   sqlite3_progress_handler(s->db, 1000, query_past_deadline, &q->deadline);
@@ -198,6 +203,7 @@ static void limits_off(store *s, const query_limits *q) {
   sqlite3_progress_handler(s->db, 0, NULL, NULL);
   sqlite3_hard_heap_limit64(q->old_heap);
   sqlite3_limit(s->db, SQLITE_LIMIT_LENGTH, q->old_length);
+  store_qfunc_remove(s->db, q->funcs);
 }
 
 /* The message of a failed step: the limits by name, anything else as SQLite says it. */

@@ -42,6 +42,10 @@ void sup_cgroup_prime(void);
 /* Kills what is still in the trial's cgroup (cgroup.kill, kernel 5.14+), waits for it to
  * empty and removes it. Returns how many processes were still in it. */
 int sup_cgroup_end(sup_cgroup *cg);
+/* Empties the trial's cgroup: when processes are still in it, kills them and removes it
+ * (sup_cgroup_end); when it is empty, leaves its removal to sup_cgroup_end after the trial's
+ * end is reported. Returns how many were still in it. (supervise_cgroup.c, as the above.) */
+int sup_cgroup_drain(sup_cgroup *cg);
 
 /* The signals the supervisor takes with sigtimedwait() rather than by their default action. */
 void sup_watched_signals(sigset_t *set);

@@ -188,6 +188,20 @@ static void read_loss(trial *t, const char *line, size_t len) {
   t->losses[t->n_losses++] = loss;
 }
 
+/* A line the trial printed without ending it, after a quiet moment (an OOM text followed by a
+ * hang): only a fatal signal counts here; the line itself comes to on_line when it ends. */
+static void on_partial(void *ud, int stream, const char *line, size_t len) {
+  trial *t = ud;
+  (void)stream;
+  line_signal sig = classify_line(t->c.patterns, line, len);
+  if (sig != LINE_OOM_FATAL && sig != LINE_INVALID) return;
+  if (sig == LINE_OOM_FATAL) t->facts.saw_oom_fatal = 1;
+  if (sig == LINE_INVALID) t->facts.saw_invalid = 1;
+  if (!t->signal_line) t->signal_line = printable(line, len);
+  if (t->facts.stopped == STOPPED_NONE)
+    trial_stop(t, sig == LINE_OOM_FATAL ? STOPPED_OOM : STOPPED_INVALID);
+}
+
 static void on_line(void *ud, int stream, const char *line, size_t len, int truncated) {
   trial *t = ud;
   (void)truncated;
@@ -260,7 +274,7 @@ static int launch_phase(trial *t, int profile, char **err) {
                       .timeout_s = t->c.exp->timeout_s,
                       .grace_s = t->c.exp->grace_s,
                       .log_path = l.log_path};
-    exec_callbacks cb = {.on_line = on_line, .on_exit = on_exit_trial};
+    exec_callbacks cb = {.on_line = on_line, .on_partial = on_partial, .on_exit = on_exit_trial};
     rc = executor_start(t->c.x, &spec, &cb, t, &t->exec, err);
   }
   launch_free(&l);
@@ -379,7 +393,9 @@ static char *trial_excerpt(trial *t, const exec_result *res, outcome o, const ch
   if (t->profiling)
     reason = xasprintf("PGLE profile run: %s", why ? why : outcome_name(o));
   else if (o == OUTCOME_NO_METRIC && t->n_bad_values > 0)
-    reason = xasprintf("%d step time(s) were NaN, negative or absurd", t->n_bad_values);
+    reason = xasprintf(
+        "%d step time(s) were NaN, negative or absurd (a step time is from 1 ns to a day)",
+        t->n_bad_values);
   else if (t->signal_line)
     reason = xstrdup(t->signal_line);
   else if (o == OUTCOME_OOM && t->facts.stopped == STOPPED_TIMEOUT && t->soft_line)

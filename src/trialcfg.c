@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "diag.h"
+#include "json.h"
 
 /* A growable byte string; always NUL-terminated once anything was added. */
 typedef struct {
@@ -346,6 +347,71 @@ char *trialcfg_shell_quote(const char *s) {
   return sb_take(&b);
 }
 
+char *trialcfg_fish_quote(const char *s) {
+  /* fish reads \' and \\ as escapes inside '...' (every other byte, newlines included, is
+   * literal), so a POSIX-quoted value ending in a backslash would swallow its closing quote. */
+  strbuf b = {0};
+  sb_addc(&b, '\'');
+  for (const char *p = s ? s : ""; *p; p++) {
+    if (*p == '\'' || *p == '\\') sb_addc(&b, '\\');
+    sb_addc(&b, *p);
+  }
+  sb_addc(&b, '\'');
+  return sb_take(&b);
+}
+
+int trialcfg_unsafe_env(const char *name) {
+  /* Shells' start-up and prompt hooks, what decides which program or library runs, and the
+   * interpreters' own start-up code: a database (someone else's, or a trial's output) must not
+   * reach them through `source`. */
+  static const char *const names[] = {"PATH",
+                                      "ENV",
+                                      "BASH_ENV",
+                                      "PROMPT_COMMAND",
+                                      "PS0",
+                                      "PS1",
+                                      "PS2",
+                                      "PS3",
+                                      "PS4",
+                                      "IFS",
+                                      "SHELLOPTS",
+                                      "BASHOPTS",
+                                      "CDPATH",
+                                      "GLOBIGNORE",
+                                      "HOME",
+                                      "SHELL",
+                                      "ZDOTDIR",
+                                      "FPATH",
+                                      "PROMPT",
+                                      "RPROMPT",
+                                      "PYTHONPATH",
+                                      "PYTHONSTARTUP",
+                                      "PYTHONHOME",
+                                      "PYTHONINSPECT",
+                                      "PYTHONUSERBASE",
+                                      "PERL5LIB",
+                                      "PERL5OPT",
+                                      "PERLLIB",
+                                      "RUBYOPT",
+                                      "RUBYLIB",
+                                      "NODE_OPTIONS",
+                                      "GCONV_PATH",
+                                      "LOCPATH",
+                                      "HOSTALIASES",
+                                      "EDITOR",
+                                      "VISUAL",
+                                      "PAGER",
+                                      "GIT_SSH_COMMAND",
+                                      "TERMINFO",
+                                      "INPUTRC"};
+  static const char *const prefixes[] = {"LD_", "DYLD_", "BASH_FUNC_", "fish_"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+    if (strcmp(name, names[i]) == 0) return 1;
+  for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
+    if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0) return 1;
+  return 0;
+}
+
 static int is_set(const char *s) {
   return s && *s;
 }
@@ -383,6 +449,29 @@ static int collect_vars(const export_info *info, export_var **out, char **err) {
   return n;
 }
 
+/* Leaves the unsafe variables out of V (keeping the order) unless INFO asks for them, warning
+ * once for all; the names left out go in *LEFT ("" when none; caller frees). Returns the new
+ * count. */
+static int drop_unsafe(const export_info *info, export_var *v, int n, char **left) {
+  strbuf b = {0};
+  int kept = 0;
+  for (int i = 0; i < n; i++) {
+    if (!info->unsafe_env && trialcfg_unsafe_env(v[i].name)) {
+      if (b.len) sb_addc(&b, ' ');
+      sb_add(&b, v[i].name);
+      continue;
+    }
+    v[kept++] = v[i];
+  }
+  *left = b.len ? sb_take(&b) : xstrdup("");
+  if (**left)
+    diag_warn(
+        "left out of the export: %s, which would change what your shell or its programs "
+        "run (export --unsafe-env includes them)",
+        *left);
+  return kept;
+}
+
 /* A comment line that cannot end early: a newline or other control byte inside it would
  * let the rest of the "comment" run as a command when the snippet is sourced. */
 static void write_comment(FILE *out, const char *c) {
@@ -392,11 +481,20 @@ static void write_comment(FILE *out, const char *c) {
   fputc('\n', out);
 }
 
-static int write_sh(FILE *out, const export_info *info, const export_var *v, int n) {
+static void write_left_out(FILE *out, const char *left) {
+  if (!*left) return;
+  char *c = xasprintf("left out: %s (flagtune export --unsafe-env includes them)", left);
+  write_comment(out, c);
+  free(c);
+}
+
+static int write_sh(FILE *out, const export_info *info, const export_var *v, int n,
+                    const char *left, int fish) {
   for (int i = 0; i < info->n_comments; i++) write_comment(out, info->comments[i]);
+  write_left_out(out, left);
   for (int i = 0; i < n; i++) {
-    char *q = trialcfg_shell_quote(v[i].value);
-    fprintf(out, "export %s=%s\n", v[i].name, q);
+    char *q = fish ? trialcfg_fish_quote(v[i].value) : trialcfg_shell_quote(v[i].value);
+    fprintf(out, fish ? "set -gx %s %s\n" : "export %s=%s\n", v[i].name, q);
     free(q);
   }
   return 0;
@@ -463,20 +561,37 @@ static int write_flagfile(FILE *out, const export_info *info, char **err) {
   return 0;
 }
 
-static int write_json(FILE *out, const export_info *info, char **err) {
+static int write_json(FILE *out, const export_info *info, const export_var *v, int n,
+                      const char *left, char **err) {
   cJSON *root = cJSON_CreateObject();
   cJSON *comments = cJSON_AddArrayToObject(root, "comments");
   for (int i = 0; i < info->n_comments; i++)
     cJSON_AddItemToArray(comments, cJSON_CreateString(info->comments[i] ? info->comments[i] : ""));
+  if (*left) {
+    char *c = xasprintf("left out: %s (flagtune export --unsafe-env includes them)", left);
+    cJSON_AddItemToArray(comments, cJSON_CreateString(c));
+    free(c);
+  }
   /* XLA_FLAGS is always present (maybe "") so readers need no existence check. */
   cJSON_AddStringToObject(root, "XLA_FLAGS", is_set(info->xla_flags) ? info->xla_flags : "");
   if (is_set(info->tpu_args)) cJSON_AddStringToObject(root, "LIBTPU_INIT_ARGS", info->tpu_args);
   cJSON *env = cJSON_AddObjectToObject(root, "env");
-  for (int i = 0; i < info->n_env; i++)
-    cJSON_AddStringToObject(env, info->env_names[i], info->env_values[i]);
-  char *text = cJSON_Print(root);
+  for (int i = 0; i < n; i++) /* v: XLA_FLAGS and LIBTPU_INIT_ARGS first, both set above */
+    if (strcmp(v[i].name, "XLA_FLAGS") != 0 && strcmp(v[i].name, "LIBTPU_INIT_ARGS") != 0)
+      cJSON_AddStringToObject(env, v[i].name, v[i].value);
+  /* JSON is UTF-8: bytes outside a well-formed sequence become U+FFFD (json_print_text), and
+   * the export says so, since the values then differ from what the trial ran with. */
+  char *raw = cJSON_PrintUnformatted(root), *compact = json_print_text(root, 0);
+  char *text = json_print_text(root, 1);
   cJSON_Delete(root);
+  int replaced = raw && compact && strcmp(raw, compact) != 0;
+  free(raw);
+  free(compact);
   if (!text) return diag_set(err, FT_ESYS, "out of memory while printing the export");
+  if (replaced)
+    diag_warn(
+        "the export holds bytes that are not UTF-8: JSON cannot carry them, so they are "
+        "written as U+FFFD (--format sh keeps every byte)");
   fprintf(out, "%s\n", text);
   free(text);
   return 0;
@@ -487,16 +602,19 @@ int trialcfg_export(FILE *out, export_format fmt, const export_info *info, char 
   export_var *v = NULL;
   int n = collect_vars(info, &v, err);
   if (n < 0) return n;
+  char *left = xstrdup("");
+  if (fmt != EXPORT_FLAGFILE) free(left), n = drop_unsafe(info, v, n, &left);
   int rc;
   switch (fmt) {
     case EXPORT_SH:
-      rc = write_sh(out, info, v, n);
+    case EXPORT_FISH:
+      rc = write_sh(out, info, v, n, left, fmt == EXPORT_FISH);
       break;
     case EXPORT_ENV:
       rc = write_env(out, v, n, err);
       break;
     case EXPORT_JSON:
-      rc = write_json(out, info, err);
+      rc = write_json(out, info, v, n, left, err);
       break;
     case EXPORT_FLAGFILE:
       rc = write_flagfile(out, info, err);
@@ -506,6 +624,7 @@ int trialcfg_export(FILE *out, export_format fmt, const export_info *info, char 
       break;
   }
   free(v);
+  free(left);
   if (rc == 0 && (fflush(out) != 0 || ferror(out)))
     rc = diag_set(err, FT_ESYS, "could not write the export");
   return rc;

@@ -49,10 +49,26 @@ int trialcfg_env(char *const *base, const setting *s, int n, char *const *unset,
 void trialcfg_env_free(trial_env *e);
 void trialcfg_free_strv(char **v);
 
-/* POSIX single-quoted form of S: safe in bash, zsh and dash whatever S holds. Caller frees. */
+/* POSIX single-quoted form of S: safe in bash, zsh, dash and ksh whatever S holds (not in fish,
+ * where \' and \\ are escapes inside '...'). Caller frees. */
 char *trialcfg_shell_quote(const char *s);
 
-typedef enum { EXPORT_SH = 0, EXPORT_ENV = 1, EXPORT_JSON = 2, EXPORT_FLAGFILE = 3 } export_format;
+/* fish's single-quoted form of S ('...' with \ and ' escaped by a backslash): safe in fish
+ * whatever S holds. Caller frees. */
+char *trialcfg_fish_quote(const char *s);
+
+typedef enum {
+  EXPORT_SH = 0,
+  EXPORT_ENV = 1,
+  EXPORT_JSON = 2,
+  EXPORT_FLAGFILE = 3,
+  EXPORT_FISH = 4
+} export_format;
+
+/* True when setting NAME in a user's shell changes what that shell or the programs it starts
+ * run (PATH, LD_PRELOAD, BASH_ENV, PROMPT_COMMAND, PYTHONSTARTUP, IFS, ...): such a variable
+ * from a database is left out of an export unless asked for. */
+int trialcfg_unsafe_env(const char *name);
 
 typedef struct {
   const char *const *comments; /* "# ..." lines (sh), ignored (env), "comments" array (json) */
@@ -62,18 +78,21 @@ typedef struct {
   const char *const *env_names; /* variables to set */
   const char *const *env_values;
   int n_env;
+  int unsafe_env; /* 0: variables trialcfg_unsafe_env names are left out, with a warning */
 } export_info;
 
 /* Writes the snippet: XLA_FLAGS, then LIBTPU_INIT_ARGS (each only when set), then the
  * env variables in order. sh: "# ..." comment lines (control bytes replaced by spaces so
- * a comment cannot end early) and "export NAME='value'" lines, safe to source in bash, zsh
- * and dash; env: NAME=value lines for env files (docker --env-file, systemd) with values
- * unquoted and line breaks refused; json: {"comments": [...], "XLA_FLAGS": "..." (always,
- * maybe ""), "LIBTPU_INIT_ARGS": "..." (when set), "env": {...}}; flagfile: the XLA flags
- * one per line, no comments, for XLA_FLAGS=/path/to/file (variables and LIBTPU_INIT_ARGS are
- * left out: the caller says so). Names must match
- * [A-Za-z_][A-Za-z0-9_]* and appear once. Everything is checked before the first byte is
- * written. Returns 0, FT_EINPUT with *err set, or FT_ESYS when writing fails. */
+ * a comment cannot end early) and "export NAME='value'" lines, safe to source in bash, zsh,
+ * dash and ksh; fish: the same comments and "set -gx NAME 'value'" lines for fish; env: NAME=value
+ * lines for env files (docker --env-file, systemd) with values unquoted and line breaks refused;
+ * json: {"comments": [...], "XLA_FLAGS": "..." (always, maybe ""), "LIBTPU_INIT_ARGS": "..." (when
+ * set), "env": {...}}, always valid UTF-8 (a byte outside a well-formed sequence becomes U+FFFD,
+ * with a warning); flagfile: the XLA flags one per line, no comments, for XLA_FLAGS=/path/to/file
+ * (variables and LIBTPU_INIT_ARGS are left out: the caller says so). Names must match
+ * [A-Za-z_][A-Za-z0-9_]* and appear once; an unsafe one (trialcfg_unsafe_env) is left out
+ * with a warning and a comment saying so, unless info->unsafe_env. Everything is checked before the
+ * first byte is written. Returns 0, FT_EINPUT with *err set, or FT_ESYS when writing fails. */
 int trialcfg_export(FILE *out, export_format fmt, const export_info *info, char **err);
 
 #endif

@@ -301,9 +301,14 @@ void view_export_init(view_export *x, const cJSON *row, const char *const *comme
     x->names[i] = it->string;
     x->values[i++] = cJSON_IsString(it) ? it->valuestring : "";
   }
-  x->info = (export_info){
-      comments,  n_comments, view_str(row, "xla_flags"), view_str(row, "tpu_args"), x->names,
-      x->values, i};
+  x->info = (export_info){comments,
+                          n_comments,
+                          view_str(row, "xla_flags"),
+                          view_str(row, "tpu_args"),
+                          x->names,
+                          x->values,
+                          i,
+                          0};
 }
 
 void view_export_clear(view_export *x) {

@@ -5,7 +5,8 @@
 # Run by tests/demo.sh (--demo), tests/run.sh and .ci/run.
 set -eu
 build=(build-essential cmake pkg-config liblua5.4-dev libsqlite3-dev libuv1-dev libcjson-dev)
-tests=(sqlite3 dash zsh # the read tests query with sqlite3; the export is sourced in dash and zsh
+tests=(sqlite3 dash zsh ksh fish # sqlite3 for the read tests; every shell `export` names is
+                                 # sourced by tests/e2e/test_export_shells.sh
        tmux             # the live view's terminal test (tests/e2e/test_progress.sh)
        chromium         # tests/e2e/test_report.sh opens the HTML report in headless Chromium
        slurmctld slurmd slurm-client munge) # the Slurm executor's tests (tests/slurm/local.sh)

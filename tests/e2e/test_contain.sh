@@ -159,4 +159,22 @@ check_eq "server killed: no fork server left" "$(servers_of $pid)" ""
 check "server killed: it had a spare ($spare)" [ -n "$spare" ]
 check "server killed: the spare is gone with it" pid_gone "${spare:-0}" 5
 
+# e. The trial kills its own supervisor (SIGKILL: no cleanup of its own), after starting a
+# background helper, a setsid() helper and a double-forked daemon: the executor ends what the
+# supervisor would have (the trial's cgroup where there is one, its process group otherwise),
+# on the fork server and on the per-trial exec path alike.
+for mode in served exec; do
+  export FLAGTUNE_DB="$work/killsup-$mode.db"
+  write_exp "killsup-$mode.lua" "killsup-$mode" "killsup-$mode" 30s /bin/sh -c \
+    "$stub helper 600 setsid-helper 600 double-fork 600 steps 1 10 & sleep 0.5; kill -9 \$PPID; wait"
+  [ $mode = exec ] && export FLAGTUNE_NO_FORK_SERVER=1
+  "$ft" -q run "killsup-$mode.lua" --keep-going > "killsup-$mode.out" 2> "killsup-$mode.err"
+  unset FLAGTUNE_NO_FORK_SERVER
+  check_eq "supervisor killed by its trial ($mode): every trial recorded" \
+    "$(val "SELECT count(*) FROM trials WHERE status NOT IN ('running')")" 2
+  left=$(procs_with "REL_ITER=killsup-$mode" | wc -l)
+  none_left "REL_ITER=killsup-$mode" 2
+  check_eq "supervisor killed by its trial ($mode): no process left after the sweep" "$left" 0
+done
+
 finish

@@ -62,8 +62,8 @@ sql "$FLAGTUNE_DB" "UPDATE trials SET xla_flags = '--xla_a=1 stray --xla_b=2' WH
 "$ft" export 1 --format flagfile -o bad.txt 2> bad.err
 check_eq "an item XLA would stop at: exit 2" "$?" 2
 has bad.err "XLA would stop reading the flags at 'stray"
-check "nothing half-written" [ ! -e bad.txt ] && [ ! -e bad.txt.tmp ]
+check "nothing half-written" [ -z "$(ls -A | grep "^bad\.txt")" ]
 "$ft" export 1 --format yaml > /dev/null 2> fmt.err
 check_eq "an unknown format: exit 2" "$?" 2
-has fmt.err "use sh, env, json or flagfile"
+has fmt.err "use sh, fish, env, json or flagfile"
 finish

@@ -77,9 +77,9 @@ check "no_metric: the reason first, then the last output" \
   [ "$(error_of)" = "the metric read 0 step times (the first 0 skipped) and the command printed no error: check \`metric\` against the lines in the log
 line 2" ]
 
-hostile nan "\"sh\", \"-c\", \"echo '{\\\"step_time_ms\\\": NaN}'; echo '{\\\"step_time_ms\\\": -4}'; echo '{\\\"step_time_ms\\\": 1e300}'\""
-check "NaN/negative/absurd steps: no_metric" [ "$(status_of)" = no_metric ]
-check "no_metric reason names the bad values" grep -q "3 step time(s) were NaN, negative or absurd" <<< "$(error_of)"
+hostile nan "\"sh\", \"-c\", \"echo '{\\\"step_time_ms\\\": NaN}'; echo '{\\\"step_time_ms\\\": -4}'; echo '{\\\"step_time_ms\\\": 1e300}'; echo '{\\\"step_time_ms\\\": 1e-300}'; echo '{\\\"step_time_ms\\\": 0}'\""
+check "NaN/negative/absurd/zero/1e-300 steps: no_metric" [ "$(status_of)" = no_metric ]
+check "no_metric reason names the bad values" grep -q "5 step time(s) were NaN, negative or absurd (a step time is from 1 ns to a day)" <<< "$(error_of)"
 
 hostile sigkill "\"$stub\", \"text\", \"1\", \"signal\", \"9\""
 check "SIGKILL: crash" [ "$(status_of)" = crash ]
@@ -102,6 +102,15 @@ hostile oom "\"$stub\", \"steps\", \"2\", \"5\", \"oom\""
 check "OOM line: oom" [ "$(status_of)" = oom ]
 check "OOM: stopped early (< 5 s of a 60 s sleep)" [ "$(val 'SELECT duration_s < 5 FROM trials WHERE number=0')" = 1 ]
 check "OOM: excerpt holds the XLA error" grep -q RESOURCE_EXHAUSTED <<< "$(error_of)"
+
+# The same text with no newline, then a hang and no timeout of its own (30 s bounds a failure
+# of this test): seen once the stream is quiet for a moment, not at the end.
+for stream in 2 1; do
+  hostile "oomnl$stream" "\"sh\", \"-c\", \"printf 'RESOURCE_EXHAUSTED: Out of memory while trying to allocate 4096 bytes.' >&$stream; sleep 60\"" 'timeout = 30,'
+  check "OOM text without newline (fd $stream): oom" [ "$(status_of)" = oom ]
+  check "... stopped at once (< 5 s), not at the timeout" [ "$(val 'SELECT duration_s < 5 FROM trials WHERE number=0')" = 1 ]
+  check "... the excerpt starts with it" grep -q "^RESOURCE_EXHAUSTED: Out of memory while trying to allocate 4096 bytes." <<< "$(error_of)"
+done
 
 echo "orchestrator peak RSS over all hostile sweeps: ${peak_all} KiB"
 finish

@@ -51,4 +51,32 @@ code=$?
 echo "     second SIGINT: exit $code after $((($(date +%s%N) - start) / 1000000)) ms"
 check "second SIGINT: ended by SIGINT (exit 130)" [ "$code" = 130 ]
 check "no trial process left" none_left "REL_MARK=$$" 3
+
+# Quadratic string building: few instructions, each a long copy. The bytes a call allocates
+# in all (4 times the memory cap) and its wall time ($FLAGTUNE_LUA_SECONDS) stop it, with
+# the file's line, in an experiment file and in a strategy file's new().
+cat > concat.lua <<'LUA'
+local s = ""
+for i = 1, 1e7 do s = s .. "x" end
+return experiment {
+  command = { "sh", "-c", "true" }, metric = { json = "t" }, vars = { A = choice { "1", "2" } },
+}
+LUA
+start=$(date +%s%N)
+FLAGTUNE_LUA_MEMORY_MB=64 "$ft" check concat.lua > /dev/null 2> concat.err
+check_eq "s = s .. 'x' 1e7 times: exit 2" "$?" 2
+echo "     stopped after $((($(date +%s%N) - start) / 1000000)) ms"
+has concat.err "concat.lua:2: the call allocated more than 256 MiB in all (a string built piece by piece with \`..\` is copied each time"
+cat > slow.lua <<'LUA'
+local t = {}
+for i = 1, 300 do t[i] = ("y"):rep(1 << 20) end
+local s = table.concat(t)
+for i = 1, 1e6 do local u = s:sub(2) end
+return experiment {
+  command = { "sh", "-c", "true" }, metric = { json = "t" }, vars = { A = choice { "1", "2" } },
+}
+LUA
+FLAGTUNE_LUA_SECONDS=1 "$ft" check slow.lua > /dev/null 2> slow.err
+check_eq "a call past FLAGTUNE_LUA_SECONDS: exit 2" "$?" 2
+has slow.err "the call ran past its time limit of 1 s"
 finish

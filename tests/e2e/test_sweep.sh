@@ -91,7 +91,7 @@ mkdir -p outdir
 "$ft" export 1 -o outdir 2> dir.err
 check_eq "export -o DIRECTORY: exit 2" "$?" 2
 has dir.err "cannot write outdir: it is a directory"
-check "export -o DIRECTORY: no outdir.tmp left" [ ! -e outdir.tmp ]
+check "export -o DIRECTORY: no temporary file left" [ -z "$(ls -A | grep "^outdir\.")" ]
 "$ft" export 1 -o nodir/out.sh 2> nodir.err
 check_eq "export -o into a missing directory: exit 2" "$?" 2
 has nodir.err "No such file or directory (is its directory there?)"

@@ -76,7 +76,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const char *names[] = {"FUZZ_VAR"};
   const char *values[] = {s};
   const char *comments[] = {s};
-  export_info info = {comments, 1, s, NULL, names, values, 1};
+  export_info info = {comments, 1, s, NULL, names, values, 1, 0};
   char *buf = NULL;
   size_t blen = 0;
   FILE *f = open_memstream(&buf, &blen);

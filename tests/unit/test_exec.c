@@ -180,7 +180,7 @@ static void served_end(run_ctx *c, executor *x) {
 /* Starts SPEC (on X when given, else on the per-trial exec path) and runs the loop until it
  * is idle: the part every run shares. */
 static void start_and_wait(run_ctx *c, const exec_spec *spec, executor *x) {
-  exec_callbacks cb = {on_line, on_exit_cb};
+  exec_callbacks cb = {.on_line = on_line, .on_exit = on_exit_cb};
   char *err = NULL;
   exec_spec s = *spec;
   if (x) s.supervisor = NULL;
@@ -724,7 +724,7 @@ TEST(srv_env_and_cwd) {
 
 TEST(invalid_arguments) {
   uv_loop_t loop;
-  exec_callbacks cb = {on_line, on_exit_cb};
+  exec_callbacks cb = {.on_line = on_line, .on_exit = on_exit_cb};
   run_ctx c;
   memset(&c, 0, sizeof c);
   char *err = NULL;
@@ -788,7 +788,7 @@ TEST(two_trials_one_loop) {
   run_ctx a, b;
   memset(&a, 0, sizeof a);
   memset(&b, 0, sizeof b);
-  exec_callbacks cb = {on_line, on_exit_cb};
+  exec_callbacks cb = {.on_line = on_line, .on_exit = on_exit_cb};
   uv_loop_t loop;
   uv_loop_init(&loop);
   char *argv_a[] = {STUB_CHILD, "steps", "3", "20", NULL};
@@ -1017,7 +1017,7 @@ TEST(sup_parent_death_kills_group) {
     exec_spec spec = spec_in(1, argv);
     spec.grace_s = 0.3;
     spec.timeout_s = 0;
-    exec_callbacks cb = {NULL, on_exit_quiet};
+    exec_callbacks cb = {.on_exit = on_exit_quiet};
     exec_trial *t = NULL;
     if (exec_start(&loop, &spec, &cb, NULL, &t, NULL) != 0) _exit(3);
     uv_run(&loop, UV_RUN_DEFAULT);
@@ -1300,7 +1300,7 @@ TEST(srv_parent_death_kills_everything) {
     exec_spec spec = spec_for(argv);
     spec.grace_s = 0.3;
     spec.timeout_s = 0;
-    exec_callbacks cb = {NULL, on_exit_quiet};
+    exec_callbacks cb = {.on_exit = on_exit_quiet};
     exec_trial *t = NULL;
     if (executor_start(x, &spec, &cb, NULL, &t, NULL) != 0) _exit(3);
     if (process_handles(&loop) != 0) _exit(4); /* not served */

@@ -141,6 +141,36 @@ TEST(memory_cap) {
   lhost_free(h);
 }
 
+/* Quadratic string building runs few instructions, each a long copy: the bytes a call
+ * allocates in all (4 times the memory cap) and its wall time are limits too. */
+TEST(copy_budget_and_time_limit) {
+  setenv("FLAGTUNE_LUA_MEMORY_MB", "16", 1);
+  setenv("FLAGTUNE_LUA_SECONDS", "0.5", 1);
+  lhost *h = host();
+  unsetenv("FLAGTUNE_LUA_MEMORY_MB");
+  unsetenv("FLAGTUNE_LUA_SECONDS");
+  expect_error(h, "local s = ''\nfor i = 1, 1e7 do s = s .. 'x' end", 100000000,
+               "u.lua:2: the call allocated more than 64 MiB in all (a string built piece by piece "
+               "with `..` is copied each time: collect the pieces in a table and table.concat "
+               "them)");
+  /* Caught by pcall, it is still the call's end. */
+  expect_error(h, "pcall(function() local s = '' for i = 1, 1e7 do s = s .. 'x' end end)\nx = 1",
+               100000000,
+               "u.lua:1: the call allocated more than 64 MiB in all (a string built piece by piece "
+               "with `..` is copied each time: collect the pieces in a table and table.concat "
+               "them)");
+  /* The count starts again at every call: the same work in pieces passes. */
+  for (int i = 0; i < 3; i++)
+    expect_ok(h, "local t = {} for i = 1, 1e5 do t[i] = 'x' end assert(#table.concat(t) == 1e5)",
+              100000000);
+  /* Wall time with no allocation and few instructions, under a large budget. */
+  expect_error(h, "local t = os.clock() while os.clock() - t < 5 do end", 4000000000L,
+               "u.lua:1: the call ran past its time limit of 0.5 s");
+  /* Without a budget (C's own calls) neither limit applies. */
+  expect_ok(h, "local s = '' for i = 1, 3e3 do s = s .. ('x'):rep(100) end", 0);
+  lhost_free(h);
+}
+
 TEST(memory_cap_default_and_override) {
   setenv("FLAGTUNE_LUA_MEMORY_MB", "not a number", 1);
   lhost *h = host();

@@ -54,6 +54,31 @@ TEST(simple_lines) {
   lines_free(&lb);
 }
 
+/* A line not yet ended can be looked at (an OOM text before a hang) without being delivered:
+ * it comes whole once it ends. An over-long line has nothing pending. */
+TEST(pending_partial_line) {
+  lines_buf lb;
+  seen s = fresh();
+  size_t len = 99;
+  lines_init(&lb, 8);
+  CHECK(lines_pending(&lb, &len) == NULL);
+  feed_str(&lb, "ok\nRESOU", &s);
+  CHECK_INT(s.n, 1);
+  CHECK_STR(lines_pending(&lb, &len), "RESOU");
+  CHECK_INT(len, 5);
+  feed_str(&lb, "RCE", &s);
+  CHECK_STR(lines_pending(&lb, &len), "RESOURCE");
+  CHECK_INT(s.n, 1);
+  feed_str(&lb, "\n", &s);
+  CHECK_INT(s.n, 2);
+  CHECK_STR(s.line[1], "RESOURCE");
+  CHECK(lines_pending(&lb, &len) == NULL);
+  feed_str(&lb, "0123456789", &s); /* longer than 8: its head went out, the rest is skipped */
+  CHECK_INT(s.n, 3);
+  CHECK(lines_pending(&lb, &len) == NULL);
+  lines_free(&lb);
+}
+
 TEST(split_across_feeds) {
   lines_buf lb;
   seen s = fresh();

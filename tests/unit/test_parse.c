@@ -88,6 +88,18 @@ TEST(json_bad_values) {
   CHECK_NEAR(ms, PARSE_MAX_MS, 0);
 }
 
+TEST(json_below_a_nanosecond_is_bad) {
+  /* 1e-300 ms would be a 5e302x speedup; 1 ns (1e-6 ms) is the shortest step accepted. */
+  double ms = 99;
+  CHECK_INT(jparse("t", "{\"t\": 1e-300}", &ms), PARSE_BAD);
+  CHECK_INT(jparse("t", "{\"t\": 9.99e-7}", &ms), PARSE_BAD);
+  CHECK_INT(jparse("t", "{\"t\": \"1e-12\"}", &ms), PARSE_BAD);
+  CHECK_INT(jparse("t", "{\"t\": -0.0}", &ms), PARSE_BAD);
+  CHECK_NEAR(ms, 99, 0);
+  CHECK_INT(jparse("t", "{\"t\": 1e-6}", &ms), PARSE_STEP);
+  CHECK_NEAR(ms, PARSE_MIN_MS, 0);
+}
+
 TEST(json_nan_tokens_are_bad) {
   /* Python's json.dumps writes these; they are not JSON, so cJSON refuses the line. */
   double ms = 99;

@@ -321,6 +321,40 @@ TEST(shell_quote_forms) {
   check_quote("a\nb", "'a\nb'");
 }
 
+static void check_fish_quote(const char *in, const char *want) {
+  char *q = trialcfg_fish_quote(in);
+  CHECK_STR(q, want);
+  free(q);
+}
+
+TEST(fish_quote_forms) {
+  /* fish: inside '...' only \' and \\ are escapes; newlines and everything else are literal. */
+  check_fish_quote("it's", "'it\\'s'");
+  check_fish_quote("", "''");
+  check_fish_quote("ends in \\", "'ends in \\\\'");
+  check_fish_quote("x\\'y", "'x\\\\\\'y'");
+  check_fish_quote("$HOME `id` (echo) \"", "'$HOME `id` (echo) \"'");
+  check_fish_quote("a\nb", "'a\nb'");
+}
+
+TEST(unsafe_env_names) {
+  const char *unsafe[] = {"PATH",         "LD_PRELOAD",    "LD_LIBRARY_PATH",
+                          "BASH_ENV",     "ENV",           "PROMPT_COMMAND",
+                          "PS4",          "IFS",           "SHELLOPTS",
+                          "PYTHONPATH",   "PYTHONSTARTUP", "DYLD_INSERT_LIBRARIES",
+                          "BASH_FUNC_x%%"};
+  for (size_t i = 0; i < sizeof unsafe / sizeof *unsafe; i++)
+    CHECK_INT(trialcfg_unsafe_env(unsafe[i]), 1);
+  const char *safe[] = {"XLA_PYTHON_CLIENT_MEM_FRACTION",
+                        "NCCL_PROTO",
+                        "TF_CPP_MIN_LOG_LEVEL",
+                        "PATHX",
+                        "MY_PATH",
+                        "CUDA_VISIBLE_DEVICES"};
+  for (size_t i = 0; i < sizeof safe / sizeof *safe; i++)
+    CHECK_INT(trialcfg_unsafe_env(safe[i]), 0);
+}
+
 /* ---- export text ---- */
 
 /* Writes the export into a string; returns the code. *text is always set; caller frees. */
@@ -339,7 +373,7 @@ TEST(export_sh_text) {
                             "evil\nrm -rf /tmp/x\r\x1b[2J; echo \x7f"};
   const char *names[] = {"XLA_PYTHON_CLIENT_MEM_FRACTION", "NCCL_PROTO"};
   const char *values[] = {"0.9", "LL,LL128,SIMPLE"};
-  export_info info = {comments, 2, "--a=true --b=\"x y\"", NULL, names, values, 2};
+  export_info info = {comments, 2, "--a=true --b=\"x y\"", NULL, names, values, 2, 0};
   char *text, *err = NULL;
   CHECK_INT(export_to_string(EXPORT_SH, &info, &text, &err), 0);
   CHECK_STR(text,
@@ -360,11 +394,37 @@ TEST(export_sh_text) {
   free(text);
 }
 
+TEST(export_leaves_unsafe_variables_out) {
+  const char *names[] = {"NCCL_PROTO", "LD_PRELOAD", "PATH"};
+  const char *values[] = {"SIMPLE", "/tmp/evil.so", "/tmp"};
+  export_info info = {NULL, 0, "--a=1", NULL, names, values, 3, 0};
+  char *text, *err = NULL;
+  CHECK_INT(export_to_string(EXPORT_SH, &info, &text, &err), 0);
+  CHECK_STR(text,
+            "# left out: LD_PRELOAD PATH (flagtune export --unsafe-env includes them)\n"
+            "export XLA_FLAGS='--a=1'\n"
+            "export NCCL_PROTO='SIMPLE'\n");
+  free(text);
+  CHECK_INT(export_to_string(EXPORT_FISH, &info, &text, &err), 0);
+  CHECK_STR(text,
+            "# left out: LD_PRELOAD PATH (flagtune export --unsafe-env includes them)\n"
+            "set -gx XLA_FLAGS '--a=1'\n"
+            "set -gx NCCL_PROTO 'SIMPLE'\n");
+  free(text);
+  CHECK_INT(export_to_string(EXPORT_ENV, &info, &text, &err), 0);
+  CHECK_STR(text, "XLA_FLAGS=--a=1\nNCCL_PROTO=SIMPLE\n");
+  free(text);
+  info.unsafe_env = 1;
+  CHECK_INT(export_to_string(EXPORT_ENV, &info, &text, &err), 0);
+  CHECK_STR(text, "XLA_FLAGS=--a=1\nNCCL_PROTO=SIMPLE\nLD_PRELOAD=/tmp/evil.so\nPATH=/tmp\n");
+  free(text);
+}
+
 TEST(export_env_text) {
   const char *comments[] = {"ignored"};
   const char *names[] = {"A", "B"};
   const char *values[] = {"x y 'z'", ""};
-  export_info info = {comments, 1, "--a=1", "--t=2", names, values, 2};
+  export_info info = {comments, 1, "--a=1", "--t=2", names, values, 2, 0};
   char *text, *err = NULL;
   CHECK_INT(export_to_string(EXPORT_ENV, &info, &text, &err), 0);
   CHECK_STR(text, "XLA_FLAGS=--a=1\nLIBTPU_INIT_ARGS=--t=2\nA=x y 'z'\nB=\n");
@@ -393,7 +453,7 @@ TEST(export_flagfile_text) {
   const char *values[] = {"1"};
   export_info info = {comments, 1,     " --a=1\t--b=\"x y\"\r\n--c='p q' --d --e=\"s\\\" t\"",
                       "--t=1",  names, values,
-                      1};
+                      1,        0};
   char *text, *err = NULL;
   CHECK_INT(export_to_string(EXPORT_FLAGFILE, &info, &text, &err), 0);
   CHECK_STR(text, "--a=1\n--b=\"x y\"\n--c='p q'\n--d\n--e=\"s\\\" t\"\n");
@@ -422,7 +482,7 @@ TEST(export_json_text) {
   const char *comments[] = {"line one", "two\nlines"};
   const char *names[] = {"A", "B"};
   const char *values[] = {"1", "it's \"q\"\n"};
-  export_info info = {comments, 2, "--a=1", NULL, names, values, 2};
+  export_info info = {comments, 2, "--a=1", NULL, names, values, 2, 0};
   char *text, *err = NULL;
   CHECK_INT(export_to_string(EXPORT_JSON, &info, &text, &err), 0);
   cJSON *j = cJSON_Parse(text);
@@ -461,7 +521,7 @@ TEST(export_rejects_bad_names) {
   export_format fmts[] = {EXPORT_SH, EXPORT_ENV, EXPORT_JSON};
   for (size_t i = 0; i < sizeof bad_names / sizeof bad_names[0]; i++) {
     for (int f = 0; f < 3; f++) {
-      export_info info = {NULL, 0, "--a=1", NULL, bad_names[i], values, 1};
+      export_info info = {NULL, 0, "--a=1", NULL, bad_names[i], values, 1, 0};
       char *text, *err = NULL;
       CHECK_INT(export_to_string(fmts[f], &info, &text, &err), FT_EINPUT);
       CHECK(err != NULL);
@@ -473,12 +533,12 @@ TEST(export_rejects_bad_names) {
   /* The same name twice, or an env entry that collides with XLA_FLAGS. */
   const char *dup[] = {"A", "A"};
   const char *vals[] = {"1", "2"};
-  export_info info = {NULL, 0, NULL, NULL, dup, vals, 2};
+  export_info info = {NULL, 0, NULL, NULL, dup, vals, 2, 0};
   char *text, *err = NULL;
   CHECK_INT(export_to_string(EXPORT_SH, &info, &text, &err), FT_EINPUT);
   free(text);
   const char *xf[] = {"XLA_FLAGS"};
-  export_info info2 = {NULL, 0, "--a=1", NULL, xf, vals, 1};
+  export_info info2 = {NULL, 0, "--a=1", NULL, xf, vals, 1, 0};
   CHECK_INT(export_to_string(EXPORT_SH, &info2, &text, &err), FT_EINPUT);
   CHECK(err && strstr(err, "XLA_FLAGS"));
   free(text);
@@ -537,7 +597,7 @@ static void round_trip(const char *shell, const char *value, const char *comment
   const char *names[] = {"FT_V"};
   const char *values[] = {value};
   const char *comments[] = {comment};
-  export_info info = {comments, 1, value, NULL, names, values, 1};
+  export_info info = {comments, 1, value, NULL, names, values, 1, 0};
   char *err = NULL;
   CHECK_INT(trialcfg_export(f, EXPORT_SH, &info, &err), 0);
   fclose(f);
