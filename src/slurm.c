@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "diag.h"
@@ -28,6 +29,7 @@
 extern char **environ;
 
 #define SLURM_DEFAULT_GRACE_S 5.0
+#define SLURM_CONTROLLER_WAIT_S 300.0 /* how long a silent controller is waited for */
 #define SLURM_ATTEMPTS 3 /* srun processes per trial when Slurm loses it before it starts */
 enum { SLURM_OUT_MAX = 64 * 1024, SLURM_ARGV_MAX = 48 };
 
@@ -125,18 +127,57 @@ static int scancel(int64_t job, int step, const char *signal) {
 
 /* ---- the allocation ----------------------------------------------------------------------- */
 
-/* squeue's state of JOB ("RUNNING", ...), or "" when Slurm no longer knows it. Caller frees. */
-static char *job_state(int64_t job) {
+/* squeue's state of JOB ("RUNNING", "PENDING", ...), "" when Slurm no longer knows it (no
+ * line, or "slurm_load_jobs error: Invalid job id specified"), NULL when the controller did
+ * not answer within WAIT_S seconds. A failed squeue ("Unable to contact slurm controller",
+ * a failover, a restart) is never read as the job's end: it is asked again after 1, 2, 4 ...
+ * (at most 30) seconds. Caller frees. */
+static char *job_state(int64_t job, double wait_s) {
   char id[32];
   snprintf(id, sizeof id, "%lld", (long long)job);
   char *argv[] = {"squeue", "-h", "-j", id, "-o", "%T", NULL};
-  char *out = NULL;
-  if (slurm_run(argv, &out) != 0) {
+  double waited = 0, delay = 1;
+  for (;;) {
+    char *out = NULL;
+    int rc = slurm_run(argv, &out);
+    if (rc == 0) {
+      out[strcspn(out, "\n")] = '\0';
+      return out;
+    }
+    if (rc > 0 && strstr(out, "Invalid job id")) {
+      free(out);
+      return xstrdup("");
+    }
+    out[strcspn(out, "\n")] = '\0';
+    if (waited >= wait_s) {
+      diag_warn(
+          "slurm: squeue -j %lld failed for %.0f s (exit %d: %s); the allocation's state "
+          "is unknown",
+          (long long)job, waited, rc, *out ? out : "no output");
+      free(out);
+      return NULL;
+    }
+    if (delay > wait_s - waited) delay = wait_s - waited;
+    diag_note("flagtune: slurm: squeue failed (exit %d: %s); asking again in %.0f s", rc,
+              *out ? out : "no output", delay);
     free(out);
-    return xstrdup("");
+    struct timespec ts = {(time_t)delay, (long)((delay - (time_t)delay) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+    waited += delay;
+    delay = delay * 2 > 30 ? 30 : delay * 2;
   }
-  out[strcspn(out, "\n")] = '\0';
-  return out;
+}
+
+/* An allocation of ours that is no longer RUNNING is cancelled before another is asked for,
+ * so that it cannot come back and be held beside the new one. A PENDING job is left alone:
+ * salloc's allocations are never requeued, so it is a batch job Slurm requeued, which will
+ * run its own script. */
+static void cancel_old(int64_t job, const char *state) {
+  if (job <= 0 || !state || !*state || strcmp(state, "PENDING") == 0) return;
+  diag_note("flagtune: slurm: cancelling allocation %lld (%s) before asking for a new one",
+            (long long)job, state);
+  scancel(job, -1, NULL);
 }
 
 /* Appends S (owned) to ARGV, K entries long; drops it when ARGV is full. */
@@ -209,7 +250,13 @@ static int hold_allocation(slurm_executor *sx, char **err) {
     return 0;
   }
   if (sx->o.job > 0) {
-    char *st = job_state(sx->o.job);
+    char *st = job_state(sx->o.job, sx->o.controller_wait_s);
+    if (!st)
+      return diag_set(err, FT_ESYS,
+                      "slurm: the controller did not answer about allocation %lld for %.0f s; "
+                      "no new allocation was asked for (it may still run). `flagtune resume` "
+                      "tries again",
+                      (long long)sx->o.job, sx->o.controller_wait_s);
     int running = strcmp(st, "RUNNING") == 0;
     if (running) {
       sx->job = sx->o.job;
@@ -218,6 +265,7 @@ static int hold_allocation(slurm_executor *sx, char **err) {
     } else {
       diag_note("flagtune: slurm: allocation %lld has ended (%s); asking for a new one",
                 (long long)sx->o.job, *st ? st : "gone");
+      cancel_old(sx->o.job, st);
     }
     free(st);
     if (running) return 0;
@@ -369,10 +417,14 @@ static int retry(slurm_trial *t) {
   char *err = NULL;
   int rc = 0;
   if (sx->job > 0 && !sx->o.job_per_trial) {
-    char *st = job_state(sx->job);
-    if (strcmp(st, "RUNNING") != 0) {
+    char *st = job_state(sx->job, sx->o.controller_wait_s);
+    if (!st) {
+      rc = diag_set(&err, FT_ESYS, "slurm: allocation %lld: state unknown, trial %d not retried",
+                    (long long)sx->job, t->number);
+    } else if (strcmp(st, "RUNNING") != 0) {
       diag_note("flagtune: slurm: allocation %lld has ended (%s)", (long long)sx->job,
                 *st ? st : "gone");
+      if (sx->own_job) cancel_old(sx->job, st);
       sx->own_job = 0;
       sx->o.job = 0;
       rc = allocate(sx, &err);
@@ -391,9 +443,26 @@ static int retry(slurm_trial *t) {
   return rc == 0;
 }
 
+/* A step ended by a signal flagtune did not send (srun exits 128 + N): when the allocation
+ * is no longer RUNNING (someone cancelled it, Slurm preempted it) before srun said so, the
+ * trial is lost, not a crash. */
+static void check_killed(slurm_trial *t, const exec_result *r) {
+  slurm_executor *sx = t->sx;
+  int killed = r->term_signal != 0 || (r->exit_status > 128 && r->exit_status < 128 + 32);
+  if (!killed || r->spawn_error || t->lost_why[0] || t->stopped != EXEC_STOP_NONE || sx->job <= 0 ||
+      sx->o.job_per_trial)
+    return;
+  char *st = job_state(sx->job, sx->o.controller_wait_s);
+  if (st && strcmp(st, "RUNNING") != 0)
+    snprintf(t->lost_why, sizeof t->lost_why, "allocation %lld %s", (long long)sx->job,
+             *st ? st : "gone");
+  free(st);
+}
+
 static void on_inner_exit(void *ud, const exec_result *r) {
   slurm_trial *t = ud;
   t->inner = NULL;
+  check_killed(t, r);
   if (retry(t)) return;
   t->res = *r;
   if (t->stopped != EXEC_STOP_NONE) t->res.stopped = t->stopped;
@@ -630,6 +699,7 @@ int slurm_executor_new(uv_loop_t *loop, const slurm_opts *o, executor **out, cha
   sx->o.nodes = o->nodes > 1 ? o->nodes : 1;
   sx->o.tasks_per_node = o->tasks_per_node > 0 ? o->tasks_per_node : 1;
   sx->o.parallel = o->parallel > 0 ? o->parallel : 1;
+  if (!(o->controller_wait_s > 0)) sx->o.controller_wait_s = SLURM_CONTROLLER_WAIT_S;
   int n = 0;
   while (o->extra && o->extra[n]) n++;
   sx->extra = xcalloc((size_t)n + 1, sizeof(char *));

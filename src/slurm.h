@@ -25,6 +25,7 @@ typedef struct {
   char *const *extra;              /* NULL-terminated options for salloc (or each srun job) */
   int64_t job;                     /* an allocation to reuse if it still runs (resume); 0: none */
   const char *job_name;            /* the allocation's name; NULL: "flagtune" */
+  double controller_wait_s;        /* how long a failing squeue is asked again; 0: 300 s */
   const char *supervisor;          /* runs each srun (see exec_spec.supervisor); NULL: none */
   slurm_step_fn on_step;
   void *ud;

@@ -248,3 +248,84 @@ TEST(allocation_reused_or_replaced) {
   CHECK_LOOP_END(&loop);
   fake_teardown();
 }
+
+/* A controller that does not answer (squeue exits 1, "Unable to contact slurm controller") is
+ * asked again, never read as the allocation's end: the stored allocation is reused once it
+ * answers, and no new one is asked for. */
+TEST(controller_outage_is_waited_for) {
+  fake_setup();
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  setenv("FAKE_SQUEUE_FAIL", "2", 1);
+  slurm_opts o = {.gpus_per_trial = 1, .parallel = 1, .job = 41, .controller_wait_s = 10};
+  executor *x = NULL;
+  CHECK_INT(slurm_executor_new(&loop, &o, &x, NULL), 0);
+  CHECK_INT(slurm_executor_job(x), 41);
+  executor_free(x);
+  const char *log = fake_log();
+  CHECK(strstr(log, "salloc") == NULL);
+  CHECK_STR(log,
+            "squeue -h -j 41 -o %T\nsqueue -h -j 41 -o %T\nsqueue -h -j 41 -o %T\n"
+            "scancel 41\n");
+  /* A controller still silent after the wait: an error, and still no new allocation. */
+  fake_teardown();
+  fake_setup();
+  setenv("FAKE_SQUEUE_FAIL", "100", 1);
+  o.controller_wait_s = 1;
+  char *err = NULL;
+  CHECK_INT(slurm_executor_new(&loop, &o, &x, &err), FT_ESYS);
+  CHECK(err && strstr(err, "did not answer about allocation 41") != NULL);
+  free(err);
+  CHECK(strstr(fake_log(), "salloc") == NULL);
+  CHECK(strstr(fake_log(), "scancel") == NULL);
+  unsetenv("FAKE_SQUEUE_FAIL");
+  CHECK_LOOP_END(&loop);
+  fake_teardown();
+}
+
+/* An allocation that Slurm still knows but that no longer runs (SUSPENDED, COMPLETING) is
+ * cancelled before a new one is asked for; one Slurm forgot is not. */
+TEST(old_allocation_cancelled_first) {
+  fake_setup();
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  setenv("FAKE_JOB_STATE", "SUSPENDED", 1);
+  slurm_opts o = {.gpus_per_trial = 1, .parallel = 1, .job = 41};
+  executor *x = NULL;
+  CHECK_INT(slurm_executor_new(&loop, &o, &x, NULL), 0);
+  CHECK_INT(slurm_executor_job(x), 42);
+  executor_free(x);
+  const char *log = fake_log();
+  const char *c41 = strstr(log, "scancel 41\n"), *s = strstr(log, "salloc ");
+  CHECK(c41 && s && c41 < s);
+  unsetenv("FAKE_JOB_STATE");
+  CHECK_LOOP_END(&loop);
+  fake_teardown();
+}
+
+/* A step killed by a signal flagtune did not send, while its allocation was CANCELLED or
+ * PREEMPTED, is lost (re-run), not a crash; with the allocation RUNNING it stays a crash. */
+TEST(killed_step_checks_the_allocation) {
+  fake_setup();
+  ctx c;
+  start_executor(&c, 0);
+  char *argv[] = {"echo", "hello", NULL};
+  run(&c, argv, "killed", 0);
+  CHECK_INT(c.res.lost, 0);
+  CHECK_INT(c.res.exit_status, 137);
+  end(&c);
+  CHECK(strstr(fake_log(), "squeue -h -j 42 -o %T\n") != NULL);
+  fake_teardown();
+  const char *states[] = {"PREEMPTED", "CANCELLED"};
+  for (int i = 0; i < 2; i++) {
+    fake_setup();
+    setenv("FAKE_JOB_STATE", states[i], 1);
+    start_executor(&c, 0);
+    run(&c, argv, "killed", 0);
+    CHECK_INT(c.res.lost, 1);
+    CHECK(strstr(c.lines, "1:hello\n") != NULL);
+    end(&c);
+    unsetenv("FAKE_JOB_STATE");
+    fake_teardown();
+  }
+}
