@@ -149,21 +149,24 @@ static void stop_on_store_fault(sweep *sw, const char *why) {
 }
 
 /* A trial the executor lost (a Slurm node failed, a preemption) runs again, with its own
- * role and step budget, and does not count against the budget. After MAX_REQUEUES losses in
- * one run the cluster is more broken than a node: later losses count (so the sweep ends) and
- * stay lost, for `resume`. Returns 1 when T was queued again. */
-enum { MAX_REQUEUES = 8 };
+ * role and step budget, and does not count against the budget. The budget of re-queues is
+ * MAX_LOSS_EVENTS allocation events: one event (an allocation ending, a preemption) loses up
+ * to `parallel` trials at once, so a run re-queues at most MAX_LOSS_EVENTS * parallel. Past
+ * it the cluster is more broken than a node: later losses count (so the sweep ends) and stay
+ * lost, for `resume`. Returns 1 when T was queued again. */
+enum { MAX_LOSS_EVENTS = 8 };
 
 static int requeue_lost(sweep *sw, const trial_record *t) {
   proposal p;
   char *err = NULL;
+  int max = MAX_LOSS_EVENTS * (sw->parallel > 1 ? sw->parallel : 1);
   if (sw->stopping || sw->failed) return 0;
-  if (sw->n_requeued >= MAX_REQUEUES) {
-    if (sw->n_requeued++ == MAX_REQUEUES)
+  if (sw->n_requeued >= max) {
+    if (sw->n_requeued++ == max)
       diag_warn(
           "%d trials were lost by the executor in this run; later losses stay lost "
           "(`flagtune resume` runs them again)",
-          MAX_REQUEUES);
+          max);
     return 0;
   }
   if (strategy_render(sw->strat, t->config_json, &p, &err) != 0) {
