@@ -206,6 +206,8 @@ static void copy_executor(lua_State *L, int t, experiment *e) {
   e->slurm_tasks_per_node = get_int(L, x, "tasks_per_node", 1);
   e->slurm_gpus_per_trial = get_int(L, x, "gpus_per_trial", e->gpus_per_trial);
   e->slurm_extra = get_strv(L, x, "extra", NULL);
+  e->slurm_cpus_per_trial = get_int(L, x, "cpus_per_trial", 0);
+  e->slurm_srun = get_strv(L, x, "srun", NULL);
   lua_pop(L, 1);
 }
 
@@ -406,6 +408,7 @@ void experiment_free(experiment *e) {
   free(e->slurm_time);
   free(e->slurm_mode);
   trialcfg_free_strv(e->slurm_extra);
+  trialcfg_free_strv(e->slurm_srun);
   free(x);
 }
 

@@ -89,6 +89,8 @@ typedef struct {
   int slurm_tasks_per_node;
   int slurm_gpus_per_trial; /* --gres=gpu:N per node; defaults to gpus_per_trial */
   char **slurm_extra;       /* NULL-terminated salloc (or per-trial srun) options */
+  int slurm_cpus_per_trial; /* CPUs per node of a trial; 0: from --cpus-per-task in extra */
+  char **slurm_srun;        /* NULL-terminated options for every step's srun */
 } experiment;
 
 /* Loads PATH (or TEXT when not NULL, named PATH) and validates everything: keys, types,

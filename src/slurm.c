@@ -36,9 +36,10 @@ enum { SLURM_OUT_MAX = 64 * 1024, SLURM_ARGV_MAX = 48 };
 typedef struct {
   executor base;
   slurm_opts o; /* strings below are owned copies */
-  char **extra;
-  int64_t job; /* the allocation; 0: one job per trial */
-  int own_job; /* cancel it at free */
+  char **extra, **srun;
+  int cpus_per_task; /* --cpus-per-task of every step (and of the allocation); 0: Slurm's */
+  int64_t job;       /* the allocation; 0: one job per trial */
+  int own_job;       /* cancel it at free */
 } slurm_executor;
 
 typedef struct {
@@ -215,6 +216,8 @@ static int allocate(slurm_executor *sx, char **err) {
   add(argv, &k, xasprintf("--job-name=%s", o->job_name ? o->job_name : "flagtune"));
   add(argv, &k, xasprintf("--nodes=%d", nodes));
   add(argv, &k, xasprintf("--ntasks=%d", tasks));
+  if (multi) add(argv, &k, xasprintf("--ntasks-per-node=%d", o->tasks_per_node));
+  if (o->cpus_per_trial > 0) add(argv, &k, xasprintf("--cpus-per-task=%d", sx->cpus_per_task));
   if (gpus > 0) add(argv, &k, xasprintf("--gres=gpu:%d", gpus));
   add_site(sx, argv, &k);
   diag_note("flagtune: slurm: asking for an allocation (%d node%s, %d task%s, gpu:%d per node)",
@@ -546,9 +549,11 @@ static char **srun_argv(const slurm_executor *sx, const slurm_trial *t, char *co
   add(v, &k,
       o->gpus_per_trial > 0 ? xasprintf("--gres=gpu:%d", o->gpus_per_trial)
                             : xstrdup("--gres=none"));
+  if (sx->cpus_per_task > 0) add(v, &k, xasprintf("--cpus-per-task=%d", sx->cpus_per_task));
   add(v, &k, xasprintf("--job-name=flagtune-trial-%d", t->number));
   add(v, &k, xstrdup("--kill-on-bad-exit=1"));
   if (sx->job <= 0) add_site(sx, v, &k);
+  for (int i = 0; sx->srun && sx->srun[i]; i++) add(v, &k, xstrdup(sx->srun[i]));
   add(v, &k, xstrdup("--"));
   *fixed = k;
   for (int i = 0; i < n; i++) v[k++] = cmd[i];
@@ -661,8 +666,8 @@ static void slurm_free(executor *x) {
     diag_note("flagtune: slurm: releasing allocation %lld", (long long)sx->job);
     scancel(sx->job, -1, NULL);
   }
-  for (int i = 0; sx->extra && sx->extra[i]; i++) free(sx->extra[i]);
-  free(sx->extra);
+  free_strv(sx->extra);
+  free_strv(sx->srun);
   free((char *)sx->o.partition);
   free((char *)sx->o.account);
   free((char *)sx->o.time);
@@ -685,6 +690,20 @@ static char *dup_or_null(const char *s) {
   return s && *s ? xstrdup(s) : NULL;
 }
 
+int slurm_cpus_per_task(const slurm_opts *o) {
+  int tasks = o->tasks_per_node > 0 ? o->tasks_per_node : 1;
+  if (o->cpus_per_trial > 0) return o->cpus_per_trial / tasks > 0 ? o->cpus_per_trial / tasks : 1;
+  for (int i = 0; o->extra && o->extra[i]; i++) {
+    const char *a = o->extra[i];
+    if (strncmp(a, "--cpus-per-task=", 16) == 0) return atoi(a + 16);
+    if (strncmp(a, "-c", 2) == 0 && a[2]) return atoi(a + 2);
+    if (strcmp(a, "-c") == 0 && o->extra[i + 1]) return atoi(o->extra[i + 1]);
+  }
+  const char *job = getenv("SLURM_JOB_ID"), *c = getenv("SLURM_CPUS_PER_TASK");
+  if (!o->job_per_trial && job && atoll(job) > 0 && c && atoi(c) > 0) return atoi(c);
+  return 0;
+}
+
 int slurm_executor_new(uv_loop_t *loop, const slurm_opts *o, executor **out, char **err) {
   *out = NULL;
   slurm_executor *sx = xcalloc(1, sizeof *sx);
@@ -700,11 +719,12 @@ int slurm_executor_new(uv_loop_t *loop, const slurm_opts *o, executor **out, cha
   sx->o.tasks_per_node = o->tasks_per_node > 0 ? o->tasks_per_node : 1;
   sx->o.parallel = o->parallel > 0 ? o->parallel : 1;
   if (!(o->controller_wait_s > 0)) sx->o.controller_wait_s = SLURM_CONTROLLER_WAIT_S;
-  int n = 0;
-  while (o->extra && o->extra[n]) n++;
-  sx->extra = xcalloc((size_t)n + 1, sizeof(char *));
-  for (int i = 0; i < n; i++) sx->extra[i] = xstrdup(o->extra[i]);
+  char *const none[] = {NULL};
+  sx->extra = copy_strv(o->extra ? o->extra : none);
+  sx->srun = copy_strv(o->srun ? o->srun : none);
   sx->o.extra = sx->extra;
+  sx->o.srun = sx->srun;
+  sx->cpus_per_task = slurm_cpus_per_task(&sx->o);
   int rc = hold_allocation(sx, err);
   if (rc != 0) {
     slurm_free(&sx->base);

@@ -23,6 +23,9 @@ typedef struct {
   int parallel;                    /* trials at once: sizes the allocation */
   int job_per_trial;               /* 1: each trial is its own job (no allocation held) */
   char *const *extra;              /* NULL-terminated options for salloc (or each srun job) */
+  int cpus_per_trial;              /* CPUs per node of a trial; 0: --cpus-per-task of extra,
+                                      else $SLURM_CPUS_PER_TASK inside an allocation */
+  char *const *srun;               /* NULL-terminated options for every step's srun */
   int64_t job;                     /* an allocation to reuse if it still runs (resume); 0: none */
   const char *job_name;            /* the allocation's name; NULL: "flagtune" */
   double controller_wait_s;        /* how long a failing squeue is asked again; 0: 300 s */
@@ -36,6 +39,12 @@ typedef struct {
  * runs, else a new one (`salloc --no-shell`, which waits until granted); the last two are
  * cancelled by executor_free. FT_ESYS with *err when none can be had. */
 int slurm_executor_new(uv_loop_t *loop, const slurm_opts *o, executor **out, char **err);
+
+/* The --cpus-per-task every step of O asks for (and the allocation, with cpus_per_trial):
+ * cpus_per_trial / tasks_per_node; else the --cpus-per-task (-c) of O->extra, which the
+ * allocation got but which steps do not inherit; else $SLURM_CPUS_PER_TASK when flagtune runs
+ * inside an allocation; else 0 (Slurm's default, one CPU per task). */
+int slurm_cpus_per_task(const slurm_opts *o);
 
 /* The allocation X holds (0: none, one job per trial). */
 int64_t slurm_executor_job(const executor *x);

@@ -745,6 +745,8 @@ static int make_executor(sweep *sw, const sweep_opts *o, char **err) {
                    .parallel = sw->parallel,
                    .job_per_trial = e->slurm_mode && strcmp(e->slurm_mode, "job") == 0,
                    .extra = e->slurm_extra,
+                   .cpus_per_trial = e->slurm_cpus_per_trial,
+                   .srun = e->slurm_srun,
                    .job = job,
                    .job_name = name,
                    .supervisor = "/proc/self/exe",

@@ -329,3 +329,64 @@ TEST(killed_step_checks_the_allocation) {
     fake_teardown();
   }
 }
+
+/* cpus_per_trial and srun = { ... }: every step asks for its CPU share and carries the srun
+ * options; the allocation asks for the same share per task and, for multi-node trials, the
+ * layout per node. */
+TEST(cpus_and_srun_options) {
+  fake_setup();
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  char *srun_opts[] = {"--gpu-bind=closest", "--mpi=none", NULL};
+  ctx c;
+  memset(&c, 0, sizeof c);
+  uv_loop_init(&c.loop);
+  slurm_opts o = {.nodes = 2,
+                  .tasks_per_node = 4,
+                  .gpus_per_trial = 4,
+                  .cpus_per_trial = 16,
+                  .parallel = 2,
+                  .srun = srun_opts,
+                  .on_step = on_step,
+                  .ud = &c};
+  CHECK_INT(slurm_executor_new(&c.loop, &o, &c.x, NULL), 0);
+  char *argv[] = {"true", NULL};
+  run(&c, argv, NULL, 0);
+  end(&c);
+  const char *log = fake_log();
+  CHECK(strstr(log,
+               "salloc --no-shell --job-name=flagtune --nodes=4 --ntasks=16 "
+               "--ntasks-per-node=4 --cpus-per-task=4 --gres=gpu:4\n") != NULL);
+  CHECK(strstr(log,
+               "srun --verbose --jobid=42 --exact --nodes=2 --ntasks=8 --ntasks-per-node=4 "
+               "--gres=gpu:4 --cpus-per-task=4 --job-name=flagtune-trial-5 "
+               "--kill-on-bad-exit=1 --gpu-bind=closest --mpi=none -- true\n") != NULL);
+  fake_teardown();
+  uv_loop_close(&loop);
+}
+
+/* Without cpus_per_trial a step gets the --cpus-per-task the allocation was given in extra
+ * (steps do not inherit it), else that of the allocation flagtune runs in, else Slurm's. */
+TEST(default_cpu_share) {
+  char *extra_eq[] = {"--qos=high", "--cpus-per-task=6", NULL};
+  char *extra_c[] = {"-c", "3", NULL};
+  char *extra_c2[] = {"-c5", NULL};
+  slurm_opts o = {.tasks_per_node = 2, .cpus_per_trial = 8};
+  CHECK_INT(slurm_cpus_per_task(&o), 4);
+  o.cpus_per_trial = 0;
+  unsetenv("SLURM_JOB_ID");
+  CHECK_INT(slurm_cpus_per_task(&o), 0);
+  o.extra = extra_eq;
+  CHECK_INT(slurm_cpus_per_task(&o), 6);
+  o.extra = extra_c;
+  CHECK_INT(slurm_cpus_per_task(&o), 3);
+  o.extra = extra_c2;
+  CHECK_INT(slurm_cpus_per_task(&o), 5);
+  o.extra = NULL;
+  setenv("SLURM_CPUS_PER_TASK", "7", 1);
+  CHECK_INT(slurm_cpus_per_task(&o), 0); /* not inside an allocation */
+  setenv("SLURM_JOB_ID", "77", 1);
+  CHECK_INT(slurm_cpus_per_task(&o), 7);
+  unsetenv("SLURM_JOB_ID");
+  unsetenv("SLURM_CPUS_PER_TASK");
+}
