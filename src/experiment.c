@@ -222,6 +222,7 @@ static void copy_fields(lua_State *L, int t, experiment *e) {
   field(L, t, "lines"); /* [..., lines] */
   e->command_line = get_int(L, lua_gettop(L), "command", 0);
   e->on_done_line = get_int(L, lua_gettop(L), "on_done", 0);
+  e->executor_line = get_int(L, lua_gettop(L), "executor", 0);
   lua_pop(L, 1);
   copy_metric(L, t, e);
   copy_budget(L, t, e);

@@ -24,6 +24,7 @@ typedef struct {
   int command_line; /* the `command` key's line in the file (for preflight's messages) */
   char **on_done;   /* on_done = { "cmd", ... }: run when the sweep ends; NULL: none */
   int on_done_line;
+  int executor_line; /* the `executor` key's line (for the Slurm preflight's messages) */
 
   metric_kind metric;
   char *metric_field;   /* json = ... */

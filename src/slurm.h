@@ -59,4 +59,14 @@ int slurm_reap(const exec_orphan *o, int n);
  * it could not run or was killed. For short Slurm commands (salloc, scancel, squeue). */
 int slurm_run(char *const *argv, char **out);
 
+/* Before the sweep (src/slurm_check.c): srun, and salloc when flagtune will ask for the
+ * allocation, are on $PATH (unless STRICT, a missing one is a warning: `check` off the
+ * cluster); O->partition is known to sinfo when sinfo is there (a failing sinfo is a
+ * warning). FT_EINPUT with *err "PATH:LINE: ..." otherwise. */
+int slurm_preflight(const slurm_opts *o, const char *path, int line, int strict, char **err);
+
+/* "NFS", "Lustre" or "GPFS" when DB_PATH (or its directory, while it does not exist) is on
+ * one of them (statfs f_type), else NULL. */
+const char *slurm_network_fs(const char *db_path);
+
 #endif

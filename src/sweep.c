@@ -752,6 +752,12 @@ static int make_executor(sweep *sw, const sweep_opts *o, char **err) {
                    .supervisor = "/proc/self/exe",
                    .on_step = on_slurm_step,
                    .ud = sw};
+  const char *fs = slurm_network_fs(sw->db_path);
+  if (fs)
+    diag_warn(
+        "the database %s is on %s: SQLite's locking is unreliable there; keep it on a local "
+        "disk of the node flagtune runs on (--db)",
+        sw->db_path, fs);
   int rc = slurm_executor_new(&sw->loop, &so, &sw->x, err);
   free(name);
   if (rc == 0) compute_node_hardware(sw);
@@ -790,13 +796,19 @@ int sweep_begin(sweep *sw, const char *db_path, const sweep_opts *o, int64_t *sw
 }
 
 /* Everything up to the first database write: experiment, strategy, baseline, first ask. */
-static int validate(sweep *sw, const char *path, const sweep_opts *o, char **err) {
+static int validate(sweep *sw, const char *path, const sweep_opts *o, int strict, char **err) {
   int rc = sweep_prepare(sw, path, NULL, o, NULL, 0, err);
   if (rc == 0) { /* the command can start: found now, it costs no trial */
     char *cwd = launch_cwd();
     const char *kind = o->executor ? o->executor : sw->exp->executor;
-    rc = preflight_check(sw->exp, cwd, kind && strcmp(kind, "slurm") == 0, NULL, err);
+    int slurm = kind && strcmp(kind, "slurm") == 0;
+    rc = preflight_check(sw->exp, cwd, slurm, NULL, err);
     free(cwd);
+    const experiment *e = sw->exp;
+    slurm_opts so = {.partition = e->slurm_partition,
+                     .job_per_trial = e->slurm_mode && strcmp(e->slurm_mode, "job") == 0};
+    if (rc == 0 && slurm)
+      rc = slurm_preflight(&so, e->path, e->executor_line > 0 ? e->executor_line : 1, strict, err);
   }
   if (rc == 0) {
     proposal base;
@@ -812,7 +824,7 @@ static int validate(sweep *sw, const char *path, const sweep_opts *o, char **err
 
 int sweep_check(const char *path, const sweep_opts *o, char **summary, char **err) {
   sweep *sw = xcalloc(1, sizeof *sw);
-  int rc = validate(sw, path, o, err);
+  int rc = validate(sw, path, o, 0, err);
   if (rc == 0) {
     experiment *e = sw->exp;
     char hours[48] = "";
@@ -845,7 +857,7 @@ int sweep_run(const char *path, const sweep_opts *o, int64_t *sweep_id, int *unh
   sweep *sw = xcalloc(1, sizeof *sw);
   *sweep_id = 0;
   *unhealthy = 0;
-  int rc = validate(sw, path, o, err);
+  int rc = validate(sw, path, o, 1, err);
   if (rc == 0 && sweep_early_signal()) /* stopped while the experiment loaded: nothing to keep */
     rc = diag_set(err, FT_EINTR, "interrupted before the sweep began; nothing was written");
   if (rc != 0) {
