@@ -32,14 +32,18 @@ extern char **environ;
 #define SLURM_CONTROLLER_WAIT_S 300.0 /* how long a silent controller is waited for */
 #define SLURM_ATTEMPTS 3 /* srun processes per trial when Slurm loses it before it starts */
 enum { SLURM_OUT_MAX = 64 * 1024, SLURM_ARGV_MAX = 48 };
+/* Coordinator ports of multi-process steps: JAX's own Slurm range, [65535 - 2^12 + 1, 65535]
+ * (jax/_src/clusters/slurm_cluster.py, get_coordinator_address). */
+enum { SLURM_PORTS = 4096, SLURM_PORT_BASE = 65535 - 4096 + 1 };
 
 typedef struct {
   executor base;
   slurm_opts o; /* strings below are owned copies */
   char **extra, **srun;
   int cpus_per_task; /* --cpus-per-task of every step (and of the allocation); 0: Slurm's */
-  int64_t job;       /* the allocation; 0: one job per trial */
-  int own_job;       /* cancel it at free */
+  char port_used[SLURM_PORTS]; /* JAX_COORDINATOR_PORT offsets held by running trials */
+  int64_t job;                 /* the allocation; 0: one job per trial */
+  int own_job;                 /* cancel it at free */
 } slurm_executor;
 
 typedef struct {
@@ -58,6 +62,7 @@ typedef struct {
   int program_lines; /* lines of the program's own delivered (not Slurm's) */
   uv_timer_t timeout_timer, grace_timer;
   int refs; /* the inner trial and the two timers */
+  int port; /* offset in sx->port_used held by this trial; -1: none */
   double grace_s;
   int stop_sent, kill_sent;
   exec_stop stopped;
@@ -295,6 +300,7 @@ static void on_timer_closed(uv_handle_t *h) {
 static void maybe_finish(slurm_trial *t) {
   if (t->refs > 0) return;
   if (t->cb.on_exit) t->cb.on_exit(t->ud, &t->res);
+  if (t->port >= 0) t->sx->port_used[t->port] = 0;
   free_strv(t->cmd);
   free_strv(t->envp);
   free((char *)t->spec.cwd);
@@ -576,6 +582,37 @@ static int start_attempt(slurm_trial *t, char **err) {
   return rc;
 }
 
+static int env_has(char *const *envp, const char *name) {
+  size_t n = strlen(name);
+  for (int i = 0; envp && envp[i]; i++)
+    if (strncmp(envp[i], name, n) == 0 && envp[i][n] == '=') return 1;
+  return 0;
+}
+
+/* A multi-process trial (nodes x tasks_per_node > 1) calls jax.distributed.initialize(),
+ * which finds its coordinator from the step: the first node of SLURM_STEP_NODELIST, at
+ * $JAX_COORDINATOR_PORT when set, else at a port derived from SLURM_JOB_ID alone
+ * (jax/_src/clusters/cluster.py, ClusterEnv.auto_detect_unset_distributed_params), which two
+ * steps of one allocation sharing a first node would both take. Each such trial gets a port
+ * no other running trial of this executor holds, unless the experiment sets its own. */
+static void give_port(slurm_trial *t) {
+  slurm_executor *sx = t->sx;
+  t->port = -1;
+  if (sx->o.nodes * sx->o.tasks_per_node <= 1 || env_has(t->envp, "JAX_COORDINATOR_PORT") ||
+      env_has(t->envp, "JAX_COORDINATOR_ADDRESS"))
+    return;
+  int first = (int)((sx->job > 0 ? sx->job : 0) % SLURM_PORTS) + 1; /* next to JAX's default */
+  for (int i = 0; i < SLURM_PORTS && t->port < 0; i++)
+    if (!sx->port_used[(first + i) % SLURM_PORTS]) t->port = (first + i) % SLURM_PORTS;
+  if (t->port < 0) return;
+  sx->port_used[t->port] = 1;
+  int n = 0;
+  while (t->envp[n]) n++;
+  t->envp = xrealloc(t->envp, (size_t)(n + 2) * sizeof(char *));
+  t->envp[n] = xasprintf("JAX_COORDINATOR_PORT=%d", SLURM_PORT_BASE + t->port);
+  t->envp[n + 1] = NULL;
+}
+
 static int slurm_start(executor *x, const exec_spec *spec, const exec_callbacks *cb, void *ud,
                        exec_trial **out, char **err) {
   slurm_executor *sx = (slurm_executor *)x;
@@ -593,6 +630,7 @@ static int slurm_start(executor *x, const exec_spec *spec, const exec_callbacks 
   t->grace_s = spec->grace_s > 0 ? spec->grace_s : SLURM_DEFAULT_GRACE_S;
   t->cmd = copy_strv(spec->argv);
   t->envp = step_env(spec->envp);
+  give_port(t);
   t->spec = *spec;
   t->spec.cwd = spec->cwd ? xstrdup(spec->cwd) : NULL;
   t->spec.log_path = spec->log_path ? xstrdup(spec->log_path) : NULL;

@@ -390,3 +390,47 @@ TEST(default_cpu_share) {
   unsetenv("SLURM_JOB_ID");
   unsetenv("SLURM_CPUS_PER_TASK");
 }
+
+/* Multi-process trials running at once get distinct JAX_COORDINATOR_PORTs (JAX takes the
+ * coordinator's node from the step's SLURM_STEP_NODELIST and the port from this variable);
+ * a port the experiment sets is kept; a one-process trial gets none. */
+TEST(coordinator_port_per_step) {
+  fake_setup();
+  ctx c;
+  memset(&c, 0, sizeof c);
+  uv_loop_init(&c.loop);
+  slurm_opts o = {.tasks_per_node = 2, .gpus_per_trial = 1, .parallel = 3};
+  CHECK_INT(slurm_executor_new(&c.loop, &o, &c.x, NULL), 0);
+  char *argv[] = {"sh", "-c", "echo P=${JAX_COORDINATOR_PORT-unset}; sleep 0.3", NULL};
+  char *env_a[] = {path_env, dir_env, "FLAGTUNE_TRIAL=1", NULL};
+  char *env_c[] = {path_env, dir_env, "FLAGTUNE_TRIAL=3", "JAX_COORDINATOR_PORT=1234", NULL};
+  char *const *envs[] = {env_a, env_a, env_c};
+  exec_callbacks cb = {.on_line = on_line, .on_exit = on_exit_cb};
+  for (int i = 0; i < 3; i++) {
+    exec_spec spec = {.argv = argv, .envp = envs[i], .grace_s = 0.2};
+    exec_trial *t = NULL;
+    CHECK_INT(executor_start(c.x, &spec, &cb, &c, &t, NULL), 0);
+  }
+  uv_run(&c.loop, UV_RUN_DEFAULT);
+  CHECK_INT(c.exits, 3);
+  /* job 42: the ports next to JAX's own default for it (61440 + 42 % 4096) */
+  CHECK(strstr(c.lines, "1:P=61483\n") != NULL);
+  CHECK(strstr(c.lines, "1:P=61484\n") != NULL);
+  CHECK(strstr(c.lines, "1:P=1234\n") != NULL);
+  /* the ports are given back: the next trial takes the first again */
+  c.lines[0] = '\0';
+  exec_spec spec = {.argv = argv, .envp = env_a, .grace_s = 0.2};
+  exec_trial *t = NULL;
+  CHECK_INT(executor_start(c.x, &spec, &cb, &c, &t, NULL), 0);
+  uv_run(&c.loop, UV_RUN_DEFAULT);
+  CHECK_STR(c.lines, "1:P=61483\n");
+  end(&c);
+  fake_teardown();
+  /* one process per trial: JAX needs no coordinator */
+  fake_setup();
+  start_executor(&c, 0);
+  run(&c, argv, NULL, 0);
+  CHECK_STR(c.lines, "1:P=unset\n");
+  end(&c);
+  fake_teardown();
+}
