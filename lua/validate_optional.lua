@@ -118,6 +118,14 @@ function M.executor(v, raw, x)
               .. "must be a multiple of tasks_per_node (%d): each task gets an equal share",
               out.cpus_per_trial, out.tasks_per_node)
   end
+  if o.cpus_per_trial ~= nil then
+    for i, opt in ipairs(out.extra) do
+      if opt:match("^%-%-cpus%-per%-task") or opt:match("^%-c") then
+        v:fail_at("executor.cpus_per_trial", "executor.cpus_per_trial and executor.extra item %d "
+                  .. "(%s) both set the CPUs per task: keep one", i, util.describe(opt))
+      end
+    end
+  end
   out.srun = v:string_list("executor.srun", o.srun)
   for i, opt in ipairs(out.srun) do
     if opt:sub(1, 1) ~= "-" or opt == "--" then
