@@ -133,15 +133,12 @@ static int scancel(int64_t job, int step, const char *signal) {
 
 /* ---- the allocation ----------------------------------------------------------------------- */
 
-/* squeue's state of JOB ("RUNNING", "PENDING", ...), "" when Slurm no longer knows it (no
+/* The first line squeue ARGV prints, "" when Slurm no longer knows what it asked about (no
  * line, or "slurm_load_jobs error: Invalid job id specified"), NULL when the controller did
  * not answer within WAIT_S seconds. A failed squeue ("Unable to contact slurm controller",
  * a failover, a restart) is never read as the job's end: it is asked again after 1, 2, 4 ...
  * (at most 30) seconds. Caller frees. */
-static char *job_state(int64_t job, double wait_s) {
-  char id[32];
-  snprintf(id, sizeof id, "%lld", (long long)job);
-  char *argv[] = {"squeue", "-h", "-j", id, "-o", "%T", NULL};
+static char *ask_squeue(char *const *argv, const char *what, double wait_s) {
   double waited = 0, delay = 1;
   for (;;) {
     char *out = NULL;
@@ -156,10 +153,8 @@ static char *job_state(int64_t job, double wait_s) {
     }
     out[strcspn(out, "\n")] = '\0';
     if (waited >= wait_s) {
-      diag_warn(
-          "slurm: squeue -j %lld failed for %.0f s (exit %d: %s); the allocation's state "
-          "is unknown",
-          (long long)job, waited, rc, *out ? out : "no output");
+      diag_warn("slurm: squeue for %s failed for %.0f s (exit %d: %s); its state is unknown", what,
+                waited, rc, *out ? out : "no output");
       free(out);
       return NULL;
     }
@@ -173,6 +168,15 @@ static char *job_state(int64_t job, double wait_s) {
     waited += delay;
     delay = delay * 2 > 30 ? 30 : delay * 2;
   }
+}
+
+/* squeue's state of JOB ("RUNNING", "PENDING", ...); "" and NULL as ask_squeue's. */
+static char *job_state(int64_t job, double wait_s) {
+  char id[32], what[48];
+  snprintf(id, sizeof id, "%lld", (long long)job);
+  snprintf(what, sizeof what, "job %lld", (long long)job);
+  char *argv[] = {"squeue", "-h", "-j", id, "-o", "%T", NULL};
+  return ask_squeue(argv, what, wait_s);
 }
 
 /* An allocation of ours that is no longer RUNNING is cancelled before another is asked for,
@@ -556,7 +560,8 @@ static char **srun_argv(const slurm_executor *sx, const slurm_trial *t, char *co
       o->gpus_per_trial > 0 ? xasprintf("--gres=gpu:%d", o->gpus_per_trial)
                             : xstrdup("--gres=none"));
   if (sx->cpus_per_task > 0) add(v, &k, xasprintf("--cpus-per-task=%d", sx->cpus_per_task));
-  add(v, &k, xasprintf("--job-name=flagtune-trial-%d", t->number));
+  add(v, &k,
+      xasprintf("--job-name=%s-trial-%d", o->job_name ? o->job_name : "flagtune", t->number));
   add(v, &k, xstrdup("--kill-on-bad-exit=1"));
   if (sx->job <= 0) add_site(sx, v, &k);
   for (int i = 0; sx->srun && sx->srun[i]; i++) add(v, &k, xstrdup(sx->srun[i]));
@@ -681,12 +686,36 @@ static int slurm_pid(const exec_trial *et) {
   return t && t->inner ? exec_pid(t->inner) : 0;
 }
 
-int slurm_reap(const exec_orphan *o, int n) {
+int slurm_reap(int64_t sweep_id, const exec_orphan *o, int n) {
   int ended = 0;
   for (int i = 0; i < n; i++) {
     if (o[i].slurm_job <= 0 || o[i].slurm_step < 0) continue;
-    diag_note("flagtune: cancelling step %lld.%d (trial %d) left running by the previous run",
-              (long long)o[i].slurm_job, o[i].slurm_step, o[i].number);
+    /* Step ids restart at 0 when Slurm requeues a batch job: J.S may now be another
+     * trial's, or another sweep's. The step's name says whose it is. */
+    char id[64], mine[96], legacy[48];
+    snprintf(id, sizeof id, "%lld.%d", (long long)o[i].slurm_job, o[i].slurm_step);
+    snprintf(mine, sizeof mine, "flagtune-sweep-%lld-trial-%d", (long long)sweep_id, o[i].number);
+    snprintf(legacy, sizeof legacy, "flagtune-trial-%d", o[i].number);
+    char *argv[] = {"squeue", "-h", "-s", id, "-o", "%j", NULL};
+    char what[80];
+    snprintf(what, sizeof what, "step %s", id);
+    char *name = ask_squeue(argv, what, SLURM_CONTROLLER_WAIT_S);
+    if (!name) continue;
+    if (!*name) { /* ended with the orchestrator */
+      free(name);
+      continue;
+    }
+    if (strcmp(name, mine) != 0 && strcmp(name, legacy) != 0) {
+      diag_note(
+          "flagtune: step %s (trial %d of the previous run) is now '%s': left alone (its job "
+          "was requeued)",
+          id, o[i].number, name);
+      free(name);
+      continue;
+    }
+    free(name);
+    diag_note("flagtune: cancelling step %s (trial %d) left running by the previous run", id,
+              o[i].number);
     if (scancel(o[i].slurm_job, o[i].slurm_step, NULL) == 0) ended++;
   }
   return ended;
@@ -695,7 +724,7 @@ int slurm_reap(const exec_orphan *o, int n) {
 static int slurm_reap_op(executor *x, int64_t sweep_id, const exec_orphan *o, int n) {
   (void)x;
   /* An orphan's srun may still run here too (its supervisor died with the orchestrator). */
-  return exec_reap(sweep_id, o, n) + slurm_reap(o, n);
+  return exec_reap(sweep_id, o, n) + slurm_reap(sweep_id, o, n);
 }
 
 static void slurm_free(executor *x) {
@@ -726,20 +755,6 @@ static const executor_ops slurm_ops = {
 
 static char *dup_or_null(const char *s) {
   return s && *s ? xstrdup(s) : NULL;
-}
-
-int slurm_cpus_per_task(const slurm_opts *o) {
-  int tasks = o->tasks_per_node > 0 ? o->tasks_per_node : 1;
-  if (o->cpus_per_trial > 0) return o->cpus_per_trial / tasks > 0 ? o->cpus_per_trial / tasks : 1;
-  for (int i = 0; o->extra && o->extra[i]; i++) {
-    const char *a = o->extra[i];
-    if (strncmp(a, "--cpus-per-task=", 16) == 0) return atoi(a + 16);
-    if (strncmp(a, "-c", 2) == 0 && a[2]) return atoi(a + 2);
-    if (strcmp(a, "-c") == 0 && o->extra[i + 1]) return atoi(o->extra[i + 1]);
-  }
-  const char *job = getenv("SLURM_JOB_ID"), *c = getenv("SLURM_CPUS_PER_TASK");
-  if (!o->job_per_trial && job && atoll(job) > 0 && c && atoi(c) > 0) return atoi(c);
-  return 0;
 }
 
 int slurm_executor_new(uv_loop_t *loop, const slurm_opts *o, executor **out, char **err) {

@@ -49,10 +49,11 @@ int slurm_cpus_per_task(const slurm_opts *o);
 /* The allocation X holds (0: none, one job per trial). */
 int64_t slurm_executor_job(const executor *x);
 
-/* `scancel J.S` for each of the N orphans that ran as a Slurm step (slurm_job > 0): the
- * steps a dead orchestrator left. Step ids are never reused within a job, so no further
- * proof is needed. Returns how many scancel accepted. */
-int slurm_reap(const exec_orphan *o, int n);
+/* `scancel J.S` for each of the N orphans of sweep SWEEP_ID that ran as a Slurm step
+ * (slurm_job > 0): the steps a dead orchestrator left. Step ids restart when Slurm requeues a
+ * batch job, so J.S is cancelled only while `squeue -s J.S` names it this sweep's trial
+ * (flagtune-sweep-SWEEP_ID-trial-N, or flagtune-trial-N). Returns how many scancel accepted. */
+int slurm_reap(int64_t sweep_id, const exec_orphan *o, int n);
 
 /* Runs ARGV (searched in PATH) to its end; *out (when OUT is non-NULL) receives its stdout
  * and stderr together, NUL-terminated, at most 64 KiB. Returns the exit status, or -1 when

@@ -1,7 +1,7 @@
 /* What can be known about a Slurm sweep before anything is asked of Slurm: srun (and salloc
- * where flagtune asks for the allocation) on $PATH, the partition known to sinfo, and a
- * database on a network file system (SQLite's locking and WAL need a local one). Split from
- * slurm.c, which runs the executor. */
+ * where flagtune asks for the allocation) on $PATH, the partition known to sinfo, a database
+ * on a network file system (SQLite's locking and WAL need a local one), and the CPU share of
+ * each step. Split from slurm.c, which runs the executor. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,4 +108,18 @@ const char *slurm_network_fs(const char *db_path) {
     default:
       return NULL;
   }
+}
+
+int slurm_cpus_per_task(const slurm_opts *o) {
+  int tasks = o->tasks_per_node > 0 ? o->tasks_per_node : 1;
+  if (o->cpus_per_trial > 0) return o->cpus_per_trial / tasks > 0 ? o->cpus_per_trial / tasks : 1;
+  for (int i = 0; o->extra && o->extra[i]; i++) {
+    const char *a = o->extra[i];
+    if (strncmp(a, "--cpus-per-task=", 16) == 0) return atoi(a + 16);
+    if (strncmp(a, "-c", 2) == 0 && a[2]) return atoi(a + 2);
+    if (strcmp(a, "-c") == 0 && o->extra[i + 1]) return atoi(o->extra[i + 1]);
+  }
+  const char *job = getenv("SLURM_JOB_ID"), *c = getenv("SLURM_CPUS_PER_TASK");
+  if (!o->job_per_trial && job && atoll(job) > 0 && c && atoi(c) > 0) return atoi(c);
+  return 0;
 }

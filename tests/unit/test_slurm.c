@@ -217,14 +217,35 @@ TEST(missing_binary) {
   fake_teardown();
 }
 
-/* Orphans by their stored ids; trials that never were Slurm steps are left alone. */
+static void name_step(int step, const char *name) {
+  char p[320];
+  snprintf(p, sizeof p, "%s/step-%d.name", dir, step);
+  FILE *f = fopen(p, "w");
+  CHECK(f != NULL);
+  fprintf(f, "%s\n", name);
+  fclose(f);
+}
+
+/* Orphans by their stored ids, each only while squeue names the step this sweep's trial:
+ * after a requeue step ids start again, and J.S may be another sweep's. Trials that never
+ * were Slurm steps, and steps that ended, are left alone. */
 TEST(reap_by_stored_ids) {
   fake_setup();
   exec_orphan o[] = {{.number = 1, .slurm_job = 42, .slurm_step = 3},
                      {.number = 2},
-                     {.number = 3, .slurm_job = 42, .slurm_step = -1}};
-  CHECK_INT(slurm_reap(o, 3), 1);
-  CHECK_STR(fake_log(), "scancel 42.3\n");
+                     {.number = 3, .slurm_job = 42, .slurm_step = -1},
+                     {.number = 4, .slurm_job = 42, .slurm_step = 5},
+                     {.number = 6, .slurm_job = 42, .slurm_step = 6},
+                     {.number = 7, .slurm_job = 42, .slurm_step = 8}};
+  name_step(3, "flagtune-sweep-7-trial-1");
+  name_step(5, "flagtune-sweep-9-trial-4"); /* another sweep's, after a requeue */
+  name_step(6, "flagtune-sweep-7-trial-2"); /* this sweep's, another trial */
+  CHECK_INT(slurm_reap(7, o, 6), 1);
+  const char *log = fake_log();
+  CHECK(strstr(log, "scancel 42.3\n") != NULL);
+  CHECK(strstr(log, "scancel 42.5") == NULL);
+  CHECK(strstr(log, "scancel 42.6") == NULL);
+  CHECK(strstr(log, "scancel 42.8") == NULL); /* ended: squeue knows no such step */
   fake_teardown();
 }
 
