@@ -78,7 +78,13 @@ end
 -- executor = "local" | "slurm" | slurm { ... }. Slurm's options are checked here so that a
 -- typo is a path:line error before anything runs; src/experiment.c copies the result.
 local SLURM_KEYS = { partition = true, account = true, time = true, nodes = true,
-                     tasks_per_node = true, gpus_per_trial = true, mode = true, extra = true }
+                     tasks_per_node = true, gpus_per_trial = true, mode = true, extra = true,
+                     cpus_per_trial = true, srun = true }
+
+-- srun options flagtune sets for every step itself (src/slurm.c's srun_argv).
+local SRUN_OWN = { "--jobid", "--exact", "--nodes", "-N", "--ntasks", "-n", "--ntasks-per-node",
+                   "--gres", "--job-name", "-J", "--kill-on-bad-exit", "--cpus-per-task", "-c",
+                   "--verbose", "-v" }
 
 function M.executor(v, raw, x)
   local e = raw.executor
@@ -106,6 +112,35 @@ function M.executor(v, raw, x)
               .. "or \"job\" (one job per trial), got %s", util.describe(o.mode))
   end
   out.extra = v:string_list("executor.extra", o.extra)
+  out.cpus_per_trial = v:int("executor.cpus_per_trial", o.cpus_per_trial, 0, 1)
+  if out.cpus_per_trial % out.tasks_per_node ~= 0 then
+    v:fail_at("executor.cpus_per_trial", "executor.cpus_per_trial (%d CPUs per node of a trial) "
+              .. "must be a multiple of tasks_per_node (%d): each task gets an equal share",
+              out.cpus_per_trial, out.tasks_per_node)
+  end
+  if o.cpus_per_trial ~= nil then
+    for i, opt in ipairs(out.extra) do
+      if opt:match("^%-%-cpus%-per%-task") or opt:match("^%-c") then
+        v:fail_at("executor.cpus_per_trial", "executor.cpus_per_trial and executor.extra item %d "
+                  .. "(%s) both set the CPUs per task: keep one", i, util.describe(opt))
+      end
+    end
+  end
+  out.srun = v:string_list("executor.srun", o.srun)
+  for i, opt in ipairs(out.srun) do
+    if opt:sub(1, 1) ~= "-" or opt == "--" then
+      v:fail_at("executor.srun", "executor.srun item %d must be an srun option like "
+                .. "\"--gpu-bind=closest\", got %s", i, util.describe(opt))
+    end
+    local name = opt:match("^([^=]+)")
+    for _, own in ipairs(SRUN_OWN) do
+      if name == own or (#own == 2 and opt:sub(1, 2) == own and #opt > 2) then
+        v:fail_at("executor.srun", "executor.srun item %d: %s is set by flagtune for every step "
+                  .. "(use nodes, tasks_per_node, gpus_per_trial or cpus_per_trial)", i,
+                  util.describe(opt))
+      end
+    end
+  end
   return out
 end
 

@@ -209,6 +209,8 @@ static void copy_executor(lua_State *L, int t, experiment *e) {
   e->slurm_tasks_per_node = get_int(L, x, "tasks_per_node", 1);
   e->slurm_gpus_per_trial = get_int(L, x, "gpus_per_trial", e->gpus_per_trial);
   e->slurm_extra = get_strv(L, x, "extra", NULL);
+  e->slurm_cpus_per_trial = get_int(L, x, "cpus_per_trial", 0);
+  e->slurm_srun = get_strv(L, x, "srun", NULL);
   lua_pop(L, 1);
 }
 
@@ -223,6 +225,7 @@ static void copy_fields(lua_State *L, int t, experiment *e) {
   field(L, t, "lines"); /* [..., lines] */
   e->command_line = get_int(L, lua_gettop(L), "command", 0);
   e->on_done_line = get_int(L, lua_gettop(L), "on_done", 0);
+  e->executor_line = get_int(L, lua_gettop(L), "executor", 0);
   lua_pop(L, 1);
   copy_metric(L, t, e);
   copy_budget(L, t, e);
@@ -409,6 +412,7 @@ void experiment_free(experiment *e) {
   free(e->slurm_time);
   free(e->slurm_mode);
   trialcfg_free_strv(e->slurm_extra);
+  trialcfg_free_strv(e->slurm_srun);
   free(x);
 }
 

@@ -24,6 +24,7 @@ typedef struct {
   int command_line; /* the `command` key's line in the file (for preflight's messages) */
   char **on_done;   /* on_done = { "cmd", ... }: run when the sweep ends; NULL: none */
   int on_done_line;
+  int executor_line; /* the `executor` key's line (for the Slurm preflight's messages) */
 
   metric_kind metric;
   char *metric_field;   /* json = ... */
@@ -90,6 +91,8 @@ typedef struct {
   int slurm_tasks_per_node;
   int slurm_gpus_per_trial; /* --gres=gpu:N per node; defaults to gpus_per_trial */
   char **slurm_extra;       /* NULL-terminated salloc (or per-trial srun) options */
+  int slurm_cpus_per_trial; /* CPUs per node of a trial; 0: from --cpus-per-task in extra */
+  char **slurm_srun;        /* NULL-terminated options for every step's srun */
 } experiment;
 
 /* Loads PATH (or TEXT when not NULL, named PATH) and validates everything: keys, types,

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "diag.h"
@@ -28,15 +29,21 @@
 extern char **environ;
 
 #define SLURM_DEFAULT_GRACE_S 5.0
+#define SLURM_CONTROLLER_WAIT_S 300.0 /* how long a silent controller is waited for */
 #define SLURM_ATTEMPTS 3 /* srun processes per trial when Slurm loses it before it starts */
 enum { SLURM_OUT_MAX = 64 * 1024, SLURM_ARGV_MAX = 48 };
+/* Coordinator ports of multi-process steps: JAX's own Slurm range, [65535 - 2^12 + 1, 65535]
+ * (jax/_src/clusters/slurm_cluster.py, get_coordinator_address). */
+enum { SLURM_PORTS = 4096, SLURM_PORT_BASE = 65535 - 4096 + 1 };
 
 typedef struct {
   executor base;
   slurm_opts o; /* strings below are owned copies */
-  char **extra;
-  int64_t job; /* the allocation; 0: one job per trial */
-  int own_job; /* cancel it at free */
+  char **extra, **srun;
+  int cpus_per_task; /* --cpus-per-task of every step (and of the allocation); 0: Slurm's */
+  char port_used[SLURM_PORTS]; /* JAX_COORDINATOR_PORT offsets held by running trials */
+  int64_t job;                 /* the allocation; 0: one job per trial */
+  int own_job;                 /* cancel it at free */
 } slurm_executor;
 
 typedef struct {
@@ -55,6 +62,7 @@ typedef struct {
   int program_lines; /* lines of the program's own delivered (not Slurm's) */
   uv_timer_t timeout_timer, grace_timer;
   int refs; /* the inner trial and the two timers */
+  int port; /* offset in sx->port_used held by this trial; -1: none */
   double grace_s;
   int stop_sent, kill_sent;
   exec_stop stopped;
@@ -125,18 +133,61 @@ static int scancel(int64_t job, int step, const char *signal) {
 
 /* ---- the allocation ----------------------------------------------------------------------- */
 
-/* squeue's state of JOB ("RUNNING", ...), or "" when Slurm no longer knows it. Caller frees. */
-static char *job_state(int64_t job) {
-  char id[32];
-  snprintf(id, sizeof id, "%lld", (long long)job);
-  char *argv[] = {"squeue", "-h", "-j", id, "-o", "%T", NULL};
-  char *out = NULL;
-  if (slurm_run(argv, &out) != 0) {
+/* The first line squeue ARGV prints, "" when Slurm no longer knows what it asked about (no
+ * line, or "slurm_load_jobs error: Invalid job id specified"), NULL when the controller did
+ * not answer within WAIT_S seconds. A failed squeue ("Unable to contact slurm controller",
+ * a failover, a restart) is never read as the job's end: it is asked again after 1, 2, 4 ...
+ * (at most 30) seconds. Caller frees. */
+static char *ask_squeue(char *const *argv, const char *what, double wait_s) {
+  double waited = 0, delay = 1;
+  for (;;) {
+    char *out = NULL;
+    int rc = slurm_run(argv, &out);
+    if (rc == 0) {
+      out[strcspn(out, "\n")] = '\0';
+      return out;
+    }
+    if (rc > 0 && strstr(out, "Invalid job id")) {
+      free(out);
+      return xstrdup("");
+    }
+    out[strcspn(out, "\n")] = '\0';
+    if (waited >= wait_s) {
+      diag_warn("slurm: squeue for %s failed for %.0f s (exit %d: %s); its state is unknown", what,
+                waited, rc, *out ? out : "no output");
+      free(out);
+      return NULL;
+    }
+    if (delay > wait_s - waited) delay = wait_s - waited;
+    diag_note("flagtune: slurm: squeue failed (exit %d: %s); asking again in %.0f s", rc,
+              *out ? out : "no output", delay);
     free(out);
-    return xstrdup("");
+    struct timespec ts = {(time_t)delay, (long)((delay - (time_t)delay) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+    waited += delay;
+    delay = delay * 2 > 30 ? 30 : delay * 2;
   }
-  out[strcspn(out, "\n")] = '\0';
-  return out;
+}
+
+/* squeue's state of JOB ("RUNNING", "PENDING", ...); "" and NULL as ask_squeue's. */
+static char *job_state(int64_t job, double wait_s) {
+  char id[32], what[48];
+  snprintf(id, sizeof id, "%lld", (long long)job);
+  snprintf(what, sizeof what, "job %lld", (long long)job);
+  char *argv[] = {"squeue", "-h", "-j", id, "-o", "%T", NULL};
+  return ask_squeue(argv, what, wait_s);
+}
+
+/* An allocation of ours that is no longer RUNNING is cancelled before another is asked for,
+ * so that it cannot come back and be held beside the new one. A PENDING job is left alone:
+ * salloc's allocations are never requeued, so it is a batch job Slurm requeued, which will
+ * run its own script. */
+static void cancel_old(int64_t job, const char *state) {
+  if (job <= 0 || !state || !*state || strcmp(state, "PENDING") == 0) return;
+  diag_note("flagtune: slurm: cancelling allocation %lld (%s) before asking for a new one",
+            (long long)job, state);
+  scancel(job, -1, NULL);
 }
 
 /* Appends S (owned) to ARGV, K entries long; drops it when ARGV is full. */
@@ -174,6 +225,8 @@ static int allocate(slurm_executor *sx, char **err) {
   add(argv, &k, xasprintf("--job-name=%s", o->job_name ? o->job_name : "flagtune"));
   add(argv, &k, xasprintf("--nodes=%d", nodes));
   add(argv, &k, xasprintf("--ntasks=%d", tasks));
+  if (multi) add(argv, &k, xasprintf("--ntasks-per-node=%d", o->tasks_per_node));
+  if (o->cpus_per_trial > 0) add(argv, &k, xasprintf("--cpus-per-task=%d", sx->cpus_per_task));
   if (gpus > 0) add(argv, &k, xasprintf("--gres=gpu:%d", gpus));
   add_site(sx, argv, &k);
   diag_note("flagtune: slurm: asking for an allocation (%d node%s, %d task%s, gpu:%d per node)",
@@ -209,7 +262,13 @@ static int hold_allocation(slurm_executor *sx, char **err) {
     return 0;
   }
   if (sx->o.job > 0) {
-    char *st = job_state(sx->o.job);
+    char *st = job_state(sx->o.job, sx->o.controller_wait_s);
+    if (!st)
+      return diag_set(err, FT_ESYS,
+                      "slurm: the controller did not answer about allocation %lld for %.0f s; "
+                      "no new allocation was asked for (it may still run). `flagtune resume` "
+                      "tries again",
+                      (long long)sx->o.job, sx->o.controller_wait_s);
     int running = strcmp(st, "RUNNING") == 0;
     if (running) {
       sx->job = sx->o.job;
@@ -218,6 +277,7 @@ static int hold_allocation(slurm_executor *sx, char **err) {
     } else {
       diag_note("flagtune: slurm: allocation %lld has ended (%s); asking for a new one",
                 (long long)sx->o.job, *st ? st : "gone");
+      cancel_old(sx->o.job, st);
     }
     free(st);
     if (running) return 0;
@@ -244,6 +304,7 @@ static void on_timer_closed(uv_handle_t *h) {
 static void maybe_finish(slurm_trial *t) {
   if (t->refs > 0) return;
   if (t->cb.on_exit) t->cb.on_exit(t->ud, &t->res);
+  if (t->port >= 0) t->sx->port_used[t->port] = 0;
   free_strv(t->cmd);
   free_strv(t->envp);
   free((char *)t->spec.cwd);
@@ -376,10 +437,14 @@ static int retry(slurm_trial *t) {
   char *err = NULL;
   int rc = 0;
   if (sx->job > 0 && !sx->o.job_per_trial) {
-    char *st = job_state(sx->job);
-    if (strcmp(st, "RUNNING") != 0) {
+    char *st = job_state(sx->job, sx->o.controller_wait_s);
+    if (!st) {
+      rc = diag_set(&err, FT_ESYS, "slurm: allocation %lld: state unknown, trial %d not retried",
+                    (long long)sx->job, t->number);
+    } else if (strcmp(st, "RUNNING") != 0) {
       diag_note("flagtune: slurm: allocation %lld has ended (%s)", (long long)sx->job,
                 *st ? st : "gone");
+      if (sx->own_job) cancel_old(sx->job, st);
       sx->own_job = 0;
       sx->o.job = 0;
       rc = allocate(sx, &err);
@@ -398,9 +463,26 @@ static int retry(slurm_trial *t) {
   return rc == 0;
 }
 
+/* A step ended by a signal flagtune did not send (srun exits 128 + N): when the allocation
+ * is no longer RUNNING (someone cancelled it, Slurm preempted it) before srun said so, the
+ * trial is lost, not a crash. */
+static void check_killed(slurm_trial *t, const exec_result *r) {
+  slurm_executor *sx = t->sx;
+  int killed = r->term_signal != 0 || (r->exit_status > 128 && r->exit_status < 128 + 32);
+  if (!killed || r->spawn_error || t->lost_why[0] || t->stopped != EXEC_STOP_NONE || sx->job <= 0 ||
+      sx->o.job_per_trial)
+    return;
+  char *st = job_state(sx->job, sx->o.controller_wait_s);
+  if (st && strcmp(st, "RUNNING") != 0)
+    snprintf(t->lost_why, sizeof t->lost_why, "allocation %lld %s", (long long)sx->job,
+             *st ? st : "gone");
+  free(st);
+}
+
 static void on_inner_exit(void *ud, const exec_result *r) {
   slurm_trial *t = ud;
   t->inner = NULL;
+  check_killed(t, r);
   if (retry(t)) return;
   t->res = *r;
   if (t->stopped != EXEC_STOP_NONE) t->res.stopped = t->stopped;
@@ -484,9 +566,12 @@ static char **srun_argv(const slurm_executor *sx, const slurm_trial *t, char *co
   add(v, &k,
       o->gpus_per_trial > 0 ? xasprintf("--gres=gpu:%d", o->gpus_per_trial)
                             : xstrdup("--gres=none"));
-  add(v, &k, xasprintf("--job-name=flagtune-trial-%d", t->number));
+  if (sx->cpus_per_task > 0) add(v, &k, xasprintf("--cpus-per-task=%d", sx->cpus_per_task));
+  add(v, &k,
+      xasprintf("--job-name=%s-trial-%d", o->job_name ? o->job_name : "flagtune", t->number));
   add(v, &k, xstrdup("--kill-on-bad-exit=1"));
   if (sx->job <= 0) add_site(sx, v, &k);
+  for (int i = 0; sx->srun && sx->srun[i]; i++) add(v, &k, xstrdup(sx->srun[i]));
   add(v, &k, xstrdup("--"));
   *fixed = k;
   for (int i = 0; i < n; i++) v[k++] = cmd[i];
@@ -509,6 +594,37 @@ static int start_attempt(slurm_trial *t, char **err) {
   return rc;
 }
 
+static int env_has(char *const *envp, const char *name) {
+  size_t n = strlen(name);
+  for (int i = 0; envp && envp[i]; i++)
+    if (strncmp(envp[i], name, n) == 0 && envp[i][n] == '=') return 1;
+  return 0;
+}
+
+/* A multi-process trial (nodes x tasks_per_node > 1) calls jax.distributed.initialize(),
+ * which finds its coordinator from the step: the first node of SLURM_STEP_NODELIST, at
+ * $JAX_COORDINATOR_PORT when set, else at a port derived from SLURM_JOB_ID alone
+ * (jax/_src/clusters/cluster.py, ClusterEnv.auto_detect_unset_distributed_params), which two
+ * steps of one allocation sharing a first node would both take. Each such trial gets a port
+ * no other running trial of this executor holds, unless the experiment sets its own. */
+static void give_port(slurm_trial *t) {
+  slurm_executor *sx = t->sx;
+  t->port = -1;
+  if (sx->o.nodes * sx->o.tasks_per_node <= 1 || env_has(t->envp, "JAX_COORDINATOR_PORT") ||
+      env_has(t->envp, "JAX_COORDINATOR_ADDRESS"))
+    return;
+  int first = (int)((sx->job > 0 ? sx->job : 0) % SLURM_PORTS) + 1; /* next to JAX's default */
+  for (int i = 0; i < SLURM_PORTS && t->port < 0; i++)
+    if (!sx->port_used[(first + i) % SLURM_PORTS]) t->port = (first + i) % SLURM_PORTS;
+  if (t->port < 0) return;
+  sx->port_used[t->port] = 1;
+  int n = 0;
+  while (t->envp[n]) n++;
+  t->envp = xrealloc(t->envp, (size_t)(n + 2) * sizeof(char *));
+  t->envp[n] = xasprintf("JAX_COORDINATOR_PORT=%d", SLURM_PORT_BASE + t->port);
+  t->envp[n + 1] = NULL;
+}
+
 static int slurm_start(executor *x, const exec_spec *spec, const exec_callbacks *cb, void *ud,
                        exec_trial **out, char **err) {
   slurm_executor *sx = (slurm_executor *)x;
@@ -526,6 +642,7 @@ static int slurm_start(executor *x, const exec_spec *spec, const exec_callbacks 
   t->grace_s = spec->grace_s > 0 ? spec->grace_s : SLURM_DEFAULT_GRACE_S;
   t->cmd = copy_strv(spec->argv);
   t->envp = step_env(spec->envp);
+  give_port(t);
   t->spec = *spec;
   t->spec.cwd = spec->cwd ? xstrdup(spec->cwd) : NULL;
   t->spec.log_path = spec->log_path ? xstrdup(spec->log_path) : NULL;
@@ -576,12 +693,36 @@ static int slurm_pid(const exec_trial *et) {
   return t && t->inner ? exec_pid(t->inner) : 0;
 }
 
-int slurm_reap(const exec_orphan *o, int n) {
+int slurm_reap(int64_t sweep_id, const exec_orphan *o, int n) {
   int ended = 0;
   for (int i = 0; i < n; i++) {
     if (o[i].slurm_job <= 0 || o[i].slurm_step < 0) continue;
-    diag_note("flagtune: cancelling step %lld.%d (trial %d) left running by the previous run",
-              (long long)o[i].slurm_job, o[i].slurm_step, o[i].number);
+    /* Step ids restart at 0 when Slurm requeues a batch job: J.S may now be another
+     * trial's, or another sweep's. The step's name says whose it is. */
+    char id[64], mine[96], legacy[48];
+    snprintf(id, sizeof id, "%lld.%d", (long long)o[i].slurm_job, o[i].slurm_step);
+    snprintf(mine, sizeof mine, "flagtune-sweep-%lld-trial-%d", (long long)sweep_id, o[i].number);
+    snprintf(legacy, sizeof legacy, "flagtune-trial-%d", o[i].number);
+    char *argv[] = {"squeue", "-h", "-s", id, "-o", "%j", NULL};
+    char what[80];
+    snprintf(what, sizeof what, "step %s", id);
+    char *name = ask_squeue(argv, what, SLURM_CONTROLLER_WAIT_S);
+    if (!name) continue;
+    if (!*name) { /* ended with the orchestrator */
+      free(name);
+      continue;
+    }
+    if (strcmp(name, mine) != 0 && strcmp(name, legacy) != 0) {
+      diag_note(
+          "flagtune: step %s (trial %d of the previous run) is now '%s': left alone (its job "
+          "was requeued)",
+          id, o[i].number, name);
+      free(name);
+      continue;
+    }
+    free(name);
+    diag_note("flagtune: cancelling step %s (trial %d) left running by the previous run", id,
+              o[i].number);
     if (scancel(o[i].slurm_job, o[i].slurm_step, NULL) == 0) ended++;
   }
   return ended;
@@ -590,7 +731,7 @@ int slurm_reap(const exec_orphan *o, int n) {
 static int slurm_reap_op(executor *x, int64_t sweep_id, const exec_orphan *o, int n) {
   (void)x;
   /* An orphan's srun may still run here too (its supervisor died with the orchestrator). */
-  return exec_reap(sweep_id, o, n) + slurm_reap(o, n);
+  return exec_reap(sweep_id, o, n) + slurm_reap(sweep_id, o, n);
 }
 
 static void slurm_free(executor *x) {
@@ -599,8 +740,8 @@ static void slurm_free(executor *x) {
     diag_note("flagtune: slurm: releasing allocation %lld", (long long)sx->job);
     scancel(sx->job, -1, NULL);
   }
-  for (int i = 0; sx->extra && sx->extra[i]; i++) free(sx->extra[i]);
-  free(sx->extra);
+  free_strv(sx->extra);
+  free_strv(sx->srun);
   free((char *)sx->o.partition);
   free((char *)sx->o.account);
   free((char *)sx->o.time);
@@ -637,11 +778,13 @@ int slurm_executor_new(uv_loop_t *loop, const slurm_opts *o, executor **out, cha
   sx->o.nodes = o->nodes > 1 ? o->nodes : 1;
   sx->o.tasks_per_node = o->tasks_per_node > 0 ? o->tasks_per_node : 1;
   sx->o.parallel = o->parallel > 0 ? o->parallel : 1;
-  int n = 0;
-  while (o->extra && o->extra[n]) n++;
-  sx->extra = xcalloc((size_t)n + 1, sizeof(char *));
-  for (int i = 0; i < n; i++) sx->extra[i] = xstrdup(o->extra[i]);
+  if (!(o->controller_wait_s > 0)) sx->o.controller_wait_s = SLURM_CONTROLLER_WAIT_S;
+  char *const none[] = {NULL};
+  sx->extra = copy_strv(o->extra ? o->extra : none);
+  sx->srun = copy_strv(o->srun ? o->srun : none);
   sx->o.extra = sx->extra;
+  sx->o.srun = sx->srun;
+  sx->cpus_per_task = slurm_cpus_per_task(&sx->o);
   int rc = hold_allocation(sx, err);
   if (rc != 0) {
     slurm_free(&sx->base);

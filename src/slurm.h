@@ -23,8 +23,12 @@ typedef struct {
   int parallel;                    /* trials at once: sizes the allocation */
   int job_per_trial;               /* 1: each trial is its own job (no allocation held) */
   char *const *extra;              /* NULL-terminated options for salloc (or each srun job) */
+  int cpus_per_trial;              /* CPUs per node of a trial; 0: --cpus-per-task of extra,
+                                      else $SLURM_CPUS_PER_TASK inside an allocation */
+  char *const *srun;               /* NULL-terminated options for every step's srun */
   int64_t job;                     /* an allocation to reuse if it still runs (resume); 0: none */
   const char *job_name;            /* the allocation's name; NULL: "flagtune" */
+  double controller_wait_s;        /* how long a failing squeue is asked again; 0: 300 s */
   const char *supervisor;          /* runs each srun (see exec_spec.supervisor); NULL: none */
   slurm_step_fn on_step;
   void *ud;
@@ -36,17 +40,34 @@ typedef struct {
  * cancelled by executor_free. FT_ESYS with *err when none can be had. */
 int slurm_executor_new(uv_loop_t *loop, const slurm_opts *o, executor **out, char **err);
 
+/* The --cpus-per-task every step of O asks for (and the allocation, with cpus_per_trial):
+ * cpus_per_trial / tasks_per_node; else the --cpus-per-task (-c) of O->extra, which the
+ * allocation got but which steps do not inherit; else $SLURM_CPUS_PER_TASK when flagtune runs
+ * inside an allocation; else 0 (Slurm's default, one CPU per task). */
+int slurm_cpus_per_task(const slurm_opts *o);
+
 /* The allocation X holds (0: none, one job per trial). */
 int64_t slurm_executor_job(const executor *x);
 
-/* `scancel J.S` for each of the N orphans that ran as a Slurm step (slurm_job > 0): the
- * steps a dead orchestrator left. Step ids are never reused within a job, so no further
- * proof is needed. Returns how many scancel accepted. */
-int slurm_reap(const exec_orphan *o, int n);
+/* `scancel J.S` for each of the N orphans of sweep SWEEP_ID that ran as a Slurm step
+ * (slurm_job > 0): the steps a dead orchestrator left. Step ids restart when Slurm requeues a
+ * batch job, so J.S is cancelled only while `squeue -s J.S` names it this sweep's trial
+ * (flagtune-sweep-SWEEP_ID-trial-N, or flagtune-trial-N). Returns how many scancel accepted. */
+int slurm_reap(int64_t sweep_id, const exec_orphan *o, int n);
 
 /* Runs ARGV (searched in PATH) to its end; *out (when OUT is non-NULL) receives its stdout
  * and stderr together, NUL-terminated, at most 64 KiB. Returns the exit status, or -1 when
  * it could not run or was killed. For short Slurm commands (salloc, scancel, squeue). */
 int slurm_run(char *const *argv, char **out);
+
+/* Before the sweep (src/slurm_check.c): srun, and salloc when flagtune will ask for the
+ * allocation, are on $PATH (unless STRICT, a missing one is a warning: `check` off the
+ * cluster); O->partition is known to sinfo when sinfo is there (a failing sinfo is a
+ * warning). FT_EINPUT with *err "PATH:LINE: ..." otherwise. */
+int slurm_preflight(const slurm_opts *o, const char *path, int line, int strict, char **err);
+
+/* "NFS", "Lustre" or "GPFS" when DB_PATH (or its directory, while it does not exist) is on
+ * one of them (statfs f_type), else NULL. */
+const char *slurm_network_fs(const char *db_path);
 
 #endif

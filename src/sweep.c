@@ -145,21 +145,24 @@ static void stop_on_store_fault(sweep *sw, const char *why) {
 }
 
 /* A trial the executor lost (a Slurm node failed, a preemption) runs again, with its own
- * role and step budget, and does not count against the budget. After MAX_REQUEUES losses in
- * one run the cluster is more broken than a node: later losses count (so the sweep ends) and
- * stay lost, for `resume`. Returns 1 when T was queued again. */
-enum { MAX_REQUEUES = 8 };
+ * role and step budget, and does not count against the budget. The budget of re-queues is
+ * MAX_LOSS_EVENTS allocation events: one event (an allocation ending, a preemption) loses up
+ * to `parallel` trials at once, so a run re-queues at most MAX_LOSS_EVENTS * parallel. Past
+ * it the cluster is more broken than a node: later losses count (so the sweep ends) and stay
+ * lost, for `resume`. Returns 1 when T was queued again. */
+enum { MAX_LOSS_EVENTS = 8 };
 
 static int requeue_lost(sweep *sw, const trial_record *t) {
   proposal p;
   char *err = NULL;
+  int max = MAX_LOSS_EVENTS * (sw->parallel > 1 ? sw->parallel : 1);
   if (sw->stopping || sw->failed) return 0;
-  if (sw->n_requeued >= MAX_REQUEUES) {
-    if (sw->n_requeued++ == MAX_REQUEUES)
+  if (sw->n_requeued >= max) {
+    if (sw->n_requeued++ == max)
       diag_warn(
           "%d trials were lost by the executor in this run; later losses stay lost "
           "(`flagtune resume` runs them again)",
-          MAX_REQUEUES);
+          max);
     return 0;
   }
   if (strategy_render(sw->strat, t->config_json, &p, &err) != 0) {
@@ -745,11 +748,19 @@ static int make_executor(sweep *sw, const sweep_opts *o, char **err) {
                    .parallel = sw->parallel,
                    .job_per_trial = e->slurm_mode && strcmp(e->slurm_mode, "job") == 0,
                    .extra = e->slurm_extra,
+                   .cpus_per_trial = e->slurm_cpus_per_trial,
+                   .srun = e->slurm_srun,
                    .job = job,
                    .job_name = name,
                    .supervisor = "/proc/self/exe",
                    .on_step = on_slurm_step,
                    .ud = sw};
+  const char *fs = slurm_network_fs(sw->db_path);
+  if (fs)
+    diag_warn(
+        "the database %s is on %s: SQLite's locking is unreliable there; keep it on a local "
+        "disk of the node flagtune runs on (--db)",
+        sw->db_path, fs);
   int rc = slurm_executor_new(&sw->loop, &so, &sw->x, err);
   free(name);
   if (rc == 0) compute_node_hardware(sw);
@@ -788,13 +799,19 @@ int sweep_begin(sweep *sw, const char *db_path, const sweep_opts *o, int64_t *sw
 }
 
 /* Everything up to the first database write: experiment, strategy, baseline, first ask. */
-static int validate(sweep *sw, const char *path, const sweep_opts *o, char **err) {
+static int validate(sweep *sw, const char *path, const sweep_opts *o, int strict, char **err) {
   int rc = sweep_prepare(sw, path, NULL, o, NULL, 0, err);
   if (rc == 0) { /* the command can start: found now, it costs no trial */
     char *cwd = launch_cwd();
     const char *kind = o->executor ? o->executor : sw->exp->executor;
-    rc = preflight_check(sw->exp, cwd, kind && strcmp(kind, "slurm") == 0, NULL, err);
+    int slurm = kind && strcmp(kind, "slurm") == 0;
+    rc = preflight_check(sw->exp, cwd, slurm, NULL, err);
     free(cwd);
+    const experiment *e = sw->exp;
+    slurm_opts so = {.partition = e->slurm_partition,
+                     .job_per_trial = e->slurm_mode && strcmp(e->slurm_mode, "job") == 0};
+    if (rc == 0 && slurm)
+      rc = slurm_preflight(&so, e->path, e->executor_line > 0 ? e->executor_line : 1, strict, err);
   }
   if (rc == 0) {
     proposal base;
@@ -811,7 +828,7 @@ static int validate(sweep *sw, const char *path, const sweep_opts *o, char **err
 int sweep_check(const char *path, const sweep_opts *o, char **summary, char **err) {
   lhost_check_only(); /* the strategy's code runs, but changes nothing */
   sweep *sw = xcalloc(1, sizeof *sw);
-  int rc = validate(sw, path, o, err);
+  int rc = validate(sw, path, o, 0, err);
   if (rc == 0) {
     experiment *e = sw->exp;
     char hours[48] = "";
@@ -845,7 +862,7 @@ int sweep_run(const char *path, const sweep_opts *o, int64_t *sweep_id, int *unh
   sweep *sw = xcalloc(1, sizeof *sw);
   *sweep_id = 0;
   *unhealthy = 0;
-  int rc = validate(sw, path, o, err);
+  int rc = validate(sw, path, o, 1, err);
   if (rc == 0 && sweep_early_signal()) /* stopped while the experiment loaded: nothing to keep */
     rc = diag_set(err, FT_EINTR, "interrupted before the sweep began; nothing was written");
   if (rc != 0) {

@@ -98,7 +98,7 @@ static int resume_prepare(sweep *sw, store_sweep *s, const sweep_opts *o, char *
   for (int i = 0; i < plan.n_orphans; i++)
     store_trial_slurm(sw->db, s->id, plan.orphans[i].number, &plan.orphans[i].slurm_job,
                       &plan.orphans[i].slurm_step, NULL);
-  slurm_reap(plan.orphans, plan.n_orphans);
+  slurm_reap(s->id, plan.orphans, plan.n_orphans);
   rc = store_trials_mark(sw->db, s->id, OUTCOME_RUNNING, OUTCOME_LOST, NULL, err);
   sweep_opts merged;
   merge_options(s, o, &merged);

@@ -2,7 +2,8 @@
 # A trial the Slurm executor loses after its program started (a node failure, a preemption:
 # slurmstepd's "CANCELLED ... DUE TO NODE FAILURE") is recorded `lost`, not `crash`, and runs
 # again without counting against the budget; a cluster that loses everything ends the sweep
-# after 8 re-queues instead of looping; and `hardware = "auto"` keys the compute node (nvidia-smi
+# after 8 re-queues per parallel slot instead of looping, while one allocation event losing
+# every running trial at parallel 8 does not end it; and `hardware = "auto"` keys the compute node (nvidia-smi
 # in a step), not the node flagtune runs on. Uses the fake Slurm commands of tests/slurm/fake/
 # and a fake nvidia-smi that sees GPUs only inside a step (the real-Slurm test is
 # test_slurm.sh), so it runs everywhere.
@@ -35,6 +36,27 @@ check_eq "the sweep ends resumable" "$(val "SELECT status || ' ' || error FROM s
 check_eq "resume exits 0" "$?" 0
 check_eq "after resume: baseline and both configurations ok" \
   "$(val "SELECT count(DISTINCT config) FROM trials WHERE status = 'ok'")" 3
+
+# parallel = 8: one event loses the first 10 steps (more than 8, all 8 running trials and
+# more); the re-queue budget is per slot, so the sweep still spends its budget.
+cat > par.lua <<LUA
+return experiment {
+  name = "par", model = "m", hardware = "h",
+  command = { "$sim", "--steps", "2", "--time-scale", "0" },
+  metric = { json = "step_time_ms" },
+  vars = { A = choice { "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11" } },
+  strategy = grid {}, budget = { trials = 12 }, confirm = false, seed = 1,
+  executor = "slurm", parallel = 8,
+}
+LUA
+rm -f "$FAKE_DIR/steps"
+FAKE_SRUN_LOSE=10 timeout 120 "$ft" -q run --db par.db par.lua > par.out 2> par.err
+check_eq "parallel 8, 10 steps lost: run exits 0" "$?" 0
+pval() { "$ft" query --db par.db "$1" | tail -n +2; }
+check_eq "the sweep is done" "$(pval "SELECT status FROM sweeps")" done
+check_eq "every configuration ok" "$(pval "SELECT count(DISTINCT config) FROM trials WHERE status = 'ok'")" 12
+check "at least 8 lost and re-queued" [ "$(pval "SELECT count(*) FROM trials WHERE status = 'lost'")" -ge 8 ]
+rm -f "$FAKE_DIR/steps"
 
 # hardware = "auto": the key of the compute node's GPUs (8 H200 in the fake step), recorded.
 sed -e 's/hardware = "h",/hardware = "auto",/' -e 's/name = "lost"/name = "hw"/' lost.lua > hw.lua

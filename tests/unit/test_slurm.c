@@ -217,14 +217,35 @@ TEST(missing_binary) {
   fake_teardown();
 }
 
-/* Orphans by their stored ids; trials that never were Slurm steps are left alone. */
+static void name_step(int step, const char *name) {
+  char p[320];
+  snprintf(p, sizeof p, "%s/step-%d.name", dir, step);
+  FILE *f = fopen(p, "w");
+  CHECK(f != NULL);
+  fprintf(f, "%s\n", name);
+  fclose(f);
+}
+
+/* Orphans by their stored ids, each only while squeue names the step this sweep's trial:
+ * after a requeue step ids start again, and J.S may be another sweep's. Trials that never
+ * were Slurm steps, and steps that ended, are left alone. */
 TEST(reap_by_stored_ids) {
   fake_setup();
   exec_orphan o[] = {{.number = 1, .slurm_job = 42, .slurm_step = 3},
                      {.number = 2},
-                     {.number = 3, .slurm_job = 42, .slurm_step = -1}};
-  CHECK_INT(slurm_reap(o, 3), 1);
-  CHECK_STR(fake_log(), "scancel 42.3\n");
+                     {.number = 3, .slurm_job = 42, .slurm_step = -1},
+                     {.number = 4, .slurm_job = 42, .slurm_step = 5},
+                     {.number = 6, .slurm_job = 42, .slurm_step = 6},
+                     {.number = 7, .slurm_job = 42, .slurm_step = 8}};
+  name_step(3, "flagtune-sweep-7-trial-1");
+  name_step(5, "flagtune-sweep-9-trial-4"); /* another sweep's, after a requeue */
+  name_step(6, "flagtune-sweep-7-trial-2"); /* this sweep's, another trial */
+  CHECK_INT(slurm_reap(7, o, 6), 1);
+  const char *log = fake_log();
+  CHECK(strstr(log, "scancel 42.3\n") != NULL);
+  CHECK(strstr(log, "scancel 42.5") == NULL);
+  CHECK(strstr(log, "scancel 42.6") == NULL);
+  CHECK(strstr(log, "scancel 42.8") == NULL); /* ended: squeue knows no such step */
   fake_teardown();
 }
 
@@ -246,5 +267,191 @@ TEST(allocation_reused_or_replaced) {
   executor_free(x);
   unsetenv("FAKE_JOB_STATE");
   CHECK_LOOP_END(&loop);
+  fake_teardown();
+}
+
+/* A controller that does not answer (squeue exits 1, "Unable to contact slurm controller") is
+ * asked again, never read as the allocation's end: the stored allocation is reused once it
+ * answers, and no new one is asked for. */
+TEST(controller_outage_is_waited_for) {
+  fake_setup();
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  setenv("FAKE_SQUEUE_FAIL", "2", 1);
+  slurm_opts o = {.gpus_per_trial = 1, .parallel = 1, .job = 41, .controller_wait_s = 10};
+  executor *x = NULL;
+  CHECK_INT(slurm_executor_new(&loop, &o, &x, NULL), 0);
+  CHECK_INT(slurm_executor_job(x), 41);
+  executor_free(x);
+  const char *log = fake_log();
+  CHECK(strstr(log, "salloc") == NULL);
+  CHECK_STR(log,
+            "squeue -h -j 41 -o %T\nsqueue -h -j 41 -o %T\nsqueue -h -j 41 -o %T\n"
+            "scancel 41\n");
+  /* A controller still silent after the wait: an error, and still no new allocation. */
+  fake_teardown();
+  fake_setup();
+  setenv("FAKE_SQUEUE_FAIL", "100", 1);
+  o.controller_wait_s = 1;
+  char *err = NULL;
+  CHECK_INT(slurm_executor_new(&loop, &o, &x, &err), FT_ESYS);
+  CHECK(err && strstr(err, "did not answer about allocation 41") != NULL);
+  free(err);
+  CHECK(strstr(fake_log(), "salloc") == NULL);
+  CHECK(strstr(fake_log(), "scancel") == NULL);
+  unsetenv("FAKE_SQUEUE_FAIL");
+  CHECK_LOOP_END(&loop);
+  fake_teardown();
+}
+
+/* An allocation that Slurm still knows but that no longer runs (SUSPENDED, COMPLETING) is
+ * cancelled before a new one is asked for; one Slurm forgot is not. */
+TEST(old_allocation_cancelled_first) {
+  fake_setup();
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  setenv("FAKE_JOB_STATE", "SUSPENDED", 1);
+  slurm_opts o = {.gpus_per_trial = 1, .parallel = 1, .job = 41};
+  executor *x = NULL;
+  CHECK_INT(slurm_executor_new(&loop, &o, &x, NULL), 0);
+  CHECK_INT(slurm_executor_job(x), 42);
+  executor_free(x);
+  const char *log = fake_log();
+  const char *c41 = strstr(log, "scancel 41\n"), *s = strstr(log, "salloc ");
+  CHECK(c41 && s && c41 < s);
+  unsetenv("FAKE_JOB_STATE");
+  CHECK_LOOP_END(&loop);
+  fake_teardown();
+}
+
+/* A step killed by a signal flagtune did not send, while its allocation was CANCELLED or
+ * PREEMPTED, is lost (re-run), not a crash; with the allocation RUNNING it stays a crash. */
+TEST(killed_step_checks_the_allocation) {
+  fake_setup();
+  ctx c;
+  start_executor(&c, 0);
+  char *argv[] = {"echo", "hello", NULL};
+  run(&c, argv, "killed", 0);
+  CHECK_INT(c.res.lost, 0);
+  CHECK_INT(c.res.exit_status, 137);
+  end(&c);
+  CHECK(strstr(fake_log(), "squeue -h -j 42 -o %T\n") != NULL);
+  fake_teardown();
+  const char *states[] = {"PREEMPTED", "CANCELLED"};
+  for (int i = 0; i < 2; i++) {
+    fake_setup();
+    setenv("FAKE_JOB_STATE", states[i], 1);
+    start_executor(&c, 0);
+    run(&c, argv, "killed", 0);
+    CHECK_INT(c.res.lost, 1);
+    CHECK(strstr(c.lines, "1:hello\n") != NULL);
+    end(&c);
+    unsetenv("FAKE_JOB_STATE");
+    fake_teardown();
+  }
+}
+
+/* cpus_per_trial and srun = { ... }: every step asks for its CPU share and carries the srun
+ * options; the allocation asks for the same share per task and, for multi-node trials, the
+ * layout per node. */
+TEST(cpus_and_srun_options) {
+  fake_setup();
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  char *srun_opts[] = {"--gpu-bind=closest", "--mpi=none", NULL};
+  ctx c;
+  memset(&c, 0, sizeof c);
+  uv_loop_init(&c.loop);
+  slurm_opts o = {.nodes = 2,
+                  .tasks_per_node = 4,
+                  .gpus_per_trial = 4,
+                  .cpus_per_trial = 16,
+                  .parallel = 2,
+                  .srun = srun_opts,
+                  .on_step = on_step,
+                  .ud = &c};
+  CHECK_INT(slurm_executor_new(&c.loop, &o, &c.x, NULL), 0);
+  char *argv[] = {"true", NULL};
+  run(&c, argv, NULL, 0);
+  end(&c);
+  const char *log = fake_log();
+  CHECK(strstr(log,
+               "salloc --no-shell --job-name=flagtune --nodes=4 --ntasks=16 "
+               "--ntasks-per-node=4 --cpus-per-task=4 --gres=gpu:4\n") != NULL);
+  CHECK(strstr(log,
+               "srun --verbose --jobid=42 --exact --nodes=2 --ntasks=8 --ntasks-per-node=4 "
+               "--gres=gpu:4 --cpus-per-task=4 --job-name=flagtune-trial-5 "
+               "--kill-on-bad-exit=1 --gpu-bind=closest --mpi=none -- true\n") != NULL);
+  fake_teardown();
+  uv_loop_close(&loop);
+}
+
+/* Without cpus_per_trial a step gets the --cpus-per-task the allocation was given in extra
+ * (steps do not inherit it), else that of the allocation flagtune runs in, else Slurm's. */
+TEST(default_cpu_share) {
+  char *extra_eq[] = {"--qos=high", "--cpus-per-task=6", NULL};
+  char *extra_c[] = {"-c", "3", NULL};
+  char *extra_c2[] = {"-c5", NULL};
+  slurm_opts o = {.tasks_per_node = 2, .cpus_per_trial = 8};
+  CHECK_INT(slurm_cpus_per_task(&o), 4);
+  o.cpus_per_trial = 0;
+  unsetenv("SLURM_JOB_ID");
+  CHECK_INT(slurm_cpus_per_task(&o), 0);
+  o.extra = extra_eq;
+  CHECK_INT(slurm_cpus_per_task(&o), 6);
+  o.extra = extra_c;
+  CHECK_INT(slurm_cpus_per_task(&o), 3);
+  o.extra = extra_c2;
+  CHECK_INT(slurm_cpus_per_task(&o), 5);
+  o.extra = NULL;
+  setenv("SLURM_CPUS_PER_TASK", "7", 1);
+  CHECK_INT(slurm_cpus_per_task(&o), 0); /* not inside an allocation */
+  setenv("SLURM_JOB_ID", "77", 1);
+  CHECK_INT(slurm_cpus_per_task(&o), 7);
+  unsetenv("SLURM_JOB_ID");
+  unsetenv("SLURM_CPUS_PER_TASK");
+}
+
+/* Multi-process trials running at once get distinct JAX_COORDINATOR_PORTs (JAX takes the
+ * coordinator's node from the step's SLURM_STEP_NODELIST and the port from this variable);
+ * a port the experiment sets is kept; a one-process trial gets none. */
+TEST(coordinator_port_per_step) {
+  fake_setup();
+  ctx c;
+  memset(&c, 0, sizeof c);
+  uv_loop_init(&c.loop);
+  slurm_opts o = {.tasks_per_node = 2, .gpus_per_trial = 1, .parallel = 3};
+  CHECK_INT(slurm_executor_new(&c.loop, &o, &c.x, NULL), 0);
+  char *argv[] = {"sh", "-c", "echo P=${JAX_COORDINATOR_PORT-unset}; sleep 0.3", NULL};
+  char *env_a[] = {path_env, dir_env, "FLAGTUNE_TRIAL=1", NULL};
+  char *env_c[] = {path_env, dir_env, "FLAGTUNE_TRIAL=3", "JAX_COORDINATOR_PORT=1234", NULL};
+  char *const *envs[] = {env_a, env_a, env_c};
+  exec_callbacks cb = {.on_line = on_line, .on_exit = on_exit_cb};
+  for (int i = 0; i < 3; i++) {
+    exec_spec spec = {.argv = argv, .envp = envs[i], .grace_s = 0.2};
+    exec_trial *t = NULL;
+    CHECK_INT(executor_start(c.x, &spec, &cb, &c, &t, NULL), 0);
+  }
+  uv_run(&c.loop, UV_RUN_DEFAULT);
+  CHECK_INT(c.exits, 3);
+  /* job 42: the ports next to JAX's own default for it (61440 + 42 % 4096) */
+  CHECK(strstr(c.lines, "1:P=61483\n") != NULL);
+  CHECK(strstr(c.lines, "1:P=61484\n") != NULL);
+  CHECK(strstr(c.lines, "1:P=1234\n") != NULL);
+  /* the ports are given back: the next trial takes the first again */
+  c.lines[0] = '\0';
+  exec_spec spec = {.argv = argv, .envp = env_a, .grace_s = 0.2};
+  exec_trial *t = NULL;
+  CHECK_INT(executor_start(c.x, &spec, &cb, &c, &t, NULL), 0);
+  uv_run(&c.loop, UV_RUN_DEFAULT);
+  CHECK_STR(c.lines, "1:P=61483\n");
+  end(&c);
+  fake_teardown();
+  /* one process per trial: JAX needs no coordinator */
+  fake_setup();
+  start_executor(&c, 0);
+  run(&c, argv, NULL, 0);
+  CHECK_STR(c.lines, "1:P=unset\n");
+  end(&c);
   fake_teardown();
 }
