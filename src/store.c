@@ -442,12 +442,6 @@ static int foreign_check(store *s, char **err) {
   return 0;
 }
 
-int store_schema_latest(void) {
-  int latest;
-  migration_find(0, &latest);
-  return latest;
-}
-
 static int migrate(store *s, char **err) {
   int have, latest, rc = user_version(s, &have, err);
   if (rc) return rc;
@@ -594,10 +588,6 @@ int store_identity_check(store *s, char **err) {
                     "is written to either",
                     s->path);
   return 0;
-}
-
-int store_check_identity(store *s, char **err) {
-  return store_identity_check(s, err);
 }
 
 int store_was_full(const store *s) {
