@@ -42,7 +42,7 @@ local function check_options(options)
   -- and carried an outdated noise prior; an experiment still naming it is told, not ignored.
   if options.promote ~= nil then
     fail("option 'promote' was removed: halving{} promotes by each rung's measured value "
-         .. "(promotion by the model's estimate did not pay, docs/BENCHMARKS.md, round 7); "
+         .. "(promotion by the model's estimate did not pay on training, docs/BENCHMARKS.md); "
          .. "delete it")
   end
   kit.check_options(options, "halving", OPTIONS)
@@ -61,7 +61,7 @@ local function check_options(options)
   -- The default: two rungs, min_steps and max_steps, the best 1 in max_steps // min_steps
   -- (at most 9) promoted from the first to the second (5 and 45 steps, 1 in 9, for 45). On the
   -- training landscapes this beat eta = 3's rungs (5, 15, 45) at 50 and 100 trials with fewer
-  -- steps (docs/BENCHMARKS.md, round 7): a short run's median is nearly as good a measurement
+  -- steps (docs/BENCHMARKS.md): a short run's median is nearly as good a measurement
   -- as a long one's there (the per-process offset dominates), so the middle rung bought little.
   local eta = kit.int(options, "eta", math.min(9, math.max(2, max_steps // min_steps)), 2)
   local hyperband = kit.bool(options, "hyperband", false)

@@ -31,7 +31,7 @@ local FEASIBLE_MIN = 0.25    -- the surrogate's candidates less likely to run go
 local XCHUNK = 64            -- packed index vectors per string (T:init_store)
 -- The bounds of a parameter's prior precision under relevance determination (`ard`), in
 -- multiples of `ridge`: a clear effect is shrunk at most 10 times less than by the plain
--- ridge, one the data do not support at most 10 times more (round 6: [1, 1000] and
+-- ridge, one the data do not support at most 10 times more (on training, [1, 1000] and
 -- [0.1, 1000] shrank the many small effects the regret is made of, worse still).
 local ARD_LO, ARD_HI = 0.1, 10
 
@@ -71,14 +71,14 @@ local function check_options(options, n_params)
              function(v) return v >= 0 and v <= 1 end, "a number from 0 to 1"),
            -- The guides' start (T:guide_point): on the training landscapes with their own
            -- noise it lowered the mean regret by 1.34 points at 20 trials and 0.47 at 45
-           -- (160 runs each); 0 is the plain hypercube (docs/BENCHMARKS.md, round 9).
+           -- (160 runs each); 0 is the plain hypercube (docs/STRATEGIES.md).
            guide = kit.number(options, "guide", 1,
              function(v) return v == 0 or v == 1 or v == 2 end, "0, 1 or 2"),
            ridge = kit.number(options, "ridge", 0.03, function(v) return v > 0 end,
              "a positive number"),
            -- Rounds of automatic relevance determination per surrogate proposal (below); 0,
            -- the default, is the plain ridge. Off by default: on the training landscapes
-           -- (docs/BENCHMARKS.md, round 6) it was worse at 45 trials (mean regret +0.32 points)
+           -- (docs/STRATEGIES.md) it was worse at 45 trials (mean regret +0.32 points)
            -- and not clearly better at 20 (-0.35 +- 0.19 over 320 runs).
            ard = kit.int(options, "ard", 0, 0),
            -- Rank by the model's shrunk values (T:shrunk_ranking): 1 the good/bad split,

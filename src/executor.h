@@ -137,9 +137,6 @@ static inline int executor_pid(const executor *x, const exec_trial *t) {
 static inline int executor_next_pid(executor *x) {
   return x->ops->next_pid ? x->ops->next_pid(x) : 0;
 }
-static inline int executor_reap(executor *x, int64_t sweep_id, const exec_orphan *o, int n) {
-  return x->ops->reap(x, sweep_id, o, n);
-}
 /* X may be NULL. */
 static inline void executor_free(executor *x) {
   if (x) x->ops->free(x);

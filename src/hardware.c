@@ -293,16 +293,6 @@ size_t hardware_key_base_len(const char *key) {
   return key ? (size_t)(sep ? sep - key : (ptrdiff_t)strlen(key)) : 0;
 }
 
-int hardware_key_matches(const char *asked, const char *stored) {
-  if (!asked || !stored) return 0;
-  if (strcmp(asked, stored) == 0) return 1;
-  size_t a = hardware_key_base_len(asked), s = hardware_key_base_len(stored);
-  /* A bare count x name asks for every sweep on those GPUs, keyed before or after details
-   * were added; two detailed keys must agree on the details as well. */
-  if (asked[a] != '\0' && stored[s] != '\0') return 0;
-  return a == s && strncmp(asked, stored, a) == 0;
-}
-
 /* The command's stdout, or NULL when it cannot start or exits non-zero. */
 char *hardware_capture(const char *cmd, int *status) {
   FILE *p = popen(cmd, "r");
@@ -391,13 +381,6 @@ int hardware_gpu_count(void) {
   }
   free(out);
   return n;
-}
-
-char *hardware_fingerprint(char **note) {
-  char *out = gpu_query(NULL);
-  char *fp = out ? hardware_parse_nvidia_smi(out, NULL) : NULL;
-  free(out);
-  return fp ? fp : host_key(note, "no GPU found (nvidia-smi is missing or lists none)");
 }
 
 char *hardware_fingerprint_for(const char *visible, int gpus_per_trial, char **note) {

@@ -20,11 +20,6 @@ char *hardware_parse_nvidia_smi(const char *text, char **driver);
 /* How many GPUs nvidia-smi lists on this machine; 0 when it is missing or lists none. */
 int hardware_gpu_count(void);
 
-/* The older fingerprint of this machine, count x name of every GPU nvidia-smi lists
- * (the base of a hardware_key), else "host:NAME" with *note set to a sentence saying why.
- * Caller frees both. */
-char *hardware_fingerprint(char **note);
-
 /* Between a key's base (count x name, the whole of a key stored before details were
  * added) and its details. */
 #define HARDWARE_KEY_SEP "@"
@@ -60,11 +55,6 @@ char *hardware_fingerprint_via(const char *prefix, const char *visible, int gpus
 
 /* The length of KEY's base: up to HARDWARE_KEY_SEP, or all of it. */
 size_t hardware_key_base_len(const char *key);
-
-/* Whether a sweep stored with key STORED answers a request for key ASKED: equal keys; a
- * bare base (user-typed `--hardware 8xNVIDIA-H100-80GB-HBM3`, or an older sweep's stored
- * key) matches every key with that base; two keys with details must be equal. */
-int hardware_key_matches(const char *asked, const char *stored);
 
 /* Parses the probe's output, "0.4.31 0.4.31" (jax, then jaxlib; the last such line counts),
  * into "jax 0.4.31, jaxlib 0.4.31". *jaxlib (may be NULL) receives the jaxlib version alone.

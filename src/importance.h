@@ -2,7 +2,7 @@
  * with no extra measurement. For each parameter alone, the share of the variance of log step
  * time that its values explain (a one-way analysis of variance per parameter, its effect size
  * corrected for the number of values: epsilon squared), over the sweep's finished trials.
- * Pure: reads a sweep listing (store_show_sweep's "trials"), never the database. */
+ * Pure: reads a sweep listing (store_show_sweep_page's "trials"), never the database. */
 #ifndef FLAGTUNE_IMPORTANCE_H
 #define FLAGTUNE_IMPORTANCE_H
 
@@ -55,7 +55,7 @@ void importance_free(importance_result *r);
  * deletes. */
 cJSON *importance_json(const importance_result *r);
 
-/* Adds "importance" to a sweep listing (store_show_sweep's object): importance_json of its
+/* Adds "importance" to a sweep listing (store_show_sweep_page's object): importance_json of its
  * trials, or null when they are too few to say. */
 void importance_attach(cJSON *sweep_obj);
 

@@ -706,19 +706,6 @@ int lhost_pcall(lhost *h, int nargs, int nresults, long budget, char **err) {
   return rc;
 }
 
-int lhost_dostring(lhost *h, const char *path, const char *text, size_t len, int nresults,
-                   char **err) {
-  char *chunk = xasprintf("@%s", path);
-  int rc = luaL_loadbufferx(h->L, text, len, chunk, "t");
-  free(chunk);
-  if (rc != LUA_OK) {
-    diag_set(err, FT_ELUA, "%s", lua_tostring(h->L, -1));
-    lua_pop(h->L, 1);
-    return FT_ELUA;
-  }
-  return lhost_pcall(h, 0, nresults, 0, err);
-}
-
 int lhost_require(lhost *h, const char *name, char **err) {
   lua_getglobal(h->L, "require");
   lua_pushstring(h->L, name);

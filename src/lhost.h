@@ -59,10 +59,6 @@ lua_State *lhost_state(lhost *h);
  * Returns 0, or FT_ELUA with *err set. */
 int lhost_pcall(lhost *h, int nargs, int nresults, long budget, char **err);
 
-/* Loads and runs TEXT (LEN bytes) as chunk "@PATH" with NRESULTS results. */
-int lhost_dostring(lhost *h, const char *path, const char *text, size_t len, int nresults,
-                   char **err);
-
 /* Pushes require(NAME). */
 int lhost_require(lhost *h, const char *name, char **err);
 

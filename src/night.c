@@ -131,10 +131,15 @@ int night_detach(const char *log_arg, sweep_opts *o, night_body body, void *ctx,
   if (null >= 0) dup2(null, STDIN_FILENO);
   if (null >= 0) close(null);
   fcntl(p[1], F_SETFD, FD_CLOEXEC);
+  /* D lives on this frame: the caller's options carry its address only while BODY runs. */
   detach_ctx d = {.fd = p[1], .log = log};
+  void (*started)(int64_t, const char *, void *) = o->on_started;
+  void *ud = o->ud;
   o->on_started = detached_started;
   o->ud = &d;
   *code = body(ctx, o);
+  o->on_started = started;
+  o->ud = ud;
   if (d.fd >= 0) close(d.fd);
   free(log);
   return 0;

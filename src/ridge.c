@@ -110,6 +110,8 @@ static int ridge_new(lua_State *L) {
   /* Doubles first (aligned by the allocator), then the ints. */
   size_t D = (size_t)r->d, P = (size_t)p;
   r->mem = m;
+  /* The block is typed by offset, never read as both types: cppcheck's warning is spurious. */
+  // cppcheck-suppress invalidPointerCast
   double *base = (double *)m;
   r->xtx = base;
   r->chol = r->xtx + P * P;
@@ -119,6 +121,7 @@ static int ridge_new(lua_State *L) {
   r->lam = r->tmp + P;
   r->inv = r->lam + P;
   r->vals = r->inv + P;
+  // cppcheck-suppress invalidPointerCast
   r->vn = (int *)(r->vals + 2 * D + 1);
   r->off = r->vn + D;
   r->dummy = r->off + D;

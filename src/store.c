@@ -459,12 +459,6 @@ static int foreign_check(store *s, char **err) {
   return 0;
 }
 
-int store_schema_latest(void) {
-  int latest;
-  migration_find(0, &latest);
-  return latest;
-}
-
 static int migrate(store *s, char **err) {
   int have, latest, rc = user_version(s, &have, err);
   if (rc) return rc;
@@ -751,10 +745,6 @@ int store_identity_check(store *s, char **err) {
   how = side_change(s, "-shm", s->shm_dev, s->shm_ino);
   if (how) return save_side(s, "-shm", how, err);
   return 0;
-}
-
-int store_check_identity(store *s, char **err) {
-  return store_identity_check(s, err);
 }
 
 int store_was_full(const store *s) {

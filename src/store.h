@@ -38,9 +38,6 @@ int store_set_sync(store *s, store_sync mode, char **err);
 /* Bytes SQLite holds now in this process (page caches, statements, schema): sqlite3_memory_used. */
 int64_t store_memory_used(void);
 
-/* The schema version this flagtune writes: the number of its newest migration. */
-int store_schema_latest(void);
-
 /* ---- sweeps ---- */
 
 typedef struct {
@@ -85,14 +82,6 @@ int store_sweep_set_place(store *s, int64_t id, const char *workdir, const char 
 /* Records a budget raised by `resume --trials N` and the options a later resume replays. */
 int store_sweep_set_budget(store *s, int64_t id, int budget_trials, const char *options_json,
                            char **err);
-
-/* FT_ESTORE when the database file this connection opened is no longer the one at its path
- * (deleted, or replaced by another file), or its -wal or -shm is not the one it opened. Every
- * write function checks this first. A changed -wal or -shm is found once: what the
- * connection's WAL holds is then copied into the database file (a full checkpoint through the
- * still-open -wal) and the error says whether that worked; later writes go on (each commit
- * checkpointed in full) so that the sweep can record how it ended. */
-int store_check_identity(store *s, char **err);
 
 /* Whether the last failure was a full disk (or another write I/O error): the sweep stops
  * resumable, not failed. */
@@ -274,10 +263,8 @@ int store_list_sweeps(store *s, cJSON **out, char **err);
  * status, value, speedup, steps_budget, n_steps, duration_s, exit_code, signal, label,
  * config, xla_flags, tpu_args, env, command, error, log_path, started_at, finished_at, slot,
  * rerun_of} ] by number, "best" (the best ok trial object with a "steps" array, or null),
- * "baseline" (trial 0 whatever its status, with "steps", or null). FT_EINPUT for no sweep. */
-int store_show_sweep(store *s, int64_t sweep_id, cJSON **out, char **err);
-
-/* store_show_sweep with the trial table paged, so that a read of a 100,000-trial sweep costs
+ * "baseline" (trial 0 whatever its status, with "steps", or null). FT_EINPUT for no sweep.
+ * The trial table is paged, so that a read of a 100,000-trial sweep costs
  * what it prints: LIMIT < 0 (STORE_SHOW_ALL) lists every trial by number; LIMIT > 0 lists
  * every trial by number when the sweep has at most LIMIT, else its LIMIT fastest ok trials by
  * value; LIMIT 0 lists none (export); STORE_SHOW_SUMMARY lists none and adds "log_failures"
@@ -293,7 +280,7 @@ int store_show_sweep_page(store *s, int64_t sweep_id, int limit, cJSON **out, ch
 int store_show_sweep_brief(store *s, int64_t sweep_id, int limit, cJSON **out, char **err);
 
 /* Calls FN(row, UD) for every trial of the sweep by number, one row at a time (the trial
- * objects of store_show_sweep's "trials"), so that listing a 100,000-trial sweep holds one
+ * objects of store_show_sweep_page's "trials"), so that listing a 100,000-trial sweep holds one
  * row: FN may change ROW; it is deleted after FN returns. FN returning nonzero stops the walk
  * (that value is returned). 0, or FT_EDB with *ERR. */
 typedef int (*store_trial_fn)(cJSON *row, void *ud);
@@ -328,11 +315,9 @@ int store_query(store *s, const char *sql, store_query_row fn, void *ud, char **
  * recursive CTE; the time FN takes does not count), STORE_QUERY_BYTES of memory in SQLite,
  * a quarter of that for one value (zeroblob(1e9)); past one it fails with FT_EINPUT,
  * "query: stopped at the time limit of 10 s" and the like, after the rows handed over so
- * far. fts3_tokenizer() is refused. store_set_query_limits changes the two numbers for this
- * handle (0: the default). */
+ * far. fts3_tokenizer() is refused. */
 #define STORE_QUERY_SECONDS 10.0
 #define STORE_QUERY_BYTES ((int64_t)256 << 20)
-void store_set_query_limits(store *s, double seconds, int64_t bytes);
 
 /* ---- imported jaxlib flag lists (store/0002_flags.sql) ---- */
 
@@ -352,9 +337,6 @@ int store_flags_list(store *s, const char *jaxlib, cJSON **out, char **err);
 
 /* Array of {name}: every flag any imported list holds. Caller deletes. */
 int store_flags_names(store *s, cJSON **out, char **err);
-
-/* Array of {jaxlib, flags, imported_at}: the versions with an imported list. Caller deletes. */
-int store_flags_versions(store *s, cJSON **out, char **err);
 
 /* ---- what `flagtune report` reads beyond the listing (src/store_report.c) ---- */
 

@@ -45,7 +45,7 @@ struct store {
   char *abs; /* PATH made absolute: the identity check and the lock name survive a chdir */
   int readonly;
   int must_exist;       /* STORE_MUST_EXIST: a missing file is an error, never created */
-  double query_seconds; /* store_query's limits (store_set_query_limits) */
+  double query_seconds; /* store_query's limits: STORE_QUERY_SECONDS, STORE_QUERY_BYTES */
   int64_t query_bytes;
   dev_t dev; /* the database file's identity when opened: a write checks it still is */
   ino_t ino;

@@ -289,10 +289,6 @@ int store_trials_sample(store *s, int64_t sweep_id, int64_t n_trials, int max, c
   return rc;
 }
 
-int store_show_sweep(store *s, int64_t sweep_id, cJSON **out, char **err) {
-  return store_show_sweep_page(s, sweep_id, STORE_SHOW_ALL, out, err);
-}
-
 static int show_sweep(store *s, int64_t sweep_id, int limit, int steps, cJSON **out, char **err) {
   cJSON *rows = NULL;
   *out = NULL;
@@ -414,13 +410,6 @@ int store_flags_list(store *s, const char *jaxlib, cJSON **out, char **err) {
                    "SELECT name, type, default_value, description, imported_at FROM jaxlib_flags "
                    "WHERE jaxlib = :jaxlib ORDER BY name",
                    jaxlib, out, err);
-}
-
-int store_flags_versions(store *s, cJSON **out, char **err) {
-  return flag_rows(s,
-                   "SELECT jaxlib, count(*) AS flags, max(imported_at) AS imported_at "
-                   "FROM jaxlib_flags GROUP BY jaxlib ORDER BY jaxlib",
-                   NULL, out, err);
 }
 
 int store_flags_names(store *s, cJSON **out, char **err) {

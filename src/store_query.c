@@ -157,11 +157,6 @@ static int query_prepare(store *s, const char *sql, sqlite3_stmt **st, char **er
   return rc;
 }
 
-void store_set_query_limits(store *s, double seconds, int64_t bytes) {
-  s->query_seconds = seconds > 0 ? seconds : STORE_QUERY_SECONDS;
-  s->query_bytes = bytes > 0 ? bytes : STORE_QUERY_BYTES;
-}
-
 static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

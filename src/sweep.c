@@ -69,7 +69,9 @@ void sweep_fail(sweep *sw, const char *why) {
   if (sw->failed) return;
   sw->failed = 1;
   sw->fail_reason = xstrdup(why);
-  diag_error(why);
+  /* The reason reaches the user once, in the error the sweep returns; it is told at once only
+   * while trials still run, since the sweep ends when they have. */
+  if (sw->n_running > 0) diag_error(why);
 }
 
 /* ---- a trial ended ---- */

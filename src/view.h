@@ -1,5 +1,5 @@
 /* How a sweep reads on a terminal (see view.c). Every function takes a cJSON object as the
- * store's listings give it (store_show_sweep), already made terminal-safe by the caller. */
+ * store's listings give it (store_show_sweep_page), already made terminal-safe by the caller. */
 #ifndef FLAGTUNE_VIEW_H
 #define FLAGTUNE_VIEW_H
 
@@ -26,7 +26,7 @@ typedef struct {
   int pooled; /* trials pooled for the winner, 0 for a single trial */
 } verdict;
 
-/* Fills *V for the sweep object SW (store_show_sweep). Returns 0 when a speedup could be
+/* Fills *V for the sweep object SW (store_show_sweep_page). Returns 0 when a speedup could be
  * computed. */
 int view_verdict(const cJSON *sw, verdict *v);
 /* "1.104x, 95% CI 1.09-1.12" for a confirmed winner; a single run's is marked "not confirmed"

@@ -1,5 +1,5 @@
 /* What the end of a sweep reads (docs/COST.md "Memory"): on a stored sweep, the plan's and the
- * winner's read of every trial (store_trials_load_some, before session 8) against the read of
+ * winner's read of every trial (store_trials_load_some) against the read of
  * the trials the confirmation can use (store_trials_load_confirm), each in its own process:
  * rows and step arrays kept, wall time, and the process's peak RSS (VmHWM) before and after
  * the read. Not built by CMake; build it against a built tree:

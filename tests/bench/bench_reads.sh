@@ -67,8 +67,7 @@ def cases_of(ft):
     ("show 1 --all --json", [ft, "show", "1", "--all", "--json", "--db", db]),
     # the page to stdout (DEVNULL here): -o /dev/null would rename its .tmp over /dev/null
     # report's floor: the process, the database opened, the sweep's listing (show reads the
-    # same, and its 50-row page). Until session 9 the floor was one pass over the sweep's rows
-    # as SQL; since schema 13 a report reads no such pass.
+    # same, and its 50-row page). Since schema 13 a report reads no pass over the sweep's rows.
     ("report floor: show 1", [ft, "show", "1", "--db", db]),
     ("report 1 (60k trials)", [ft, "report", "1", "--db", db]),
     ("report 2 (20k-step best and baseline)", [ft, "report", "2", "--db", db]),

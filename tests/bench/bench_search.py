@@ -8,8 +8,11 @@ configuration each tuner reports as best. See tests/bench/README.md and docs/BEN
 confirmation's trials cost or buy at a budget; `--confirm FIELDS` gives flagtune's tuners
 another confirmation (`--confirm 'top = 8'`).
 
-Optuna (Debian's python3-optuna) is only a yardstick: never a dependency of flagtune; without
-it, only flagtune's tuners run. Everything is deterministic per seed.
+Optuna and SMAC3 are only yardsticks, never dependencies of flagtune: tests/bench/install.sh
+puts the pinned Optuna 5 (with torch for its GPSampler) and SMAC3 in a venv of their own; run
+this script with that venv's python to compare against them. Without Optuna only flagtune's
+tuners run by default; `--tuners optuna-gp-c,smac` (not in the default list) asks for
+GPSampler and SMAC3. Everything is deterministic per seed.
 """
 import argparse
 import concurrent.futures as cf
@@ -154,6 +157,10 @@ DEFAULT_EXCLUDED = {"tpe-noconfirm"}
 # the others by its independent fallback sampler).
 OPTUNA_TUNERS = ["optuna-tpe", "optuna-tpe-c", "optuna-mtpe", "optuna-mtpe-c", "optuna-random",
                  "optuna-cmaes"]
+# Not in the default list (they need tests/bench/install.sh's venv and are slow per trial):
+# Optuna's GPSampler with the same constraints (optuna-gp-c) and SMAC3's random-forest
+# facade (smac).
+OUTSIDE_EXTRA = ["optuna-gp-c", "smac"]
 
 
 def fmt(v):
@@ -318,6 +325,30 @@ def run_flagtune(args, landscape, tuner, budget, seed):
                 "ran": [(r["xla_flags"] or "", json.loads(r["env"] or "{}")) for r in ran]}
 
 
+def sim_trial(args, landscape, seed, number, space, config):
+    """One trial of an outside tuner: the simulator run to the full step budget. Returns
+    (median step time or None when it failed, whether it ran out of memory, steps run)."""
+    xla, env = settings(space, config)
+    full = dict(os.environ, **env, XLA_FLAGS=xla, FLAGTUNE_TRIAL=str(number))
+    p = subprocess.run([args.sim, "--landscape", landscape, "--steps", str(STEPS),
+                        "--time-scale", "0", "--seed", str(seed)] + sim_extra(args), env=full,
+                       capture_output=True, text=True)
+    times = [json.loads(line)["step_time_ms"] for line in p.stdout.splitlines()
+             if line.startswith("{")]
+    oom = p.returncode != 0 and ("RESOURCE_EXHAUSTED" in p.stderr or "out of memory" in p.stderr)
+    value = statistics.median(times[SKIP:]) if p.returncode == 0 and len(times) > SKIP else None
+    return value, oom, len(times)
+
+
+def outside_result(space, budget, ooms, steps, feasible):
+    """The result of an outside tuner from its feasible (value, config) pairs: its best by
+    its own (noisy) measurement, as Optuna's best_trial would report it."""
+    best = min(feasible, key=lambda vc: vc[0])[1] if feasible else {}
+    xla, env = settings(space, best)
+    return {"xla_flags": xla, "env": env, "label": None, "oom": ooms, "trials": budget,
+            "steps": steps, "ran": [settings(space, c) for _, c in feasible]}
+
+
 def run_optuna(args, landscape, tuner, budget, seed):
     import warnings
     import optuna
@@ -326,17 +357,20 @@ def run_optuna(args, landscape, tuner, budget, seed):
     space = get_space(args.sim, landscape)
     params = space["flags"] + space["vars"]
     constrained = tuner.endswith("-c")
+    cons = (lambda t: (t.user_attrs.get("c", 1.0),)) if constrained else None
     if tuner == "optuna-random":
         sampler = optuna.samplers.RandomSampler(seed=seed)
     elif tuner == "optuna-cmaes":
         sampler = optuna.samplers.CmaEsSampler(seed=seed, warn_independent_sampling=False)
+    elif tuner.startswith("optuna-gp"):  # Gaussian process (Optuna >= 3.6; torch and scipy)
+        sampler = optuna.samplers.GPSampler(seed=seed, constraints_func=cons)
     else:
         kw = {"multivariate": True, "group": True} if "mtpe" in tuner else {}
         if constrained:
-            kw["constraints_func"] = lambda t: (t.user_attrs.get("c", 1.0),)
+            kw["constraints_func"] = cons
         sampler = optuna.samplers.TPESampler(seed=seed, **kw)
     study = optuna.create_study(sampler=sampler, direction="minimize")
-    ooms, steps = 0, 0
+    ooms, steps, feasible = 0, 0, []
     for number in range(budget):
         trial = study.ask()
         config = {}
@@ -345,22 +379,13 @@ def run_optuna(args, landscape, tuner, budget, seed):
                 config[n] = values[trial.suggest_int(n, 0, len(values) - 1)]
             else:
                 config[n] = trial.suggest_categorical(n, values)
-        xla, env = settings(space, config)
-        full = dict(os.environ, **env, XLA_FLAGS=xla, FLAGTUNE_TRIAL=str(number))
-        p = subprocess.run([args.sim, "--landscape", landscape, "--steps", str(STEPS),
-                            "--time-scale", "0", "--seed", str(seed)] + sim_extra(args), env=full,
-                           capture_output=True, text=True)
-        times = []
-        for line in p.stdout.splitlines():
-            if line.startswith("{"):
-                times.append(json.loads(line)["step_time_ms"])
-        steps += len(times)
-        oom = p.returncode != 0 and ("RESOURCE_EXHAUSTED" in p.stderr or
-                                     "out of memory" in p.stderr)
+        value, oom, ran = sim_trial(args, landscape, seed, number, space, config)
         ooms += oom
-        if p.returncode == 0 and len(times) > SKIP:
+        steps += ran
+        if value is not None:
             trial.set_user_attr("c", -1.0)
-            study.tell(trial, statistics.median(times[SKIP:]))
+            study.tell(trial, value)
+            feasible.append((value, config))
         elif constrained:
             trial.set_user_attr("c", 1.0)
             study.tell(trial, 1e6)
@@ -368,20 +393,53 @@ def run_optuna(args, landscape, tuner, budget, seed):
             study.tell(trial, 1e6)  # CMA-ES learns nothing from FAIL: a bad value steers it
         else:
             study.tell(trial, state=optuna.trial.TrialState.FAIL)
-    feasible = [t for t in study.trials if t.value is not None and t.user_attrs.get("c") == -1.0]
-    def config_of(p):
-        return {n: (values[p[n]] if kind in ("pow2", "float", "int") else p[n])
-                for n, kind, values in params}
-    best = min(feasible, key=lambda t: t.value).params if feasible else None
-    xla, env = settings(space, config_of(best) if best else {})
-    return {"xla_flags": xla, "env": env, "label": None, "oom": ooms, "trials": budget,
-            "steps": steps, "ran": [settings(space, config_of(t.params)) for t in feasible]}
+    return outside_result(space, budget, ooms, steps, feasible)
+
+
+def run_smac(args, landscape, tuner, budget, seed):
+    """SMAC3's hyperparameter-optimisation facade (a random forest over the configurations,
+    expected improvement, its own Sobol start), by ask and tell. An OOM is told CRASHED: SMAC
+    gives it the scenario's crash cost and its forest learns where memory runs out."""
+    import logging
+    from ConfigSpace import Categorical, ConfigurationSpace, Integer
+    from smac import HyperparameterOptimizationFacade as HPO, Scenario
+    from smac.runhistory.dataclasses import TrialValue
+    from smac.runhistory.enumerations import StatusType
+    logging.getLogger("smac").setLevel(logging.ERROR)
+    space = get_space(args.sim, landscape)
+    params = space["flags"] + space["vars"]
+    cs = ConfigurationSpace(seed=seed)
+    for n, kind, values in params:  # ordered parameters as grid indices, as for Optuna
+        if kind in ("pow2", "float", "int"):
+            cs.add(Integer(n, (0, len(values) - 1)))
+        else:
+            cs.add(Categorical(n, [json.dumps(v) for v in values]))
+    ooms, steps, feasible = 0, 0, []
+    with tempfile.TemporaryDirectory(prefix="ftsmac-") as tmp:
+        sc = Scenario(cs, deterministic=True, n_trials=budget, seed=seed, output_directory=tmp,
+                      crash_cost=1e6)
+        smac = HPO(sc, lambda config, seed=0: 0.0, overwrite=True, logging_level=40)
+        for number in range(budget):
+            info = smac.ask()
+            c = dict(info.config)
+            config = {n: (values[int(c[n])] if kind in ("pow2", "float", "int")
+                          else json.loads(c[n])) for n, kind, values in params}
+            value, oom, ran = sim_trial(args, landscape, seed, number, space, config)
+            ooms += oom
+            steps += ran
+            if value is None:
+                smac.tell(info, TrialValue(cost=1e6, status=StatusType.CRASHED))
+            else:
+                smac.tell(info, TrialValue(cost=value))
+                feasible.append((value, config))
+    return outside_result(space, budget, ooms, steps, feasible)
 
 
 def one(task):
     args, landscape, tuner, budget, seed, opt = task
     t0 = time.time()
-    runner = run_optuna if tuner.startswith("optuna") else run_flagtune
+    runner = (run_optuna if tuner.startswith("optuna") else
+              run_smac if tuner == "smac" else run_flagtune)
     r = runner(args, landscape, tuner, budget, seed)
     tv = true_value(args.sim, landscape, r["xla_flags"], r["env"])
     # The best configuration it ran to full budget, by true value: what a perfect choice of
@@ -571,6 +629,10 @@ def main():
     tuners = args.tuners.split(",") if args.tuners else (
         [t for t in FLAGTUNE_TUNERS if t not in DEFAULT_EXCLUDED]
         + (OPTUNA_TUNERS if have_optuna else []))
+    known = list(FLAGTUNE_TUNERS) + OPTUNA_TUNERS + OUTSIDE_EXTRA
+    unknown = [t for t in tuners if t not in known]
+    if unknown:
+        ap.error("unknown tuner %s (known: %s)" % (", ".join(unknown), ", ".join(known)))
     t0 = time.time()
     optima = {l: optimum(args.sim, l, args.jobs, args.cache) for l in landscapes}
     # Smallest budgets first, every landscape and tuner at each: an interrupted run still has

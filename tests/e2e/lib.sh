@@ -8,7 +8,7 @@
 #                     background job and every process that carries REL_MARK=$$ in its env
 #   FLAGTUNE_DB=$work/t.db FLAGTUNE_LOG_DIR=$work/logs FLAGTUNE_SIM=$sim FLAGTUNE_SOURCE=$src
 #                     exported; XLA_FLAGS and CUDA_VISIBLE_DEVICES unset (a test sees only ours)
-# and defines the checks (ok fail skip check check_eq has not die skip_all need_jax finish), the store
+# and defines the checks (ok fail skip check check_eq has lacks not die skip_all need_jax finish), the store
 # helpers (q val sql) and the process helpers (procs_with none_left).
 set -u
 if [ $# -lt 3 ]; then
@@ -40,12 +40,41 @@ has() {
   head -20 "$1"
   fail "$(basename "$1") lacks: $2"
 }
-# not COMMAND...: true when COMMAND fails (for `check WHAT not grep ...`).
+# not COMMAND...: true when COMMAND fails (for `check WHAT not COMMAND`; never with grep on a
+# file, which passes when the file is missing: use lacks).
 not() { ! "$@"; }
+# lacks [GREP OPTION...] PATTERN [FILE...]: true when no FILE holds PATTERN, for
+# `check WHAT lacks -q PATTERN FILE`. Unlike `not grep`, it fails (saying why) when a FILE does
+# not exist or grep itself fails (a bad pattern); with no FILE it reads stdin (a here-string).
+lacks() {
+  local args=("$@") i=0 f rc
+  while [ "$i" -lt ${#args[@]} ] && [[ ${args[i]} == -* ]]; do
+    i=$((i + 1))
+    [ "${args[i - 1]}" = -- ] && break
+  done
+  for f in "${args[@]:i+1}"; do
+    [ -e "$f" ] || { echo "--- lacks: $f does not exist"; return 1; }
+  done
+  grep "$@"
+  rc=$?
+  [ "$rc" = 1 ] && return 0
+  [ "$rc" -gt 1 ] && echo "--- lacks: grep $* failed (exit $rc)"
+  return 1
+}
 # die WHAT: a failed precondition; the rest of the script would be meaningless.
 die() { echo "FAIL $*"; exit 1; }
-# skip_all WHY: the whole test does not apply here (CTest counts it passed).
-skip_all() { echo "SKIP $*"; exit 0; }
+# skip_all [--ci-too] WHY: the whole test does not apply here: exit 77, which CTest reports as
+# Skipped (never as passed). The rule in CI (CI=true): every tool and file a test needs is
+# installed there (tests/deps.sh, tests/jax/install.sh, shared/ beside the checkout), so a skip
+# in CI is a missing install step and fails instead. --ci-too marks a reason that can truly
+# hold on a CI machine too (hardware it lacks, a kernel feature it does not offer); say which.
+skip_all() {
+  local anywhere=0
+  [ "${1:-}" = --ci-too ] && { anywhere=1; shift; }
+  [ "${CI:-}" = true ] && [ "$anywhere" = 0 ] && die "$* (CI must provide it: a test never passes unrun there)"
+  echo "SKIP $*"
+  exit 77
+}
 # need_jax: sets jaxpy to the pinned CPU jax's python (tests/jax/install.sh). Missing, the test is
 # skipped (exit 77), except in CI (CI=true), where it fails: the real-XLA tests never pass unrun.
 need_jax() {

@@ -8,7 +8,7 @@
 # Usage: bash test_catalog_seeds.sh FLAGTUNE_BIN SIM_BIN SOURCE_DIR
 # Only SOURCE_DIR is used. The copies are read from SOURCE_DIR/../shared/seeds (the project's
 # own checkout keeps them there), or from $FLAGTUNE_SEEDS_DIR when that is set; without them
-# the test is skipped (exit 0).
+# the test is skipped (exit 77; in CI, where shared/ lies beside the checkout, it fails).
 source "$(dirname "$0")/lib.sh"
 catalog="$src/lua/catalog.lua"
 

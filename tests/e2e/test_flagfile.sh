@@ -36,7 +36,7 @@ want=$(val "SELECT xla_flags FROM best")
 [ -n "$want" ] || die "the winner sets no XLA flag; pick another seed"
 check_eq "one flag per line, the best's flags" "$(tr '\n' ' ' < flags.txt | sed 's/ $//')" "$want"
 check "every line is a flag (no comment: XLA would stop reading there)" \
-  not grep -qv '^--xla_[a-z0-9_]*=' flags.txt
+  lacks -qv '^--xla_[a-z0-9_]*=' flags.txt
 
 # 2. XLA_FLAGS=FILE runs the same configuration as XLA_FLAGS=flags
 "$ft" export 1 > export.sh

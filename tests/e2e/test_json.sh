@@ -93,5 +93,5 @@ PY
 cat py.out
 pass=$((pass + $(grep -c '^ok ' py.out))) failn=$((failn + $(grep -c '^FAIL' py.out)))
 check "the comparison ran" grep -q '^ok ' py.out
-check "no traceback" not grep -q Traceback py.out
+check "no traceback" lacks -q Traceback py.out
 finish

@@ -26,8 +26,9 @@ int luaopen_ftcmod(lua_State *L) {
 C
 # shellcheck disable=SC2086
 cc -shared -fPIC $cflags -o ftcmod.so ftcmod.c || die "cannot build the C module"
+ldd ftcmod.so > ldd.txt || die "ldd cannot read the C module"
 check "the module does not link liblua (it needs the program's Lua API)" \
-  not grep -q liblua <(ldd ftcmod.so)
+  lacks -q liblua ldd.txt
 cat > s.lua <<LUA
 package.cpath = "$work/?.so;" .. package.cpath
 local cmod = require("ftcmod")

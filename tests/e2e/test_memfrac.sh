@@ -39,7 +39,7 @@ check_eq "every trial ok, the baseline too" \
   "$(val "SELECT count(*) FROM trials WHERE status='ok'")" \
   "$(val "SELECT count(*) FROM trials")"
 check_eq "three trials" "$(val "SELECT count(*) FROM trials")" 3
-check "no log holds the ValueError" not grep -rq "ValueError" logs
+check "no log holds the ValueError" lacks -rq "ValueError" logs
 
 # `check` prints the same note; a sweep that sets neither fraction passes the caller's on.
 "$ft" check mf.lua > check.txt 2>&1
@@ -48,7 +48,7 @@ sed 's/XLA_CLIENT_MEM_FRACTION = choice { 0.8, 0.9 }/NCCL_PROTO = choice { "SIMP
   mf.lua > keep.lua
 "$ft" -q run keep.lua > keep.out 2> keep.err
 check_eq "keep: exit 0" "$?" 0
-check "keep: no note" not grep -q "note:" keep.err
+check "keep: no note" lacks -q "note:" keep.err
 log=$(val "SELECT log_path FROM trials t JOIN sweeps s ON s.id = t.sweep_id WHERE s.name = 'keep' AND t.number = 1")
 has "$log" "fraction=0.9"
 log=$(val "SELECT log_path FROM trials t JOIN sweeps s ON s.id = t.sweep_id WHERE s.name = 'mf' AND t.number = 1")

@@ -43,7 +43,7 @@ has done.env "FLAGTUNE_SUMMARY=flagtune sweep 1 done: best 1.00 ms vs baseline 1
 has done.env "FLAGTUNE_BEST_CONFIRMED=0"
 has err "no confirmation: it takes 4 trials and runs only when the search keeps twice as many (budget.trials >= 13)"
 has out "1.000x, a single run, not confirmed"
-check "a single run is never given a 95 % CI" not grep -q "95% CI" out
+check "a single run is never given a 95 % CI" lacks -q "95% CI" out
 
 # ---- --notify CMD through the shell, after the experiment's hook; a failed baseline
 export OUT=$work/failed.env
@@ -52,7 +52,7 @@ exp failed.lua "$dump" '{ "/bin/sh", "-c", "echo Fatal: no device >&2; exit 2" }
 check_eq "failed: exit 1 (the hook does not change it)" "$?" 1
 has failed.env "FLAGTUNE_STATUS=failed"
 has failed.env "FLAGTUNE_REASON=the baseline (trial 0) ended crash: Fatal: no device"
-check "failed: no best" not grep -q "^FLAGTUNE_BEST_MS=" failed.env
+check "failed: no best" lacks -q "^FLAGTUNE_BEST_MS=" failed.env
 has notify.txt "cli: failed"
 
 # ---- a hook that fails: reported, the sweep's outcome stands

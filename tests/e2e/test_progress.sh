@@ -37,13 +37,13 @@ check_eq "plain: exit 0" "$?" 0
 bad=$(trial_lines err | grep -cvE '^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} \[')
 check_eq "plain: every trial line starts with a timestamp" "$bad" 0
 check "plain: byte thresholds humanised" grep -qE 'all_reduce_combine_threshold_bytes=(64|128|256)MiB' err
-check "plain: no raw byte counts" not grep -qE '=(67108864|134217728|268435456)' err
-check "plain: xla_gpu_ and enable_ dropped, true as +name" not grep -q 'xla_gpu_\|enable_latency' err
-check "plain: a flag at its default (false) left out" not grep -q 'latency_hiding_scheduler=false\|-latency_hiding_scheduler' err
+check "plain: no raw byte counts" lacks -qE '=(67108864|134217728|268435456)' err
+check "plain: xla_gpu_ and enable_ dropped, true as +name" lacks -q 'xla_gpu_\|enable_latency' err
+check "plain: a flag at its default (false) left out" lacks -q 'latency_hiding_scheduler=false\|-latency_hiding_scheduler' err
 base_re=$(grep 'baseline (re-measured)' err)
 check "the baseline's re-measurement is marked" [ -n "$base_re" ]
-check "and shows no speedup" not grep -qE '[0-9]x ' <<< "$base_re"
-check "the baseline shows no speedup" not grep -qE '[0-9]x +baseline$' err
+check "and shows no speedup" lacks -qE '[0-9]x ' <<< "$base_re"
+check "the baseline shows no speedup" lacks -qE '[0-9]x +baseline$' err
 check "no line past its total" awk 'match($0, /\[ *[0-9]+\/[0-9]+\]/) { split(substr($0, RSTART + 1, RLENGTH - 2), a, "/"); if (a[1] + 0 > a[2] + 0) bad = 1 } END { exit bad }' err
 has err "[   8/8] "
 
@@ -145,7 +145,7 @@ for ((i = 0; i < 300; i++)); do [ -e tty.code ] && break; sleep 0.1; done
 has tty.code "EXIT=0"
 end=$(tmx capture-pane -p -t ft -S -100)
 echo "$end" > end.txt
-check "the status area is erased at the end" not grep -qE '^[0-9]+/[0-9]+ done' end.txt
+check "the status area is erased at the end" lacks -qE '^[0-9]+/[0-9]+ done' end.txt
 long=$(awk 'length($0) > 70' end.txt | wc -l)
 check_eq "every line fits 70 columns" "$long" 0
 check "a cut label ends with ..." grep -qE '\] #.*\.\.\.$' end.txt
@@ -162,7 +162,7 @@ exp nc.lua 3 1
 tmx send-keys -t nc "cd $work && export FLAGTUNE_DB=$work/nc.db FLAGTUNE_LOG_DIR=$FLAGTUNE_LOG_DIR NO_COLOR=1 && $ft run nc.lua > nc.out; echo EXIT=\$? > nc.code" Enter
 for ((i = 0; i < 300; i++)); do [ -e nc.code ] && break; sleep 0.1; done
 nc=$(tmx capture-pane -e -p -t nc -S -100)
-check "NO_COLOR: no colours" not grep -q $'\e\\[3[0-9]m' <<< "$nc"
+check "NO_COLOR: no colours" lacks -q $'\e\\[3[0-9]m' <<< "$nc"
 check "NO_COLOR: the trial lines are there" grep -q '\[   6/6\] #' <<< "$nc"
 tmx kill-session -t nc
 finish

@@ -49,7 +49,7 @@ wait $p2; c2=$?
 echo "     $reads reads while two sweeps wrote"
 check "sweep one exit 0 (got $c1)" [ $c1 = 0 ]
 check "sweep two exit 0 (got $c2)" [ $c2 = 0 ]
-nolock() { ! grep -qi "locked\|busy" one.err two.err readers.err; }
+nolock() { lacks -qi "locked\|busy" one.err two.err readers.err; }
 check "no 'database is locked' anywhere" nolock
 check "readers saw no error" [ ! -s readers.err ]
 [ $c1 = 0 ] && [ $c2 = 0 ] && nolock && [ ! -s readers.err ] || { echo "--- one.err"; tail -3 one.err; echo "--- two.err"; tail -3 two.err; echo "--- readers.err"; sort readers.err | uniq -c | head; }

@@ -60,7 +60,7 @@ check "one resume ran (exit 0), the other exit 2 (got $c1, $c2)" \
 check "the loser names the holder: pid $win" grep -q "held by another flagtune (pid $win on $(hostname)" "$loser"
 check "third resume while it ran: exit 2 (got $c3)" [ $c3 = 2 ]
 check "third resume names the holder" grep -q "held by another flagtune (pid $win" r3.err
-check "no UNIQUE constraint error" not grep -q UNIQUE r1.err r2.err r3.err
+check "no UNIQUE constraint error" lacks -q UNIQUE r1.err r2.err r3.err
 check_eq "sweep done" "$(status)" done
 check_eq "the budget's 12 trials counted" "$(counted)" 12
 check_eq "no trial killed by a second resume" "$(val "SELECT count(*) FROM trials WHERE status = 'crash'")" 0

@@ -52,9 +52,9 @@ done
 check "an OOM is marked (the sweeps have OOMs)" grep -q 'class="oom"' r.html
 check "the OOM map has an OOM cell" grep -q '>OOM<' r.html
 check "the export snippet is there" grep -q 'export XLA_FLAGS=' r.html
-check "a sweep of 16 trials is drawn whole (no sample note)" not grep -q 'trials shown' r.html
+check "a sweep of 16 trials is drawn whole (no sample note)" lacks -q 'trials shown' r.html
 check "speedups with intervals" grep -Eq '[0-9]\.[0-9]{3}x \([0-9.]+&ndash;[0-9.]+\)' r.html
-check "no script element" not grep -qi '<script' r.html
+check "no script element" lacks -qi '<script' r.html
 check "nothing fetched (no URL but the SVG namespace)" [ -z "$(grep -Eo '(src|href)=|url\(|https?://[^"]*' r.html |
   grep -vx 'http://www.w3.org/2000/svg')" ]
 # the winning trial's differences name what it set
@@ -79,8 +79,8 @@ check "the top table gives byte thresholds in human units, the exact bytes as it
 
 # 2. escaping
 has r.html 'sim&lt;b&gt;7b&lt;/b&gt;&amp;co'
-check "a variable's markup is escaped" not grep -qF '<script>alert(1)' r.html
-check "a model name's markup is escaped" not grep -qF '<b>7b</b>' r.html
+check "a variable's markup is escaped" lacks -qF '<script>alert(1)' r.html
+check "a model name's markup is escaped" lacks -qF '<b>7b</b>' r.html
 
 # 3. bad input
 "$ft" report 1 nosuch -o bad.html 2> err.txt
@@ -119,13 +119,13 @@ else
   timeout 120 "${ch[@]}" --dump-dom "file://$work/r.html" > dom.html 2> dom.log
   check "chromium wrote a screenshot" [ -s shot.png ]
   check "the screenshot is a PNG" grep -q PNG <(head -c 8 shot.png)
-  check "no script error in the console" not grep -q 'Uncaught' dom.log
-  check "the page loaded" not grep -q 'Page load failed' dom.log
+  check "no script error in the console" lacks -q 'Uncaught' dom.log
+  check "the page loaded" lacks -q 'Page load failed' dom.log
   for id in summary best-by-trial best-by-time importance-1 oommap-1 top-2 export-1; do
     check "DOM has #$id" grep -q "id=\"$id\"" dom.html
   done
   check "DOM has the escaped model name as text" grep -qF 'sim&lt;b&gt;7b&lt;/b&gt;&amp;co' dom.html
-  check "DOM has no script element" not grep -qi '<script' dom.html
+  check "DOM has no script element" lacks -qi '<script' dom.html
   check "DOM has SVG plots" [ "$(grep -o '<svg' dom.html | wc -l)" -ge 8 ]
 fi
 

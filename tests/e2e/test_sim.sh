@@ -38,7 +38,7 @@ has "$work/err" 'StreamExecutor device (7): NVIDIA H100'
 # 2. Text output: "step N: X ms".
 run_sim "$sim" --steps 3 --format text --time-scale 0 --landscape single
 check_eq "3 text step lines" "$(grep -cE '^step [0-9]+: [0-9]+\.[0-9]{2} ms$' "$work/out")" 3
-check "text format prints no JSON" not grep -q '"step"' "$work/out"
+check "text format prints no JSON" lacks -q '"step"' "$work/out"
 
 # 3. Determinism: same seed, config and FLAGTUNE_TRIAL give identical output (stdout and
 #    stderr); another trial number gives other noise; so does another seed.
@@ -68,7 +68,7 @@ check "warm-up on step 1 ($step1 > 1.3 x $step4)" awk -v a="$step1" -v b="$step4
 run_sim XLA_FLAGS="--xla_gpu_enable_latency_hiding_scheduler=true --xla_foo=1" "$sim" --time-scale 0
 check_eq "unknown flag: exit status (134: SIGABRT)" "$RC" 134
 has "$work/err" "parse_flags_from_env.cc:234] Unknown flag in XLA_FLAGS: --xla_foo=1"
-check "unknown flag: no step printed" not grep -q '"step"' "$work/out"
+check "unknown flag: no step printed" lacks -q '"step"' "$work/out"
 run_sim XLA_FLAGS="--xla_foo=1 --xla_gpu_autotune_level=0 --xla_bar" "$sim" --time-scale 0
 has "$work/err" "Unknown flags in XLA_FLAGS: --xla_foo=1 --xla_bar"
 # jax <= 0.5.0: always "flags", the TF_XLA_FLAGS hint, and a list that may name known flags.
@@ -95,7 +95,7 @@ check_eq "malformed bool: exit status (134: SIGABRT)" "$RC" 134
 has "$work/err" "Couldn't interpret value maybe for flag xla_gpu_enable_latency_hiding_scheduler."
 has "$work/err" "parse_flags_from_env.cc:220] Check failed: tsl::Flags::Parse(&env_argv->argc, \
 env_argv->argv.data(), flag_list) Flag parsing failed."
-check "malformed bool: no step printed" not grep -q '"step"' "$work/out"
+check "malformed bool: no step printed" lacks -q '"step"' "$work/out"
 run_sim XLA_FLAGS="--xla_gpu_enable_command_buffer=FUSION,CONVOLUTION" "$sim" --steps 2 --time-scale 0
 check_eq "unknown enum value: exit status (134: SIGABRT)" "$RC" 134
 has "$work/err" "Flag parsing failed."
@@ -146,7 +146,7 @@ OOM_RE='XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to alloc
 grep -qE "^jaxlib.xla_extension.$OOM_RE" "$work/err" || tail -3 "$work/err"
 check "OOM: the RESOURCE_EXHAUSTED line" grep -qE "^jaxlib.xla_extension.$OOM_RE" "$work/err"
 has "$work/err" "BufferAssignment OOM Debugging."
-check "OOM: no step printed" not grep -q '"step"' "$work/out"
+check "OOM: no step printed" lacks -q '"step"' "$work/out"
 run_sim XLA_FLAGS="$OOM_FLAGS" "$sim" --true-value
 check_eq "--true-value of the OOM config" "$(out)" oom
 # NVLS + user buffers need memory outside the pool: at fraction 0.95 NCCL cannot initialise.
@@ -163,7 +163,7 @@ run_sim XLA_FLAGS="$BFC_FLAGS" "$sim" --steps 4 --time-scale 0
 check_eq "bfc-warning config: exit status" "$RC" 0
 has "$work/err" "bfc_allocator.cc:296] Allocator (GPU_0_bfc) ran out of memory trying to allocate"
 has "$work/err" "The caller indicates that this is not a failure"
-check "bfc-warning config: no RESOURCE_EXHAUSTED" not grep -qF RESOURCE_EXHAUSTED "$work/err"
+check "bfc-warning config: no RESOURCE_EXHAUSTED" lacks -qF RESOURCE_EXHAUSTED "$work/err"
 check_eq "bfc-warning config finishes its steps" "$(grep -c '"step"' "$work/out")" 4
 
 # 10. fsdp8 regret anchors: baseline vs the documented optimum (1.35x, within 1.25-1.4x).

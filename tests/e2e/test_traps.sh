@@ -31,8 +31,8 @@ sql "$FLAGTUNE_DB" "UPDATE trials SET status = 'crash', value = NULL,
 "$ft" show 1 > show.out
 check_eq "show prints the reason's first line under the trial" \
   "$(grep -c '^       RuntimeError: first line of the reason$' show.out)" 1
-check "nor the rest of the error" not grep -q 'second line' show.out
-check "no escaped line break" not grep -qF '\x0a' show.out
+check "nor the rest of the error" lacks -q 'second line' show.out
+check "no escaped line break" lacks -qF '\x0a' show.out
 
 # 2b. a winner measured once (no confirmation in a 3-trial budget) is marked so: the interval
 # from one run's steps is not an interval of the speedup

@@ -27,7 +27,7 @@ LUA
 configs() { val "SELECT config FROM trials t JOIN sweeps s ON s.id = t.sweep_id WHERE s.name = '$1' AND t.role = 'search' ORDER BY config"; }
 exp a sim false ""
 "$ft" -q run a.lua > /dev/null 2> a.err || { cat a.err; die "run a"; }
-check "no warm start: no note" not grep -q "warm start" a.err
+check "no warm start: no note" lacks -q "warm start" a.err
 exp b sim true ""
 "$ft" run b.lua > /dev/null 2> b.err || { cat b.err; die "run b"; }
 check "same space: the note counts a's trials" \
@@ -41,5 +41,5 @@ check "another space: a's and b's trials by their shared parameters" \
 check "another space: c ran" [ "$(val "SELECT status FROM sweeps WHERE name = 'c'")" = done ]
 exp d other true ""
 "$ft" run d.lua > /dev/null 2> d.err || { cat d.err; die "run d"; }
-check "another model: no warm start" not grep -q "warm start" d.err
+check "another model: no warm start" lacks -q "warm start" d.err
 finish

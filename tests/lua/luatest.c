@@ -55,6 +55,20 @@ static int tap_finish(lhost *h, char **err) {
   return failed;
 }
 
+/* Loads and runs TEXT (LEN bytes) as chunk "@PATH" through the host's protected call, so
+ * that a test file's errors say PATH:LINE as a strategy's do. */
+static int dostring(lhost *h, const char *path, const char *text, size_t len, char **err) {
+  char *chunk = xasprintf("@%s", path);
+  int rc = luaL_loadbufferx(lhost_state(h), text, len, chunk, "t");
+  free(chunk);
+  if (rc != LUA_OK) {
+    diag_set(err, FT_ELUA, "%s", lua_tostring(lhost_state(h), -1));
+    lua_pop(lhost_state(h), 1);
+    return FT_ELUA;
+  }
+  return lhost_pcall(h, 0, 0, 0, err);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: luatest FILE.lua\n");
@@ -73,7 +87,7 @@ int main(int argc, char **argv) {
   int rc = lhost_new(&h, &err);
   if (rc == 0) {
     add_test_dir(lhost_state(h), argv[1]);
-    rc = lhost_dostring(h, argv[1], text, len, 0, &err);
+    rc = dostring(h, argv[1], text, len, &err);
     if (rc != 0) fprintf(stderr, "%s: %s\n", argv[1], err ? err : "error");
     free(err);
     err = NULL;

@@ -46,7 +46,7 @@ TEST(plan_on_resume_queues_only_what_is_missing) {
   int n;
   CHECK_INT(confirm_plan(t, 6, 0, 2, 2, INFINITY, NULL, 0, &c, &n), 0);
   /* {} and a2 have one confirm each (an oom counts: it ended); a1's was interrupted, so it
-   * needs both. Round 0: a1; round 1: {}, a2, a1. */
+   * needs both. The first round: a1; the second: {}, a2, a1. */
   CHECK_INT(n, 4);
   const char *want[] = {"{\"a\":1}", "{}", "{\"a\":2}", "{\"a\":1}"};
   for (int i = 0; i < n && i < 4; i++) CHECK_STR(c[i], want[i]);
@@ -242,7 +242,7 @@ TEST(plan_with_estimates_on_resume_keeps_the_confirmed) {
   const char **c;
   int n;
   CHECK_INT(confirm_plan(t, 5, 0, 1, 2, INFINITY, e, 2, &c, &n), 0);
-  const char *want[] = {"{}", "{\"a\":1}"}; /* round 2 of the baseline and of a1 */
+  const char *want[] = {"{}", "{\"a\":1}"}; /* the third round of the baseline and of a1 */
   CHECK_INT(n, 2);
   for (int i = 0; i < n && i < 2; i++) CHECK_STR(c[i], want[i]);
   free(c);
@@ -340,7 +340,7 @@ TEST(plan_on_resume_keeps_the_confirmed_however_far) {
   const char **c;
   int n;
   CHECK_INT(confirm_plan(t, 7, 0, 4, 2, CONFIRM_Z, NULL, 0, &c, &n), 0);
-  /* round 0: a1, a2 (the baseline and a3 ran); round 1: {}, a1, a2, a3; a4 never */
+  /* the first round: a1, a2 (the baseline and a3 ran); the second: {}, a1, a2, a3; a4 never */
   const char *want[] = {"{\"a\":1}", "{\"a\":2}", "{}", "{\"a\":1}", "{\"a\":2}", "{\"a\":3}"};
   CHECK_INT(n, 6);
   for (int i = 0; i < n && i < 6; i++) CHECK_STR(c[i], want[i]);

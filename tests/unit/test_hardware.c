@@ -92,7 +92,7 @@ TEST(software_probe) {
 }
 
 TEST(fingerprint_without_gpu) {
-  char *note = NULL, *fp = hardware_fingerprint(&note);
+  char *note = NULL, *fp = hardware_fingerprint_for(NULL, 0, &note);
   CHECK(fp != NULL);
   /* Either a real GPU list or the host fallback with its note. */
   if (fp && strncmp(fp, "host:", 5) == 0) CHECK(note != NULL && strstr(note, "no GPU found"));
@@ -184,6 +184,17 @@ TEST(key_link_and_mig) {
   k = key_of("nvidia_smi_a100_mig.csv", NULL, NULL, "1", 0);
   CHECK_STR(k, "1xNVIDIA-A100-SXM4-40GB@40GiB,drv535.104.05");
   free(k);
+}
+
+/* The matching rule that store.c applies in SQL (KEY_BASE; unit.store's
+ * best_and_warm_match_hardware_base runs it), written out in C over hardware_key_base_len:
+ * equal keys; a bare base matches every key with that base; two detailed keys must be equal. */
+static int hardware_key_matches(const char *asked, const char *stored) {
+  if (!asked || !stored) return 0;
+  if (strcmp(asked, stored) == 0) return 1;
+  size_t a = hardware_key_base_len(asked), s = hardware_key_base_len(stored);
+  if (asked[a] != '\0' && stored[s] != '\0') return 0;
+  return a == s && strncmp(asked, stored, a) == 0;
 }
 
 /* Old keys stay readable: a bare base (an older sweep's whole key, or what a user types)

@@ -5,7 +5,7 @@
 #include "importance.h"
 #include "test.h"
 
-/* A listing trial object as store_show_sweep gives it. */
+/* A listing trial object as store_show_sweep_page gives it. */
 static void add_trial(cJSON *arr, const char *status, double value, int budget, const char *cfg) {
   cJSON *t = cJSON_CreateObject();
   cJSON_AddStringToObject(t, "status", status);

@@ -118,8 +118,8 @@ TEST(speedup_empty_is_error) {
   CHECK_NEAR(lo, 2, 0);
 }
 
-/* The interval as it was computed before session 8: every resample drawn as N draws
- * v[splitmix64() % N] and sorted (session 6's counting of draws per rank gave the same bits).
+/* The interval by the sorting method: every resample drawn as N draws
+ * v[splitmix64() % N] and sorted (counting the draws per rank gives the same bits).
  * Kept here as the reference the order-statistic method must agree with in law. */
 static uint64_t ref_splitmix64(uint64_t *state) {
   uint64_t z = (*state += 0x9e3779b97f4a7c15ull);

@@ -18,6 +18,7 @@
 #include "procstat.h"
 #include "stats.h"
 #include "store.h"
+#include "store_impl.h" /* the handle's query limits and identity check */
 #include "test.h"
 
 /* ---- fixtures ---- */
@@ -171,6 +172,23 @@ static int collect_row(const cJSON *cols, cJSON *row, void *ud) {
   return 0;
 }
 
+/* The schema version this build writes: the number of its newest embedded migration
+ * (store/NNNN_name.sql), as store_open finds it. */
+static int schema_latest(void) {
+  int latest = 0;
+  for (const embed_file *f = embed_files; f->path; f++) {
+    int n = 0;
+    if (sscanf(f->path, "store/%d_", &n) == 1 && strstr(f->path, ".sql") && n > latest) latest = n;
+  }
+  return latest;
+}
+
+/* store_query's limits for this handle (0: the default), as a test needs them small. */
+static void set_query_limits(store *s, double seconds, int64_t bytes) {
+  s->query_seconds = seconds > 0 ? seconds : STORE_QUERY_SECONDS;
+  s->query_bytes = bytes > 0 ? bytes : STORE_QUERY_BYTES;
+}
+
 static int query_all(store *s, const char *sql, cJSON **cols, cJSON **rows, char **err) {
   collected c = {NULL, NULL};
   int rc = store_query(s, sql, collect_row, &c, err);
@@ -202,11 +220,11 @@ TEST(open_migrate_twice) {
   tmpdb t;
   tmpdb_init(&t);
   store *s = open_ok(t.path);
-  CHECK_NEAR(query_num(s, "PRAGMA user_version"), store_schema_latest(), 0);
+  CHECK_NEAR(query_num(s, "PRAGMA user_version"), schema_latest(), 0);
   int64_t id = new_sweep(s, "x", "m", "h", "grid");
   CHECK_STORE_END(s);
   s = open_ok(t.path);
-  CHECK_NEAR(query_num(s, "PRAGMA user_version"), store_schema_latest(), 0);
+  CHECK_NEAR(query_num(s, "PRAGMA user_version"), schema_latest(), 0);
   CHECK_NEAR(query_num(s, "SELECT count(*) FROM sweeps"), 1, 0);
   CHECK_NEAR(query_num(s, "SELECT id FROM sweeps"), (double)id, 0);
   CHECK_STORE_END(s);
@@ -246,7 +264,7 @@ TEST(migration_rebuilds_trials_keeping_rows) {
             SQLITE_OK);
   CHECK_INT(sqlite3_close(db), SQLITE_OK);
   store *s = open_ok(t.path);
-  CHECK_NEAR(query_num(s, "PRAGMA user_version"), store_schema_latest(), 0);
+  CHECK_NEAR(query_num(s, "PRAGMA user_version"), schema_latest(), 0);
   CHECK_NEAR(query_num(s, "SELECT count(*) FROM trials"), 3, 0);
   CHECK_NEAR(query_num(s, "SELECT count(*) FROM steps"), 3, 0);
   CHECK_NEAR(query_num(s, "SELECT winner_trial_id FROM sweeps"), 11, 0);
@@ -305,7 +323,7 @@ TEST(upgrade_makes_the_views_from_views_sql) {
       "ALTER TABLE trials DROP COLUMN first_step_ms; ALTER TABLE trials DROP COLUMN step_ms;"
       "ALTER TABLE sweeps DROP COLUMN winner_kind;"
       "PRAGMA user_version = %d;",
-      store_schema_latest() - 1);
+      schema_latest() - 1);
   CHECK_INT(sqlite3_open(old.path, &db), SQLITE_OK);
   CHECK_INT(sqlite3_exec(db, behind, NULL, NULL, NULL), SQLITE_OK);
   free(behind);
@@ -346,7 +364,7 @@ TEST(newer_version_refused) {
   char *want = xasprintf(
       "database %s was written by a newer flagtune (schema 99, this one "
       "knows %d)",
-      t.path, store_schema_latest());
+      t.path, schema_latest());
   CHECK_STR(err, want);
   free(want);
   free(err);
@@ -810,7 +828,7 @@ TEST(list_and_show) {
   }
   cJSON_Delete(arr);
 
-  CHECK_INT(store_show_sweep(s, f.b, &o, &err), 0);
+  CHECK_INT(store_show_sweep_page(s, f.b, STORE_SHOW_ALL, &o, &err), 0);
   CHECK_STR(str(o, "name"), "llama-fsdp");
   CHECK_STR(str(o, "experiment_text"), "return experiment{}");
   CHECK_NEAR(num(o, "n_trials"), 4, 0);
@@ -835,17 +853,17 @@ TEST(list_and_show) {
   CHECK_NEAR(num(o, "speedup"), 110.0 / 88.0, 1e-12);
   cJSON_Delete(o);
 
-  CHECK_INT(store_show_sweep(s, f.c, &o, &err), 0);
+  CHECK_INT(store_show_sweep_page(s, f.c, STORE_SHOW_ALL, &o, &err), 0);
   CHECK_STR(str(cJSON_GetObjectItem(o, "baseline"), "status"), "crash");
   CHECK_NEAR(num(cJSON_GetObjectItem(o, "best"), "value"), 70, 0);
   cJSON_Delete(o);
   int64_t empty = new_sweep(s, "empty", "m", "h", "grid");
-  CHECK_INT(store_show_sweep(s, empty, &o, &err), 0);
+  CHECK_INT(store_show_sweep_page(s, empty, STORE_SHOW_ALL, &o, &err), 0);
   CHECK(cJSON_IsNull(cJSON_GetObjectItem(o, "best")));
   CHECK(cJSON_IsNull(cJSON_GetObjectItem(o, "baseline")));
   CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItem(o, "trials")), 0);
   cJSON_Delete(o);
-  CHECK_INT(store_show_sweep(s, 999, &o, &err), FT_EINPUT);
+  CHECK_INT(store_show_sweep_page(s, 999, STORE_SHOW_ALL, &o, &err), FT_EINPUT);
   CHECK(o == NULL);
   free(err);
   CHECK_STORE_END(s);
@@ -998,12 +1016,12 @@ TEST(interval_cached_when_the_sweep_ends) {
   populate(s, &f);
   char *err = NULL;
   cJSON *o = NULL;
-  CHECK_INT(store_show_sweep(s, f.a, &o, &err), 0);
+  CHECK_INT(store_show_sweep_page(s, f.a, STORE_SHOW_ALL, &o, &err), 0);
   CHECK(cJSON_IsNull(cJSON_GetObjectItem(o, "best_ci_lo")));
   cJSON_Delete(o);
   CHECK_INT(store_sweep_set_status(s, f.a, "done", NULL, 0, &err), 0);
   CHECK_INT(store_sweep_set_status(s, f.c, "done", NULL, 0, &err), 0);
-  CHECK_INT(store_show_sweep(s, f.a, &o, &err), 0);
+  CHECK_INT(store_show_sweep_page(s, f.a, STORE_SHOW_ALL, &o, &err), 0);
   double base[5] = {150, 101, 99, 100, 100}, best[5] = {132, 89, 87, 88, 88};
   double sp, lo, hi;
   stats_speedup_ci(base, 5, best, 5, STATS_DISPLAY_SEED, &sp, &lo, &hi);
@@ -1012,7 +1030,7 @@ TEST(interval_cached_when_the_sweep_ends) {
   CHECK_NEAR(num(o, "best_ci_hi"), hi, 0);
   CHECK_NEAR(num(o, "best_ci_baseline"), num(cJSON_GetObjectItem(o, "baseline"), "id"), 0);
   cJSON_Delete(o);
-  CHECK_INT(store_show_sweep(s, f.c, &o, &err), 0);
+  CHECK_INT(store_show_sweep_page(s, f.c, STORE_SHOW_ALL, &o, &err), 0);
   CHECK(cJSON_IsNull(cJSON_GetObjectItem(o, "best_ci_lo")));
   cJSON_Delete(o);
   free(err);
@@ -1135,7 +1153,7 @@ TEST(query_limits) {
   tmpdb t;
   tmpdb_init(&t);
   store *s = open_ok(t.path);
-  store_set_query_limits(s, 0.2, 4 << 20);
+  set_query_limits(s, 0.2, 4 << 20);
   refused(s,
           "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c",
           "query: stopped at the time limit of 0.2 s");
@@ -1143,7 +1161,7 @@ TEST(query_limits) {
           "query: a value is larger than the limit of 1 MiB");
   /* The memory case (SQLite's own heap: one row of six values just under the length limit)
    * under a time limit no loaded machine reaches first. */
-  store_set_query_limits(s, 60, 4 << 20);
+  set_query_limits(s, 60, 4 << 20);
   refused(s,
           "SELECT zeroblob(1000000) || x'01', zeroblob(1000000) || x'02', zeroblob(1000000) || "
           "x'03', zeroblob(1000000) || x'04', zeroblob(1000000) || x'05', zeroblob(1000000) || "
@@ -1169,7 +1187,7 @@ TEST(query_limits) {
   CHECK(err == NULL);
   /* The time limit is SQLite's time: a slow reader (a pager) does not use it up. Each row
    * costs SQLite a scan of 5,000 rows, so the deadline is checked every row. */
-  store_set_query_limits(s, 0.2, 4 << 20);
+  set_query_limits(s, 0.2, 4 << 20);
   CHECK_INT(store_query(s,
                         "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT "
                         "5000) SELECT (SELECT sum(x) FROM c WHERE x <= k.x) FROM c AS k LIMIT 8",
@@ -1187,7 +1205,7 @@ TEST(query_limits) {
                        "LIMIT 1000) SELECT sum(x) FROM c"),
              500500, 0);
   CHECK_INT(sqlite3_hard_heap_limit64(-1), 0); /* the process-wide limit was put back */
-  store_set_query_limits(s, 0, 0);
+  set_query_limits(s, 0, 0);
   CHECK_NEAR(query_num(s, "SELECT length(zeroblob(2000000))"), 2000000, 0);
   CHECK_INT(store_close(s), 0);
   tmpdb_remove(&t);
@@ -1320,7 +1338,7 @@ TEST(timing_20k_trials) {
   CHECK_INT(store_list_sweeps(s, &o, NULL), 0);
   double t2 = now_ms();
   cJSON_Delete(o);
-  CHECK_INT(store_show_sweep(s, 1, &o, NULL), 0);
+  CHECK_INT(store_show_sweep_page(s, 1, STORE_SHOW_ALL, &o, NULL), 0);
   double t3 = now_ms();
   cJSON_Delete(o);
   fprintf(stderr, "20,000 trials: best %.2f ms, sweeps %.2f ms, show (1,000 trials) %.2f ms\n",
@@ -1556,7 +1574,7 @@ TEST(writes_refused_when_the_file_is_deleted_or_replaced) {
   store *s = open_ok(t.path);
   int64_t id = new_sweep(s, "n", "m", "h", "random");
   char *err = NULL;
-  CHECK_INT(store_check_identity(s, &err), 0);
+  CHECK_INT(store_identity_check(s, &err), 0);
   char *moved = xasprintf("%s.moved", t.path);
   CHECK_INT(rename(t.path, moved), 0);
   CHECK_INT(store_sweep_set_status(s, id, "done", NULL, 0, &err), FT_ESTORE);
@@ -1566,7 +1584,7 @@ TEST(writes_refused_when_the_file_is_deleted_or_replaced) {
   if (f) fclose(f);
   CHECK_INT(store_sweep_set_status(s, id, "done", NULL, 0, &err), FT_ESTORE);
   CHECK(err && strstr(err, "was replaced by another file"));
-  CHECK_INT(store_check_identity(s, NULL), FT_ESTORE);
+  CHECK_INT(store_identity_check(s, NULL), FT_ESTORE);
   free(err);
   free(moved);
   CHECK_STORE_END(s);
