@@ -80,7 +80,7 @@ complete_bash() {
 }
 check_eq "bash: commands" "$(complete_bash flagtune sh)" "show"
 check_eq "bash: after -q" "$(complete_bash flagtune -q ex)" "export"
-check_eq "bash: formats" "$(complete_bash flagtune export --format f)" "flagfile"
+check_eq "bash: formats" "$(complete_bash flagtune export --format f)" "fish flagfile"
 check_eq "bash: sweep ids and names" "$(complete_bash flagtune show --db "$work/run/demo.db" '')" "1 demo-fsdp8"
 check "bash: export's options" grep -qw -- --format <(complete_bash flagtune export -)
 check "bash: run's options" grep -qw -- --until <(complete_bash flagtune run --u)
@@ -96,7 +96,7 @@ reply=(); words=("$@"); CURRENT=$#; PREFIX=${words[CURRENT]}; _flagtune; print -
 ZSH
   zc() { PATH="$root/bin:/usr/bin:/bin" zsh -f zt.zsh "$root/share/zsh/site-functions/_flagtune" "$@"; }
   check "zsh: commands" grep -qw export <(zc flagtune '')
-  check_eq "zsh: formats" "$(zc flagtune export --format '')" "sh env json flagfile"
+  check_eq "zsh: formats" "$(zc flagtune export --format '')" "sh fish env json flagfile"
   check_eq "zsh: sweep ids and names" "$(zc flagtune show --db "$work/run/demo.db" '')" "1 demo-fsdp8"
   check_eq "zsh: experiment files" "$(zc flagtune run '')" "_files -g *.lua"
 else
