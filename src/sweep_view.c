@@ -86,13 +86,13 @@ void sweep_view_status(sweep *sw) {
 /* The short names of lua/progress.lua's short_names, once: names[0..n) then their shorts. A
  * failure costs only the shortening. */
 static void load_names(sweep *sw) {
-  if (sw->names) return;
+  if (sw->names || !sw->host) return;
   char *err = NULL;
   lua_State *L = lhost_state(sw->host);
   int top = lua_gettop(L);
-  if (sw->host && lhost_require(sw->host, "progress", &err) == 0) { /* [progress] */
-    lua_getfield(L, -1, "short_names");                             /* [progress, fn] */
-    lhost_push_ref(sw->host, sw->exp->spec_ref);                    /* [progress, fn, spec] */
+  if (lhost_require(sw->host, "progress", &err) == 0) { /* [progress] */
+    lua_getfield(L, -1, "short_names");                 /* [progress, fn] */
+    lhost_push_ref(sw->host, sw->exp->spec_ref);        /* [progress, fn, spec] */
     if (lhost_pcall(sw->host, 1, 1, 0, &err) == 0 && lua_type(L, -1) == LUA_TSTRING) {
       char *all = xstrdup(lua_tostring(L, -1)), *save = NULL;
       int n = 0;
