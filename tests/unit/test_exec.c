@@ -471,7 +471,9 @@ static void ignore_term_needs_sigkill(int sup) {
   CHECK_STR(c->kept[0].text, "ignoring SIGTERM");
   CHECK_INT(c->res.term_signal, SIGKILL);
   CHECK_INT(c->res.stopped, EXEC_STOP_TIMEOUT);
-  CHECK_NEAR(c->res.wall_s, 0.8, 0.25); /* timeout + grace */
+  /* Killed after timeout + grace (0.8 s), not before, and long before the child's own 10 s:
+   * bounds that tell the behaviours apart whatever the machine's load. */
+  CHECK(c->res.wall_s > 0.55 && c->res.wall_s < 5.0);
   free(c);
 }
 TEST(ignore_term_needs_sigkill) {
@@ -1153,7 +1155,7 @@ TEST(sup_timeout_reaches_setsid_helper) {
   CHECK_INT(c->res.stopped, EXEC_STOP_TIMEOUT);
   CHECK_INT(c->n_helpers, 1);
   CHECK(helpers_dead(c));
-  CHECK_NEAR(c->res.wall_s, 0.8, 0.3); /* timeout + grace, as without the helper */
+  CHECK(c->res.wall_s > 0.5 && c->res.wall_s < 5.0); /* timeout + grace, as without the helper */
   free(c);
 }
 
