@@ -203,6 +203,16 @@ static void put_text(FILE *f, const char *tag, const char *s) {
   fprintf(f, "</%s>", tag);
 }
 
+/* A verdict's speedup and interval as one cell's text, or a dash without one. */
+static void put_speedup(FILE *f, const verdict *v) {
+  if (!v) {
+    fputs("&ndash;", f);
+    return;
+  }
+  char sp[96];
+  view_format_speedup(v, sp, sizeof sp);
+  report_html(f, sp);
+}
 static void summary_table(FILE *f, report_sweep *rs, int n) {
   fputs(
       "<table id=\"summary\"><thead><tr><th></th><th>sweep</th><th>model</th>"
@@ -237,13 +247,7 @@ static void summary_table(FILE *f, report_sweep *rs, int n) {
     put_ms(f, v.value, view_higher(o));
     if (v.pooled) fprintf(f, " <small>(median of %d)</small>", v.pooled);
     fputs("</td><td>", f);
-    if (have) {
-      char sp[96];
-      view_format_speedup(&v, sp, sizeof sp);
-      report_html(f, sp);
-    } else {
-      fputs("&ndash;", f);
-    }
+    put_speedup(f, have ? &v : NULL);
     fputs("</td>", f);
     if (n > 1) {
       if (!isnan(first.value) && !isnan(v.value))
@@ -359,13 +363,7 @@ static void winner_first(FILE *f, const report_sweep *r) {
   put_ms(f, v.value, view_higher(r->obj));
   /* its value is the pooled median of the confirmed, else that one trial's */
   fprintf(f, "</td><td>%d</td><td>", v.pooled ? v.pooled : 1);
-  if (have) {
-    char sp[96];
-    view_format_speedup(&v, sp, sizeof sp);
-    report_html(f, sp);
-  } else {
-    fputs("&ndash;", f);
-  }
+  put_speedup(f, have ? &v : NULL);
   fputs("</td><td>", f);
   put_differences(f, win, cJSON_GetObjectItemCaseSensitive(r->obj, "baseline"));
   fputs(" <small>(the winner)</small></td></tr>\n", f);
