@@ -496,7 +496,7 @@ static const char *const css =
     "figcaption{font-size:12px;font-family:monospace}.step{fill:none;stroke-width:1.5}"
     ".skip{stroke:#999;stroke-dasharray:2 3}.pc{fill:none;stroke-width:1;stroke-opacity:.55}"
     ".pcfail{fill:none;stroke:#999;stroke-width:1;stroke-dasharray:3 3;stroke-opacity:.6}"
-    ".pcaxis{stroke:#666}";
+    ".pcaxis{stroke:#666}.halo{paint-order:stroke;stroke:#fff;stroke-width:3px}";
 
 /* Above the plots of a sweep larger than REPORT_SAMPLE: what they show of it. */
 static void sample_note(FILE *f, const report_sweep *r, int si) {
@@ -577,7 +577,7 @@ static void page(FILE *f, report_sweep *rs, int n) {
 }
 
 /* Writes the page of RS to PATH ("-" or NULL: stdout) as it is drawn: to a temporary file beside
- * it, renamed into place once whole (a 60,000-trial sweep's page is 0.4 MB: drawn into memory
+ * it, renamed into place once whole (a 60,000-trial sweep's page is 0.9 MB: drawn into memory
  * first, its buffer's pages were a fifth of a report's page faults). */
 static int write_page(const char *path, report_sweep *rs, int n, char **err) {
   outfile out;

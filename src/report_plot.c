@@ -417,10 +417,10 @@ static void pc_polyline(FILE *f, const svg_plot *p, const report_sweep *r, int i
   }
   fputs(" points=\"", f);
   for (int k = 0; k < na; k++)
-    fprintf(f, "%s%.1f,%.1f", k ? " " : "", svg_x(p, k),
+    fprintf(f, "%s%.0f,%.0f", k ? " " : "", svg_x(p, k),
             pc_y(p, &ax[k], t, r->data->imp.p[k].name));
   double yv = fail ? p->top - 8 : svg_y(p, metric_shown(t->value, higher));
-  fprintf(f, " %.1f,%.1f\"><title>trial %d: ", svg_x(p, na), yv, d->number[i]);
+  fprintf(f, " %.0f,%.0f\"><title>trial %d: ", svg_x(p, na), yv, d->number[i]);
   if (fail) {
     fputs(t->outcome >= 0 ? outcome_name((outcome)t->outcome) : "", f);
     if (d->reason[i]) fputs(": ", f), report_html(f, d->reason[i]);
@@ -445,14 +445,18 @@ static void parallel_plot(FILE *f, const report_sweep *r, int si, const axis *ax
   int higher = view_higher(r->obj), *order = xcalloc((size_t)d->n_sample + 1, sizeof *order);
   int n_ok = 0, n_fail = 0;
   double lo = INFINITY, hi = -INFINITY;
+  /* room on the left for the first axis's value labels (about 6 px a character at 10 px) */
+  size_t widest = strlen("default");
+  for (int j = 0; j < ax[0].n; j++)
+    if (strlen(ax[0].l[j].text) > widest) widest = strlen(ax[0].l[j].text);
   svg_plot p = {.x0 = -0.3,
                 .x1 = na + 0.3,
                 .y0 = INFINITY,
                 .y1 = -INFINITY,
-                .top = 52,
+                .top = 62,
                 .bottom = 16,
-                .left = 40,
-                .right = 40};
+                .left = 12 + 6 * (int)widest,
+                .right = 44};
   for (int i = 0; i < d->n_sample; i++) {
     const importance_trial *t = &d->sample[i];
     if (counts_as_result(t, d->full)) {
@@ -467,12 +471,21 @@ static void parallel_plot(FILE *f, const report_sweep *r, int si, const axis *ax
   p.y0 -= pad, p.y1 += pad;
   char id[32];
   snprintf(id, sizeof id, "parallel-%d", si + 1);
-  svg_begin(&p, f, id, 150 + 140 * na, 350,
+  svg_begin(&p, f, id, p.left + 110 + 140 * na, 350,
             "parallel coordinates: each trial's values of the searched parameters and its result");
+  for (int i = 0; i < d->n_sample; i++) {
+    int o = d->sample[i].outcome;
+    if (o < 0 || o == OUTCOME_OK || o == OUTCOME_RUNNING) continue;
+    pc_polyline(f, &p, r, i, ax, na, lo, hi, 1);
+    n_fail++;
+  }
+  pc_trials = d->sample;
+  qsort(order, (size_t)n_ok, sizeof *order, by_value_desc);
+  for (int k = 0; k < n_ok; k++) pc_polyline(f, &p, r, order[k], ax, na, lo, hi, 0);
   for (int k = 0; k <= na; k++) {
     double x = svg_x(&p, k);
-    /* staggered names: three rows (a flag's name is wider than the axes' spacing), the first
-     * axis's from its left, the last's to its right */
+    /* the axes over the lines, their labels haloed; staggered names: three rows (a flag's name is
+     * wider than the axes' spacing), the first axis's from its left, the last's to its right */
     const char *anchor = k == 0 ? "start" : k == na ? "end" : "middle";
     fprintf(f,
             "<line class=\"pcaxis\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\"/>\n"
@@ -491,7 +504,8 @@ static void parallel_plot(FILE *f, const report_sweep *r, int si, const axis *ax
       double t[12];
       int nt = svg_ticks(p.y0, p.y1, 6, t);
       for (int j = 0; j < nt; j++)
-        fprintf(f, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
+        fprintf(f,
+                "<text class=\"tick halo\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
                 x - 4, svg_y(&p, t[j]) + 3, t[j]);
       fprintf(f, "<text class=\"band\" x=\"%.1f\" y=\"%d\">failed</text>\n", x + 6, p.top - 5);
       continue;
@@ -499,20 +513,12 @@ static void parallel_plot(FILE *f, const report_sweep *r, int si, const axis *ax
     for (int j = -1; j < ax[k].n; j++) {
       double y =
           p.h - p.bottom - (j + 1.0) / (ax[k].n > 0 ? ax[k].n : 1) * (p.h - p.top - p.bottom);
-      fprintf(f, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", x - 4, y + 3);
+      fprintf(f, "<text class=\"tick halo\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", x - 4,
+              y + 3);
       report_html(f, j < 0 ? "default" : ax[k].l[j].text);
       fputs("</text>\n", f);
     }
   }
-  for (int i = 0; i < d->n_sample; i++) {
-    int o = d->sample[i].outcome;
-    if (o < 0 || o == OUTCOME_OK || o == OUTCOME_RUNNING) continue;
-    pc_polyline(f, &p, r, i, ax, na, lo, hi, 1);
-    n_fail++;
-  }
-  pc_trials = d->sample;
-  qsort(order, (size_t)n_ok, sizeof *order, by_value_desc);
-  for (int k = 0; k < n_ok; k++) pc_polyline(f, &p, r, order[k], ax, na, lo, hi, 0);
   svg_end(&p);
   fprintf(f,
           "<p class=\"note\">%d ok trial%s, blue the %s, red the %s; %d failed trial%s dashed "

@@ -109,7 +109,9 @@ void report_steps_section(FILE *f, const report_sweep *r, int si) {
             curve_color(&d->curve[k]));
     curve_name(f, &d->curve[k]);
   }
-  fprintf(f, ". The fastest trial of each of the top table's first configurations%s.</p>\n",
+  fprintf(f,
+          "<br>The baseline trial and each top configuration's fastest trial "
+          "(numbered as in the table above)%s.</p>\n",
           skip > 0 ? "; left of the warm-up line: the steps metric.skip leaves out" : "");
 }
 
