@@ -91,7 +91,8 @@ static int sample_result(const report_sweep *r, int i) {
 /* By trial number: every trial of the sample (every trial of a sweep of at most
  * REPORT_SAMPLE) under the best-so-far curve: an ok result as a faint dot, so the history shows
  * the spread the curve is the lower (for a rate, the upper) edge of, a failure in the band
- * above the frame (a cross: OOM; a ring: another outcome, its reason on hover). */
+ * above the frame (a cross: OOM; a ring in the sweep's colour: another outcome, its reason on
+ * hover). */
 static void history_dots(FILE *f, const svg_plot *p, const report_sweep *r, int si) {
   const report_data *d = r->data;
   int higher = view_higher(r->obj);
@@ -111,8 +112,10 @@ static void history_dots(FILE *f, const svg_plot *p, const report_sweep *r, int 
       fprintf(f, "<path class=\"oom\" d=\"M%.1f %.1f l6 6 m0 -6 l-6 6\"><title>trial %d: OOM",
               x - 3, band - 3, d->number[i]);
     else
-      fprintf(f, "<circle class=\"failed\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"><title>trial %d: %s", x,
-              band, d->number[i], outcome_name((outcome)o));
+      fprintf(f,
+              "<circle class=\"failed\" style=\"stroke:%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\">"
+              "<title>trial %d: %s",
+              svg_color(si), x, band, d->number[i], outcome_name((outcome)o));
     if (d->reason[i]) fputs(": ", f), report_html(f, d->reason[i]);
     fputs(o == OUTCOME_OOM ? "</title></path>\n" : "</title></circle>\n", f);
   }
@@ -120,8 +123,8 @@ static void history_dots(FILE *f, const svg_plot *p, const report_sweep *r, int 
 
 static void best_plot(FILE *f, report_sweep *rs, int n, int by_time) {
   series s[REPORT_MAX_SWEEPS];
-  /* by trial number, a band above the frame for the failures */
-  svg_plot p = {.x0 = 0, .x1 = 0, .y0 = INFINITY, .y1 = -INFINITY, .top = by_time ? 0 : 26};
+  /* a band above the frame for the failures by trial number (the same frame by time) */
+  svg_plot p = {.x0 = 0, .x1 = 0, .y0 = INFINITY, .y1 = -INFINITY, .top = 26};
   int higher = n > 0 && view_higher(rs[0].obj);
   for (int i = 0; i < n; i++) {
     s[i] = best_series(&rs[i], by_time);

@@ -551,7 +551,10 @@ void report_value_sections(FILE *f, const report_sweep *r, int si) {
   if (imp->n >= 1)
     parallel_plot(f, r, si, ax, imp->n < PC_AXES ? imp->n : PC_AXES);
   else
-    fprintf(f, "<p class=\"note\" id=\"parallel-%d\">No searched parameter.</p>\n", si + 1);
+    fprintf(f,
+            "<p class=\"note\" id=\"parallel-%d\">Needs the importance estimate's parameters "
+            "(too few finished trials to rank them).</p>\n",
+            si + 1);
   fputs("<h3>OOM map</h3>\n", f);
   if (imp->n >= 2) {
     fprintf(f,

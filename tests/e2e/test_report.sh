@@ -141,6 +141,23 @@ fastest=$(vsql "SELECT number FROM trials WHERE status = 'ok' ORDER BY value, nu
 check "the fastest trial's line is drawn last, in the scale's blue" \
   grep -qE "stroke=\"#2c7bb6\" points=\"[^\"]*\"><title>trial $fastest:" <(grep '<polyline class="pc"' <<< "$pc" | tail -1)
 
+# a sweep whose baseline fails: the page still writes, naming the failure and its reason
+cat > allfail.lua <<'LUA'
+return experiment {
+  name = "allfail", model = "m", hardware = "h",
+  command = { "/bin/sh", "-c", "echo 'Fatal: <no> device' >&2; exit 2" },
+  metric = { json = "step_time_ms" },
+  vars = { V = choice { "a", "b", "c" } },
+  budget = { trials = 3 }, seed = 1,
+}
+LUA
+"$ft" -q run allfail.lua --db af.db > /dev/null 2>&1
+"$ft" report 1 --db af.db -o af.html
+check_eq "a failed sweep's report exits 0" "$?" 0
+has af.html '<tr class="st-crash"><td>0</td><td>crash</td><td>Fatal: &lt;no&gt; device</td></tr>'
+has af.html '<p class="note" id="steps-1">No step times recorded.</p>'
+has af.html 'id="parallel-1">Needs the importance estimate'
+
 # 2. escaping
 has r.html 'sim&lt;b&gt;7b&lt;/b&gt;&amp;co'
 check "a variable's markup is escaped" lacks -qF '<script>alert(1)' r.html
