@@ -78,12 +78,15 @@ void report_steps_section(FILE *f, const report_sweep *r, int si) {
                    : "step time of each step: the baseline and the top configurations");
   svg_axes(&p, per > 1 ? "step (each point the mean of a run of steps)" : "step",
            higher ? "rate (per second)" : "step time (ms)", 1);
-  if (skip > 0 && skip < longest)
+  if (skip > 0 && skip < longest) {
+    /* its label left of the line, or right of it when the line is near the frame's left */
+    double x = svg_x(&p, skip + 0.5);
+    int left = x - 48 >= p.left;
     fprintf(f,
             "<line class=\"skip\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\"/>"
-            "<text class=\"tick\" x=\"%.1f\" y=\"%d\">warm-up</text>\n",
-            svg_x(&p, skip + 0.5), svg_x(&p, skip + 0.5), p.top, p.h - p.bottom,
-            svg_x(&p, skip + 0.5) - 44, p.top + 10);
+            "<text class=\"tick halo\" x=\"%.1f\" y=\"%d\" text-anchor=\"%s\">warm-up</text>\n",
+            x, x, p.top, p.h - p.bottom, left ? x - 4 : x + 4, p.top + 10, left ? "end" : "start");
+  }
   /* The baseline first, the winner last, on top. */
   for (int o = 0; o < d->n_curves; o++) {
     const stepcurve *c = &d->curve[o == 0 ? 0 : d->n_curves - o];
