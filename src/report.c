@@ -574,8 +574,9 @@ static void page(FILE *f, report_sweep *rs, int n) {
   /* What the page cost to make: a large sweep's report reads a bounded sample, not every
    * trial (docs/REPORT.md "Large sweeps"). */
   fprintf(f,
-          "<p class=\"note\" id=\"read\">Read %lld trial rows of %lld trials; the top tables' "
-          "intervals from %lld resampled medians.</p>\n</body></html>\n",
+          "<p class=\"note\" id=\"read\">Read %lld trial rows for %lld trials (the curves, the "
+          "sample and the top tables each read their own, so a trial can be read twice); the "
+          "top tables' intervals from %lld resampled medians.</p>\n</body></html>\n",
           rows, trials, draws);
 }
 

@@ -154,7 +154,7 @@ cp seed.db big.db
 python3 history.py big.db 8000 11 1.0 1000000 || die "history.py failed (8000)"
 "$ft" report 1 --db big.db -o big.html ||
   fail "report of 8000 trials"
-rows=$(grep -o '<p class="note" id="read">Read [0-9]* trial rows of [0-9]* trials' big.html |
+rows=$(grep -o '<p class="note" id="read">Read [0-9]* trial rows for [0-9]* trials' big.html |
   sed 's/.*Read \([0-9]*\) trial rows.*/\1/')
 check "the report read at most 2,300 trial rows of 8,000 (${rows:-none})" \
   [ "${rows:-99999}" -le 2300 ] && [ "${rows:-0}" -ge 2000 ]

@@ -60,7 +60,7 @@ outside=$(sed -n '/<svg id="param-1-1"/,/<\/svg>/p' big.html | grep -o '<title>t
   awk -v p="${period% *}" '{ sub(/.* /, ""); if ($0 % p >= 20) n++ } END { print n + 0 }')
 check "param-1-1 draws no trial outside the runs but the top table's ($outside)" [ "$outside" -le 10 ]
 read_note=$(grep -o '<p class="note" id="read">[^<]*' big.html)
-rows=$(sed -n 's/.*>Read \([0-9]*\) trial rows of 18000 trials.*/\1/p' <<< "$read_note")
+rows=$(sed -n 's/.*>Read \([0-9]*\) trial rows for 18000 trials.*/\1/p' <<< "$read_note")
 check "the report read at most 2,100 trial rows of 18,000 (${rows:-none})" \
   [ "${rows:-99999}" -le 2100 ] && [ "${rows:-0}" -ge 2000 ]
 # the top table's ten intervals: the baseline's resampled medians drawn once, each row's ranks
