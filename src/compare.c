@@ -12,6 +12,7 @@
 
 #include "diag.h"
 #include "json.h"
+#include "metric.h"
 #include "report.h"
 #include "stats.h"
 #include "view.h"
@@ -50,6 +51,8 @@ static cJSON *side(const report_sweep *r) {
   add_num(j, "trials", view_num(o, "n_trials"));
   cJSON_AddItemToObject(j, "counts",
                         cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(o, "counts"), 1));
+  /* the values are costs (a rate sweep's 1000 / rate, docs/SCHEMA.md); "better" says which */
+  add_str(j, "better", view_higher(o) ? "higher" : "lower");
   add_num(j, "baseline_ms", have ? v.baseline : NAN);
   add_num(j, "best_ms", v.value);
   add_num(j, "best_trial", cJSON_IsObject(best) ? view_num(best, "number") : NAN);
@@ -113,6 +116,12 @@ static cJSON *flag_diff(const report_sweep *a, const report_sweep *b) {
 /* What a reader should know before trusting the comparison. */
 static cJSON *notes(const cJSON *a, const cJSON *b) {
   cJSON *n = cJSON_CreateArray();
+  const char *ba = view_str(a, "better"), *bb = view_str(b, "better");
+  if (ba && bb && strcmp(ba, bb) != 0)
+    cJSON_AddItemToArray(
+        n, cJSON_CreateString("the metric differs: one sweep's is a rate (metric.better = "
+                              "\"higher\"), the other's a step time; the ratios compare "
+                              "1000 / rate with milliseconds"));
   const char *keys[] = {"model", "hardware", "software"};
   for (int i = 0; i < 3; i++) {
     const char *x = view_str(a, keys[i]), *y = view_str(b, keys[i]);
@@ -150,9 +159,12 @@ static void row(const char *what, const char *a, const char *b) {
   printf("%-10s %-38s %s\n", what, a ? a : "-", b ? b : "-");
 }
 
+/* A side's value KEY as its user reads it: "412.30 ms", or a rate sweep's "2.24/s". */
 static char *ms_text(const cJSON *s, const char *key) {
-  double v = view_num(s, key);
-  return isnan(v) ? xstrdup("-") : xasprintf("%.2f ms", v);
+  char buf[64];
+  const char *better = view_str(s, "better");
+  metric_format(buf, sizeof buf, view_num(s, key), better && strcmp(better, "higher") == 0);
+  return xstrdup(buf);
 }
 
 static char *speedup_text(const cJSON *s) {

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "metric.h"
 #include "sweep.h"
 
 static void on_sigbus(int sig) {
@@ -181,13 +182,15 @@ static void summary_env(const night_summary *s) {
   put_env("FLAGTUNE_TRIALS_PLANNED", buf);
   snprintf(buf, sizeof buf, "%d", s->trials_ok);
   put_env("FLAGTUNE_TRIALS_OK", buf);
-  char line[512];
+  put_env("FLAGTUNE_BETTER", s->higher ? "higher" : "lower");
+  char line[512], best[64], base[64];
+  /* a rate sweep's values as its rate, as show gives them */
+  metric_format(best, sizeof best, s->best_ms, s->higher);
+  metric_format(base, sizeof base, s->baseline_ms, s->higher);
   if (s->best_ms > 0 && s->baseline_ms > 0)
     snprintf(line, sizeof line,
-             "flagtune sweep %lld %s: best %.2f ms vs baseline %.2f ms (%.3fx), "
-             "%d/%d trials",
-             s->sweep_id, s->status, s->best_ms, s->baseline_ms, s->baseline_ms / s->best_ms,
-             s->trials_done, s->trials_planned);
+             "flagtune sweep %lld %s: best %s vs baseline %s (%.3fx), %d/%d trials", s->sweep_id,
+             s->status, best, base, s->baseline_ms / s->best_ms, s->trials_done, s->trials_planned);
   else
     snprintf(line, sizeof line,
              "flagtune sweep %lld %s: no ok trial beats a baseline, %d/%d trials", s->sweep_id,

@@ -27,6 +27,7 @@ typedef struct {
   const char *db_path, *log_dir;
   double best_ms, baseline_ms; /* NaN: none */
   int best_confirmed;          /* best_ms is the confirmed winner's pooled value */
+  int higher;                  /* a rate (metric.better = "higher"): the values are its cost */
   int trials_done, trials_planned, trials_ok;
 } night_summary;
 

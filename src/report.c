@@ -88,25 +88,43 @@ static int sample_result(const report_sweep *r, int i) {
   return t->outcome == OUTCOME_OK && !isnan(t->value) && (isnan(b) || b <= 0 || b >= r->data->full);
 }
 
-/* By trial number: every ok trial of the sample (every trial of a sweep of at most
- * REPORT_SAMPLE) as a faint dot under the best-so-far curve, so the history shows the spread
- * the curve is the lower (for a rate, the upper) edge of. */
+/* By trial number: every trial of the sample (every trial of a sweep of at most
+ * REPORT_SAMPLE) under the best-so-far curve: an ok result as a faint dot, so the history shows
+ * the spread the curve is the lower (for a rate, the upper) edge of, a failure in the band
+ * above the frame (a cross: OOM; a ring in the sweep's colour: another outcome, its reason on
+ * hover). */
 static void history_dots(FILE *f, const svg_plot *p, const report_sweep *r, int si) {
+  const report_data *d = r->data;
   int higher = view_higher(r->obj);
-  for (int i = 0; i < r->data->n_sample; i++) {
-    if (!sample_result(r, i)) continue;
-    double v = metric_shown(r->data->sample[i].value, higher);
-    fprintf(f,
-            "<circle class=\"trial\" fill=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"2\"><title>trial "
-            "%d: %.2f%s</title></circle>\n",
-            svg_color(si), svg_x(p, r->data->number[i]), svg_y(p, v), r->data->number[i], v,
-            higher ? "/s" : " ms");
+  for (int i = 0; i < d->n_sample; i++) {
+    int o = d->sample[i].outcome;
+    double x = svg_x(p, d->number[i]), band = p->top - 10;
+    if (sample_result(r, i)) {
+      double v = metric_shown(d->sample[i].value, higher);
+      fprintf(f,
+              "<circle class=\"trial\" fill=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"2\"><title>trial "
+              "%d: %.2f%s</title></circle>\n",
+              svg_color(si), x, svg_y(p, v), d->number[i], v, higher ? "/s" : " ms");
+      continue;
+    }
+    if (o < 0 || o == OUTCOME_OK || o == OUTCOME_RUNNING) continue;
+    if (o == OUTCOME_OOM)
+      fprintf(f, "<path class=\"oom\" d=\"M%.1f %.1f l6 6 m0 -6 l-6 6\"><title>trial %d: OOM",
+              x - 3, band - 3, d->number[i]);
+    else
+      fprintf(f,
+              "<circle class=\"failed\" style=\"stroke:%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\">"
+              "<title>trial %d: %s",
+              svg_color(si), x, band, d->number[i], outcome_name((outcome)o));
+    if (d->reason[i]) fputs(": ", f), report_html(f, d->reason[i]);
+    fputs(o == OUTCOME_OOM ? "</title></path>\n" : "</title></circle>\n", f);
   }
 }
 
 static void best_plot(FILE *f, report_sweep *rs, int n, int by_time) {
   series s[REPORT_MAX_SWEEPS];
-  svg_plot p = {.x0 = 0, .x1 = 0, .y0 = INFINITY, .y1 = -INFINITY};
+  /* a band above the frame for the failures by trial number (the same frame by time) */
+  svg_plot p = {.x0 = 0, .x1 = 0, .y0 = INFINITY, .y1 = -INFINITY, .top = 26};
   int higher = n > 0 && view_higher(rs[0].obj);
   for (int i = 0; i < n; i++) {
     s[i] = best_series(&rs[i], by_time);
@@ -123,11 +141,11 @@ static void best_plot(FILE *f, report_sweep *rs, int n, int by_time) {
     if (base < p.y0) p.y0 = base;
     if (base > p.y1) p.y1 = base;
     for (int k = 0; !by_time && rs[i].data && k < rs[i].data->n_sample; k++) {
+      if (rs[i].data->number[k] > p.x1) p.x1 = rs[i].data->number[k];
       if (!sample_result(&rs[i], k)) continue;
       double v = metric_shown(rs[i].data->sample[k].value, hi_i);
       if (v < p.y0) p.y0 = v;
       if (v > p.y1) p.y1 = v;
-      if (rs[i].data->number[k] > p.x1) p.x1 = rs[i].data->number[k];
     }
   }
   if (!isfinite(p.y0)) p.y0 = 0, p.y1 = 1;
@@ -153,6 +171,9 @@ static void best_plot(FILE *f, report_sweep *rs, int n, int by_time) {
                      : "best step time so far against trial number");
   svg_axes(&p, by_time ? xlabel : "trial number",
            higher ? "best rate so far (per second)" : "best step time so far (ms)", 1);
+  if (!by_time)
+    fprintf(f, "<text class=\"band\" x=\"%d\" y=\"%d\" text-anchor=\"end\">failed</text>\n",
+            p.left - 4, p.top - 7);
   for (int i = 0; i < n && !by_time; i++)
     if (rs[i].data) history_dots(f, &p, &rs[i], i);
   for (int i = 0; i < n; i++) {
@@ -339,8 +360,6 @@ static void put_differences(FILE *f, const cJSON *trial, const cJSON *base) {
  * draws, not twenty (stats.h, stats_boot). */
 #define TOP_ROW_SEED (STATS_DISPLAY_SEED + 1)
 
-static long long boot_draws; /* resampled medians' ranks drawn, for the tests */
-
 /* The index in D's top table of the winner's configuration (the listing's "best"), -1 when it
  * is not there. */
 static int winner_row(const report_data *d, const cJSON *win) {
@@ -369,7 +388,8 @@ static void winner_first(FILE *f, const report_sweep *r) {
   fputs(" <small>(the winner)</small></td></tr>\n", f);
 }
 
-static void top_table(FILE *f, const report_sweep *r, int si) {
+/* Sweep R's top table; adds the resampled medians it draws to *DRAWS. */
+static void top_table(FILE *f, const report_sweep *r, int si, long long *draws) {
   const report_data *d = r->data;
   const cJSON *base_trial = cJSON_GetObjectItemCaseSensitive(r->obj, "baseline");
   const cJSON *win = cJSON_GetObjectItemCaseSensitive(r->obj, "best");
@@ -384,7 +404,7 @@ static void top_table(FILE *f, const report_sweep *r, int si) {
   double *base_med = NULL, *row_med = NULL, base_m = NAN;
   if (d->have_base && d->n_base_steps > 0 && d->n_top > 0) {
     stats_boot_draw(&base, d->n_base_steps, STATS_RESAMPLES, STATS_DISPLAY_SEED);
-    boot_draws += STATS_RESAMPLES;
+    *draws += STATS_RESAMPLES;
     base_med = xmalloc(STATS_RESAMPLES * sizeof *base_med);
     row_med = xmalloc(STATS_RESAMPLES * sizeof *row_med);
     base_m = stats_boot_medians(&base, d->base_steps, base_med);
@@ -403,7 +423,7 @@ static void top_table(FILE *f, const report_sweep *r, int si) {
       if (!b) {
         b = &rows[n_rows++];
         stats_boot_draw(b, t->n_steps, STATS_RESAMPLES, TOP_ROW_SEED);
-        boot_draws += STATS_RESAMPLES;
+        *draws += STATS_RESAMPLES;
       }
       double lo, hi, sp = base_m / stats_boot_medians(b, t->steps, row_med);
       stats_ratio_ci(base_med, row_med, STATS_RESAMPLES, &lo, &hi);
@@ -476,7 +496,10 @@ static const char *const css =
     "stroke-width:2}.ok{fill:#1f77b4;fill-opacity:.7}.oom{stroke:#d62728;stroke-width:2}"
     ".failed{fill:none;stroke:#888}.cell{stroke:#fff}.celltext{font-size:10px;fill:#111}"
     ".bar{fill:#1f77b4}.params{display:flex;flex-wrap:wrap;gap:8px}figure{margin:0}"
-    "figcaption{font-size:12px;font-family:monospace}";
+    "figcaption{font-size:12px;font-family:monospace}.step{fill:none;stroke-width:1.5}"
+    ".skip{stroke:#999;stroke-dasharray:2 3}.pc{fill:none;stroke-width:1;stroke-opacity:.55}"
+    ".pcfail{fill:none;stroke:#999;stroke-width:1;stroke-dasharray:3 3;stroke-opacity:.6}"
+    ".pcaxis{stroke:#666}.halo{paint-order:stroke;stroke:#fff;stroke-width:3px}";
 
 /* Above the plots of a sweep larger than REPORT_SAMPLE: what they show of it. */
 static void sample_note(FILE *f, const report_sweep *r, int si) {
@@ -497,7 +520,7 @@ static void sample_note(FILE *f, const report_sweep *r, int si) {
       f);
 }
 
-static void sweep_section(FILE *f, const report_sweep *r, int si) {
+static void sweep_section(FILE *f, const report_sweep *r, int si, long long *draws) {
   fprintf(f, "<section class=\"sweep\" id=\"sweep-%d\"><h2>%c: sweep %.0f &ldquo;", si + 1,
           'A' + si, view_num(r->obj, "id"));
   report_html(f, view_str(r->obj, "name"));
@@ -506,7 +529,9 @@ static void sweep_section(FILE *f, const report_sweep *r, int si) {
   sample_note(f, r, si);
   report_value_sections(f, r, si);
   fputs("<h3>Top configurations</h3>\n", f);
-  top_table(f, r, si);
+  top_table(f, r, si, draws);
+  report_steps_section(f, r, si);
+  report_failures_section(f, r, si);
   fputs("<h3>Export</h3>\n", f);
   export_section(f, r, si);
   fputs("</section>\n", f);
@@ -532,18 +557,31 @@ static void page(FILE *f, report_sweep *rs, int n) {
   summary_table(f, rs, n);
   fputs(
       "<h2>Best so far</h2>\n<p class=\"note\">Search trials only (the baseline and "
-      "confirmation re-measurements are not search); dashed: each sweep's baseline.</p>\n"
+      "confirmation re-measurements are not search); dashed: each sweep's baseline. By trial "
+      "number, every trial too: faint dots the ok results, above the frame a cross per OOM "
+      "and a ring per other failure.</p>\n"
       "<div class=\"params\">\n",
       f);
   best_plot(f, rs, n, 0);
   best_plot(f, rs, n, 1);
   fputs("</div>\n", f);
-  for (int i = 0; i < n; i++) sweep_section(f, &rs[i], i);
-  fputs("</body></html>\n", f);
+  long long draws = 0, rows = 0, trials = 0;
+  for (int i = 0; i < n; i++) {
+    sweep_section(f, &rs[i], i, &draws);
+    rows += rs[i].data->rows_read;
+    trials += rs[i].data->n_trials;
+  }
+  /* What the page cost to make: a large sweep's report reads a bounded sample, not every
+   * trial (docs/REPORT.md "Large sweeps"). */
+  fprintf(f,
+          "<p class=\"note\" id=\"read\">Read %lld trial rows for %lld trials (the curves, the "
+          "sample and the top tables each read their own, so a trial can be read twice); the "
+          "top tables' intervals from %lld resampled medians.</p>\n</body></html>\n",
+          rows, trials, draws);
 }
 
 /* Writes the page of RS to PATH ("-" or NULL: stdout) as it is drawn: to a temporary file beside
- * it, renamed into place once whole (a 60,000-trial sweep's page is 0.4 MB: drawn into memory
+ * it, renamed into place once whole (a 60,000-trial sweep's page is 0.9 MB: drawn into memory
  * first, its buffer's pages were a fifth of a report's page faults). */
 static int write_page(const char *path, report_sweep *rs, int n, char **err) {
   outfile out;
@@ -562,10 +600,5 @@ int report_write(const char *db, const char *const *refs, int n, const char *out
     rc = report_sweep_load_data(db, refs[loaded], &rs[loaded], err);
   if (rc == 0) rc = write_page(out_path, rs, n, err);
   for (int i = 0; i < loaded; i++) report_sweep_free(&rs[i]);
-  /* The tests' bound on what a report reads (tests/e2e/test_report_large.sh). */
-  if (getenv("FLAGTUNE_REPORT_ROWS")) {
-    fprintf(stderr, "flagtune: report read %lld trial rows\n", (long long)store_report_rows_read());
-    fprintf(stderr, "flagtune: report drew %lld resampled medians\n", boot_draws);
-  }
   return rc;
 }

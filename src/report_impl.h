@@ -45,6 +45,16 @@ typedef struct {
   int64_t *ids; /* its ok full-budget trials by number */
 } cgroup;
 
+/* The per-step curves: the baseline and the top table's first configurations (the winner
+ * first), each its fastest trial's step times in step order. */
+#define REPORT_CURVES 5
+typedef struct {
+  int number; /* the trial's */
+  int row;    /* 0: the baseline; K: the top table's K-th row */
+  double *ms; /* as stored (a rate sweep's cost); owned */
+  int n;
+} stepcurve;
+
 /* A row of the top table, read once the candidates are ranked. */
 typedef struct {
   double value;
@@ -69,6 +79,7 @@ struct report_data {
   importance_trial *sample; /* the plots' trials: outcome, value, budget, parsed configuration
                              * (owned), as importance reads them */
   int *number;              /* their numbers */
+  char **reason;            /* a failure's first error line (a pruned trial's why), or NULL */
   int n_sample, cap_sample;
   int n_sampled; /* of them, the runs' (the rest: the top table's) */
   importance_result imp;
@@ -76,6 +87,9 @@ struct report_data {
   int n_top;
   double *base_steps; /* the baseline configuration's pooled steps; NULL: no ok baseline */
   int n_base_steps, have_base;
+  stepcurve curve[REPORT_CURVES + 1]; /* the baseline's first, when it has steps */
+  int n_curves;
+  int64_t rows_read; /* trial rows its store_report_ reads passed (the page's last note) */
 };
 
 /* Whether ok trial T ran with the full step budget (halving's short rungs are not results). */
@@ -87,7 +101,16 @@ static inline int report_at_full(const report_data *d, const okrow *t) {
  * bounded sample (never a pass over every trial), then the top table's trials and steps. */
 int report_sweep_load_data(const char *db, const char *ref, report_sweep *out, char **err);
 
-/* Sweep R's (the page's SI-th) "Step time by value" and "OOM map" sections (src/report_plot.c). */
+/* Sweep R's (the page's SI-th) "Step time by value", "Parallel coordinates" and "OOM map"
+ * sections (src/report_plot.c). */
 void report_value_sections(FILE *f, const report_sweep *r, int si);
+
+/* Sweep R's "Step times" section, its per-step curves (src/report_steps.c). */
+void report_steps_section(FILE *f, const report_sweep *r, int si);
+/* Sweep R's "Failed trials" table: the sample's failures, each with its outcome and reason
+ * (src/report_steps.c). */
+void report_failures_section(FILE *f, const report_sweep *r, int si);
+/* The colour of a value U in 0..1 (0 the best) on the report's scale, as "#rrggbb" in BUF. */
+void report_scale_color(double u, char buf[8]);
 
 #endif

@@ -73,13 +73,15 @@ static double iso_seconds(const char *s) {
 /* Appends a trial to the plots' sample, its configuration parsed (an empty one when it is
  * unreadable, as the listing's was). */
 static void sample_add(report_data *d, int number, const char *status, double value, double budget,
-                       const char *config) {
+                       const char *config, const char *reason) {
   if (d->n_sample == d->cap_sample) {
     d->cap_sample = d->cap_sample ? 2 * d->cap_sample : REPORT_SAMPLE + TOP_CONFIGS + 1;
     d->sample = xrealloc(d->sample, (size_t)d->cap_sample * sizeof *d->sample);
     d->number = xrealloc(d->number, (size_t)d->cap_sample * sizeof *d->number);
+    d->reason = xrealloc(d->reason, (size_t)d->cap_sample * sizeof *d->reason);
   }
   cJSON *cfg = cJSON_Parse(config ? config : "{}");
+  d->reason[d->n_sample] = reason && *reason ? xstrdup(reason) : NULL;
   d->number[d->n_sample] = number;
   d->sample[d->n_sample++] =
       (importance_trial){status ? outcome_from_name(status) : -1, value, budget > 0 ? budget : NAN,
@@ -97,6 +99,7 @@ static int budget_full(const report_data *d, int budget) {
 /* report_span's row: the full budget and the earliest start. */
 static int on_span(const store_report_row *r, void *ud) {
   report_data *d = ud;
+  d->rows_read++;
   if (r->steps_budget > d->full) d->full = r->steps_budget;
   double st = iso_seconds(r->started_at);
   if (st < d->t0) d->t0 = st;
@@ -106,6 +109,7 @@ static int on_span(const store_report_row *r, void *ud) {
 /* report_tail's rows: where the curves end (the last search trial at the full budget). */
 static int on_tail(const store_report_row *r, void *ud) {
   report_data *d = ud;
+  d->rows_read++;
   if (!budget_full(d, r->steps_budget)) return 0;
   if (r->number > d->xmax_number) d->xmax_number = r->number;
   double x = (iso_seconds(r->finished_at) - d->t0) / 60;
@@ -116,6 +120,7 @@ static int on_tail(const store_report_row *r, void *ud) {
 /* report_curve's rows: the curves' candidates, by number. */
 static int on_curve(const store_report_row *r, void *ud) {
   report_data *d = ud;
+  d->rows_read++;
   if (d->n_ok == d->cap_ok)
     d->ok = xrealloc(d->ok, (size_t)(d->cap_ok = d->cap_ok ? d->cap_ok * 2 : 64) * sizeof *d->ok);
   d->ok[d->n_ok++] = (okrow){r->id,     r->value,        iso_seconds(r->finished_at),
@@ -126,7 +131,8 @@ static int on_curve(const store_report_row *r, void *ud) {
 /* The sample's rows. */
 static int on_sample(const store_report_row *r, void *ud) {
   report_data *d = ud;
-  sample_add(d, r->number, r->status, r->value, r->steps_budget, r->config);
+  d->rows_read++;
+  sample_add(d, r->number, r->status, r->value, r->steps_budget, r->config, r->error);
   d->n_sampled++;
   return 0;
 }
@@ -169,6 +175,7 @@ static void end_group(top_read *t) {
 
 static int on_repeat(const store_report_row *r, void *ud) {
   top_read *t = ud;
+  t->d->rows_read++;
   report_data *d = t->d;
   const char *config = r->config ? r->config : "{}";
   if (!t->config || strcmp(t->config, config) != 0) {
@@ -193,6 +200,7 @@ static int on_repeat(const store_report_row *r, void *ud) {
 
 static int on_fastest(const store_report_row *r, void *ud) {
   top_read *t = ud;
+  t->d->rows_read++;
   report_data *d = t->d;
   if (!budget_full(d, r->steps_budget)) return 0;
   cgroup *g = new_group(d, r->config ? r->config : "{}");
@@ -283,6 +291,34 @@ static int find_top(store *s, const known_steps *known, int64_t id, report_data 
   return rc;
 }
 
+/* The per-step curves' trials: the baseline trial, the winner (the listing's best) and the
+ * top table's next configurations' fastest trials, REPORT_CURVES besides the baseline. */
+static int load_curves(store *s, const cJSON *obj, report_data *d, char **err) {
+  const cJSON *base = cJSON_GetObjectItemCaseSensitive(obj, "baseline");
+  const cJSON *win = cJSON_GetObjectItemCaseSensitive(obj, "best");
+  const cJSON *pick[REPORT_CURVES + 1];
+  int row[REPORT_CURVES + 1], n = 0, shown = 0;
+  if (cJSON_IsObject(base)) pick[n] = base, row[n++] = 0;
+  const char *wcfg = cJSON_IsObject(win) ? view_str(win, "config") : NULL;
+  if (cJSON_IsObject(win)) pick[n] = win, row[n++] = ++shown;
+  for (int k = 0; k < d->n_top && shown < REPORT_CURVES; k++) {
+    const char *c = view_str(d->top[k].best, "config");
+    if (wcfg && c && strcmp(c, wcfg) == 0) continue;
+    pick[n] = d->top[k].best, row[n++] = ++shown;
+  }
+  int rc = 0;
+  for (int k = 0; k < n && !rc; k++) {
+    stepcurve *c = &d->curve[d->n_curves];
+    *c = (stepcurve){(int)view_num(pick[k], "number"), row[k], NULL, 0};
+    rc = store_report_steps(s, (int64_t)view_num(pick[k], "id"), &c->ms, &c->n, err);
+    if (!rc && c->n > 0)
+      d->n_curves++;
+    else
+      free(c->ms), c->ms = NULL;
+  }
+  return rc;
+}
+
 /* The top table's trials that the sample's runs left out join the plots. */
 static void add_top_to_sample(report_data *d) {
   for (int k = 0; k < d->n_top; k++) {
@@ -290,7 +326,7 @@ static void add_top_to_sample(report_data *d) {
     int number = (int)view_num(t, "number");
     if (number % (d->step * d->run) < d->run) continue;
     sample_add(d, number, view_str(t, "status"), view_num(t, "value"), view_num(t, "steps_budget"),
-               view_str(t, "config"));
+               view_str(t, "config"), NULL);
   }
 }
 
@@ -307,8 +343,13 @@ static void data_free(report_data *d) {
   if (!d) return;
   free(d->ok);
   groups_free(d);
-  for (int i = 0; i < d->n_sample; i++) cJSON_Delete((cJSON *)d->sample[i].config);
+  for (int i = 0; i < d->n_sample; i++) {
+    cJSON_Delete((cJSON *)d->sample[i].config);
+    free(d->reason[i]);
+  }
   free(d->sample);
+  free(d->reason);
+  for (int k = 0; k < d->n_curves; k++) free(d->curve[k].ms);
   free(d->number);
   importance_free(&d->imp);
   for (int k = 0; k < d->n_top; k++) {
@@ -365,6 +406,7 @@ static int load_data(store *s, int64_t id, const known_steps *k, cJSON *obj, rep
     attach_importance(d, obj);
     rc = find_top(s, k, id, d, report_skip(obj), err);
   }
+  if (!rc) rc = load_curves(s, obj, d, err);
   if (!rc) add_top_to_sample(d);
   groups_free(d); /* the candidates were for the ranking alone */
   if (rc) {

@@ -198,11 +198,13 @@ static void category_labels(const svg_plot *p, const level *l, int n) {
 }
 
 /* One trial's mark: a dot for an ok value, a cross in the top band for an OOM, a ring for
- * another failure; nothing for a short halving rung or a running trial. */
+ * another failure (its title the outcome and REASON, the first line of its error: a pruned
+ * trial's why); nothing for a short halving rung or a running trial. */
 static void trial_mark(const svg_plot *p, const importance_trial *t, int number, double x,
-                       double full, int higher) {
+                       double full, int higher, const char *reason) {
   double band = p->top - 10;
   char buf[4 * FIXED_MAX + 160], *q = buf; /* one write a mark: a plot has thousands */
+  const char *end = NULL;
   if (counts_as_result(t, full)) {
     q = fixed(lit(q, "<circle class=\"ok\" cx=\""), x, 1);
     double shown = metric_shown(t->value, higher);
@@ -214,18 +216,25 @@ static void trial_mark(const svg_plot *p, const importance_trial *t, int number,
     q = fixed(lit(q, "<path class=\"oom\" d=\"M"), x - 3, 1);
     q = fixed(lit(q, " "), band - 3, 1);
     q = fixed(lit(q, " l6 6 m0 -6 l-6 6\"><title>trial "), number, 0);
-    q = lit(q, ": OOM</title></path>\n");
+    q = lit(q, ": OOM");
+    end = "</title></path>\n";
   } else if (t->outcome != OUTCOME_OK && t->outcome != OUTCOME_RUNNING) {
     /* (an outcome's name needs no escaping) */
     q = fixed(lit(q, "<circle class=\"failed\" cx=\""), x, 1);
     q = fixed(lit(q, "\" cy=\""), band, 1);
     q = fixed(lit(q, "\" r=\"3\"><title>trial "), number, 0);
-    q = lit(lit(lit(q, ": "), t->outcome >= 0 ? outcome_name((outcome)t->outcome) : ""),
-            "</title></circle>\n");
+    q = lit(lit(q, ": "), t->outcome >= 0 ? outcome_name((outcome)t->outcome) : "");
+    end = "</title></circle>\n";
   } else {
     return;
   }
   fwrite(buf, 1, (size_t)(q - buf), p->f);
+  if (!end) return;
+  if (reason) {
+    fputs(": ", p->f);
+    report_html(p->f, reason);
+  }
+  fputs(end, p->f);
 }
 
 static void param_plot(FILE *f, const report_sweep *r, int si, int k, const char *name,
@@ -273,7 +282,7 @@ static void param_plot(FILE *f, const report_sweep *r, int si, int k, const char
     /* A deterministic spread so repeated values stay visible. */
     if (j >= 0)
       trial_mark(&p, &d->sample[i], d->number[i], svg_x(&p, j) + ((i * 7919) % 17 - 8) * 1.5, full,
-                 higher);
+                 higher, d->reason[i]);
   }
   svg_end(&p);
 }
@@ -375,6 +384,151 @@ static void oom_map(FILE *f, const report_sweep *r, int si, const char *a, const
   free(c);
 }
 
+/* ---- parallel coordinates ---- */
+
+/* At most this many parameters (the most important) get an axis. */
+#define PC_AXES 8
+
+static const importance_trial *pc_trials; /* qsort's context */
+
+/* Slowest first, so the fastest lines are drawn last, on top (a rate sweep's too: by cost). */
+static int by_value_desc(const void *a, const void *b) {
+  double x = pc_trials[*(const int *)a].value, y = pc_trials[*(const int *)b].value;
+  return (x < y) - (x > y);
+}
+
+/* The height of trial T's value of the K-th parameter on its axis: slot 0 the default (the
+ * parameter left unset), then its values in order, bottom to top. */
+static double pc_y(const svg_plot *p, const axis *a, const importance_trial *t, const char *name) {
+  int j = axis_index(a, t, name);
+  return p->h - p->bottom - (j + 1.0) / (a->n > 0 ? a->n : 1) * (p->h - p->top - p->bottom);
+}
+
+static void pc_polyline(FILE *f, const svg_plot *p, const report_sweep *r, int i, const axis *ax,
+                        int na, double lo, double hi, int fail) {
+  const report_data *d = r->data;
+  const importance_trial *t = &d->sample[i];
+  int higher = view_higher(r->obj);
+  char col[8];
+  fprintf(f, "<polyline class=\"%s\"", fail ? "pcfail" : "pc");
+  if (!fail) {
+    report_scale_color(hi > lo ? (t->value - lo) / (hi - lo) : 0, col);
+    fprintf(f, " stroke=\"%s\"", col);
+  }
+  fputs(" points=\"", f);
+  for (int k = 0; k < na; k++)
+    fprintf(f, "%s%.0f,%.0f", k ? " " : "", svg_x(p, k),
+            pc_y(p, &ax[k], t, r->data->imp.p[k].name));
+  double yv = fail ? p->top - 8 : svg_y(p, metric_shown(t->value, higher));
+  fprintf(f, " %.0f,%.0f\"><title>trial %d: ", svg_x(p, na), yv, d->number[i]);
+  if (fail) {
+    fputs(t->outcome >= 0 ? outcome_name((outcome)t->outcome) : "", f);
+    if (d->reason[i]) fputs(": ", f), report_html(f, d->reason[i]);
+  } else {
+    fprintf(f, "%.2f%s", metric_shown(t->value, higher), higher ? "/s" : " ms");
+  }
+  fputs("</title></polyline>\n", f);
+  if (fail)
+    fprintf(f,
+            t->outcome == OUTCOME_OOM
+                ? "<path class=\"oom\" d=\"M%.1f %.1f l6 6 m0 -6 l-6 6\"/>\n"
+                : "<circle class=\"failed\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"/>\n",
+            svg_x(p, na) + (t->outcome == OUTCOME_OOM ? -3 : 0),
+            yv - (t->outcome == OUTCOME_OOM ? 3 : 0));
+}
+
+/* One polyline per ok trial of the sample across the most important parameters' axes to its
+ * step time, coloured by it (blue the fastest, red the slowest); failed trials dashed grey,
+ * ending in the band above the step-time axis with their mark. */
+static void parallel_plot(FILE *f, const report_sweep *r, int si, const axis *ax, int na) {
+  const report_data *d = r->data;
+  int higher = view_higher(r->obj), *order = xcalloc((size_t)d->n_sample + 1, sizeof *order);
+  int n_ok = 0, n_fail = 0;
+  double lo = INFINITY, hi = -INFINITY;
+  /* room on the left for the first axis's value labels (about 6 px a character at 10 px) */
+  size_t widest = strlen("default");
+  for (int j = 0; j < ax[0].n; j++)
+    if (strlen(ax[0].l[j].text) > widest) widest = strlen(ax[0].l[j].text);
+  svg_plot p = {.x0 = -0.3,
+                .x1 = na + 0.3,
+                .y0 = INFINITY,
+                .y1 = -INFINITY,
+                .top = 62,
+                .bottom = 16,
+                .left = 12 + 6 * (int)widest,
+                .right = 44};
+  for (int i = 0; i < d->n_sample; i++) {
+    const importance_trial *t = &d->sample[i];
+    if (counts_as_result(t, d->full)) {
+      order[n_ok++] = i;
+      lo = fmin(lo, t->value), hi = fmax(hi, t->value);
+      double v = metric_shown(t->value, higher);
+      p.y0 = fmin(p.y0, v), p.y1 = fmax(p.y1, v);
+    }
+  }
+  if (!isfinite(p.y0)) p.y0 = 0, p.y1 = 1;
+  double pad = (p.y1 - p.y0) * 0.04 + 1e-9;
+  p.y0 -= pad, p.y1 += pad;
+  char id[32];
+  snprintf(id, sizeof id, "parallel-%d", si + 1);
+  svg_begin(&p, f, id, p.left + 110 + 140 * na, 350,
+            "parallel coordinates: each trial's values of the searched parameters and its result");
+  for (int i = 0; i < d->n_sample; i++) {
+    int o = d->sample[i].outcome;
+    if (o < 0 || o == OUTCOME_OK || o == OUTCOME_RUNNING) continue;
+    pc_polyline(f, &p, r, i, ax, na, lo, hi, 1);
+    n_fail++;
+  }
+  pc_trials = d->sample;
+  qsort(order, (size_t)n_ok, sizeof *order, by_value_desc);
+  for (int k = 0; k < n_ok; k++) pc_polyline(f, &p, r, order[k], ax, na, lo, hi, 0);
+  for (int k = 0; k <= na; k++) {
+    double x = svg_x(&p, k);
+    /* the axes over the lines, their labels haloed; staggered names: three rows (a flag's name is
+     * wider than the axes' spacing), the first axis's from its left, the last's to its right */
+    const char *anchor = k == 0 ? "start" : k == na ? "end" : "middle";
+    fprintf(f,
+            "<line class=\"pcaxis\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\"/>\n"
+            "<text class=\"label\" x=\"%.1f\" y=\"%d\" text-anchor=\"%s\">",
+            x, x, p.top, p.h - p.bottom,
+            k == 0    ? x - 6
+            : k == na ? x + 6
+                      : x,
+            14 + 14 * (k % 3), anchor);
+    if (k < na)
+      report_html(f, r->data->imp.p[k].name);
+    else
+      fputs(higher ? "rate (per second)" : "step time (ms)", f);
+    fputs("</text>\n", f);
+    if (k == na) {
+      double t[12];
+      int nt = svg_ticks(p.y0, p.y1, 6, t);
+      for (int j = 0; j < nt; j++)
+        fprintf(f,
+                "<text class=\"tick halo\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
+                x - 4, svg_y(&p, t[j]) + 3, t[j]);
+      fprintf(f, "<text class=\"band\" x=\"%.1f\" y=\"%d\">failed</text>\n", x + 6, p.top - 5);
+      continue;
+    }
+    for (int j = -1; j < ax[k].n; j++) {
+      double y =
+          p.h - p.bottom - (j + 1.0) / (ax[k].n > 0 ? ax[k].n : 1) * (p.h - p.top - p.bottom);
+      fprintf(f, "<text class=\"tick halo\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", x - 4,
+              y + 3);
+      report_html(f, j < 0 ? "default" : ax[k].l[j].text);
+      fputs("</text>\n", f);
+    }
+  }
+  svg_end(&p);
+  fprintf(f,
+          "<p class=\"note\">%d ok trial%s, blue the %s, red the %s; %d failed trial%s dashed "
+          "grey, ending above the %s axis (a cross: OOM).</p>\n",
+          n_ok, n_ok == 1 ? "" : "s", higher ? "highest rate" : "fastest",
+          higher ? "lowest" : "slowest", n_fail, n_fail == 1 ? "" : "s",
+          higher ? "rate" : "step time");
+  free(order);
+}
+
 /* ---- the sections ---- */
 
 void report_value_sections(FILE *f, const report_sweep *r, int si) {
@@ -393,7 +547,15 @@ void report_value_sections(FILE *f, const report_sweep *r, int si) {
     param_plot(f, r, si, k, imp->p[k].name, &ax[k]);
     fputs("</figure>\n", f);
   }
-  fputs("</div>\n<h3>OOM map</h3>\n", f);
+  fputs("</div>\n<h3>Parallel coordinates</h3>\n", f);
+  if (imp->n >= 1)
+    parallel_plot(f, r, si, ax, imp->n < PC_AXES ? imp->n : PC_AXES);
+  else
+    fprintf(f,
+            "<p class=\"note\" id=\"parallel-%d\">Needs the importance estimate's parameters "
+            "(too few finished trials to rank them).</p>\n",
+            si + 1);
+  fputs("<h3>OOM map</h3>\n", f);
   if (imp->n >= 2) {
     fprintf(f,
             "<p class=\"note\">The two parameters that matter most. Red: every trial OOM; pink: "

@@ -349,6 +349,7 @@ typedef struct {
   double value;
   int steps_budget;
   const char *started_at, *finished_at;
+  const char *error; /* the first line of its error (a pruned trial's reason); the runs only */
 } store_report_row;
 typedef int (*store_report_fn)(const store_report_row *row, void *ud);
 /* Calls FN for every trial of the sweep by number, one row at a time, holding none: a report
@@ -382,7 +383,8 @@ int store_report_repeats(store *s, int64_t sweep_id, double best, store_report_f
 #define STORE_REPORT_STOP (-1000)
 int store_report_fastest(store *s, int64_t sweep_id, store_report_fn fn, void *ud, char **err);
 /* The trials in runs of RUN consecutive numbers, one run every PERIOD (the numbers N with
- * N mod PERIOD < RUN), by number: id, number, role, status, config, value, steps_budget. A
+ * N mod PERIOD < RUN), by number: id, number, role, status, config, value, steps_budget and
+ * the first line of a failure's error (at most 300 bytes; NULL for ok and running). A
  * range read a run: the rows of consecutive trials share their pages. */
 int store_report_runs(store *s, int64_t sweep_id, int period, int run, store_report_fn fn, void *ud,
                       char **err);
@@ -390,7 +392,5 @@ int store_report_runs(store *s, int64_t sweep_id, int period, int run, store_rep
  * most pages once: SQLite's default cache (2 MiB) keeps every page read, each a page of new
  * memory. */
 int store_report_cache(store *s, int pages, char **err);
-/* How many rows the store_report_ reads of this process have passed (the tests' bound). */
-int64_t store_report_rows_read(void);
 
 #endif

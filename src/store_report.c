@@ -59,11 +59,11 @@ static const char *const sql_fastest =
 static const char *const sql_last = "SELECT max(number) FROM trials WHERE sweep_id = :id";
 /* A run of consecutive trials by number, for the sample's runs. */
 static const char *const sql_run =
-  "SELECT id, number, role, status, config, value, steps_budget, NULL, NULL "
+  "SELECT id, number, role, status, config, value, steps_budget, NULL, NULL, "
+  "CASE WHEN status IN ('ok', 'running') THEN NULL "
+  "ELSE substr(error, 1, min(300, instr(error || char(10), char(10)) - 1)) END "
   "FROM trials WHERE sweep_id = :id AND number >= :from AND number < :to ORDER BY number";
 /* clang-format on */
-
-static int64_t rows_read; /* trial rows passed to a store_report_fn, for the tests */
 
 static int prepare(store *s, const char *sql, int64_t id, sqlite3_stmt **st, char **err) {
   *st = NULL;
@@ -112,7 +112,6 @@ static int each(store *s, const char *sql, int64_t id, int64_t step, int64_t las
     return rc;
   }
   while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-    rows_read++;
     store_report_row r = row_of(st);
     r.started_at = text_or_null(st, 7);
     r.finished_at = text_or_null(st, 8);
@@ -136,7 +135,6 @@ static int is_stale(const store_report_row *r, void *ud) {
 /* Whether an ok trial of the sweep was deleted by hand (report_stale): 1, 0, or -1 and *ERR. */
 static int stale(store *s, int64_t sweep_id, char **err) {
   int yes = 0, rc = each(s, sql_stale, sweep_id, 0, 0, 0, is_stale, &yes, err);
-  rows_read -= yes;
   return rc ? -1 : yes;
 }
 
@@ -193,8 +191,8 @@ int store_report_runs(store *s, int64_t sweep_id, int period, int run, store_rep
     }
     int got = SQLITE_DONE;
     while (!stop && (got = sqlite3_step(st)) == SQLITE_ROW) {
-      rows_read++;
       store_report_row r = row_of(st);
+      r.error = text_or_null(st, 9);
       stop = fn(&r, ud);
     }
     if (!stop && got != SQLITE_DONE) rc = store_db_fail(s, err, "reading trials");
@@ -210,10 +208,6 @@ int store_report_cache(store *s, int pages, char **err) {
   if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
     return store_db_fail(s, err, "setting the page cache's size");
   return 0;
-}
-
-int64_t store_report_rows_read(void) {
-  return rows_read;
 }
 
 int store_report_trial(store *s, int64_t trial_id, cJSON **out, char **err) {

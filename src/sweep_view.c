@@ -173,6 +173,7 @@ void sweep_notify(sweep *sw, const char *status, const char *why) {
                        .best_ms = confirmed ? sw->winner_ms : sw->best_ms,
                        .baseline_ms = confirmed ? sw->winner_base_ms : sw->baseline_ms,
                        .best_confirmed = confirmed,
+                       .higher = sw->exp->metric_higher,
                        .trials_done = sw->n_done,
                        .trials_planned = sw->budget_trials,
                        .trials_ok = sw->counts[OUTCOME_OK]};

@@ -4,6 +4,8 @@
 #     setting the same
 #  2. two sweeps in two databases (DB:SWEEP): text rows, --json fields, settings that differ
 #  3. bad references exit 2 with a clear message and print nothing on stdout
+#  4. a rate sweep (metric.better = "higher") reads as its rate, with "better" in --json and
+#     a note against a step-time sweep
 # Usage: test_compare.sh FLAGTUNE_BIN SIM_BIN SOURCE_DIR
 source "$(dirname "$0")/lib.sh"
 
@@ -72,4 +74,34 @@ check "missing database not created" [ ! -e gone.db ]
 "$ft" compare 1 > out.txt 2> err.txt
 check_eq "one sweep only: exit 2" "$?" 2
 has err.txt "usage: flagtune compare A B"
+
+# 4. a rate sweep: the simulator's step times printed as tqdm's rate, X it/s = 1000 / ms
+cat > rate.sh <<'SH'
+#!/bin/sh
+"$FLAGTUNE_SIM" "$@" | awk '/"step_time_ms"/ { gsub(/[{}",:]/, " "); print "step " $2 ": " 1000 / $4 " it/s"; fflush() }'
+SH
+chmod +x rate.sh
+sed -e 's|"'"$sim"'"|"./rate.sh"|' -e 's|name = "old"|name = "rate"|' \
+  -e 's|metric = { json = "step_time_ms", skip = 2 }|metric = { pattern = "([%d.]+) it/s", skip = 2, better = "higher" }|' \
+  old.lua > rate.lua
+grep -q 'better = "higher"' rate.lua && grep -q rate.sh rate.lua || die "rate.lua was not written"
+"$ft" -q run rate.lua --db rate.db > /dev/null 2> run3.err || die "rate sweep failed: $(tail -3 run3.err)"
+"$ft" compare rate.db:rate rate.db:rate > rate.txt 2> err.txt
+check_eq "compare of a rate sweep exits 0" "$?" 0
+base_rate=$(sql rate.db "SELECT printf('%.2f', 1000.0 / baseline_ms) FROM sweep_summary")
+best_rate=$(sql rate.db "SELECT printf('%.2f', 1000.0 / best_ms) FROM sweep_summary")
+check "its baseline reads as the rate (${base_rate}/s)" \
+  grep -qE "^baseline +${base_rate}/s +${base_rate}/s$" rate.txt
+check "its best reads as the rate (${best_rate}/s)" grep -qE "^best +${best_rate}/s +${best_rate}/s$" rate.txt
+check "no value in ms" lacks -q ' ms' rate.txt
+"$ft" compare rate.db:rate rate.db:rate --json > rate.json
+check_eq "--json: the side says better = higher" \
+  "$(sql :memory: "SELECT json_extract(readfile('rate.json'), '\$.a.better')")" higher
+check_eq "--json: best_ms is the stored cost" \
+  "$(sql :memory: "SELECT printf('%.2f', 1000.0 / json_extract(readfile('rate.json'), '\$.a.best_ms'))")" \
+  "$best_rate"
+"$ft" compare old rate.db:rate > mixed.txt
+check "a step-time sweep against a rate sweep: each in its unit" \
+  grep -qE "^baseline +[0-9.]+ ms +${base_rate}/s$" mixed.txt
+has mixed.txt "note: the metric differs: one sweep's is a rate"
 finish

@@ -102,6 +102,25 @@ has err "confirmation skipped: the time budget ran out before it; the best is a 
 has time.env "FLAGTUNE_STATUS=interrupted"
 has time.env "FLAGTUNE_REASON=time budget"
 
+# ---- a rate sweep (metric.better = "higher"): the summary gives rates, not its costs as ms
+export OUT=$work/rate.env
+cat > rate.lua <<'LUA'
+return experiment {
+  name = "nt-rate", model = "m", hardware = "h",
+  command = { "/bin/sh", "-c", "for i in 1 2 3 4; do echo \"step $i: 4 it/s\"; done" },
+  metric = { pattern = "([%d.]+) it/s", better = "higher" },
+  vars = { V = choice { "a", "b" } },
+  budget = { trials = 2 }, seed = 1,
+  on_done = { "sh", "-c", "env | grep ^FLAGTUNE_ | sort > \"$OUT\"" },
+}
+LUA
+"$ft" run rate.lua > out 2> err
+check_eq "rate: exit 0" "$?" 0
+check "rate: the summary gives rates" grep -qE "^FLAGTUNE_SUMMARY=flagtune sweep [0-9]+ done: best 4.00/s vs baseline 4.00/s \\(1.000x\\), 2/2 trials$" rate.env
+has rate.env "FLAGTUNE_BETTER=higher"
+check "rate: FLAGTUNE_BEST_MS stays the stored cost (1000 / 4)" grep -q "^FLAGTUNE_BEST_MS=250\.0000$" rate.env
+has done.env "FLAGTUNE_BETTER=lower"
+
 # ---- on_done is checked like command
 exp str.lua 'on_done = "mail me",'
 "$ft" check str.lua > out 2> err

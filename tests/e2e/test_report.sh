@@ -77,6 +77,87 @@ check "the OOM map is wide enough for its caption (${w:-none} px, $cap character
 check "the top table gives byte thresholds in human units, the exact bytes as its title" \
   grep -qE '<code title="[0-9]+">xla_gpu_all_gather_combine_threshold_bytes=[0-9.]+GiB</code>' r.html
 
+# 1b. a tpe sweep that prunes, in its own database: every trial in the history, the pruned
+# trials' reasons, the per-step curves, the parallel coordinates
+cat > views.lua <<LUA
+return experiment {
+  name = "views", model = "sim", hardware = "test-box",
+  command = { "$sim", "--landscape", "fsdp8", "--steps", "{steps}" },
+  metric = { json = "step_time_ms", skip = 2 },
+  flags = {
+    xla_gpu_enable_latency_hiding_scheduler = bool(),
+    xla_gpu_all_gather_combine_threshold_bytes = pow2("64MiB", "8GiB"),
+    xla_gpu_reduce_scatter_combine_threshold_bytes = pow2("64MiB", "8GiB"),
+  },
+  vars = { XLA_CLIENT_MEM_FRACTION = range(0.75, 0.95, 0.05) },
+  strategy = tpe { startup = 6 }, prune = { margin = 0.05, min_steps = 3 },
+  budget = { trials = 30, steps = 20 },
+  seed = 7, parallel = 2,
+}
+LUA
+"$ft" -q run views.lua --db v.db > /dev/null 2> runv.err || die "views sweep failed: $(tail -3 runv.err)"
+"$ft" report 1 --db v.db -o v.html || fail "report of the tpe sweep"
+vsql() { sql v.db "$1"; }
+n_pruned=$(vsql "SELECT count(*) FROM trials WHERE status = 'pruned'")
+check "the tpe sweep prunes trials ($n_pruned)" [ "${n_pruned:-0}" -gt 0 ]
+n_all=$(vsql "SELECT count(*) FROM trials WHERE status <> 'running'")
+marks=$(sed -n '/<svg id="best-by-trial"/,/<\/svg>/p' v.html | grep -c '<title>trial [0-9]*:')
+check_eq "the history by trial number marks every trial of the tpe sweep" "$marks" "$n_all"
+for id in steps-1 parallel-1 failures-1 read; do has v.html "id=\"$id\""; done
+# each pruned trial: its row in the failed trials' table and its mark's title give its reason
+bad=0
+while IFS='|' read -r num why; do
+  esc=$(sed 's/&/\&amp;/g; s/</\&lt;/g; s/>/\&gt;/g' <<< "$why")
+  grep -qF "<tr class=\"st-pruned\"><td>$num</td><td>pruned</td><td>$esc</td></tr>" v.html ||
+    { echo "trial $num: no table row with '$esc'"; bad=1; }
+  grep -qF "<title>trial $num: pruned: $esc</title>" v.html ||
+    { echo "trial $num: no mark titled with its reason"; bad=1; }
+done < <(vsql "SELECT number, substr(error, 1, instr(error || char(10), char(10)) - 1) FROM trials
+  WHERE status = 'pruned' ORDER BY number")
+check_eq "every pruned trial's reason is in the table and on its marks" "$bad" 0
+check "a pruned reason reads 'pruned at step N: ...'" grep -q '<td>pruned at step [0-9]*: median' v.html
+# the step curves: the baseline's and the winner's trials, each as many points as its steps
+steps_svg=$(sed -n '/<svg id="steps-1"/,/<\/svg>/p' v.html)
+base_n=$(vsql "SELECT number FROM trials WHERE role = 'baseline' ORDER BY number LIMIT 1")
+win_n=$(vsql "SELECT t.number FROM trials t JOIN sweep_best b ON b.trial_id = t.id")
+check "the step curves have the baseline's trial ($base_n)" grep -qF "<title>baseline, trial $base_n</title>" <<< "$steps_svg"
+check "the step curves have the winner's trial ($win_n)" \
+  grep -qF "<title>1: trial $win_n (the winner)</title>" <<< "$steps_svg"
+win_pts=$(grep -F "<title>1: trial $win_n (the winner)" <<< "$steps_svg" | grep -o 'd="[^"]*"' |
+  grep -oE '[ML]' | wc -l)
+check_eq "the winner's curve has a point per step" "$win_pts" \
+  "$(vsql "SELECT count(*) FROM steps s JOIN sweep_best b ON b.trial_id = s.trial_id")"
+check "the warm-up line is drawn (metric.skip = 2)" grep -q '<line class="skip"' <<< "$steps_svg"
+# the parallel coordinates: a line per ok full-budget trial and per failed trial, one point
+# per parameter and one for the step time
+pc=$(sed -n '/<svg id="parallel-1"/,/<\/svg>/p' v.html)
+check_eq "a coloured polyline per ok trial" "$(grep -c '<polyline class="pc"' <<< "$pc")" \
+  "$(vsql "SELECT count(*) FROM trials WHERE status = 'ok' AND value IS NOT NULL")"
+check_eq "a dashed polyline per failed trial" "$(grep -c '<polyline class="pcfail"' <<< "$pc")" \
+  "$(vsql "SELECT count(*) FROM trials WHERE status NOT IN ('ok', 'running')")"
+check_eq "each polyline crosses the 4 parameters' axes and the step time's" \
+  "$(grep -o 'points="[^"]*"' <<< "$pc" | awk '{ print NF }' | sort -u)" 5
+fastest=$(vsql "SELECT number FROM trials WHERE status = 'ok' ORDER BY value, number LIMIT 1")
+check "the fastest trial's line is drawn last, in the scale's blue" \
+  grep -qE "stroke=\"#2c7bb6\" points=\"[^\"]*\"><title>trial $fastest:" <(grep '<polyline class="pc"' <<< "$pc" | tail -1)
+
+# a sweep whose baseline fails: the page still writes, naming the failure and its reason
+cat > allfail.lua <<'LUA'
+return experiment {
+  name = "allfail", model = "m", hardware = "h",
+  command = { "/bin/sh", "-c", "echo 'Fatal: <no> device' >&2; exit 2" },
+  metric = { json = "step_time_ms" },
+  vars = { V = choice { "a", "b", "c" } },
+  budget = { trials = 3 }, seed = 1,
+}
+LUA
+"$ft" -q run allfail.lua --db af.db > /dev/null 2>&1
+"$ft" report 1 --db af.db -o af.html
+check_eq "a failed sweep's report exits 0" "$?" 0
+has af.html '<tr class="st-crash"><td>0</td><td>crash</td><td>Fatal: &lt;no&gt; device</td></tr>'
+has af.html '<p class="note" id="steps-1">No step times recorded.</p>'
+has af.html 'id="parallel-1">Needs the importance estimate'
+
 # 2. escaping
 has r.html 'sim&lt;b&gt;7b&lt;/b&gt;&amp;co'
 check "a variable's markup is escaped" lacks -qF '<script>alert(1)' r.html
@@ -121,7 +202,8 @@ else
   check "the screenshot is a PNG" grep -q PNG <(head -c 8 shot.png)
   check "no script error in the console" lacks -q 'Uncaught' dom.log
   check "the page loaded" lacks -q 'Page load failed' dom.log
-  for id in summary best-by-trial best-by-time importance-1 oommap-1 top-2 export-1; do
+  for id in summary best-by-trial best-by-time importance-1 oommap-1 top-2 export-1 \
+    steps-1 parallel-1 failures-1 read; do
     check "DOM has #$id" grep -q "id=\"$id\"" dom.html
   done
   check "DOM has the escaped model name as text" grep -qF 'sim&lt;b&gt;7b&lt;/b&gt;&amp;co' dom.html
