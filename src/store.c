@@ -109,7 +109,8 @@ static const char *const stmt_sql[ST_COUNT] = {
     "AND (:full <= 0 OR coalesce(steps_budget, 0) <= 0 OR steps_budget >= :full) "
     "ORDER BY value, number",
   [ST_CONFIRM_CONFIRMED] =
-    "SELECT DISTINCT config FROM trials WHERE sweep_id = :sweep_id AND role = 'confirm'",
+    "SELECT DISTINCT config FROM trials INDEXED BY trials_sweep_status_value "
+    "WHERE sweep_id = :sweep_id AND role = 'confirm'",
   [ST_CONFIRM_REPEATED] =
     "SELECT ft_config_hash(config) FROM trials WHERE sweep_id = :sweep_id AND status = 'ok' "
     "AND value > 0 AND (:full <= 0 OR coalesce(steps_budget, 0) <= 0 OR steps_budget >= :full) "
@@ -138,7 +139,8 @@ static const char *const stmt_sql[ST_COUNT] = {
     "SELECT status, value, config, steps_budget FROM trials WHERE sweep_id = :id "
     "AND number % :step = 0 ORDER BY number",
   [ST_SHOW_LOG_FAILURES] =
-    "SELECT count(*) FROM trials WHERE sweep_id = :id AND error LIKE '%flagtune: trial log %'",
+    "SELECT count(*) FROM trials INDEXED BY trials_sweep_status_value WHERE sweep_id = :id AND "
+    "error LIKE '%flagtune: trial log %'",
   /* What its latest finished trials cost (schema 16): those that reached a first step, then
    * those that ended before one (an OOM while compiling, a refused flag; a trial stored
    * before schema 16 is neither). The last 1,000 by
@@ -172,8 +174,8 @@ static const char *const stmt_sql[ST_COUNT] = {
   /* The best and baseline trials the interval is cached for, and the steps it skips. */
   [ST_SWEEP_CI_SOURCE] =
     "SELECT p.trial_id, b.id, coalesce(json_extract(s.options_json, '$.skip'), 0) "
-    "FROM sweeps s JOIN sweep_best p ON p.sweep_id = s.id "
-    "JOIN sweep_baseline sb ON sb.sweep_id = s.id JOIN trials b ON b.id = sb.trial_id "
+    "FROM sweeps s CROSS JOIN sweep_best p ON p.sweep_id = s.id "
+    "CROSS JOIN sweep_baseline sb ON sb.sweep_id = s.id CROSS JOIN trials b ON b.id = sb.trial_id "
     "WHERE s.id = :id",
   [ST_SWEEP_CI_SET] =
     "UPDATE sweeps SET best_ci_trial = :best, best_ci_baseline = :base, best_ci_lo = :lo, "
@@ -190,7 +192,8 @@ static const char *const stmt_sql[ST_COUNT] = {
     "SELECT slurm_job, slurm_step FROM trials WHERE sweep_id = :sweep AND number = :number "
     "AND slurm_job IS NOT NULL",
   [ST_SWEEP_SLURM_JOB] =
-    "SELECT slurm_job FROM trials WHERE sweep_id = :sweep AND slurm_job IS NOT NULL "
+    "SELECT slurm_job FROM trials INDEXED BY trials_sweep_status_value "
+    "WHERE sweep_id = :sweep AND slurm_job IS NOT NULL "
     "ORDER BY id DESC LIMIT 1",
   [ST_TRIAL_PROFILE] =
     "UPDATE trials SET profile_path = :path, profile_status = :status, "
@@ -199,7 +202,8 @@ static const char *const stmt_sql[ST_COUNT] = {
    * most recent others of the model's other sweeps, oldest first (each part a bounded sort). */
 #define WARM_FROM                                                                               \
   "SELECT t.id, t.number, t.role, t.status, t.config, t.value, t.steps_budget, t.pid, "       \
-  "t.sweep_id AS sid FROM sweeps s JOIN trials t ON t.sweep_id = s.id "                       \
+  "t.sweep_id AS sid FROM sweeps s "                                                          \
+  "CROSS JOIN trials t INDEXED BY trials_sweep_status_value ON t.sweep_id = s.id "            \
   "WHERE s.model = :model AND " KEY_BASE("s.hardware") " = " KEY_BASE(":hardware") " "       \
   "AND s.id <> :sweep_id AND t.role <> 'baseline' AND t.config <> '{}' "                      \
   "AND t.status NOT IN ('running', 'lost', 'interrupted') "
@@ -282,6 +286,10 @@ int store_stmt_get(store *s, stmt_id id, sqlite3_stmt **out, char **err) {
   }
   *out = s->cache[id];
   return 0;
+}
+
+const char *store_stmt_text(stmt_id id) {
+  return id >= 0 && id < ST_COUNT ? stmt_sql[id] : NULL;
 }
 
 void store_stmt_done(sqlite3_stmt *st) {
