@@ -108,6 +108,10 @@ gen() { # SIZE -> the cached database's path
     rm -f "$db.tmp-wal" "$db.tmp-shm"
     mv "$db.tmp" "$db"
   fi
+  # A cached file of an older schema: a write open upgrades it (resume of a done sweep opens
+  # the database for writing, then refuses), and reads must then work.
+  "$ft" -q resume 1 --db "$db" > /dev/null 2>&1 || true
+  "$ft" -q show 1 --db "$db" > /dev/null || { echo "bench_cost.sh: cannot read $db" >&2; exit 1; }
   echo "$db"
 }
 
@@ -153,7 +157,9 @@ import os, statistics, subprocess, sys, time
 ft, plain, stat, rounds = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 def ms(argv):
     t0 = time.perf_counter()
-    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    rc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+    if rc != 0:  # a failing command is fast: its time is no figure
+        sys.exit("bench_cost.sh: %s exited %d" % (" ".join(argv), rc))
     return (time.perf_counter() - t0) * 1e3
 page = ("SELECT * FROM trial_results WHERE sweep_id = 1 AND status = 'ok' "
         "ORDER BY value, number LIMIT 50")
