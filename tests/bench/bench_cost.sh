@@ -105,7 +105,7 @@ gen() { # SIZE -> the cached database's path
   if [ ! -f "$db" ]; then
     nice python3 "$root/tests/bench/gen_big_db.py" "$ft" "$db.tmp" --trials "$1" --big "$big" \
       --sweeps 20 > /dev/null
-    rm -f "$db.tmp-wal" "$db.tmp-shm"
+    rm -f "$db.tmp-wal" "$db.tmp-shm" "$db.tmp".sweep-*.lock
     mv "$db.tmp" "$db"
   fi
   # A cached file of an older schema: a write open upgrades it (resume of a done sweep opens
