@@ -392,7 +392,7 @@ static void on_proc_exit(uv_process_t *proc, int64_t exit_status, int term_signa
 
 /* The fork server's exit record, on a loop turn of its own (never inside exec_start). The
  * process handle we do not have counted as one reference: it goes now. */
-void exec_on_served_exit(uv_timer_t *timer) {
+static void on_served_exit(uv_timer_t *timer) {
   exec_trial *t = timer->data;
   int st = t->srv_status;
   if (WIFSIGNALED(st))
@@ -446,7 +446,7 @@ static void stream_init(exec_trial *t, exec_stream *s, int id, size_t max_line) 
   t->refs++;
 }
 
-void exec_timer_init(exec_trial *t, uv_timer_t *timer) {
+static void exec_timer_init(exec_trial *t, uv_timer_t *timer) {
   uv_timer_init(t->loop, timer);
   timer->data = t;
   t->refs++;
@@ -570,7 +570,10 @@ static int start_trial(uv_loop_t *loop, const exec_spec *spec, const exec_callba
   exec_timer_init(t, &t->quiet_timer);
   *out = t;
   int rc = 0;
-  if (!srv || !t->supervised || exec_served_spawn(t, spec, srv) != 0) {
+  if (srv && t->supervised && exec_served_spawn(t, spec, srv) == 0) {
+    exec_timer_init(t, &t->exit_timer);
+    t->refs++; /* the process, until the server's exit record (on_served_exit) */
+  } else {
     rc = spawn(t, spec);
     if (rc != 0) {
       spawn_failed(t, rc);
@@ -770,6 +773,7 @@ executor *exec_local_new(uv_loop_t *loop, const char *supervisor) {
   lx->supervisor = exec_supervisor_path(supervisor);
   lx->srv.loop = loop;
   lx->srv.fd = -1;
+  lx->srv.on_exit = on_served_exit;
   const char *base = lx->supervisor ? strrchr(lx->supervisor, '/') : NULL;
   if (base && strcmp(base + 1, EXEC_SUPERVISOR_BIN) == 0 && !getenv("FLAGTUNE_NO_FORK_SERVER"))
     lx->srv.path = xstrdup(lx->supervisor);

@@ -38,6 +38,9 @@ typedef struct {
   int deaths;
   pid_t spare; /* the server's spare as it announced it (SUP_MSG_SPARE), not yet told; 0: none */
   int off;     /* every trial takes the per-trial exec path */
+  /* exec.c's end of a served trial, run from the trial's exit_timer (initialised by exec.c
+   * once exec_served_spawn returned 0): the server never calls into exec.c by name. */
+  uv_timer_cb on_exit;
 } exec_server;
 
 typedef struct {
@@ -86,15 +89,12 @@ struct exec_trial {
   char rbuf[EXEC_READ_SIZE]; /* shared by both pipes: a read is consumed before the next */
 };
 
-/* exec.c: a timer of T's (one reference of T's), and the served trial's end applied from
- * its exit_timer (the server's exit record, on a loop turn of its own). */
-void exec_timer_init(exec_trial *t, uv_timer_t *timer);
-void exec_on_served_exit(uv_timer_t *timer);
-
-/* exec_server.c: starts T through SRV: 0 when it runs (T's pipes are open and it is live),
+/* exec_server.c: starts T through SRV: 0 when it runs (T's pipes are open and it is live;
+ * the caller then initialises T's exit_timer and counts the process as one reference),
  * -1 when it must take the exec path instead (nothing of it started). */
 int exec_served_spawn(exec_trial *t, const exec_spec *spec, exec_server *srv);
-/* Hands a live served trial its end: STATUS (a wait status) on a loop turn of its own. */
+/* Hands a live served trial its end: STATUS (a wait status) on a loop turn of its own
+ * (SRV's on_exit from T's exit_timer). */
 void exec_served_end(exec_server *srv, exec_trial *t, int status);
 /* Closes the watch on the server's socket (kept between trials; closed when none follows). */
 void exec_server_unpoll(exec_server *srv);

@@ -28,7 +28,7 @@ void exec_served_end(exec_server *srv, exec_trial *t, int status) {
   *pp = t->srv_next;
   srv->n_live--;
   t->srv_status = status;
-  uv_timer_start(&t->exit_timer, exec_on_served_exit, 0, 0);
+  uv_timer_start(&t->exit_timer, srv->on_exit, 0, 0);
 }
 
 void exec_server_unpoll(exec_server *srv) {
@@ -269,8 +269,6 @@ int exec_served_spawn(exec_trial *t, const exec_spec *spec, exec_server *srv) {
   uv_pipe_open(&t->rep.pipe, p[4]);
   t->pid = pid;
   t->srv = srv;
-  exec_timer_init(t, &t->exit_timer);
-  t->refs++; /* the process, until the server's exit record (exec_on_served_exit) */
   t->srv_next = srv->live;
   srv->live = t;
   srv->n_live++;

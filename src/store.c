@@ -33,6 +33,13 @@
   "substr(" x ", 1, instr(" x " || '" HARDWARE_KEY_SEP "', '" HARDWARE_KEY_SEP "') - 1)"
 
 /* clang-format off */
+/* The index of UNIQUE (sweep_id, number) on trials (SQLite names it): a sweep's trials in
+ * number order, which is their rowid order, so a statement that reads every trial of a sweep
+ * reads the table's pages in order through it (through trials_sweep_status_value, in value
+ * order, the same count took 1.1 s instead of 0.2 s over a 60,000-trial sweep). Statements
+ * that could take either name it (INDEXED BY): their plan does not follow statistics. */
+#define BY_NUMBER "sqlite_autoindex_trials_1"
+
 /* Columns of one trial as listings show it (from the trial_results view). */
 #define TRIAL_COLS                                                                          \
   "id, number, role, status, value, speedup, steps_budget, n_steps, duration_s, exit_code, " \
@@ -109,7 +116,8 @@ static const char *const stmt_sql[ST_COUNT] = {
     "AND (:full <= 0 OR coalesce(steps_budget, 0) <= 0 OR steps_budget >= :full) "
     "ORDER BY value, number",
   [ST_CONFIRM_CONFIRMED] =
-    "SELECT DISTINCT config FROM trials WHERE sweep_id = :sweep_id AND role = 'confirm'",
+    "SELECT DISTINCT config FROM trials INDEXED BY " BY_NUMBER " "
+    "WHERE sweep_id = :sweep_id AND role = 'confirm'",
   [ST_CONFIRM_REPEATED] =
     "SELECT ft_config_hash(config) FROM trials WHERE sweep_id = :sweep_id AND status = 'ok' "
     "AND value > 0 AND (:full <= 0 OR coalesce(steps_budget, 0) <= 0 OR steps_budget >= :full) "
@@ -138,7 +146,8 @@ static const char *const stmt_sql[ST_COUNT] = {
     "SELECT status, value, config, steps_budget FROM trials WHERE sweep_id = :id "
     "AND number % :step = 0 ORDER BY number",
   [ST_SHOW_LOG_FAILURES] =
-    "SELECT count(*) FROM trials WHERE sweep_id = :id AND error LIKE '%flagtune: trial log %'",
+    "SELECT count(*) FROM trials INDEXED BY " BY_NUMBER " WHERE sweep_id = :id AND "
+    "error LIKE '%flagtune: trial log %'",
   /* What its latest finished trials cost (schema 16): those that reached a first step, then
    * those that ended before one (an OOM while compiling, a refused flag; a trial stored
    * before schema 16 is neither). The last 1,000 by
@@ -172,8 +181,8 @@ static const char *const stmt_sql[ST_COUNT] = {
   /* The best and baseline trials the interval is cached for, and the steps it skips. */
   [ST_SWEEP_CI_SOURCE] =
     "SELECT p.trial_id, b.id, coalesce(json_extract(s.options_json, '$.skip'), 0) "
-    "FROM sweeps s JOIN sweep_best p ON p.sweep_id = s.id "
-    "JOIN sweep_baseline sb ON sb.sweep_id = s.id JOIN trials b ON b.id = sb.trial_id "
+    "FROM sweeps s CROSS JOIN sweep_best p ON p.sweep_id = s.id "
+    "CROSS JOIN sweep_baseline sb ON sb.sweep_id = s.id CROSS JOIN trials b ON b.id = sb.trial_id "
     "WHERE s.id = :id",
   [ST_SWEEP_CI_SET] =
     "UPDATE sweeps SET best_ci_trial = :best, best_ci_baseline = :base, best_ci_lo = :lo, "
@@ -190,24 +199,27 @@ static const char *const stmt_sql[ST_COUNT] = {
     "SELECT slurm_job, slurm_step FROM trials WHERE sweep_id = :sweep AND number = :number "
     "AND slurm_job IS NOT NULL",
   [ST_SWEEP_SLURM_JOB] =
-    "SELECT slurm_job FROM trials WHERE sweep_id = :sweep AND slurm_job IS NOT NULL "
+    "SELECT slurm_job FROM trials INDEXED BY " BY_NUMBER " "
+    "WHERE sweep_id = :sweep AND slurm_job IS NOT NULL "
     "ORDER BY id DESC LIMIT 1",
   [ST_TRIAL_PROFILE] =
     "UPDATE trials SET profile_path = :path, profile_status = :status, "
     "profile_duration_s = :duration_s WHERE id = :id",
   /* A warm start's history (store_warm_trials): the :best fastest ok trials and the :recent
    * most recent others of the model's other sweeps, oldest first (each part a bounded sort). */
-#define WARM_FROM                                                                               \
+#define WARM_FROM(index)                                                                        \
   "SELECT t.id, t.number, t.role, t.status, t.config, t.value, t.steps_budget, t.pid, "       \
-  "t.sweep_id AS sid FROM sweeps s JOIN trials t ON t.sweep_id = s.id "                       \
+  "t.sweep_id AS sid FROM sweeps s "                                                          \
+  "CROSS JOIN trials t INDEXED BY " index " ON t.sweep_id = s.id "                             \
   "WHERE s.model = :model AND " KEY_BASE("s.hardware") " = " KEY_BASE(":hardware") " "       \
   "AND s.id <> :sweep_id AND t.role <> 'baseline' AND t.config <> '{}' "                      \
   "AND t.status NOT IN ('running', 'lost', 'interrupted') "
   [ST_WARM_TRIALS] =
     "SELECT id, number, role, status, config, value, steps_budget, pid FROM ("
-    "SELECT * FROM (" WARM_FROM "AND t.status = 'ok' AND t.value IS NOT NULL "
+    "SELECT * FROM (" WARM_FROM("trials_sweep_status_value") "AND t.status = 'ok' "
+    "AND t.value IS NOT NULL "
     "ORDER BY t.value, t.id LIMIT :best) UNION ALL "
-    "SELECT * FROM (" WARM_FROM "AND NOT (t.status = 'ok' AND t.value IS NOT NULL) "
+    "SELECT * FROM (" WARM_FROM(BY_NUMBER) "AND NOT (t.status = 'ok' AND t.value IS NOT NULL) "
     "ORDER BY t.id DESC LIMIT :recent)) ORDER BY sid, number",
   [ST_SWEEP_HOLDER] =
     "SELECT status, pid, host, pid_start, coalesce(claimed_at, created_at) FROM sweeps "
@@ -282,6 +294,10 @@ int store_stmt_get(store *s, stmt_id id, sqlite3_stmt **out, char **err) {
   }
   *out = s->cache[id];
   return 0;
+}
+
+const char *store_stmt_text(stmt_id id) {
+  return id >= 0 && id < ST_COUNT ? stmt_sql[id] : NULL;
 }
 
 void store_stmt_done(sqlite3_stmt *st) {

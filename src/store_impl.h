@@ -80,6 +80,9 @@ int store_run_cached(store *s, stmt_id id, const char *what, char **err);
 int store_step_done(store *s, sqlite3_stmt *st, const char *what, char **err);
 void store_stmt_done(sqlite3_stmt *st);
 int store_stmt_get(store *s, stmt_id id, sqlite3_stmt **out, char **err);
+/* The SQL of statement ID (what store_stmt_get prepares); NULL outside the table. The query
+ * plan test reads every one. */
+const char *store_stmt_text(stmt_id id);
 void store_tx_rollback(store *s);
 
 /* Computes the sweep's best-versus-baseline 95 % interval (stats_speedup_ci over their steps

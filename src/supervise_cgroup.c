@@ -90,6 +90,11 @@ void sup_cgroup_prime(void) {
   if (!cgroup2_mount(mnt, sizeof mnt) || !cgroup_self(self, sizeof self)) return;
   int n = snprintf(cg_parent, sizeof cg_parent, "%s%s", mnt, self);
   if (n > 0 && n < (int)sizeof cg_parent) cg_parent_known = 1;
+  sup_cgroup_sweep();
+}
+
+void sup_cgroup_sweep(void) {
+  if (cg_parent_known == 1) cgroup_sweep_stale(cg_parent);
 }
 
 /* Makes the trial's cgroup, a child of our own, when cgroup v2 is there and writable;
@@ -98,10 +103,10 @@ void sup_cgroup_begin(sup_cgroup *cg, int wanted) {
   cg->dir[0] = '\0';
   cg->dir_fd = -1;
   cg->procs_fd = -1;
+  cg->drained = 0;
   if (!wanted) return;
   sup_cgroup_prime();
   if (cg_parent_known != 1) return;
-  cgroup_sweep_stale(cg_parent);
   int n = snprintf(cg->dir, sizeof cg->dir, "%s/flagtune-trial-%d", cg_parent, (int)getpid());
   /* EEXIST: a stale one of an earlier process with our pid, removed if empty. */
   if (n <= 0 || n >= (int)sizeof cg->dir ||
@@ -145,7 +150,7 @@ int sup_cgroup_end(sup_cgroup *cg) {
   if (cg->dir_fd >= 0) close(cg->dir_fd);
   cg->procs_fd = cg->dir_fd = -1;
   char path[SUP_PATH_MAX + 16];
-  int left = cgroup_count(cg);
+  int left = cg->drained ? 0 : cgroup_count(cg);
   if (left > 0) {
     snprintf(path, sizeof path, "%s/cgroup.kill", cg->dir);
     int fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -169,6 +174,10 @@ int sup_cgroup_end(sup_cgroup *cg) {
  * (sup_cgroup_end); when it is empty, leaves its removal (rmdir, 150 µs and more here) to
  * sup_cgroup_end after the trial's end is reported. Returns how many were still in it. */
 int sup_cgroup_drain(sup_cgroup *cg) {
-  if (!cg->dir[0] || cgroup_count(cg) == 0) return 0;
+  if (!cg->dir[0]) return 0;
+  if (cgroup_count(cg) == 0) {
+    cg->drained = 1;
+    return 0;
+  }
   return sup_cgroup_end(cg);
 }

@@ -23,6 +23,8 @@ typedef struct {
   char dir[SUP_PATH_MAX]; /* empty: none */
   int dir_fd;             /* DIR itself, for clone3(CLONE_INTO_CGROUP) */
   int procs_fd;           /* DIR/cgroup.procs, opened before fork so that the child can join */
+  int drained;            /* sup_cgroup_drain found it empty (so it stays so: nothing left in it
+                           * can fork); sup_cgroup_end then removes it without counting again */
 } sup_cgroup;
 
 /* Prints the supervisor's usage line to stderr; returns 2. */
@@ -35,9 +37,13 @@ int sup_parse_args(int argc, char **argv, sup_args *a);
  * WANTED); otherwise leaves CG empty and says nothing (containers often allow none). */
 void sup_cgroup_begin(sup_cgroup *cg, int wanted);
 
-/* Looks up, once per process, where trial cgroups go (sup_cgroup_begin does when needed); the
- * fork server calls it first, so that what it forks inherits the answer. */
+/* Looks up, once per process, where trial cgroups go (sup_cgroup_begin does when needed), and
+ * removes the stale trial cgroups there then; the fork server calls it first, so that what it
+ * forks inherits the answer and none of its spares repeats the scan. */
 void sup_cgroup_prime(void);
+/* Removes the stale trial cgroups (empty, of a process that no longer exists) again: the fork
+ * server calls it when one of its supervisors died of a signal, which may have left its own. */
+void sup_cgroup_sweep(void);
 
 /* Kills what is still in the trial's cgroup (cgroup.kill, kernel 5.14+), waits for it to
  * empty and removes it. Returns how many processes were still in it. */

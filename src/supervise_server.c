@@ -55,16 +55,25 @@ static void place_fd(int fd, int target) {
   dup2(fd, target);
 }
 
-/* Duplicates the trial's three pipes above the low fds and then onto 1, 2 and 3 (3 close-on-exec:
- * the report pipe is never the command's); closes the originals. */
+/* Puts the trial's three pipes on 1, 2 and 3 (3 close-on-exec: the report pipe is never the
+ * command's; 1 and 2 not) and closes the originals: a dup2 each, a pipe first moved out of the
+ * way only when an earlier dup2 would overwrite it (the usual 3, 4, 5 or 3, 4, 6 need none). */
 static void place_pipes(const int fds[3]) {
-  int hi[3];
-  for (int i = 0; i < 3; i++) hi[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 10);
-  for (int i = 0; i < 3; i++) close(fds[i]);
-  for (int i = 0; i < 3; i++) place_fd(hi[i], i + 1);
-  for (int i = 0; i < 3; i++)
-    if (hi[i] != i + 1) close(hi[i]);
-  fcntl(3, F_SETFD, FD_CLOEXEC);
+  int src[3] = {fds[0], fds[1], fds[2]};
+  for (int j = 1; j < 3; j++)
+    if (src[j] >= 1 && src[j] <= j) { /* the target of an earlier pipe: it would be lost */
+      int hi = fcntl(src[j], F_DUPFD_CLOEXEC, 10);
+      close(src[j]);
+      src[j] = hi;
+    }
+  for (int i = 0; i < 3; i++) {
+    if (src[i] != i + 1)
+      dup3(src[i], i + 1, i == 2 ? O_CLOEXEC : 0);
+    else
+      fcntl(i + 1, F_SETFD, i == 2 ? FD_CLOEXEC : 0); /* already there, its flag made right */
+  }
+  for (int i = 0; i < 3; i++) /* one on a low fd was replaced by the dup3 onto it */
+    if (src[i] > 3) close(src[i]);
 }
 
 /* What every served supervisor does before its request can arrive: /dev/null as fd 0, a
@@ -158,7 +167,7 @@ static void lift_fd(int *fd) {
 static void spare_main(int sock, pid_t server, pid_t boss, int ready) {
   served_prepare(server, ready);
   /* The trial's cgroup too, off the next trial's path (one left by a spare killed here is
-   * removed by the next supervisor's cgroup_sweep_stale). */
+   * removed by the server's sup_cgroup_sweep when it reaps us). */
   sup_cgroup cg;
   sup_cgroup_begin(&cg, 1);
   /* Its two fds must not sit where place_pipes puts the trial's pipes (1, 2, 3): the lowest
@@ -345,6 +354,7 @@ static void server_reap(int sock, sup_spare *sp) {
       spare_drop(sp);
     else
       server_send(sock, SUP_MSG_EXITED, r, st);
+    if (WIFSIGNALED(st)) sup_cgroup_sweep(); /* a supervisor killed may have left its cgroup */
   }
 }
 

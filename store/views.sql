@@ -13,7 +13,9 @@
 --   fastest ok trial at the full step budget.
 -- trial_results: every trial with its sweep's names and its speedup over the baseline, and
 --   what it cost (schema 16): first_step_ms, step_ms and compile_ms (first_step_ms less one
---   steady step, never below 0).
+--   steady step, never below 0). The sweep's names are read by primary key for each trial
+--   (scalar subqueries, not a join): a join lets the planner put the trials inner and scan
+--   the sweeps for each one once ANALYZE statistics exist (schema 17).
 -- best: the best trial per (model, hardware) over all sweeps.
 -- sweep_summary: one row per sweep with its counts by status (kept by triggers in
 --   sweep_counts), best trial and speedup.
@@ -41,7 +43,11 @@ SELECT s.id AS sweep_id,
 FROM sweeps s;
 
 CREATE VIEW trial_results AS
-SELECT t.id, t.sweep_id, s.name AS sweep_name, s.model, s.hardware, s.strategy,
+SELECT t.id, t.sweep_id,
+       (SELECT s.name FROM sweeps s WHERE s.id = t.sweep_id) AS sweep_name,
+       (SELECT s.model FROM sweeps s WHERE s.id = t.sweep_id) AS model,
+       (SELECT s.hardware FROM sweeps s WHERE s.id = t.sweep_id) AS hardware,
+       (SELECT s.strategy FROM sweeps s WHERE s.id = t.sweep_id) AS strategy,
        t.number, t.role, t.status, t.config, t.label, t.xla_flags, t.tpu_args, t.env, t.command,
        t.steps_budget, t.value, t.n_steps, t.exit_code, t.signal, t.started_at, t.finished_at,
        t.duration_s, t.log_path, t.error, t.slot, t.pid, t.rerun_of,
@@ -51,7 +57,6 @@ SELECT t.id, t.sweep_id, s.name AS sweep_name, s.model, s.hardware, s.strategy,
        t.first_step_ms, t.step_ms,
        max(t.first_step_ms - coalesce(t.step_ms, 0), 0) AS compile_ms
 FROM trials t
-JOIN sweeps s ON s.id = t.sweep_id
 LEFT JOIN trials b ON b.id = (SELECT sb.trial_id FROM sweep_baseline sb
                             WHERE sb.sweep_id = t.sweep_id);
 

@@ -29,7 +29,8 @@ with tempfile.TemporaryDirectory() as d:
         f.write('return experiment { name = "seed", model = "m0", hardware = "h0",\n'
                 ' command = { "/bin/echo", \'{"step_time_ms": 1.5}\' },\n'
                 ' metric = { json = "step_time_ms" },\n'
-                ' flags = { xla_gpu_autotune_level = int(0, 1000000) },\n'
+                ' flags = { xla_gpu_autotune_level = int(0, 1000000),\n'
+                '           xla_gpu_enable_latency_hiding_scheduler = bool() },\n'
                 ' budget = { trials = 2 }, seed = 1 }\n')
     env = dict(os.environ, FLAGTUNE_LOG_DIR=os.path.join(d, "logs"))
     subprocess.run([a.flagtune, "-q", "run", exp, "--db", a.db], check=True, env=env,
@@ -38,6 +39,10 @@ with tempfile.TemporaryDirectory() as d:
 rng = random.Random(1)
 db = sqlite3.connect(a.db)
 db.execute("PRAGMA synchronous = OFF")
+# Every sweep gets the seed run's experiment and command, so `resume` can carry any of them
+# on (its working directory, a temporary one, is left out: resume runs where it is called).
+seed_cols = db.execute("SELECT experiment_path, experiment_text, experiment_hash, command_json"
+                       " FROM sweeps WHERE id = 1").fetchone()
 db.execute("DELETE FROM steps"); db.execute("DELETE FROM trials"); db.execute("DELETE FROM sweeps")
 opts = json.dumps({"seed": 1, "skip": 2, "reduce": "median"})
 per_small = max(1, (a.trials - a.big) // max(1, a.sweeps - 1))
@@ -50,7 +55,9 @@ for sid in range(1, a.sweeps + 1):
                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                (sid, "sweep%d" % sid, "model%d" % (sid % 5), "8xNVIDIA-H100@80GiB,drv1,cuda12",
                 "random{}", sid, n, 2, opts, "done", "2026-01-01T00:00:00Z",
-                "2026-01-02T00:00:00Z", "return experiment { }"))
+                "2026-01-02T00:00:00Z", seed_cols[1]))
+    db.execute("UPDATE sweeps SET experiment_path = ?, experiment_hash = ?, command_json = ?"
+               " WHERE id = ?", (seed_cols[0], seed_cols[2], seed_cols[3], sid))
     rows, steps = [], []
     for num in range(n):
         tid += 1
