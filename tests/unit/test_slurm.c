@@ -11,6 +11,7 @@
 
 #include "diag.h"
 #include "slurm.h"
+#include "slurm_cmd.h"
 #include "test.h"
 
 typedef struct {
@@ -273,6 +274,22 @@ TEST(reap_checks_restart_count) {
   CHECK(strstr(fake_log(), "scancel 42.2\n") != NULL);
   unsetenv("SLURM_RESTART_COUNT");
   unsetenv("FAKE_RESTART_COUNT");
+  fake_teardown();
+}
+
+/* squeue's %L, the time a job has left: the drain's deadline (sweep_drain.c). */
+TEST(time_left_read) {
+  fake_setup();
+  setenv("FAKE_TIME_LEFT", "1-02:03:04", 1);
+  CHECK_NEAR(slurm_time_left(42), 93784, 1e-9);
+  setenv("FAKE_TIME_LEFT", "2:00:00", 1);
+  CHECK_NEAR(slurm_time_left(42), 7200, 1e-9);
+  setenv("FAKE_TIME_LEFT", "59:58", 1);
+  CHECK_NEAR(slurm_time_left(42), 3598, 1e-9);
+  setenv("FAKE_TIME_LEFT", "UNLIMITED", 1);
+  CHECK_NEAR(slurm_time_left(42), -1, 1e-9);
+  CHECK(strstr(fake_log(), "squeue -h -j 42 -o %L\n") != NULL);
+  unsetenv("FAKE_TIME_LEFT");
   fake_teardown();
 }
 
