@@ -56,8 +56,9 @@ void sweep_drain_watch(sweep *sw) {
   sw->deadline = end;
   alloc_end = end;
   diag_note(
-      "flagtune: slurm: allocation %lld ends in %.0f s: trials that cannot finish %.0f s "
-      "before it are not started",
+      "flagtune: slurm: allocation %lld ends in %.0f s: the sweep's deadline is %.0f s before "
+      "it (no trial starts that cannot finish by then; one still running there is stopped "
+      "and run again later)",
       (long long)job, left, DRAIN_MARGIN_S);
 }
 
