@@ -190,14 +190,15 @@ double slurm_time_left(int64_t job) {
   return left;
 }
 
-/* Whether NAME is trial NUMBER of sweep SWEEP_ID launched in run RESTART of its job (the
- * name before sweep ids were in it, flagtune-trial-N, only in the first run). */
+/* Whether NAME is trial NUMBER of sweep SWEEP_ID launched in run RESTART of its job; also
+ * flagtune-trial-N in a job's first run, the name of a step of an executor given no
+ * job_name. */
 static int step_is_trial(const char *name, int64_t sweep_id, int number, int restart) {
-  char prefix[48], mine[128], legacy[64];
+  char prefix[48], mine[128], plain[64];
   snprintf(prefix, sizeof prefix, "flagtune-sweep-%lld", (long long)sweep_id);
   slurm_step_name(mine, sizeof mine, prefix, number, restart);
-  slurm_step_name(legacy, sizeof legacy, "flagtune", number, 0);
-  return strcmp(name, mine) == 0 || (restart == 0 && strcmp(name, legacy) == 0);
+  slurm_step_name(plain, sizeof plain, "flagtune", number, 0);
+  return strcmp(name, mine) == 0 || (restart == 0 && strcmp(name, plain) == 0);
 }
 
 int slurm_reap(int64_t sweep_id, const exec_orphan *o, int n) {
