@@ -79,7 +79,7 @@ end
 -- typo is a path:line error before anything runs; src/experiment.c copies the result.
 local SLURM_KEYS = { partition = true, account = true, time = true, nodes = true,
                      tasks_per_node = true, gpus_per_trial = true, mode = true, extra = true,
-                     cpus_per_trial = true, srun = true }
+                     cpus_per_trial = true, srun = true, chain = true }
 
 -- srun options flagtune sets for every step itself (src/slurm.c's srun_argv).
 local SRUN_OWN = { "--jobid", "--exact", "--nodes", "-N", "--ntasks", "-n", "--ntasks-per-node",
@@ -113,6 +113,11 @@ function M.executor(v, raw, x)
   end
   out.extra = v:string_list("executor.extra", o.extra)
   out.cpus_per_trial = v:int("executor.cpus_per_trial", o.cpus_per_trial, 0, 1)
+  if o.chain ~= nil and type(o.chain) ~= "boolean" then
+    v:fail_at("executor.chain", "executor.chain must be true or false, got %s",
+              util.describe(o.chain))
+  end
+  out.chain = o.chain and 1 or 0
   if out.cpus_per_trial % out.tasks_per_node ~= 0 then
     v:fail_at("executor.cpus_per_trial", "executor.cpus_per_trial (%d CPUs per node of a trial) "
               .. "must be a multiple of tasks_per_node (%d): each task gets an equal share",

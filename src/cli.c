@@ -20,6 +20,7 @@
 #include "night.h"
 #include "outfile.h"
 #include "report.h"
+#include "rerun.h"
 #include "store.h"
 #include "supervise.h"
 #include "sweep.h"
@@ -74,10 +75,18 @@ static int finish_sweep(args *a, int rc, int64_t id, int unhealthy, char *err) {
 }
 
 static int do_run(args *a, sweep_opts *o) {
-  int64_t id = 0;
+  int64_t id = 0, unfinished = 0;
   int unhealthy = 0;
   char *err = NULL;
-  int rc = sweep_run(a->pos[0], o, &id, &unhealthy, &err);
+  /* Run or resume (rerun.h): an unfinished sweep of this experiment is continued. */
+  int rc = a->fresh ? 0 : rerun_find(a->pos[0], o, &unfinished, &err);
+  if (rc == 0 && unfinished > 0) {
+    char ref[32];
+    snprintf(ref, sizeof ref, "%lld", (long long)unfinished);
+    rc = sweep_resume(ref, o, &id, &unhealthy, &err);
+  } else if (rc == 0) {
+    rc = sweep_run(a->pos[0], o, &id, &unhealthy, &err);
+  }
   return finish_sweep(a, rc, id, unhealthy, err);
 }
 
@@ -185,8 +194,11 @@ static const command commands[] = {
     {"run",
      "run EXPERIMENT.lua [--db PATH] [--parallel N] [--trials N] [--hours H] "
      "[--until HH:MM[:SS]] [--seed S] [--name NAME] [--detach [--log FILE]] "
-     "[--executor local|slurm] [--keep-going] [--notify CMD]",
+     "[--executor local|slurm] [--keep-going] [--notify CMD] [--new]",
      "Runs a new sweep: the baseline, then the strategy's trials, each recorded in the database.\n"
+     "When the database holds an unfinished (interrupted) sweep of the same experiment (its file\n"
+     "byte for byte, and --name when given), run continues it as `resume` would and says so;\n"
+     "--new starts a fresh sweep instead.\n"
      "--executor slurm runs trials as Slurm job steps (the experiment's slurm { ... } options or\n"
      "Slurm's defaults; docs/SLURM.md), local (the default) on this machine.\n"
      "Prints the best configuration, its speedup over the baseline and the export snippet.\n"
@@ -197,7 +209,7 @@ static const command commands[] = {
      "A failed baseline stops the sweep, as do five first trials that fail alike; --keep-going\n"
      "searches on. --notify CMD runs the shell command CMD when the sweep ends (docs/CLI.md).",
      cmd_run, 1, 1,
-     "db parallel trials hours until seed name detach log executor keep-going notify"},
+     "db parallel trials hours until seed name detach log executor keep-going notify new"},
     {"resume",
      "resume SWEEP [--db PATH] [--parallel N] [--trials N] [--hours H] "
      "[--until HH:MM[:SS]] [--force] [--detach [--log FILE]] [--keep-going] [--notify CMD]",
@@ -448,11 +460,12 @@ static int parse_option(args *a, const command *c, int argc, char **argv, int *i
   if (strcmp(name, "detach") == 0 && accepts(c, "detach")) return a->detach = 1, 0;
   if (strcmp(name, "force") == 0 && accepts(c, "force")) return a->force = 1, 0;
   if (strcmp(name, "keep-going") == 0 && accepts(c, "keep-going")) return a->keep_going = 1, 0;
+  if (strcmp(name, "new") == 0 && accepts(c, "new")) return a->fresh = 1, 0;
   if (strcmp(name, "all") == 0 && accepts(c, "all")) return a->all = 1, 0;
   if (strcmp(name, "unsafe-env") == 0 && accepts(c, "unsafe-env")) return a->unsafe_env = 1, 0;
   if (!accepts(c, name) || strcmp(name, "json") == 0 || strcmp(name, "detach") == 0 ||
       strcmp(name, "force") == 0 || strcmp(name, "keep-going") == 0 || strcmp(name, "all") == 0 ||
-      strcmp(name, "unsafe-env") == 0)
+      strcmp(name, "unsafe-env") == 0 || strcmp(name, "new") == 0)
     return unknown_option(c, arg, err);
   const char *v = eq ? eq + 1 : NULL;
   if (!v) {

@@ -18,6 +18,7 @@ typedef struct {
   int parallel, trials, json, help, has_seed;
   int detach, force;  /* run/resume --detach, resume --force */
   int keep_going;     /* run/resume --keep-going */
+  int fresh;          /* run --new: a new sweep even where one of it is unfinished */
   const char *notify; /* run/resume --notify CMD */
   const char *sample; /* check --sample LOG */
   int all;            /* show --all: every trial, not a page */

@@ -211,6 +211,7 @@ static void copy_executor(lua_State *L, int t, experiment *e) {
   e->slurm_extra = get_strv(L, x, "extra", NULL);
   e->slurm_cpus_per_trial = get_int(L, x, "cpus_per_trial", 0);
   e->slurm_srun = get_strv(L, x, "srun", NULL);
+  e->slurm_chain = get_int(L, x, "chain", 0);
   lua_pop(L, 1);
 }
 

@@ -93,6 +93,7 @@ typedef struct {
   char **slurm_extra;       /* NULL-terminated salloc (or per-trial srun) options */
   int slurm_cpus_per_trial; /* CPUs per node of a trial; 0: from --cpus-per-task in extra */
   char **slurm_srun;        /* NULL-terminated options for every step's srun */
+  int slurm_chain;          /* submit the batch job's continuation when drained */
 } experiment;
 
 /* Loads PATH (or TEXT when not NULL, named PATH) and validates everything: keys, types,

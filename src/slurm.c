@@ -15,23 +15,18 @@
 
 #include <errno.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "diag.h"
 #include "exec.h"
-
-extern char **environ;
+#include "slurm_cmd.h"
 
 #define SLURM_DEFAULT_GRACE_S 5.0
-#define SLURM_CONTROLLER_WAIT_S 300.0 /* how long a silent controller is waited for */
 #define SLURM_ATTEMPTS 3 /* srun processes per trial when Slurm loses it before it starts */
-enum { SLURM_OUT_MAX = 64 * 1024, SLURM_ARGV_MAX = 48 };
+enum { SLURM_ARGV_MAX = 48 };
 /* Coordinator ports of multi-process steps: JAX's own Slurm range, [65535 - 2^12 + 1, 65535]
  * (jax/_src/clusters/slurm_cluster.py, get_coordinator_address). */
 enum { SLURM_PORTS = 4096, SLURM_PORT_BASE = 65535 - 4096 + 1 };
@@ -44,6 +39,7 @@ typedef struct {
   char port_used[SLURM_PORTS]; /* JAX_COORDINATOR_PORT offsets held by running trials */
   int64_t job;                 /* the allocation; 0: one job per trial */
   int own_job;                 /* cancel it at free */
+  int restart;                 /* the job's SLURM_RESTART_COUNT: in every step's name */
 } slurm_executor;
 
 typedef struct {
@@ -55,8 +51,9 @@ typedef struct {
   int64_t job;
   int step; /* -1 until srun said */
   char node[64];
-  char *file;     /* the command's argv[0], for messages */
-  exec_spec spec; /* what each attempt runs: deep copies (the caller's die after start) */
+  char step_name[128]; /* the step's --job-name (slurm_step_name) */
+  char *file;          /* the command's argv[0], for messages */
+  exec_spec spec;      /* what each attempt runs: deep copies (the caller's die after start) */
   char **cmd, **envp;
   int attempts;      /* srun processes started */
   int program_lines; /* lines of the program's own delivered (not Slurm's) */
@@ -70,125 +67,6 @@ typedef struct {
   char lost_why[128];
   exec_result res;
 } slurm_trial;
-
-/* ---- running short commands ------------------------------------------------------------- */
-
-int slurm_run(char *const *argv, char **out) {
-  int fd[2];
-  if (out) *out = NULL;
-  if (pipe(fd) != 0) return -1;
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", 0, 0);
-  posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, fd[1], 2);
-  posix_spawn_file_actions_addclose(&fa, fd[0]);
-  posix_spawn_file_actions_addclose(&fa, fd[1]);
-  pid_t pid;
-  int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  close(fd[1]);
-  char *buf = xmalloc(SLURM_OUT_MAX + 1);
-  size_t len = 0;
-  ssize_t n;
-  while (rc == 0 && (n = read(fd[0], buf + len, SLURM_OUT_MAX - len)) != 0) {
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) break;
-    len += (size_t)n;
-    if (len == SLURM_OUT_MAX) { /* keep draining so the command cannot block on us */
-      char sink[4096];
-      while ((n = read(fd[0], sink, sizeof sink)) > 0 || (n < 0 && errno == EINTR)) {
-      }
-      break;
-    }
-  }
-  close(fd[0]);
-  buf[len] = '\0';
-  int status = 0;
-  if (rc == 0)
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-  if (out)
-    *out = buf;
-  else
-    free(buf);
-  if (rc != 0) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-static int scancel(int64_t job, int step, const char *signal) {
-  char id[64], sig[32];
-  if (step >= 0)
-    snprintf(id, sizeof id, "%lld.%d", (long long)job, step);
-  else
-    snprintf(id, sizeof id, "%lld", (long long)job);
-  char *argv[5] = {"scancel", id, NULL, NULL, NULL};
-  if (signal) {
-    snprintf(sig, sizeof sig, "--signal=%s", signal);
-    argv[1] = sig;
-    argv[2] = id;
-  }
-  return slurm_run(argv, NULL);
-}
-
-/* ---- the allocation ----------------------------------------------------------------------- */
-
-/* The first line squeue ARGV prints, "" when Slurm no longer knows what it asked about (no
- * line, or "slurm_load_jobs error: Invalid job id specified"), NULL when the controller did
- * not answer within WAIT_S seconds. A failed squeue ("Unable to contact slurm controller",
- * a failover, a restart) is never read as the job's end: it is asked again after 1, 2, 4 ...
- * (at most 30) seconds. Caller frees. */
-static char *ask_squeue(char *const *argv, const char *what, double wait_s) {
-  double waited = 0, delay = 1;
-  for (;;) {
-    char *out = NULL;
-    int rc = slurm_run(argv, &out);
-    if (rc == 0) {
-      out[strcspn(out, "\n")] = '\0';
-      return out;
-    }
-    if (rc > 0 && strstr(out, "Invalid job id")) {
-      free(out);
-      return xstrdup("");
-    }
-    out[strcspn(out, "\n")] = '\0';
-    if (waited >= wait_s) {
-      diag_warn("slurm: squeue for %s failed for %.0f s (exit %d: %s); its state is unknown", what,
-                waited, rc, *out ? out : "no output");
-      free(out);
-      return NULL;
-    }
-    if (delay > wait_s - waited) delay = wait_s - waited;
-    diag_note("flagtune: slurm: squeue failed (exit %d: %s); asking again in %.0f s", rc,
-              *out ? out : "no output", delay);
-    free(out);
-    struct timespec ts = {(time_t)delay, (long)((delay - (time_t)delay) * 1e9)};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
-    waited += delay;
-    delay = delay * 2 > 30 ? 30 : delay * 2;
-  }
-}
-
-/* squeue's state of JOB ("RUNNING", "PENDING", ...); "" and NULL as ask_squeue's. */
-static char *job_state(int64_t job, double wait_s) {
-  char id[32], what[48];
-  snprintf(id, sizeof id, "%lld", (long long)job);
-  snprintf(what, sizeof what, "job %lld", (long long)job);
-  char *argv[] = {"squeue", "-h", "-j", id, "-o", "%T", NULL};
-  return ask_squeue(argv, what, wait_s);
-}
-
-/* An allocation of ours that is no longer RUNNING is cancelled before another is asked for,
- * so that it cannot come back and be held beside the new one. A PENDING job is left alone:
- * salloc's allocations are never requeued, so it is a batch job Slurm requeued, which will
- * run its own script. */
-static void cancel_old(int64_t job, const char *state) {
-  if (job <= 0 || !state || !*state || strcmp(state, "PENDING") == 0) return;
-  diag_note("flagtune: slurm: cancelling allocation %lld (%s) before asking for a new one",
-            (long long)job, state);
-  scancel(job, -1, NULL);
-}
 
 /* Appends S (owned) to ARGV, K entries long; drops it when ARGV is full. */
 static void add(char **argv, int *k, char *s) {
@@ -258,11 +136,14 @@ static int hold_allocation(slurm_executor *sx, char **err) {
   const char *inside = getenv("SLURM_JOB_ID");
   if (inside && atoll(inside) > 0) { /* flagtune itself runs in the allocation (sbatch) */
     sx->job = atoll(inside);
-    diag_note("flagtune: slurm: using the allocation this runs in, job %lld", (long long)sx->job);
+    const char *r = getenv("SLURM_RESTART_COUNT");
+    sx->restart = r && *r ? atoi(r) : 0;
+    diag_note("flagtune: slurm: using the allocation this runs in, job %lld%s", (long long)sx->job,
+              sx->restart > 0 ? " (requeued: its steps are named after its restart count)" : "");
     return 0;
   }
   if (sx->o.job > 0) {
-    char *st = job_state(sx->o.job, sx->o.controller_wait_s);
+    char *st = slurm_job_state(sx->o.job, sx->o.controller_wait_s);
     if (!st)
       return diag_set(err, FT_ESYS,
                       "slurm: the controller did not answer about allocation %lld for %.0f s; "
@@ -277,7 +158,7 @@ static int hold_allocation(slurm_executor *sx, char **err) {
     } else {
       diag_note("flagtune: slurm: allocation %lld has ended (%s); asking for a new one",
                 (long long)sx->o.job, *st ? st : "gone");
-      cancel_old(sx->o.job, st);
+      slurm_cancel_old(sx->o.job, st);
     }
     free(st);
     if (running) return 0;
@@ -320,7 +201,7 @@ static void on_grace(uv_timer_t *timer) {
   if (!t->inner) return;
   if (t->step >= 0 && !t->kill_sent) {
     t->kill_sent = 1;
-    scancel(t->job, t->step, NULL);
+    slurm_scancel(t->job, t->step, NULL);
     uv_timer_start(&t->grace_timer, on_grace, (uint64_t)(t->grace_s * 1000.0) + 2000, 0);
     return;
   }
@@ -337,7 +218,7 @@ static void stop_step(slurm_trial *t) {
     exec_stop_trial(t->inner);
     return;
   }
-  scancel(t->job, t->step, "TERM");
+  slurm_scancel(t->job, t->step, "TERM");
   uv_timer_start(&t->grace_timer, on_grace, (uint64_t)(t->grace_s * 1000.0), 0);
 }
 
@@ -437,14 +318,14 @@ static int retry(slurm_trial *t) {
   char *err = NULL;
   int rc = 0;
   if (sx->job > 0 && !sx->o.job_per_trial) {
-    char *st = job_state(sx->job, sx->o.controller_wait_s);
+    char *st = slurm_job_state(sx->job, sx->o.controller_wait_s);
     if (!st) {
       rc = diag_set(&err, FT_ESYS, "slurm: allocation %lld: state unknown, trial %d not retried",
                     (long long)sx->job, t->number);
     } else if (strcmp(st, "RUNNING") != 0) {
       diag_note("flagtune: slurm: allocation %lld has ended (%s)", (long long)sx->job,
                 *st ? st : "gone");
-      if (sx->own_job) cancel_old(sx->job, st);
+      if (sx->own_job) slurm_cancel_old(sx->job, st);
       sx->own_job = 0;
       sx->o.job = 0;
       rc = allocate(sx, &err);
@@ -472,7 +353,7 @@ static void check_killed(slurm_trial *t, const exec_result *r) {
   if (!killed || r->spawn_error || t->lost_why[0] || t->stopped != EXEC_STOP_NONE || sx->job <= 0 ||
       sx->o.job_per_trial)
     return;
-  char *st = job_state(sx->job, sx->o.controller_wait_s);
+  char *st = slurm_job_state(sx->job, sx->o.controller_wait_s);
   if (st && strcmp(st, "RUNNING") != 0)
     snprintf(t->lost_why, sizeof t->lost_why, "allocation %lld %s", (long long)sx->job,
              *st ? st : "gone");
@@ -567,8 +448,7 @@ static char **srun_argv(const slurm_executor *sx, const slurm_trial *t, char *co
       o->gpus_per_trial > 0 ? xasprintf("--gres=gpu:%d", o->gpus_per_trial)
                             : xstrdup("--gres=none"));
   if (sx->cpus_per_task > 0) add(v, &k, xasprintf("--cpus-per-task=%d", sx->cpus_per_task));
-  add(v, &k,
-      xasprintf("--job-name=%s-trial-%d", o->job_name ? o->job_name : "flagtune", t->number));
+  add(v, &k, xasprintf("--job-name=%s", t->step_name));
   add(v, &k, xstrdup("--kill-on-bad-exit=1"));
   if (sx->job <= 0) add_site(sx, v, &k);
   for (int i = 0; sx->srun && sx->srun[i]; i++) add(v, &k, xstrdup(sx->srun[i]));
@@ -639,6 +519,8 @@ static int slurm_start(executor *x, const exec_spec *spec, const exec_callbacks 
   t->job = sx->job;
   t->step = -1;
   t->file = xstrdup(spec->argv[0]);
+  slurm_step_name(t->step_name, sizeof t->step_name, sx->o.job_name ? sx->o.job_name : "flagtune",
+                  t->number, sx->restart);
   t->grace_s = spec->grace_s > 0 ? spec->grace_s : SLURM_DEFAULT_GRACE_S;
   t->cmd = copy_strv(spec->argv);
   t->envp = step_env(spec->envp);
@@ -681,7 +563,7 @@ static void slurm_kill(exec_trial *et) {
   t->stop_sent = 1;
   if (t->step >= 0 && !t->kill_sent) {
     t->kill_sent = 1;
-    scancel(t->job, t->step, NULL);
+    slurm_scancel(t->job, t->step, NULL);
   }
   exec_kill_trial(t->inner);
 }
@@ -691,41 +573,6 @@ static void slurm_kill(exec_trial *et) {
 static int slurm_pid(const exec_trial *et) {
   const slurm_trial *t = (const slurm_trial *)et;
   return t && t->inner ? exec_pid(t->inner) : 0;
-}
-
-int slurm_reap(int64_t sweep_id, const exec_orphan *o, int n) {
-  int ended = 0;
-  for (int i = 0; i < n; i++) {
-    if (o[i].slurm_job <= 0 || o[i].slurm_step < 0) continue;
-    /* Step ids restart at 0 when Slurm requeues a batch job: J.S may now be another
-     * trial's, or another sweep's. The step's name says whose it is. */
-    char id[64], mine[96], legacy[48];
-    snprintf(id, sizeof id, "%lld.%d", (long long)o[i].slurm_job, o[i].slurm_step);
-    snprintf(mine, sizeof mine, "flagtune-sweep-%lld-trial-%d", (long long)sweep_id, o[i].number);
-    snprintf(legacy, sizeof legacy, "flagtune-trial-%d", o[i].number);
-    char *argv[] = {"squeue", "-h", "-s", id, "-o", "%j", NULL};
-    char what[80];
-    snprintf(what, sizeof what, "step %s", id);
-    char *name = ask_squeue(argv, what, SLURM_CONTROLLER_WAIT_S);
-    if (!name) continue;
-    if (!*name) { /* ended with the orchestrator */
-      free(name);
-      continue;
-    }
-    if (strcmp(name, mine) != 0 && strcmp(name, legacy) != 0) {
-      diag_note(
-          "flagtune: step %s (trial %d of the previous run) is now '%s': left alone (its job "
-          "was requeued)",
-          id, o[i].number, name);
-      free(name);
-      continue;
-    }
-    free(name);
-    diag_note("flagtune: cancelling step %s (trial %d) left running by the previous run", id,
-              o[i].number);
-    if (scancel(o[i].slurm_job, o[i].slurm_step, NULL) == 0) ended++;
-  }
-  return ended;
 }
 
 static int slurm_reap_op(executor *x, int64_t sweep_id, const exec_orphan *o, int n) {
@@ -738,7 +585,7 @@ static void slurm_free(executor *x) {
   slurm_executor *sx = (slurm_executor *)x;
   if (sx->own_job && sx->job > 0) {
     diag_note("flagtune: slurm: releasing allocation %lld", (long long)sx->job);
-    scancel(sx->job, -1, NULL);
+    slurm_scancel(sx->job, -1, NULL);
   }
   free_strv(sx->extra);
   free_strv(sx->srun);

@@ -51,8 +51,9 @@ int64_t slurm_executor_job(const executor *x);
 
 /* `scancel J.S` for each of the N orphans of sweep SWEEP_ID that ran as a Slurm step
  * (slurm_job > 0): the steps a dead orchestrator left. Step ids restart when Slurm requeues a
- * batch job, so J.S is cancelled only while `squeue -s J.S` names it this sweep's trial
- * (flagtune-sweep-SWEEP_ID-trial-N, or flagtune-trial-N). Returns how many scancel accepted. */
+ * batch job, so J.S is cancelled only while `squeue -s J.S` names it this sweep's trial in
+ * the job's current run (flagtune-sweep-SWEEP_ID-trial-N, -restart-R after it once the job
+ * was requeued R times; flagtune-trial-N in a first run). Returns how many scancel accepted. */
 int slurm_reap(int64_t sweep_id, const exec_orphan *o, int n);
 
 /* Runs ARGV (searched in PATH) to its end; *out (when OUT is non-NULL) receives its stdout

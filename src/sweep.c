@@ -303,6 +303,7 @@ static void refill_queue(sweep *sw, int n) {
 }
 
 static void close_handles(sweep *sw) {
+  sweep_drain_close(sw);
   lhost_signals_settled(0); /* closing the two puts the default action back (libuv) */
   if (!uv_is_closing((uv_handle_t *)&sw->sigint)) uv_close((uv_handle_t *)&sw->sigint, NULL);
   if (!uv_is_closing((uv_handle_t *)&sw->sigterm)) uv_close((uv_handle_t *)&sw->sigterm, NULL);
@@ -647,6 +648,7 @@ int sweep_drive(sweep *sw, char **err) {
   lhost_signals_settled(1); /* libuv's handlers stay until close_handles */
   uv_signal_init(&sw->loop, &sw->sighup);
   uv_signal_start(&sw->sighup, on_hangup, SIGHUP);
+  sweep_drain_watch(sw); /* SIGUSR1, and the allocation's end as a deadline */
   if (sw->deadline > 0) {
     uv_timer_init(&sw->loop, &sw->deadline_timer);
     sw->deadline_timer.data = sw;

@@ -1,6 +1,7 @@
 /* The sweep's inside, shared by sweep.c (the scheduler, run and check), sweep_view.c (what
  * it tells people), sweep_guard.c (what stops it early), sweep_confirm.c (the confirmation),
- * sweep_resume.c (resume) and sweep_minimize.c (minimize), and by nothing else. */
+ * sweep_resume.c (resume), sweep_minimize.c (minimize) and sweep_drain.c (the drain before a
+ * Slurm job's end), and by nothing else. */
 #ifndef FLAGTUNE_SWEEP_IMPL_H
 #define FLAGTUNE_SWEEP_IMPL_H
 
@@ -127,6 +128,12 @@ void sweep_free(sweep *sw);
 double sweep_now_s(void);
 /* Ends the sweep failed with WHY (the first reason is kept and printed). */
 void sweep_fail(sweep *sw, const char *why);
+
+/* sweep_drain.c: SIGUSR1 drains the sweep; under Slurm the allocation's end is a deadline.
+ * Watch before the loop runs; close with the sweep's other handles (it may mark the sweep
+ * stopping: drained, resumable). */
+void sweep_drain_watch(sweep *sw);
+void sweep_drain_close(sweep *sw);
 
 /* sweep_view.c: */
 /* Redraws the status area (a terminal only). */

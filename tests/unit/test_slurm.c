@@ -11,6 +11,7 @@
 
 #include "diag.h"
 #include "slurm.h"
+#include "slurm_cmd.h"
 #include "test.h"
 
 typedef struct {
@@ -246,6 +247,65 @@ TEST(reap_by_stored_ids) {
   CHECK(strstr(log, "scancel 42.5") == NULL);
   CHECK(strstr(log, "scancel 42.6") == NULL);
   CHECK(strstr(log, "scancel 42.8") == NULL); /* ended: squeue knows no such step */
+  fake_teardown();
+}
+
+/* A requeued batch job (same id, step ids from 0 again) names its steps after its restart
+ * count: an orphan's J.S is cancelled only while its name carries the job's current count. */
+TEST(reap_checks_restart_count) {
+  fake_setup();
+  exec_orphan o[] = {{.number = 1, .slurm_job = 42, .slurm_step = 0},
+                     {.number = 2, .slurm_job = 42, .slurm_step = 1},
+                     {.number = 3, .slurm_job = 42, .slurm_step = 2}};
+  name_step(0, "flagtune-sweep-7-trial-1");           /* the first run's name */
+  name_step(1, "flagtune-sweep-7-trial-2-restart-1"); /* this run's: the orphan's own */
+  name_step(2, "flagtune-sweep-7-trial-3-restart-2"); /* a later run's */
+  setenv("FAKE_RESTART_COUNT", "1", 1);
+  CHECK_INT(slurm_reap(7, o, 3), 1);
+  const char *log = fake_log();
+  CHECK(strstr(log, "squeue -h -j 42 -O RestartCnt\n") != NULL);
+  CHECK(strstr(log, "scancel 42.0") == NULL);
+  CHECK(strstr(log, "scancel 42.1\n") != NULL);
+  CHECK(strstr(log, "scancel 42.2") == NULL);
+  /* Inside job 42 itself the count is $SLURM_RESTART_COUNT, not squeue's. */
+  setenv("SLURM_JOB_ID", "42", 1);
+  setenv("SLURM_RESTART_COUNT", "2", 1);
+  CHECK_INT(slurm_reap(7, o, 3), 1);
+  CHECK(strstr(fake_log(), "scancel 42.2\n") != NULL);
+  unsetenv("SLURM_RESTART_COUNT");
+  unsetenv("FAKE_RESTART_COUNT");
+  fake_teardown();
+}
+
+/* squeue's %L, the time a job has left: the drain's deadline (sweep_drain.c). */
+TEST(time_left_read) {
+  fake_setup();
+  setenv("FAKE_TIME_LEFT", "1-02:03:04", 1);
+  CHECK_NEAR(slurm_time_left(42), 93784, 1e-9);
+  setenv("FAKE_TIME_LEFT", "2:00:00", 1);
+  CHECK_NEAR(slurm_time_left(42), 7200, 1e-9);
+  setenv("FAKE_TIME_LEFT", "59:58", 1);
+  CHECK_NEAR(slurm_time_left(42), 3598, 1e-9);
+  setenv("FAKE_TIME_LEFT", "UNLIMITED", 1);
+  CHECK_NEAR(slurm_time_left(42), -1, 1e-9);
+  CHECK(strstr(fake_log(), "squeue -h -j 42 -o %L\n") != NULL);
+  unsetenv("FAKE_TIME_LEFT");
+  fake_teardown();
+}
+
+/* Inside a requeued batch job every step's name carries the restart count. */
+TEST(step_name_has_restart_count) {
+  fake_setup();
+  setenv("SLURM_JOB_ID", "42", 1);
+  setenv("SLURM_RESTART_COUNT", "3", 1);
+  ctx c;
+  start_executor(&c, 0);
+  char *argv[] = {"true", NULL};
+  run(&c, argv, NULL, 0);
+  CHECK_INT(c.res.exit_status, 0);
+  end(&c);
+  CHECK(strstr(fake_log(), "--job-name=flagtune-trial-5-restart-3 ") != NULL);
+  unsetenv("SLURM_RESTART_COUNT");
   fake_teardown();
 }
 
