@@ -147,31 +147,27 @@ static void stop_on_store_fault(sweep *sw, const char *why) {
 }
 
 /* A trial the executor lost (a Slurm node failed, a preemption) runs again, with its own
- * role and step budget, and does not count against the budget. The budget of re-queues is
- * MAX_LOSS_EVENTS allocation events: one event (an allocation ending, a preemption) loses up
- * to `parallel` trials at once, so a run re-queues at most MAX_LOSS_EVENTS * parallel. Past
- * it the cluster is more broken than a node: later losses count (so the sweep ends) and stay
- * lost, for `resume`. Returns 1 when T was queued again. */
-enum { MAX_LOSS_EVENTS = 8 };
-
+ * role and step budget, and does not count against the budget, up to the budget's
+ * max_requeue (budget.h). Past it the cluster is more broken than a node: later losses count
+ * (so the sweep ends) and stay lost, for `resume`. Returns 1 when T was queued again. */
 static int requeue_lost(sweep *sw, const trial_record *t) {
   proposal p;
   char *err = NULL;
-  int max = MAX_LOSS_EVENTS * (sw->parallel > 1 ? sw->parallel : 1);
+  int first = 0;
   if (sw->stopping || sw->failed) return 0;
-  if (sw->n_requeued >= max) {
-    if (sw->n_requeued++ == max)
+  if (!budget_may_requeue(&sw->bud, &first)) {
+    if (first)
       diag_warn(
           "%d trials were lost by the executor in this run; later losses stay lost "
           "(`flagtune resume` runs them again)",
-          max);
+          sw->bud.max_requeue);
     return 0;
   }
   if (strategy_render(sw->strat, t->config_json, &p, &err) != 0) {
     free(err);
     return 0;
   }
-  sw->n_requeued++;
+  budget_requeued(&sw->bud);
   p.steps = t->steps_budget;
   sweep_queue_push(sw, &p, t->role == ROLE_SEARCH ? ROLE_RERUN : t->role,
                    t->role == ROLE_BASELINE ? 0 : t->number);
@@ -199,7 +195,7 @@ static void log_memory(sweep *sw) {
     if (fscanf(st, "%ld %ld", &pages, &rss) != 2) rss = 0;
     fclose(st);
   }
-  fprintf(f, "%d %zu %lld %zu %ld\n", sw->n_done, lhost_memory(sw->host),
+  fprintf(f, "%d %zu %lld %zu %ld\n", sw->bud.done, lhost_memory(sw->host),
           (long long)store_memory_used(), mi.uordblks + mi.hblkhd,
           rss * (sysconf(_SC_PAGESIZE) / 1024));
   fflush(f);
@@ -210,12 +206,11 @@ static void on_trial_done(void *ud, const trial_result *r) {
   const trial_record *t = &r->record;
   keep_check_ref(sw, r);
   int again = t->status == OUTCOME_LOST && !r->store_err && requeue_lost(sw, t);
-  if (t->status == OUTCOME_LOST && !again) sw->n_lost_left++;
-  if (t->status == OUTCOME_INTERRUPTED || again || r->store_err) {
-    sw->counted--;
-    if (t->role == ROLE_CONFIRM) sw->confirm_counted--;
+  if (t->status == OUTCOME_LOST && !again) budget_lost(&sw->bud);
+  if (!budget_counts(t->status == OUTCOME_INTERRUPTED, again, r->store_err != NULL)) {
+    budget_uncount(&sw->bud, t->role == ROLE_CONFIRM);
   } else {
-    sw->n_done++;
+    budget_end(&sw->bud);
     if (!r->spawn_error) cost_add(&sw->cost, r->wall_s, t->n_steps, t->steps_budget, r->step_ms);
   }
   if (!r->store_err) sw->counts[t->status]++;
@@ -239,8 +234,7 @@ static int start_trial(sweep *sw, int slot, pending *q) {
   char *err = NULL;
   int rc = trial_start(&sw->tctx, &w, &q->prop, on_trial_done, sw, &sw->slots[slot], &err);
   if (rc == FT_ESTORE) {
-    sw->counted--;
-    if (q->role == ROLE_CONFIRM) sw->confirm_counted--;
+    budget_uncount(&sw->bud, q->role == ROLE_CONFIRM);
     stop_on_store_fault(sw, err ? err : "cannot record a trial");
     free(err);
     proposal_clear(&q->prop);
@@ -270,19 +264,16 @@ static int free_slot(sweep *sw) {
  * steps at their steady time: cost_predict) must fit in the time left. The first trial
  * always starts. */
 static int fits_deadline(sweep *sw) {
-  if (sw->deadline <= 0) return 1;
-  double left = sw->deadline - sweep_now_s();
-  if (left <= 0) return 0;
-  if (sw->cost.n == 0) return 1;
   int steps = sw->n_queue > 0 && sw->queue[0].prop.steps > 0 ? sw->queue[0].prop.steps
                                                              : sw->exp->budget_steps;
-  return cost_predict(&sw->cost, steps) < left;
+  double predicted = sw->cost.n > 0 ? cost_predict(&sw->cost, steps) : NAN;
+  return budget_fits(&sw->bud, sweep_now_s(), predicted);
 }
 
 static int may_start(sweep *sw) {
-  if (sw->stopping || sw->failed || sw->deadline_hit) return 0;
-  if (sw->counted >= sw->budget_trials && !sw->refill) return 0; /* minimize: its own budget */
-  if (sw->check_waits && sw->n_running > 0) return 0; /* the baseline's losses come first */
+  if (sw->stopping || sw->failed || sw->bud.deadline_hit) return 0;
+  if (!budget_has_room(&sw->bud) && !sw->refill) return 0; /* minimize: its own budget */
+  if (sw->check_waits && sw->n_running > 0) return 0;      /* the baseline's losses come first */
   return fits_deadline(sw);
 }
 
@@ -307,7 +298,7 @@ static void close_handles(sweep *sw) {
   if (!uv_is_closing((uv_handle_t *)&sw->sigint)) uv_close((uv_handle_t *)&sw->sigint, NULL);
   if (!uv_is_closing((uv_handle_t *)&sw->sigterm)) uv_close((uv_handle_t *)&sw->sigterm, NULL);
   if (!uv_is_closing((uv_handle_t *)&sw->sighup)) uv_close((uv_handle_t *)&sw->sighup, NULL);
-  if (sw->deadline > 0 && !uv_is_closing((uv_handle_t *)&sw->deadline_timer))
+  if (sw->bud.deadline > 0 && !uv_is_closing((uv_handle_t *)&sw->deadline_timer))
     uv_close((uv_handle_t *)&sw->deadline_timer, NULL);
   if (sw->tick_on && !uv_is_closing((uv_handle_t *)&sw->tick))
     uv_close((uv_handle_t *)&sw->tick, NULL);
@@ -321,14 +312,13 @@ static int fill_queue(sweep *sw) {
     if (sw->n_running == 0 && !sw->failed) sw->refill(sw);
     return sw->n_queue > 0;
   }
-  int searched = sw->counted - sw->confirm_counted;
-  if (searched < sw->search_budget) {
-    int want = sw->search_budget - searched;
+  int want = budget_search_left(&sw->bud);
+  if (want > 0) {
     int free_n = sw->parallel - sw->n_running;
     refill_queue(sw, want < free_n ? want : free_n);
     if (sw->n_queue > 0 || !sw->strategy_exhausted) return sw->n_queue > 0;
   }
-  if (sw->confirm_planned || sw->search_budget >= sw->budget_trials || sw->n_running > 0) return 0;
+  if (sw->confirm_planned || !budget_confirms(&sw->bud) || sw->n_running > 0) return 0;
   sweep_plan_confirmation(sw);
   /* trials given back: the search goes on (its budget grew, so this ends) */
   if (!sw->confirm_planned && !sw->failed) return fill_queue(sw);
@@ -340,8 +330,7 @@ static void schedule(sweep *sw) {
   while (may_start(sw) && (slot = free_slot(sw)) >= 0) {
     if (!fill_queue(sw) || !fits_deadline(sw)) break;
     pending q = queue_pop(sw);
-    sw->counted++;
-    if (q.role == ROLE_CONFIRM) sw->confirm_counted++;
+    budget_start(&sw->bud, q.role == ROLE_CONFIRM);
     if (start_trial(sw, slot, &q) != 0) break;
   }
   if (sw->n_running == 0) close_handles(sw);
@@ -404,10 +393,11 @@ void sweep_free(sweep *sw) {
 static void apply_opts(sweep *sw, const sweep_opts *o) {
   experiment *e = sw->exp;
   sw->parallel = o->parallel > 0 ? o->parallel : e->parallel;
-  sw->budget_trials = o->trials > 0 ? o->trials : e->budget_trials;
+  int trials = o->trials > 0 ? o->trials : e->budget_trials;
   double hours = o->hours >= 0 ? o->hours : e->budget_hours;
-  sw->deadline = hours > 0 ? sweep_now_s() + hours * 3600.0 : 0;
-  experiment_override_budget(e, sw->budget_trials, hours);
+  int confirm = e->confirm_top > 0 ? e->confirm_repeats * (e->confirm_top + 1) : 0;
+  budget_init(&sw->bud, trials, confirm, sw->parallel, hours, sweep_now_s());
+  experiment_override_budget(e, trials, hours);
   sw->seed = o->has_seed ? o->seed : e->has_seed ? e->seed : (int64_t)time(NULL) % 1000000;
   sw->slots = xcalloc((size_t)sw->parallel, sizeof(trial *));
   sw->metric = experiment_metric(e);
@@ -424,12 +414,6 @@ static void apply_opts(sweep *sw, const sweep_opts *o) {
   sw->keep_going = o->keep_going;
   sw->notify = o->notify;
   sw->view = progress_detect();
-  /* Confirmation takes its trials from the budget, and only when the search keeps at least
-   * twice as many: a small budget is better spent searching. */
-  int confirm = e->confirm_top > 0 ? e->confirm_repeats * (e->confirm_top + 1) : 0;
-  sw->search_budget = sw->budget_trials;
-  if (confirm > 0 && sw->budget_trials - 1 - confirm >= 2 * confirm)
-    sw->search_budget = sw->budget_trials - confirm;
 }
 
 /* The experiment's hardware string, or for "auto" the key of the GPUs one trial uses. */
@@ -498,7 +482,7 @@ int sweep_prepare(sweep *sw, const char *path, const char *text, const sweep_opt
   if (rc != 0) return rc;
   apply_opts(sw, o);
   load_default_tokens(sw);
-  if (sw->budget_trials < 2)
+  if (sw->bud.trials < 2)
     return diag_set(err, FT_EINPUT, "--trials must be at least 2: the baseline takes one");
   /* Under Slurm each step gets its GPUs from the allocation's gres, not from a local plan. */
   const char *kind = o->executor ? o->executor : sw->exp->executor;
@@ -557,7 +541,7 @@ static int create_sweep(sweep *sw, const sweep_opts *o, char **err) {
                        .experiment_hash = e->hash,
                        .strategy = e->strategy_desc,
                        .seed = sw->seed,
-                       .budget_trials = sw->budget_trials,
+                       .budget_trials = sw->bud.trials,
                        .budget_hours = o->hours >= 0 ? o->hours : e->budget_hours,
                        .budget_steps = e->budget_steps,
                        .parallel = sw->parallel,
@@ -575,7 +559,7 @@ static int create_sweep(sweep *sw, const sweep_opts *o, char **err) {
 /* The time budget ran out: stop what runs (recorded interrupted, re-run by a resume). */
 static void on_deadline(uv_timer_t *timer) {
   sweep *sw = timer->data;
-  sw->deadline_hit = 1;
+  sw->bud.deadline_hit = 1;
   diag_note("flagtune: time budget reached; stopping %d running trial%s", sw->n_running,
             sw->n_running == 1 ? "" : "s");
   for (int i = 0; i < sw->parallel; i++)
@@ -585,7 +569,7 @@ static void on_deadline(uv_timer_t *timer) {
 
 /* Whether the time budget (or the fear of overrunning it) left the trial budget unspent. */
 static int cut_by_time(const sweep *sw) {
-  return sw->deadline > 0 && sw->counted < sw->budget_trials && !sw->strategy_exhausted;
+  return budget_cut_by_time(&sw->bud, sw->strategy_exhausted);
 }
 
 /* How the sweep ended, and why (NULL: no reason to record). Stopped by a signal, by a full
@@ -599,7 +583,7 @@ static const char *end_status(const sweep *sw, const char **why) {
     *why = "time budget";
     return "interrupted";
   }
-  if (sw->n_lost_left > 0) {
+  if (sw->bud.lost_left > 0) {
     *why = "trials lost by the executor";
     return "interrupted";
   }
@@ -627,8 +611,8 @@ static void record_end(sweep *sw) {
   free(err);
   if (strcmp(status, "interrupted") == 0 && why && strcmp(why, "time budget") == 0) {
     diag_note("flagtune: sweep %lld stopped by its time budget after %d of %d trials",
-              (long long)sw->id, sw->n_done, sw->budget_trials);
-    if (!sw->confirm_planned && sw->search_budget < sw->budget_trials)
+              (long long)sw->id, sw->bud.done, sw->bud.trials);
+    if (!sw->confirm_planned && budget_confirms(&sw->bud))
       diag_note(
           "flagtune: confirmation skipped: the time budget ran out before it; the best is a "
           "single run (`flagtune resume %lld` runs the rest, confirmation included)",
@@ -647,11 +631,11 @@ int sweep_drive(sweep *sw, char **err) {
   lhost_signals_settled(1); /* libuv's handlers stay until close_handles */
   uv_signal_init(&sw->loop, &sw->sighup);
   uv_signal_start(&sw->sighup, on_hangup, SIGHUP);
-  if (sw->deadline > 0) {
+  if (sw->bud.deadline > 0) {
     uv_timer_init(&sw->loop, &sw->deadline_timer);
     sw->deadline_timer.data = sw;
-    double left = sw->deadline - sweep_now_s();
-    uv_timer_start(&sw->deadline_timer, on_deadline, left > 0 ? (uint64_t)(left * 1000) : 0, 0);
+    double left = budget_time_left(&sw->bud, sweep_now_s());
+    uv_timer_start(&sw->deadline_timer, on_deadline, (uint64_t)(left * 1000), 0);
   }
   int rc = launch_make_dirs(sw->log_dir, err);
   if (rc != 0) sweep_fail(sw, *err);
@@ -687,7 +671,7 @@ int sweep_drive(sweep *sw, char **err) {
     diag_note(
         "flagtune: time budget spent after %d of %d trials; `flagtune resume %lld` runs "
         "the rest",
-        sw->counted, sw->budget_trials, (long long)sw->id);
+        sw->bud.counted, sw->bud.trials, (long long)sw->id);
   return 0;
 }
 
@@ -839,7 +823,7 @@ int sweep_check(const char *path, const sweep_opts *o, char **summary, char **er
         "%s: ok: %d searched parameter%s, %.6g configurations, strategy %s, "
         "%d trials (baseline + %d)%s, parallel %d",
         path, e->n_params, e->n_params == 1 ? "" : "s", e->space_size, e->strategy_desc,
-        sw->budget_trials, sw->budget_trials - 1, hours, sw->parallel);
+        sw->bud.trials, sw->bud.trials - 1, hours, sw->parallel);
     if (o->sample) rc = sample_append(e, o->sample, summary, err); /* check --sample */
   }
   sweep_free(sw);
@@ -878,7 +862,7 @@ int sweep_run(const char *path, const sweep_opts *o, int64_t *sweep_id, int *unh
   if (rc == 0) {
     char *name = json_terminal_text(o->name ? o->name : sw->exp->name, NULL);
     diag_note("flagtune: sweep %lld \"%s\": %d trials (baseline + %d), parallel %d, seed %lld",
-              (long long)sw->id, name, sw->budget_trials, sw->budget_trials - 1, sw->parallel,
+              (long long)sw->id, name, sw->bud.trials, sw->bud.trials - 1, sw->parallel,
               (long long)sw->seed);
     free(name);
     rc = sweep_drive(sw, err);

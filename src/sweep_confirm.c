@@ -64,7 +64,7 @@ void sweep_plan_confirmation(sweep *sw) {
   const char **configs = NULL, **pool = NULL;
   int n = 0, n_configs = 0, n_pool = 0;
   char *err = NULL;
-  int left = sw->budget_trials - sw->counted;
+  int left = budget_left(&sw->bud);
   sw->confirm_planned = 1;
   /* The plan reads values, outcomes and configurations of the trials it can choose from (no
    * step times): not every trial of a long sweep. */
@@ -93,7 +93,7 @@ void sweep_plan_confirmation(sweep *sw) {
         "flagtune: confirmation: %d of the %d trials left can change the answer; %d go "
         "back to the search",
         n_configs, left, left - n_configs);
-    sw->search_budget += left - n_configs;
+    budget_give_back(&sw->bud, left - n_configs);
     sw->confirm_planned = 0;
     free(configs);
     free(recipe); /* after CONFIGS, which may point into it */
@@ -194,7 +194,7 @@ void sweep_choose_winner(sweep *sw) {
 /* Says, before the first trial, when confirmation will not run: the budget is too small. */
 void sweep_note_confirmation(const sweep *sw) {
   const experiment *e = sw->exp;
-  if (e->confirm_top <= 0 || sw->search_budget < sw->budget_trials || sw->confirm_planned) return;
+  if (e->confirm_top <= 0 || budget_confirms(&sw->bud) || sw->confirm_planned) return;
   int confirm = e->confirm_repeats * (e->confirm_top + 1);
   diag_note(
       "flagtune: no confirmation: it takes %d trials and runs only when the search keeps twice "

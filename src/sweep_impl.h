@@ -6,6 +6,7 @@
 
 #include <uv.h>
 
+#include "budget.h"
 #include "classify.h"
 #include "cost.h"
 #include "executor.h"
@@ -38,9 +39,7 @@ typedef struct sweep {
   int64_t id;
   int64_t seed;
   int parallel;
-  int budget_trials; /* trials that count: everything but lost and interrupted */
-  int counted;       /* trials started (or finished) that count against the budget */
-  double deadline;   /* monotonic seconds; 0: none */
+  budget bud; /* trials and time: spent, left (budget.c) */
   int next_number;
   trial **slots;
   int n_running;
@@ -63,15 +62,10 @@ typedef struct sweep {
   double best_ms;
   int n_ok;
   int baseline_ok;
-  int search_budget;   /* budget_trials less the confirmation trials */
-  int confirm_counted; /* confirmation trials among the counted (they are not search) */
   int confirm_planned; /* the confirmation trials are queued */
-  int deadline_hit;    /* the time budget ran out */
   uv_timer_t deadline_timer;
   cost_model cost; /* of finished trials, for "can the next one finish in time?" */
   char *hardware;  /* resolved fingerprint */
-  int n_requeued;  /* trials the executor lost and this run queued again */
-  int n_lost_left; /* trials it lost and left for `resume` (the sweep ends interrupted) */
   /* `flagtune minimize` (sweep_minimize.c): when set, the sweep runs only what this queues
    * (called whenever the queue is empty and no trial runs; it queues nothing to end), never
    * asks the strategy, confirms nothing and leaves the sweep row's status to its caller. */
@@ -83,7 +77,6 @@ typedef struct sweep {
   progress_mode view;
   uv_timer_t tick;
   int tick_on;
-  int n_done; /* trials ended that count against the budget */
   int counts[OUTCOME_COUNT];
   int best_number;
   double best_lo, best_hi; /* the best's speedup interval over its steps (NaN: none) */

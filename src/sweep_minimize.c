@@ -81,8 +81,7 @@ static void refill(sweep *sw) {
   if (sw->n_queue > 0)
     diag_note("flagtune: minimize: %d trial%s: %s", sw->n_queue, sw->n_queue == 1 ? "" : "s",
               p.stage);
-  sw->counted = sw->next_number;
-  sw->budget_trials = sw->next_number + sw->n_queue;
+  budget_batch(&sw->bud, sw->next_number, sw->n_queue);
   free(err);
   minimize_plan_free(&p);
   record_free(t, n);
@@ -306,7 +305,7 @@ static int run_all(sweep *sw, const store_sweep *s, mz *m, const minimize_opts *
   if (rc != 0) return rc;
   sw->refill = refill;
   sw->refill_ud = m;
-  if (o->hours > 0) sw->deadline = (double)uv_hrtime() / 1e9 + o->hours * 3600.0;
+  if (o->hours > 0) budget_set_hours(&sw->bud, o->hours, sweep_now_s());
   char *name = json_terminal_text(s->name, NULL);
   diag_note(
       "flagtune: minimizing sweep %lld \"%s\": winner %s, %.3fx, reverts kept at or above "

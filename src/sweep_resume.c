@@ -52,13 +52,11 @@ static int apply_plan(sweep *sw, const resume_plan *plan, char **err) {
     if (sw->n_check_ref == 0)
       diag_note("flagtune: metric.check: the baseline left no loss, so no trial can be checked");
   }
-  sw->counted = plan->counted;
-  sw->confirm_counted = plan->confirm_counted;
+  budget_resume(&sw->bud, plan->counted, plan->confirm_counted);
   sw->next_number = plan->next_number;
   sw->baseline_ok = plan->baseline_ok;
   sw->baseline_ms = plan->baseline_ms;
   sw->n_ok = plan->n_ok;
-  sw->n_done = plan->counted; /* nothing runs yet: every counted trial has ended */
   sw->resumed = 1;
   return 0;
 }
@@ -116,7 +114,7 @@ static int resume_prepare(sweep *sw, store_sweep *s, const sweep_opts *o, char *
   }
   if (rc == 0 && o->trials > 0 && o->trials != s->budget_trials) {
     char *opts = sweep_options_json(sw, &merged);
-    rc = store_sweep_set_budget(sw->db, s->id, sw->budget_trials, opts, err);
+    rc = store_sweep_set_budget(sw->db, s->id, sw->bud.trials, opts, err);
     free(opts);
   }
   resume_plan_free(&plan);
@@ -176,7 +174,7 @@ int sweep_resume(const char *ref, const sweep_opts *o, int64_t *sweep_id, int *u
   if (rc == 0) {
     char *name = json_terminal_text(s.name, NULL);
     diag_note("flagtune: resuming sweep %lld \"%s\": %d of %d trials done, %d to re-run",
-              (long long)sw->id, name, sw->counted, sw->budget_trials, sw->n_queue);
+              (long long)sw->id, name, sw->bud.counted, sw->bud.trials, sw->n_queue);
     free(name);
     rc = sweep_drive(sw, err);
   }

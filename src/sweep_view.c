@@ -51,8 +51,8 @@ void sweep_view_status(sweep *sw) {
                                   .profiling = v.profiling,
                                   .elapsed_s = v.elapsed_s};
   }
-  progress_state st = {.done = sw->n_done < sw->budget_trials ? sw->n_done : sw->budget_trials,
-                       .total = sw->budget_trials,
+  progress_state st = {.done = budget_done_shown(&sw->bud),
+                       .total = sw->bud.trials,
                        .parallel = sw->parallel,
                        .best_ms = sw->best_ms,
                        .baseline_ms = sw->baseline_ms,
@@ -61,16 +61,15 @@ void sweep_view_status(sweep *sw) {
                        .best_lo = sw->best_lo,
                        .best_hi = sw->best_hi,
                        .eta_s = -1,
-                       .deadline_left_s = sw->deadline > 0 ? sw->deadline - sweep_now_s() : -1,
+                       .deadline_left_s = budget_time_left(&sw->bud, sweep_now_s()),
                        .running = run,
                        .n_running = n};
   memcpy(st.counts, sw->counts, sizeof st.counts);
-  if (st.deadline_left_s < 0 && sw->deadline > 0) st.deadline_left_s = 0;
   /* ETA from the measured costs: the trials left, each what a trial of the full step budget
    * costs so far (cost_predict), over the slots, less what the running ones have done. */
   if (sw->cost.n > 0) {
     double med = cost_predict(&sw->cost, sw->exp->budget_steps), work = 0;
-    int left = sw->budget_trials - sw->n_done - n;
+    int left = sw->bud.trials - sw->bud.done - n;
     if (left > 0) work += left * med;
     for (int i = 0; i < n; i++) work += run[i].elapsed_s < med ? med - run[i].elapsed_s : 0;
     st.eta_s = work / sw->parallel;
@@ -146,8 +145,8 @@ void sweep_report_progress(sweep *sw, const trial_result *r) {
       .n_names = sw->n_names,
       .reason = r->store_err ? NULL : r->reason,
       .not_stored = r->store_err != NULL,
-      .done = sw->n_done < sw->budget_trials ? sw->n_done : sw->budget_trials,
-      .total = sw->budget_trials};
+      .done = budget_done_shown(&sw->bud),
+      .total = sw->bud.trials};
   progress_print_line(&sw->view, &l);
   sweep_quiet_if_unwritable();
   sweep_view_status(sw);
@@ -173,8 +172,8 @@ void sweep_notify(sweep *sw, const char *status, const char *why) {
                        .best_ms = confirmed ? sw->winner_ms : sw->best_ms,
                        .baseline_ms = confirmed ? sw->winner_base_ms : sw->baseline_ms,
                        .best_confirmed = confirmed,
-                       .trials_done = sw->n_done,
-                       .trials_planned = sw->budget_trials,
+                       .trials_done = sw->bud.done,
+                       .trials_planned = sw->bud.trials,
                        .trials_ok = sw->counts[OUTCOME_OK]};
   const char *t = getenv("FLAGTUNE_NOTIFY_TIMEOUT");
   double limit = t && atof(t) > 0 ? atof(t) : 60;
