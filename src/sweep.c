@@ -28,15 +28,16 @@
 #include "json.h"
 #include "launch.h"
 #include "lhost.h"
-#include "night.h"
 #include "preflight.h"
 #include "progress.h"
 #include "resume.h"
+#include "run_process.h"
 #include "sample.h"
 #include "slurm.h"
 #include "stats.h"
 #include "store.h"
 #include "strategy.h"
+#include "sweep_failfast.h"
 #include "trial.h"
 
 extern char **environ;
@@ -201,6 +202,21 @@ static void log_memory(sweep *sw) {
   fflush(f);
 }
 
+/* Stops the sweep when R shows the rest would fail too (sweep_failfast.c), unless
+ * --keep-going: nothing more starts, running trials end interrupted, and the sweep ends failed
+ * with the reason (the advice is printed, not recorded). */
+static void fail_fast(sweep *sw, const trial_result *r) {
+  if (sw->keep_going || sw->failed || sw->stopping) return;
+  const char *advice = NULL;
+  char *why = sweep_failfast_read(&sw->ff, r, sw->log_dir, &advice);
+  if (!why) return;
+  sweep_fail(sw, why);
+  diag_note("flagtune: %s", advice);
+  for (int i = 0; i < sw->parallel; i++)
+    if (sw->slots[i]) trial_stop(sw->slots[i], STOPPED_INTERRUPTED);
+  free(why);
+}
+
 static void on_trial_done(void *ud, const trial_result *r) {
   sweep *sw = ud;
   const trial_record *t = &r->record;
@@ -219,7 +235,7 @@ static void on_trial_done(void *ud, const trial_result *r) {
   if (r->store_err) stop_on_store_fault(sw, r->store_err);
   track_best(sw, t);
   sweep_report_progress(sw, r);
-  if (!r->store_err) sweep_fail_fast(sw, r);
+  if (!r->store_err) fail_fast(sw, r);
   tell_strategy(sw, t);
   log_memory(sw);
   schedule(sw);
@@ -381,7 +397,7 @@ void sweep_free(sweep *sw) {
   free(sw->defaults);
   sweep_view_free(sw);
   free(sw->db_path);
-  free(sw->ff_first);
+  failfast_free(&sw->ff);
   executor_free(sw->x);
   strategy_free(sw->strat);
   experiment_free(sw->exp);
@@ -645,7 +661,7 @@ int sweep_drive(sweep *sw, char **err) {
   sw->tick_on = 1;
   uv_timer_start(&sw->tick, on_tick, 1000, 1000);
   diag_before_print = progress_erase;
-  int sig = sweep_take_early_signal();
+  int sig = run_process_take_early_signal();
   if (sig) /* caught before the loop watched: stop now, nothing has started */
     on_signal(sig == SIGTERM ? &sw->sigterm : &sw->sigint, sig);
   schedule(sw);
@@ -849,7 +865,8 @@ int sweep_run(const char *path, const sweep_opts *o, int64_t *sweep_id, int *unh
   *sweep_id = 0;
   *unhealthy = 0;
   int rc = validate(sw, path, o, 1, err);
-  if (rc == 0 && sweep_early_signal()) /* stopped while the experiment loaded: nothing to keep */
+  if (rc == 0 &&
+      run_process_early_signal()) /* stopped while the experiment loaded: nothing to keep */
     rc = diag_set(err, FT_EINTR, "interrupted before the sweep began; nothing was written");
   if (rc != 0) {
     sweep_free(sw);

@@ -1,5 +1,5 @@
 /* The sweep's inside, shared by sweep.c (the scheduler, run and check), sweep_view.c (what
- * it tells people), sweep_guard.c (what stops it early), sweep_confirm.c (the confirmation),
+ * it tells people), sweep_failfast.c (what stops it early), sweep_confirm.c (the confirmation),
  * sweep_resume.c (resume) and sweep_minimize.c (minimize), and by nothing else. */
 #ifndef FLAGTUNE_SWEEP_IMPL_H
 #define FLAGTUNE_SWEEP_IMPL_H
@@ -11,6 +11,7 @@
 #include "cost.h"
 #include "executor.h"
 #include "experiment.h"
+#include "failfast.h"
 #include "lhost.h"
 #include "parse.h"
 #include "progress.h"
@@ -87,9 +88,7 @@ typedef struct sweep {
   /* Fail fast: a failed baseline stops the sweep; so do first search trials that all fail
    * the same way (unless keep_going). */
   int keep_going;
-  int ff_seen;    /* search trials ended, up to FAILFAST_N */
-  int ff_armed;   /* 1 while every one so far failed the same way */
-  char *ff_first; /* the first one's status and reason, digits dropped */
+  failfast ff; /* what the rule has read of the trials so far (failfast.c) */
   const char *notify;
   char *db_path;   /* as sweep_begin was given it */
   char **defaults; /* label tokens of parameters at their catalog default */
@@ -130,13 +129,6 @@ void sweep_report_progress(sweep *sw, const trial_result *r);
 void sweep_quiet_if_unwritable(void);
 /* Runs the notify hooks (the experiment's on_done, then --notify) with the sweep's end. */
 void sweep_notify(sweep *sw, const char *status, const char *why);
-
-/* sweep_guard.c: */
-/* Stops the sweep when R shows the rest would fail too (a failed baseline, the first search
- * trials failing alike), unless --keep-going. */
-void sweep_fail_fast(sweep *sw, const trial_result *r);
-/* The SIGINT/SIGTERM caught before the loop watched for them (0: none), cleared. */
-int sweep_take_early_signal(void);
 
 /* sweep_confirm.c: */
 /* Queues the confirmation once the search budget is spent and every search trial has

@@ -1,6 +1,6 @@
 /* What a sweep tells people while and after it runs: the live view's status area and its line
  * per finished trial (drawn by progress.c from what the scheduler counts), and the notify hooks
- * at its end (run by night.c). Shares sweep_impl.h with the scheduler (sweep.c). */
+ * at its end (run by run_process.c). Shares sweep_impl.h with the scheduler (sweep.c). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,8 +9,8 @@
 #include "diag.h"
 #include "launch.h"
 #include "lhost.h"
-#include "night.h"
 #include "progress.h"
+#include "run_process.h"
 #include "stats.h"
 #include "sweep_impl.h"
 
@@ -161,24 +161,24 @@ void sweep_notify(sweep *sw, const char *status, const char *why) {
   char *db_abs = db ? launch_absolute(db, cwd) : NULL;
   char *log_abs = sw->log_dir ? launch_absolute(sw->log_dir, cwd) : NULL;
   int confirmed = !isnan(sw->winner_ms);
-  night_summary sum = {.sweep_id = sw->id,
-                       .name = sw->exp->name,
-                       .model = sw->exp->model,
-                       .hardware = sw->hardware,
-                       .status = status,
-                       .reason = why,
-                       .db_path = db_abs,
-                       .log_dir = log_abs,
-                       .best_ms = confirmed ? sw->winner_ms : sw->best_ms,
-                       .baseline_ms = confirmed ? sw->winner_base_ms : sw->baseline_ms,
-                       .best_confirmed = confirmed,
-                       .trials_done = sw->bud.done,
-                       .trials_planned = sw->bud.trials,
-                       .trials_ok = sw->counts[OUTCOME_OK]};
+  run_process_summary sum = {.sweep_id = sw->id,
+                             .name = sw->exp->name,
+                             .model = sw->exp->model,
+                             .hardware = sw->hardware,
+                             .status = status,
+                             .reason = why,
+                             .db_path = db_abs,
+                             .log_dir = log_abs,
+                             .best_ms = confirmed ? sw->winner_ms : sw->best_ms,
+                             .baseline_ms = confirmed ? sw->winner_base_ms : sw->baseline_ms,
+                             .best_confirmed = confirmed,
+                             .trials_done = sw->bud.done,
+                             .trials_planned = sw->bud.trials,
+                             .trials_ok = sw->counts[OUTCOME_OK]};
   const char *t = getenv("FLAGTUNE_NOTIFY_TIMEOUT");
   double limit = t && atof(t) > 0 ? atof(t) : 60;
-  if (argv) night_notify(argv, NULL, &sum, limit);
-  if (sw->notify) night_notify(NULL, sw->notify, &sum, limit);
+  if (argv) run_process_notify(argv, NULL, &sum, limit);
+  if (sw->notify) run_process_notify(NULL, sw->notify, &sum, limit);
   free(db_abs);
   free(log_abs);
   free(cwd);
