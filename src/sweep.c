@@ -94,29 +94,15 @@ static void track_best(sweep *sw, const trial_record *t) {
   if (t->status != OUTCOME_OK) return;
   int skip = sw->exp->metric_skip;
   if (t->number == 0 || t->role == ROLE_BASELINE) {
-    sw->baseline_ms = t->value;
-    sw->baseline_ok = 1;
-    if (t->n_steps > skip) {
-      free(sw->base_steps);
-      sw->n_base_steps = t->n_steps - skip;
-      sw->base_steps = xmalloc(sizeof(double) * (size_t)sw->n_base_steps);
-      memcpy(sw->base_steps, t->steps + skip, sizeof(double) * (size_t)sw->n_base_steps);
-    }
+    best_baseline(&sw->best, t->value);
+    if (t->n_steps > skip) best_baseline_steps(&sw->best, t->steps + skip, t->n_steps - skip);
     return;
   }
   if (t->role == ROLE_CONFIRM || t->role == ROLE_MINIMIZE) return;
-  sw->n_ok++;
-  if (!isnan(sw->best_ms) && t->value >= sw->best_ms) return;
-  sw->best_ms = t->value;
-  sw->best_number = t->number;
-  double sp;
-  sw->best_lo = sw->best_hi = NAN;
-  if (sw->n_base_steps > 0 && t->n_steps > skip &&
-      stats_speedup_ci(sw->base_steps, sw->n_base_steps, t->steps + skip, t->n_steps - skip, 12345,
-                       &sp, &sw->best_lo, &sw->best_hi) != 0)
-    sw->best_lo = sw->best_hi = NAN;
+  if (!best_search_ok(&sw->best, t->value, t->number)) return;
+  if (t->n_steps > skip) best_interval(&sw->best, t->steps + skip, t->n_steps - skip);
   for (int i = 0; i < sw->parallel; i++)
-    if (sw->slots[i]) trial_set_best(sw->slots[i], sw->best_ms);
+    if (sw->slots[i]) trial_set_best(sw->slots[i], sw->best.value);
 }
 
 /* metric.check: the first baseline that ends gives the losses every later trial is
@@ -262,7 +248,7 @@ static int start_trial(sweep *sw, int slot, pending *q) {
     proposal_clear(&q->prop);
     return rc;
   }
-  trial_set_best(sw->slots[slot], sw->best_ms);
+  trial_set_best(sw->slots[slot], sw->best.value);
   sw->n_running++;
   return 0;
 }
@@ -392,7 +378,7 @@ void sweep_free(sweep *sw) {
   cost_free(&sw->cost);
   free(sw->hardware);
   free(sw->check_ref);
-  free(sw->base_steps);
+  best_free(&sw->best);
   for (int i = 0; i < sw->n_defaults; i++) free(sw->defaults[i]);
   free(sw->defaults);
   sweep_view_free(sw);
@@ -423,9 +409,7 @@ static void apply_opts(sweep *sw, const sweep_opts *o) {
                                      .n_oom = e->n_oom_patterns,
                                      .invalid = (const char *const *)e->invalid_patterns,
                                      .n_invalid = e->n_invalid_patterns};
-  sw->best_ms = NAN;
-  sw->baseline_ms = NAN;
-  sw->best_lo = sw->best_hi = NAN;
+  best_init(&sw->best);
   sw->winner_ms = sw->winner_base_ms = NAN;
   sw->keep_going = o->keep_going;
   sw->notify = o->notify;
@@ -884,7 +868,7 @@ int sweep_run(const char *path, const sweep_opts *o, int64_t *sweep_id, int *unh
     free(name);
     rc = sweep_drive(sw, err);
   }
-  *unhealthy = !sw->baseline_ok || sw->n_ok == 0;
+  *unhealthy = !sw->best.baseline_ok || sw->best.n_ok == 0;
   sweep_free(sw);
   return rc;
 }

@@ -6,6 +6,7 @@
 
 #include <uv.h>
 
+#include "best.h"
 #include "budget.h"
 #include "classify.h"
 #include "cost.h"
@@ -59,10 +60,7 @@ typedef struct sweep {
   int n_check_ref;
   int check_waits; /* metric.check: trials wait for the baseline's losses */
   classify_patterns patterns;
-  double baseline_ms;
-  double best_ms;
-  int n_ok;
-  int baseline_ok;
+  best_tracker best;   /* the baseline's and the best search trial's values (best.c) */
   int confirm_planned; /* the confirmation trials are queued */
   uv_timer_t deadline_timer;
   cost_model cost; /* of finished trials, for "can the next one finish in time?" */
@@ -79,10 +77,6 @@ typedef struct sweep {
   uv_timer_t tick;
   int tick_on;
   int counts[OUTCOME_COUNT];
-  int best_number;
-  double best_lo, best_hi; /* the best's speedup interval over its steps (NaN: none) */
-  double *base_steps;      /* the baseline's step times past the skip */
-  int n_base_steps;
   double winner_ms; /* the confirmed winner's pooled value (NaN: none) */
   double winner_base_ms;
   /* Fail fast: a failed baseline stops the sweep; so do first search trials that all fail

@@ -169,7 +169,8 @@ static int prepare(sweep *sw, const store_sweep *s, const minimize_opts *o, cons
   if (rc == 0) rc = sweep_prepare(sw, s->experiment_path, s->experiment_text, &so, NULL, 0, err);
   sw->next_number = next;
   if (rc == 0) launch_use_stored_command(sw->exp, s->command_json);
-  sw->baseline_ms = num(shown, "baseline_ms"); /* the progress lines' speedups */
+  best_restore(&sw->best, sw->best.baseline_ok, num(shown, "baseline_ms"), sw->best.n_ok);
+  /* the progress lines' speedups */
   const cJSON *base = cJSON_GetObjectItemCaseSensitive(shown, "baseline");
   if (rc == 0 && sw->check_waits) {
     sw->check_waits = 0;

@@ -54,9 +54,7 @@ static int apply_plan(sweep *sw, const resume_plan *plan, char **err) {
   }
   budget_resume(&sw->bud, plan->counted, plan->confirm_counted);
   sw->next_number = plan->next_number;
-  sw->baseline_ok = plan->baseline_ok;
-  sw->baseline_ms = plan->baseline_ms;
-  sw->n_ok = plan->n_ok;
+  best_restore(&sw->best, plan->baseline_ok, plan->baseline_ms, plan->n_ok);
   sw->resumed = 1;
   return 0;
 }
@@ -70,16 +68,10 @@ static void restore_view(sweep *sw, const trial_record *t, int n) {
     if (t[i].status != OUTCOME_RUNNING) sw->counts[t[i].status]++;
     if (t[i].status != OUTCOME_OK) continue;
     int base = t[i].number == 0 || t[i].role == ROLE_BASELINE;
-    if (base && t[i].n_steps > skip) {
-      free(sw->base_steps);
-      sw->n_base_steps = t[i].n_steps - skip;
-      sw->base_steps = xmalloc(sizeof(double) * (size_t)sw->n_base_steps);
-      memcpy(sw->base_steps, t[i].steps + skip, sizeof(double) * (size_t)sw->n_base_steps);
-    } else if (!base && t[i].role != ROLE_CONFIRM &&
-               (isnan(sw->best_ms) || t[i].value < sw->best_ms)) {
-      sw->best_ms = t[i].value;
-      sw->best_number = t[i].number;
-    }
+    if (base && t[i].n_steps > skip)
+      best_baseline_steps(&sw->best, t[i].steps + skip, t[i].n_steps - skip);
+    else if (!base && t[i].role != ROLE_CONFIRM)
+      best_offer(&sw->best, t[i].value, t[i].number);
   }
 }
 
@@ -178,7 +170,7 @@ int sweep_resume(const char *ref, const sweep_opts *o, int64_t *sweep_id, int *u
     free(name);
     rc = sweep_drive(sw, err);
   }
-  *unhealthy = !sw->baseline_ok || sw->n_ok == 0;
+  *unhealthy = !sw->best.baseline_ok || sw->best.n_ok == 0;
   store_sweep_clear(&s);
   sweep_free(sw);
   /* Back where the command started: the caller's relative paths (the summary's --db) hold. */
