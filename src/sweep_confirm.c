@@ -88,7 +88,7 @@ void sweep_plan_confirmation(sweep *sw) {
   }
   free(est);
   free(pool);
-  if (!sw->failed && n_configs < left && !sw->strategy_exhausted) {
+  if (!sw->fail.failed && n_configs < left && !sw->strategy_exhausted) {
     diag_note(
         "flagtune: confirmation: %d of the %d trials left can change the answer; %d go "
         "back to the search",
@@ -102,13 +102,13 @@ void sweep_plan_confirmation(sweep *sw) {
   }
   /* over what is left: the leader first, then the closest contenders */
   if (n_configs > left) n_configs = left > 0 ? left : 0;
-  for (int i = 0; i < n_configs && !sw->failed; i++) {
+  for (int i = 0; i < n_configs && !sw->fail.failed; i++) {
     proposal p;
     if (strategy_render(sw->strat, configs[i], &p, &err) != 0) {
       sweep_fail(sw, err);
       break;
     }
-    sweep_queue_push(sw, &p, ROLE_CONFIRM, 0);
+    sweep_queue_push(&sw->queue, &p, ROLE_CONFIRM, 0);
   }
   int n_cand = distinct_candidates(configs, n_configs), n_base = 0;
   for (int i = 0; i < n_configs; i++) n_base += strcmp(configs[i], "{}") == 0;

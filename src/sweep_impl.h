@@ -1,6 +1,10 @@
-/* The sweep's inside, shared by sweep.c (the scheduler, run and check), sweep_view.c (what
- * it tells people), sweep_failfast.c (what stops it early), sweep_confirm.c (the confirmation),
- * sweep_resume.c (resume) and sweep_minimize.c (minimize), and by nothing else. */
+/* The sweep's inside, shared by sweep.c (the scheduler), sweep_start.c (how a sweep starts:
+ * run and check), sweep_view.c (what it tells people), sweep_confirm.c (the confirmation),
+ * sweep_resume.c (resume) and sweep_minimize.c (minimize), and by nothing else. Its parts
+ * with a module of their own: the budget (budget.h), the best so far (best.h), fail fast
+ * (failfast.h), the queue and the failure record (sweep_queue.h). Helper files call
+ * sweep.c's functions only one way: sweep.c never calls sweep_start, sweep_resume or
+ * sweep_minimize, and sweep_view and sweep_confirm never call sweep.c. */
 #ifndef FLAGTUNE_SWEEP_IMPL_H
 #define FLAGTUNE_SWEEP_IMPL_H
 
@@ -20,14 +24,8 @@
 #include "store.h"
 #include "strategy.h"
 #include "sweep.h"
+#include "sweep_queue.h"
 #include "trial.h"
-
-/* A trial waiting for a slot. */
-typedef struct {
-  proposal prop;
-  trial_role role;
-  int rerun_of;
-} pending;
 
 typedef struct sweep {
   uv_loop_t loop;
@@ -45,13 +43,10 @@ typedef struct sweep {
   int next_number;
   trial **slots;
   int n_running;
-  pending *queue;
-  int n_queue, cap_queue;
-  int stopping; /* 1: first signal seen, 2: second */
+  sweep_queue queue; /* trials waiting for a slot (sweep_queue.c) */
+  int stopping;      /* 1: first signal seen, 2: second */
   int strategy_exhausted;
-  int failed;      /* a store or strategy error ended the sweep */
-  int store_fault; /* the database could not be written (disk full, deleted, replaced) */
-  char *fail_reason;
+  sweep_failure fail; /* what ended it early (sweep_queue.c) */
   char *log_dir;
   char **devices; /* each slot's CUDA_VISIBLE_DEVICES (NULL entries: left alone) */
   metric_spec metric;
@@ -96,23 +91,30 @@ typedef struct sweep {
 /* Frees what sweep_view.c keeps in SW (the short names). */
 void sweep_view_free(sweep *sw);
 
-/* Queues P (taken, cleared) to run as ROLE. */
-void sweep_queue_push(sweep *sw, proposal *p, trial_role role, int rerun_of);
 /* Loads the experiment and creates the strategy (replaying HIST): everything that can be the
  * user's fault. */
 int sweep_prepare(sweep *sw, const char *path, const char *text, const sweep_opts *o,
                   const trial_record *hist, int n_hist, char **err);
 /* The command-line overrides a resume replays, as JSON. Caller frees. */
 char *sweep_options_json(const sweep *sw, const sweep_opts *o);
-/* Marks the sweep held by this process and starts its loop and executor. */
-int sweep_begin(sweep *sw, const char *db_path, const sweep_opts *o, int64_t *sweep_id, char **err);
 /* Runs the loop until every trial has ended, then records how the sweep ended. */
 int sweep_drive(sweep *sw, char **err);
 void sweep_free(sweep *sw);
+/* Asks the strategy for up to N proposals and queues them (fails the sweep on its error). */
+void sweep_ask(sweep *sw, int n);
 /* Monotonic seconds. */
-double sweep_now_s(void);
-/* Ends the sweep failed with WHY (the first reason is kept and printed). */
-void sweep_fail(sweep *sw, const char *why);
+static inline double sweep_now_s(void) {
+  return (double)uv_hrtime() / 1e9;
+}
+/* Ends the sweep failed with WHY (the first reason is kept; told at once only while trials
+ * still run, since the sweep ends when they have). */
+static inline void sweep_fail(sweep *sw, const char *why) {
+  sweep_failure_set(&sw->fail, why, sw->n_running > 0);
+}
+
+/* sweep_start.c: */
+/* Marks the sweep held by this process and starts its loop and executor. */
+int sweep_begin(sweep *sw, const char *db_path, const sweep_opts *o, int64_t *sweep_id, char **err);
 
 /* sweep_view.c: */
 /* Redraws the status area (a terminal only). */

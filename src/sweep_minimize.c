@@ -31,10 +31,7 @@ typedef struct {
 } mz;
 
 static void mz_fail(sweep *sw, const char *why) {
-  if (sw->failed) return;
-  sw->failed = 1;
-  sw->fail_reason = xstrdup(why);
-  diag_error(why);
+  sweep_failure_set(&sw->fail, why, 1);
 }
 
 /* Minimize trials that ended (lost and interrupted ones run again and do not count). */
@@ -63,7 +60,7 @@ static void refill(sweep *sw) {
   if (m->o->trials > 0 && room > m->o->trials - ended_minimize(t, n))
     room = m->o->trials - ended_minimize(t, n);
   if (room < p.n_configs) m->budget_hit = 1;
-  for (int i = 0; i < room && !sw->failed; i++) {
+  for (int i = 0; i < room && !sw->fail.failed; i++) {
     proposal prop;
     if (strategy_render_subset(sw->strat, p.configs[i], &prop, &err) != 0) {
       mz_fail(sw, err);
@@ -76,12 +73,12 @@ static void refill(sweep *sw) {
       proposal_clear(&prop);
       break;
     }
-    sweep_queue_push(sw, &prop, ROLE_MINIMIZE, 0);
+    sweep_queue_push(&sw->queue, &prop, ROLE_MINIMIZE, 0);
   }
-  if (sw->n_queue > 0)
-    diag_note("flagtune: minimize: %d trial%s: %s", sw->n_queue, sw->n_queue == 1 ? "" : "s",
+  if (sw->queue.n > 0)
+    diag_note("flagtune: minimize: %d trial%s: %s", sw->queue.n, sw->queue.n == 1 ? "" : "s",
               p.stage);
-  budget_batch(&sw->bud, sw->next_number, sw->n_queue);
+  budget_batch(&sw->bud, sw->next_number, sw->queue.n);
   free(err);
   minimize_plan_free(&p);
   record_free(t, n);

@@ -41,7 +41,7 @@ static int apply_plan(sweep *sw, const resume_plan *plan, char **err) {
     int rc = strategy_render(sw->strat, r->config_json, &p, err);
     if (rc != 0) return rc;
     p.steps = r->steps_budget;
-    sweep_queue_push(sw, &p, r->role, r->rerun_of);
+    sweep_queue_push(&sw->queue, &p, r->role, r->rerun_of);
   }
   if (sw->check_waits && plan->baseline_ended) {
     sw->check_waits = 0;
@@ -166,7 +166,7 @@ int sweep_resume(const char *ref, const sweep_opts *o, int64_t *sweep_id, int *u
   if (rc == 0) {
     char *name = json_terminal_text(s.name, NULL);
     diag_note("flagtune: resuming sweep %lld \"%s\": %d of %d trials done, %d to re-run",
-              (long long)sw->id, name, sw->bud.counted, sw->bud.trials, sw->n_queue);
+              (long long)sw->id, name, sw->bud.counted, sw->bud.trials, sw->queue.n);
     free(name);
     rc = sweep_drive(sw, err);
   }
