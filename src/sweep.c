@@ -570,7 +570,7 @@ int sweep_drive(sweep *sw, char **err) {
   }
   int rc = launch_make_dirs(sw->log_dir, err);
   if (rc != 0) sweep_fail(sw, *err);
-  sweep_note_confirmation(sw);
+  sweep_note_confirmation(sw->exp, &sw->bud, sw->confirm_planned);
   uv_timer_init(&sw->loop, &sw->tick);
   sw->tick.data = sw;
   sw->tick_on = 1;

@@ -192,9 +192,8 @@ void sweep_choose_winner(sweep *sw) {
 }
 
 /* Says, before the first trial, when confirmation will not run: the budget is too small. */
-void sweep_note_confirmation(const sweep *sw) {
-  const experiment *e = sw->exp;
-  if (e->confirm_top <= 0 || budget_confirms(&sw->bud) || sw->confirm_planned) return;
+void sweep_note_confirmation(const experiment *e, const budget *b, int planned) {
+  if (e->confirm_top <= 0 || budget_confirms(b) || planned) return;
   int confirm = e->confirm_repeats * (e->confirm_top + 1);
   diag_note(
       "flagtune: no confirmation: it takes %d trials and runs only when the search keeps twice "

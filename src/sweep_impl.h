@@ -133,7 +133,7 @@ void sweep_plan_confirmation(sweep *sw);
 /* Records the pooled winner of the confirmation. */
 void sweep_choose_winner(sweep *sw);
 /* Says, before the first trial, when confirmation will not run: the budget is too small. */
-void sweep_note_confirmation(const sweep *sw);
+void sweep_note_confirmation(const experiment *e, const budget *b, int planned);
 
 /* sweep_resume.c, for resume and minimize, which run an existing sweep again: */
 /* Moves into the directory `run` ran in (the experiment's relative paths, the command and the
