@@ -91,6 +91,14 @@ double budget_time_left(const budget *b, double now) {
   return left > 0 ? left : 0;
 }
 
+void budget_deadline_reached(budget *b) {
+  b->deadline_hit = 1;
+}
+
+int budget_deadline_hit(const budget *b) {
+  return b->deadline_hit;
+}
+
 int budget_fits(const budget *b, double now, double predicted_s) {
   if (b->deadline <= 0) return 1;
   double left = b->deadline - now;

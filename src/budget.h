@@ -63,6 +63,9 @@ void budget_batch(budget *b, int counted, int queued);
 
 /* Seconds left of the time budget at NOW (< 0: none; 0: spent). */
 double budget_time_left(const budget *b, double now);
+/* The deadline's timer fired: nothing more starts. */
+void budget_deadline_reached(budget *b);
+int budget_deadline_hit(const budget *b);
 /* Whether a trial predicted to take PREDICTED_S seconds (NaN: nothing measured yet) can
  * finish by the deadline when started at NOW. */
 int budget_fits(const budget *b, double now, double predicted_s);

@@ -235,7 +235,7 @@ static int fits_deadline(sweep *sw) {
 }
 
 static int may_start(sweep *sw) {
-  if (sw->stopping || sw->fail.failed || sw->bud.deadline_hit) return 0;
+  if (sw->stopping || sw->fail.failed || budget_deadline_hit(&sw->bud)) return 0;
   if (!budget_has_room(&sw->bud) && !sw->refill) return 0; /* minimize: its own budget */
   if (sw->check_waits && sw->n_running > 0) return 0;      /* the baseline's losses come first */
   return fits_deadline(sw);
@@ -489,7 +489,7 @@ char *sweep_options_json(const sweep *sw, const sweep_opts *o) {
 /* The time budget ran out: stop what runs (recorded interrupted, re-run by a resume). */
 static void on_deadline(uv_timer_t *timer) {
   sweep *sw = timer->data;
-  sw->bud.deadline_hit = 1;
+  budget_deadline_reached(&sw->bud);
   diag_note("flagtune: time budget reached; stopping %d running trial%s", sw->n_running,
             sw->n_running == 1 ? "" : "s");
   for (int i = 0; i < sw->parallel; i++)

@@ -138,6 +138,9 @@ TEST(hours_limit) {
   CHECK(budget_fits(&b, 1000.0, 899.0));  /* predicted to finish in time */
   CHECK(!budget_fits(&b, 1000.0, 900.0)); /* not strictly before the deadline */
   CHECK(!budget_fits(&b, 1900.0, NAN));   /* spent: not even an unmeasured one */
+  CHECK(!budget_deadline_hit(&b));
+  budget_deadline_reached(&b);
+  CHECK(budget_deadline_hit(&b));
   CHECK(budget_cut_by_time(&b, 0));
   CHECK(!budget_cut_by_time(&b, 1)); /* the strategy had nothing more: not the clock's doing */
   for (int i = 0; i < 10; i++) budget_start(&b, 0);
