@@ -17,10 +17,10 @@
 #include "diag.h"
 #include "flagcmd.h"
 #include "lhost.h"
-#include "night.h"
 #include "outfile.h"
 #include "report.h"
 #include "rerun.h"
+#include "run_process.h"
 #include "store.h"
 #include "supervise.h"
 #include "sweep.h"
@@ -106,12 +106,12 @@ static int resume_body(void *ctx, sweep_opts *o) {
 }
 
 /* Runs BODY in the foreground, or detached with --detach. */
-static int night(args *a, sweep_opts *o, night_body body) {
-  night_signals();
+static int night(args *a, sweep_opts *o, run_process_body body) {
+  run_process_signals();
   if (!a->detach) return body(a, o);
   int code = 0;
   char *err = NULL;
-  int rc = night_detach(a->log, o, body, a, &code, &err);
+  int rc = run_process_detach(a->log, o, body, a, &code, &err);
   return rc != 0 ? cli_fail(rc, err) : code;
 }
 
@@ -160,7 +160,7 @@ static int cmd_minimize(args *a) {
   int rc = cli_parse_format(a->format, &o.format, &err), complete = 0;
   if (rc == 0 && (rc = outfile_open(&out, a->output, &err)) == 0) {
     o.out = out.f;
-    night_signals();
+    run_process_signals();
     rc = sweep_minimize(a->pos[0], &o, &complete, &err);
     int closed = outfile_close(&out, rc == 0 && complete, rc == 0 ? &err : NULL);
     if (rc == 0) rc = closed;

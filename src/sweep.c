@@ -1,14 +1,14 @@
-/* The orchestrator: one sweep on one libuv loop. Owns the scheduling: the slots, the
- * budget and the deadline, the queue of trials to run (baseline and re-runs first, then the
- * strategy's proposals, then the confirmation), the signal policy, the sweep's setup and its
- * row's status. One running trial is trial.c's; building its launch, launch.c's; what a
- * resume owes, resume.c's (carried out by sweep_resume.c, which shares sweep_impl.h);
- * processes, the executor's. It decides nothing about syntax,
- * flags, quoting, processes, outcome rules or SQL: it wires them together. */
+/* The orchestrator: one sweep on one libuv loop. Owns the scheduling: the slots, which trial
+ * of the queue runs next (baseline and re-runs first, then the strategy's proposals, then the
+ * confirmation), the deadline's timer, the signal policy, loading the experiment and the
+ * strategy, and the sweep row's end status. The arithmetic of the budget is budget.c's, the
+ * best so far best.c's, fail fast failfast.c's; starting a sweep (validation, its row, the
+ * executor) sweep_start.c's. One running trial is trial.c's; building its launch, launch.c's;
+ * what a resume owes, resume.c's (carried out by sweep_resume.c); processes, the executor's.
+ * It decides nothing about syntax, flags, quoting, processes, outcome rules or SQL: it wires
+ * them together, and calls none of its helper files back. */
 #include "sweep.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <lauxlib.h>
 #include <lua.h>
 #include <malloc.h>
@@ -22,57 +22,20 @@
 
 #include "confirm.h"
 #include "diag.h"
-#include "exec.h"
 #include "experiment.h"
 #include "hardware.h"
 #include "json.h"
 #include "launch.h"
 #include "lhost.h"
-#include "night.h"
-#include "preflight.h"
 #include "progress.h"
 #include "resume.h"
-#include "sample.h"
-#include "slurm.h"
+#include "run_process.h"
 #include "stats.h"
 #include "store.h"
 #include "strategy.h"
-#include "trial.h"
-
-extern char **environ;
-
+#include "sweep_failfast.h"
 #include "sweep_impl.h"
-
-double sweep_now_s(void) {
-  return (double)uv_hrtime() / 1e9;
-}
-
-/* ---- the queue ---- */
-
-void sweep_queue_push(sweep *sw, proposal *p, trial_role role, int rerun_of) {
-  if (sw->n_queue == sw->cap_queue) {
-    sw->cap_queue = sw->cap_queue ? sw->cap_queue * 2 : 8;
-    sw->queue = xrealloc(sw->queue, sizeof(pending) * (size_t)sw->cap_queue);
-  }
-  sw->queue[sw->n_queue++] = (pending){.prop = *p, .role = role, .rerun_of = rerun_of};
-  memset(p, 0, sizeof *p);
-}
-
-static pending queue_pop(sweep *sw) {
-  pending first = sw->queue[0];
-  memmove(sw->queue, sw->queue + 1, sizeof(pending) * (size_t)(sw->n_queue - 1));
-  sw->n_queue--;
-  return first;
-}
-
-void sweep_fail(sweep *sw, const char *why) {
-  if (sw->failed) return;
-  sw->failed = 1;
-  sw->fail_reason = xstrdup(why);
-  /* The reason reaches the user once, in the error the sweep returns; it is told at once only
-   * while trials still run, since the sweep ends when they have. */
-  if (sw->n_running > 0) diag_error(why);
-}
+#include "trial.h"
 
 /* ---- a trial ended ---- */
 
@@ -80,7 +43,7 @@ static void schedule(sweep *sw);
 
 static void tell_strategy(sweep *sw, const trial_record *t) {
   if (t->role == ROLE_BASELINE || t->role == ROLE_CONFIRM || t->role == ROLE_MINIMIZE ||
-      !outcome_is_final(t->status) || sw->failed)
+      !outcome_is_final(t->status) || sw->fail.failed)
     return;
   char *err = NULL;
   if (strategy_tell(sw->strat, t, &err) != 0) sweep_fail(sw, err);
@@ -93,29 +56,15 @@ static void track_best(sweep *sw, const trial_record *t) {
   if (t->status != OUTCOME_OK) return;
   int skip = sw->exp->metric_skip;
   if (t->number == 0 || t->role == ROLE_BASELINE) {
-    sw->baseline_ms = t->value;
-    sw->baseline_ok = 1;
-    if (t->n_steps > skip) {
-      free(sw->base_steps);
-      sw->n_base_steps = t->n_steps - skip;
-      sw->base_steps = xmalloc(sizeof(double) * (size_t)sw->n_base_steps);
-      memcpy(sw->base_steps, t->steps + skip, sizeof(double) * (size_t)sw->n_base_steps);
-    }
+    best_baseline(&sw->best, t->value);
+    if (t->n_steps > skip) best_baseline_steps(&sw->best, t->steps + skip, t->n_steps - skip);
     return;
   }
   if (t->role == ROLE_CONFIRM || t->role == ROLE_MINIMIZE) return;
-  sw->n_ok++;
-  if (!isnan(sw->best_ms) && t->value >= sw->best_ms) return;
-  sw->best_ms = t->value;
-  sw->best_number = t->number;
-  double sp;
-  sw->best_lo = sw->best_hi = NAN;
-  if (sw->n_base_steps > 0 && t->n_steps > skip &&
-      stats_speedup_ci(sw->base_steps, sw->n_base_steps, t->steps + skip, t->n_steps - skip, 12345,
-                       &sp, &sw->best_lo, &sw->best_hi) != 0)
-    sw->best_lo = sw->best_hi = NAN;
+  if (!best_search_ok(&sw->best, t->value, t->number)) return;
+  if (t->n_steps > skip) best_interval(&sw->best, t->steps + skip, t->n_steps - skip);
   for (int i = 0; i < sw->parallel; i++)
-    if (sw->slots[i]) trial_set_best(sw->slots[i], sw->best_ms);
+    if (sw->slots[i]) trial_set_best(sw->slots[i], sw->best.value);
 }
 
 /* metric.check: the first baseline that ends gives the losses every later trial is
@@ -140,40 +89,36 @@ static void keep_check_ref(sweep *sw, const trial_result *r) {
  * stored either); the sweep ends resumable. */
 static void stop_on_store_fault(sweep *sw, const char *why) {
   sweep_fail(sw, why);
-  if (sw->store_fault) return;
-  sw->store_fault = 1;
+  if (sw->fail.store_fault) return;
+  sw->fail.store_fault = 1;
   for (int i = 0; i < sw->parallel; i++)
     if (sw->slots[i]) trial_stop(sw->slots[i], STOPPED_INTERRUPTED);
 }
 
 /* A trial the executor lost (a Slurm node failed, a preemption) runs again, with its own
- * role and step budget, and does not count against the budget. The budget of re-queues is
- * MAX_LOSS_EVENTS allocation events: one event (an allocation ending, a preemption) loses up
- * to `parallel` trials at once, so a run re-queues at most MAX_LOSS_EVENTS * parallel. Past
- * it the cluster is more broken than a node: later losses count (so the sweep ends) and stay
- * lost, for `resume`. Returns 1 when T was queued again. */
-enum { MAX_LOSS_EVENTS = 8 };
-
+ * role and step budget, and does not count against the budget, up to the budget's
+ * max_requeue (budget.h). Past it the cluster is more broken than a node: later losses count
+ * (so the sweep ends) and stay lost, for `resume`. Returns 1 when T was queued again. */
 static int requeue_lost(sweep *sw, const trial_record *t) {
   proposal p;
   char *err = NULL;
-  int max = MAX_LOSS_EVENTS * (sw->parallel > 1 ? sw->parallel : 1);
-  if (sw->stopping || sw->failed) return 0;
-  if (sw->n_requeued >= max) {
-    if (sw->n_requeued++ == max)
+  int first = 0;
+  if (sw->stopping || sw->fail.failed) return 0;
+  if (!budget_may_requeue(&sw->bud, &first)) {
+    if (first)
       diag_warn(
           "%d trials were lost by the executor in this run; later losses stay lost "
           "(`flagtune resume` runs them again)",
-          max);
+          sw->bud.max_requeue);
     return 0;
   }
   if (strategy_render(sw->strat, t->config_json, &p, &err) != 0) {
     free(err);
     return 0;
   }
-  sw->n_requeued++;
+  budget_requeued(&sw->bud);
   p.steps = t->steps_budget;
-  sweep_queue_push(sw, &p, t->role == ROLE_SEARCH ? ROLE_RERUN : t->role,
+  sweep_queue_push(&sw->queue, &p, t->role == ROLE_SEARCH ? ROLE_RERUN : t->role,
                    t->role == ROLE_BASELINE ? 0 : t->number);
   return 1;
 }
@@ -199,10 +144,25 @@ static void log_memory(sweep *sw) {
     if (fscanf(st, "%ld %ld", &pages, &rss) != 2) rss = 0;
     fclose(st);
   }
-  fprintf(f, "%d %zu %lld %zu %ld\n", sw->n_done, lhost_memory(sw->host),
+  fprintf(f, "%d %zu %lld %zu %ld\n", sw->bud.done, lhost_memory(sw->host),
           (long long)store_memory_used(), mi.uordblks + mi.hblkhd,
           rss * (sysconf(_SC_PAGESIZE) / 1024));
   fflush(f);
+}
+
+/* Stops the sweep when R shows the rest would fail too (sweep_failfast.c), unless
+ * --keep-going: nothing more starts, running trials end interrupted, and the sweep ends failed
+ * with the reason (the advice is printed, not recorded). */
+static void fail_fast(sweep *sw, const trial_result *r) {
+  if (sw->keep_going || sw->fail.failed || sw->stopping) return;
+  const char *advice = NULL;
+  char *why = sweep_failfast_read(&sw->ff, r, sw->log_dir, &advice);
+  if (!why) return;
+  sweep_fail(sw, why);
+  diag_note("flagtune: %s", advice);
+  for (int i = 0; i < sw->parallel; i++)
+    if (sw->slots[i]) trial_stop(sw->slots[i], STOPPED_INTERRUPTED);
+  free(why);
 }
 
 static void on_trial_done(void *ud, const trial_result *r) {
@@ -210,12 +170,11 @@ static void on_trial_done(void *ud, const trial_result *r) {
   const trial_record *t = &r->record;
   keep_check_ref(sw, r);
   int again = t->status == OUTCOME_LOST && !r->store_err && requeue_lost(sw, t);
-  if (t->status == OUTCOME_LOST && !again) sw->n_lost_left++;
-  if (t->status == OUTCOME_INTERRUPTED || again || r->store_err) {
-    sw->counted--;
-    if (t->role == ROLE_CONFIRM) sw->confirm_counted--;
+  if (t->status == OUTCOME_LOST && !again) budget_lost(&sw->bud);
+  if (!budget_counts(t->status == OUTCOME_INTERRUPTED, again, r->store_err != NULL)) {
+    budget_uncount(&sw->bud, t->role == ROLE_CONFIRM);
   } else {
-    sw->n_done++;
+    budget_end(&sw->bud);
     if (!r->spawn_error) cost_add(&sw->cost, r->wall_s, t->n_steps, t->steps_budget, r->step_ms);
   }
   if (!r->store_err) sw->counts[t->status]++;
@@ -224,7 +183,7 @@ static void on_trial_done(void *ud, const trial_result *r) {
   if (r->store_err) stop_on_store_fault(sw, r->store_err);
   track_best(sw, t);
   sweep_report_progress(sw, r);
-  if (!r->store_err) sweep_fail_fast(sw, r);
+  if (!r->store_err) fail_fast(sw, r);
   tell_strategy(sw, t);
   log_memory(sw);
   schedule(sw);
@@ -239,8 +198,7 @@ static int start_trial(sweep *sw, int slot, pending *q) {
   char *err = NULL;
   int rc = trial_start(&sw->tctx, &w, &q->prop, on_trial_done, sw, &sw->slots[slot], &err);
   if (rc == FT_ESTORE) {
-    sw->counted--;
-    if (q->role == ROLE_CONFIRM) sw->confirm_counted--;
+    budget_uncount(&sw->bud, q->role == ROLE_CONFIRM);
     stop_on_store_fault(sw, err ? err : "cannot record a trial");
     free(err);
     proposal_clear(&q->prop);
@@ -252,7 +210,7 @@ static int start_trial(sweep *sw, int slot, pending *q) {
     proposal_clear(&q->prop);
     return rc;
   }
-  trial_set_best(sw->slots[slot], sw->best_ms);
+  trial_set_best(sw->slots[slot], sw->best.value);
   sw->n_running++;
   return 0;
 }
@@ -270,24 +228,20 @@ static int free_slot(sweep *sw) {
  * steps at their steady time: cost_predict) must fit in the time left. The first trial
  * always starts. */
 static int fits_deadline(sweep *sw) {
-  if (sw->deadline <= 0) return 1;
-  double left = sw->deadline - sweep_now_s();
-  if (left <= 0) return 0;
-  if (sw->cost.n == 0) return 1;
-  int steps = sw->n_queue > 0 && sw->queue[0].prop.steps > 0 ? sw->queue[0].prop.steps
-                                                             : sw->exp->budget_steps;
-  return cost_predict(&sw->cost, steps) < left;
+  int steps = sw->queue.n > 0 && sw->queue.items[0].prop.steps > 0 ? sw->queue.items[0].prop.steps
+                                                                   : sw->exp->budget_steps;
+  double predicted = sw->cost.n > 0 ? cost_predict(&sw->cost, steps) : NAN;
+  return budget_fits(&sw->bud, sweep_now_s(), predicted);
 }
 
 static int may_start(sweep *sw) {
-  if (sw->stopping || sw->failed || sw->deadline_hit) return 0;
-  if (sw->counted >= sw->budget_trials && !sw->refill) return 0; /* minimize: its own budget */
-  if (sw->check_waits && sw->n_running > 0) return 0; /* the baseline's losses come first */
+  if (sw->stopping || sw->fail.failed || budget_deadline_hit(&sw->bud)) return 0;
+  if (!budget_has_room(&sw->bud) && !sw->refill) return 0; /* minimize: its own budget */
+  if (sw->check_waits && sw->n_running > 0) return 0;      /* the baseline's losses come first */
   return fits_deadline(sw);
 }
 
-/* Asks the strategy for up to N proposals and queues them. */
-static void refill_queue(sweep *sw, int n) {
+void sweep_ask(sweep *sw, int n) {
   if (sw->strategy_exhausted) return;
   proposal *props = NULL;
   int got = 0;
@@ -297,7 +251,7 @@ static void refill_queue(sweep *sw, int n) {
     free(err);
     return;
   }
-  for (int i = 0; i < got; i++) sweep_queue_push(sw, &props[i], ROLE_SEARCH, 0);
+  for (int i = 0; i < got; i++) sweep_queue_push(&sw->queue, &props[i], ROLE_SEARCH, 0);
   free(props);
   if (got == 0 && (strategy_done(sw->strat) || sw->n_running == 0)) sw->strategy_exhausted = 1;
 }
@@ -308,7 +262,7 @@ static void close_handles(sweep *sw) {
   if (!uv_is_closing((uv_handle_t *)&sw->sigint)) uv_close((uv_handle_t *)&sw->sigint, NULL);
   if (!uv_is_closing((uv_handle_t *)&sw->sigterm)) uv_close((uv_handle_t *)&sw->sigterm, NULL);
   if (!uv_is_closing((uv_handle_t *)&sw->sighup)) uv_close((uv_handle_t *)&sw->sighup, NULL);
-  if (sw->deadline > 0 && !uv_is_closing((uv_handle_t *)&sw->deadline_timer))
+  if (sw->bud.deadline > 0 && !uv_is_closing((uv_handle_t *)&sw->deadline_timer))
     uv_close((uv_handle_t *)&sw->deadline_timer, NULL);
   if (sw->tick_on && !uv_is_closing((uv_handle_t *)&sw->tick))
     uv_close((uv_handle_t *)&sw->tick, NULL);
@@ -317,32 +271,30 @@ static void close_handles(sweep *sw) {
 /* Fills the queue for the next free slot: proposals while the search budget lasts, then
  * the confirmation trials. Returns 0 when nothing can be queued now. */
 static int fill_queue(sweep *sw) {
-  if (sw->n_queue > 0) return 1;
+  if (sw->queue.n > 0) return 1;
   if (sw->refill) { /* minimize: its next batch once the last one has ended */
-    if (sw->n_running == 0 && !sw->failed) sw->refill(sw);
-    return sw->n_queue > 0;
+    if (sw->n_running == 0 && !sw->fail.failed) sw->refill(sw);
+    return sw->queue.n > 0;
   }
-  int searched = sw->counted - sw->confirm_counted;
-  if (searched < sw->search_budget) {
-    int want = sw->search_budget - searched;
+  int want = budget_search_left(&sw->bud);
+  if (want > 0) {
     int free_n = sw->parallel - sw->n_running;
-    refill_queue(sw, want < free_n ? want : free_n);
-    if (sw->n_queue > 0 || !sw->strategy_exhausted) return sw->n_queue > 0;
+    sweep_ask(sw, want < free_n ? want : free_n);
+    if (sw->queue.n > 0 || !sw->strategy_exhausted) return sw->queue.n > 0;
   }
-  if (sw->confirm_planned || sw->search_budget >= sw->budget_trials || sw->n_running > 0) return 0;
+  if (sw->confirm_planned || !budget_confirms(&sw->bud) || sw->n_running > 0) return 0;
   sweep_plan_confirmation(sw);
   /* trials given back: the search goes on (its budget grew, so this ends) */
-  if (!sw->confirm_planned && !sw->failed) return fill_queue(sw);
-  return sw->n_queue > 0;
+  if (!sw->confirm_planned && !sw->fail.failed) return fill_queue(sw);
+  return sw->queue.n > 0;
 }
 
 static void schedule(sweep *sw) {
   int slot;
   while (may_start(sw) && (slot = free_slot(sw)) >= 0) {
     if (!fill_queue(sw) || !fits_deadline(sw)) break;
-    pending q = queue_pop(sw);
-    sw->counted++;
-    if (q.role == ROLE_CONFIRM) sw->confirm_counted++;
+    pending q = sweep_queue_pop(&sw->queue);
+    budget_start(&sw->bud, q.role == ROLE_CONFIRM);
     if (start_trial(sw, slot, &q) != 0) break;
   }
   if (sw->n_running == 0) close_handles(sw);
@@ -379,21 +331,20 @@ static void on_signal(uv_signal_t *h, int signum) {
 /* ---- setup and teardown ---- */
 
 void sweep_free(sweep *sw) {
-  for (int i = 0; i < sw->n_queue; i++) proposal_clear(&sw->queue[i].prop);
-  free(sw->queue);
+  sweep_queue_free(&sw->queue);
   free(sw->slots);
   launch_devices_free(sw->devices, sw->parallel);
   free(sw->log_dir);
-  free(sw->fail_reason);
+  sweep_failure_free(&sw->fail);
   cost_free(&sw->cost);
   free(sw->hardware);
   free(sw->check_ref);
-  free(sw->base_steps);
+  best_free(&sw->best);
   for (int i = 0; i < sw->n_defaults; i++) free(sw->defaults[i]);
   free(sw->defaults);
   sweep_view_free(sw);
   free(sw->db_path);
-  free(sw->ff_first);
+  failfast_free(&sw->ff);
   executor_free(sw->x);
   strategy_free(sw->strat);
   experiment_free(sw->exp);
@@ -405,10 +356,11 @@ void sweep_free(sweep *sw) {
 static void apply_opts(sweep *sw, const sweep_opts *o) {
   experiment *e = sw->exp;
   sw->parallel = o->parallel > 0 ? o->parallel : e->parallel;
-  sw->budget_trials = o->trials > 0 ? o->trials : e->budget_trials;
+  int trials = o->trials > 0 ? o->trials : e->budget_trials;
   double hours = o->hours >= 0 ? o->hours : e->budget_hours;
-  sw->deadline = hours > 0 ? sweep_now_s() + hours * 3600.0 : 0;
-  experiment_override_budget(e, sw->budget_trials, hours);
+  int confirm = e->confirm_top > 0 ? e->confirm_repeats * (e->confirm_top + 1) : 0;
+  budget_init(&sw->bud, trials, confirm, sw->parallel, hours, sweep_now_s());
+  experiment_override_budget(e, trials, hours);
   sw->seed = o->has_seed ? o->seed : e->has_seed ? e->seed : (int64_t)time(NULL) % 1000000;
   sw->slots = xcalloc((size_t)sw->parallel, sizeof(trial *));
   sw->metric = experiment_metric(e);
@@ -418,19 +370,11 @@ static void apply_opts(sweep *sw, const sweep_opts *o) {
                                      .n_oom = e->n_oom_patterns,
                                      .invalid = (const char *const *)e->invalid_patterns,
                                      .n_invalid = e->n_invalid_patterns};
-  sw->best_ms = NAN;
-  sw->baseline_ms = NAN;
-  sw->best_lo = sw->best_hi = NAN;
+  best_init(&sw->best);
   sw->winner_ms = sw->winner_base_ms = NAN;
   sw->keep_going = o->keep_going;
   sw->notify = o->notify;
   sw->view = progress_detect();
-  /* Confirmation takes its trials from the budget, and only when the search keeps at least
-   * twice as many: a small budget is better spent searching. */
-  int confirm = e->confirm_top > 0 ? e->confirm_repeats * (e->confirm_top + 1) : 0;
-  sw->search_budget = sw->budget_trials;
-  if (confirm > 0 && sw->budget_trials - 1 - confirm >= 2 * confirm)
-    sw->search_budget = sw->budget_trials - confirm;
 }
 
 /* The experiment's hardware string, or for "auto" the key of the GPUs one trial uses. */
@@ -499,7 +443,7 @@ int sweep_prepare(sweep *sw, const char *path, const char *text, const sweep_opt
   if (rc != 0) return rc;
   apply_opts(sw, o);
   load_default_tokens(sw);
-  if (sw->budget_trials < 2)
+  if (sw->bud.trials < 2)
     return diag_set(err, FT_EINPUT, "--trials must be at least 2: the baseline takes one");
   /* Under Slurm each step gets its GPUs from the allocation's gres, not from a local plan. */
   const char *kind = o->executor ? o->executor : sw->exp->executor;
@@ -543,40 +487,10 @@ char *sweep_options_json(const sweep *sw, const sweep_opts *o) {
   return s;
 }
 
-static int create_sweep(sweep *sw, const sweep_opts *o, char **err) {
-  experiment *e = sw->exp;
-  char host[256] = "";
-  gethostname(host, sizeof host - 1);
-  char *opts = sweep_options_json(sw, o);
-  char *jaxlib = NULL;
-  char *software = e->software_probe_off ? NULL : hardware_software(e->software_probe, &jaxlib);
-  store_sweep_new n = {.name = o->name ? o->name : e->name,
-                       .model = e->model,
-                       .hardware = sw->hardware,
-                       .experiment_path = e->path,
-                       .experiment_text = e->text,
-                       .experiment_hash = e->hash,
-                       .strategy = e->strategy_desc,
-                       .seed = sw->seed,
-                       .budget_trials = sw->budget_trials,
-                       .budget_hours = o->hours >= 0 ? o->hours : e->budget_hours,
-                       .budget_steps = e->budget_steps,
-                       .parallel = sw->parallel,
-                       .host = host,
-                       .options_json = opts,
-                       .software = software,
-                       .jaxlib = jaxlib};
-  int rc = store_sweep_create(sw->db, &n, &sw->id, err);
-  free(software);
-  free(jaxlib);
-  free(opts);
-  return rc;
-}
-
 /* The time budget ran out: stop what runs (recorded interrupted, re-run by a resume). */
 static void on_deadline(uv_timer_t *timer) {
   sweep *sw = timer->data;
-  sw->deadline_hit = 1;
+  budget_deadline_reached(&sw->bud);
   diag_note("flagtune: time budget reached; stopping %d running trial%s", sw->n_running,
             sw->n_running == 1 ? "" : "s");
   for (int i = 0; i < sw->parallel; i++)
@@ -586,21 +500,22 @@ static void on_deadline(uv_timer_t *timer) {
 
 /* Whether the time budget (or the fear of overrunning it) left the trial budget unspent. */
 static int cut_by_time(const sweep *sw) {
-  return sw->deadline > 0 && sw->counted < sw->budget_trials && !sw->strategy_exhausted;
+  return budget_cut_by_time(&sw->bud, sw->strategy_exhausted);
 }
 
 /* How the sweep ended, and why (NULL: no reason to record). Stopped by a signal, by a full
  * disk or by the time budget, it is `interrupted`: `resume` continues it to its budget. */
 static const char *end_status(const sweep *sw, const char **why) {
-  *why = sw->fail_reason;
-  if (sw->failed && sw->store_fault && store_fault_resumable(sw->db)) return "interrupted";
-  if (sw->failed) return "failed";
+  *why = sw->fail.reason;
+  if (sw->fail.failed && sw->fail.store_fault && store_fault_resumable(sw->db))
+    return "interrupted";
+  if (sw->fail.failed) return "failed";
   if (sw->stopping) return "interrupted";
   if (cut_by_time(sw)) {
     *why = "time budget";
     return "interrupted";
   }
-  if (sw->n_lost_left > 0) {
+  if (sw->bud.lost_left > 0) {
     *why = "trials lost by the executor";
     return "interrupted";
   }
@@ -628,8 +543,8 @@ static void record_end(sweep *sw) {
   free(err);
   if (strcmp(status, "interrupted") == 0 && why && strcmp(why, "time budget") == 0) {
     diag_note("flagtune: sweep %lld stopped by its time budget after %d of %d trials",
-              (long long)sw->id, sw->n_done, sw->budget_trials);
-    if (!sw->confirm_planned && sw->search_budget < sw->budget_trials)
+              (long long)sw->id, sw->bud.done, sw->bud.trials);
+    if (!sw->confirm_planned && budget_confirms(&sw->bud))
       diag_note(
           "flagtune: confirmation skipped: the time budget ran out before it; the best is a "
           "single run (`flagtune resume %lld` runs the rest, confirmation included)",
@@ -649,21 +564,21 @@ int sweep_drive(sweep *sw, char **err) {
   uv_signal_init(&sw->loop, &sw->sighup);
   uv_signal_start(&sw->sighup, on_hangup, SIGHUP);
   sweep_drain_watch(sw); /* SIGUSR1, and the allocation's end as a deadline */
-  if (sw->deadline > 0) {
+  if (sw->bud.deadline > 0) {
     uv_timer_init(&sw->loop, &sw->deadline_timer);
     sw->deadline_timer.data = sw;
-    double left = sw->deadline - sweep_now_s();
-    uv_timer_start(&sw->deadline_timer, on_deadline, left > 0 ? (uint64_t)(left * 1000) : 0, 0);
+    double left = budget_time_left(&sw->bud, sweep_now_s());
+    uv_timer_start(&sw->deadline_timer, on_deadline, (uint64_t)(left * 1000), 0);
   }
   int rc = launch_make_dirs(sw->log_dir, err);
   if (rc != 0) sweep_fail(sw, *err);
-  sweep_note_confirmation(sw);
+  sweep_note_confirmation(sw->exp, &sw->bud, sw->confirm_planned);
   uv_timer_init(&sw->loop, &sw->tick);
   sw->tick.data = sw;
   sw->tick_on = 1;
   uv_timer_start(&sw->tick, on_tick, 1000, 1000);
   diag_before_print = progress_erase;
-  int sig = sweep_take_early_signal();
+  int sig = run_process_take_early_signal();
   if (sig) /* caught before the loop watched: stop now, nothing has started */
     on_signal(sig == SIGTERM ? &sw->sigterm : &sw->sigint, sig);
   schedule(sw);
@@ -673,14 +588,14 @@ int sweep_drive(sweep *sw, char **err) {
   /* The search is over: its garbage goes back to the allocator before the winner's read
    * (a 10,000-trial tpe{} sweep peaked there when that read loaded every trial, docs/COST.md). */
   lua_gc(lhost_state(sw->host), LUA_GCCOLLECT, 0);
-  if (!sw->failed && !sw->stopping && sw->confirm_planned) sweep_choose_winner(sw);
+  if (!sw->fail.failed && !sw->stopping && sw->confirm_planned) sweep_choose_winner(sw);
   if (!sw->refill) record_end(sw);
   if (uv_loop_close(&sw->loop) != 0) diag_warn("event loop closed with handles still open");
-  if (sw->failed && sw->store_fault)
-    return diag_set(err, FT_ESTORE, "sweep %lld stopped: %s%s", (long long)sw->id, sw->fail_reason,
+  if (sw->fail.failed && sw->fail.store_fault)
+    return diag_set(err, FT_ESTORE, "sweep %lld stopped: %s%s", (long long)sw->id, sw->fail.reason,
                     store_was_full(sw->db) ? "; free some space, then `flagtune resume` it" : "");
-  if (sw->failed)
-    return diag_set(err, FT_ESYS, "sweep %lld failed: %s", (long long)sw->id, sw->fail_reason);
+  if (sw->fail.failed)
+    return diag_set(err, FT_ESYS, "sweep %lld failed: %s", (long long)sw->id, sw->fail.reason);
   if (sw->stopping)
     return diag_set(err, FT_EINTR,
                     "sweep %lld interrupted; continue it with `flagtune resume %lld`",
@@ -689,203 +604,6 @@ int sweep_drive(sweep *sw, char **err) {
     diag_note(
         "flagtune: time budget spent after %d of %d trials; `flagtune resume %lld` runs "
         "the rest",
-        sw->counted, sw->budget_trials, (long long)sw->id);
+        sw->bud.counted, sw->bud.trials, (long long)sw->id);
   return 0;
-}
-
-/* The Slurm executor's report of a trial's step: stored with the trial (resume cancels it). */
-static void on_slurm_step(void *ud, int number, int64_t job, int step, const char *node) {
-  sweep *sw = ud;
-  char *err = NULL;
-  if (store_trial_set_slurm(sw->db, sw->id, number, job, step, node, &err) != 0)
-    diag_warn("%s", err);
-  free(err);
-}
-
-/* hardware = "auto" under Slurm: the key of the compute node the trials run on (nvidia-smi
- * in a step of the allocation), not of the node flagtune runs on; recorded with the sweep. */
-static void compute_node_hardware(sweep *sw) {
-  const experiment *e = sw->exp;
-  int64_t job = slurm_executor_job(sw->x);
-  if (strcmp(e->hardware, "auto") != 0 || job <= 0) return;
-  int gpus = e->slurm_gpus_per_trial > 0 ? e->slurm_gpus_per_trial : e->gpus_per_trial;
-  char gres[32] = "";
-  if (gpus > 0) snprintf(gres, sizeof gres, " --gres=gpu:%d", gpus);
-  char *prefix = xasprintf("srun --jobid=%lld --exact -n1 --quiet%s --", (long long)job, gres);
-  char *note = NULL, *err = NULL;
-  char *key = hardware_fingerprint_via(prefix, NULL, gpus, &note);
-  if (strncmp(key, "host:", 5) != 0 && strcmp(key, sw->hardware) != 0) {
-    if (store_sweep_set_hardware(sw->db, sw->id, key, &err) == 0) {
-      diag_note("flagtune: hardware of the compute node: %s", key);
-      free(sw->hardware);
-      sw->hardware = key;
-      key = NULL;
-    } else {
-      diag_warn("%s", err);
-    }
-  }
-  free(key);
-  free(note);
-  free(err);
-  free(prefix);
-}
-
-/* The executor: --executor, else slurm for a sweep that already ran under Slurm (a resume
- * finds its allocation again), else the experiment's. The literal path still names this
- * binary if it is rebuilt or deleted mid-sweep. */
-static int make_executor(sweep *sw, const sweep_opts *o, char **err) {
-  const experiment *e = sw->exp;
-  int64_t job = 0;
-  store_sweep_slurm_job(sw->db, sw->id, &job, NULL);
-  const char *kind = o->executor ? o->executor : job > 0 ? "slurm" : e->executor;
-  if (strcmp(kind, "slurm") != 0) {
-    sw->x = exec_local_new(&sw->loop, "/proc/self/exe");
-    return 0;
-  }
-  char *name = xasprintf("flagtune-sweep-%lld", (long long)sw->id);
-  slurm_opts so = {.partition = e->slurm_partition,
-                   .account = e->slurm_account,
-                   .time = e->slurm_time,
-                   .nodes = e->slurm_nodes,
-                   .tasks_per_node = e->slurm_tasks_per_node,
-                   .gpus_per_trial = e->slurm_gpus_per_trial,
-                   .parallel = sw->parallel,
-                   .job_per_trial = e->slurm_mode && strcmp(e->slurm_mode, "job") == 0,
-                   .extra = e->slurm_extra,
-                   .cpus_per_trial = e->slurm_cpus_per_trial,
-                   .srun = e->slurm_srun,
-                   .job = job,
-                   .job_name = name,
-                   .supervisor = "/proc/self/exe",
-                   .on_step = on_slurm_step,
-                   .ud = sw};
-  const char *fs = slurm_network_fs(sw->db_path);
-  if (fs)
-    diag_warn(
-        "the database %s is on %s: SQLite's locking is unreliable there; keep it on a local "
-        "disk of the node flagtune runs on (--db)",
-        sw->db_path, fs);
-  int rc = slurm_executor_new(&sw->loop, &so, &sw->x, err);
-  free(name);
-  if (rc == 0) compute_node_hardware(sw);
-  return rc;
-}
-
-/* Starts the loop and the executor and fixes where logs go: what run and resume share once
- * the sweep is claimed. */
-int sweep_begin(sweep *sw, const char *db_path, const sweep_opts *o, int64_t *sweep_id,
-                char **err) {
-  *sweep_id = sw->id;
-  sw->db_path = xstrdup(db_path);
-  if (uv_loop_init(&sw->loop) != 0) return diag_set(err, FT_ESYS, "uv_loop_init");
-  int rc = make_executor(sw, o, err);
-  if (rc != 0) { /* no allocation: nothing ran; `resume` tries again */
-    store_sweep_set_status(sw->db, sw->id, "failed", err ? *err : NULL, 0, NULL);
-    uv_loop_close(&sw->loop);
-    return rc;
-  }
-  sw->log_dir = launch_log_dir(db_path, getenv("FLAGTUNE_LOG_DIR"), sw->id, sw->resumed);
-  sw->tctx = (trial_ctx){.x = sw->x,
-                         .db = sw->db,
-                         .exp = sw->exp,
-                         .metric = &sw->metric,
-                         .patterns = &sw->patterns,
-                         .sweep_id = sw->id,
-                         .log_dir = sw->log_dir,
-                         .base_env = environ,
-                         .check = sw->exp->check_on ? &sw->check : NULL,
-                         .check_ref = sw->check_ref,
-                         .n_check_ref = sw->n_check_ref};
-  if (o->on_started && launch_make_dirs(sw->log_dir, NULL) == 0)
-    o->on_started(sw->id, sw->log_dir, o->ud);
-  sw->view = progress_detect(); /* --detach has just moved stderr to its log */
-  return 0;
-}
-
-/* Everything up to the first database write: experiment, strategy, baseline, first ask. */
-static int validate(sweep *sw, const char *path, const sweep_opts *o, int strict, char **err) {
-  int rc = sweep_prepare(sw, path, NULL, o, NULL, 0, err);
-  if (rc == 0) { /* the command can start: found now, it costs no trial */
-    char *cwd = launch_cwd();
-    const char *kind = o->executor ? o->executor : sw->exp->executor;
-    int slurm = kind && strcmp(kind, "slurm") == 0;
-    rc = preflight_check(sw->exp, cwd, slurm, NULL, err);
-    free(cwd);
-    const experiment *e = sw->exp;
-    slurm_opts so = {.partition = e->slurm_partition,
-                     .job_per_trial = e->slurm_mode && strcmp(e->slurm_mode, "job") == 0};
-    if (rc == 0 && slurm)
-      rc = slurm_preflight(&so, e->path, e->executor_line > 0 ? e->executor_line : 1, strict, err);
-  }
-  if (rc == 0) {
-    proposal base;
-    rc = strategy_render(sw->strat, "{}", &base, err);
-    if (rc == 0) sweep_queue_push(sw, &base, ROLE_BASELINE, 0);
-  }
-  if (rc == 0) refill_queue(sw, sw->parallel); /* a strategy that fails at once writes nothing */
-  if (rc == 0 && sw->failed) rc = diag_set(err, FT_EINPUT, "%s", sw->fail_reason);
-  if (rc != 0 && rc != FT_ESYS && rc != FT_ESTORE) rc = FT_EINPUT;
-  sw->strategy_exhausted = 0;
-  return rc;
-}
-
-int sweep_check(const char *path, const sweep_opts *o, char **summary, char **err) {
-  lhost_check_only(); /* the strategy's code runs, but changes nothing */
-  sweep *sw = xcalloc(1, sizeof *sw);
-  int rc = validate(sw, path, o, 0, err);
-  if (rc == 0) {
-    experiment *e = sw->exp;
-    char hours[48] = "";
-    if (e->budget_hours > 0) snprintf(hours, sizeof hours, ", at most %.4g h", e->budget_hours);
-    *summary = xasprintf(
-        "%s: ok: %d searched parameter%s, %.6g configurations, strategy %s, "
-        "%d trials (baseline + %d)%s, parallel %d",
-        path, e->n_params, e->n_params == 1 ? "" : "s", e->space_size, e->strategy_desc,
-        sw->budget_trials, sw->budget_trials - 1, hours, sw->parallel);
-    if (o->sample) rc = sample_append(e, o->sample, summary, err); /* check --sample */
-  }
-  sweep_free(sw);
-  return rc;
-}
-
-/* ---- where a sweep runs ---- */
-
-/* Records the directory `run` runs in and the command as it resolves there, so that a
- * resume from anywhere runs the same trials. */
-static int record_place(sweep *sw, char **err) {
-  char *cwd = launch_cwd();
-  char *cmd_json = launch_command_json(sw->exp, cwd);
-  int rc = store_sweep_set_place(sw->db, sw->id, cwd, cmd_json, err);
-  free(cmd_json);
-  free(cwd);
-  return rc;
-}
-
-int sweep_run(const char *path, const sweep_opts *o, int64_t *sweep_id, int *unhealthy,
-              char **err) {
-  sweep *sw = xcalloc(1, sizeof *sw);
-  *sweep_id = 0;
-  *unhealthy = 0;
-  int rc = validate(sw, path, o, 1, err);
-  if (rc == 0 && sweep_early_signal()) /* stopped while the experiment loaded: nothing to keep */
-    rc = diag_set(err, FT_EINTR, "interrupted before the sweep began; nothing was written");
-  if (rc != 0) {
-    sweep_free(sw);
-    return rc;
-  }
-  rc = store_open(o->db_path, 0, &sw->db, err);
-  if (rc == 0) rc = create_sweep(sw, o, err);
-  if (rc == 0) rc = record_place(sw, err);
-  if (rc == 0) rc = sweep_begin(sw, o->db_path, o, sweep_id, err);
-  if (rc == 0) {
-    char *name = json_terminal_text(o->name ? o->name : sw->exp->name, NULL);
-    diag_note("flagtune: sweep %lld \"%s\": %d trials (baseline + %d), parallel %d, seed %lld",
-              (long long)sw->id, name, sw->budget_trials, sw->budget_trials - 1, sw->parallel,
-              (long long)sw->seed);
-    free(name);
-    rc = sweep_drive(sw, err);
-  }
-  *unhealthy = !sw->baseline_ok || sw->n_ok == 0;
-  sweep_free(sw);
-  return rc;
 }

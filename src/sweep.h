@@ -44,11 +44,6 @@ int sweep_resume(const char *ref, const sweep_opts *o, int64_t *sweep_id, int *u
 /* Validates the experiment at PATH as `run` would (including creating the strategy and
  * asking it for its first proposals), writing nothing. On success *summary holds a
  * one-line description. */
-/* From here on a SIGINT/SIGTERM is noted until a sweep's loop starts, which then stops at once
- * (interrupted, exit 130); a second one ends the process. For run, resume and minimize. */
-void sweep_catch_early_signals(void);
-/* The signal noted so far and not yet acted on (0: none). */
-int sweep_early_signal(void);
 int sweep_check(const char *path, const sweep_opts *o, char **summary, char **err);
 
 #endif

@@ -64,7 +64,7 @@ void sweep_plan_confirmation(sweep *sw) {
   const char **configs = NULL, **pool = NULL;
   int n = 0, n_configs = 0, n_pool = 0;
   char *err = NULL;
-  int left = sw->budget_trials - sw->counted;
+  int left = budget_left(&sw->bud);
   sw->confirm_planned = 1;
   /* The plan reads values, outcomes and configurations of the trials it can choose from (no
    * step times): not every trial of a long sweep. */
@@ -88,12 +88,12 @@ void sweep_plan_confirmation(sweep *sw) {
   }
   free(est);
   free(pool);
-  if (!sw->failed && n_configs < left && !sw->strategy_exhausted) {
+  if (!sw->fail.failed && n_configs < left && !sw->strategy_exhausted) {
     diag_note(
         "flagtune: confirmation: %d of the %d trials left can change the answer; %d go "
         "back to the search",
         n_configs, left, left - n_configs);
-    sw->search_budget += left - n_configs;
+    budget_give_back(&sw->bud, left - n_configs);
     sw->confirm_planned = 0;
     free(configs);
     free(recipe); /* after CONFIGS, which may point into it */
@@ -102,13 +102,13 @@ void sweep_plan_confirmation(sweep *sw) {
   }
   /* over what is left: the leader first, then the closest contenders */
   if (n_configs > left) n_configs = left > 0 ? left : 0;
-  for (int i = 0; i < n_configs && !sw->failed; i++) {
+  for (int i = 0; i < n_configs && !sw->fail.failed; i++) {
     proposal p;
     if (strategy_render(sw->strat, configs[i], &p, &err) != 0) {
       sweep_fail(sw, err);
       break;
     }
-    sweep_queue_push(sw, &p, ROLE_CONFIRM, 0);
+    sweep_queue_push(&sw->queue, &p, ROLE_CONFIRM, 0);
   }
   int n_cand = distinct_candidates(configs, n_configs), n_base = 0;
   for (int i = 0; i < n_configs; i++) n_base += strcmp(configs[i], "{}") == 0;
@@ -192,9 +192,8 @@ void sweep_choose_winner(sweep *sw) {
 }
 
 /* Says, before the first trial, when confirmation will not run: the budget is too small. */
-void sweep_note_confirmation(const sweep *sw) {
-  const experiment *e = sw->exp;
-  if (e->confirm_top <= 0 || sw->search_budget < sw->budget_trials || sw->confirm_planned) return;
+void sweep_note_confirmation(const experiment *e, const budget *b, int planned) {
+  if (e->confirm_top <= 0 || budget_confirms(b) || planned) return;
   int confirm = e->confirm_repeats * (e->confirm_top + 1);
   diag_note(
       "flagtune: no confirmation: it takes %d trials and runs only when the search keeps twice "

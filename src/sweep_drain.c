@@ -34,7 +34,7 @@ static void on_usr1(uv_signal_t *h, int signum) {
       "flagtune: SIGUSR1: draining: no new trial starts, %d running trial%s finish%s; the "
       "sweep then stops resumable",
       sw->n_running, sw->n_running == 1 ? "" : "s", sw->n_running == 1 ? "es" : "");
-  sw->deadline_hit = 1; /* may_start: nothing more starts */
+  budget_deadline_reached(&sw->bud); /* may_start: nothing more starts */
   /* Nothing runs whose end would end the loop: the ordinary stop ends it at once. */
   if (sw->n_running == 0) uv_kill(uv_os_getpid(), SIGTERM);
 }
@@ -52,8 +52,7 @@ void sweep_drain_watch(sweep *sw) {
   /* No time limit, not known, or a year (what squeue shows for a partition's INFINITE). */
   if (left <= 0 || left >= 365 * 86400.0) return;
   double end = sweep_now_s() + left - DRAIN_MARGIN_S;
-  if (sw->deadline > 0 && sw->deadline <= end) return; /* the time budget ends first */
-  sw->deadline = end;
+  if (!budget_end_by(&sw->bud, end)) return; /* the time budget ends first */
   alloc_end = end;
   diag_note(
       "flagtune: slurm: allocation %lld ends in %.0f s: the sweep's deadline is %.0f s before "
@@ -107,14 +106,14 @@ void sweep_drain_close(sweep *sw) {
   watching = 0;
   uv_close((uv_handle_t *)&usr1, NULL);
   signal(SIGUSR1, SIG_IGN); /* from here to the exit a late one changes nothing */
-  int left = sw->counted < sw->budget_trials && !sw->strategy_exhausted;
-  int by_alloc = alloc_end > 0 && sw->deadline == alloc_end && left;
-  if (sw->failed || !(usr1_seen || by_alloc)) return;
+  int left = budget_has_room(&sw->bud) && !sw->strategy_exhausted;
+  int by_alloc = alloc_end > 0 && sw->bud.deadline == alloc_end && left;
+  if (sw->fail.failed || !(usr1_seen || by_alloc)) return;
   if (!sw->stopping) sw->stopping = 1; /* interrupted, exit 130: resumable */
   diag_note(
       "flagtune: drained %s after %d of %d trials; `flagtune run` of the same "
       "experiment (or `flagtune resume %lld`) continues it",
-      usr1_seen ? "on SIGUSR1" : "before the allocation's time limit", sw->counted,
-      sw->budget_trials, (long long)sw->id);
+      usr1_seen ? "on SIGUSR1" : "before the allocation's time limit", sw->bud.counted,
+      sw->bud.trials, (long long)sw->id);
   if (left && sw->exp->slurm_chain) chain(sw);
 }

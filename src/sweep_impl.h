@@ -1,16 +1,23 @@
-/* The sweep's inside, shared by sweep.c (the scheduler, run and check), sweep_view.c (what
- * it tells people), sweep_guard.c (what stops it early), sweep_confirm.c (the confirmation),
+/* The sweep's inside, shared by sweep.c (the scheduler), sweep_start.c (how a sweep starts:
+ * run and check), sweep_view.c (what it tells people), sweep_confirm.c (the confirmation),
  * sweep_resume.c (resume), sweep_minimize.c (minimize) and sweep_drain.c (the drain before a
- * Slurm job's end), and by nothing else. */
+ * Slurm job's end), and by nothing else. Its parts
+ * with a module of their own: the budget (budget.h), the best so far (best.h), fail fast
+ * (failfast.h), the queue and the failure record (sweep_queue.h). Helper files call
+ * sweep.c's functions only one way: sweep.c never calls sweep_start, sweep_resume or
+ * sweep_minimize, and sweep_view and sweep_confirm never call sweep.c. */
 #ifndef FLAGTUNE_SWEEP_IMPL_H
 #define FLAGTUNE_SWEEP_IMPL_H
 
 #include <uv.h>
 
+#include "best.h"
+#include "budget.h"
 #include "classify.h"
 #include "cost.h"
 #include "executor.h"
 #include "experiment.h"
+#include "failfast.h"
 #include "lhost.h"
 #include "parse.h"
 #include "progress.h"
@@ -18,14 +25,8 @@
 #include "store.h"
 #include "strategy.h"
 #include "sweep.h"
+#include "sweep_queue.h"
 #include "trial.h"
-
-/* A trial waiting for a slot. */
-typedef struct {
-  proposal prop;
-  trial_role role;
-  int rerun_of;
-} pending;
 
 typedef struct sweep {
   uv_loop_t loop;
@@ -39,19 +40,14 @@ typedef struct sweep {
   int64_t id;
   int64_t seed;
   int parallel;
-  int budget_trials; /* trials that count: everything but lost and interrupted */
-  int counted;       /* trials started (or finished) that count against the budget */
-  double deadline;   /* monotonic seconds; 0: none */
+  budget bud; /* trials and time: spent, left (budget.c) */
   int next_number;
   trial **slots;
   int n_running;
-  pending *queue;
-  int n_queue, cap_queue;
-  int stopping; /* 1: first signal seen, 2: second */
+  sweep_queue queue; /* trials waiting for a slot (sweep_queue.c) */
+  int stopping;      /* 1: first signal seen, 2: second */
   int strategy_exhausted;
-  int failed;      /* a store or strategy error ended the sweep */
-  int store_fault; /* the database could not be written (disk full, deleted, replaced) */
-  char *fail_reason;
+  sweep_failure fail; /* what ended it early (sweep_queue.c) */
   char *log_dir;
   char **devices; /* each slot's CUDA_VISIBLE_DEVICES (NULL entries: left alone) */
   metric_spec metric;
@@ -60,19 +56,11 @@ typedef struct sweep {
   int n_check_ref;
   int check_waits; /* metric.check: trials wait for the baseline's losses */
   classify_patterns patterns;
-  double baseline_ms;
-  double best_ms;
-  int n_ok;
-  int baseline_ok;
-  int search_budget;   /* budget_trials less the confirmation trials */
-  int confirm_counted; /* confirmation trials among the counted (they are not search) */
+  best_tracker best;   /* the baseline's and the best search trial's values (best.c) */
   int confirm_planned; /* the confirmation trials are queued */
-  int deadline_hit;    /* the time budget ran out */
   uv_timer_t deadline_timer;
   cost_model cost; /* of finished trials, for "can the next one finish in time?" */
   char *hardware;  /* resolved fingerprint */
-  int n_requeued;  /* trials the executor lost and this run queued again */
-  int n_lost_left; /* trials it lost and left for `resume` (the sweep ends interrupted) */
   /* `flagtune minimize` (sweep_minimize.c): when set, the sweep runs only what this queues
    * (called whenever the queue is empty and no trial runs; it queues nothing to end), never
    * asks the strategy, confirms nothing and leaves the sweep row's status to its caller. */
@@ -84,20 +72,13 @@ typedef struct sweep {
   progress_mode view;
   uv_timer_t tick;
   int tick_on;
-  int n_done; /* trials ended that count against the budget */
   int counts[OUTCOME_COUNT];
-  int best_number;
-  double best_lo, best_hi; /* the best's speedup interval over its steps (NaN: none) */
-  double *base_steps;      /* the baseline's step times past the skip */
-  int n_base_steps;
   double winner_ms; /* the confirmed winner's pooled value (NaN: none) */
   double winner_base_ms;
   /* Fail fast: a failed baseline stops the sweep; so do first search trials that all fail
    * the same way (unless keep_going). */
   int keep_going;
-  int ff_seen;    /* search trials ended, up to FAILFAST_N */
-  int ff_armed;   /* 1 while every one so far failed the same way */
-  char *ff_first; /* the first one's status and reason, digits dropped */
+  failfast ff; /* what the rule has read of the trials so far (failfast.c) */
   const char *notify;
   char *db_path;   /* as sweep_begin was given it */
   char **defaults; /* label tokens of parameters at their catalog default */
@@ -111,23 +92,30 @@ typedef struct sweep {
 /* Frees what sweep_view.c keeps in SW (the short names). */
 void sweep_view_free(sweep *sw);
 
-/* Queues P (taken, cleared) to run as ROLE. */
-void sweep_queue_push(sweep *sw, proposal *p, trial_role role, int rerun_of);
 /* Loads the experiment and creates the strategy (replaying HIST): everything that can be the
  * user's fault. */
 int sweep_prepare(sweep *sw, const char *path, const char *text, const sweep_opts *o,
                   const trial_record *hist, int n_hist, char **err);
 /* The command-line overrides a resume replays, as JSON. Caller frees. */
 char *sweep_options_json(const sweep *sw, const sweep_opts *o);
-/* Marks the sweep held by this process and starts its loop and executor. */
-int sweep_begin(sweep *sw, const char *db_path, const sweep_opts *o, int64_t *sweep_id, char **err);
 /* Runs the loop until every trial has ended, then records how the sweep ended. */
 int sweep_drive(sweep *sw, char **err);
 void sweep_free(sweep *sw);
+/* Asks the strategy for up to N proposals and queues them (fails the sweep on its error). */
+void sweep_ask(sweep *sw, int n);
 /* Monotonic seconds. */
-double sweep_now_s(void);
-/* Ends the sweep failed with WHY (the first reason is kept and printed). */
-void sweep_fail(sweep *sw, const char *why);
+static inline double sweep_now_s(void) {
+  return (double)uv_hrtime() / 1e9;
+}
+/* Ends the sweep failed with WHY (the first reason is kept; told at once only while trials
+ * still run, since the sweep ends when they have). */
+static inline void sweep_fail(sweep *sw, const char *why) {
+  sweep_failure_set(&sw->fail, why, sw->n_running > 0);
+}
+
+/* sweep_start.c: */
+/* Marks the sweep held by this process and starts its loop and executor. */
+int sweep_begin(sweep *sw, const char *db_path, const sweep_opts *o, int64_t *sweep_id, char **err);
 
 /* sweep_drain.c: SIGUSR1 drains the sweep; under Slurm the allocation's end is a deadline.
  * Watch before the loop runs; close with the sweep's other handles (it may mark the sweep
@@ -145,13 +133,6 @@ void sweep_quiet_if_unwritable(void);
 /* Runs the notify hooks (the experiment's on_done, then --notify) with the sweep's end. */
 void sweep_notify(sweep *sw, const char *status, const char *why);
 
-/* sweep_guard.c: */
-/* Stops the sweep when R shows the rest would fail too (a failed baseline, the first search
- * trials failing alike), unless --keep-going. */
-void sweep_fail_fast(sweep *sw, const trial_result *r);
-/* The SIGINT/SIGTERM caught before the loop watched for them (0: none), cleared. */
-int sweep_take_early_signal(void);
-
 /* sweep_confirm.c: */
 /* Queues the confirmation once the search budget is spent and every search trial has
  * ended, or gives the trials it does not need back to the search. */
@@ -159,7 +140,7 @@ void sweep_plan_confirmation(sweep *sw);
 /* Records the pooled winner of the confirmation. */
 void sweep_choose_winner(sweep *sw);
 /* Says, before the first trial, when confirmation will not run: the budget is too small. */
-void sweep_note_confirmation(const sweep *sw);
+void sweep_note_confirmation(const experiment *e, const budget *b, int planned);
 
 /* sweep_resume.c, for resume and minimize, which run an existing sweep again: */
 /* Moves into the directory `run` ran in (the experiment's relative paths, the command and the

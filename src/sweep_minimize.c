@@ -31,10 +31,7 @@ typedef struct {
 } mz;
 
 static void mz_fail(sweep *sw, const char *why) {
-  if (sw->failed) return;
-  sw->failed = 1;
-  sw->fail_reason = xstrdup(why);
-  diag_error(why);
+  sweep_failure_set(&sw->fail, why, 1);
 }
 
 /* Minimize trials that ended (lost and interrupted ones run again and do not count). */
@@ -63,7 +60,7 @@ static void refill(sweep *sw) {
   if (m->o->trials > 0 && room > m->o->trials - ended_minimize(t, n))
     room = m->o->trials - ended_minimize(t, n);
   if (room < p.n_configs) m->budget_hit = 1;
-  for (int i = 0; i < room && !sw->failed; i++) {
+  for (int i = 0; i < room && !sw->fail.failed; i++) {
     proposal prop;
     if (strategy_render_subset(sw->strat, p.configs[i], &prop, &err) != 0) {
       mz_fail(sw, err);
@@ -76,13 +73,12 @@ static void refill(sweep *sw) {
       proposal_clear(&prop);
       break;
     }
-    sweep_queue_push(sw, &prop, ROLE_MINIMIZE, 0);
+    sweep_queue_push(&sw->queue, &prop, ROLE_MINIMIZE, 0);
   }
-  if (sw->n_queue > 0)
-    diag_note("flagtune: minimize: %d trial%s: %s", sw->n_queue, sw->n_queue == 1 ? "" : "s",
+  if (sw->queue.n > 0)
+    diag_note("flagtune: minimize: %d trial%s: %s", sw->queue.n, sw->queue.n == 1 ? "" : "s",
               p.stage);
-  sw->counted = sw->next_number;
-  sw->budget_trials = sw->next_number + sw->n_queue;
+  budget_batch(&sw->bud, sw->next_number, sw->queue.n);
   free(err);
   minimize_plan_free(&p);
   record_free(t, n);
@@ -170,7 +166,8 @@ static int prepare(sweep *sw, const store_sweep *s, const minimize_opts *o, cons
   if (rc == 0) rc = sweep_prepare(sw, s->experiment_path, s->experiment_text, &so, NULL, 0, err);
   sw->next_number = next;
   if (rc == 0) launch_use_stored_command(sw->exp, s->command_json);
-  sw->baseline_ms = num(shown, "baseline_ms"); /* the progress lines' speedups */
+  best_restore(&sw->best, sw->best.baseline_ok, num(shown, "baseline_ms"), sw->best.n_ok);
+  /* the progress lines' speedups */
   const cJSON *base = cJSON_GetObjectItemCaseSensitive(shown, "baseline");
   if (rc == 0 && sw->check_waits) {
     sw->check_waits = 0;
@@ -306,7 +303,7 @@ static int run_all(sweep *sw, const store_sweep *s, mz *m, const minimize_opts *
   if (rc != 0) return rc;
   sw->refill = refill;
   sw->refill_ud = m;
-  if (o->hours > 0) sw->deadline = (double)uv_hrtime() / 1e9 + o->hours * 3600.0;
+  if (o->hours > 0) budget_set_hours(&sw->bud, o->hours, sweep_now_s());
   char *name = json_terminal_text(s->name, NULL);
   diag_note(
       "flagtune: minimizing sweep %lld \"%s\": winner %s, %.3fx, reverts kept at or above "

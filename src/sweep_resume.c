@@ -41,7 +41,7 @@ static int apply_plan(sweep *sw, const resume_plan *plan, char **err) {
     int rc = strategy_render(sw->strat, r->config_json, &p, err);
     if (rc != 0) return rc;
     p.steps = r->steps_budget;
-    sweep_queue_push(sw, &p, r->role, r->rerun_of);
+    sweep_queue_push(&sw->queue, &p, r->role, r->rerun_of);
   }
   if (sw->check_waits && plan->baseline_ended) {
     sw->check_waits = 0;
@@ -52,13 +52,9 @@ static int apply_plan(sweep *sw, const resume_plan *plan, char **err) {
     if (sw->n_check_ref == 0)
       diag_note("flagtune: metric.check: the baseline left no loss, so no trial can be checked");
   }
-  sw->counted = plan->counted;
-  sw->confirm_counted = plan->confirm_counted;
+  budget_resume(&sw->bud, plan->counted, plan->confirm_counted);
   sw->next_number = plan->next_number;
-  sw->baseline_ok = plan->baseline_ok;
-  sw->baseline_ms = plan->baseline_ms;
-  sw->n_ok = plan->n_ok;
-  sw->n_done = plan->counted; /* nothing runs yet: every counted trial has ended */
+  best_restore(&sw->best, plan->baseline_ok, plan->baseline_ms, plan->n_ok);
   sw->resumed = 1;
   return 0;
 }
@@ -72,16 +68,10 @@ static void restore_view(sweep *sw, const trial_record *t, int n) {
     if (t[i].status != OUTCOME_RUNNING) sw->counts[t[i].status]++;
     if (t[i].status != OUTCOME_OK) continue;
     int base = t[i].number == 0 || t[i].role == ROLE_BASELINE;
-    if (base && t[i].n_steps > skip) {
-      free(sw->base_steps);
-      sw->n_base_steps = t[i].n_steps - skip;
-      sw->base_steps = xmalloc(sizeof(double) * (size_t)sw->n_base_steps);
-      memcpy(sw->base_steps, t[i].steps + skip, sizeof(double) * (size_t)sw->n_base_steps);
-    } else if (!base && t[i].role != ROLE_CONFIRM &&
-               (isnan(sw->best_ms) || t[i].value < sw->best_ms)) {
-      sw->best_ms = t[i].value;
-      sw->best_number = t[i].number;
-    }
+    if (base && t[i].n_steps > skip)
+      best_baseline_steps(&sw->best, t[i].steps + skip, t[i].n_steps - skip);
+    else if (!base && t[i].role != ROLE_CONFIRM)
+      best_offer(&sw->best, t[i].value, t[i].number);
   }
 }
 
@@ -116,7 +106,7 @@ static int resume_prepare(sweep *sw, store_sweep *s, const sweep_opts *o, char *
   }
   if (rc == 0 && o->trials > 0 && o->trials != s->budget_trials) {
     char *opts = sweep_options_json(sw, &merged);
-    rc = store_sweep_set_budget(sw->db, s->id, sw->budget_trials, opts, err);
+    rc = store_sweep_set_budget(sw->db, s->id, sw->bud.trials, opts, err);
     free(opts);
   }
   resume_plan_free(&plan);
@@ -176,11 +166,11 @@ int sweep_resume(const char *ref, const sweep_opts *o, int64_t *sweep_id, int *u
   if (rc == 0) {
     char *name = json_terminal_text(s.name, NULL);
     diag_note("flagtune: resuming sweep %lld \"%s\": %d of %d trials done, %d to re-run",
-              (long long)sw->id, name, sw->counted, sw->budget_trials, sw->n_queue);
+              (long long)sw->id, name, sw->bud.counted, sw->bud.trials, sw->queue.n);
     free(name);
     rc = sweep_drive(sw, err);
   }
-  *unhealthy = !sw->baseline_ok || sw->n_ok == 0;
+  *unhealthy = !sw->best.baseline_ok || sw->best.n_ok == 0;
   store_sweep_clear(&s);
   sweep_free(sw);
   /* Back where the command started: the caller's relative paths (the summary's --db) hold. */

@@ -1,6 +1,6 @@
 /* What a sweep tells people while and after it runs: the live view's status area and its line
  * per finished trial (drawn by progress.c from what the scheduler counts), and the notify hooks
- * at its end (run by night.c). Shares sweep_impl.h with the scheduler (sweep.c). */
+ * at its end (run by run_process.c). Shares sweep_impl.h with the scheduler (sweep.c). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,8 +9,8 @@
 #include "diag.h"
 #include "launch.h"
 #include "lhost.h"
-#include "night.h"
 #include "progress.h"
+#include "run_process.h"
 #include "stats.h"
 #include "sweep_impl.h"
 
@@ -51,26 +51,25 @@ void sweep_view_status(sweep *sw) {
                                   .profiling = v.profiling,
                                   .elapsed_s = v.elapsed_s};
   }
-  progress_state st = {.done = sw->n_done < sw->budget_trials ? sw->n_done : sw->budget_trials,
-                       .total = sw->budget_trials,
+  progress_state st = {.done = budget_done_shown(&sw->bud),
+                       .total = sw->bud.trials,
                        .parallel = sw->parallel,
-                       .best_ms = sw->best_ms,
-                       .baseline_ms = sw->baseline_ms,
+                       .best_ms = sw->best.value,
+                       .baseline_ms = sw->best.baseline,
                        .higher = sw->exp->metric_higher,
-                       .best_number = sw->best_number,
-                       .best_lo = sw->best_lo,
-                       .best_hi = sw->best_hi,
+                       .best_number = sw->best.number,
+                       .best_lo = sw->best.lo,
+                       .best_hi = sw->best.hi,
                        .eta_s = -1,
-                       .deadline_left_s = sw->deadline > 0 ? sw->deadline - sweep_now_s() : -1,
+                       .deadline_left_s = budget_time_left(&sw->bud, sweep_now_s()),
                        .running = run,
                        .n_running = n};
   memcpy(st.counts, sw->counts, sizeof st.counts);
-  if (st.deadline_left_s < 0 && sw->deadline > 0) st.deadline_left_s = 0;
   /* ETA from the measured costs: the trials left, each what a trial of the full step budget
    * costs so far (cost_predict), over the slots, less what the running ones have done. */
   if (sw->cost.n > 0) {
     double med = cost_predict(&sw->cost, sw->exp->budget_steps), work = 0;
-    int left = sw->budget_trials - sw->n_done - n;
+    int left = sw->bud.trials - sw->bud.done - n;
     if (left > 0) work += left * med;
     for (int i = 0; i < n; i++) work += run[i].elapsed_s < med ? med - run[i].elapsed_s : 0;
     st.eta_s = work / sw->parallel;
@@ -134,7 +133,7 @@ void sweep_report_progress(sweep *sw, const trial_result *r) {
                      (t->config_json && strcmp(t->config_json, "{}") == 0),
       .status = t->status,
       .value = t->value,
-      .baseline_ms = sw->baseline_ms,
+      .baseline_ms = sw->best.baseline,
       .higher = sw->exp->metric_higher,
       .rung_steps =
           steps > 0 && sw->exp->budget_steps > 0 && steps < sw->exp->budget_steps ? steps : 0,
@@ -146,8 +145,8 @@ void sweep_report_progress(sweep *sw, const trial_result *r) {
       .n_names = sw->n_names,
       .reason = r->store_err ? NULL : r->reason,
       .not_stored = r->store_err != NULL,
-      .done = sw->n_done < sw->budget_trials ? sw->n_done : sw->budget_trials,
-      .total = sw->budget_trials};
+      .done = budget_done_shown(&sw->bud),
+      .total = sw->bud.trials};
   progress_print_line(&sw->view, &l);
   sweep_quiet_if_unwritable();
   sweep_view_status(sw);
@@ -162,25 +161,25 @@ void sweep_notify(sweep *sw, const char *status, const char *why) {
   char *db_abs = db ? launch_absolute(db, cwd) : NULL;
   char *log_abs = sw->log_dir ? launch_absolute(sw->log_dir, cwd) : NULL;
   int confirmed = !isnan(sw->winner_ms);
-  night_summary sum = {.sweep_id = sw->id,
-                       .name = sw->exp->name,
-                       .model = sw->exp->model,
-                       .hardware = sw->hardware,
-                       .status = status,
-                       .reason = why,
-                       .db_path = db_abs,
-                       .log_dir = log_abs,
-                       .best_ms = confirmed ? sw->winner_ms : sw->best_ms,
-                       .baseline_ms = confirmed ? sw->winner_base_ms : sw->baseline_ms,
-                       .best_confirmed = confirmed,
-                       .higher = sw->exp->metric_higher,
-                       .trials_done = sw->n_done,
-                       .trials_planned = sw->budget_trials,
-                       .trials_ok = sw->counts[OUTCOME_OK]};
+  run_process_summary sum = {.sweep_id = sw->id,
+                             .name = sw->exp->name,
+                             .model = sw->exp->model,
+                             .hardware = sw->hardware,
+                             .status = status,
+                             .reason = why,
+                             .db_path = db_abs,
+                             .log_dir = log_abs,
+                             .best_ms = confirmed ? sw->winner_ms : sw->best.value,
+                             .baseline_ms = confirmed ? sw->winner_base_ms : sw->best.baseline,
+                             .best_confirmed = confirmed,
+                             .higher = sw->exp->metric_higher,
+                             .trials_done = sw->bud.done,
+                             .trials_planned = sw->bud.trials,
+                             .trials_ok = sw->counts[OUTCOME_OK]};
   const char *t = getenv("FLAGTUNE_NOTIFY_TIMEOUT");
   double limit = t && atof(t) > 0 ? atof(t) : 60;
-  if (argv) night_notify(argv, NULL, &sum, limit);
-  if (sw->notify) night_notify(NULL, sw->notify, &sum, limit);
+  if (argv) run_process_notify(argv, NULL, &sum, limit);
+  if (sw->notify) run_process_notify(NULL, sw->notify, &sum, limit);
   free(db_abs);
   free(log_abs);
   free(cwd);

@@ -29,4 +29,25 @@ for f in src/*.c lua/*.lua search/*.lua; do
   unnamed+=" $f"
 done
 check_eq "every src/*.c, lua/*.lua and search/*.lua is named in ARCHITECTURE.md" "${unnamed# }" ""
+
+# The sweep's files call one way (docs/ARCHITECTURE.md, the `sweep` row): no two of them call
+# each other. A file's functions are those it defines at the start of a line, not static.
+defs() { grep -oE '^[a-z][a-z0-9_ ]*[ *]([a-z_][a-z0-9_]*)\(' "$1" | grep -v '^static' |
+  sed -E 's/.*[ *]([a-z_][a-z0-9_]*)\($/\1/' | sort -u; }
+calls() { # calls A B: A calls a function B defines
+  local fn
+  for fn in $(defs "$2"); do grep -qE "(^|[^a-z0-9_])$fn\(" "$1" && return 0; done
+  return 1
+}
+family=(src/sweep*.c src/run_process.c src/budget.c src/best.c src/failfast.c)
+circles=""
+for ((i = 0; i < ${#family[@]}; i++)); do
+  for ((k = i + 1; k < ${#family[@]}; k++)); do
+    a=${family[i]} b=${family[k]}
+    calls "$a" "$b" && calls "$b" "$a" && circles+=" $a<->$b"
+  done
+done
+check_eq "no two of the sweep's files call each other" "${circles# }" ""
+[ -n "$(defs src/sweep_queue.c)" ] || fail "defs found no function in src/sweep_queue.c"
+calls src/sweep_confirm.c src/sweep_queue.c || fail "calls misses sweep_confirm.c -> sweep_queue.c"
 finish

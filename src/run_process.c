@@ -1,9 +1,11 @@
-/* A night's sweep: what keeps it alive when its terminal and its readers go. A closed pipe
- * (`| tee` gone) is a write error, not a death; SIGHUP is ignored until the sweep's loop
- * handles it; SIGBUS gets a message instead of a silent exit 135; --detach runs the sweep in
- * a new session with its output in a log, the parent returning once the sweep is claimed.
- * Must not know what a sweep does: it runs the body it is given. */
-#include "night.h"
+/* The process that runs a sweep (run, resume, minimize): its signals before and beside the
+ * sweep's loop, --detach, and the notify hook with the sweep's summary at its end. A closed
+ * pipe (`| tee` gone) is a write error, not a death; SIGHUP is ignored until the sweep's loop
+ * handles it; SIGBUS gets a message instead of a silent exit 135; a SIGINT/SIGTERM before the
+ * loop watches is noted for it; --detach runs the sweep in a new session with its output in a
+ * log, the parent returning once the sweep is claimed. Must not know what a sweep does: it
+ * runs the body it is given. */
+#include "run_process.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,10 +31,45 @@ static void on_sigbus(int sig) {
   _exit(1);
 }
 
+/* A SIGINT/SIGTERM that arrives before the loop watches for them (while the experiment
+ * loads, the software probe runs, the sweep row is written) is noted here and acted on as
+ * soon as the loop starts: the sweep stops cleanly (recorded interrupted, exit 130) instead
+ * of being killed halfway through its first writes, or lost when a shell started flagtune in
+ * the background with SIGINT ignored. A second one ends the process at once. */
+static volatile sig_atomic_t early_signal;
+
+static void on_early_signal(int sig) {
+  if (early_signal) {
+    signal(sig, SIG_DFL);
+    raise(sig);
+    return;
+  }
+  early_signal = sig;
+}
+
+void run_process_catch_early_signals(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_early_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+}
+
+int run_process_early_signal(void) {
+  return early_signal;
+}
+
+int run_process_take_early_signal(void) {
+  int sig = early_signal;
+  early_signal = 0;
+  return sig;
+}
+
 /* A sweep outlives its terminal and its readers: a closed pipe (`| tee` gone) is a write
  * error, not a death (the sweep stops printing and keeps running); SIGHUP is handled on the
  * sweep's loop (noted, ignored); SIGBUS gets a message instead of a silent exit 135. */
-void night_signals(void) {
+void run_process_signals(void) {
   signal(SIGPIPE, SIG_IGN);
   signal(SIGHUP, SIG_IGN); /* until the sweep's loop handles it (a hangup during validation) */
   struct sigaction sa;
@@ -40,7 +77,7 @@ void night_signals(void) {
   sa.sa_handler = on_sigbus;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGBUS, &sa, NULL);
-  sweep_catch_early_signals(); /* a Ctrl-C before the sweep's loop runs is not lost */
+  run_process_catch_early_signals(); /* a Ctrl-C before the sweep's loop runs is not lost */
 }
 
 typedef struct {
@@ -100,8 +137,8 @@ static int detach_parent(pid_t child, int fd) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-int night_detach(const char *log_arg, sweep_opts *o, night_body body, void *ctx, int *code,
-                 char **err) {
+int run_process_detach(const char *log_arg, sweep_opts *o, run_process_body body, void *ctx,
+                       int *code, char **err) {
   int p[2];
   char *log = NULL;
   if (log_arg) {
@@ -160,7 +197,7 @@ static void put_num(const char *name, double v, const char *fmt) {
 }
 
 /* In the hook's child: the summary into the environment. */
-static void summary_env(const night_summary *s) {
+static void summary_env(const run_process_summary *s) {
   char buf[64];
   snprintf(buf, sizeof buf, "%lld", s->sweep_id);
   put_env("FLAGTUNE_SWEEP_ID", buf);
@@ -200,7 +237,7 @@ static void summary_env(const night_summary *s) {
 
 /* The child: its own group (so a timeout ends all it started), stdin from /dev/null, the
  * signals a night ignores back to their defaults. */
-static void notify_child(char *const *argv, const char *shell_cmd, const night_summary *s) {
+static void notify_child(char *const *argv, const char *shell_cmd, const run_process_summary *s) {
   setpgid(0, 0);
   signal(SIGPIPE, SIG_DFL);
   signal(SIGHUP, SIG_DFL);
@@ -227,8 +264,8 @@ static int wait_for(pid_t pid, double timeout_s, int *status) {
   return 0;
 }
 
-int night_notify(char *const *argv, const char *shell_cmd, const night_summary *s,
-                 double timeout_s) {
+int run_process_notify(char *const *argv, const char *shell_cmd, const run_process_summary *s,
+                       double timeout_s) {
   const char *what = argv ? argv[0] : shell_cmd;
   fflush(stdout);
   fflush(stderr);
