@@ -369,23 +369,6 @@ int cli_cmd_best(args *a) {
 
 /* ---- export ---- */
 
-int cli_parse_format(const char *f, export_format *out, char **err) {
-  if (!f || strcmp(f, "sh") == 0)
-    *out = EXPORT_SH;
-  else if (strcmp(f, "env") == 0)
-    *out = EXPORT_ENV;
-  else if (strcmp(f, "json") == 0)
-    *out = EXPORT_JSON;
-  else if (strcmp(f, "flagfile") == 0)
-    *out = EXPORT_FLAGFILE;
-  else if (strcmp(f, "fish") == 0)
-    *out = EXPORT_FISH;
-  else
-    return diag_set(err, FT_EINPUT,
-                    "unknown export format '%s' (use sh, fish, env, json or flagfile)", f);
-  return 0;
-}
-
 /* A flagfile carries XLA flags only: what else the winner sets is said on stderr, so that
  * `XLA_FLAGS=/path/flags.txt` alone is never mistaken for the whole configuration. */
 static void flagfile_leftovers(const export_info *info) {
