@@ -149,22 +149,24 @@ static int load_sweep(const args *a, const char *ref, int limit, store **s, cJSO
   return rc;
 }
 
-/* show --all prints its trial table as the rows are read (store_each_trial): listing a
- * 100,000-trial sweep holds one row at a time, not the table (it peaked at 200 MiB for 60,000
- * trials). Its importance is show's and the report's (report_importance_attach). */
+/* show --all prints its trial table as the rows are read: listing a 100,000-trial sweep
+ * holds one row at a time, not the table (it peaked at 200 MiB for 60,000 trials). The text
+ * reads only the columns it prints, into one reused line (store_each_trial_line); --json
+ * every column as a row object (store_each_trial). Its importance is show's and the
+ * report's (report_importance_attach, attached by cli_cmd_show). */
 typedef struct {
   int json;
   int n;      /* rows printed */
   int higher; /* the sweep's metric is a rate: its values are shown as rates */
 } show_stream;
 
+static int show_line(const store_trial_line *t, void *ud) {
+  view_trial_line(t, ((show_stream *)ud)->higher);
+  return 0;
+}
+
 static int show_row(cJSON *row, void *ud) {
   show_stream *ss = ud;
-  if (!ss->json) {
-    json_terminal_safe(row, NULL);
-    view_trial_row(row, ss->higher);
-    return 0;
-  }
   /* Printed inside a wrapper shaped like the listing, so the row is indented as it would be
    * there: the text between "{\n\t"trials":\t[" and "]\n}". */
   static const char head[] = "{\n\t\"trials\":\t[", tail[] = "]\n}";
@@ -195,8 +197,7 @@ static void show_head(cJSON *obj) {
 static int show_all(args *a, store *s, cJSON *obj, char **err) {
   show_stream ss = {.json = a->json, .n = 0, .higher = view_higher(obj)};
   int64_t id = (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(obj, "id"));
-  int rc = report_importance_attach(s, obj, err);
-  if (rc) return rc;
+  int rc;
   cJSON_ReplaceItemInObjectCaseSensitive(obj, "trials", cJSON_CreateArray());
   cJSON_ReplaceItemInObjectCaseSensitive(obj, "trials_listed", cJSON_CreateString("all"));
   if (a->json) {
@@ -213,7 +214,7 @@ static int show_all(args *a, store *s, cJSON *obj, char **err) {
   }
   show_head(obj);
   view_trials_header(ss.higher);
-  return store_each_trial(s, id, show_row, &ss, err);
+  return store_each_trial_line(s, id, show_line, &ss, err);
 }
 
 int cli_cmd_show(args *a) {

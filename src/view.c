@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "diag.h"
+#include "json.h"
 #include "metric.h"
 #include "stats.h"
 
@@ -212,23 +213,42 @@ void view_trials_header(int higher) {
          higher ? "PER_SECOND" : "VALUE_MS", "STEPS", "SECONDS", "COMPILE_S", "CONFIGURATION");
 }
 
-void view_trial_row(const cJSON *it, int higher) {
-  char val[32], dur[32], first[32];
-  view_cell(val, sizeof val, metric_shown(view_num(it, "value"), higher), "%.2f");
-  view_cell(dur, sizeof dur, view_num(it, "duration_s"), "%.1f");
-  view_cell(first, sizeof first, view_num(it, "first_step_ms") / 1e3, "%.1f");
-  const char *label = view_str(it, "label");
-  printf("%5.0f  %-8s %-11s %10s %6.0f %8s %9s  %s\n", view_num(it, "number"), view_str(it, "role"),
-         view_str(it, "status"), val, view_num(it, "n_steps"), dur, first,
-         strcmp(view_str(it, "role"), "baseline") == 0 ? "(baseline)"
-         : label                                       ? label
-                                                       : "");
+/* S as json_terminal_text gives it: S itself when every byte is printable ASCII (no
+ * allocation: the common case), else a new string in *TMP (the caller frees it). */
+static const char *terminal_safe(const char *s, char **tmp) {
+  const unsigned char *u = (const unsigned char *)s;
+  if (!s) return NULL;
+  while (*u >= 0x20 && *u < 0x7F) u++;
+  if (*u == '\0') return s;
+  return *tmp = json_terminal_text(s, NULL);
+}
+
+void view_trial_line(const store_trial_line *t, int higher) {
+  char val[32], dur[32], first[32], *tmp[4] = {NULL};
+  const char *role = terminal_safe(t->role, &tmp[0]), *status = terminal_safe(t->status, &tmp[1]);
+  const char *label = terminal_safe(t->label, &tmp[2]), *error = terminal_safe(t->error, &tmp[3]);
+  view_cell(val, sizeof val, metric_shown(t->value, higher), "%.2f");
+  view_cell(dur, sizeof dur, t->duration_s, "%.1f");
+  view_cell(first, sizeof first, t->first_step_ms / 1e3, "%.1f");
+  printf("%5.0f  %-8s %-11s %10s %6.0f %8s %9s  %s\n", t->number, role, status, val, t->n_steps,
+         dur, first,
+         strcmp(role, "baseline") == 0 ? "(baseline)"
+         : label                       ? label
+                                       : "");
   /* A failed trial's reason under it: the first line of its stored error. */
-  const char *error = view_str(it, "error");
-  if (error && strcmp(view_str(it, "status"), "ok") != 0) {
+  if (error && strcmp(status, "ok") != 0) {
     size_t n = first_line_len(error);
     printf("%7s%.*s\n", "", (int)(n > 160 ? 160 : n), error);
   }
+  for (int i = 0; i < 4; i++) free(tmp[i]);
+}
+
+void view_trial_row(const cJSON *it, int higher) {
+  store_trial_line t = {
+      view_num(it, "number"),     view_num(it, "value"),         view_num(it, "n_steps"),
+      view_num(it, "duration_s"), view_num(it, "first_step_ms"), view_str(it, "role"),
+      view_str(it, "status"),     view_str(it, "label"),         view_str(it, "error")};
+  view_trial_line(&t, higher);
 }
 
 void view_trials(const cJSON *sw) {

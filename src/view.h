@@ -6,6 +6,7 @@
 #include <cjson/cJSON.h>
 #include <stddef.h>
 
+#include "store.h"
 #include "trialcfg.h"
 
 /* A string or number field of O, or NULL / NaN when it is missing or of another type. */
@@ -52,6 +53,9 @@ void view_trials(const cJSON *sw);
  * column header, then one trial row (with its error's first line under a failed one). */
 void view_trials_header(int higher);
 void view_trial_row(const cJSON *trial, int higher);
+/* view_trial_row from a row read for the table alone (store_each_trial_line), made
+ * terminal-safe here (json_terminal_text), as the caller does for a listing. */
+void view_trial_line(const store_trial_line *t, int higher);
 /* "importance: NAME 61%, ..." from the sweep's "importance" (importance_attach): the few
  * parameters that explain most, or why there is no estimate yet. */
 void view_importance(const cJSON *sw);
