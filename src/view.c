@@ -3,6 +3,7 @@
  * Pure formatting: must not open the database or decide anything a listing does not say. */
 #include "view.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -223,23 +224,106 @@ static const char *terminal_safe(const char *s, char **tmp) {
   return *tmp = json_terminal_text(s, NULL);
 }
 
+void view_fixed(char *buf, size_t n, double v, int decimals) {
+#if LDBL_MANT_DIG >= 64
+  /* |V| * 10^D needs at most 50 + 7 bits: exact in a long double, so its fraction decides the
+   * rounding as printf's exact decimal expansion does (to nearest, ties to even). */
+  static const long double scale[] = {1, 10, 100};
+  if (isfinite(v) && fabs(v) < 1e15 && decimals >= 0 && decimals <= 2 && n >= 24) {
+    long double x = fabsl((long double)v) * scale[decimals], whole = floorl(x);
+    unsigned long long q = (unsigned long long)whole;
+    if (x - whole > 0.5L || (x - whole == 0.5L && (q & 1))) q++;
+    char rev[24];
+    int len = 0;
+    for (int d = 0; d < decimals; d++, q /= 10) rev[len++] = (char)('0' + q % 10);
+    if (decimals) rev[len++] = '.';
+    do rev[len++] = (char)('0' + q % 10);
+    while ((q /= 10) > 0);
+    size_t k = 0;
+    if (signbit(v)) buf[k++] = '-';
+    while (len > 0) buf[k++] = rev[--len];
+    buf[k] = '\0';
+    return;
+  }
+#endif
+  snprintf(buf, n, "%.*f", decimals, v);
+}
+
+/* One line of text built in place (a trial row), written with one fwrite. */
+typedef struct {
+  char *p;
+  size_t len, cap;
+  char stack[512];
+} line_buf;
+
+static void line_put(line_buf *b, const char *s, size_t n) {
+  if (b->len + n > b->cap) {
+    size_t cap = (b->len + n) * 2;
+    char *p = xmalloc(cap);
+    memcpy(p, b->p, b->len);
+    if (b->p != b->stack) free(b->p);
+    b->p = p, b->cap = cap;
+  }
+  memcpy(b->p + b->len, s, n);
+  b->len += n;
+}
+
+/* S padded with spaces to WIDTH, on the left (printf's %WIDTHs) or, LEFT, on the right. */
+static void line_pad(line_buf *b, const char *s, int width, int left) {
+  size_t n = strlen(s);
+  static const char spaces[] = "                ";
+  size_t pad = (size_t)width > n ? (size_t)width - n : 0;
+  if (!left) line_put(b, spaces, pad);
+  line_put(b, s, n);
+  if (left) line_put(b, spaces, pad);
+}
+
+/* A table cell: V with DECIMALS (view_fixed), "-" when NaN (view_cell). */
+static void cell_fixed(char *buf, size_t n, double v, int decimals) {
+  if (isnan(v))
+    snprintf(buf, n, "-");
+  else
+    view_fixed(buf, n, v, decimals);
+}
+
 void view_trial_line(const store_trial_line *t, int higher) {
-  char val[32], dur[32], first[32], *tmp[4] = {NULL};
+  char num[32], val[32], steps[32], dur[32], first[32], *tmp[4] = {NULL};
   const char *role = terminal_safe(t->role, &tmp[0]), *status = terminal_safe(t->status, &tmp[1]);
   const char *label = terminal_safe(t->label, &tmp[2]), *error = terminal_safe(t->error, &tmp[3]);
-  view_cell(val, sizeof val, metric_shown(t->value, higher), "%.2f");
-  view_cell(dur, sizeof dur, t->duration_s, "%.1f");
-  view_cell(first, sizeof first, t->first_step_ms / 1e3, "%.1f");
-  printf("%5.0f  %-8s %-11s %10s %6.0f %8s %9s  %s\n", t->number, role, status, val, t->n_steps,
-         dur, first,
-         strcmp(role, "baseline") == 0 ? "(baseline)"
-         : label                       ? label
-                                       : "");
+  view_fixed(num, sizeof num, t->number, 0);
+  cell_fixed(val, sizeof val, metric_shown(t->value, higher), 2);
+  view_fixed(steps, sizeof steps, t->n_steps, 0);
+  cell_fixed(dur, sizeof dur, t->duration_s, 1);
+  cell_fixed(first, sizeof first, t->first_step_ms / 1e3, 1);
+  const char *config = strcmp(role, "baseline") == 0 ? "(baseline)" : label ? label : "";
+  /* the columns of view_trials_header: "%5s  %-8s %-11s %10s %6s %8s %9s  %s\n" */
+  line_buf b = {.cap = sizeof b.stack};
+  b.p = b.stack;
+  line_pad(&b, num, 5, 0);
+  line_put(&b, "  ", 2);
+  line_pad(&b, role, 8, 1);
+  line_put(&b, " ", 1);
+  line_pad(&b, status, 11, 1);
+  line_put(&b, " ", 1);
+  line_pad(&b, val, 10, 0);
+  line_put(&b, " ", 1);
+  line_pad(&b, steps, 6, 0);
+  line_put(&b, " ", 1);
+  line_pad(&b, dur, 8, 0);
+  line_put(&b, " ", 1);
+  line_pad(&b, first, 9, 0);
+  line_put(&b, "  ", 2);
+  line_put(&b, config, strlen(config));
+  line_put(&b, "\n", 1);
   /* A failed trial's reason under it: the first line of its stored error. */
   if (error && strcmp(status, "ok") != 0) {
     size_t n = first_line_len(error);
-    printf("%7s%.*s\n", "", (int)(n > 160 ? 160 : n), error);
+    line_put(&b, "       ", 7);
+    line_put(&b, error, n > 160 ? 160 : n);
+    line_put(&b, "\n", 1);
   }
+  fwrite(b.p, 1, b.len, stdout);
+  if (b.p != b.stack) free(b.p);
   for (int i = 0; i < 4; i++) free(tmp[i]);
 }
 

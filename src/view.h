@@ -14,6 +14,9 @@ const char *view_str(const cJSON *o, const char *key);
 double view_num(const cJSON *o, const char *key);
 /* V printed with FMT into BUF (N bytes), or "-" when V is NaN. */
 void view_cell(char *buf, size_t n, double v, const char *fmt);
+/* V as printf's "%.Df" writes it (D = DECIMALS), into BUF (N bytes): without printf for
+ * D 0 to 2 and |V| < 1e15 (show --all's table writes five numbers a row). */
+void view_fixed(char *buf, size_t n, double v, int decimals);
 
 /* 1 when the sweep object's metric is a rate (metric.better = "higher", in options_json):
  * its values are costs, shown through metric_shown / metric_format. */
