@@ -286,7 +286,7 @@ int store_show_sweep_brief(store *s, int64_t sweep_id, int limit, cJSON **out, c
 typedef int (*store_trial_fn)(cJSON *row, void *ud);
 int store_each_trial(store *s, int64_t sweep_id, store_trial_fn fn, void *ud, char **err);
 
-/* What show's trial table prints of one trial (view_trial_line): numbers NaN and strings
+/* What show's trial table prints of one trial (listing_trial_line): numbers NaN and strings
  * NULL where the column is NULL; the strings are valid until the callback returns. */
 typedef struct {
   double number, value, n_steps, duration_s, first_step_ms;

@@ -83,7 +83,7 @@ int store_stmt_get(store *s, stmt_id id, sqlite3_stmt **out, char **err);
 void store_tx_rollback(store *s);
 
 /* Computes the sweep's best-versus-baseline 95 % interval (stats_speedup_ci over their steps
- * past the skip, seed STATS_DISPLAY_SEED, as view.c does) and stores it with the two trial
+ * past the skip, seed STATS_DISPLAY_SEED, as listing.c does) and stores it with the two trial
  * ids (schema 11). Nothing to do without an ok best and baseline. */
 int store_sweep_cache_interval(store *s, int64_t sweep_id, char **err);
 

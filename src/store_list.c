@@ -191,7 +191,7 @@ static int fastest_trials(store *s, int64_t sweep_id, int limit, cJSON **out, ch
   return rc;
 }
 
-/* How many of the sweep's trials say their log could not be written (view_log_failures). */
+/* How many of the sweep's trials say their log could not be written (listing_log_failures). */
 static int log_failures(store *s, int64_t sweep_id, cJSON *o, char **err) {
   sqlite3_stmt *st = NULL;
   int rc = store_stmt_get(s, ST_SHOW_LOG_FAILURES, &st, err);
@@ -204,7 +204,7 @@ static int log_failures(store *s, int64_t sweep_id, cJSON *o, char **err) {
   return rc;
 }
 
-/* "cost": what the sweep's latest finished trials cost in wall time (view_cost), absent
+/* "cost": what the sweep's latest finished trials cost in wall time (listing_cost), absent
  * before the first finished trial. */
 static int show_cost(store *s, int64_t sweep_id, cJSON *o, char **err) {
   static const char *const keys[] = {"trials", "trial_s",        "first_step_s",    "step_ms",
@@ -274,14 +274,14 @@ int store_each_trial(store *s, int64_t sweep_id, store_trial_fn fn, void *ud, ch
   return rc;
 }
 
-/* Column I as view_num reads a listing's number: a finite integer or real, else NaN. */
+/* Column I as listing_num reads a listing's number: a finite integer or real, else NaN. */
 static double col_num(sqlite3_stmt *st, int i) {
   int t = sqlite3_column_type(st, i);
   double v = t == SQLITE_INTEGER || t == SQLITE_FLOAT ? sqlite3_column_double(st, i) : NAN;
   return isfinite(v) ? v : NAN;
 }
 
-/* Column I as view_str reads a listing's string (store_col_json): text as stored, a blob as
+/* Column I as listing_str reads a listing's string (store_col_json): text as stored, a blob as
  * its hex (into *HEX, grown as needed and reused), else NULL. */
 static const char *col_str(sqlite3_stmt *st, int i, char **hex, size_t *cap) {
   int t = sqlite3_column_type(st, i);

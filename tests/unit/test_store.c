@@ -981,7 +981,7 @@ static int keep_rows(cJSON *row, void *ud) {
 }
 
 /* store_each_trial_line's fields against the row store_each_trial gives for the same trial
- * (what view_trial_row prints of it): numbers equal or both NaN, strings equal or both NULL. */
+ * (what listing_trial_row prints of it): numbers equal or both NaN, strings equal or both NULL. */
 typedef struct {
   const cJSON *rows;
   int n, bad, stop_at;

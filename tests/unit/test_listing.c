@@ -1,5 +1,5 @@
-/* view: the trial table's numbers and rows, written without printf (view_fixed,
- * view_trial_line), are byte for byte what printf writes. */
+/* view: the trial table's numbers and rows, written without printf (listing_fixed,
+ * listing_trial_line), are byte for byte what printf writes. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -9,17 +9,17 @@
 
 #include "diag.h"
 #include "json.h"
+#include "listing.h"
 #include "metric.h"
 #include "test.h"
-#include "view.h"
 
-/* 0 when view_fixed(V, D) is snprintf's "%.Df", else prints both. */
+/* 0 when listing_fixed(V, D) is snprintf's "%.Df", else prints both. */
 static int fixed_differs(double v, int d) {
   char want[64], got[64];
   snprintf(want, sizeof want, "%.*f", d, v);
-  view_fixed(got, sizeof got, v, d);
+  listing_fixed(got, sizeof got, v, d);
   if (strcmp(want, got) == 0) return 0;
-  fprintf(stderr, "  %.17g with %d decimals: printf '%s', view_fixed '%s'\n", v, d, want, got);
+  fprintf(stderr, "  %.17g with %d decimals: printf '%s', listing_fixed '%s'\n", v, d, want, got);
   return 1;
 }
 
@@ -51,7 +51,7 @@ TEST(fixed_is_printf) {
   CHECK_INT(bad, 0);
 }
 
-/* What view_trial_line wrote for T, read back through a temporary file on stdout. */
+/* What listing_trial_line wrote for T, read back through a temporary file on stdout. */
 static char *line_of(const store_trial_line *t, int higher) {
   char path[] = "/tmp/flagtune-test-view-XXXXXX";
   int fd = mkstemp(path);
@@ -59,7 +59,7 @@ static char *line_of(const store_trial_line *t, int higher) {
   fflush(stdout);
   int saved = dup(STDOUT_FILENO);
   dup2(fd, STDOUT_FILENO);
-  view_trial_line(t, higher);
+  listing_trial_line(t, higher);
   fflush(stdout);
   dup2(saved, STDOUT_FILENO);
   close(saved);
@@ -76,9 +76,9 @@ static char *printf_line(const store_trial_line *t, int higher) {
   char val[32], dur[32], first[32];
   char *role = json_terminal_text(t->role, NULL), *status = json_terminal_text(t->status, NULL);
   char *label = json_terminal_text(t->label, NULL), *error = json_terminal_text(t->error, NULL);
-  view_cell(val, sizeof val, metric_shown(t->value, higher), "%.2f");
-  view_cell(dur, sizeof dur, t->duration_s, "%.1f");
-  view_cell(first, sizeof first, t->first_step_ms / 1e3, "%.1f");
+  listing_cell(val, sizeof val, metric_shown(t->value, higher), "%.2f");
+  listing_cell(dur, sizeof dur, t->duration_s, "%.1f");
+  listing_cell(first, sizeof first, t->first_step_ms / 1e3, "%.1f");
   char *row = xasprintf("%5.0f  %-8s %-11s %10s %6.0f %8s %9s  %s\n", t->number, role, status, val,
                         t->n_steps, dur, first,
                         strcmp(role, "baseline") == 0 ? "(baseline)"

@@ -1,7 +1,8 @@
-/* How a sweep reads on a terminal: its header, outcome counts, best-versus-baseline line with
- * its 95 % interval, trial table and log failures, from the cJSON listings of store_list.c.
+/* A stored sweep's listing (the cJSON of store_list.c) read and said in text: its fields, the
+ * verdict, and how the sweep reads on a terminal: its header, outcome counts,
+ * best-versus-baseline line with its 95 % interval, trial table and log failures.
  * Pure formatting: must not open the database or decide anything a listing does not say. */
-#include "view.h"
+#include "listing.h"
 
 #include <float.h>
 #include <math.h>
@@ -14,18 +15,18 @@
 #include "metric.h"
 #include "stats.h"
 
-const char *view_str(const cJSON *o, const char *key) {
+const char *listing_str(const cJSON *o, const char *key) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
   return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-double view_num(const cJSON *o, const char *key) {
+double listing_num(const cJSON *o, const char *key) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
   return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
 /* Prints a number for a table cell, or "-" when missing. */
-void view_cell(char *buf, size_t n, double v, const char *fmt) {
+void listing_cell(char *buf, size_t n, double v, const char *fmt) {
   if (isnan(v))
     snprintf(buf, n, "-");
   else
@@ -56,44 +57,44 @@ static int speedup_interval(const cJSON *best, const char *best_key, const cJSON
   return rc;
 }
 
-int view_higher(const cJSON *sweep_obj) {
-  const char *b = view_str(sweep_obj, "better");
+int listing_higher(const cJSON *sweep_obj) {
+  const char *b = listing_str(sweep_obj, "better");
   if (b) return strcmp(b, "higher") == 0;
-  return metric_higher(view_str(sweep_obj, "options_json"));
+  return metric_higher(listing_str(sweep_obj, "options_json"));
 }
 
 /* The experiment's skip, recorded in the sweep's options. */
 static int skip_of(const cJSON *sweep_obj) {
-  const char *opts = view_str(sweep_obj, "options_json");
+  const char *opts = listing_str(sweep_obj, "options_json");
   cJSON *o = opts ? cJSON_Parse(opts) : NULL;
-  double v = view_num(o, "skip");
+  double v = listing_num(o, "skip");
   cJSON_Delete(o);
   return isnan(v) ? 0 : (int)v;
 }
 
-int view_verdict(const cJSON *sw, verdict *v) {
+int listing_verdict(const cJSON *sw, verdict *v) {
   const cJSON *best = cJSON_GetObjectItemCaseSensitive(sw, "best");
   const cJSON *base = cJSON_GetObjectItemCaseSensitive(sw, "baseline");
   double sp;
-  v->value = view_num(sw, "winner_ms");
+  v->value = listing_num(sw, "winner_ms");
   if (!isnan(v->value)) {
-    v->baseline = view_num(sw, "winner_baseline_ms");
-    v->lo = view_num(sw, "speedup_lo");
-    v->hi = view_num(sw, "speedup_hi");
-    v->pooled = (int)view_num(sw, "winner_trials");
+    v->baseline = listing_num(sw, "winner_baseline_ms");
+    v->lo = listing_num(sw, "speedup_lo");
+    v->hi = listing_num(sw, "speedup_hi");
+    v->pooled = (int)listing_num(sw, "winner_trials");
     return isnan(v->baseline) ? -1 : 0;
   }
-  v->value = view_num(best, "value");
-  v->baseline = view_num(base, "value");
+  v->value = listing_num(best, "value");
+  v->baseline = listing_num(base, "value");
   v->lo = v->hi = NAN;
   v->pooled = 0;
   if (isnan(v->baseline)) return -1;
   /* Cached when the sweep ended (store_sweep_cache_interval), if still for these two trials. */
-  if (view_num(sw, "best_ci_trial") == view_num(best, "id") &&
-      view_num(sw, "best_ci_baseline") == view_num(base, "id") &&
-      !isnan(view_num(sw, "best_ci_lo"))) {
-    v->lo = view_num(sw, "best_ci_lo");
-    v->hi = view_num(sw, "best_ci_hi");
+  if (listing_num(sw, "best_ci_trial") == listing_num(best, "id") &&
+      listing_num(sw, "best_ci_baseline") == listing_num(base, "id") &&
+      !isnan(listing_num(sw, "best_ci_lo"))) {
+    v->lo = listing_num(sw, "best_ci_lo");
+    v->hi = listing_num(sw, "best_ci_hi");
     return 0;
   }
   speedup_interval(best, "steps", base, "steps", skip_of(sw), &sp, &v->lo, &v->hi);
@@ -103,7 +104,7 @@ int view_verdict(const cJSON *sw, verdict *v) {
 /* "1.104x, 95% CI 1.090-1.118" for a confirmed winner (pooled over its re-measurements);
  * a single run's speedup carries no "95 % CI": its interval over its own step times says
  * nothing about a second run, so it is marked as one run. */
-void view_format_speedup(const verdict *v, char *buf, size_t n) {
+void listing_format_speedup(const verdict *v, char *buf, size_t n) {
   if (!v->pooled)
     snprintf(buf, n, "%.3fx, a single run, not confirmed", v->baseline / v->value);
   else if (isnan(v->lo))
@@ -114,40 +115,40 @@ void view_format_speedup(const verdict *v, char *buf, size_t n) {
 
 /* A trial's number: "number" in a trial row, "best_trial" in a row of `best`. */
 static double trial_number(const cJSON *trial) {
-  double n = view_num(trial, "number");
-  return isnan(n) ? view_num(trial, "best_trial") : n;
+  double n = listing_num(trial, "number");
+  return isnan(n) ? listing_num(trial, "best_trial") : n;
 }
 
-char *view_verdict_comment(const cJSON *sweep_obj, const cJSON *best) {
+char *listing_verdict_comment(const cJSON *sweep_obj, const cJSON *best) {
   verdict v;
   char sp[96], val[48], base[48];
-  int have = view_verdict(sweep_obj, &v) == 0, higher = view_higher(sweep_obj);
+  int have = listing_verdict(sweep_obj, &v) == 0, higher = listing_higher(sweep_obj);
   const char *what = higher ? "rate" : "step";
   metric_format(val, sizeof val, v.value, higher);
   metric_format(base, sizeof base, v.baseline, higher);
   if (!have)
     return xasprintf("%s %s (no baseline measurement), trial %.0f", what, val, trial_number(best));
-  view_format_speedup(&v, sp, sizeof sp);
+  listing_format_speedup(&v, sp, sizeof sp);
   return xasprintf("%s %s vs baseline %s (%s), trial %.0f%s", what, val, base, sp,
                    trial_number(best), v.pooled ? ", confirmed" : "");
 }
 
 /* ---- show ---- */
 
-void view_counts(const cJSON *sw) {
+void listing_counts(const cJSON *sw) {
   const cJSON *counts = cJSON_GetObjectItemCaseSensitive(sw, "counts"), *it;
   printf("outcomes:");
   cJSON_ArrayForEach(it, counts) printf(" %s %d", it->string, it->valueint);
   printf("\n");
 }
 
-void view_best_line(const cJSON *sw) {
+void listing_best_line(const cJSON *sw) {
   const cJSON *best = cJSON_GetObjectItemCaseSensitive(sw, "best");
   const cJSON *base = cJSON_GetObjectItemCaseSensitive(sw, "baseline");
   if (!cJSON_IsObject(best)) {
     /* Say how the baseline ended: "failed" misleads after a Ctrl-C (interrupted). */
-    const char *st = view_str(base, "status");
-    if (!isnan(view_num(base, "value")))
+    const char *st = listing_str(base, "status");
+    if (!isnan(listing_num(base, "value")))
       printf("best: none (no trial ended ok)\n");
     else if (st && !strcmp(st, "running"))
       printf("best: none (no trial ended ok yet; the baseline is running)\n");
@@ -159,19 +160,19 @@ void view_best_line(const cJSON *sw) {
   }
   verdict v;
   char sp[96], val[48], bval[48];
-  int have = view_verdict(sw, &v) == 0, higher = view_higher(sw);
+  int have = listing_verdict(sw, &v) == 0, higher = listing_higher(sw);
   metric_format(val, sizeof val, v.value, higher);
   metric_format(bval, sizeof bval, v.baseline, higher);
-  printf("best: trial %.0f, %s", view_num(best, "number"), val);
+  printf("best: trial %.0f, %s", listing_num(best, "number"), val);
   if (v.pooled) printf(" (median of %d trials)", v.pooled);
-  view_format_speedup(&v, sp, sizeof sp);
+  listing_format_speedup(&v, sp, sizeof sp);
   if (have)
     printf(" vs baseline %s: %s", bval, sp);
   else
     printf(" (the baseline did not end ok: no speedup)");
-  printf("\n  %s\n", view_str(best, "label") ? view_str(best, "label") : "");
+  printf("\n  %s\n", listing_str(best, "label") ? listing_str(best, "label") : "");
   /* The confirmation's answer when it is not its pooled winner (confirm_guard). */
-  const char *kind = view_str(sw, "winner_kind");
+  const char *kind = listing_str(sw, "winner_kind");
   if (kind && !strcmp(kind, "recipe"))
     printf("  the public recipe is the answer: no configuration was confirmed faster than it\n");
   else if (kind && !strcmp(kind, "baseline"))
@@ -182,22 +183,22 @@ void view_best_line(const cJSON *sw) {
  * trials at most): on average, its start to first step (process start, import, compile) and
  * its steps, then the trials that ended before a first step. Nothing before the first
  * finished trial. */
-void view_cost(const cJSON *sw) {
+void listing_cost(const cJSON *sw) {
   const cJSON *c = cJSON_GetObjectItemCaseSensitive(sw, "cost");
   if (!cJSON_IsObject(c)) return;
-  double n = view_num(c, "trials"), none = view_num(c, "no_step_trials");
+  double n = listing_num(c, "trials"), none = listing_num(c, "no_step_trials");
   if (!(n > 0) && !(none > 0)) return; /* trials stored before schema 16 */
   printf("cost:");
   if (n > 0)
     printf(
         " a trial costs %.1f s of which %.1f s compile (start to first step), then %.0f steps "
         "of %.2f ms (mean of %.0f)",
-        view_num(c, "trial_s"), view_num(c, "first_step_s"), view_num(c, "steps"),
-        view_num(c, "step_ms"), n);
+        listing_num(c, "trial_s"), listing_num(c, "first_step_s"), listing_num(c, "steps"),
+        listing_num(c, "step_ms"), n);
   if (none > 0)
     printf("%s %.0f ended before a first step, %.1f s each", n > 0 ? ";" : "", none,
-           view_num(c, "no_step_trial_s"));
-  if (view_num(c, "sampled") >= 1000) printf(" (the last 1000 trials)");
+           listing_num(c, "no_step_trial_s"));
+  if (listing_num(c, "sampled") >= 1000) printf(" (the last 1000 trials)");
   printf("\n");
 }
 
@@ -209,7 +210,7 @@ static size_t first_line_len(const char *s) {
   return esc && (size_t)(esc - s) < n ? (size_t)(esc - s) : n;
 }
 
-void view_trials_header(int higher) {
+void listing_trials_header(int higher) {
   printf("%5s  %-8s %-11s %10s %6s %8s %9s  %s\n", "TRIAL", "ROLE", "STATUS",
          higher ? "PER_SECOND" : "VALUE_MS", "STEPS", "SECONDS", "COMPILE_S", "CONFIGURATION");
 }
@@ -224,7 +225,7 @@ static const char *terminal_safe(const char *s, char **tmp) {
   return *tmp = json_terminal_text(s, NULL);
 }
 
-void view_fixed(char *buf, size_t n, double v, int decimals) {
+void listing_fixed(char *buf, size_t n, double v, int decimals) {
 #if LDBL_MANT_DIG >= 64
   /* |V| * 10^D needs at most 50 + 7 bits: exact in a long double, so its fraction decides the
    * rounding as printf's exact decimal expansion does (to nearest, ties to even). */
@@ -278,25 +279,25 @@ static void line_pad(line_buf *b, const char *s, int width, int left) {
   if (left) line_put(b, spaces, pad);
 }
 
-/* A table cell: V with DECIMALS (view_fixed), "-" when NaN (view_cell). */
+/* A table cell: V with DECIMALS (listing_fixed), "-" when NaN (listing_cell). */
 static void cell_fixed(char *buf, size_t n, double v, int decimals) {
   if (isnan(v))
     snprintf(buf, n, "-");
   else
-    view_fixed(buf, n, v, decimals);
+    listing_fixed(buf, n, v, decimals);
 }
 
-void view_trial_line(const store_trial_line *t, int higher) {
+void listing_trial_line(const store_trial_line *t, int higher) {
   char num[32], val[32], steps[32], dur[32], first[32], *tmp[4] = {NULL};
   const char *role = terminal_safe(t->role, &tmp[0]), *status = terminal_safe(t->status, &tmp[1]);
   const char *label = terminal_safe(t->label, &tmp[2]), *error = terminal_safe(t->error, &tmp[3]);
-  view_fixed(num, sizeof num, t->number, 0);
+  listing_fixed(num, sizeof num, t->number, 0);
   cell_fixed(val, sizeof val, metric_shown(t->value, higher), 2);
-  view_fixed(steps, sizeof steps, t->n_steps, 0);
+  listing_fixed(steps, sizeof steps, t->n_steps, 0);
   cell_fixed(dur, sizeof dur, t->duration_s, 1);
   cell_fixed(first, sizeof first, t->first_step_ms / 1e3, 1);
   const char *config = strcmp(role, "baseline") == 0 ? "(baseline)" : label ? label : "";
-  /* the columns of view_trials_header: "%5s  %-8s %-11s %10s %6s %8s %9s  %s\n" */
+  /* the columns of listing_trials_header: "%5s  %-8s %-11s %10s %6s %8s %9s  %s\n" */
   line_buf b = {.cap = sizeof b.stack};
   b.p = b.stack;
   line_pad(&b, num, 5, 0);
@@ -327,44 +328,45 @@ void view_trial_line(const store_trial_line *t, int higher) {
   for (int i = 0; i < 4; i++) free(tmp[i]);
 }
 
-void view_trial_row(const cJSON *it, int higher) {
+void listing_trial_row(const cJSON *it, int higher) {
   store_trial_line t = {
-      view_num(it, "number"),     view_num(it, "value"),         view_num(it, "n_steps"),
-      view_num(it, "duration_s"), view_num(it, "first_step_ms"), view_str(it, "role"),
-      view_str(it, "status"),     view_str(it, "label"),         view_str(it, "error")};
-  view_trial_line(&t, higher);
+      listing_num(it, "number"),     listing_num(it, "value"),         listing_num(it, "n_steps"),
+      listing_num(it, "duration_s"), listing_num(it, "first_step_ms"), listing_str(it, "role"),
+      listing_str(it, "status"),     listing_str(it, "label"),         listing_str(it, "error")};
+  listing_trial_line(&t, higher);
 }
 
-void view_trials(const cJSON *sw) {
-  const char *listed = view_str(sw, "trials_listed");
+void listing_trials(const cJSON *sw) {
+  const char *listed = listing_str(sw, "trials_listed");
   if (listed && strcmp(listed, "fastest") == 0)
     printf("the %d fastest ok of %.0f trials (--all lists every trial)\n",
            cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(sw, "trials")),
-           view_num(sw, "n_trials"));
-  int higher = view_higher(sw);
-  view_trials_header(higher);
+           listing_num(sw, "n_trials"));
+  int higher = listing_higher(sw);
+  listing_trials_header(higher);
   const cJSON *it;
-  cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(sw, "trials")) view_trial_row(it, higher);
+  cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(sw, "trials"))
+      listing_trial_row(it, higher);
 }
 
-void view_header(const cJSON *sw) {
-  printf("sweep %.0f \"%s\": model %s on %s, strategy %s, status %s\n", view_num(sw, "id"),
-         view_str(sw, "name"), view_str(sw, "model"), view_str(sw, "hardware"),
-         view_str(sw, "strategy"), view_str(sw, "status"));
+void listing_header(const cJSON *sw) {
+  printf("sweep %.0f \"%s\": model %s on %s, strategy %s, status %s\n", listing_num(sw, "id"),
+         listing_str(sw, "name"), listing_str(sw, "model"), listing_str(sw, "hardware"),
+         listing_str(sw, "strategy"), listing_str(sw, "status"));
   if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sw, "orchestrator_gone")))
     printf("its flagtune (pid %.0f on %s) is gone: `flagtune resume %.0f` continues it\n",
-           view_num(sw, "pid"), view_str(sw, "host"), view_num(sw, "id"));
-  if (view_str(sw, "error")) printf("error: %s\n", view_str(sw, "error"));
+           listing_num(sw, "pid"), listing_str(sw, "host"), listing_num(sw, "id"));
+  if (listing_str(sw, "error")) printf("error: %s\n", listing_str(sw, "error"));
 }
 
 /* The log is not the result: a trial whose log could not be written still ran, and its error
  * excerpt says so (exec.c's "flagtune: trial log ..."); the summary counts them. */
-void view_log_failures(const cJSON *sw) {
+void listing_log_failures(const cJSON *sw) {
   const cJSON *it;
-  double counted = view_num(sw, "log_failures"); /* a listing without its trials counts them */
+  double counted = listing_num(sw, "log_failures"); /* a listing without its trials counts them */
   int n = isnan(counted) ? 0 : (int)counted;
   if (isnan(counted)) cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(sw, "trials")) {
-      const char *e = view_str(it, "error");
+      const char *e = listing_str(it, "error");
       n += e && strstr(e, "flagtune: trial log ") != NULL;
     }
   if (n > 0)
@@ -374,7 +376,7 @@ void view_log_failures(const cJSON *sw) {
 
 /* The top parameters by their share of what the parameters explain one at a time; a share
  * under 1 % is not worth a line of its own. */
-void view_importance(const cJSON *sw) {
+void listing_importance(const cJSON *sw) {
   const cJSON *imp = cJSON_GetObjectItemCaseSensitive(sw, "importance"), *p;
   if (!cJSON_IsObject(imp)) {
     printf("importance: too few finished trials to estimate\n");
@@ -383,19 +385,20 @@ void view_importance(const cJSON *sw) {
   int shown = 0;
   printf("importance:");
   cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(imp, "params")) {
-    if (shown == 5 || !(view_num(p, "share") >= 0.01)) break;
-    printf("%s %s %.0f%%", shown++ ? "," : "", view_str(p, "name"), 100 * view_num(p, "share"));
+    if (shown == 5 || !(listing_num(p, "share") >= 0.01)) break;
+    printf("%s %s %.0f%%", shown++ ? "," : "", listing_str(p, "name"),
+           100 * listing_num(p, "share"));
   }
   if (shown == 0) printf(" no parameter explains the differences measurably");
   printf(
       "\n  (each parameter's share of the variance of log %s explained by one "
       "parameter at a time, over %.0f trials; failures count as slowest)\n",
-      view_higher(sw) ? "rate" : "step time", view_num(imp, "trials"));
+      listing_higher(sw) ? "rate" : "step time", listing_num(imp, "trials"));
 }
 
-void view_export_init(view_export *x, const cJSON *row, const char *const *comments,
-                      int n_comments) {
-  const char *env = view_str(row, "env");
+void listing_export_init(listing_export *x, const cJSON *row, const char *const *comments,
+                         int n_comments) {
+  const char *env = listing_str(row, "env");
   x->env = cJSON_Parse(env ? env : "{}");
   int n = cJSON_GetArraySize(x->env), i = 0;
   x->names = xcalloc((size_t)n + 1, sizeof(char *));
@@ -407,15 +410,15 @@ void view_export_init(view_export *x, const cJSON *row, const char *const *comme
   }
   x->info = (export_info){comments,
                           n_comments,
-                          view_str(row, "xla_flags"),
-                          view_str(row, "tpu_args"),
+                          listing_str(row, "xla_flags"),
+                          listing_str(row, "tpu_args"),
                           x->names,
                           x->values,
                           i,
                           0};
 }
 
-void view_export_clear(view_export *x) {
+void listing_export_clear(listing_export *x) {
   free(x->names);
   free(x->values);
   cJSON_Delete(x->env);
