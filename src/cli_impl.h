@@ -1,6 +1,7 @@
 /* The command line's inside, shared by cli.c (parsing, help, run/resume/check, minimize,
- * report, compare) and cli_read.c (the read commands: sweeps, show, best, export, query),
- * and by nothing else. */
+ * report, compare), cli_read.c (the read commands: sweeps, show, best, export, query) and
+ * cli_args.c (option values, the database path, failures), and by nothing else. Calls go
+ * one way: cli.c -> cli_read.c -> cli_args.c, and cli.c -> cli_args.c. */
 #ifndef FLAGTUNE_CLI_IMPL_H
 #define FLAGTUNE_CLI_IMPL_H
 
@@ -44,13 +45,18 @@ typedef struct {
 #define SHOW_PAGE 50
 #define SHOW_PAGE_TEXT "50"
 
-/* cli.c: */
+/* cli_args.c (called by cli.c and cli_read.c, calling neither): */
 /* --db, else $FLAGTUNE_DB, else ./flagtune.db. */
 const char *cli_db_path(const args *a);
 /* Prints ERR (taken), returns the exit code for CODE. */
 int cli_fail(int code, char *err);
+/* --format F of export and minimize. */
+int cli_parse_format(const char *f, export_format *out, char **err);
+/* Sets option OPT (without its dashes; one the command accepts) of A to the value V,
+ * checking numbers, times and durations. */
+int cli_set_option(args *a, const char *opt, const char *v, char **err);
 
-/* cli_read.c: */
+/* cli_read.c (called by cli.c): */
 int cli_cmd_sweeps(args *a);
 int cli_cmd_show(args *a);
 int cli_cmd_best(args *a);
@@ -58,7 +64,5 @@ int cli_cmd_export(args *a);
 int cli_cmd_query(args *a);
 /* The summary `run` and `resume` print at the end: show's head and the export snippet. */
 int cli_print_summary(const args *a, long long id);
-/* --format F of export and minimize. */
-int cli_parse_format(const char *f, export_format *out, char **err);
 
 #endif

@@ -13,11 +13,11 @@
 #include "hardware.h"
 #include "importance.h"
 #include "json.h"
+#include "listing.h"
 #include "metric.h"
 #include "outfile.h"
 #include "report.h"
 #include "store.h"
-#include "view.h"
 
 static int print_export(const cJSON *sweep_obj, const cJSON *best, export_format fmt, FILE *out,
                         int unsafe_env, char **err);
@@ -73,7 +73,7 @@ static void mark_better(store *s, cJSON *list, const char *id_key) {
   cJSON *row;
   cJSON_ArrayForEach(row, list) {
     char ref[32], *e = NULL;
-    snprintf(ref, sizeof ref, "%.0f", view_num(row, id_key));
+    snprintf(ref, sizeof ref, "%.0f", listing_num(row, id_key));
     store_sweep sw = {0};
     if (store_sweep_get(s, ref, &sw, &e) == 0 && metric_higher(sw.options_json))
       cJSON_AddStringToObject(row, "better", "higher");
@@ -87,9 +87,9 @@ static void mark_better(store *s, cJSON *list, const char *id_key) {
  * "orchestrator_gone": true, any other running row false: the listings then say so, not
  * "running" (store_holder_gone). */
 static void mark_gone(cJSON *row) {
-  const char *status = view_str(row, "status"), *host = view_str(row, "host");
+  const char *status = listing_str(row, "status"), *host = listing_str(row, "host");
   if (!status || strcmp(status, "running") != 0) return;
-  double pid = view_num(row, "pid"), start = view_num(row, "pid_start");
+  double pid = listing_num(row, "pid"), start = listing_num(row, "pid_start");
   int gone = !isnan(pid) && store_holder_gone(host, (int)pid, isnan(start) ? 0 : (long long)start);
   cJSON_AddBoolToObject(row, "orchestrator_gone", gone);
 }
@@ -114,19 +114,19 @@ int cli_cmd_sweeps(args *a) {
     const cJSON *it;
     cJSON_ArrayForEach(it, list) {
       char best[32], base[32], sp[32];
-      int higher = view_higher(it);
+      int higher = listing_higher(it);
       /* a rate as N/s; a step time's ms are the column's */
       const char *fmt = higher ? "%.2f/s" : "%.2f";
-      view_cell(best, sizeof best, metric_shown(view_num(it, "best_ms"), higher), fmt);
-      view_cell(base, sizeof base, metric_shown(view_num(it, "baseline_ms"), higher), fmt);
-      view_cell(sp, sizeof sp, view_num(it, "speedup"), "%.3fx");
+      listing_cell(best, sizeof best, metric_shown(listing_num(it, "best_ms"), higher), fmt);
+      listing_cell(base, sizeof base, metric_shown(listing_num(it, "baseline_ms"), higher), fmt);
+      listing_cell(sp, sizeof sp, listing_num(it, "speedup"), "%.3fx");
       printf("%4.0f  %-24.24s %-16.16s %-22.22s %-11s %6.0f %5.0f %10s %10s %8s\n",
-             view_num(it, "id"), view_str(it, "name"), view_str(it, "model"),
-             view_str(it, "hardware"),
+             listing_num(it, "id"), listing_str(it, "name"), listing_str(it, "model"),
+             listing_str(it, "hardware"),
              cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "orchestrator_gone"))
                  ? "died"
-                 : view_str(it, "status"),
-             view_num(it, "n_trials"), view_num(it, "ok"), best, base, sp);
+                 : listing_str(it, "status"),
+             listing_num(it, "n_trials"), listing_num(it, "ok"), best, base, sp);
     }
   }
   cJSON_Delete(list);
@@ -135,7 +135,7 @@ int cli_cmd_sweeps(args *a) {
 
 /* Loads sweep REF with its trial table limited to LIMIT (store_show_sweep_page); the best's
  * and the baseline's step times only for JSON: the text prints no unconfirmed run's interval
- * (view_format_speedup), so it needs none (store_show_sweep_brief). */
+ * (listing_format_speedup), so it needs none (store_show_sweep_brief). */
 static int load_sweep(const args *a, const char *ref, int limit, store **s, cJSON **obj,
                       char **err) {
   store_sweep sw = {0};
@@ -149,22 +149,24 @@ static int load_sweep(const args *a, const char *ref, int limit, store **s, cJSO
   return rc;
 }
 
-/* show --all prints its trial table as the rows are read (store_each_trial): listing a
- * 100,000-trial sweep holds one row at a time, not the table (it peaked at 200 MiB for 60,000
- * trials). Its importance is show's and the report's (report_importance_attach). */
+/* show --all prints its trial table as the rows are read: listing a 100,000-trial sweep
+ * holds one row at a time, not the table (it peaked at 200 MiB for 60,000 trials). The text
+ * reads only the columns it prints, into one reused line (store_each_trial_line); --json
+ * every column as a row object (store_each_trial). Its importance is show's and the
+ * report's (report_importance_attach, attached by cli_cmd_show). */
 typedef struct {
   int json;
   int n;      /* rows printed */
   int higher; /* the sweep's metric is a rate: its values are shown as rates */
 } show_stream;
 
+static int show_line(const store_trial_line *t, void *ud) {
+  listing_trial_line(t, ((show_stream *)ud)->higher);
+  return 0;
+}
+
 static int show_row(cJSON *row, void *ud) {
   show_stream *ss = ud;
-  if (!ss->json) {
-    json_terminal_safe(row, NULL);
-    view_trial_row(row, ss->higher);
-    return 0;
-  }
   /* Printed inside a wrapper shaped like the listing, so the row is indented as it would be
    * there: the text between "{\n\t"trials":\t[" and "]\n}". */
   static const char head[] = "{\n\t\"trials\":\t[", tail[] = "]\n}";
@@ -184,19 +186,18 @@ static int show_row(cJSON *row, void *ud) {
 /* What `show` prints above its trial table (made safe for a terminal first). */
 static void show_head(cJSON *obj) {
   json_terminal_safe(obj, NULL);
-  view_header(obj);
-  view_counts(obj);
-  view_best_line(obj);
-  view_importance(obj);
-  view_cost(obj);
+  listing_header(obj);
+  listing_counts(obj);
+  listing_best_line(obj);
+  listing_importance(obj);
+  listing_cost(obj);
   printf("\n");
 }
 
 static int show_all(args *a, store *s, cJSON *obj, char **err) {
-  show_stream ss = {.json = a->json, .n = 0, .higher = view_higher(obj)};
+  show_stream ss = {.json = a->json, .n = 0, .higher = listing_higher(obj)};
   int64_t id = (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(obj, "id"));
-  int rc = report_importance_attach(s, obj, err);
-  if (rc) return rc;
+  int rc;
   cJSON_ReplaceItemInObjectCaseSensitive(obj, "trials", cJSON_CreateArray());
   cJSON_ReplaceItemInObjectCaseSensitive(obj, "trials_listed", cJSON_CreateString("all"));
   if (a->json) {
@@ -212,8 +213,8 @@ static int show_all(args *a, store *s, cJSON *obj, char **err) {
     return rc;
   }
   show_head(obj);
-  view_trials_header(ss.higher);
-  return store_each_trial(s, id, show_row, &ss, err);
+  listing_trials_header(ss.higher);
+  return store_each_trial_line(s, id, show_line, &ss, err);
 }
 
 int cli_cmd_show(args *a) {
@@ -230,7 +231,7 @@ int cli_cmd_show(args *a) {
     print_json(obj);
   } else if (rc == 0) {
     show_head(obj);
-    view_trials(obj);
+    listing_trials(obj);
   }
   store_close(s);
   cJSON_Delete(obj);
@@ -250,11 +251,11 @@ int cli_print_summary(const args *a, long long id) {
     cJSON *shown = cJSON_Duplicate(obj, 1);
     json_terminal_safe(shown, NULL);
     printf("\n");
-    view_header(shown);
-    view_counts(shown);
-    view_log_failures(shown);
-    view_best_line(shown);
-    view_cost(shown);
+    listing_header(shown);
+    listing_counts(shown);
+    listing_log_failures(shown);
+    listing_best_line(shown);
+    listing_cost(shown);
     cJSON_Delete(shown);
     const cJSON *best = cJSON_GetObjectItemCaseSensitive(obj, "best");
     if (cJSON_IsObject(best)) {
@@ -276,17 +277,17 @@ int cli_print_summary(const args *a, long long id) {
 static void warn_jaxlib_changes(const cJSON *list) {
   const cJSON *it;
   int recorded = 0;
-  cJSON_ArrayForEach(it, list) recorded |= view_str(it, "jaxlib") != NULL;
+  cJSON_ArrayForEach(it, list) recorded |= listing_str(it, "jaxlib") != NULL;
   if (!recorded) return;
   char *here = NULL;
   char *software = hardware_software(getenv("FLAGTUNE_SOFTWARE_PROBE"), &here);
   cJSON_ArrayForEach(it, list) {
-    const char *then = view_str(it, "jaxlib");
+    const char *then = listing_str(it, "jaxlib");
     if (then && here && strcmp(then, here) != 0)
       diag_warn(
           "the best for %s on %s was measured with jaxlib %s; this machine has jaxlib %s: "
           "measure again before trusting it",
-          view_str(it, "model"), view_str(it, "hardware"), then, here);
+          listing_str(it, "model"), listing_str(it, "hardware"), then, here);
   }
   free(software);
   free(here);
@@ -324,8 +325,8 @@ int cli_cmd_best(args *a) {
         printf(", ... (`flagtune best` lists them all)");
         break;
       }
-      printf("%s%s on %s", i++ ? ", " : "; there are: ", view_str(k, "model"),
-             view_str(k, "hardware"));
+      printf("%s%s on %s", i++ ? ", " : "; there are: ", listing_str(k, "model"),
+             listing_str(k, "hardware"));
     }
     printf("\n");
     cJSON_Delete(known);
@@ -333,25 +334,26 @@ int cli_cmd_best(args *a) {
   const cJSON *it;
   cJSON_ArrayForEach(it, list) {
     char val[32], base[32], sp[96];
-    int higher = view_higher(it);
-    metric_format(val, sizeof val, view_num(it, "best_ms"), higher);
-    metric_format(base, sizeof base, view_num(it, "baseline_ms"), higher);
+    int higher = listing_higher(it);
+    metric_format(val, sizeof val, listing_num(it, "best_ms"), higher);
+    metric_format(base, sizeof base, listing_num(it, "baseline_ms"), higher);
     /* the speedup and interval as show, export and the report give them */
-    double pooled = view_num(it, "winner_trials");
-    verdict v = {view_num(it, "best_ms"), view_num(it, "baseline_ms"), view_num(it, "speedup_lo"),
-                 view_num(it, "speedup_hi"), isnan(pooled) ? 0 : (int)pooled};
+    double pooled = listing_num(it, "winner_trials");
+    verdict v = {listing_num(it, "best_ms"), listing_num(it, "baseline_ms"),
+                 listing_num(it, "speedup_lo"), listing_num(it, "speedup_hi"),
+                 isnan(pooled) ? 0 : (int)pooled};
     if (isnan(v.baseline))
       snprintf(sp, sizeof sp, "-");
     else
-      view_format_speedup(&v, sp, sizeof sp);
+      listing_format_speedup(&v, sp, sizeof sp);
     printf("%s on %s: %s vs baseline %s (%s), sweep %.0f \"%s\" trial %.0f%s%s\n",
-           view_str(it, "model"), view_str(it, "hardware"), val, base, sp, view_num(it, "sweep_id"),
-           view_str(it, "sweep_name"), view_num(it, "best_trial"),
-           view_str(it, "software") ? ", measured with " : "",
-           view_str(it, "software") ? view_str(it, "software") : "");
-    printf("  XLA_FLAGS=%s\n", view_str(it, "xla_flags") ? view_str(it, "xla_flags") : "");
+           listing_str(it, "model"), listing_str(it, "hardware"), val, base, sp,
+           listing_num(it, "sweep_id"), listing_str(it, "sweep_name"),
+           listing_num(it, "best_trial"), listing_str(it, "software") ? ", measured with " : "",
+           listing_str(it, "software") ? listing_str(it, "software") : "");
+    printf("  XLA_FLAGS=%s\n", listing_str(it, "xla_flags") ? listing_str(it, "xla_flags") : "");
     /* The winning variables too: the configuration is the flags and the environment. */
-    cJSON *env = cJSON_Parse(view_str(it, "env") ? view_str(it, "env") : "{}");
+    cJSON *env = cJSON_Parse(listing_str(it, "env") ? listing_str(it, "env") : "{}");
     const cJSON *var;
     cJSON_ArrayForEach(var, env) {
       if (!cJSON_IsString(var)) continue;
@@ -368,23 +370,6 @@ int cli_cmd_best(args *a) {
 }
 
 /* ---- export ---- */
-
-int cli_parse_format(const char *f, export_format *out, char **err) {
-  if (!f || strcmp(f, "sh") == 0)
-    *out = EXPORT_SH;
-  else if (strcmp(f, "env") == 0)
-    *out = EXPORT_ENV;
-  else if (strcmp(f, "json") == 0)
-    *out = EXPORT_JSON;
-  else if (strcmp(f, "flagfile") == 0)
-    *out = EXPORT_FLAGFILE;
-  else if (strcmp(f, "fish") == 0)
-    *out = EXPORT_FISH;
-  else
-    return diag_set(err, FT_EINPUT,
-                    "unknown export format '%s' (use sh, fish, env, json or flagfile)", f);
-  return 0;
-}
 
 /* A flagfile carries XLA flags only: what else the winner sets is said on stderr, so that
  * `XLA_FLAGS=/path/flags.txt` alone is never mistaken for the whole configuration. */
@@ -414,17 +399,17 @@ static void flagfile_leftovers(const export_info *info) {
 
 static int print_export(const cJSON *sweep_obj, const cJSON *best, export_format fmt, FILE *out,
                         int unsafe_env, char **err) {
-  char *c1 = xasprintf("flagtune: sweep %.0f \"%s\", model %s on %s", view_num(sweep_obj, "id"),
-                       view_str(sweep_obj, "name"), view_str(sweep_obj, "model"),
-                       view_str(sweep_obj, "hardware"));
-  char *c2 = view_verdict_comment(sweep_obj, best);
+  char *c1 = xasprintf("flagtune: sweep %.0f \"%s\", model %s on %s", listing_num(sweep_obj, "id"),
+                       listing_str(sweep_obj, "name"), listing_str(sweep_obj, "model"),
+                       listing_str(sweep_obj, "hardware"));
+  char *c2 = listing_verdict_comment(sweep_obj, best);
   const char *comments[2] = {c1, c2};
-  view_export x;
-  view_export_init(&x, best, comments, 2);
+  listing_export x;
+  listing_export_init(&x, best, comments, 2);
   x.info.unsafe_env = unsafe_env;
   int rc = trialcfg_export(out, fmt, &x.info, err);
   if (rc == 0 && fmt == EXPORT_FLAGFILE) flagfile_leftovers(&x.info);
-  view_export_clear(&x);
+  listing_export_clear(&x);
   free(c1);
   free(c2);
   return rc;
@@ -447,7 +432,7 @@ static int best_across(store *s, const args *a, cJSON **sweep_obj, cJSON **best,
   cJSON *row = cJSON_DetachItemFromArray(list, 0);
   cJSON_Delete(list);
   char ref[32];
-  snprintf(ref, sizeof ref, "%.0f", view_num(row, "sweep_id"));
+  snprintf(ref, sizeof ref, "%.0f", listing_num(row, "sweep_id"));
   store_sweep sw = {0};
   rc = store_sweep_get(s, ref, &sw, err);
   if (rc == 0) rc = store_show_sweep_brief(s, sw.id, 0, sweep_obj, err);

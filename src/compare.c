@@ -12,10 +12,10 @@
 
 #include "diag.h"
 #include "json.h"
+#include "listing.h"
 #include "metric.h"
 #include "report.h"
 #include "stats.h"
-#include "view.h"
 
 static void add_num(cJSON *o, const char *key, double v) {
   if (isnan(v))
@@ -37,25 +37,25 @@ static cJSON *side(const report_sweep *r) {
   cJSON *j = cJSON_CreateObject();
   verdict v;
   int have = report_verdict(r, &v) == 0;
-  add_num(j, "sweep_id", view_num(o, "id"));
-  add_str(j, "name", view_str(o, "name"));
+  add_num(j, "sweep_id", listing_num(o, "id"));
+  add_str(j, "name", listing_str(o, "name"));
   add_str(j, "db", r->db);
-  add_str(j, "model", view_str(o, "model"));
-  add_str(j, "hardware", view_str(o, "hardware"));
-  add_str(j, "software", view_str(o, "software"));
-  add_str(j, "jaxlib", view_str(o, "jaxlib"));
-  add_str(j, "host", view_str(o, "host"));
-  add_str(j, "strategy", view_str(o, "strategy"));
-  add_str(j, "status", view_str(o, "status"));
-  add_str(j, "started_at", view_str(o, "created_at"));
-  add_num(j, "trials", view_num(o, "n_trials"));
+  add_str(j, "model", listing_str(o, "model"));
+  add_str(j, "hardware", listing_str(o, "hardware"));
+  add_str(j, "software", listing_str(o, "software"));
+  add_str(j, "jaxlib", listing_str(o, "jaxlib"));
+  add_str(j, "host", listing_str(o, "host"));
+  add_str(j, "strategy", listing_str(o, "strategy"));
+  add_str(j, "status", listing_str(o, "status"));
+  add_str(j, "started_at", listing_str(o, "created_at"));
+  add_num(j, "trials", listing_num(o, "n_trials"));
   cJSON_AddItemToObject(j, "counts",
                         cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(o, "counts"), 1));
   /* the values are costs (a rate sweep's 1000 / rate, docs/SCHEMA.md); "better" says which */
-  add_str(j, "better", view_higher(o) ? "higher" : "lower");
+  add_str(j, "better", listing_higher(o) ? "higher" : "lower");
   add_num(j, "baseline_ms", have ? v.baseline : NAN);
   add_num(j, "best_ms", v.value);
-  add_num(j, "best_trial", cJSON_IsObject(best) ? view_num(best, "number") : NAN);
+  add_num(j, "best_trial", cJSON_IsObject(best) ? listing_num(best, "number") : NAN);
   add_num(j, "speedup", have ? v.baseline / v.value : NAN);
   add_num(j, "speedup_lo", have ? v.lo : NAN);
   add_num(j, "speedup_hi", have ? v.hi : NAN);
@@ -116,7 +116,7 @@ static cJSON *flag_diff(const report_sweep *a, const report_sweep *b) {
 /* What a reader should know before trusting the comparison. */
 static cJSON *notes(const cJSON *a, const cJSON *b) {
   cJSON *n = cJSON_CreateArray();
-  const char *ba = view_str(a, "better"), *bb = view_str(b, "better");
+  const char *ba = listing_str(a, "better"), *bb = listing_str(b, "better");
   if (ba && bb && strcmp(ba, bb) != 0)
     cJSON_AddItemToArray(
         n, cJSON_CreateString("the metric differs: one sweep's is a rate (metric.better = "
@@ -124,7 +124,7 @@ static cJSON *notes(const cJSON *a, const cJSON *b) {
                               "1000 / rate with milliseconds"));
   const char *keys[] = {"model", "hardware", "software"};
   for (int i = 0; i < 3; i++) {
-    const char *x = view_str(a, keys[i]), *y = view_str(b, keys[i]);
+    const char *x = listing_str(a, keys[i]), *y = listing_str(b, keys[i]);
     if (x && y && strcmp(x, y) != 0) {
       char *s = xasprintf("the %s differs: %s / %s", keys[i], x, y);
       cJSON_AddItemToArray(n, cJSON_CreateString(s));
@@ -162,26 +162,27 @@ static void row(const char *what, const char *a, const char *b) {
 /* A side's value KEY as its user reads it: "412.30 ms", or a rate sweep's "2.24/s". */
 static char *ms_text(const cJSON *s, const char *key) {
   char buf[64];
-  const char *better = view_str(s, "better");
-  metric_format(buf, sizeof buf, view_num(s, key), better && strcmp(better, "higher") == 0);
+  const char *better = listing_str(s, "better");
+  metric_format(buf, sizeof buf, listing_num(s, key), better && strcmp(better, "higher") == 0);
   return xstrdup(buf);
 }
 
 static char *speedup_text(const cJSON *s) {
-  double v = view_num(s, "speedup"), lo = view_num(s, "speedup_lo"), hi = view_num(s, "speedup_hi");
+  double v = listing_num(s, "speedup"), lo = listing_num(s, "speedup_lo"),
+         hi = listing_num(s, "speedup_hi");
   if (isnan(v)) return xstrdup("-");
   if (isnan(lo)) return xasprintf("%.3fx", v);
   return xasprintf("%.3fx (95%% CI %.3f-%.3f)", v, lo, hi);
 }
 
 static char *who_text(const cJSON *s) {
-  return xasprintf("%.0f \"%s\" in %s", view_num(s, "sweep_id"), view_str(s, "name"),
-                   view_str(s, "db"));
+  return xasprintf("%.0f \"%s\" in %s", listing_num(s, "sweep_id"), listing_str(s, "name"),
+                   listing_str(s, "db"));
 }
 
 static char *counts_text(const cJSON *s) {
   char buf[256];
-  int n = snprintf(buf, sizeof buf, "%.0f:", view_num(s, "trials"));
+  int n = snprintf(buf, sizeof buf, "%.0f:", listing_num(s, "trials"));
   const cJSON *it;
   cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(s, "counts")) if (n < (int)sizeof buf)
       n += snprintf(buf + n, sizeof buf - (size_t)n, " %s %d", it->string, it->valueint);
@@ -199,11 +200,11 @@ static void print_ratio(const char *what, const cJSON *r) {
     printf("%s: not comparable (a side has no step times)\n", what);
     return;
   }
-  printf("%s: %.3fx (95%% CI %.3f-%.3f)%s\n", what, view_num(r, "speedup"), view_num(r, "lo"),
-         view_num(r, "hi"),
-         view_num(r, "lo") > 1   ? ", B faster"
-         : view_num(r, "hi") < 1 ? ", A faster"
-                                 : ", no measurable difference");
+  printf("%s: %.3fx (95%% CI %.3f-%.3f)%s\n", what, listing_num(r, "speedup"), listing_num(r, "lo"),
+         listing_num(r, "hi"),
+         listing_num(r, "lo") > 1   ? ", B faster"
+         : listing_num(r, "hi") < 1 ? ", A faster"
+                                    : ", no measurable difference");
 }
 
 static void print_text(const cJSON *j) {
@@ -213,7 +214,7 @@ static void print_text(const cJSON *j) {
   row_free("sweep", who_text(a), who_text(b));
   const char *keys[] = {"model",    "hardware", "software",  "host",
                         "strategy", "status",   "started_at"};
-  for (int i = 0; i < 7; i++) row(keys[i], view_str(a, keys[i]), view_str(b, keys[i]));
+  for (int i = 0; i < 7; i++) row(keys[i], listing_str(a, keys[i]), listing_str(b, keys[i]));
   row_free("trials", counts_text(a), counts_text(b));
   row_free("baseline", ms_text(a, "baseline_ms"), ms_text(b, "baseline_ms"));
   row_free("best", ms_text(a, "best_ms"), ms_text(b, "best_ms"));
@@ -223,8 +224,9 @@ static void print_text(const cJSON *j) {
   print_ratio("best, B vs A", cJSON_GetObjectItemCaseSensitive(j, "best_b_vs_a"));
   const cJSON *f = cJSON_GetObjectItemCaseSensitive(j, "flags"), *it;
   printf("\nwinning settings:\n");
-  cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(f, "differ")) printf(
-      "  differ     %s: A %s, B %s\n", view_str(it, "name"), view_str(it, "a"), view_str(it, "b"));
+  cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(f, "differ"))
+      printf("  differ     %s: A %s, B %s\n", listing_str(it, "name"), listing_str(it, "a"),
+             listing_str(it, "b"));
   cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(f, "only_a"))
       printf("  only in A  %s=%s\n", it->string, it->valuestring);
   cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(f, "only_b"))

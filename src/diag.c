@@ -12,7 +12,7 @@ int diag_verbose;
 int diag_quiet;
 void (*diag_before_print)(void);
 
-int diag_vset(char **err, int code, const char *fmt, va_list ap) {
+static int diag_vset(char **err, int code, const char *fmt, va_list ap) {
   if (!err) return code;
   free(*err);
   /* Most messages fit the stack buffer and are formatted once; longer ones a second time. */

@@ -18,7 +18,6 @@ enum {
 /* Sets *err (if err is not NULL) to a newly allocated message and returns CODE.
  * An existing *err is freed first. */
 int diag_set(char **err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-int diag_vset(char **err, int code, const char *fmt, va_list ap);
 
 /* Prints "flagtune: MSG" (or MSG alone when it already starts with "path:line:") to stderr. */
 void diag_error(const char *msg);

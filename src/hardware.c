@@ -288,11 +288,6 @@ char *hardware_key(const hardware_texts *t, const char *visible, int gpus_per_tr
   return key;
 }
 
-size_t hardware_key_base_len(const char *key) {
-  const char *sep = key ? strstr(key, HARDWARE_KEY_SEP) : NULL;
-  return key ? (size_t)(sep ? sep - key : (ptrdiff_t)strlen(key)) : 0;
-}
-
 /* The command's stdout, or NULL when it cannot start or exits non-zero. */
 char *hardware_capture(const char *cmd, int *status) {
   FILE *p = popen(cmd, "r");

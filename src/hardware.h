@@ -53,9 +53,6 @@ char *hardware_fingerprint_for(const char *visible, int gpus_per_trial, char **n
 char *hardware_fingerprint_via(const char *prefix, const char *visible, int gpus_per_trial,
                                char **note);
 
-/* The length of KEY's base: up to HARDWARE_KEY_SEP, or all of it. */
-size_t hardware_key_base_len(const char *key);
-
 /* Parses the probe's output, "0.4.31 0.4.31" (jax, then jaxlib; the last such line counts),
  * into "jax 0.4.31, jaxlib 0.4.31". *jaxlib (may be NULL) receives the jaxlib version alone.
  * NULL when no line holds two version numbers. */

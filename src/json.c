@@ -192,10 +192,18 @@ char *json_print_text(const cJSON *j, int pretty) {
   char *raw = pretty ? cJSON_Print(j) : cJSON_PrintUnformatted(j);
   if (!raw) return xstrdup("null");
   const unsigned char *s = (const unsigned char *)raw;
-  size_t n = strlen(raw);
+  size_t n = strlen(raw), i = 0;
+  /* Most text is valid already: it is returned as cJSON wrote it (with malloc: no hooks are
+   * set), and copied only from the first bad byte on. */
+  while (i < n) {
+    size_t k = s[i] < 0x80 ? 1 : utf8_len(s + i, n - i);
+    if (k == 0) break;
+    i += k;
+  }
+  if (i == n) return raw;
   text_buf b = {NULL, 0, 0};
-  put(&b, "", 0);
-  for (size_t i = 0; i < n;) {
+  put(&b, raw, i);
+  while (i < n) {
     size_t k = utf8_len(s + i, n - i);
     /* Outside strings cJSON writes ASCII only, so a bad byte is always inside one. */
     if (k == 0) {

@@ -32,7 +32,3 @@ void metric_format(char *buf, size_t n, double value, int higher) {
   else
     snprintf(buf, n, "%.2f ms", v);
 }
-
-const char *metric_unit(int higher) {
-  return higher ? "/s" : "ms";
-}

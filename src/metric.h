@@ -16,7 +16,4 @@ double metric_shown(double value, int higher);
  * "-" for NaN. */
 void metric_format(char *buf, size_t n, double value, int higher);
 
-/* The unit word of a table column: "ms" or "/s". */
-const char *metric_unit(int higher);
-
 #endif

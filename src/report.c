@@ -14,6 +14,7 @@
 #include "classify.h"
 #include "diag.h"
 #include "importance.h"
+#include "listing.h"
 #include "metric.h"
 #include "outfile.h"
 #include "report_impl.h"
@@ -21,7 +22,6 @@
 #include "store.h"
 #include "trialcfg.h"
 #include "units.h"
-#include "view.h"
 
 /* ---- small helpers ---- */
 
@@ -95,7 +95,7 @@ static int sample_result(const report_sweep *r, int i) {
  * hover). */
 static void history_dots(FILE *f, const svg_plot *p, const report_sweep *r, int si) {
   const report_data *d = r->data;
-  int higher = view_higher(r->obj);
+  int higher = listing_higher(r->obj);
   for (int i = 0; i < d->n_sample; i++) {
     int o = d->sample[i].outcome;
     double x = svg_x(p, d->number[i]), band = p->top - 10;
@@ -125,14 +125,14 @@ static void best_plot(FILE *f, report_sweep *rs, int n, int by_time) {
   series s[REPORT_MAX_SWEEPS];
   /* a band above the frame for the failures by trial number (the same frame by time) */
   svg_plot p = {.x0 = 0, .x1 = 0, .y0 = INFINITY, .y1 = -INFINITY, .top = 26};
-  int higher = n > 0 && view_higher(rs[0].obj);
+  int higher = n > 0 && listing_higher(rs[0].obj);
   for (int i = 0; i < n; i++) {
     s[i] = best_series(&rs[i], by_time);
     /* Drawn as the user's metric reads: a rate sweep's best so far climbs. */
-    int hi_i = view_higher(rs[i].obj);
+    int hi_i = listing_higher(rs[i].obj);
     for (int k = 0; k < s[i].n; k++) s[i].y[k] = metric_shown(s[i].y[k], hi_i);
     double base = metric_shown(
-        view_num(cJSON_GetObjectItemCaseSensitive(rs[i].obj, "baseline"), "value"), hi_i);
+        listing_num(cJSON_GetObjectItemCaseSensitive(rs[i].obj, "baseline"), "value"), hi_i);
     if (s[i].n > 0 && s[i].xmax > p.x1) p.x1 = s[i].xmax;
     for (int k = 0; k < s[i].n; k++) {
       if (s[i].y[k] < p.y0) p.y0 = s[i].y[k];
@@ -177,10 +177,10 @@ static void best_plot(FILE *f, report_sweep *rs, int n, int by_time) {
   for (int i = 0; i < n && !by_time; i++)
     if (rs[i].data) history_dots(f, &p, &rs[i], i);
   for (int i = 0; i < n; i++) {
-    int hi_i = view_higher(rs[i].obj);
+    int hi_i = listing_higher(rs[i].obj);
     const char *vunit = hi_i ? "/s" : " ms";
     double base = metric_shown(
-        view_num(cJSON_GetObjectItemCaseSensitive(rs[i].obj, "baseline"), "value"), hi_i);
+        listing_num(cJSON_GetObjectItemCaseSensitive(rs[i].obj, "baseline"), "value"), hi_i);
     if (!isnan(base))
       fprintf(f,
               "<line class=\"baseline\" stroke=\"%s\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" "
@@ -231,7 +231,7 @@ static void put_speedup(FILE *f, const verdict *v) {
     return;
   }
   char sp[96];
-  view_format_speedup(v, sp, sizeof sp);
+  listing_format_speedup(v, sp, sizeof sp);
   report_html(f, sp);
 }
 static void summary_table(FILE *f, report_sweep *rs, int n) {
@@ -250,22 +250,22 @@ static void summary_table(FILE *f, report_sweep *rs, int n) {
     if (i == 0) first = v;
     fprintf(f, "<tr><td><span class=\"swatch\" style=\"background:%s\"></span>%c</td><td>",
             svg_color(i), 'A' + i);
-    fprintf(f, "%.0f ", view_num(o, "id"));
-    report_html(f, view_str(o, "name"));
+    fprintf(f, "%.0f ", listing_num(o, "id"));
+    report_html(f, listing_str(o, "name"));
     fputs(" <small>(", f);
     report_html(f, rs[i].db);
     fputs(")</small></td>", f);
-    put_text(f, "td", view_str(o, "model"));
-    put_text(f, "td", view_str(o, "hardware"));
-    put_text(f, "td", view_str(o, "software"));
-    put_text(f, "td", view_str(o, "strategy"));
-    put_text(f, "td", view_str(o, "status"));
-    fprintf(f, "<td>%.0f: ", view_num(o, "n_trials"));
+    put_text(f, "td", listing_str(o, "model"));
+    put_text(f, "td", listing_str(o, "hardware"));
+    put_text(f, "td", listing_str(o, "software"));
+    put_text(f, "td", listing_str(o, "strategy"));
+    put_text(f, "td", listing_str(o, "status"));
+    fprintf(f, "<td>%.0f: ", listing_num(o, "n_trials"));
     put_counts(f, o);
     fputs("</td><td>", f);
-    put_ms(f, have ? v.baseline : NAN, view_higher(o));
+    put_ms(f, have ? v.baseline : NAN, listing_higher(o));
     fputs("</td><td>", f);
-    put_ms(f, v.value, view_higher(o));
+    put_ms(f, v.value, listing_higher(o));
     if (v.pooled) fprintf(f, " <small>(median of %d)</small>", v.pooled);
     fputs("</td><td>", f);
     put_speedup(f, have ? &v : NULL);
@@ -292,13 +292,13 @@ static void importance_section(FILE *f, const report_sweep *r, int si) {
           si + 1);
   cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(imp, "params")) {
     fputs("<tr>", f);
-    put_text(f, "td", view_str(p, "name"));
+    put_text(f, "td", listing_str(p, "name"));
     fprintf(
         f,
         "<td>%.0f%%</td><td><svg width=\"160\" height=\"12\"><rect class=\"bar\" width=\"%.1f\" "
         "height=\"12\"/></svg></td><td>%.1f%%</td><td>%.0f</td></tr>\n",
-        100 * view_num(p, "share"), 160 * view_num(p, "share"), 100 * view_num(p, "explained"),
-        view_num(p, "levels"));
+        100 * listing_num(p, "share"), 160 * listing_num(p, "share"),
+        100 * listing_num(p, "explained"), listing_num(p, "levels"));
   }
   fputs("</tbody></table>\n", f);
   if (cJSON_IsObject(imp))
@@ -307,7 +307,7 @@ static void importance_section(FILE *f, const report_sweep *r, int si) {
             "slower than the slowest ok trial). The share of the variance of log step time "
             "each parameter's values explain alone, corrected for the number of values "
             "(epsilon squared); a marginal estimate that does not see interactions.</p>\n",
-            view_num(imp, "trials"), view_num(imp, "failed"));
+            listing_num(imp, "trials"), listing_num(imp, "failed"));
   else
     fputs("<p class=\"note\">Too few finished trials to estimate importance.</p>\n", f);
 }
@@ -363,9 +363,9 @@ static void put_differences(FILE *f, const cJSON *trial, const cJSON *base) {
 /* The index in D's top table of the winner's configuration (the listing's "best"), -1 when it
  * is not there. */
 static int winner_row(const report_data *d, const cJSON *win) {
-  const char *cfg = view_str(win, "config");
+  const char *cfg = listing_str(win, "config");
   for (int j = 0; cfg && j < d->n_top; j++) {
-    const char *c = view_str(d->top[j].best, "config");
+    const char *c = listing_str(d->top[j].best, "config");
     if (c && strcmp(c, cfg) == 0) return j;
   }
   return -1;
@@ -378,8 +378,8 @@ static void winner_first(FILE *f, const report_sweep *r) {
   const cJSON *win = cJSON_GetObjectItemCaseSensitive(r->obj, "best");
   verdict v;
   int have = report_verdict(r, &v) == 0;
-  fprintf(f, "<tr class=\"winner\"><td>1</td><td>%.0f</td><td>", view_num(win, "number"));
-  put_ms(f, v.value, view_higher(r->obj));
+  fprintf(f, "<tr class=\"winner\"><td>1</td><td>%.0f</td><td>", listing_num(win, "number"));
+  put_ms(f, v.value, listing_higher(r->obj));
   /* its value is the pooled median of the confirmed, else that one trial's */
   fprintf(f, "</td><td>%d</td><td>", v.pooled ? v.pooled : 1);
   put_speedup(f, have ? &v : NULL);
@@ -398,7 +398,7 @@ static void top_table(FILE *f, const report_sweep *r, int si, long long *draws) 
           "<table class=\"top\" id=\"top-%d\"><thead><tr><th>#</th><th>trial</th>"
           "<th>%s</th><th>runs</th><th>speedup (95%% CI)</th>"
           "<th>differences from the baseline</th></tr></thead><tbody>\n",
-          si + 1, view_higher(r->obj) ? "rate" : "step time");
+          si + 1, listing_higher(r->obj) ? "rate" : "step time");
   stats_boot base = {0}, rows[TOP_CONFIGS];
   int n_rows = 0;
   double *base_med = NULL, *row_med = NULL, base_m = NAN;
@@ -414,7 +414,7 @@ static void top_table(FILE *f, const report_sweep *r, int si, long long *draws) 
     const topcfg *t = &d->top[j];
     if (j == wi) continue;
     fprintf(f, "<tr><td>%d</td><td>%d</td><td>", ++shown, t->best_number);
-    put_ms(f, t->value, view_higher(r->obj));
+    put_ms(f, t->value, listing_higher(r->obj));
     fprintf(f, "</td><td>%d</td><td>", t->n);
     if (base_med && t->n_steps > 0) {
       stats_boot *b = NULL;
@@ -452,13 +452,13 @@ static void export_section(FILE *f, const report_sweep *r, int si) {
     fputs("# no ok trial to export</pre>\n", f);
     return;
   }
-  char *c1 =
-      xasprintf("flagtune: sweep %.0f \"%s\", model %s on %s", view_num(r->obj, "id"),
-                view_str(r->obj, "name"), view_str(r->obj, "model"), view_str(r->obj, "hardware"));
-  char *c2 = view_verdict_comment(r->obj, best);
+  char *c1 = xasprintf("flagtune: sweep %.0f \"%s\", model %s on %s", listing_num(r->obj, "id"),
+                       listing_str(r->obj, "name"), listing_str(r->obj, "model"),
+                       listing_str(r->obj, "hardware"));
+  char *c2 = listing_verdict_comment(r->obj, best);
   const char *comments[2] = {c1, c2};
-  view_export x;
-  view_export_init(&x, best, comments, 2);
+  listing_export x;
+  listing_export_init(&x, best, comments, 2);
   char *text = NULL, *err = NULL;
   size_t len = 0;
   FILE *m = open_memstream(&text, &len);
@@ -473,7 +473,7 @@ static void export_section(FILE *f, const report_sweep *r, int si) {
   fputs("</pre>\n", f);
   free(text);
   free(err);
-  view_export_clear(&x);
+  listing_export_clear(&x);
   free(c1);
   free(c2);
 }
@@ -522,8 +522,8 @@ static void sample_note(FILE *f, const report_sweep *r, int si) {
 
 static void sweep_section(FILE *f, const report_sweep *r, int si, long long *draws) {
   fprintf(f, "<section class=\"sweep\" id=\"sweep-%d\"><h2>%c: sweep %.0f &ldquo;", si + 1,
-          'A' + si, view_num(r->obj, "id"));
-  report_html(f, view_str(r->obj, "name"));
+          'A' + si, listing_num(r->obj, "id"));
+  report_html(f, listing_str(r->obj, "name"));
   fputs("&rdquo;</h2>\n<h3>Parameter importance</h3>\n", f);
   importance_section(f, r, si);
   sample_note(f, r, si);
@@ -546,7 +546,7 @@ static void page(FILE *f, report_sweep *rs, int n) {
       f);
   for (int i = 0; i < n; i++) {
     if (i) fputs(", ", f);
-    report_html(f, view_str(rs[i].obj, "name"));
+    report_html(f, listing_str(rs[i].obj, "name"));
   }
   fprintf(f, "</title><style>%s</style></head><body>\n<h1>flagtune report</h1>\n", css);
   time_t now = time(NULL);

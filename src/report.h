@@ -10,8 +10,8 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 
+#include "listing.h"
 #include "store.h"
-#include "view.h"
 
 /* At most this many sweeps in one report (the command line's positional limit). */
 #define REPORT_MAX_SWEEPS 8
@@ -38,8 +38,8 @@ typedef struct {
 int report_sweep_load(const char *db, const char *ref, report_sweep *out, char **err);
 void report_sweep_free(report_sweep *r);
 
-/* view_verdict of R's listing, its interval computed from R's step times (seed
- * STATS_DISPLAY_SEED, after the skip, as view.c does) when the sweep has none cached. */
+/* listing_verdict of R's listing, its interval computed from R's step times (seed
+ * STATS_DISPLAY_SEED, after the skip, as listing.c does) when the sweep has none cached. */
 int report_verdict(const report_sweep *r, verdict *v);
 
 /* What a trial listing object sets: {"name": "value"} of its XLA_FLAGS and

@@ -14,10 +14,10 @@
 #include "classify.h"
 #include "diag.h"
 #include "importance.h"
+#include "listing.h"
 #include "report_impl.h"
 #include "stats.h"
 #include "store.h"
-#include "view.h"
 
 /* Whether the part of REF before its last ':' names a database: an existing file, or a path
  * by its look (so a mistyped one is an error about the file, not "no sweep 'x.db:3'"). */
@@ -299,18 +299,18 @@ static int load_curves(store *s, const cJSON *obj, report_data *d, char **err) {
   const cJSON *pick[REPORT_CURVES + 1];
   int row[REPORT_CURVES + 1], n = 0, shown = 0;
   if (cJSON_IsObject(base)) pick[n] = base, row[n++] = 0;
-  const char *wcfg = cJSON_IsObject(win) ? view_str(win, "config") : NULL;
+  const char *wcfg = cJSON_IsObject(win) ? listing_str(win, "config") : NULL;
   if (cJSON_IsObject(win)) pick[n] = win, row[n++] = ++shown;
   for (int k = 0; k < d->n_top && shown < REPORT_CURVES; k++) {
-    const char *c = view_str(d->top[k].best, "config");
+    const char *c = listing_str(d->top[k].best, "config");
     if (wcfg && c && strcmp(c, wcfg) == 0) continue;
     pick[n] = d->top[k].best, row[n++] = ++shown;
   }
   int rc = 0;
   for (int k = 0; k < n && !rc; k++) {
     stepcurve *c = &d->curve[d->n_curves];
-    *c = (stepcurve){(int)view_num(pick[k], "number"), row[k], NULL, 0};
-    rc = store_report_steps(s, (int64_t)view_num(pick[k], "id"), &c->ms, &c->n, err);
+    *c = (stepcurve){(int)listing_num(pick[k], "number"), row[k], NULL, 0};
+    rc = store_report_steps(s, (int64_t)listing_num(pick[k], "id"), &c->ms, &c->n, err);
     if (!rc && c->n > 0)
       d->n_curves++;
     else
@@ -323,10 +323,10 @@ static int load_curves(store *s, const cJSON *obj, report_data *d, char **err) {
 static void add_top_to_sample(report_data *d) {
   for (int k = 0; k < d->n_top; k++) {
     const cJSON *t = d->top[k].best;
-    int number = (int)view_num(t, "number");
+    int number = (int)listing_num(t, "number");
     if (number % (d->step * d->run) < d->run) continue;
-    sample_add(d, number, view_str(t, "status"), view_num(t, "value"), view_num(t, "steps_budget"),
-               view_str(t, "config"), NULL);
+    sample_add(d, number, listing_str(t, "status"), listing_num(t, "value"),
+               listing_num(t, "steps_budget"), listing_str(t, "config"), NULL);
   }
 }
 
@@ -378,8 +378,8 @@ static void attach_importance(report_data *d, cJSON *obj) {
 
 int report_importance_attach(store *s, cJSON *sweep_obj, char **err) {
   report_data *d = xcalloc(1, sizeof *d);
-  int64_t id = (int64_t)view_num(sweep_obj, "id");
-  sample_shape(d, view_num(sweep_obj, "n_trials"));
+  int64_t id = (int64_t)listing_num(sweep_obj, "id");
+  sample_shape(d, listing_num(sweep_obj, "n_trials"));
   d->t0 = INFINITY;
   int rc = store_report_span(s, id, on_span, d, err);
   if (!rc) rc = store_report_runs(s, id, d->step * d->run, d->run, on_sample, d, err);
@@ -394,7 +394,7 @@ int report_importance_attach(store *s, cJSON *sweep_obj, char **err) {
 static int load_data(store *s, int64_t id, const known_steps *k, cJSON *obj, report_data **out,
                      char **err) {
   report_data *d = xcalloc(1, sizeof *d);
-  double total = view_num(obj, "n_trials");
+  double total = listing_num(obj, "n_trials");
   d->n_trials = isnan(total) ? 0 : (int64_t)total;
   sample_shape(d, total);
   d->t0 = INFINITY;
@@ -437,20 +437,20 @@ static int sweep_load(const char *db, const char *ref, int with_data, report_swe
   /* Their step times as numbers, not cJSON (a 20,000-step trial's were most of a compare),
    * for compare's ratios, or for a report's summary when no interval is cached. */
   verdict v;
-  if (rc == 0 && (!with_data || (view_verdict(out->obj, &v) == 0 && !v.pooled && isnan(v.lo)))) {
+  if (rc == 0 && (!with_data || (listing_verdict(out->obj, &v) == 0 && !v.pooled && isnan(v.lo)))) {
     const cJSON *best = cJSON_GetObjectItemCaseSensitive(out->obj, "best");
     const cJSON *base = cJSON_GetObjectItemCaseSensitive(out->obj, "baseline");
     if (cJSON_IsObject(best))
-      rc = store_report_steps(s, (int64_t)view_num(best, "id"), &out->best_steps,
+      rc = store_report_steps(s, (int64_t)listing_num(best, "id"), &out->best_steps,
                               &out->n_best_steps, err);
     if (rc == 0 && cJSON_IsObject(base))
-      rc = store_report_steps(s, (int64_t)view_num(base, "id"), &out->base_steps,
+      rc = store_report_steps(s, (int64_t)listing_num(base, "id"), &out->base_steps,
                               &out->n_base_steps, err);
   }
   if (rc == 0 && with_data) {
     known_steps k = {
-        {(int64_t)view_num(cJSON_GetObjectItemCaseSensitive(out->obj, "best"), "id"),
-         (int64_t)view_num(cJSON_GetObjectItemCaseSensitive(out->obj, "baseline"), "id")},
+        {(int64_t)listing_num(cJSON_GetObjectItemCaseSensitive(out->obj, "best"), "id"),
+         (int64_t)listing_num(cJSON_GetObjectItemCaseSensitive(out->obj, "baseline"), "id")},
         {out->best_steps, out->base_steps},
         {out->n_best_steps, out->n_base_steps}};
     rc = load_data(s, sw.id, &k, out->obj, &out->data, err);
@@ -480,7 +480,7 @@ void report_sweep_free(report_sweep *r) {
 }
 
 int report_verdict(const report_sweep *r, verdict *v) {
-  int rc = view_verdict(r->obj, v), skip = report_skip(r->obj);
+  int rc = listing_verdict(r->obj, v), skip = report_skip(r->obj);
   double sp;
   if (rc == 0 && !v->pooled && isnan(v->lo) && r->n_best_steps > skip && r->n_base_steps > skip)
     stats_speedup_ci(r->base_steps + skip, r->n_base_steps - skip, r->best_steps + skip,
@@ -507,9 +507,9 @@ static void add_flags(cJSON *o, const char *flags) {
 
 cJSON *report_settings(const cJSON *trial) {
   cJSON *o = cJSON_CreateObject();
-  add_flags(o, view_str(trial, "xla_flags"));
-  add_flags(o, view_str(trial, "tpu_args"));
-  cJSON *env = cJSON_Parse(view_str(trial, "env") ? view_str(trial, "env") : "{}");
+  add_flags(o, listing_str(trial, "xla_flags"));
+  add_flags(o, listing_str(trial, "tpu_args"));
+  cJSON *env = cJSON_Parse(listing_str(trial, "env") ? listing_str(trial, "env") : "{}");
   const cJSON *it;
   cJSON_ArrayForEach(it, env) {
     if (!cJSON_IsString(it)) continue;
@@ -521,9 +521,9 @@ cJSON *report_settings(const cJSON *trial) {
 }
 
 int report_skip(const cJSON *sweep_obj) {
-  const char *opts = view_str(sweep_obj, "options_json");
+  const char *opts = listing_str(sweep_obj, "options_json");
   cJSON *o = opts ? cJSON_Parse(opts) : NULL;
-  double v = view_num(o, "skip");
+  double v = listing_num(o, "skip");
   cJSON_Delete(o);
   return isnan(v) || v < 0 ? 0 : (int)v;
 }

@@ -11,10 +11,10 @@
 #include "classify.h"
 #include "diag.h"
 #include "importance.h"
+#include "listing.h"
 #include "metric.h"
 #include "report_impl.h"
 #include "units.h"
-#include "view.h"
 
 /* ---- small helpers ---- */
 
@@ -243,9 +243,9 @@ static void param_plot(FILE *f, const report_sweep *r, int si, int k, const char
   const level *l = ax->l;
   int nl = ax->n;
   double full = r->data->full;
-  int higher = view_higher(r->obj); /* drawn as the user's metric reads: a rate */
-  double base =
-      metric_shown(view_num(cJSON_GetObjectItemCaseSensitive(r->obj, "baseline"), "value"), higher);
+  int higher = listing_higher(r->obj); /* drawn as the user's metric reads: a rate */
+  double base = metric_shown(
+      listing_num(cJSON_GetObjectItemCaseSensitive(r->obj, "baseline"), "value"), higher);
   svg_plot p = {.x0 = -0.5,
                 .x1 = nl - 0.5,
                 .y0 = INFINITY,
@@ -366,7 +366,7 @@ static void oom_map(FILE *f, const report_sweep *r, int si, const char *a, const
     report_html(f, lb[j].text);
     fputs("</text>\n", f);
     for (int i = 0; i < na; i++)
-      oom_cell(f, &c[j * na + i], 110 + 64 * i, 10 + 28 * j, lo, hi, view_higher(r->obj));
+      oom_cell(f, &c[j * na + i], 110 + 64 * i, 10 + 28 * j, lo, hi, listing_higher(r->obj));
   }
   for (int i = 0; i < na; i++) {
     fprintf(f, "<text class=\"tick\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">", 110 + 64 * i + 32,
@@ -408,7 +408,7 @@ static void pc_polyline(FILE *f, const svg_plot *p, const report_sweep *r, int i
                         int na, double lo, double hi, int fail) {
   const report_data *d = r->data;
   const importance_trial *t = &d->sample[i];
-  int higher = view_higher(r->obj);
+  int higher = listing_higher(r->obj);
   char col[8];
   fprintf(f, "<polyline class=\"%s\"", fail ? "pcfail" : "pc");
   if (!fail) {
@@ -442,7 +442,7 @@ static void pc_polyline(FILE *f, const svg_plot *p, const report_sweep *r, int i
  * ending in the band above the step-time axis with their mark. */
 static void parallel_plot(FILE *f, const report_sweep *r, int si, const axis *ax, int na) {
   const report_data *d = r->data;
-  int higher = view_higher(r->obj), *order = xcalloc((size_t)d->n_sample + 1, sizeof *order);
+  int higher = listing_higher(r->obj), *order = xcalloc((size_t)d->n_sample + 1, sizeof *order);
   int n_ok = 0, n_fail = 0;
   double lo = INFINITY, hi = -INFINITY;
   /* room on the left for the first axis's value labels (about 6 px a character at 10 px) */
@@ -561,7 +561,7 @@ void report_value_sections(FILE *f, const report_sweep *r, int si) {
             "<p class=\"note\">The two parameters that matter most. Red: every trial OOM; pink: "
             "some (* marks a best beside an OOM); green: the best ok %s, darker is "
             "faster; grey: not tried or other failures.</p>\n",
-            view_higher(r->obj) ? "rate per second" : "step time in ms");
+            listing_higher(r->obj) ? "rate per second" : "step time in ms");
     oom_map(f, r, si, imp->p[0].name, imp->p[1].name, &ax[0], &ax[1]);
   } else {
     fprintf(f, "<p class=\"note\" id=\"oommap-%d\">Needs two searched parameters.</p>\n", si + 1);

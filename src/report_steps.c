@@ -9,9 +9,9 @@
 
 #include "classify.h"
 #include "diag.h"
+#include "listing.h"
 #include "metric.h"
 #include "report_impl.h"
-#include "view.h"
 
 /* At most this many points a curve: a longer one is drawn as the means of equal runs of steps. */
 #define CURVE_POINTS 300
@@ -48,7 +48,7 @@ static void curve_name(FILE *f, const stepcurve *c) {
 
 void report_steps_section(FILE *f, const report_sweep *r, int si) {
   const report_data *d = r->data;
-  int higher = view_higher(r->obj), skip = report_skip(r->obj), longest = 0;
+  int higher = listing_higher(r->obj), skip = report_skip(r->obj), longest = 0;
   fputs("<h3>Step times</h3>\n", f);
   if (d->n_curves == 0) {
     fprintf(f, "<p class=\"note\" id=\"steps-%d\">No step times recorded.</p>\n", si + 1);
@@ -149,5 +149,5 @@ void report_failures_section(FILE *f, const report_sweep *r, int si) {
     fprintf(f,
             "<p class=\"note\">The first %d of the %d failed trials%s by number; "
             "<code>flagtune show %.0f --all</code> lists every trial with its reason.</p>\n",
-            shown, failed, d->step > 1 ? " of the sample" : "", view_num(r->obj, "id"));
+            shown, failed, d->step > 1 ? " of the sample" : "", listing_num(r->obj, "id"));
 }

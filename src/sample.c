@@ -171,7 +171,13 @@ static void print_steps(FILE *o, const series *s, int skip, int higher) {
   }
 }
 
-int sample_check(experiment *e, const char *path, char **out, char **err) {
+/* Reads the log at PATH line by line as a trial's output would be read: the step times (and
+ * metric.check's losses) the metric takes, which are skipped, the value a trial would record,
+ * and the lines that carried the metric with a bad value. *OUT: the text to print (caller
+ * frees). 0, or FT_EINPUT with *ERR when the log cannot be read or the metric reads no step
+ * time from it (the message names what the log holds instead: the JSON keys found, or lines
+ * that look like steps). */
+static int sample_check(experiment *e, const char *path, char **out, char **err) {
   reading r = {0};
   int rc = read_log(e, path, &r, err);
   if (rc == 0 && r.steps.n == 0) {

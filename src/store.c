@@ -135,16 +135,15 @@ static const char *const stmt_sql[ST_COUNT] = {
     "SELECT status, n FROM sweep_counts WHERE sweep_id = :id AND n > 0 ORDER BY status",
   [ST_SHOW_TRIALS] =
     "SELECT " TRIAL_COLS "FROM trial_results WHERE sweep_id = :id ORDER BY number",
+  /* show --all's text: only the columns its table prints (store_each_trial_line). */
+  [ST_SHOW_TRIAL_LINES] =
+    "SELECT number, role, status, value, n_steps, duration_s, first_step_ms, label, error "
+    "FROM trials WHERE sweep_id = :id ORDER BY number",
   /* A page of a large sweep: its fastest ok trials, read in value order off the
    * (sweep_id, status, value) index, so the cost is the page's, not the sweep's. */
   [ST_SHOW_TRIALS_FASTEST] =
     "SELECT " TRIAL_COLS "FROM trial_results WHERE sweep_id = :id AND status = 'ok' "
     "ORDER BY value, number LIMIT :limit",
-  /* What importance_compute reads, of every :step-th trial by number (show --all of a
-   * huge sweep: a systematic sample, bounded, instead of every trial in memory). */
-  [ST_SHOW_SAMPLE] =
-    "SELECT status, value, config, steps_budget FROM trials WHERE sweep_id = :id "
-    "AND number % :step = 0 ORDER BY number",
   [ST_SHOW_LOG_FAILURES] =
     "SELECT count(*) FROM trials INDEXED BY " BY_NUMBER " WHERE sweep_id = :id AND "
     "error LIKE '%flagtune: trial log %'",

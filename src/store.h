@@ -284,12 +284,19 @@ int store_show_sweep_brief(store *s, int64_t sweep_id, int limit, cJSON **out, c
  * row: FN may change ROW; it is deleted after FN returns. FN returning nonzero stops the walk
  * (that value is returned). 0, or FT_EDB with *ERR. */
 typedef int (*store_trial_fn)(cJSON *row, void *ud);
-/* Array of {status, value, config, steps_budget} (importance_compute's input) for every
- * trial of the sweep when it has at most MAX, else for every k-th by number (k the least
- * that leaves at most MAX + 1 of them): a bounded, evenly spread sample. Caller deletes. */
-int store_trials_sample(store *s, int64_t sweep_id, int64_t n_trials, int max, cJSON **out,
-                        char **err);
 int store_each_trial(store *s, int64_t sweep_id, store_trial_fn fn, void *ud, char **err);
+
+/* What show's trial table prints of one trial (listing_trial_line): numbers NaN and strings
+ * NULL where the column is NULL; the strings are valid until the callback returns. */
+typedef struct {
+  double number, value, n_steps, duration_s, first_step_ms;
+  const char *role, *status, *label, *error;
+} store_trial_line;
+typedef int (*store_trial_line_fn)(const store_trial_line *t, void *ud);
+/* store_each_trial for show --all's text: FN(line, UD) for every trial of the sweep by
+ * number, read into one reused line (no allocation per row). FN returning nonzero stops the
+ * walk (that value is returned). 0, or FT_EDB with *ERR. */
+int store_each_trial_line(store *s, int64_t sweep_id, store_trial_line_fn fn, void *ud, char **err);
 
 /* Array: best ok trial per (model, hardware), optionally filtered (NULL = any): model,
  * hardware, sweep_id, sweep_name, strategy, trial (its number), trial_id, role, value,

@@ -31,7 +31,7 @@ typedef enum {
   ST_TRIALS_MARK, ST_TRIALS_LOAD, ST_STEPS_LOAD, ST_TRIAL_STEPS,
   ST_TRIALS_ROLE, ST_TRIALS_RUNNING, ST_TRIALS_NEXT,
   ST_CONFIRM_FASTEST, ST_CONFIRM_CONFIRMED, ST_CONFIRM_REPEATED,
-  ST_LIST_SWEEPS, ST_SHOW_SWEEP, ST_SHOW_COUNTS, ST_SHOW_TRIALS, ST_SHOW_TRIALS_FASTEST, ST_SHOW_LOG_FAILURES, ST_SHOW_COST, ST_SHOW_SAMPLE, ST_SHOW_BEST, ST_SHOW_BASELINE,
+  ST_LIST_SWEEPS, ST_SHOW_SWEEP, ST_SHOW_COUNTS, ST_SHOW_TRIALS, ST_SHOW_TRIAL_LINES, ST_SHOW_TRIALS_FASTEST, ST_SHOW_LOG_FAILURES, ST_SHOW_COST, ST_SHOW_BEST, ST_SHOW_BASELINE,
   ST_BEST, ST_SWEEP_WINNER, ST_SWEEP_CI_SOURCE, ST_SWEEP_CI_SET, ST_WARM_TRIALS, ST_TRIAL_PROFILE, ST_TRIAL_LOSSES,
   ST_SWEEP_HOLDER, ST_SWEEP_CLAIM, ST_SWEEP_PLACE, ST_SWEEP_BUDGET,
   ST_TRIAL_SLURM, ST_TRIAL_SLURM_GET, ST_SWEEP_SLURM_JOB, ST_SWEEP_HARDWARE,
@@ -86,7 +86,7 @@ const char *store_stmt_text(stmt_id id);
 void store_tx_rollback(store *s);
 
 /* Computes the sweep's best-versus-baseline 95 % interval (stats_speedup_ci over their steps
- * past the skip, seed STATS_DISPLAY_SEED, as view.c does) and stores it with the two trial
+ * past the skip, seed STATS_DISPLAY_SEED, as listing.c does) and stores it with the two trial
  * ids (schema 11). Nothing to do without an ok best and baseline. */
 int store_sweep_cache_interval(store *s, int64_t sweep_id, char **err);
 

@@ -191,7 +191,7 @@ static int fastest_trials(store *s, int64_t sweep_id, int limit, cJSON **out, ch
   return rc;
 }
 
-/* How many of the sweep's trials say their log could not be written (view_log_failures). */
+/* How many of the sweep's trials say their log could not be written (listing_log_failures). */
 static int log_failures(store *s, int64_t sweep_id, cJSON *o, char **err) {
   sqlite3_stmt *st = NULL;
   int rc = store_stmt_get(s, ST_SHOW_LOG_FAILURES, &st, err);
@@ -204,7 +204,7 @@ static int log_failures(store *s, int64_t sweep_id, cJSON *o, char **err) {
   return rc;
 }
 
-/* "cost": what the sweep's latest finished trials cost in wall time (view_cost), absent
+/* "cost": what the sweep's latest finished trials cost in wall time (listing_cost), absent
  * before the first finished trial. */
 static int show_cost(store *s, int64_t sweep_id, cJSON *o, char **err) {
   static const char *const keys[] = {"trials", "trial_s",        "first_step_s",    "step_ms",
@@ -274,18 +274,51 @@ int store_each_trial(store *s, int64_t sweep_id, store_trial_fn fn, void *ud, ch
   return rc;
 }
 
-int store_trials_sample(store *s, int64_t sweep_id, int64_t n_trials, int max, cJSON **out,
-                        char **err) {
+/* Column I as listing_num reads a listing's number: a finite integer or real, else NaN. */
+static double col_num(sqlite3_stmt *st, int i) {
+  int t = sqlite3_column_type(st, i);
+  double v = t == SQLITE_INTEGER || t == SQLITE_FLOAT ? sqlite3_column_double(st, i) : NAN;
+  return isfinite(v) ? v : NAN;
+}
+
+/* Column I as listing_str reads a listing's string (store_col_json): text as stored, a blob as
+ * its hex (into *HEX, grown as needed and reused), else NULL. */
+static const char *col_str(sqlite3_stmt *st, int i, char **hex, size_t *cap) {
+  int t = sqlite3_column_type(st, i);
+  if (t == SQLITE_TEXT) return (const char *)sqlite3_column_text(st, i);
+  if (t != SQLITE_BLOB) return NULL;
+  const unsigned char *p = sqlite3_column_blob(st, i);
+  size_t n = (size_t)sqlite3_column_bytes(st, i);
+  if (2 * n + 1 > *cap) *hex = xrealloc(*hex, *cap = 2 * n + 1);
+  for (size_t k = 0; k < n; k++) snprintf(*hex + 2 * k, 3, "%02x", p[k]);
+  (*hex)[2 * n] = '\0';
+  return *hex;
+}
+
+int store_each_trial_line(store *s, int64_t sweep_id, store_trial_line_fn fn, void *ud,
+                          char **err) {
   sqlite3_stmt *st = NULL;
-  *out = NULL;
-  int rc = store_stmt_get(s, ST_SHOW_SAMPLE, &st, err);
+  int rc = store_stmt_get(s, ST_SHOW_TRIAL_LINES, &st, err);
   if (rc) return rc;
-  int64_t step = max > 0 && n_trials > max ? (n_trials + max - 1) / max : 1;
-  if (store_bind_int(st, ":id", sweep_id) || store_bind_int(st, ":step", step))
-    return store_bind_fail(s, st, err);
-  *out = cJSON_CreateArray();
-  rc = rows_append(s, st, *out, err);
-  if (rc) cJSON_Delete(*out), *out = NULL;
+  if (store_bind_int(st, ":id", sweep_id)) return store_bind_fail(s, st, err);
+  char *hex[4] = {NULL};
+  size_t cap[4] = {0};
+  int stop = 0;
+  while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    store_trial_line t = {col_num(st, 0),
+                          col_num(st, 3),
+                          col_num(st, 4),
+                          col_num(st, 5),
+                          col_num(st, 6),
+                          col_str(st, 1, &hex[0], &cap[0]),
+                          col_str(st, 2, &hex[1], &cap[1]),
+                          col_str(st, 7, &hex[2], &cap[2]),
+                          col_str(st, 8, &hex[3], &cap[3])};
+    stop = fn(&t, ud);
+  }
+  rc = stop ? stop : rc == SQLITE_DONE ? 0 : store_db_fail(s, err, "reading trials");
+  store_stmt_done(st);
+  for (int i = 0; i < 4; i++) free(hex[i]);
   return rc;
 }
 

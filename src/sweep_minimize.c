@@ -18,9 +18,9 @@
 #include "exec.h"
 #include "json.h"
 #include "launch.h"
+#include "listing.h"
 #include "minimize.h"
 #include "sweep_impl.h"
-#include "view.h"
 
 /* What the refill hook and the report share. */
 typedef struct {
@@ -95,7 +95,7 @@ static double num(const cJSON *o, const char *key) {
  * interval from the sweep's listing SHOWN. FT_EINPUT when there is nothing to minimize. */
 static int read_winner(const cJSON *shown, const store_sweep *s, mz *m, char **err) {
   const cJSON *best = cJSON_GetObjectItemCaseSensitive(shown, "best");
-  const char *config = view_str(best, "config");
+  const char *config = listing_str(best, "config");
   if (!cJSON_IsObject(best) || !config)
     return diag_set(err, FT_EINPUT,
                     "sweep %lld has no winner to minimize: no trial ended ok (see `flagtune show "
@@ -171,7 +171,7 @@ static int prepare(sweep *sw, const store_sweep *s, const minimize_opts *o, cons
   const cJSON *base = cJSON_GetObjectItemCaseSensitive(shown, "baseline");
   if (rc == 0 && sw->check_waits) {
     sw->check_waits = 0;
-    if (!isnan(num(base, "id")) && strcmp(view_str(base, "status"), "ok") == 0)
+    if (!isnan(num(base, "id")) && strcmp(listing_str(base, "status"), "ok") == 0)
       rc = store_trial_losses(sw->db, (int64_t)num(base, "id"), &sw->check_ref, &sw->n_check_ref,
                               err);
   }
@@ -189,7 +189,7 @@ typedef struct {
 
 static int ok_of_config(cJSON *row, void *ud) {
   find_ok *f = ud;
-  const char *c = view_str(row, "config"), *st = view_str(row, "status");
+  const char *c = listing_str(row, "config"), *st = listing_str(row, "status");
   if (!c || !st || strcmp(c, f->config) != 0 || strcmp(st, "ok") != 0) return 0;
   f->found = cJSON_Duplicate(row, 1);
   return 1; /* stops the walk */
@@ -244,10 +244,10 @@ static int write_report(store *db, const store_sweep *s, const cJSON *shown, con
       "above %.3fx), trial %.0f",
       kept, p->n_params, p->n_params == 1 ? "" : "s", p->minimal_speedup, m->in.lo,
       num(rep, "number"));
-  view_export x;
-  view_export_init(&x, rep, (const char *const *)c, n_c);
+  listing_export x;
+  listing_export_init(&x, rep, (const char *const *)c, n_c);
   int rc = trialcfg_export(o->out, o->format, &x.info, err);
-  view_export_clear(&x);
+  listing_export_clear(&x);
   cJSON_Delete(rep);
   for (int k = 0; k < n_c; k++) free(c[k]);
   free(c);

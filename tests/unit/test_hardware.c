@@ -2,6 +2,7 @@
  * (one GPU, eight, mixed models, empty, error text) and the jax/jaxlib version probe. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "diag.h"
 #include "hardware.h"
@@ -184,6 +185,12 @@ TEST(key_link_and_mig) {
   k = key_of("nvidia_smi_a100_mig.csv", NULL, NULL, "1", 0);
   CHECK_STR(k, "1xNVIDIA-A100-SXM4-40GB@40GiB,drv535.104.05");
   free(k);
+}
+
+/* The length of KEY's base: up to HARDWARE_KEY_SEP, or all of it (KEY_BASE in store.c). */
+static size_t hardware_key_base_len(const char *key) {
+  const char *sep = key ? strstr(key, HARDWARE_KEY_SEP) : NULL;
+  return key ? (size_t)(sep ? sep - key : (ptrdiff_t)strlen(key)) : 0;
 }
 
 /* The matching rule that store.c applies in SQL (KEY_BASE; unit.store's

@@ -975,7 +975,39 @@ static int count_all(cJSON *row, void *ud) {
   return 0;
 }
 
-TEST(each_trial_and_sample) {
+static int keep_rows(cJSON *row, void *ud) {
+  cJSON_AddItemToArray(ud, cJSON_Duplicate(row, 1));
+  return 0;
+}
+
+/* store_each_trial_line's fields against the row store_each_trial gives for the same trial
+ * (what listing_trial_row prints of it): numbers equal or both NaN, strings equal or both NULL. */
+typedef struct {
+  const cJSON *rows;
+  int n, bad, stop_at;
+} lines_seen;
+
+static int same_num(double a, double b) {
+  return (isnan(a) && isnan(b)) || a == b;
+}
+
+static int same_str(const char *a, const char *b) {
+  return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+static int check_line(const store_trial_line *t, void *ud) {
+  lines_seen *ls = ud;
+  const cJSON *r = cJSON_GetArrayItem(ls->rows, ls->n++);
+  ls->bad += !r || !same_num(t->number, num(r, "number")) || !same_num(t->value, num(r, "value")) ||
+             !same_num(t->n_steps, num(r, "n_steps")) ||
+             !same_num(t->duration_s, num(r, "duration_s")) ||
+             !same_num(t->first_step_ms, num(r, "first_step_ms")) ||
+             !same_str(t->role, str(r, "role")) || !same_str(t->status, str(r, "status")) ||
+             !same_str(t->label, str(r, "label")) || !same_str(t->error, str(r, "error"));
+  return ls->n == ls->stop_at ? 7 : 0;
+}
+
+TEST(each_trial_and_lines) {
   tmpdb t;
   tmpdb_init(&t);
   store *s = open_ok(t.path);
@@ -989,17 +1021,17 @@ TEST(each_trial_and_sample) {
   n = 0;
   CHECK_INT(store_each_trial(s, f.a, count_rows, &n, &err), 42); /* stopped at the 5th */
   CHECK_INT(n, 5);
-  cJSON *o = NULL;
-  CHECK_INT(store_trials_sample(s, f.a, 7, 100, &o, &err), 0);
-  CHECK_INT(cJSON_GetArraySize(o), 7);
-  CHECK(str(cJSON_GetArrayItem(o, 0), "config") != NULL);
-  cJSON_Delete(o);
-  CHECK_INT(store_trials_sample(s, f.a, 7, 3, &o, &err), 0); /* every 3rd: 0, 3, 6 */
-  CHECK_INT(cJSON_GetArraySize(o), 3);
-  cJSON_Delete(o);
-  CHECK_INT(store_trials_sample(s, f.a, 7, 7, &o, &err), 0);
-  CHECK_INT(cJSON_GetArraySize(o), 7);
-  cJSON_Delete(o);
+  cJSON *rows = cJSON_CreateArray();
+  CHECK_INT(store_each_trial(s, f.a, keep_rows, rows, &err), 0);
+  lines_seen ls = {rows, 0, 0, 0};
+  CHECK_INT(store_each_trial_line(s, f.a, check_line, &ls, &err), 0);
+  CHECK_INT(ls.n, 7);
+  CHECK_INT(ls.bad, 0);
+  CHECK(str(cJSON_GetArrayItem(rows, 5), "error") != NULL); /* the fixture's failures compared */
+  ls = (lines_seen){rows, 0, 0, 3};
+  CHECK_INT(store_each_trial_line(s, f.a, check_line, &ls, &err), 7); /* stopped at the 3rd */
+  CHECK_INT(ls.n, 3);
+  cJSON_Delete(rows);
   free(err);
   CHECK_STORE_END(s);
   tmpdb_remove(&t);
