@@ -35,6 +35,7 @@ local MAX_OPEN = 8 -- brackets waiting at once before ask() returns nothing
 -- training landscapes halving reached tpe's regret with about half its steps but more trials,
 -- so its wall time matched tpe's at a start of about 35 steps (5 and 45 steps: 40/80 = 0.5).
 local FULL_RATIO = 0.5
+local START_WINDOW = 64 -- the measured starts the median is over: the most recent ones
 
 local function fail(fmt, ...) error(string.format(fmt, ...), 0) end
 
@@ -236,7 +237,7 @@ function H:next_in(b, taken)
 end
 
 -- A trial's start in steps: the compile_steps option, else the median of the measured ones
--- (nil while none was measured).
+-- of the last START_WINDOW trials (nil while none was measured).
 function H:start_steps()
   if self.o.compile then return self.o.compile end
   local s = self.starts
@@ -330,7 +331,10 @@ function H:measure(result)
   local n = type(result.steps) == "table" and #result.steps or 0
   if n == 0 then return end
   local start = (wall - n * step) / step
-  if start == start and start < math.huge then self.starts[#self.starts + 1] = math.max(0, start) end
+  if not (start == start and start < math.huge) then return end
+  local s = self.starts -- the last START_WINDOW trials' (a ring)
+  s.next = (s.next or 0) % START_WINDOW + 1
+  s[s.next] = math.max(0, start)
 end
 
 function H:record(config, result)

@@ -305,9 +305,9 @@ end
 -- A cheap start halves as before: the default bracket, 9 at 5 steps, the best at 45.
 local function test_cheap_start_halves()
   local sp = synth_space()
-  local trace = run_costed(new_host(sp, { base = "random" }, 4), sp, 20, 2, 2.0)
-  eq(count_steps(trace, 5), 18, "two brackets of 9 short trials")
-  eq(count_steps(trace, 45), 2, "and their best at 45")
+  local trace = run_costed(new_host(sp, { base = "random" }, 4), sp, 80, 2, 2.0)
+  eq(count_steps(trace, 5), 72, "eight brackets of 9 short trials (past the window of 64)")
+  eq(count_steps(trace, 45), 8, "and their best at 45")
 end
 
 -- compile_steps = N gives the cost: full fidelity from the first trial; 20 (25/65 < 0.5)
