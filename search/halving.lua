@@ -14,7 +14,7 @@
 -- lost are left running, for the orchestrator's re-run to finish.
 -- What a trial costs decides whether short rungs pay: a trial's start (process, imports,
 -- compile) counts as a number of steps, measured from what tell() receives (wall_ms minus its
--- steps at step_ms, over step_ms; the median over the trials told so far) or given as
+-- steps at step_ms, over step_ms; the median over the last 64 told) or given as
 -- compile_steps = N. When a first-rung trial would cost more than FULL_RATIO of a top-rung
 -- one ((start + min_steps) / (start + max_steps)), halving stops opening brackets and
 -- proposes the base's configurations at max_steps (full fidelity); an open bracket stops
