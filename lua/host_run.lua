@@ -20,6 +20,7 @@ function M.install(Host, parts)
     self:call("tell", config, {
       status = result.status, value = finite(result.value), steps = result.steps or {},
       steps_budget = result.steps_budget, number = result.number, baseline = next(config) == nil,
+      wall_ms = finite(result.wall_ms), step_ms = finite(result.step_ms),
     })
   end
 

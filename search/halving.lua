@@ -12,6 +12,13 @@
 -- count, so a longer re-run of a survivor outweighs its short run). Resumable: the history
 -- rebuilds the brackets in trial order (steps_budget names the rung); members that were
 -- lost are left running, for the orchestrator's re-run to finish.
+-- What a trial costs decides whether short rungs pay: a trial's start (process, imports,
+-- compile) counts as a number of steps, measured from what tell() receives (wall_ms minus its
+-- steps at step_ms, over step_ms; the median over the last 64 told) or given as
+-- compile_steps = N. When a first-rung trial would cost more than FULL_RATIO of a top-rung
+-- one ((start + min_steps) / (start + max_steps)), halving stops opening brackets and
+-- proposes the base's configurations at max_steps (full fidelity); an open bracket stops
+-- taking fresh members and promotes what it has. Until a cost is known it halves.
 -- Must not use math.random; owns the brackets, not the base sampler's model.
 
 local kit = require("kit")
@@ -20,10 +27,15 @@ local halving = {}
 local H = {}
 H.__index = H
 
-local OPTIONS = { "base", "eta", "min_steps", "max_steps", "hyperband", "n" }
+local OPTIONS = { "base", "eta", "min_steps", "max_steps", "hyperband", "n", "compile_steps" }
 local FINAL = { ok = true, oom = true, invalid = true, timeout = true, crash = true,
                 no_metric = true, pruned = true, wrong = true }
 local MAX_OPEN = 8 -- brackets waiting at once before ask() returns nothing
+-- Above this cost of a first-rung trial against a top-rung one, short rungs do not pay: on the
+-- training landscapes halving reached tpe's regret with about half its steps but more trials,
+-- so its wall time matched tpe's at a start of about 35 steps (5 and 45 steps: 40/80 = 0.5).
+local FULL_RATIO = 0.5
+local START_WINDOW = 64 -- the measured starts the median is over: the most recent ones
 
 local function fail(fmt, ...) error(string.format(fmt, ...), 0) end
 
@@ -65,8 +77,14 @@ local function check_options(options)
   -- as a long one's there (the per-process offset dominates), so the middle rung bought little.
   local eta = kit.int(options, "eta", math.min(9, math.max(2, max_steps // min_steps)), 2)
   local hyperband = kit.bool(options, "hyperband", false)
+  local compile = options.compile_steps
+  if compile ~= nil and (type(compile) ~= "number" or compile ~= compile or compile < 0
+                         or compile == math.huge) then
+    fail("compile_steps must be a number of steps >= 0 (what a trial's start costs), got %s",
+         tostring(compile))
+  end
   return { eta = eta, steps = rung_steps(min_steps, max_steps, eta),
-           n = kit.int(options, "n", nil, 1), hyperband = hyperband }
+           n = kit.int(options, "n", nil, 1), hyperband = hyperband, compile = compile }
 end
 
 -- The base sampler: tpe{} (default), a name ("random"), a strategy spec from the DSL
@@ -90,7 +108,7 @@ function halving.new(space, options, history, rng)
   local o = check_options(options)
   local mod, base_options, base_name = load_base(options.base, options.budget)
   local self = setmetatable({ space = space, o = o, rng = rng, brackets = {}, members = {},
-                              opened = 0, base_name = base_name }, H)
+                              opened = 0, base_name = base_name, starts = {}, full = {} }, H)
   self.base = mod.new(space, base_options, history or {}, rng:split())
   self.replaying = true
   for _, h in ipairs(history or {}) do
@@ -144,6 +162,7 @@ function H:add_member(b, rung, config, key, issued)
 end
 
 function H:proposal(m)
+  if m.full then return { config = m.config, steps = self.o.steps[#self.o.steps] } end
   m.issued = true
   local steps = self.o.steps[m.rung]
   if m.rung == m.bracket.start then return { config = m.config, steps = steps } end
@@ -217,11 +236,51 @@ function H:next_in(b, taken)
   return nil
 end
 
+-- A trial's start in steps: the compile_steps option, else the median of the measured ones
+-- of the last START_WINDOW trials (nil while none was measured).
+function H:start_steps()
+  if self.o.compile then return self.o.compile end
+  local s = self.starts
+  if #s == 0 then return nil end
+  local t = {}
+  for i = 1, #s do t[i] = s[i] end
+  table.sort(t)
+  local mid = (#t + 1) // 2
+  return #t % 2 == 1 and t[mid] or (t[mid] + t[mid + 1]) / 2
+end
+
+-- Whether short rungs cost too much of a full trial to pay (FULL_RATIO).
+function H:full_fidelity()
+  local c = self:start_steps()
+  if not c then return false end
+  local steps = self.o.steps
+  return #steps > 1 and (c + steps[1]) / (c + steps[#steps]) > FULL_RATIO
+end
+
+-- A fresh configuration of the base's at the top rung (full fidelity), or nil.
+function H:next_full(taken)
+  if self:base_done() then return nil end
+  local got = self.base:ask(1)
+  local c = got and got[1]
+  if type(c) == "table" and type(c.config) == "table" then c = c.config end
+  if not c then return nil end
+  local key = self.space:key(c)
+  if self.members[key] or self.full[key] or taken[key] then return nil end
+  self.full[key] = true
+  return { full = true, config = c, key = key }
+end
+
 function H:next_member(taken)
+  local full = self:full_fidelity()
   for _, b in ipairs(self.brackets) do
+    if full and not b.exhausted and #b.rungs[b.start] < b.quota then
+      b.exhausted, b.quota = true, #b.rungs[b.start] -- no more fresh members: finish it
+      self:promote(b, b.start)
+    end
     local m = self:next_in(b, taken)
     if m then return m end
   end
+  if full then return self:next_full(taken) end
   if self:base_done() then return nil end
   local open = 0
   for _, b in ipairs(self.brackets) do if not self:finished(b) then open = open + 1 end end
@@ -258,9 +317,24 @@ end
 
 -- A finished trial: passed to the base, then recorded at the rung its step budget names.
 function H:tell(config, result)
+  self:measure(result)
   if result.baseline or next(config) == nil then return end
   if type(self.base.tell) == "function" then self.base:tell(config, result) end
   self:record(config, result)
+end
+
+-- A trial's start in steps from what it cost (wall_ms, step_ms: src/strategy.h), kept for
+-- start_steps(); trials without both are left out.
+function H:measure(result)
+  local wall, step = result.wall_ms, result.step_ms
+  if type(wall) ~= "number" or type(step) ~= "number" or not (step > 0) then return end
+  local n = type(result.steps) == "table" and #result.steps or 0
+  if n == 0 then return end
+  local start = (wall - n * step) / step
+  if not (start == start and start < math.huge) then return end
+  local s = self.starts -- the last START_WINDOW trials' (a ring)
+  s.next = (s.next or 0) % START_WINDOW + 1
+  s[s.next] = math.max(0, start)
 end
 
 function H:record(config, result)
@@ -283,6 +357,10 @@ function H:replay(h)
   local m = at[rung]
   if not m and at[rung - 1] then
     m = self:add_member(at[rung - 1].bracket, rung, h.config, key, true)
+  end
+  if not m and rung == #self.o.steps and rung > 1 and not self.o.hyperband then
+    self.full[key] = true -- a full-fidelity trial (full_fidelity()): the base learns from it
+    return
   end
   if not m then
     local b

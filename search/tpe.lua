@@ -10,8 +10,9 @@
 -- Owns its model and seen set; must not use math.random or propose a configuration twice.
 
 local kit = require("kit")
-local space_mod = require("space")
 local models = require("tpe_models") -- lua/tpe_models.lua: the densities and the ridge
+local tpe_start = require("search.tpe_start")
+local tpe_finish = require("search.tpe_finish")
 local is_categorical, parzen, ridge_new = models.is_categorical, models.parzen, models.ridge_new
 
 local tpe = {}
@@ -20,7 +21,7 @@ T.__index = T
 
 local OPTIONS = { "startup", "candidates", "gamma", "max_good", "prior_weight", "window",
                   "local_share", "local_ramp", "local_top", "bandwidth", "surrogate",
-                  "ridge", "ard", "guide", "shrink" }
+                  "ridge", "ard", "guide", "shrink", "finish" }
 -- Failed outcomes feed the feasibility model with these weights: a crash may be a flaky
 -- node rather than the configuration, so it counts half.
 local FAILED = { oom = 1.0, invalid = 1.0, wrong = 1.0, crash = 0.5 }
@@ -85,6 +86,10 @@ local function check_options(options, n_params)
            -- 2 the surrogate's incumbents, 3 both; 0 the raw measured means.
            shrink = kit.number(options, "shrink", 0,
              function(v) return v == 0 or v == 1 or v == 2 or v == 3 end, "0, 1, 2 or 3"),
+           -- The share of a known budget's last trials that try the best's neighbours first
+           -- (search/tpe_finish.lua); 0 turns it off.
+           finish = kit.number(options, "finish", 0, function(v) return v >= 0 and v <= 0.5 end,
+             "a number from 0 to 0.5"),
            trials = trials }
 end
 
@@ -137,49 +142,11 @@ function T:config_of(x)
   return c
 end
 
--- N points, one per stratum of every parameter, strata paired at random: a start that
--- covers each parameter's range evenly however few trials it has.
-function T:latin_hypercube(n)
-  local design = {}
-  if n == 0 or #self.params == 0 then return design end
-  local perms = {}
-  for dim = 1, #self.params do
-    local perm = {}
-    for s = 1, n do perm[s] = s end
-    perms[dim] = self.rng:shuffle(perm)
-  end
-  for s = 1, n do
-    local x = {}
-    for dim, p in ipairs(self.params) do
-      local cell = (perms[dim][s] - 1 + self.rng:random()) / n
-      x[dim] = math.min(p.n, math.floor(cell * p.n) + 1)
-    end
-    design[s] = x
-  end
-  return design
-end
-
--- The guides' configuration: each parameter at the catalog's recommended value where it has
--- one in the space, else at its default where that is in the space, else at its middle value.
--- Also how many parameters took a recommended value (T:recipe).
-function T:guide_point()
-  local x, recommended = {}, 0
-  for dim, p in ipairs(self.params) do
-    local rec, def = space_mod.guide(p.name)
-    local function at(v)
-      if v == nil then return nil end
-      return p:index(v) or p:index(tostring(v))
-    end
-    local i = at(rec)
-    if not i and self.o.guide >= 2 and type(rec) == "number" and not is_categorical(p) and
-       math.type(p:value(1)) then
-      i = rec < p:value(1) and 1 or rec > p:value(p.n) and p.n or nil -- past an end: that end
-    end
-    if i then recommended = recommended + 1 end
-    x[dim] = i or at(def) or (p.n + 1) // 2
-  end
-  return x, recommended
-end
+-- The start's Latin hypercube and the guides' configuration: search/tpe_start.lua; the
+-- finish over the best's neighbours: search/tpe_finish.lua.
+T.latin_hypercube, T.guide_point = tpe_start.latin_hypercube, tpe_start.guide_point
+T.finishing, T.from_finish = tpe_finish.finishing, tpe_finish.from_finish
+T.feasible_min = FEASIBLE_MIN
 
 -- The public recipe (docs/STRATEGIES.md, "recipe"): the guides' configuration, the start's
 -- first proposal, when at least one parameter took the guides' recommended value; nil
@@ -455,6 +422,8 @@ local function log_feasible(m, x)
   return math.log((s + u) / (s + f + 2 * u))
 end
 
+function T:log_feasible(m, x) return log_feasible(m, x) end
+
 function T:score(m, x)
   local gamma = self.o.gamma
   local l, g = m.l:density(x), m.g:density(x)
@@ -662,7 +631,8 @@ function T:ask(n)
     local x, key = self:from_design(taken)
     if not x and self.startup_left <= 0 then
       m = m or self:models()
-      x, key = self:from_model(m, taken)
+      if self:finishing() then x, key = self:from_finish(m, taken) end
+      if not x then x, key = self:from_model(m, taken) end
     end
     if not x then x, key = self:from_random(taken) end
     if not x then break end

@@ -348,11 +348,24 @@ cleanup:
 }
 
 int strategy_tell(strategy *s, const trial_record *r, char **err) {
+  return strategy_tell_cost(s, r, NAN, NAN, err);
+}
+
+int strategy_tell_cost(strategy *s, const trial_record *r, double wall_s, double step_ms,
+                       char **err) {
   lua_State *L = lhost_state(s->h);
   int top = lua_gettop(L);
   push_method(s, "tell");
   lua_pushstring(L, r->config_json ? r->config_json : "{}");
   push_result(L, r); /* [tell, host, json, result] */
+  if (isfinite(wall_s)) {
+    lua_pushnumber(L, wall_s * 1e3);
+    lua_setfield(L, -2, "wall_ms");
+  }
+  if (isfinite(step_ms)) {
+    lua_pushnumber(L, step_ms);
+    lua_setfield(L, -2, "step_ms");
+  }
   int rc = call_method(s, 2, 0, err);
   lua_settop(L, top);
   return rc;

@@ -63,6 +63,11 @@ int strategy_ask(strategy *s, int n, proposal **out, int *n_out, char **err);
 /* Reports a finished trial: its configuration, status, value, steps, steps_budget and
  * number (the other fields are not read). */
 int strategy_tell(strategy *s, const trial_record *r, char **err);
+/* strategy_tell with what the trial cost: WALL_S its measured run's duration and STEP_MS its
+ * steady wall step time (trial_result's), told as result.wall_ms and result.step_ms when
+ * finite (a strategy weighs a start against steps with them, search/halving.lua). */
+int strategy_tell_cost(strategy *s, const trial_record *r, double wall_s, double step_ms,
+                       char **err);
 
 /* The strategy's model estimates of N stored configurations (JSON; lua/host.lua's estimate:
  * the strategy's optional estimate() method): MEAN[i] the log of the step time predicted for

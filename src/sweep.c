@@ -41,12 +41,14 @@
 
 static void schedule(sweep *sw);
 
-static void tell_strategy(sweep *sw, const trial_record *t) {
+static void tell_strategy(sweep *sw, const trial_result *r) {
+  const trial_record *t = &r->record;
   if (t->role == ROLE_BASELINE || t->role == ROLE_CONFIRM || t->role == ROLE_MINIMIZE ||
       !outcome_is_final(t->status) || sw->fail.failed)
     return;
   char *err = NULL;
-  if (strategy_tell(sw->strat, t, &err) != 0) sweep_fail(sw, err);
+  if (strategy_tell_cost(sw->strat, t, r->spawn_error ? NAN : r->wall_s, r->step_ms, &err) != 0)
+    sweep_fail(sw, err);
   free(err);
 }
 
@@ -184,7 +186,7 @@ static void on_trial_done(void *ud, const trial_result *r) {
   track_best(sw, t);
   sweep_report_progress(sw, r);
   if (!r->store_err) fail_fast(sw, r);
-  tell_strategy(sw, t);
+  tell_strategy(sw, r);
   log_memory(sw);
   schedule(sw);
 }

@@ -592,6 +592,11 @@ def main():
     ap.add_argument("--compile-steps", default="60,240", metavar="LIST",
                     help="compile costs (in step times) for the wall-time table of halving "
                     "against tpe")
+    ap.add_argument("--halving-compile-steps", type=float, default=0, metavar="N",
+                    help="halving's compile_steps = N (default 0): what a trial's start costs in "
+                    "steps, which the simulator at --time-scale 0 cannot show it (halving runs "
+                    "at full fidelity when short rungs do not pay); write such runs to their own "
+                    "--out")
     ap.add_argument("--report", default=None, metavar="JSONL",
                     help="print the tables of an earlier --out file (complete or not) and exit")
     ap.add_argument("--markdown", default=None, help="write the tables here")
@@ -614,6 +619,9 @@ def main():
         args.seeds, args.budgets = 2, "15"
         args.landscapes = expand_landscapes(args.landscapes)[0]
         args.halving_budgets = args.halving_budgets or "15"
+    if args.halving_compile_steps is not None and "halving" in FLAGTUNE_TUNERS:
+        FLAGTUNE_TUNERS["halving"] = "halving { base = tpe {}, min_steps = %d, " \
+            "compile_steps = %g }" % (HALVING_MIN, args.halving_compile_steps)
     if args.nice:
         os.nice(args.nice)
     budgets = [int(b) for b in args.budgets.split(",")]

@@ -1,4 +1,4 @@
--- search/halving.lua (and search/local.lua) through lua/host.lua: rung budgets, bracket
+-- search/halving.lua (and search/hill_climb.lua) through lua/host.lua: rung budgets, bracket
 -- structure (members and steps per rung), promotion of the best, failures never promoted,
 -- parallel asks, hyperband brackets, and resuming mid-rung from a history.
 
@@ -247,7 +247,7 @@ end
 
 local function test_local()
   local sp = synth_space()
-  local h = new_host(sp, { startup = 4 }, 1, {}, "local")
+  local h = new_host(sp, { startup = 4 }, 1, {}, "hill_climb")
   local seen, best = {}, math.huge
   for i = 1, 60 do
     local p = h:ask(1)[1]
@@ -261,6 +261,75 @@ local function test_local()
   assert(best < 101, "the hill climber gets close to the optimum (100), got " .. best)
 end
 
+-- Runs TRIALS sequentially, each told what it cost: a start of START steps of STEP ms plus its
+-- steps; returns the trace.
+local function run_costed(h, sp, trials, start, step)
+  local trace = {}
+  for i = 1, trials do
+    local p = h:ask(1)[1]
+    if not p then break end
+    local status, v = evaluate(sp, sp:decode_json(p.json), p.steps)
+    local times = {}
+    for k = 1, p.steps do times[k] = step end
+    trace[#trace + 1] = { json = p.json, steps = p.steps, status = status, value = v }
+    h:tell(p.json, { status = status, value = v, steps = times, steps_budget = p.steps,
+                     number = i, wall_ms = (start + p.steps) * step, step_ms = step })
+  end
+  return trace
+end
+
+local function count_steps(trace, steps)
+  local n = 0
+  for _, t in ipairs(trace) do if t.steps == steps then n = n + 1 end end
+  return n
+end
+
+-- A start that costs many steps: after the first measured trial no more short rungs (the open
+-- bracket promotes its one member), then every proposal is a fresh configuration at 45 steps.
+local function test_full_fidelity_measured()
+  local sp = synth_space()
+  local h = new_host(sp, { base = "random" }, 4) -- rungs 5 and 45
+  local trace = run_costed(h, sp, 12, 240, 2.0)
+  eq(trace[1].steps, 5, "the cost is unknown before the first trial: it halves")
+  eq(trace[2].json, trace[1].json, "the open bracket promotes its member")
+  eq(trace[2].steps, 45, "to the top rung")
+  local seen = { [trace[1].json] = true }
+  for i = 3, #trace do
+    eq(trace[i].steps, 45, "full fidelity, trial " .. i)
+    assert(not seen[trace[i].json], "a fresh configuration: " .. trace[i].json)
+    seen[trace[i].json] = true
+  end
+  eq(#trace, 12, "it keeps proposing")
+end
+
+-- A cheap start halves as before: the default bracket, 9 at 5 steps, the best at 45.
+local function test_cheap_start_halves()
+  local sp = synth_space()
+  local trace = run_costed(new_host(sp, { base = "random" }, 4), sp, 80, 2, 2.0)
+  eq(count_steps(trace, 5), 72, "eight brackets of 9 short trials (past the window of 64)")
+  eq(count_steps(trace, 45), 8, "and their best at 45")
+end
+
+-- compile_steps = N gives the cost: full fidelity from the first trial; 20 (25/65 < 0.5)
+-- halves.
+local function test_compile_steps_option()
+  local sp = synth_space()
+  local trace = run(new_host(sp, { base = "random", compile_steps = 60 }, 5), sp, 8)
+  eq(count_steps(trace, 45), 8, "every trial at 45 steps")
+  trace = run(new_host(sp, { base = "random", compile_steps = 20 }, 5), sp, 10)
+  eq(count_steps(trace, 5), 9, "a cheap start halves")
+  -- a resumed full-fidelity sweep goes on at full fidelity, proposing nothing twice
+  local history = {}
+  local first = run(new_host(sp, { base = "random", compile_steps = 60 }, 5), sp, 6, history)
+  local again = run(new_host(sp, { base = "random", compile_steps = 60 }, 5, history), sp, 4)
+  local seen = {}
+  for _, t in ipairs(first) do seen[t.json] = true end
+  for _, t in ipairs(again) do
+    eq(t.steps, 45, "resumed at full fidelity")
+    assert(not seen[t.json], "not proposed twice: " .. t.json)
+  end
+end
+
 local function test_options()
   local sp = synth_space()
   local ok, err = pcall(new_host, sp, { eta = 1 })
@@ -269,6 +338,8 @@ local function test_options()
   assert(not ok and err:find("min_steps %(50%) is above max_steps %(45%)"), err)
   ok, err = pcall(new_host, sp, { base = 3 })
   assert(not ok and err:find("base must be a strategy"), err)
+  ok, err = pcall(new_host, sp, { compile_steps = -1 })
+  assert(not ok and err:find("compile_steps must be a number of steps >= 0"), err)
   ok, err = pcall(new_host, sp, { rungs = 3 })
   assert(not ok and err:find("unknown option 'rungs'"), err)
   -- promote = "estimate" was removed: named, not ignored nor a bare "unknown option"
@@ -291,5 +362,8 @@ test("resume after 15 trials, default rungs", test_resume, { base = "grid" }, 15
 test("resume hyperband after 16 trials", test_resume,
   { base = "grid", min_steps = 5, eta = 3, hyperband = true }, 16)
 test("promote by value, not the base's estimate", test_promote_by_value)
-test("local", test_local)
+test("hill_climb", test_local)
+test("full fidelity when a start costs many steps", test_full_fidelity_measured)
+test("a cheap start halves", test_cheap_start_halves)
+test("compile_steps", test_compile_steps_option)
 test("options", test_options)

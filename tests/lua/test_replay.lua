@@ -97,6 +97,6 @@ end
 test("tpe", same_as_copied, "tpe", {}, true)
 test("halving over tpe", same_as_copied, "halving", { min_steps = 5 }) -- promotes the history's
 test("random", same_as_copied, "random", {}, true)
-test("local", same_as_copied, "local", {}, true)
+test("hill_climb", same_as_copied, "hill_climb", {}, true)
 test("items reused", test_items_reused)
 tap.finish()

@@ -249,10 +249,10 @@ local function test_user_file_errors()
   raises("^exp%.lua:30: cannot load strategy file", host.new, e, 1, {})
 end
 
--- The kit (lua/kit.lua) from a user's strategy file: search/local.lua, the example of
+-- The kit (lua/kit.lua) from a user's strategy file: search/hill_climb.lua, the example of
 -- docs/STRATEGIES.md, loaded as strategy_file(...) requires it like any user file would.
 local function test_kit_in_a_user_file()
-  local f = assert(io.open("search/local.lua"))
+  local f = assert(io.open("search/hill_climb.lua"))
   local text = f:read("a")
   f:close()
   local sp = small_space()
@@ -266,7 +266,7 @@ local function test_kit_in_a_user_file()
   raises("^exp%.lua:30: strategy 'mine': startup must be an integer >= 0, got %-1$", host.new,
     e, 1, {})
   e.strategy.options = { steps = 3 }
-  raises("^exp%.lua:30: strategy 'mine': unknown option 'steps' %(local{} takes startup%)$",
+  raises("^exp%.lua:30: strategy 'mine': unknown option 'steps' %(hill_climb{} takes startup%)$",
     host.new, e, 1, {})
 end
 

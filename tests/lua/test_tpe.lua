@@ -393,6 +393,70 @@ test("exhausts_without_duplicates", test_exhausts_without_duplicates)
 test("pending_and_history", test_pending_and_history)
 test("options", test_options)
 test("guide", test_guide)
+-- The finish (search/tpe_finish.lua): the last trials of the budget move the best measured
+-- configuration one parameter, or tie its combine thresholds to one of their values.
+local function threshold_space()
+  local th = { kind = "pow2", lo = 1 << 20, hi = 1 << 30 }
+  return space.new({ xla_gpu_all_gather_combine_threshold_bytes = th,
+                     xla_gpu_reduce_scatter_combine_threshold_bytes = th,
+                     xla_gpu_all_reduce_combine_threshold_bytes = th,
+                     xla_gpu_lhs = { kind = "bool" } },
+                   { MEM = { kind = "float", lo = 0.5, hi = 0.95, step = 0.05 } }, {}, {},
+                   "exp.lua")
+end
+
+local function threshold_value(sp, c)
+  local v = 100 + (c.xla_gpu_lhs and 0 or 5) + 10 * (u(sp, "MEM", c.MEM) - 0.8) ^ 2
+  for _, n in ipairs({ "all_gather", "reduce_scatter", "all_reduce" }) do
+    v = v + 8 * (u(sp, "xla_gpu_" .. n .. "_combine_threshold_bytes",
+                   c["xla_gpu_" .. n .. "_combine_threshold_bytes"]) - 0.6) ^ 2
+  end
+  return v
+end
+
+local function finish_moves(finish)
+  local sp = threshold_space()
+  local h = new_host(sp, "tpe", { finish = finish }, 3, {}, 30)
+  local best, best_v, moves = nil, math.huge, 0
+  for i = 1, 25 do
+    local p = h:ask(1)[1]
+    local c = sp:decode_json(p.json)
+    if i >= 20 then -- 30 - 5 (the confirmation) - 6 (0.2 of 30): trials 20 to 25
+      local diff, tied = {}, true
+      for _, q in ipairs(sp.params) do
+        if c[q.name] ~= best[q.name] then diff[#diff + 1] = q.name end
+      end
+      for _, n in ipairs(diff) do tied = tied and n:find("_combine_threshold_bytes$") ~= nil end
+      if #diff == 1 or (tied and #diff >= 1) then moves = moves + 1 end
+    end
+    local v = threshold_value(sp, c)
+    h:tell(p.json, { status = "ok", value = v, steps = {}, number = i })
+    if v < best_v then best, best_v = c, v end
+  end
+  return moves
+end
+
+local function test_finish()
+  eq(finish_moves(0.2), 6, "every finishing trial moves the best by one parameter or ties it")
+  assert(finish_moves(0) < 6, "without the finish the model proposes elsewhere too")
+  local sp = threshold_space()
+  local x = {}
+  for dim, p in ipairs(sp.params) do x[dim] = (p.n + 1) // 2 end
+  local names = {}
+  for dim, p in ipairs(sp.params) do names[p.name] = dim end
+  local ag = names.xla_gpu_all_gather_combine_threshold_bytes
+  local rs = names.xla_gpu_reduce_scatter_combine_threshold_bytes
+  local ar = names.xla_gpu_all_reduce_combine_threshold_bytes
+  x[ag], x[rs], x[ar] = 2, 5, 5
+  local out = require("search.tpe_finish").tied_thresholds(sp.params, x, {})
+  eq(#out, 2, "one variant per distinct threshold value")
+  eq(out[1][ag] .. "," .. out[1][rs] .. "," .. out[1][ar], "2,2,2", "all at all_gather's")
+  eq(out[2][ag] .. "," .. out[2][rs] .. "," .. out[2][ar], "5,5,5", "all at the others'")
+  local ok, err = pcall(new_host, sp, "tpe", { finish = 0.9 })
+  assert(not ok and err:find("finish must be a number from 0 to 0.5"), err)
+end
+
+test("finish", test_finish)
 test("prior_from_another_space", test_prior_from_another_space)
 test("local_phase_with_a_partial_best", test_local_phase_with_a_partial_best)
 test("cost_of_an_ask", test_cost_of_an_ask)

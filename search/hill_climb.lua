@@ -1,4 +1,4 @@
--- local{ startup = 5 }: the example user strategy of docs/STRATEGIES.md, shipped and tested.
+-- hill_climb{ startup = 5 }: the example user strategy of docs/STRATEGIES.md, shipped and tested.
 -- Random for a few trials, then one parameter of the best configuration so far moved one
 -- step (or re-drawn, for a choice). Copy it next to an experiment as a starting point for
 -- your own: strategy = strategy_file("hill.lua", { startup = 5 }). It builds on the
@@ -10,7 +10,7 @@ M.__index = M
 
 function M.new(space, options, history, rng)
   -- Bad options raise without a location: the host reports them at the strategy line.
-  kit.check_options(options, "local", { "startup" })
+  kit.check_options(options, "hill_climb", { "startup" })
   local self = setmetatable({ space = space, rng = rng, seen = kit.seen(space, history),
                               startup = kit.int(options, "startup", 5, 0) }, M)
   for _, h in ipairs(history) do self:tell(h.config, h) end
