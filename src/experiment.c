@@ -35,6 +35,7 @@ typedef struct {
 typedef struct {
   experiment pub;
   matcher step, check; /* metric.pattern, metric.check.pattern */
+  const char *missing; /* the first key lua/validate.lua left unset (a runtime bug) */
 } experiment_impl;
 
 static char *read_all(const char *path, char **err) {
@@ -102,6 +103,30 @@ static int get_int(lua_State *L, int t, const char *key, int dflt) {
   return (int)get_num(L, t, key, dflt);
 }
 
+/* The defaults are lua/validate.lua's, in one place: it fills in every key below, and C
+ * reads them without a default of its own. A key it left unset is noted in E (the first
+ * one, WHAT names it), for experiment_load to fail on, and reads as 0 or NULL. */
+static double need_num(lua_State *L, int t, const char *key, const char *what, experiment *e) {
+  field(L, t, key);
+  int ok = lua_type(L, -1) == LUA_TNUMBER;
+  double v = ok ? lua_tonumber(L, -1) : 0;
+  lua_pop(L, 1);
+  experiment_impl *x = (experiment_impl *)e;
+  if (!ok && !x->missing) x->missing = what;
+  return v;
+}
+
+static int need_int(lua_State *L, int t, const char *key, const char *what, experiment *e) {
+  return (int)need_num(L, t, key, what, e);
+}
+
+static char *need_str(lua_State *L, int t, const char *key, const char *what, experiment *e) {
+  char *s = get_str(L, t, key);
+  experiment_impl *x = (experiment_impl *)e;
+  if (!s && !x->missing) x->missing = what;
+  return s;
+}
+
 /* The array at T[KEY] as a NULL-terminated vector of copies; its length in *N. */
 static char **get_strv(lua_State *L, int t, const char *key, int *n) {
   field(L, t, key);
@@ -125,16 +150,16 @@ static void copy_metric(lua_State *L, int t, experiment *e) {
   free(kind);
   e->metric_field = get_str(L, m, "field");
   e->metric_pattern = get_str(L, m, "pattern");
-  e->metric_skip = get_int(L, m, "skip", 0);
-  char *reduce = get_str(L, m, "reduce");
+  e->metric_skip = need_int(L, m, "skip", "metric.skip", e);
+  char *reduce = need_str(L, m, "reduce", "metric.reduce", e);
   int r = reduce ? stats_reduce_from_name(reduce) : -1;
   e->metric_reduce = r < 0 ? REDUCE_MEDIAN : (reduce_kind)r;
   free(reduce);
-  e->metric_scale = get_num(L, m, "scale", 1);
+  e->metric_scale = need_num(L, m, "scale", "metric.scale", e);
   char *better = get_str(L, m, "better");
   e->metric_higher = better && strcmp(better, "higher") == 0;
   free(better);
-  e->min_steps = get_int(L, m, "min_steps", e->metric_skip + 1);
+  e->min_steps = need_int(L, m, "min_steps", "metric.min_steps", e);
   if (lua_getfield(L, m, "check") == LUA_TTABLE) { /* [..., metric, check] */
     int c = lua_gettop(L);
     kind = get_str(L, c, "kind");
@@ -143,8 +168,8 @@ static void copy_metric(lua_State *L, int t, experiment *e) {
     free(kind);
     e->check_field = get_str(L, c, "field");
     e->check_pattern = get_str(L, c, "pattern");
-    e->check_tolerance = get_num(L, c, "tolerance", 0.02);
-    e->check_abs = get_num(L, c, "abs", 0);
+    e->check_tolerance = need_num(L, c, "tolerance", "metric.check.tolerance", e);
+    e->check_abs = need_num(L, c, "abs", "metric.check.abs", e);
   }
   lua_pop(L, 2);
 }
@@ -152,9 +177,9 @@ static void copy_metric(lua_State *L, int t, experiment *e) {
 static void copy_budget(lua_State *L, int t, experiment *e) {
   field(L, t, "budget"); /* [..., budget] */
   int b = lua_gettop(L);
-  e->budget_trials = get_int(L, b, "trials", 20);
-  e->budget_hours = get_num(L, b, "hours", 0);
-  e->budget_steps = get_int(L, b, "steps", 0);
+  e->budget_trials = need_int(L, b, "trials", "budget.trials", e);
+  e->budget_hours = need_num(L, b, "hours", "budget.hours", e);
+  e->budget_steps = need_int(L, b, "steps", "budget.steps", e);
   lua_pop(L, 1);
 }
 
@@ -162,23 +187,23 @@ static void copy_strategy(lua_State *L, int t, experiment *e) {
   field(L, t, "strategy"); /* [..., strategy] */
   int s = lua_gettop(L);
   e->strategy_name = get_str(L, s, "path");
-  if (!e->strategy_name) e->strategy_name = get_str(L, s, "name");
-  if (!e->strategy_name) e->strategy_name = xstrdup("random");
+  if (!e->strategy_name) e->strategy_name = need_str(L, s, "name", "strategy.name", e);
+  if (!e->strategy_name) e->strategy_name = xstrdup("?");
   e->strategy_desc = get_str(L, s, "desc");
   if (!e->strategy_desc) e->strategy_desc = xasprintf("%s{}", e->strategy_name);
   lua_pop(L, 1);
 }
 
-/* confirm = { top, repeats }, prune = { margin, min_steps }, warm_start: the defaults
- * below are the ones lua/dsl.lua fills in. */
+/* confirm = { top, repeats }, prune = { margin, min_steps }, warm_start, pgle: as
+ * lua/validate.lua fills them in. */
 static void copy_search_options(lua_State *L, int t, experiment *e) {
   field(L, t, "confirm"); /* [..., confirm] */
-  e->confirm_top = get_int(L, lua_gettop(L), "top", 3);
-  e->confirm_repeats = get_int(L, lua_gettop(L), "repeats", 1);
+  e->confirm_top = need_int(L, lua_gettop(L), "top", "confirm.top", e);
+  e->confirm_repeats = need_int(L, lua_gettop(L), "repeats", "confirm.repeats", e);
   lua_pop(L, 1);
   field(L, t, "prune"); /* [..., prune] */
-  e->prune_margin = get_num(L, lua_gettop(L), "margin", 0.25);
-  e->prune_min_steps = get_int(L, lua_gettop(L), "min_steps", 3);
+  e->prune_margin = need_num(L, lua_gettop(L), "margin", "prune.margin", e);
+  e->prune_min_steps = need_int(L, lua_gettop(L), "min_steps", "prune.min_steps", e);
   lua_pop(L, 1);
   field(L, t, "warm_start");
   e->warm_start = lua_toboolean(L, -1);
@@ -190,7 +215,7 @@ static void copy_search_options(lua_State *L, int t, experiment *e) {
   field(L, t, "pgle"); /* [..., pgle] */
   int p = lua_gettop(L);
   e->pgle_manual = lua_type(L, p) == LUA_TTABLE;
-  e->pgle_steps = get_int(L, p, "steps", 0);
+  e->pgle_steps = e->pgle_manual ? need_int(L, p, "steps", "pgle.steps", e) : 0;
   e->pgle_command = e->pgle_manual ? get_strv(L, p, "command", NULL) : NULL;
   lua_pop(L, 1);
 }
@@ -199,17 +224,22 @@ static void copy_search_options(lua_State *L, int t, experiment *e) {
 static void copy_executor(lua_State *L, int t, experiment *e) {
   field(L, t, "executor");
   int x = lua_gettop(L);
-  e->executor = get_str(L, x, "kind");
-  if (!e->executor) e->executor = xstrdup("local");
+  e->executor = need_str(L, x, "kind", "executor.kind", e);
+  if (!e->executor) e->executor = xstrdup("?");
+  int slurm = strcmp(e->executor, "slurm") == 0;
   e->slurm_partition = get_str(L, x, "partition");
   e->slurm_account = get_str(L, x, "account");
   e->slurm_time = get_str(L, x, "time");
   e->slurm_mode = get_str(L, x, "mode");
-  e->slurm_nodes = get_int(L, x, "nodes", 1);
-  e->slurm_tasks_per_node = get_int(L, x, "tasks_per_node", 1);
-  e->slurm_gpus_per_trial = get_int(L, x, "gpus_per_trial", e->gpus_per_trial);
+  /* A local executor has none of these: one node, one task, the trial's GPUs. */
+  e->slurm_nodes = slurm ? need_int(L, x, "nodes", "executor.nodes", e) : 1;
+  e->slurm_tasks_per_node =
+      slurm ? need_int(L, x, "tasks_per_node", "executor.tasks_per_node", e) : 1;
+  e->slurm_gpus_per_trial =
+      slurm ? need_int(L, x, "gpus_per_trial", "executor.gpus_per_trial", e) : e->gpus_per_trial;
   e->slurm_extra = get_strv(L, x, "extra", NULL);
-  e->slurm_cpus_per_trial = get_int(L, x, "cpus_per_trial", 0);
+  e->slurm_cpus_per_trial =
+      slurm ? need_int(L, x, "cpus_per_trial", "executor.cpus_per_trial", e) : 0;
   e->slurm_srun = get_strv(L, x, "srun", NULL);
   lua_pop(L, 1);
 }
@@ -229,10 +259,10 @@ static void copy_fields(lua_State *L, int t, experiment *e) {
   lua_pop(L, 1);
   copy_metric(L, t, e);
   copy_budget(L, t, e);
-  e->parallel = get_int(L, t, "parallel", 1);
-  e->gpus_per_trial = get_int(L, t, "gpus_per_trial", 0);
-  e->timeout_s = get_num(L, t, "timeout", 0);
-  e->grace_s = get_num(L, t, "grace", 10);
+  e->parallel = need_int(L, t, "parallel", "parallel", e);
+  e->gpus_per_trial = need_int(L, t, "gpus_per_trial", "gpus_per_trial", e);
+  e->timeout_s = need_num(L, t, "timeout", "timeout", e);
+  e->grace_s = need_num(L, t, "grace", "grace", e);
   field(L, t, "seed");
   e->has_seed = lua_type(L, -1) == LUA_TNUMBER;
   e->seed = e->has_seed ? (int64_t)lua_tointeger(L, -1) : 0;
@@ -272,7 +302,8 @@ static int copy_space(lhost *h, int t, experiment *e, char **err) {
 }
 
 /* Pushes dsl.load's result, or sets *err to its "path:line: message". */
-static int call_load(lhost *h, const char *path, const char *text, size_t len, char **err) {
+static int call_load(lhost *h, const char *path, const char *text, size_t len,
+                     const char *const *imported, int n_imported, char **err) {
   lua_State *L = lhost_state(h);
   int rc = lhost_require(h, "dsl", err);
   if (rc != 0) return rc;
@@ -280,7 +311,12 @@ static int call_load(lhost *h, const char *path, const char *text, size_t len, c
   lua_remove(L, -2);           /* [load] */
   lua_pushstring(L, path);
   lua_pushlstring(L, text, len); /* [load, path, text] */
-  rc = lhost_pcall(h, 2, 1, LOAD_BUDGET, err);
+  lua_createtable(L, 0, n_imported);
+  for (int i = 0; i < n_imported; i++) {
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, imported[i]);
+  } /* [load, path, text, imported] */
+  rc = lhost_pcall(h, 3, 1, LOAD_BUDGET, err);
   /* Any error here is the file's: dsl.load raises "path:line: message" for everything. */
   return rc == 0 ? 0 : FT_EINPUT;
 }
@@ -340,6 +376,11 @@ static int make_matcher(lhost *h, const char *pattern, matcher *m, char **err) {
 }
 
 int experiment_load(lhost *h, const char *path, const char *text, experiment **out, char **err) {
+  return experiment_load_with(h, path, text, NULL, 0, out, err);
+}
+
+int experiment_load_with(lhost *h, const char *path, const char *text, const char *const *imported,
+                         int n, experiment **out, char **err) {
   *out = NULL;
   char *owned = text ? xstrdup(text) : read_all(path, err);
   if (!owned) return FT_EINPUT;
@@ -355,13 +396,15 @@ int experiment_load(lhost *h, const char *path, const char *text, experiment **o
 
   lua_State *L = lhost_state(h);
   int top = lua_gettop(L);
-  int rc = call_load(h, path, owned, len, err);
+  int rc = call_load(h, path, owned, len, imported, n, err);
   if (rc != 0) goto cleanup;
   int t = lua_gettop(L); /* [spec] */
   rc = release_warnings(h, t, path, err);
   if (rc != 0) goto cleanup;
   copy_fields(L, t, e);
-  rc = copy_space(h, t, e, err);
+  if (x->missing)
+    rc = diag_set(err, FT_ELUA, "%s: lua/validate.lua left '%s' unset", path, x->missing);
+  if (rc == 0) rc = copy_space(h, t, e, err);
   if (rc != 0) goto cleanup;
   e->spec_ref = lhost_ref(h); /* pops the spec */
   print_warnings(e);
@@ -458,48 +501,28 @@ metric_spec experiment_check_metric(experiment *e) {
 }
 
 void experiment_override_budget(experiment *e, int trials, double hours) {
-  lua_State *L = lhost_state(e->host);
   e->budget_trials = trials;
   e->budget_hours = hours;
-  lhost_push_ref(e->host, e->spec_ref);              /* [spec] */
-  if (lua_getfield(L, -1, "budget") == LUA_TTABLE) { /* [spec, budget] */
-    lua_pushinteger(L, trials);
-    lua_setfield(L, -2, "trials");
-    lua_pushnumber(L, hours);
-    lua_setfield(L, -2, "hours");
-  }
-  lua_pop(L, 2);
 }
 
-void experiment_allow_flags(lhost *h, const char *const *names, int n) {
-  lua_State *L = lhost_state(h);
-  lua_getglobal(L, "ft");   /* [ft] */
-  lua_createtable(L, 0, n); /* [ft, set] */
-  for (int i = 0; i < n; i++) {
-    lua_pushboolean(L, 1);
-    lua_setfield(L, -2, names[i]);
-  }
-  lua_setfield(L, -2, "imported_flags");
-  lua_pop(L, 1);
-}
-
-/* Hands the flag names of the database's imported jaxlib lists (if any) to the experiment
- * checks. Reads the database only if it already exists. */
-void experiment_allow_imported(lhost *h, const char *db_path) {
+int experiment_load_for_db(lhost *h, const char *path, const char *text, const char *db_path,
+                           experiment **out, char **err) {
   store *db = NULL;
   cJSON *rows = NULL;
-  if (store_open(db_path, STORE_READONLY, &db, NULL) != 0) return;
-  if (store_flags_names(db, &rows, NULL) == 0) {
-    int n = cJSON_GetArraySize(rows), k = 0;
-    const char **names = xcalloc((size_t)n + 1, sizeof(char *));
+  const char **names = NULL;
+  int k = 0;
+  if (db_path && store_open(db_path, STORE_READONLY, &db, NULL) == 0 &&
+      store_flags_names(db, &rows, NULL) == 0) {
+    names = xcalloc((size_t)cJSON_GetArraySize(rows) + 1, sizeof(char *));
     const cJSON *row;
     cJSON_ArrayForEach(row, rows) {
       const cJSON *name = cJSON_GetObjectItemCaseSensitive(row, "name");
       if (cJSON_IsString(name)) names[k++] = name->valuestring;
     }
-    experiment_allow_flags(h, names, k);
-    free(names);
   }
+  int rc = experiment_load_with(h, path, text, names, k, out, err);
+  free(names);
   cJSON_Delete(rows);
   store_close(db);
+  return rc;
 }

@@ -28,25 +28,6 @@
 #include "ridge.h"
 #include "units.h"
 
-/* ---- where user code is ---- */
-
-/* "path:line: " of the innermost Lua frame at or above LEVEL that runs a file of the user's
- * (a chunk "@path" that is not one of the embedded lua/ or search/ files), else of the
- * innermost Lua frame with a line; "" when there is none. Reads only CallInfo and Proto
- * fields, so it allocates nothing. Returns 1 when the frame is the user's. */
-int lhost_where_user(lua_State *L, int level, char *buf, size_t n) {
-  lua_Debug ar;
-  buf[0] = '\0';
-  for (int depth = 0; depth < 200 && lua_getstack(L, level, &ar); level++, depth++) {
-    if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0) continue;
-    int user = ar.source[0] == '@' && !embed_find(ar.source + 1);
-    if (user || !buf[0])
-      snprintf(buf, n, "%s:%d: ", user ? ar.source + 1 : ar.short_src, ar.currentline);
-    if (user) return 1;
-  }
-  return 0;
-}
-
 /* ---- the embedded-module loader ---- */
 
 /* "search.grid" -> "search/grid.lua"; "dsl" -> "lua/dsl.lua". */
@@ -710,6 +691,24 @@ int lhost_require(lhost *h, const char *name, char **err) {
   lua_getglobal(h->L, "require");
   lua_pushstring(h->L, name);
   return lhost_pcall(h, 1, 1, 0, err);
+}
+
+char *lhost_call_text(lhost *h, const char *module, const char *fn, int arg_ref, char **err) {
+  lua_State *L = h->L;
+  int top = lua_gettop(L);
+  char *out = NULL;
+  if (lhost_require(h, module, err) == 0) { /* [module] */
+    lua_getfield(L, -1, fn);                /* [module, fn] */
+    lhost_push_ref(h, arg_ref);             /* [module, fn, arg] */
+    if (lhost_pcall(h, 1, 1, 0, err) == 0 && lua_type(L, -1) == LUA_TSTRING)
+      out = xstrdup(lua_tostring(L, -1));
+  }
+  lua_settop(L, top);
+  return out;
+}
+
+void lhost_collect(lhost *h) {
+  lua_gc(h->L, LUA_GCCOLLECT, 0);
 }
 
 /* ---- counted refs ---- */

@@ -1,5 +1,7 @@
-/* What lhost.c and lhost_limits.c share: the host's struct and the limits' entry points.
- * Private to the two files. */
+/* What lhost.c, lhost_limits.c and lhost_where.c share: the host's struct, the limits' entry
+ * points and where user code is. lhost.c calls the other two; lhost_limits.c calls
+ * lhost_where.c; lhost_where.c calls neither.
+ * Private to the three files. */
 #ifndef FLAGTUNE_LHOST_IMPL_H
 #define FLAGTUNE_LHOST_IMPL_H
 
@@ -58,7 +60,7 @@ static inline lhost *lhost_of(lua_State *L) {
   return h;
 }
 
-/* lhost.c: "path:line: " of the innermost frame of the user's code at or above LEVEL into
+/* lhost_where.c: "path:line: " of the innermost frame of the user's code at or above LEVEL into
  * BUF (allocates nothing); returns 1 when the frame is the user's. */
 int lhost_where_user(lua_State *L, int level, char *buf, size_t n);
 

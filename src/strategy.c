@@ -144,8 +144,16 @@ int strategy_new(experiment *e, int64_t seed, const trial_record *history, int n
   lhost_push_ref(s->h, e->spec_ref);
   lua_pushinteger(L, (lua_Integer)seed);
   push_history(L, history, n_history); /* [new, spec, seed, history] */
+  /* The sweep's budget (the command line's over the file's, experiment_override_budget). */
+  lua_createtable(L, 0, 3);
+  lua_pushinteger(L, e->budget_trials);
+  lua_setfield(L, -2, "trials");
+  lua_pushnumber(L, e->budget_hours);
+  lua_setfield(L, -2, "hours");
+  lua_pushinteger(L, e->budget_steps);
+  lua_setfield(L, -2, "steps"); /* [new, spec, seed, history, budget] */
   long budget = STRATEGY_BUDGET + STRATEGY_BUDGET_PER_HISTORY * (long)n_history;
-  rc = lhost_pcall(s->h, 3, 1, budget, err);
+  rc = lhost_pcall(s->h, 4, 1, budget, err);
   if (rc != 0) {
     rc = budget_hint(s, "new", budget, error_code(s->file_path, s->exp_path, rc, err), err);
     goto cleanup;

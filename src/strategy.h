@@ -72,7 +72,7 @@ int strategy_tell(strategy *s, const trial_record *r, char **err);
 int strategy_estimate(strategy *s, const char *const *configs, int n, double *mean, double *sd,
                       char **err);
 
-/* The strategy's public recipe (lua/host_run.lua's recipe: the optional recipe() method),
+/* The strategy's public recipe (lua/host_feedback.lua's recipe: the optional recipe() method),
  * the canonical JSON of a configuration in *JSON (caller frees), or NULL for none.
  * FT_EINPUT when a user strategy answers malformed. */
 int strategy_recipe(strategy *s, char **json, char **err);
