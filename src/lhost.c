@@ -713,6 +713,8 @@ void lhost_collect(lhost *h) {
 
 /* ---- counted refs ---- */
 
+_Static_assert(LHOST_NOREF == LUA_NOREF, "lhost.h's LHOST_NOREF is Lua's LUA_NOREF");
+
 int lhost_ref(lhost *h) {
   int ref = luaL_ref(h->L, LUA_REGISTRYINDEX);
   if (ref != LUA_REFNIL && ref != LUA_NOREF) h->live_refs++;

@@ -68,7 +68,9 @@ char *lhost_call_text(lhost *h, const char *module, const char *fn, int arg_ref,
 /* A full collection (the sweep's end, before its memory is measured). */
 void lhost_collect(lhost *h);
 
-/* Counted registry refs: pops the value at the top and returns its ref. */
+/* Counted registry refs: pops the value at the top and returns its ref. LHOST_NOREF (Lua's
+ * LUA_NOREF) is no ref: lhost_unref ignores it. */
+#define LHOST_NOREF (-2)
 int lhost_ref(lhost *h);
 void lhost_push_ref(lhost *h, int ref);
 void lhost_unref(lhost *h, int ref);
