@@ -191,7 +191,7 @@ local function known_flag(v, name, line)
   local e = catindex.get().by_name[name]
   if (e and e.kind == "flag") or v.allowed[name] then return e end
   -- A flag of an imported jaxlib list (`flagtune flags import`) is real for that jaxlib.
-  if ft.imported_flags and ft.imported_flags[name] then return nil end
+  if v.imported[name] then return nil end
   local hint = util.did_you_mean(name, catindex.get().flags)
   if hint then v:fail(line, "unknown XLA flag '%s' (did you mean '%s'?)", name, hint) end
   v:fail(line, "unknown XLA flag '%s': not in flagtune's catalog (see `flagtune flags`); if "

@@ -326,7 +326,10 @@ local function deep_line(text, depth)
   return line
 end
 
-function dsl.load(path, text)
+-- dsl.load(PATH, TEXT, IMPORTED): the validated experiment of the file TEXT read from PATH;
+-- IMPORTED ({ name = true } or nil) names the flags of the imported jaxlib lists
+-- (`flagtune flags import`), accepted as real.
+function dsl.load(path, text, imported)
   local chunk, err = load(text, "@" .. path, "t", make_env())
   if not chunk and not tostring(err):find("^" .. util.escape_pattern(path) .. ":%d+:") then
     -- Lua's parser says "C stack overflow" without a place when the file nests too deep.
@@ -352,7 +355,7 @@ function dsl.load(path, text)
   if not result.spec then
     util.fail(path, line, "experiment takes one table: return experiment { ... }")
   end
-  return validate(validator(path, text, line), result.spec)
+  return validate(validator(path, text, line, imported), result.spec)
 end
 
 -- A function(line) -> number|nil reading the step time with PATTERN's one capture.

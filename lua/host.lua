@@ -126,19 +126,23 @@ function Host:mark(config)
   if next(config) ~= nil then self.seen[ft.digest(self.space:key(config))] = true end
 end
 
--- host.new(EXP, SEED, HISTORY): EXP is lua/dsl.lua's validated experiment table.
-function host.new(exp, seed, history)
+-- host.new(EXP, SEED, HISTORY, BUDGET): EXP is lua/dsl.lua's validated experiment table;
+-- BUDGET ({ trials, hours, steps }) the sweep's, which the command line may have changed
+-- (EXP.budget, the file's, when nil).
+function host.new(exp, seed, history, budget)
   local st = exp.strategy or { name = "random" }
   local sp = exp.space
     or space_mod.new(exp.flags, exp.vars, exp.fixed_flags, exp.env, exp.path, exp.lines)
   local name = st.name or st.path or "?"
-  local self = setmetatable({ space = sp, exp = exp, name = name, path = st.path, seen = {} },
-    Host)
+  -- pending: the configurations asked and not yet told, by their canonical JSON (Host:accept,
+  -- Host:tell), so that a tell finds its table instead of decoding the JSON again.
+  local self = setmetatable({ space = sp, exp = exp, name = name, path = st.path, seen = {},
+                              pending = {} }, Host)
   local hist, partial = self:replay(history)
   local mod = load_module(exp, name)
   local options = {}
   for k, v in pairs(st.options or {}) do options[k] = v end
-  options.budget = exp.budget
+  options.budget = budget or exp.budget
   if exp.metric then
     options.metric = { skip = exp.metric.skip or 0, min_steps = exp.metric.min_steps or 1 }
   end
@@ -208,6 +212,10 @@ function Host:accept(p, i)
   local id = ft.digest(key)
   if self.seen[id] and not repeat_ok then self:fail(" proposed configuration %s twice", key) end
   self.seen[id] = true
+  -- Its canonical values (what decoding KEY gives), in a table of its own for Host:tell.
+  local by_name, canon = self.space.by_name, {}
+  for k, v in pairs(config) do canon[k] = by_name[k]:canonical(v) end
+  self.pending[key] = canon
   return self:finish({ json = key, label = self.space:label(config), steps = steps or 0,
                        settings = self.space:render(config) })
 end
@@ -227,12 +235,12 @@ function Host:ask(n)
   return out
 end
 
--- What only a running sweep calls (tell, done, estimate, recipe) is lua/host_run.lua's: each is a
+-- What only a running sweep calls (tell, done, estimate, recipe) is lua/host_feedback.lua's: each is a
 -- stub here until the first call installs them all (`check` makes a host, asks it once and
 -- tells it nothing: docs/COST.md, Start-up).
 for _, name in ipairs({ "tell", "done", "estimate", "recipe" }) do
   Host[name] = function(self, ...)
-    require("host_run").install(Host, { finite = finite })
+    require("host_feedback").install(Host, { finite = finite })
     return Host[name](self, ...)
   end
 end

@@ -40,8 +40,11 @@ end
 local V = {}
 V.__index = V
 
-local function validator(path, text, line)
-  return setmetatable({ path = path, text = text, line = line, lines = {}, warnings = {} }, V)
+-- IMPORTED: the flag names of the database's imported jaxlib lists ({ name = true }), real
+-- for that jaxlib (lua/checks.lua's known_flag); nil for none.
+local function validator(path, text, line, imported)
+  return setmetatable({ path = path, text = text, line = line, lines = {}, warnings = {},
+                        imported = imported or {} }, V)
 end
 
 -- Records "path:line: warning: message"; dsl.load returns them in `warnings`.
@@ -234,21 +237,21 @@ local function check_pattern(v, pat, key, what, example)
 end
 
 -- The optional sections (metric.check, pgle, a Slurm executor) are checked by
--- lua/validate_optional.lua, loaded only by a file that sets one of them (docs/COST.md,
+-- lua/validate_sections.lua, loaded only by a file that sets one of them (docs/COST.md,
 -- Start-up), with the checks it shares with this module.
-local optional_mod
+local sections_mod
 
 local function optional()
-  if not optional_mod then
-    optional_mod = require("validate_optional").bind({
+  if not sections_mod then
+    sections_mod = require("validate_sections").bind({
       EXECUTOR = EXECUTOR, check_command = check_command, uses_steps = uses_steps,
       check_pattern = check_pattern,
     })
   end
-  return optional_mod
+  return sections_mod
 end
 
--- metric.check (the correctness guard): lua/validate_optional.lua.
+-- metric.check (the correctness guard): lua/validate_sections.lua.
 local function check_correctness(v, c)
   if c == nil or c == false then return nil end
   return optional().correctness(v, c)
@@ -579,7 +582,7 @@ local function check_search_options(v, raw, x)
 end
 
 -- pgle = { ... } (manual PGLE) and executor = "slurm" | slurm { ... }:
--- lua/validate_optional.lua.
+-- lua/validate_sections.lua.
 local function check_pgle(v, raw, x)
   if raw.pgle == nil or raw.pgle == false then return nil end
   return optional().pgle(v, raw, x)

@@ -100,18 +100,18 @@ typedef struct {
  * units, space constructors, strategy spec. Errors are "path:line: message" with a
  * "did you mean" where one helps; code FT_EINPUT. */
 int experiment_load(lhost *h, const char *path, const char *text, experiment **out, char **err);
+/* experiment_load that also accepts, as the catalog's, the N flags IMPORTED names (an
+ * imported jaxlib list, `flagtune flags import`). */
+int experiment_load_with(lhost *h, const char *path, const char *text, const char *const *imported,
+                         int n, experiment **out, char **err);
+/* experiment_load_with every flag the imported jaxlib lists of the database at DB_PATH hold.
+ * Reads the database only if it already exists. */
+int experiment_load_for_db(lhost *h, const char *path, const char *text, const char *db_path,
+                           experiment **out, char **err);
 void experiment_free(experiment *e);
 
-/* Flags an imported jaxlib list holds (flagtune flags import): check and run accept them as
- * they accept the catalog's. Call before experiment_load. */
-void experiment_allow_flags(lhost *h, const char *const *names, int n);
-
-/* experiment_allow_flags with every flag the imported jaxlib lists of the database at DB_PATH
- * hold (`flagtune flags import`). Reads the database only if it already exists. */
-void experiment_allow_imported(lhost *h, const char *db_path);
-
-/* Replaces budget.trials and budget.hours (command-line overrides), in the struct and in
- * the validated table the strategy reads as options.budget. */
+/* Replaces budget.trials and budget.hours (command-line overrides) in the struct; the
+ * validated table keeps the file's. The strategy is handed the struct's (strategy_new). */
 void experiment_override_budget(experiment *e, int trials, double hours);
 
 /* The metric spec for parse_step(); pattern metrics match through Lua's string.match.

@@ -7,7 +7,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
-#include <lauxlib.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,10 +15,7 @@
 #include "flagcmd_impl.h"
 #include "hardware.h"
 #include "json.h"
-#include "lhost.h"
-
-/* Budget for the catalog's load and the did-you-mean search (both well under it). */
-#define LUA_BUDGET 50000000L
+#include "lhost_catalog.h"
 
 static const char *USAGE =
     "usage: flagtune flags [PATTERN] [--jaxlib V] [--db PATH] [--json]\n"
@@ -149,86 +145,6 @@ int flagcmd_match(const char *pattern, const char *name) {
   return m;
 }
 
-/* ---- the catalog through Lua ---- */
-
-/* A new host with the catalog array on top of its stack. */
-int catalog_open(lhost **h, char **err) {
-  int rc = lhost_new(h, err);
-  if (rc == 0) rc = lhost_require(*h, "catalog", err);
-  if (rc == 0 && lua_type(lhost_state(*h), -1) != LUA_TTABLE)
-    rc = diag_set(err, FT_ELUA, "lua/catalog.lua did not return a table");
-  return rc;
-}
-
-/* T[KEY] as display text (new string): '' for "", booleans and numbers as XLA writes them,
- * lists joined with ", "; NULL when absent. */
-char *field_text(lua_State *L, int t, const char *key) {
-  int type = lua_getfield(L, t, key);
-  char *out = NULL;
-  if (type == LUA_TBOOLEAN) {
-    out = xstrdup(lua_toboolean(L, -1) ? "true" : "false");
-  } else if (type == LUA_TNUMBER && lua_isinteger(L, -1)) {
-    out = xasprintf("%lld", (long long)lua_tointeger(L, -1));
-  } else if (type == LUA_TNUMBER) {
-    out = xasprintf("%.10g", lua_tonumber(L, -1));
-  } else if (type == LUA_TSTRING) {
-    out = xstrdup(*lua_tostring(L, -1) ? lua_tostring(L, -1) : "''");
-  } else if (type == LUA_TTABLE) {
-    out = xstrdup("");
-    int n = (int)lua_rawlen(L, -1), top = lua_gettop(L);
-    for (int i = 1; i <= n; i++) {
-      lua_rawgeti(L, top, i);
-      const char *v = lua_type(L, -1) == LUA_TBOOLEAN ? (lua_toboolean(L, -1) ? "true" : "false")
-                                                      : luaL_tolstring(L, -1, NULL);
-      char *next = xasprintf("%s%s%s", out, i > 1 ? " | " : "", *v ? v : "''");
-      free(out);
-      out = next;
-      lua_settop(L, top);
-    }
-  }
-  lua_pop(L, 1);
-  return out;
-}
-
-/* The entry of the catalog (at CAT) named NAME pushed, or 0 with nothing pushed. */
-int find_entry(lua_State *L, int cat, const char *name) {
-  int n = (int)lua_rawlen(L, cat);
-  for (int i = 1; i <= n; i++) {
-    lua_rawgeti(L, cat, i);
-    lua_getfield(L, -1, "name");
-    int same = lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), name) == 0;
-    lua_pop(L, 1);
-    if (same) return 1;
-    lua_pop(L, 1);
-  }
-  return 0;
-}
-
-/* util.did_you_mean(NAME, every catalog name) as a new string, or NULL. */
-static char *suggest(lhost *h, int cat, const char *name) {
-  lua_State *L = lhost_state(h);
-  int top = lua_gettop(L);
-  char *err = NULL, *hint = NULL;
-  if (lhost_require(h, "util", &err) == 0) {
-    lua_getfield(L, -1, "did_you_mean");
-    lua_pushstring(L, name);
-    lua_newtable(L);
-    int n = (int)lua_rawlen(L, cat);
-    for (int i = 1; i <= n; i++) {
-      lua_rawgeti(L, cat, i);
-      lua_getfield(L, -1, "name");
-      lua_rawseti(L, -3, i);
-      lua_pop(L, 1);
-    }
-    /* [util, did_you_mean, name, names] */
-    if (lhost_pcall(h, 2, 1, LUA_BUDGET, &err) == 0 && lua_type(L, -1) == LUA_TSTRING)
-      hint = xstrdup(lua_tostring(L, -1));
-  }
-  free(err);
-  lua_settop(L, top);
-  return hint;
-}
-
 /* ---- the imported list of a jaxlib ---- */
 
 static const char *db_of(const fargs *a, const char *db_path) {
@@ -270,9 +186,9 @@ static int jaxlib_set(const char *db, const char *jaxlib, cJSON **set, char **er
  * (tests/data/xla_help_jaxlib_0.11.2.txt, captured on an H200) while it ran trials with
  * flags that table leaves out (xla_gpu_enable_command_buffer, the collective combine
  * thresholds), so only `flags probe` can say that XLA refuses a flag. */
-static const char *jaxlib_mark(lua_State *L, const cJSON *set, const char *name) {
-  char *kind = field_text(L, lua_gettop(L), "kind");
-  char *backend = field_text(L, lua_gettop(L), "backend");
+static const char *jaxlib_mark(lcatalog *c, int e, const cJSON *set, const char *name) {
+  char *kind = lcatalog_field(c, e, "kind");
+  char *backend = lcatalog_field(c, e, "backend");
   const char *m = "-";
   if (kind && strcmp(kind, "flag") == 0 && !(backend && strcmp(backend, "tpu") == 0))
     m = cJSON_GetObjectItemCaseSensitive(set, name) ? "yes" : "unlisted";
@@ -283,11 +199,11 @@ static const char *jaxlib_mark(lua_State *L, const cJSON *set, const char *name)
 
 /* ---- flags [PATTERN] ---- */
 
-static void print_row(lua_State *L, int e, const char *mark) {
-  char *name = field_text(L, e, "name"), *type = field_text(L, e, "type");
-  char *def = field_text(L, e, "default"), *backend = field_text(L, e, "backend");
-  char *desc = field_text(L, e, "desc"), *dep = field_text(L, e, "deprecated");
-  char *until = field_text(L, e, "until_");
+static void print_row(lcatalog *c, int e, const char *mark) {
+  char *name = lcatalog_field(c, e, "name"), *type = lcatalog_field(c, e, "type");
+  char *def = lcatalog_field(c, e, "default"), *backend = lcatalog_field(c, e, "backend");
+  char *desc = lcatalog_field(c, e, "desc"), *dep = lcatalog_field(c, e, "deprecated");
+  char *until = lcatalog_field(c, e, "until_");
   if (def && strlen(def) > 24) strcpy(def + 21, "...");
   printf("%-56s %-6s %-24s %-7s ", name, type ? type : "-", def ? def : "-",
          backend ? backend : "-");
@@ -303,31 +219,28 @@ static void print_header(const fargs *a, const cJSON *set) {
 }
 
 static int cmd_list(const fargs *a, const char *db_path) {
-  lhost *h = NULL;
+  lcatalog *c = NULL;
   cJSON *set = NULL, *out = a->json ? cJSON_CreateArray() : NULL;
   char *err = NULL;
-  int rc = catalog_open(&h, &err), shown = 0, missing = 0;
+  int rc = lcatalog_open(&c, &err), shown = 0, missing = 0;
   if (rc == 0 && a->jaxlib) rc = jaxlib_set(db_of(a, db_path), a->jaxlib, &set, &err);
-  lua_State *L = rc == 0 ? lhost_state(h) : NULL;
-  int cat = L ? lua_gettop(L) : 0, n = L ? (int)lua_rawlen(L, cat) : 0;
-  for (int i = 1; rc == 0 && i <= n; i++) {
-    lua_rawgeti(L, cat, i);
-    char *name = field_text(L, lua_gettop(L), "name");
+  int n = rc == 0 ? lcatalog_count(c) : 0;
+  for (int i = 1; i <= n; i++) {
+    char *name = lcatalog_field(c, i, "name");
     if (name && flagcmd_match(a->pos, name)) {
-      const char *mark = set ? jaxlib_mark(L, set, name) : NULL;
+      const char *mark = set ? jaxlib_mark(c, i, set, name) : NULL;
       missing += mark && strcmp(mark, "unlisted") == 0;
       shown++;
       if (out) {
-        cJSON *o = json_from_lua(L, lua_gettop(L));
+        cJSON *o = lcatalog_json(c, i);
         if (mark) cJSON_AddStringToObject(o, "in_jaxlib", mark);
         cJSON_AddItemToArray(out, o);
       } else {
         if (shown == 1) print_header(a, set); /* none when nothing matches */
-        print_row(L, lua_gettop(L), mark);
+        print_row(c, i, mark);
       }
     }
     free(name);
-    lua_pop(L, 1);
   }
   if (rc == 0 && out) {
     char *s = json_print_text(out, 1);
@@ -343,7 +256,7 @@ static int cmd_list(const fargs *a, const char *db_path) {
   if (rc == 0 && shown == 0) diag_warn("no catalog entry matches '%s'", a->pos);
   cJSON_Delete(out);
   cJSON_Delete(set);
-  lhost_free(h);
+  lcatalog_free(c);
   if (rc != 0) diag_error(err);
   free(err);
   /* Like grep: nothing found is exit 1, so a script can tell. */
@@ -358,32 +271,29 @@ static const char *const SHOW_FIELDS[] = {
     "notes",      "since", "until_",  "probe",      "tags",       NULL};
 
 static int cmd_show(const fargs *a) {
-  lhost *h = NULL;
+  lcatalog *c = NULL;
   char *err = NULL;
-  int rc = catalog_open(&h, &err);
-  if (rc == 0) {
-    lua_State *L = lhost_state(h);
-    int cat = lua_gettop(L);
-    if (!find_entry(L, cat, a->pos)) {
-      char *hint = suggest(h, cat, a->pos);
-      rc = hint ? diag_set(&err, FT_EINPUT, "unknown flag '%s' (did you mean '%s'?)", a->pos, hint)
-                : diag_set(&err, FT_EINPUT, "unknown flag '%s' (see `flagtune flags`)", a->pos);
-      free(hint);
-    } else if (a->json) {
-      cJSON *o = json_from_lua(L, lua_gettop(L));
-      char *s = json_print_text(o, 1);
-      printf("%s\n", s);
-      free(s);
-      cJSON_Delete(o);
-    } else {
-      for (int i = 0; SHOW_FIELDS[i]; i++) {
-        char *v = field_text(L, lua_gettop(L), SHOW_FIELDS[i]);
-        if (v) printf("%-12s %s\n", SHOW_FIELDS[i], v);
-        free(v);
-      }
+  int rc = lcatalog_open(&c, &err);
+  int e = rc == 0 ? lcatalog_find(c, a->pos) : 0;
+  if (rc == 0 && !e) {
+    char *hint = lcatalog_suggest(c, a->pos);
+    rc = hint ? diag_set(&err, FT_EINPUT, "unknown flag '%s' (did you mean '%s'?)", a->pos, hint)
+              : diag_set(&err, FT_EINPUT, "unknown flag '%s' (see `flagtune flags`)", a->pos);
+    free(hint);
+  } else if (rc == 0 && a->json) {
+    cJSON *o = lcatalog_json(c, e);
+    char *s = json_print_text(o, 1);
+    printf("%s\n", s);
+    free(s);
+    cJSON_Delete(o);
+  } else if (rc == 0) {
+    for (int i = 0; SHOW_FIELDS[i]; i++) {
+      char *v = lcatalog_field(c, e, SHOW_FIELDS[i]);
+      if (v) printf("%-12s %s\n", SHOW_FIELDS[i], v);
+      free(v);
     }
   }
-  lhost_free(h);
+  lcatalog_free(c);
   if (rc != 0) diag_error(err);
   free(err);
   return diag_exit_code(rc);
@@ -420,21 +330,17 @@ static char *run_help(const char *cmd, char **err) {
 }
 
 /* Catalog flags (not TPU) this list lacks, and listed flags the catalog lacks. */
-static void compare(lhost *h, const store_flag_row *rows, int n, int *missing, int *unknown) {
-  lua_State *L = lhost_state(h);
-  int cat = lua_gettop(L), len = (int)lua_rawlen(L, cat);
+static void compare(lcatalog *c, const store_flag_row *rows, int n, int *missing, int *unknown) {
   cJSON *set = cJSON_CreateObject();
   for (int i = 0; i < n; i++)
     if (!cJSON_GetObjectItemCaseSensitive(set, rows[i].name))
       cJSON_AddTrueToObject(set, rows[i].name);
   *missing = *unknown = 0;
-  for (int i = 1; i <= len; i++) {
-    lua_rawgeti(L, cat, i);
-    char *name = field_text(L, lua_gettop(L), "name");
-    if (name && strcmp(jaxlib_mark(L, set, name), "unlisted") == 0) (*missing)++;
+  for (int i = 1, len = lcatalog_count(c); i <= len; i++) {
+    char *name = lcatalog_field(c, i, "name");
+    if (name && strcmp(jaxlib_mark(c, i, set, name), "unlisted") == 0) (*missing)++;
     if (name) cJSON_DeleteItemFromObjectCaseSensitive(set, name);
     free(name);
-    lua_pop(L, 1);
   }
   *unknown = cJSON_GetArraySize(set);
   cJSON_Delete(set);
@@ -477,12 +383,12 @@ static int import_rows(const fargs *a, const char *db, const char *jaxlib, char 
                   a->file ? a->file : "the command's output");
   } else {
     store *s = NULL;
-    lhost *h = NULL;
+    lcatalog *c = NULL;
     rc = store_open(db, 0, &s, err);
     if (rc == 0) rc = store_flags_import(s, jaxlib, rows, n, err);
     store_close(s);
-    if (rc == 0 && catalog_open(&h, NULL) == 0) compare(h, rows, n, &missing, &unknown);
-    lhost_free(h);
+    if (rc == 0 && lcatalog_open(&c, NULL) == 0) compare(c, rows, n, &missing, &unknown);
+    lcatalog_free(c);
     if (rc == 0)
       printf(
           "imported %d flags of jaxlib %s into %s: %d catalog flags are not in its table, "

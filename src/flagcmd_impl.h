@@ -3,10 +3,6 @@
 #ifndef FLAGTUNE_FLAGCMD_IMPL_H
 #define FLAGTUNE_FLAGCMD_IMPL_H
 
-#include <lua.h>
-
-#include "lhost.h"
-
 /* A probe run's time limit when --timeout is not given: a GPU jax starts in seconds, and a
  * run with hundreds of flags took 68 s for 172 on an H100 (jaxlib 0.11.2). */
 #define PROBE_TIMEOUT_S 300.0
@@ -20,16 +16,6 @@ typedef struct {
   int json, help, catalog;
   double timeout; /* probe: seconds a run may take */
 } fargs;
-
-/* A new host with the catalog array on top of its stack. */
-int catalog_open(lhost **h, char **err);
-
-/* T[KEY] as display text (new string): '' for "", booleans and numbers as XLA writes them,
- * lists joined with " | "; NULL when absent. */
-char *field_text(lua_State *L, int t, const char *key);
-
-/* The entry of the catalog (at CAT) named NAME pushed, or 0 with nothing pushed. */
-int find_entry(lua_State *L, int cat, const char *name);
 
 /* `flags probe`: A's --command with A's names (or, with --catalog, every non-TPU catalog
  * flag) in XLA_FLAGS; prints a verdict per flag. Returns the exit code. */

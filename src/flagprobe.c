@@ -5,7 +5,6 @@
  * flagcmd_probe_parse (src/flagcmd.h). */
 #include <errno.h>
 #include <fcntl.h>
-#include <lauxlib.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,68 +17,8 @@
 #include "diag.h"
 #include "flagcmd.h"
 #include "flagcmd_impl.h"
+#include "lhost_catalog.h"
 #include "trialcfg.h"
-
-/* T[KEY] as the text XLA_FLAGS would carry (new string): a boolean, number or string; NULL
- * when absent or a table. */
-static char *scalar_text(lua_State *L, int t, const char *key) {
-  int type = lua_getfield(L, t, key);
-  char *v = NULL;
-  if (type == LUA_TBOOLEAN)
-    v = xstrdup(lua_toboolean(L, -1) ? "true" : "false");
-  else if (type == LUA_TNUMBER && lua_isinteger(L, -1))
-    v = xasprintf("%lld", (long long)lua_tointeger(L, -1));
-  else if (type == LUA_TNUMBER)
-    v = xasprintf("%.10g", lua_tonumber(L, -1));
-  else if (type == LUA_TSTRING)
-    v = xstrdup(lua_tostring(L, -1));
-  lua_pop(L, 1);
-  return v;
-}
-
-/* A value NAME's XLA parses, so that only an unknown name can fail the run: the catalog's
- * `probe` value, else its default, else one by type. A malformed value makes XLA die on it
- * before its unknown-flag check (and older XLAs skip that check). By type, from
- * xla/debug_options_flags.cc of a recent openxla/xla tree (SetterForRepeatedEnum is newer
- * than openxla/xla@1ff3f7d7):
- *   bool  "false": a setter may refuse true where the build lacks the feature
- *         (xla_gpu_enable_libnvptxcompiler's returns false for true unless
- *         IsLibNvPtxCompilerSupported(); jaxlib 0.11.2's wheel refused "true" on an H100);
- *   list  "": SetterForRepeatedEnum clears the list on an empty input and parses "true" as
- *         the enum value <PREFIX>TRUE, which does not exist (jaxlib 0.11.2 refused
- *         xla_gpu_experimental_autotune_backends=true);
- *   enum  its first catalog value; int, bytes, float "0"; string, path "" (a string whose
- *         "" does not parse gives `probe`: the thunk id ranges' ParseIntRangeInclusive,
- *         xla/debug_options_parsers.cc, refuses "").
- * A name the catalog lacks gets "true". */
-static char *probe_value(lua_State *L, int cat, const char *name) {
-  if (!find_entry(L, cat, name)) return xstrdup("true");
-  int e = lua_gettop(L);
-  char *v = scalar_text(L, e, "probe");
-  if (!v) v = scalar_text(L, e, "default");
-  if (!v) {
-    char *type = field_text(L, e, "type");
-    const char *t = type ? type : "";
-    if (strcmp(t, "bool") == 0) {
-      v = xstrdup("false");
-    } else if (strcmp(t, "enum") == 0) {
-      lua_getfield(L, e, "values");
-      if (lua_istable(L, -1)) {
-        lua_rawgeti(L, -1, 1);
-        if (lua_type(L, -1) == LUA_TSTRING) v = xstrdup(lua_tostring(L, -1));
-        lua_pop(L, 1);
-      }
-      lua_pop(L, 1);
-    } else if (strcmp(t, "int") == 0 || strcmp(t, "bytes") == 0 || strcmp(t, "float") == 0) {
-      v = xstrdup("0");
-    } else if (strcmp(t, "list") == 0 || strcmp(t, "string") == 0 || strcmp(t, "path") == 0) {
-      v = xstrdup("");
-    }
-    free(type);
-  }
-  lua_pop(L, 1);
-  return v ? v : xstrdup("true");
-}
 
 /* The first of XLA's unknown-flag texts in OUT: today "Unknown flag in XLA_FLAGS: --x=1" for
  * one flag and "flags" for more (xla/parse_flags_from_env.cc:224), "flags" for any number
@@ -498,26 +437,6 @@ static int probe_all(probe_ctx *p, char **err) {
   return clean == RUN_TIMEOUT ? RUN_FAILED : clean;
 }
 
-/* Every non-TPU flag of the catalog (on top of L's stack at CAT), in its order: new strings. */
-static char **catalog_flags(lua_State *L, int cat, int *n) {
-  int len = (int)lua_rawlen(L, cat);
-  char **out = xcalloc((size_t)len + 1, sizeof *out);
-  *n = 0;
-  for (int i = 1; i <= len; i++) {
-    lua_rawgeti(L, cat, i);
-    char *name = field_text(L, lua_gettop(L), "name");
-    char *kind = field_text(L, lua_gettop(L), "kind");
-    char *backend = field_text(L, lua_gettop(L), "backend");
-    if (name && kind && strcmp(kind, "flag") == 0 && !(backend && strcmp(backend, "tpu") == 0))
-      out[(*n)++] = name;
-    else
-      free(name);
-    free(kind), free(backend);
-    lua_pop(L, 1);
-  }
-  return out;
-}
-
 /* Prints each flag's verdict and the count line of a probe that ran to CLEAN (RUN_CLEAN,
  * RUN_FAILED or RUN_SIGNAL); returns the exit status: 0 every flag decided on a clean run,
  * 1 otherwise, 128 + the signal when interrupted. */
@@ -566,16 +485,14 @@ int flagcmd_probe(fargs *a) {
                    : "usage: flagtune flags probe --command \"CMD\" (NAME... | --catalog)");
     return 2;
   }
-  lhost *h = NULL;
+  lcatalog *c = NULL;
   char *err = NULL;
-  if (catalog_open(&h, &err) != 0) return diag_error(err), free(err), lhost_free(h), 1;
+  if (lcatalog_open(&c, &err) != 0) return diag_error(err), free(err), 1;
   probe_ctx p = {.a = a};
-  lua_State *L = lhost_state(h);
-  int cat = lua_gettop(L);
   char **owned = NULL;
   int n_owned = 0;
   if (a->catalog) {
-    owned = catalog_flags(L, cat, &n_owned);
+    owned = lcatalog_flags(c, &n_owned);
     a->names = (const char **)owned;
     a->n_names = n_owned;
   }
@@ -583,7 +500,7 @@ int flagcmd_probe(fargs *a) {
   p.values = xcalloc((size_t)n + 1, sizeof *p.values);
   p.tokens = xcalloc((size_t)n + 1, sizeof *p.tokens);
   for (int i = 0; i < n; i++) {
-    p.values[i] = probe_value(L, cat, a->names[i]);
+    p.values[i] = lcatalog_probe_value(c, a->names[i]);
     p.tokens[i] = trialcfg_flag_token(a->names[i], p.values[i]);
   }
   p.state = xcalloc((size_t)n, sizeof *p.state);
@@ -616,7 +533,6 @@ int flagcmd_probe(fargs *a) {
   for (int i = 0; i < n_owned; i++) free(owned[i]);
   free(owned);
   if (a->catalog) a->names = NULL, a->n_names = 0;
-  lua_pop(L, 1);
-  lhost_free(h);
+  lcatalog_free(c);
   return rc;
 }

@@ -62,7 +62,15 @@ int lhost_pcall(lhost *h, int nargs, int nresults, long budget, char **err);
 /* Pushes require(NAME). */
 int lhost_require(lhost *h, const char *name, char **err);
 
-/* Counted registry refs: pops the value at the top and returns its ref. */
+/* require(MODULE)[FN](the value of ref ARG) without a budget, for a string: a new string, or
+ * NULL when the call fails (*err set) or returns something else (*err left NULL). */
+char *lhost_call_text(lhost *h, const char *module, const char *fn, int arg_ref, char **err);
+/* A full collection (the sweep's end, before its memory is measured). */
+void lhost_collect(lhost *h);
+
+/* Counted registry refs: pops the value at the top and returns its ref. LHOST_NOREF (Lua's
+ * LUA_NOREF) is no ref: lhost_unref ignores it. */
+#define LHOST_NOREF (-2)
 int lhost_ref(lhost *h);
 void lhost_push_ref(lhost *h, int ref);
 void lhost_unref(lhost *h, int ref);

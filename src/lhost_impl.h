@@ -1,5 +1,7 @@
-/* What lhost.c and lhost_limits.c share: the host's struct and the limits' entry points.
- * Private to the two files. */
+/* What lhost.c, lhost_limits.c, lhost_runtime.c and lhost_where.c share: the host's struct,
+ * the limits' entry points, the runtime's installers and where user code is. lhost.c calls
+ * the other three; lhost_limits.c calls lhost_where.c; lhost_runtime.c and lhost_where.c
+ * call none of them. Private to the four files. */
 #ifndef FLAGTUNE_LHOST_IMPL_H
 #define FLAGTUNE_LHOST_IMPL_H
 
@@ -58,7 +60,11 @@ static inline lhost *lhost_of(lua_State *L) {
   return h;
 }
 
-/* lhost.c: "path:line: " of the innermost frame of the user's code at or above LEVEL into
+/* lhost_runtime.c: the embedded-first `require` searcher, and the global table `ft`. */
+void lhost_install_searcher(lua_State *L);
+void lhost_install_ft(lua_State *L);
+
+/* lhost_where.c: "path:line: " of the innermost frame of the user's code at or above LEVEL into
  * BUF (allocates nothing); returns 1 when the frame is the user's. */
 int lhost_where_user(lua_State *L, int level, char *buf, size_t n);
 

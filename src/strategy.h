@@ -77,7 +77,7 @@ int strategy_tell_cost(strategy *s, const trial_record *r, double wall_s, double
 int strategy_estimate(strategy *s, const char *const *configs, int n, double *mean, double *sd,
                       char **err);
 
-/* The strategy's public recipe (lua/host_run.lua's recipe: the optional recipe() method),
+/* The strategy's public recipe (lua/host_feedback.lua's recipe: the optional recipe() method),
  * the canonical JSON of a configuration in *JSON (caller frees), or NULL for none.
  * FT_EINPUT when a user strategy answers malformed. */
 int strategy_recipe(strategy *s, char **json, char **err);

@@ -415,24 +415,16 @@ static trial_record *warm_history(sweep *sw, const char *db_path, const trial_re
 /* The label tokens of parameters at their catalog default (lua/progress.lua): a trial's
  * line leaves them out. A failure costs only the shortening. */
 static void load_default_tokens(sweep *sw) {
-  char *err = NULL;
-  lua_State *L = lhost_state(sw->host);
-  int top = lua_gettop(L);
-  if (lhost_require(sw->host, "progress", &err) == 0) { /* [progress] */
-    lua_getfield(L, -1, "default_tokens");              /* [progress, fn] */
-    lhost_push_ref(sw->host, sw->exp->spec_ref);        /* [progress, fn, spec] */
-    if (lhost_pcall(sw->host, 1, 1, 0, &err) == 0 && lua_type(L, -1) == LUA_TSTRING) {
-      char *all = xstrdup(lua_tostring(L, -1)), *save = NULL;
-      for (char *tok = strtok_r(all, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save)) {
-        sw->defaults = xrealloc(sw->defaults, sizeof(char *) * (size_t)(sw->n_defaults + 1));
-        sw->defaults[sw->n_defaults++] = xstrdup(tok);
-      }
-      free(all);
-    }
+  char *err = NULL, *save = NULL;
+  char *all = lhost_call_text(sw->host, "progress", "default_tokens", sw->exp->spec_ref, &err);
+  for (char *tok = all ? strtok_r(all, "\n", &save) : NULL; tok;
+       tok = strtok_r(NULL, "\n", &save)) {
+    sw->defaults = xrealloc(sw->defaults, sizeof(char *) * (size_t)(sw->n_defaults + 1));
+    sw->defaults[sw->n_defaults++] = xstrdup(tok);
   }
+  free(all);
   if (err && diag_verbose) diag_warn("progress: %s", err);
   free(err);
-  lua_settop(L, top);
 }
 
 /* Loads the experiment and creates the strategy (replaying HIST): everything that can be
@@ -440,8 +432,7 @@ static void load_default_tokens(sweep *sw) {
 int sweep_prepare(sweep *sw, const char *path, const char *text, const sweep_opts *o,
                   const trial_record *hist, int n_hist, char **err) {
   int rc = lhost_new(&sw->host, err);
-  if (rc == 0) experiment_allow_imported(sw->host, o->db_path);
-  if (rc == 0) rc = experiment_load(sw->host, path, text, &sw->exp, err);
+  if (rc == 0) rc = experiment_load_for_db(sw->host, path, text, o->db_path, &sw->exp, err);
   if (rc != 0) return rc;
   apply_opts(sw, o);
   load_default_tokens(sw);

@@ -86,33 +86,26 @@ void sweep_view_status(sweep *sw) {
  * failure costs only the shortening. */
 static void load_names(sweep *sw) {
   if (sw->names || !sw->host) return;
-  char *err = NULL;
-  lua_State *L = lhost_state(sw->host);
-  int top = lua_gettop(L);
-  if (lhost_require(sw->host, "progress", &err) == 0) { /* [progress] */
-    lua_getfield(L, -1, "short_names");                 /* [progress, fn] */
-    lhost_push_ref(sw->host, sw->exp->spec_ref);        /* [progress, fn, spec] */
-    if (lhost_pcall(sw->host, 1, 1, 0, &err) == 0 && lua_type(L, -1) == LUA_TSTRING) {
-      char *all = xstrdup(lua_tostring(L, -1)), *save = NULL;
-      int n = 0;
-      for (char *p = all; *p; p++) n += *p == '\n';
-      sw->names = xcalloc(2 * (size_t)(n + 1) + 1, sizeof(char *));
-      for (char *ln = strtok_r(all, "\n", &save); ln; ln = strtok_r(NULL, "\n", &save)) {
-        char *tab = strchr(ln, '\t');
-        if (!tab) continue;
-        *tab = '\0';
-        sw->names[sw->n_names] = xstrdup(ln);
-        sw->names[n + 1 + sw->n_names++] = xstrdup(tab + 1);
-      }
-      /* the shorts after the names, packed */
-      memmove(sw->names + sw->n_names, sw->names + n + 1, (size_t)sw->n_names * sizeof(char *));
-      free(all);
+  char *err = NULL, *save = NULL;
+  char *all = lhost_call_text(sw->host, "progress", "short_names", sw->exp->spec_ref, &err);
+  if (all) {
+    int n = 0;
+    for (char *p = all; *p; p++) n += *p == '\n';
+    sw->names = xcalloc(2 * (size_t)(n + 1) + 1, sizeof(char *));
+    for (char *ln = strtok_r(all, "\n", &save); ln; ln = strtok_r(NULL, "\n", &save)) {
+      char *tab = strchr(ln, '\t');
+      if (!tab) continue;
+      *tab = '\0';
+      sw->names[sw->n_names] = xstrdup(ln);
+      sw->names[n + 1 + sw->n_names++] = xstrdup(tab + 1);
     }
+    /* the shorts after the names, packed */
+    memmove(sw->names + sw->n_names, sw->names + n + 1, (size_t)sw->n_names * sizeof(char *));
+    free(all);
   }
   if (!sw->names) sw->names = xcalloc(1, sizeof(char *));
   if (err && diag_verbose) diag_warn("progress: %s", err);
   free(err);
-  lua_settop(L, top);
 }
 
 void sweep_view_free(sweep *sw) {

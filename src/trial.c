@@ -32,6 +32,7 @@ struct trial {
   int64_t id;     /* the store row */
   int pid_stored; /* the pid the row holds (0: none yet) */
   proposal prop;
+  launch run; /* the measured run's argv, environment and log: built once, by record_start */
   int steps_budget;
   int profiling;      /* manual PGLE: the profile run is running */
   char *profile_path; /* where the profile run must leave its profile */
@@ -262,22 +263,25 @@ static launch_where where_of(const trial *t, int profile) {
                         .profile = profile};
 }
 
+/* The measured run starts with the launch record_start built (and stored); manual PGLE's
+ * profile run, the one other phase, builds its own here. */
 static int launch_phase(trial *t, int profile, char **err) {
-  launch l;
+  launch prof = {0};
   if (!profile) t->run_started_s = (double)uv_hrtime() / 1e9; /* before its process starts */
   launch_where lw = where_of(t, profile);
-  int rc = launch_build(t->c.exp, &t->prop, &lw, t->c.base_env, &l, err);
+  int rc = profile ? launch_build(t->c.exp, &t->prop, &lw, t->c.base_env, &prof, err) : 0;
+  const launch *l = profile ? &prof : &t->run;
   if (rc == 0) {
-    exec_spec spec = {.argv = l.argv,
-                      .envp = l.env.envp,
+    exec_spec spec = {.argv = l->argv,
+                      .envp = l->env.envp,
                       .cwd = t->c.exp->workdir,
                       .timeout_s = t->c.exp->timeout_s,
                       .grace_s = t->c.exp->grace_s,
-                      .log_path = l.log_path};
+                      .log_path = l->log_path};
     exec_callbacks cb = {.on_line = on_line, .on_partial = on_partial, .on_exit = on_exit_trial};
     rc = executor_start(t->c.x, &spec, &cb, t, &t->exec, err);
   }
-  launch_free(&l);
+  launch_free(&prof);
   t->profiling = profile;
   /* The pid on disk for resume's exec_reap: usually the begin row's already (record_start);
    * a transaction of its own when the start gave another (or the row had none). */
@@ -472,6 +476,7 @@ static char *wrong_reason(const trial *t) {
 }
 
 static void trial_free(trial *t) {
+  launch_free(&t->run);
   free(t->losses);
   stats_running_free(&t->kept);
   proposal_clear(&t->prop);
@@ -554,26 +559,27 @@ static void on_exit_trial(void *ud, const exec_result *res) {
 
 /* ---- start ---- */
 
+/* Builds the measured run's launch (t->run, which launch_phase starts) and stores the row:
+ * the measured run is what the row records, whichever phase runs first. */
 static int record_start(trial *t, char **err) {
-  launch l;
   launch_where lw = where_of(t, 0);
-  /* The measured run is what the row records, whichever phase runs first. */
-  int rc = launch_build(t->c.exp, &t->prop, &lw, t->c.base_env, &l, err);
+  int rc = launch_build(t->c.exp, &t->prop, &lw, t->c.base_env, &t->run, err);
   if (rc != 0) return rc;
+  const launch *l = &t->run;
   char *env_json = launch_env_json(&t->prop);
-  char *cmd_json = launch_argv_json(l.argv);
+  char *cmd_json = launch_argv_json(l->argv);
   store_trial_new row = {.sweep_id = t->c.sweep_id,
                          .number = t->w.number,
                          .role = t->w.role,
                          .config_json = t->prop.config_json,
                          .label = t->prop.label,
-                         .xla_flags = l.env.xla_flags,
-                         .tpu_args = l.env.tpu_args,
+                         .xla_flags = l->env.xla_flags,
+                         .tpu_args = l->env.tpu_args,
                          .env_json = env_json,
                          .command_json = cmd_json,
                          .steps_budget = t->steps_budget,
                          .slot = t->w.slot,
-                         .log_path = l.log_path,
+                         .log_path = l->log_path,
                          .rerun_of = t->w.rerun_of,
                          /* Asked last: nothing may start between this and launch_phase. */
                          .pid = executor_next_pid(t->c.x)};
@@ -581,7 +587,6 @@ static int record_start(trial *t, char **err) {
   if (rc == 0) t->pid_stored = row.pid;
   free(env_json);
   free(cmd_json);
-  launch_free(&l);
   return rc;
 }
 

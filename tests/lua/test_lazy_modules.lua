@@ -2,10 +2,10 @@
 -- by an experiment that reads `xla.presets` or names `presets`; one without presets never
 -- loads it, and still sees `xla.presets` (read or iterated) as before. The same for the
 -- strategy and executor constructors (lua/dsl_strategy.lua) and the optional sections'
--- checks (lua/validate_optional.lua): loaded by a file that uses them, with the same
+-- checks (lua/validate_sections.lua): loaded by a file that uses them, with the same
 -- results and the same path:line errors. Fails by raising.
 
-local LAZY = { "presets", "dsl_strategy", "validate_optional" }
+local LAZY = { "presets", "dsl_strategy", "validate_sections" }
 local FT_MODELS = rawget(ft, "parzen_kernels") -- read before any case can make it
 for _, m in ipairs(LAZY) do assert(not package.loaded[m], m .. " is not loaded yet") end
 local dsl = require "dsl"
@@ -50,13 +50,13 @@ local function test_strategy_constructors_lazily()
   eq(err, "s.lua:1: grid takes one table of options: grid{ ... }", "through pcall, the file's line")
 end
 
--- metric.check, pgle and executor load lua/validate_optional.lua only when set.
+-- metric.check, pgle and executor load lua/validate_sections.lua only when set.
 local function test_optional_sections_lazily()
   local x = dsl.load("o.lua", exp("  flags = { xla_gpu_autotune_level = int(0, 4) },\n"
     .. "  executor = \"local\", pgle = false,\n"))
   eq(x.executor.kind, "local", "local executor")
   eq(x.pgle, nil, "no pgle")
-  assert(not package.loaded.validate_optional, "nothing optional set: not loaded")
+  assert(not package.loaded.validate_sections, "nothing optional set: not loaded")
   local err = raises(function()
     dsl.load("o.lua", "return experiment {\n  command = { \"sim\" },\n"
       .. "  flags = { xla_gpu_autotune_level = int(0, 4) },\n"
@@ -64,7 +64,7 @@ local function test_optional_sections_lazily()
   end)
   eq(err, "o.lua:5: metric.check needs a tolerance above 0 (relative) or abs above 0: no two "
      .. "runs compute bit-identical losses", "metric.check's error, at its line")
-  assert(package.loaded.validate_optional, "loaded by metric.check")
+  assert(package.loaded.validate_sections, "loaded by metric.check")
   x = dsl.load("o.lua", exp("  flags = { xla_gpu_autotune_level = int(0, 4) },\n"
     .. "  executor = \"slurm\",\n  pgle = { mode = \"manual\", steps = 3 },\n"))
   eq(x.executor.kind, "slurm", "slurm executor")

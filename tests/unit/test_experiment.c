@@ -12,8 +12,8 @@
 #include "test.h"
 
 /* The first three lines of a valid experiment; what a case adds starts on line 4. */
-#define HEAD                                  \
-  "return experiment {\n"                     \
+#define HEAD                                     \
+  "return experiment {\n"                        \
   "  command = { \"python3\", \"train.py\" },\n" \
   "  metric = { json = \"step_ms\" },\n"
 
@@ -65,32 +65,33 @@ static void done(lhost *h, experiment *e) {
 
 TEST(full_example) {
   lhost *h = host();
-  experiment *e = load_ok(h, "experiments/llama.lua",
-      "-- a comment\n"
-      "return experiment {\n"
-      "  name = \"llama2-7b-fsdp\",\n"
-      "  model = \"llama2-7b\",\n"
-      "  hardware = \"8xH100\",\n"
-      "  command = { \"python3\", \"train.py\", \"--steps\", \"{steps}\", \"--bs\", 8 },\n"
-      "  env = { PYTHONUNBUFFERED = \"1\", OMP_NUM_THREADS = 4 },\n"
-      "  metric = { json = \"step_time_ms\", skip = 3, reduce = \"mean\", unit = \"s\" },\n"
-      "  flags = {\n"
-      "    xla_gpu_enable_latency_hiding_scheduler = bool(),\n"
-      "    xla_gpu_all_gather_combine_threshold_bytes = pow2(\"1MiB\", \"8GiB\"),\n"
-      "  },\n"
-      "  fixed_flags = { xla_gpu_enable_triton_gemm = false },\n"
-      "  vars = {\n"
-      "    XLA_PYTHON_CLIENT_MEM_FRACTION = range(0.70, 0.95, 0.05),\n"
-      "    NCCL_PROTO = choice { \"LL,LL128,SIMPLE\", \"SIMPLE\" },\n"
-      "  },\n"
-      "  strategy = random { },\n"
-      "  budget = { trials = 100, hours = 8, steps = 50 },\n"
-      "  parallel = 2, gpus_per_trial = 4,\n"
-      "  timeout = \"20m\", grace = 5, seed = 7,\n"
-      "  oom_patterns = { \"CUDA out of memory\" },\n"
-      "  invalid_patterns = { \"bad flag\", \"refused\" },\n"
-      "  workdir = \"../src\",\n"
-      "}\n");
+  experiment *e =
+      load_ok(h, "experiments/llama.lua",
+              "-- a comment\n"
+              "return experiment {\n"
+              "  name = \"llama2-7b-fsdp\",\n"
+              "  model = \"llama2-7b\",\n"
+              "  hardware = \"8xH100\",\n"
+              "  command = { \"python3\", \"train.py\", \"--steps\", \"{steps}\", \"--bs\", 8 },\n"
+              "  env = { PYTHONUNBUFFERED = \"1\", OMP_NUM_THREADS = 4 },\n"
+              "  metric = { json = \"step_time_ms\", skip = 3, reduce = \"mean\", unit = \"s\" },\n"
+              "  flags = {\n"
+              "    xla_gpu_enable_latency_hiding_scheduler = bool(),\n"
+              "    xla_gpu_all_gather_combine_threshold_bytes = pow2(\"1MiB\", \"8GiB\"),\n"
+              "  },\n"
+              "  fixed_flags = { xla_gpu_enable_triton_gemm = false },\n"
+              "  vars = {\n"
+              "    XLA_PYTHON_CLIENT_MEM_FRACTION = range(0.70, 0.95, 0.05),\n"
+              "    NCCL_PROTO = choice { \"LL,LL128,SIMPLE\", \"SIMPLE\" },\n"
+              "  },\n"
+              "  strategy = random { },\n"
+              "  budget = { trials = 100, hours = 8, steps = 50 },\n"
+              "  parallel = 2, gpus_per_trial = 4,\n"
+              "  timeout = \"20m\", grace = 5, seed = 7,\n"
+              "  oom_patterns = { \"CUDA out of memory\" },\n"
+              "  invalid_patterns = { \"bad flag\", \"refused\" },\n"
+              "  workdir = \"../src\",\n"
+              "}\n");
   if (!e) return;
   CHECK_STR(e->path, "experiments/llama.lua");
   CHECK_STR(e->name, "llama2-7b-fsdp");
@@ -204,11 +205,11 @@ TEST(missing_file) {
 TEST(pattern_metric_matches) {
   lhost *h = host();
   experiment *e = load_ok(h, "p.lua",
-      "return experiment {\n"
-      "  command = { \"./bench\" },\n"
-      "  metric = { pattern = \"step %d+: ([%d.]+) ms\", skip = 2 },\n"
-      "  vars = { A = bool() },\n"
-      "}\n");
+                          "return experiment {\n"
+                          "  command = { \"./bench\" },\n"
+                          "  metric = { pattern = \"step %d+: ([%d.]+) ms\", skip = 2 },\n"
+                          "  vars = { A = bool() },\n"
+                          "}\n");
   if (!e) return;
   CHECK_INT(e->metric, METRIC_PATTERN);
   CHECK_STR(e->metric_pattern, "step %d+: ([%d.]+) ms");
@@ -237,8 +238,7 @@ TEST(pattern_metric_matches) {
 
 TEST(json_metric_spec) {
   lhost *h = host();
-  experiment *e = load_ok(h, "j.lua",
-      HEAD "  vars = { A = bool() },\n}\n");
+  experiment *e = load_ok(h, "j.lua", HEAD "  vars = { A = bool() },\n}\n");
   if (!e) return;
   metric_spec m = experiment_metric(e);
   CHECK_INT(m.kind, METRIC_JSON);
@@ -250,15 +250,14 @@ TEST(json_metric_spec) {
 
 TEST(strategy_spec) {
   lhost *h = host();
-  experiment *e = load_ok(h, "s.lua",
-      HEAD "  vars = { A = bool() },\n  strategy = \"grid\",\n}\n");
+  experiment *e = load_ok(h, "s.lua", HEAD "  vars = { A = bool() },\n  strategy = \"grid\",\n}\n");
   if (!e) return;
   CHECK_STR(e->strategy_name, "grid");
   CHECK_STR(e->strategy_desc, "grid{}");
   done(h, e);
   h = host();
   e = load_ok(h, "s.lua",
-      HEAD "  vars = { A = bool() },\n  strategy = random { note = \"x\", n = 3 },\n}\n");
+              HEAD "  vars = { A = bool() },\n  strategy = random { note = \"x\", n = 3 },\n}\n");
   if (!e) return;
   CHECK_STR(e->strategy_desc, "random{n=3,note=\"x\"}");
   done(h, e);
@@ -266,7 +265,8 @@ TEST(strategy_spec) {
 
 TEST(err_unknown_key_did_you_mean) {
   expect_error("experiments/x.lua",
-               HEAD "  vars = { A = bool() },\n"
+               HEAD
+               "  vars = { A = bool() },\n"
                "  budget = { trials = 5 },\n"
                "  tiemout = \"20m\",\n"
                "}\n",
@@ -292,7 +292,8 @@ TEST(err_bad_duration_unit) {
 
 TEST(err_bad_unit_in_pow2) {
   expect_error("x.lua",
-               HEAD "  flags = {\n"
+               HEAD
+               "  flags = {\n"
                "    xla_gpu_enable_latency_hiding_scheduler = bool(),\n"
                "    xla_gpu_all_reduce_combine_threshold_bytes = pow2(\"1MiB\", \"8GB/s\"),\n"
                "  },\n}\n",
@@ -400,7 +401,8 @@ TEST(err_budget_trials_one) {
 
 TEST(err_env_vars_overlap) {
   expect_error("x.lua",
-               HEAD "  env = { NCCL_PROTO = \"SIMPLE\" },\n"
+               HEAD
+               "  env = { NCCL_PROTO = \"SIMPLE\" },\n"
                "  vars = { NCCL_PROTO = choice { \"LL\", \"SIMPLE\" } },\n}\n",
                "x.lua:4: 'NCCL_PROTO' is in both `env` and `vars`: keep one");
 }
@@ -428,7 +430,8 @@ TEST(err_flag_in_vars) {
 
 TEST(err_flag_fixed_and_searched) {
   expect_error("x.lua",
-               HEAD "  flags = { xla_a = bool() },\n"
+               HEAD
+               "  flags = { xla_a = bool() },\n"
                "  fixed_flags = { xla_a = true },\n}\n",
                "x.lua:5: 'xla_a' is in both `flags` and `fixed_flags`: keep one");
 }
@@ -440,15 +443,15 @@ TEST(err_unknown_strategy) {
 
 TEST(err_choice_duplicate) {
   expect_error("x.lua",
-               HEAD "  vars = {\n    A = bool(),\n"
+               HEAD
+               "  vars = {\n    A = bool(),\n"
                "    B = choice { \"x\", \"y\", \"x\" },\n  },\n}\n",
                "x.lua:6: choice value 3 repeats \"x\"");
 }
 
 TEST(err_constructor_spans_lines) {
   /* A constructor written over several lines reports the line where it starts. */
-  expect_error("x.lua",
-               HEAD "  vars = {\n    A = int(\n      10,\n      2),\n  },\n}\n",
+  expect_error("x.lua", HEAD "  vars = {\n    A = int(\n      10,\n      2),\n  },\n}\n",
                "x.lua:5: int(lo, hi[, step]): lo (10) is greater than hi (2)");
 }
 
@@ -467,4 +470,34 @@ TEST(err_missing_command) {
   expect_error("x.lua",
                "return experiment {\n  metric = { json = \"ms\" },\n  vars = { A = bool() },\n}\n",
                "x.lua:1: command is required: command = { \"python3\", \"train.py\" }");
+}
+
+/* A flag of an imported jaxlib list is accepted by the load it is handed to, and by no other:
+ * the names go with the call, not into the state. */
+TEST(imported_flags_are_handed_to_one_load) {
+  lhost *h = host();
+  if (!h) {
+    CHECK(0);
+    return;
+  }
+  const char *text =
+      "return experiment {\n"
+      "  command = { \"python3\", \"train.py\" },\n"
+      "  metric = { json = \"step_ms\" },\n"
+      "  flags = { xla_gpu_made_up_for_the_test = bool() },\n"
+      "}\n";
+  const char *const names[] = {"xla_gpu_made_up_for_the_test"};
+  experiment *e = NULL;
+  char *err = NULL;
+  CHECK_INT(experiment_load_with(h, "/tmp/imp.lua", text, names, 1, &e, &err), 0);
+  CHECK(e != NULL);
+  experiment_free(e);
+  e = NULL;
+  free(err);
+  err = NULL;
+  CHECK_INT(experiment_load(h, "/tmp/imp.lua", text, &e, &err), FT_EINPUT);
+  CHECK(err && strstr(err, "/tmp/imp.lua:4: unknown XLA flag 'xla_gpu_made_up_for_the_test'"));
+  CHECK(e == NULL);
+  free(err);
+  CHECK_LHOST_END(h);
 }

@@ -417,8 +417,8 @@ TEST(proposal_carries_auto_pgle_skip) {
   teardown(&f);
 }
 
-/* Manual PGLE, nsys route: the proposal carries the profile run's settings (scheduler off, collectives
- * synchronous) and the measured run reads the profile at the placeholder path. */
+/* Manual PGLE, nsys route: the proposal carries the profile run's settings (scheduler off,
+ * collectives synchronous) and the measured run reads the profile at the placeholder path. */
 TEST(proposal_carries_manual_pgle_profile_run) {
   fixture f = {0};
   CHECK_INT(setup_text(&f,
@@ -494,5 +494,43 @@ TEST(proposal_carries_unset_list) {
   CHECK_INT(strategy_render(f.s, "{\"XLA_CLIENT_MEM_FRACTION\":0.9}", &p, &f.err), 0);
   CHECK_STR(p.unset[0], "XLA_PYTHON_CLIENT_MEM_FRACTION");
   proposal_clear(&p);
+  teardown(&f);
+}
+
+/* The command line's budget (experiment_override_budget) reaches the strategy as
+ * options.budget, handed to strategy_new; the validated table keeps the file's. */
+TEST(strategy_sees_the_command_line_budget) {
+  fixture f = {0};
+  write_strategy(&f,
+                 "return { new = function(space, opts)\n"
+                 "  local b = opts.budget\n"
+                 "  return { ask = function() error(string.format('budget %d %g %d', b.trials,\n"
+                 "    b.hours, b.steps), 0) end }\n"
+                 "end }\n");
+  CHECK_INT(lhost_new(&f.h, &f.err), 0);
+  char *spec = xasprintf("strategy_file(\"%s\")", f.file);
+  char *text = xasprintf(EXP_FMT, spec);
+  CHECK_INT(experiment_load(f.h, EXP_PATH, text, &f.e, &f.err), 0);
+  free(text);
+  free(spec);
+  if (!f.e) {
+    teardown(&f);
+    return;
+  }
+  experiment_override_budget(f.e, 7, 1.5);
+  CHECK_INT(f.e->budget_trials, 7);
+  CHECK_INT(strategy_new(f.e, 1, NULL, 0, &f.s, &f.err), 0);
+  proposal *ps = NULL;
+  int n = 0;
+  CHECK(strategy_ask(f.s, 1, &ps, &n, &f.err) != 0);
+  CHECK(f.err && strstr(f.err, "budget 7 1.5 20"));
+  /* The file's budget is left as the file gave it. */
+  lua_State *L = lhost_state(f.h);
+  lhost_push_ref(f.h, f.e->spec_ref);
+  lua_getfield(L, -1, "budget");
+  lua_getfield(L, -1, "trials");
+  CHECK_INT(lua_tointeger(L, -1), 30);
+  lua_pop(L, 3);
+  free_proposals(ps, n);
   teardown(&f);
 }

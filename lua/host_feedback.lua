@@ -10,11 +10,18 @@ local M = {}
 function M.install(Host, parts)
   local finite = parts.finite
 
-  -- A finished trial. JSON that no longer decodes (a re-run from an older space) is dropped.
+  -- A finished trial. A configuration asked of this host is found by its JSON (marked seen
+  -- when asked); any other (the baseline, a re-run, a resumed sweep's) is decoded, and JSON
+  -- that no longer decodes (a re-run from an older space) is dropped.
   function Host:tell(json, result)
-    local config = self.space:decode_json(json)
-    if not config then return end
-    self:mark(config)
+    local config = self.pending[json]
+    if config then
+      self.pending[json] = nil
+    else
+      config = self.space:decode_json(json)
+      if not config then return end
+      self:mark(config)
+    end
     if type(self.strategy.tell) ~= "function" then return end
     result = result or {}
     self:call("tell", config, {
