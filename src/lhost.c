@@ -21,7 +21,7 @@
 #include "arena.h"
 #include "diag.h"
 #include "embed.h"
-#include "lhost_impl.h"
+#include "lhost_state.h"
 
 /* ---- error() and assert() that remember where user code raised ---- */
 

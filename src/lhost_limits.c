@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "lhost_impl.h"
+#include "lhost_state.h"
 
 /* The memory cap: Lua's allocator with a count of the bytes held. Growing past the limit
  * fails, which Lua raises as a memory error (LUA_ERRMEM, which no message handler sees, or

@@ -14,7 +14,7 @@
 #include "diag.h"
 #include "embed.h"
 #include "json.h"
-#include "lhost_impl.h"
+#include "lhost_state.h"
 #include "parzen.h"
 #include "ridge.h"
 #include "units.h"

@@ -8,8 +8,8 @@
 
 #include "experiment.h"
 #include "lhost.h"
+#include "proposal.h"
 #include "record.h"
-#include "strategy.h"
 
 /* The experiment's strategy.path (a user file) and strategy.name, and its path: new strings
  * or NULL. */

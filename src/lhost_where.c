@@ -4,7 +4,7 @@
 #include <stdio.h>
 
 #include "embed.h"
-#include "lhost_impl.h"
+#include "lhost_state.h"
 
 /* "path:line: " of the innermost Lua frame at or above LEVEL that runs a file of the user's
  * (a chunk "@path" that is not one of the embedded lua/ or search/ files), else of the

@@ -104,25 +104,6 @@ void strategy_free(strategy *s) {
   free(s);
 }
 
-static void settings_free(setting *s, int n) {
-  for (int i = 0; i < n; i++) {
-    free((char *)s[i].name);
-    free((char *)s[i].value);
-  }
-  free(s);
-}
-
-void proposal_clear(proposal *p) {
-  if (!p) return;
-  free(p->config_json);
-  free(p->label);
-  settings_free(p->settings, p->n_settings);
-  settings_free(p->profile, p->n_profile);
-  free(p->profile_suffix);
-  trialcfg_free_strv(p->unset);
-  memset(p, 0, sizeof *p);
-}
-
 int strategy_ask(strategy *s, int n, proposal **out, int *n_out, char **err) {
   int rc = lhost_strategy_ask(s->h, s->ref, n, STRATEGY_BUDGET, out, n_out, err);
   return mapped(s, "ask", STRATEGY_BUDGET, rc, err);

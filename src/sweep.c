@@ -9,8 +9,6 @@
  * them together, and calls none of its helper files back. */
 #include "sweep.h"
 
-#include <lauxlib.h>
-#include <lua.h>
 #include <malloc.h>
 #include <math.h>
 #include <signal.h>
@@ -34,7 +32,7 @@
 #include "store.h"
 #include "strategy.h"
 #include "sweep_failfast.h"
-#include "sweep_impl.h"
+#include "sweep_state.h"
 #include "trial.h"
 
 /* ---- a trial ended ---- */
@@ -525,7 +523,7 @@ static void on_tick(uv_timer_t *timer) {
 }
 
 /* Records how the sweep ended. A failure to say so is the sweep's failure too. */
-static void record_end(sweep *sw) {
+static void sweep_store_end(sweep *sw) {
   const char *why;
   const char *status = end_status(sw, &why);
   char *err = NULL;
@@ -580,9 +578,9 @@ int sweep_drive(sweep *sw, char **err) {
   diag_before_print = NULL;
   /* The search is over: its garbage goes back to the allocator before the winner's read
    * (a 10,000-trial tpe{} sweep peaked there when that read loaded every trial, docs/COST.md). */
-  lua_gc(lhost_state(sw->host), LUA_GCCOLLECT, 0);
+  lhost_collect(sw->host);
   if (!sw->fail.failed && !sw->stopping && sw->confirm_planned) sweep_choose_winner(sw);
-  if (!sw->refill) record_end(sw);
+  if (!sw->refill) sweep_store_end(sw);
   if (uv_loop_close(&sw->loop) != 0) diag_warn("event loop closed with handles still open");
   if (sw->fail.failed && sw->fail.store_fault)
     return diag_set(err, FT_ESTORE, "sweep %lld stopped: %s%s", (long long)sw->id, sw->fail.reason,

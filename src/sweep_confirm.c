@@ -1,7 +1,7 @@
 /* The end of a sweep: the confirmation's plan (which of the fastest measured configurations
  * to re-measure, and the trials it gives back to the search) and its pooled winner, from the
  * stored trials and the strategy's model (src/confirm.c decides; this wires it to the sweep).
- * docs/ARCHITECTURE.md, "The end of a sweep". Shares sweep_impl.h with the scheduler
+ * docs/ARCHITECTURE.md, "The end of a sweep". Shares sweep_state.h with the scheduler
  * (sweep.c). */
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +9,7 @@
 #include "confirm.h"
 #include "diag.h"
 #include "metric.h"
-#include "sweep_impl.h"
+#include "sweep_state.h"
 
 /* The strategy's model estimates (strategy_estimate) of CONFIGS, as confirm reads them;
  * NULL after failing the sweep (a malformed answer). Free the array. */

@@ -15,7 +15,7 @@
 #include "diag.h"
 #include "slurm.h"
 #include "slurm_cmd.h"
-#include "sweep_impl.h"
+#include "sweep_state.h"
 
 /* Running trials are stopped this long before the allocation's end: their TERM, the grace
  * and srun's own end fit before Slurm's SIGTERM to the job. */

@@ -20,7 +20,7 @@
 #include "launch.h"
 #include "listing.h"
 #include "minimize.h"
-#include "sweep_impl.h"
+#include "sweep_state.h"
 
 /* What the refill hook and the report share. */
 typedef struct {

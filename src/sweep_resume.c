@@ -18,7 +18,7 @@
 #include "preflight.h"
 #include "resume.h"
 #include "slurm.h"
-#include "sweep_impl.h"
+#include "sweep_state.h"
 
 /* Replays the sweep's stored command-line overrides under the ones given now. */
 static void merge_options(const store_sweep *stored, const sweep_opts *o, sweep_opts *out) {

@@ -17,7 +17,7 @@
 #include "run_process.h"
 #include "sample.h"
 #include "slurm.h"
-#include "sweep_impl.h"
+#include "sweep_state.h"
 
 extern char **environ;
 
@@ -210,7 +210,7 @@ int sweep_check(const char *path, const sweep_opts *o, char **summary, char **er
 
 /* Records the directory `run` runs in and the command as it resolves there, so that a
  * resume from anywhere runs the same trials. */
-static int record_place(sweep *sw, char **err) {
+static int sweep_store_place(sweep *sw, char **err) {
   char *cwd = launch_cwd();
   char *cmd_json = launch_command_json(sw->exp, cwd);
   int rc = store_sweep_set_place(sw->db, sw->id, cwd, cmd_json, err);
@@ -234,7 +234,7 @@ int sweep_run(const char *path, const sweep_opts *o, int64_t *sweep_id, int *unh
   }
   rc = store_open(o->db_path, 0, &sw->db, err);
   if (rc == 0) rc = create_sweep(sw, o, err);
-  if (rc == 0) rc = record_place(sw, err);
+  if (rc == 0) rc = sweep_store_place(sw, err);
   if (rc == 0) rc = sweep_begin(sw, o->db_path, o, sweep_id, err);
   if (rc == 0) {
     char *name = json_terminal_text(o->name ? o->name : sw->exp->name, NULL);

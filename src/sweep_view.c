@@ -1,6 +1,6 @@
 /* What a sweep tells people while and after it runs: the live view's status area and its line
  * per finished trial (drawn by progress.c from what the scheduler counts), and the notify hooks
- * at its end (run by run_process.c). Shares sweep_impl.h with the scheduler (sweep.c). */
+ * at its end (run by run_process.c). Shares sweep_state.h with the scheduler (sweep.c). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 #include "progress.h"
 #include "run_process.h"
 #include "stats.h"
-#include "sweep_impl.h"
+#include "sweep_state.h"
 
 /* Writing progress to a terminal that closed (SSH gone) or a pipe whose reader left
  * (`| tee` ended) fails with EIO or EPIPE (SIGPIPE is ignored): the sweep stops printing

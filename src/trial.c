@@ -32,7 +32,7 @@ struct trial {
   int64_t id;     /* the store row */
   int pid_stored; /* the pid the row holds (0: none yet) */
   proposal prop;
-  launch run; /* the measured run's argv, environment and log: built once, by record_start */
+  launch run; /* the measured run's argv, environment and log: built once, by trial_store_begin */
   int steps_budget;
   int profiling;      /* manual PGLE: the profile run is running */
   char *profile_path; /* where the profile run must leave its profile */
@@ -263,7 +263,7 @@ static launch_where where_of(const trial *t, int profile) {
                         .profile = profile};
 }
 
-/* The measured run starts with the launch record_start built (and stored); manual PGLE's
+/* The measured run starts with the launch trial_store_begin built (and stored); manual PGLE's
  * profile run, the one other phase, builds its own here. */
 static int launch_phase(trial *t, int profile, char **err) {
   launch prof = {0};
@@ -283,7 +283,7 @@ static int launch_phase(trial *t, int profile, char **err) {
   }
   launch_free(&prof);
   t->profiling = profile;
-  /* The pid on disk for resume's exec_reap: usually the begin row's already (record_start);
+  /* The pid on disk for resume's exec_reap: usually the begin row's already (trial_store_begin);
    * a transaction of its own when the start gave another (or the row had none). */
   int pid = rc == 0 ? executor_pid(t->c.x, t->exec) : 0;
   if (pid > 0 && pid != t->pid_stored && store_trial_set_pid(t->c.db, t->id, pid, NULL) == 0)
@@ -561,7 +561,7 @@ static void on_exit_trial(void *ud, const exec_result *res) {
 
 /* Builds the measured run's launch (t->run, which launch_phase starts) and stores the row:
  * the measured run is what the row records, whichever phase runs first. */
-static int record_start(trial *t, char **err) {
+static int trial_store_begin(trial *t, char **err) {
   launch_where lw = where_of(t, 0);
   int rc = launch_build(t->c.exp, &t->prop, &lw, t->c.base_env, &t->run, err);
   if (rc != 0) return rc;
@@ -608,7 +608,7 @@ int trial_start(const trial_ctx *c, const trial_where *w, proposal *p, trial_don
   t->facts.min_steps = e->min_steps + (t->prop.skip - e->metric_skip);
   if (t->prop.profile_suffix)
     t->profile_path = xasprintf("%s/trial-%04d%s", c->log_dir, w->number, t->prop.profile_suffix);
-  int rc = record_start(t, err);
+  int rc = trial_store_begin(t, err);
   if (rc == 0) rc = launch_phase(t, t->prop.profile_suffix != NULL, err);
   if (rc != 0) {
     trial_free(t);

@@ -2,8 +2,8 @@
  * the limits' entry points, the runtime's installers and where user code is. lhost.c calls
  * the other three; lhost_limits.c calls lhost_where.c; lhost_runtime.c and lhost_where.c
  * call none of them. Private to the four files. */
-#ifndef FLAGTUNE_LHOST_IMPL_H
-#define FLAGTUNE_LHOST_IMPL_H
+#ifndef FLAGTUNE_LHOST_STATE_H
+#define FLAGTUNE_LHOST_STATE_H
 
 #include <lua.h>
 #include <stddef.h>

@@ -6,8 +6,8 @@
  * (failfast.h), the queue and the failure record (sweep_queue.h). Helper files call
  * sweep.c's functions only one way: sweep.c never calls sweep_start, sweep_resume or
  * sweep_minimize, and sweep_view and sweep_confirm never call sweep.c. */
-#ifndef FLAGTUNE_SWEEP_IMPL_H
-#define FLAGTUNE_SWEEP_IMPL_H
+#ifndef FLAGTUNE_SWEEP_STATE_H
+#define FLAGTUNE_SWEEP_STATE_H
 
 #include <uv.h>
 
