@@ -327,7 +327,7 @@ local function mem_fraction(v, vars, env)
   end
 end
 
--- The persistent compilation cache (src/trialcfg.c, keep_xla_caches_apart): with
+-- The persistent compilation cache (src/trial/trialcfg.c, keep_xla_caches_apart): with
 -- JAX_COMPILATION_CACHE_DIR set, jax also points XLA's autotune cache (and with 'all' its
 -- kernel cache) into the directory, keyed without XLA_FLAGS, so trials would share autotuning.
 -- flagtune sets JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES=none in every trial unless it is set

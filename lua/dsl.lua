@@ -4,7 +4,7 @@
 -- lua/validate.lua check everything it returns, with "path:line: message" errors (the flag
 -- and variable tables, checked against the catalog, are lua/checks.lua's).
 -- Returns the validated table whose shape docs/EXPERIMENTS.md and the C side
--- (src/experiment.c) rely on. Must not run a trial, touch the database or load strategy
+-- (src/luahost/experiment.c) rely on. Must not run a trial, touch the database or load strategy
 -- code: a strategy is only checked to exist. The space object itself belongs to lua/space.lua.
 
 local util = require "util"

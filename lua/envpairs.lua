@@ -4,7 +4,7 @@
 -- set (jax-ml/jax jaxlib/xla_client.py:180-190, generate_pjrt_gpu_plugin_options), and
 -- JAX-Toolbox's scripts still export the old name, which every trial would inherit.
 -- lua/checks.lua refuses an experiment that sets both; lua/host.lua gives every proposal of
--- a sweep that sets one the other in its `unset` list, which src/trialcfg.c drops from the
+-- a sweep that sets one the other in its `unset` list, which src/trial/trialcfg.c drops from the
 -- child's environment. Must not read files or run anything.
 
 local envpairs = {}

@@ -3,7 +3,7 @@
 -- protocol on everything it proposes: valid configurations only, no configuration twice
 -- unless the proposal says repeat_ok, proposals rendered to final settings. Owns the seen
 -- set (history + everything proposed or told). Must not run processes, read the
--- database or know about C: src/strategy.c calls in under an instruction budget.
+-- database or know about C: src/luahost/strategy.c calls in under an instruction budget.
 --
 -- Errors are strings a user can act on, and their prefix says whose fault they are:
 --   "strategy-file.lua:LINE: ..."  raised inside a user strategy file (Lua's own location)
@@ -101,7 +101,7 @@ function Host:replay(history)
     local config = self.space:decode(tbl)
     local shared = not config and self.space:project(tbl)
     local entry
-    if item.config == nil then -- given as JSON (src/strategy.c's): the item becomes the entry,
+    if item.config == nil then -- given as JSON (src/luahost/strategy.c's): the item becomes the entry,
       -- its JSON dropped, so that a 10,000-trial resume does not hold two tables a trial
       entry, item.json = item, nil
       entry.config, entry.value, entry.steps = config or shared, finite(item.value),

@@ -37,7 +37,7 @@ function M.install(Host, parts)
   end
 
   -- The strategy's model estimates of stored configurations (JSON strings; "{}" and ones that
-  -- no longer fit the space get none), for the confirmation (src/confirm.c): a list parallel
+  -- no longer fit the space get none), for the confirmation (src/sweep/confirm.c): a list parallel
   -- to JSONS of { mean = log ms, sd = log ms } or false. A strategy without estimate() gives
   -- every one false; a malformed answer is the strategy's error.
   function Host:estimate(jsons)
@@ -73,7 +73,7 @@ function M.install(Host, parts)
 
   -- The configuration the strategy holds for the public recipe (the guides' settings that
   -- it proposed first), as its canonical JSON, or nil: the strategy's optional recipe()
-  -- method. The confirmation re-measures it and the winner must beat it (src/confirm.h).
+  -- method. The confirmation re-measures it and the winner must beat it (src/sweep/confirm.h).
   function Host:recipe()
     if type(self.strategy.recipe) ~= "function" then return nil end
     local config = self:call("recipe")

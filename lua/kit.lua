@@ -16,7 +16,7 @@ local TRIES = 64             -- rejection samples per configuration before enume
 local ENUMERATE_MAX = 200000 -- the largest space enumerated (instruction budget per call)
 
 local function fail(fmt, ...) error(string.format(fmt, ...), 0) end
-local digest = ft.digest -- src/lhost.c
+local digest = ft.digest -- src/luahost/lhost.c
 
 -- ---- the seen set ----
 

@@ -2,7 +2,7 @@
 -- searched parameters reverted, i.e. left unset as in the baseline) into a proposal. A search
 -- proposal must set every parameter (Space:validate); these deliberately do not, so they are
 -- decoded value by value: each one present must still be a value of its parameter. Must not
--- decide which parameters to revert (src/minimize.c plans that over the stored trials).
+-- decide which parameters to revert (src/sweep/minimize.c plans that over the stored trials).
 local M = {}
 
 -- The proposal for the canonical JSON text JSON (every key a parameter of HOST's space, each

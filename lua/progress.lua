@@ -1,4 +1,4 @@
--- The live view's knowledge of flags (src/progress.c shows it; C names no flag): which label
+-- The live view's knowledge of flags (src/cli/progress.c shows it; C names no flag): which label
 -- tokens ("name=value", as Space:label writes them) are a parameter at its default, where
 -- the flag catalog knows one. A trial's line leaves those out: they are what the baseline
 -- ran too, so only what differs from the baseline is shown.
@@ -19,7 +19,7 @@ function progress.default_tokens(spec)
   return table.concat(out, "\n")
 end
 
--- Short names for a line too narrow for the labels (src/progress.c): each parameter by the
+-- Short names for a line too narrow for the labels (src/cli/progress.c): each parameter by the
 -- initials of its words (xla_/xla_tpu_ and a leading enable_ dropped: what differs between the
 -- sweep's flags, not their common prefix), lower case for flags, upper case for variables;
 -- where two collide, more letters of each word until they differ. "label name\tshort" lines,

@@ -2,7 +2,7 @@
 -- the one canonical form of a configuration (its JSON key, its rendered settings, its
 -- label). Owns name validation, value <-> index <-> unit-cube encodings and
 -- canonical JSON. Must not know strategies, the database or how a process is started:
--- render() hands over final strings and src/trialcfg.c assembles XLA_FLAGS.
+-- render() hands over final strings and src/trial/trialcfg.c assembles XLA_FLAGS.
 --
 -- A configuration is a plain table { name = value } over every searched parameter; the
 -- baseline is {} (nothing searched set, only the fixed settings).
@@ -539,7 +539,7 @@ function Space:render(config)
 end
 
 -- The longest rendered text each setting can reach: { xla = bytes, tpu = bytes, env = { NAME =
--- bytes } }, for the flag strings as src/trialcfg.c joins them ("--name=value", a value with
+-- bytes } }, for the flag strings as src/trial/trialcfg.c joins them ("--name=value", a value with
 -- whitespace or quotes double-quoted, one space between) and each variable's value. A
 -- parameter with more than MAX_SCAN values is bounded by its first and last value's length
 -- plus a margin (long ranges are numbers, all short).

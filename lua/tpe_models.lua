@@ -1,6 +1,6 @@
 -- tpe{}'s models (search/tpe.lua): the Parzen densities over the parameters' value indices
--- (one kernel table per parameter in C, src/parzen.c) and the linear surrogate (Bayesian
--- ridge regression of log(value) on main effects, in C, src/ridge.c). Pure building blocks:
+-- (one kernel table per parameter in C, search/parzen.c) and the linear surrogate (Bayesian
+-- ridge regression of log(value) on main effects, in C, search/ridge.c). Pure building blocks:
 -- no observations, no ranking, no proposals; the strategy decides what goes into them.
 -- Must not use math.random: every draw comes from the rng it is handed.
 
@@ -15,7 +15,7 @@ local CAT_EPS0 = 0.2         -- mass a categorical kernel moves to the other val
 function M.is_categorical(p) return p.kind == "bool" or p.kind == "choice" end
 local is_categorical = M.is_categorical
 
--- The kernels of one density: a C table per parameter (src/parzen.c) for scoring, and
+-- The kernels of one density: a C table per parameter (search/parzen.c) for scoring, and
 -- for sampling K:pick on tabled kernels or a Gaussian draw on long ranges. SHRINK is the
 -- Scott factor; kernels of one shrink are built once per strategy (CACHE).
 local function make_kernels(params, shrink, cache, bandwidth)
@@ -53,7 +53,7 @@ local function kernel_sample(K, dim, p, j, r)
 end
 
 -- ---- the linear surrogate: Bayesian ridge regression of log(value) on main effects ----
--- In C (src/ridge.c): features per parameter, a categorical one (or an ordered one of at
+-- In C (search/ridge.c): features per parameter, a categorical one (or an ordered one of at
 -- most 4 values) one dummy per value but the first, a longer ordered one its centred
 -- position u and u^2, so a monotone effect and an interior optimum are both learnt. The
 -- sufficient statistics X'X and X'y are kept as observations arrive (a repeat only moves

@@ -1,7 +1,7 @@
 -- The experiment table's validation: every key the file returned checked against its type,
 -- range and the others it depends on, with "path:line: message" errors (lines found in the
 -- file's text; util.locate_key) and "did you mean" hints, and the result shaped as
--- src/experiment.c reads it. The constructors that build what is validated (bool, choice,
+-- src/luahost/experiment.c reads it. The constructors that build what is validated (bool, choice,
 -- strategies, experiment) and the sandbox the file runs in are lua/dsl.lua's; it hands its
 -- objects over with M.bind before the first validation. Must not run anything the file names.
 
@@ -544,7 +544,7 @@ end
 
 -- confirm = { top = 3, repeats = 1 }, prune = { margin = 0.25, min_steps = 3 } or false,
 -- warm_start = bool, software_probe = "shell command" or false. The C side reads the same
--- defaults (src/experiment.c) when a key is absent.
+-- defaults (src/luahost/experiment.c) when a key is absent.
 local CONFIRM_KEYS = { top = true, repeats = true }
 local PRUNE_KEYS = { margin = true, min_steps = true }
 

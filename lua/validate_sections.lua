@@ -76,12 +76,12 @@ function M.pgle(v, raw, x)
 end
 
 -- executor = "local" | "slurm" | slurm { ... }. Slurm's options are checked here so that a
--- typo is a path:line error before anything runs; src/experiment.c copies the result.
+-- typo is a path:line error before anything runs; src/luahost/experiment.c copies the result.
 local SLURM_KEYS = { partition = true, account = true, time = true, nodes = true,
                      tasks_per_node = true, gpus_per_trial = true, mode = true, extra = true,
                      cpus_per_trial = true, srun = true, chain = true }
 
--- srun options flagtune sets for every step itself (src/slurm.c's srun_argv).
+-- srun options flagtune sets for every step itself (src/exec/slurm.c's srun_argv).
 local SRUN_OWN = { "--jobid", "--exact", "--nodes", "-N", "--ntasks", "-n", "--ntasks-per-node",
                    "--gres", "--job-name", "-J", "--kill-on-bad-exit", "--cpus-per-task", "-c",
                    "--verbose", "-v" }

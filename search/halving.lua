@@ -323,7 +323,7 @@ function H:tell(config, result)
   self:record(config, result)
 end
 
--- A trial's start in steps from what it cost (wall_ms, step_ms: src/strategy.h), kept for
+-- A trial's start in steps from what it cost (wall_ms, step_ms: src/luahost/strategy.h), kept for
 -- start_steps(); trials without both are left out.
 function H:measure(result)
   local wall, step = result.wall_ms, result.step_ms

@@ -98,7 +98,7 @@ end
 function tpe.new(space, options, history, rng)
   local o = check_options(options or {}, #space.params)
   for _, p in ipairs(space.params) do
-    -- An ordered kernel's column holds one weight per value (src/parzen.c): past this many
+    -- An ordered kernel's column holds one weight per value (search/parzen.c): past this many
     -- values a proposal would gather megabytes per candidate (and 2^24 is parzen's limit).
     if not is_categorical(p) and p.n > VALUES_MAX then
       error(string.format("parameter %s has %.0f values; tpe{} models at most %d per " ..
@@ -320,7 +320,7 @@ function T:repeat_seen(id, y)
 end
 
 -- The measurement noise's variance (of a log value) given the repeats' spread: the
--- confirmation's own rule (src/confirm.c, confirm_noise_posterior: the posterior mean under a
+-- confirmation's own rule (src/sweep/confirm.c, confirm_noise_posterior: the posterior mean under a
 -- log-uniform prior on its sd from 0.05 % to 5 %; with no repeats the prior's mean, an sd of
 -- about 1.65 %), cached until a repeat changes the spread.
 function T:noise()
@@ -732,7 +732,7 @@ end
 -- mean y of n runs pulled toward its leave-one-out prediction (the ridge fit on every other
 -- configuration) by the relative variances, (n y / tau2 + loo / v) / (n / tau2 + 1 / v),
 -- tau2 the noise (T:noise) and v the model's own error (the leave-one-out errors' mean
--- square less tau2, at least tau2 / 4): confirm_shrunk's rule (src/confirm.c), applied
+-- square less tau2, at least tau2 / 4): confirm_shrunk's rule (src/sweep/confirm.c), applied
 -- during the search. A lucky single run whose neighbours in the model disagree moves down.
 -- Returns { order = the ranking (self.ranked with its first EST_RMS re-sorted; a warm
 -- start's result keeps its measured log), sv = the shrunk log value by id, y = the measured

@@ -17,12 +17,13 @@ if ! command -v cppcheck > /dev/null; then
   exit 77
 fi
 cd "$src" || exit 1
+source tests/c-sources.sh
 out=$(cppcheck --enable=warning,performance,portability --std=c11 --inline-suppr -q \
-  --library=tests/cppcheck/cjson.cfg -I src --error-exitcode=1 \
-  --template='{file}:{line}: {severity}: {message} [{id}]' src 2>&1)
+  --library=tests/cppcheck/cjson.cfg $(for d in $FLAGTUNE_C_DIRS; do printf -- "-I %s " "$d"; done)--error-exitcode=1 \
+  --template='{file}:{line}: {severity}: {message} [{id}]' $(c_sources c) 2>&1)
 rc=$?
 if [ "$rc" = 0 ] && [ -z "$out" ]; then
-  echo "ok   cppcheck finds nothing in src/ ($(ls src/*.c | wc -l) files, $(cppcheck --version))"
+  echo "ok   cppcheck finds nothing in the C sources ($(c_sources c | wc -l) files, $(cppcheck --version))"
   exit 0
 fi
 echo "$out"

@@ -10,9 +10,11 @@ if ! command -v clang-format > /dev/null; then
   exit 77
 fi
 cd "$src" || exit 1
-if clang-format --dry-run -Werror src/*.c src/*.h; then
-  echo "ok   src/ matches .clang-format ($(ls src/*.c src/*.h | wc -l) files, $(clang-format --version))"
+source tests/c-sources.sh
+files=$(c_sources)
+if clang-format --dry-run -Werror $files; then
+  echo "ok   the C sources match .clang-format ($(echo "$files" | wc -l) files, $(clang-format --version))"
 else
-  echo "FAIL src/ differs from .clang-format: run clang-format -i src/*.c src/*.h"
+  echo "FAIL the C sources differ from .clang-format: run clang-format -i on the files above"
   exit 1
 fi

@@ -13,7 +13,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
 export FLAGTUNE_DB="$work/v.db" FLAGTUNE_LOG_DIR="$work/logs"
-# Every Lua block from malloc, every state closed: memcheck sees them (src/lhost.h).
+# Every Lua block from malloc, every state closed: memcheck sees them (src/luahost/lhost.h).
 export FLAGTUNE_LUA_ARENA=0
 cat > v.lua <<LUA
 return experiment {

@@ -2,7 +2,7 @@
  * samples of N step times (about 530 and 462 ms, 2 % spread), the best of 15 repetitions (the
  * least disturbed by other load), and the interval it gives. Not built by CMake; build it
  * against a tree's stats.c:
- *   cc -O2 -Isrc tests/bench/bench_ci.c src/stats.c src/diag.c -lm -o /tmp/bench_ci
+ *   cc -O2 -Isrc tests/bench/bench_ci.c src/report/stats.c src/base/diag.c -lm -o /tmp/bench_ci
  *   /tmp/bench_ci 1000 5000 20000
  * and against another tree's (OLD/src) for a before/after, run alternately. */
 #include <stdio.h>

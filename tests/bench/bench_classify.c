@@ -1,7 +1,7 @@
 /* classify_line's cost per line (docs/COST.md "Output"): three kinds of line a trial prints
  * in floods, each classified 200,000 times, the best of 30 repetitions (the least disturbed
  * by other load). Not built by CMake; build it against the classify.c to measure:
- *   cc -O2 -Isrc tests/bench/bench_classify.c src/classify.c -o /tmp/bench_classify
+ *   cc -O2 -Isrc tests/bench/bench_classify.c src/trial/classify.c -o /tmp/bench_classify
  * and against another tree's (OLD/src) for a before/after, run alternately. */
 #include <stdio.h>
 #include <string.h>

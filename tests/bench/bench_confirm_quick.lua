@@ -6,7 +6,7 @@
 -- real sweeps); a paired comparison of choice rules in seconds per landscape. Training only.
 --   H_SEEDS=1-40 H_TRIALS=25,50 H_REPS=2 H_STRAT=tpe [H_NOISEPCT=100] [H_VARIANTS=1] \
 --     [H_Z=1,2] [H_NOBASE=1] build/tests/luatest tests/bench/bench_confirm_quick.lua
--- H_Z: the adaptive confirmation of src/confirm.c at each z (its give-back is exact: the search
+-- H_Z: the adaptive confirmation of src/sweep/confirm.c at each z (its give-back is exact: the search
 -- is the same strategy with the same budget, so giving K trials back is its prefix K longer);
 -- H_NOBASE: also z = 2 without the baseline's re-run. C in the output: confirmation trials
 -- used, the mean over the runs.
@@ -84,13 +84,13 @@ local function within(pairs_)
   return ss, df
 end
 
--- The noise variance of one measurement as src/confirm.c's confirm_noise has it: the posterior
+-- The noise variance of one measurement as src/sweep/confirm.c's confirm_noise has it: the posterior
 -- mean of sigma^2 under a log-uniform prior on sigma from 0.05 % to 5 % (TAU0 a number: the old
 -- rule, a prior of TAU0 worth 2 degrees of freedom, for comparison).
 local function noise_var(pairs_, tau0)
   local ss, df = within(pairs_)
   if tau0 then return (2 * tau0 * tau0 + ss) / (2 + df) end
-  return ft.noise_posterior(ss, df) -- src/confirm.c's confirm_noise_posterior
+  return ft.noise_posterior(ss, df) -- src/sweep/confirm.c's confirm_noise_posterior
 end
 
 -- Posterior mean of log value: measurements VS (each variance TAU2) and the model prior.
@@ -147,7 +147,7 @@ local function make(sel, win, top, reps, tau0, vfloor)
   end
 end
 
--- The adaptive confirmation of src/confirm.c (confirm_plan with a z): of the TOP candidates by
+-- The adaptive confirmation of src/sweep/confirm.c (confirm_plan with a z): of the TOP candidates by
 -- shrunk estimate, the leader and those whose re-run can still change the answer (the gap to
 -- the leader under Z times the sd by which REPS re-runs of both can move it); the trials not
 -- needed go back to the search (a longer prefix: the same search went on), then the plan is

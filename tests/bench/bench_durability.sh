@@ -11,7 +11,7 @@ trials=${3:-200}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 dir=${4:-$(mktemp -d "$build/bench_durability.XXXXXX")}
 bin="$build/bench_durability"
-cc -O2 -I"$src/src" "$src/tests/bench/bench_durability.c" "$build/libftcore.a" \
+cc -O2 $(source "$src/tests/c-sources.sh"; for d in $FLAGTUNE_C_DIRS; do printf -- '-I%s/%s ' "$src" "$d"; done) "$src/tests/bench/bench_durability.c" "$build/libftcore.a" \
   $(pkg-config --libs lua5.4 sqlite3 libuv libcjson) -lm -o "$bin"
 echo "database in $dir ($(df -T "$dir" | awk 'NR == 2 { print $2 }'))"
 "$bin" "$dir" "$rounds" "$trials"

@@ -9,7 +9,7 @@
 -- Run: build/tests/luatest tests/bench/bench_memory.lua
 --      (env: BENCH_STRATEGY=random BENCH_TRIALS=10000 BENCH_EVERY=1000; BENCH_GC=gen or
 --      BENCH_GC=inc,PAUSE,STEPMUL switches the collector's mode first; else flagtune's own,
---      incremental with pause 150 and step multiplier 100, src/lhost.c)
+--      incremental with pause 150 and step multiplier 100, src/luahost/lhost.c)
 package.path = "tests/lua/?.lua;" .. package.path
 
 local space = require("space")

@@ -66,7 +66,7 @@ check_eq "hanging trial: both trials timeout" \
 # machine took 6.6-8.8 s, over the 5 s this once allowed.
 check "hanging trial: sweep ends well before the command's 60 s (${ms} ms)" [ "$ms" -lt 30000 ]
 
-# The fork server (src/supervise.h): one flagtune-supervise --server per sweep forks each
+# The fork server (src/exec/supervise.h): one flagtune-supervise --server per sweep forks each
 # trial's supervisor. servers_of PID: the live fork server of the orchestrator PID and the
 # trial supervisors it forked (all with argv ending in "--server FD PID").
 servers_of() {

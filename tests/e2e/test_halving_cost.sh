@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end: halving{} reads what a trial cost (tell's wall_ms and step_ms, src/strategy.h)
+# End-to-end: halving{} reads what a trial cost (tell's wall_ms and step_ms, src/luahost/strategy.h)
 # and stops halving when a trial's start costs many steps (search/halving.lua,
 # docs/STRATEGIES.md "halving"). The stub sleeps 1.5 s before its first step and 10 ms between
 # steps: a start of about 150 steps on any machine (a loaded one only slows the steps a

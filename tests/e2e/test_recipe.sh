@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end: never worse than the recipe nor the baseline (src/confirm.h, confirm_guard;
+# End-to-end: never worse than the recipe nor the baseline (src/sweep/confirm.h, confirm_guard;
 # docs/STRATEGIES.md, "recipe"). tpe{}'s guides' start makes trial 1 the public recipe
 # (xla_gpu_enable_latency_hiding_scheduler recommended true); the confirmation re-measures it
 # with the baseline. The stub prints the same step times whatever the flags, so nothing is

@@ -85,7 +85,7 @@ hostile sigkill "\"$stub\", \"text\", \"1\", \"signal\", \"9\""
 check "SIGKILL: crash" [ "$(status_of)" = crash ]
 check "SIGKILL: signal 9 recorded" [ "$(val 'SELECT signal FROM trials WHERE number=0')" = 9 ]
 
-# A command that cannot start is refused before the first trial (src/preflight.c), nothing
+# A command that cannot start is refused before the first trial (src/sweep/preflight.c), nothing
 # written; how a spawn failure that still happens (a program deleted mid-sweep) is recorded,
 # "command not found: NAME", is tests/unit/test_exec.c's.
 hostile missing '"flagtune-no-such-command", "x"'

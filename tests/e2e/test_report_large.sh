@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end: `report` and `compare` of a sweep too large to draw or hold whole (src/report.c,
+# End-to-end: `report` and `compare` of a sweep too large to draw or hold whole (src/report/report.c,
 # docs/REPORT.md "Large sweeps", docs/COST.md "Read commands"). A database of 20,000 trials in
 # the shapes flagtune writes (tests/bench/gen_big_db.py: sweep 1 of 18,000 trials of a
 # parameter with nearly as many values, sweep 2 of 2,000):

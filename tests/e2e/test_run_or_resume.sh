@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run or resume (src/rerun.c, docs/CLI.md): `flagtune run` of an experiment whose sweep is
+# Run or resume (src/sweep/rerun.c, docs/CLI.md): `flagtune run` of an experiment whose sweep is
 # unfinished in the database continues it; --new, another --name, an edited file, or a done
 # sweep start a new one; a sweep held by a live orchestrator is not taken (exit 2).
 source "$(dirname "$0")/lib.sh"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end: `show --all` prints its trial table as the rows are read (src/cli.c show_all,
+# End-to-end: `show --all` prints its trial table as the rows are read (src/cli/cli.c show_all,
 # docs/COST.md "Memory"), and what it prints is the listing show builds:
 #  1. a sweep of at most one page (50 trials): `show --all` and `show` print the same text and
 #     the same JSON, byte for byte (the streamed table is the collected one);

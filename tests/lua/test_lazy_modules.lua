@@ -88,7 +88,7 @@ end
 
 test("an experiment without presets loads no lua/presets.lua", test_no_presets_no_module)
 test("xla.presets read, iterated and used as before", test_xla_presets_as_before)
--- tpe's C helpers are made at the first read of one (src/lhost.c), and then ft is a plain
+-- tpe's C helpers are made at the first read of one (src/luahost/lhost.c), and then ft is a plain
 -- table holding all three.
 local function test_ft_models_lazily()
   eq(FT_MODELS, nil, "not made by a start")

@@ -1,4 +1,4 @@
--- lua/host.lua's replay of a history given as JSON (what src/strategy.c passes at resume and
+-- lua/host.lua's replay of a history given as JSON (what src/luahost/strategy.c passes at resume and
 -- for a warm start): each item becomes the strategy's entry itself instead of being copied
 -- (a 10,000-trial resume held both). The strategy must see the same history as from items
 -- given as decoded tables (the copying path): same proposals for a seeded strategy, on a

@@ -1,4 +1,4 @@
--- src/ridge.c (ft.ridge_new), the Bayesian ridge regression behind tpe{}'s surrogate: the C
+-- search/ridge.c (ft.ridge_new), the Bayesian ridge regression behind tpe{}'s surrogate: the C
 -- model against a plain Lua reference (the implementation it replaced) on random rows,
 -- repeats and Thompson draws; a planted linear effect recovered; bad input refused. And
 -- tpe{}'s lazy scoring of the surrogate's candidates picks what scoring them all picks.

@@ -1,4 +1,4 @@
--- The seen sets' memory (lua/kit.lua, lua/host.lua): keys held by ft.digest (src/lhost.c),
+-- The seen sets' memory (lua/kit.lua, lua/host.lua): keys held by ft.digest (src/luahost/lhost.c),
 -- MurmurHash3_x64_128 against the published vectors, digests distinct over a whole space,
 -- and the Lua heap a long random{} sweep keeps per trial.
 

@@ -303,7 +303,7 @@ local function test_guide()
   eq(#h.strategy.design, 6, "one guide point and five from the hypercube")
   local c0, h0 = first(0)
   assert(sp:key(c0) ~= sp:key(c), "guide = 0 starts from the hypercube")
-  -- The recipe (the confirmation's floor, src/confirm.h): the guide point, through the host
+  -- The recipe (the confirmation's floor, src/sweep/confirm.h): the guide point, through the host
   -- as the first proposal's JSON; none without the guides' start or with nothing they
   -- recommend in the space.
   local _, h1 = first(1)

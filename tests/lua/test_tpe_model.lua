@@ -1,4 +1,4 @@
--- search/tpe.lua's model machinery: the C Parzen sums (src/parzen.c) against a Lua
+-- search/tpe.lua's model machinery: the C Parzen sums (search/parzen.c) against a Lua
 -- reference, the bounded window (an ask's densities hold at most `window` points however
 -- long the sweep), the ranking kept sorted under repeats, the cost of an ask at 2,000
 -- trials over 30 parameters, and the local phase (one-parameter moves of the incumbent).

@@ -209,7 +209,7 @@ local function test_relevance_in_the_surrogate()
     end
     local s, col, by = h.strategy, 2, {}
     local lam = s.ridge.c:precisions()
-    for _, q in ipairs(s.params) do -- the columns of each parameter (src/ridge.c's layout)
+    for _, q in ipairs(s.params) do -- the columns of each parameter (search/ridge.c's layout)
       by[q.name] = lam[col]
       col = col + ((q.kind == "bool" or q.kind == "choice" or q.n <= 4) and q.n - 1 or 2)
     end

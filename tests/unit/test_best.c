@@ -1,4 +1,4 @@
-/* The best-so-far tracker (src/best.c): lower values (costs) win, ties keep the earlier, a new
+/* The best-so-far tracker (src/sweep/best.c): lower values (costs) win, ties keep the earlier, a new
  * best clears its interval, the baseline's steps give the interval. */
 #include <math.h>
 

@@ -1,4 +1,4 @@
-/* The sweep's budget (src/budget.c): what counts, what is left for the search and for the
+/* The sweep's budget (src/sweep/budget.c): what counts, what is left for the search and for the
  * confirmation, what a resume owes, the time budget, lost trials queued again. */
 #include <math.h>
 

@@ -117,7 +117,7 @@ TEST(short_rungs_are_not_candidates_nor_pooled) {
   CHECK_NEAR(w.value, 90.5, 1e-9);
 }
 
-/* ---- with the strategy's model estimates (src/confirm.h) ---- */
+/* ---- with the strategy's model estimates (src/sweep/confirm.h) ---- */
 
 TEST(shrunk_is_the_precision_weighted_mean) {
   confirm_estimate e = {"{\"a\":1}", log(100), 0.05};

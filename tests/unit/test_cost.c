@@ -1,4 +1,4 @@
-/* What a trial costs in wall time (src/cost.c): the steady step time from the step lines'
+/* What a trial costs in wall time (src/sweep/cost.c): the steady step time from the step lines'
  * arrival, and the prediction for a step budget that the deadline and the ETA use. */
 #include <math.h>
 

@@ -1,4 +1,4 @@
-/* Unit tests for src/experiment.c and lua/dsl.lua: experiment texts loaded as strings with
+/* Unit tests for src/luahost/experiment.c and lua/dsl.lua: experiment texts loaded as strings with
  * made-up paths, the C struct they produce, and the exact "path:line: message" a user reads
  * for each kind of mistake. Every case ends with no live Lua refs. */
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* Fail fast as a rule (src/failfast.c): a failed baseline stops, five first search trials
+/* Fail fast as a rule (src/sweep/failfast.c): a failed baseline stops, five first search trials
  * failing alike stop, anything that ran fine (ok, pruned) or differs does not. */
 #include <stdlib.h>
 

@@ -1,4 +1,4 @@
-/* Tests for src/flagcmd.c and the imported-flag part of src/store.c: parsing the recorded
+/* Tests for src/cli/flagcmd.c and the imported-flag part of store/store.c: parsing the recorded
  * XLA_FLAGS=--help table in tests/data/, patterns, the jaxlib_flags table (import, replace,
  * list, versions), and the command's own exit codes. */
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* Tests for src/hardware.c: the nvidia-smi fingerprint from recorded outputs in tests/data/
+/* Tests for src/exec/hardware.c: the nvidia-smi fingerprint from recorded outputs in tests/data/
  * (one GPU, eight, mixed models, empty, error text) and the jax/jaxlib version probe. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* Unit tests for the text helpers of src/json.c: every --json output is valid UTF-8 JSON
+/* Unit tests for the text helpers of src/base/json.c: every --json output is valid UTF-8 JSON
  * whatever bytes the database holds, and terminal text carries no control sequence. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* Unit tests for src/lhost.c: the limits on user code hold whatever the code does to
+/* Unit tests for src/luahost/lhost.c: the limits on user code hold whatever the code does to
  * escape them (pcall, xpcall handlers, coroutines), their errors name the user's line,
  * errors raised without a location get it back, and a second SIGINT ends a call stuck in
  * C. Chunks are loaded as "@u.lua" (a file of the user's, not an embedded one). Every case

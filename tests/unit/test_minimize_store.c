@@ -1,4 +1,4 @@
-/* `flagtune minimize` reads only what it uses (src/sweep_minimize.c): its plan from the
+/* `flagtune minimize` reads only what it uses (src/sweep/sweep_minimize.c): its plan from the
  * sweep's minimize trials (store_trials_load_role), the winner's interval from the baseline's
  * and the winner's trials (store_trials_load_configs), the orphans and the next number from
  * the rows recorded running (store_trials_running). On a stored sweep of many search trials,

@@ -639,7 +639,7 @@ static cJSON *best_for(cJSON *arr, const char *model) {
   return NULL;
 }
 
-/* Hardware keys (src/hardware.h): a bare base (an older sweep's key, or what a user types)
+/* Hardware keys (src/exec/hardware.h): a bare base (an older sweep's key, or what a user types)
  * matches every key with that base; a detailed key only itself. Warm start reads earlier
  * sweeps on the same base. */
 TEST(best_and_warm_match_hardware_base) {

@@ -1,5 +1,5 @@
 /* The store's read statements keep one query plan whatever statistics the database holds:
- * every SELECT of the statement table (src/store.c) is planned on a database shaped like a
+ * every SELECT of the statement table (store/store.c) is planned on a database shaped like a
  * large results file (one sweep of 12,000 trials among 20, 85 % ok, step rows), without
  * statistics, after ANALYZE, and under the statistics of a file where one sweep holds most
  * trials; the plans must be the same text. A join order the planner may flip on statistics

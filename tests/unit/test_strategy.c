@@ -1,4 +1,4 @@
-/* Unit tests for src/strategy.c with lua/host.lua behind it: experiments loaded through
+/* Unit tests for src/luahost/strategy.c with lua/host.lua behind it: experiments loaded through
  * experiment_load, proposals asked and told, the baseline rendered, and user strategy
  * files in /tmp that loop forever, fail in new() or propose duplicates. Every case ends
  * with no live Lua refs. */

@@ -1,9 +1,9 @@
 /* The strategy host, C side: builds lua/host.lua's host object for an experiment, keeps it
  * as a counted registry ref (the Lua side, proposals read back included, in
- * src/lhost_strategy.c). Every call runs with STRATEGY_BUDGET, so a looping user strategy fails
- * with a line number instead of hanging the night. Owns the mapping of Lua errors to FT_EINPUT (the
- * user's strategy file, options or protocol violations) versus FT_ELUA (flagtune's own
- * Lua). Must not check the protocol itself: that is lua/host.lua's job. */
+ * src/luahost/lhost_strategy.c). Every call runs with STRATEGY_BUDGET, so a looping user strategy
+ * fails with a line number instead of hanging the night. Owns the mapping of Lua errors to
+ * FT_EINPUT (the user's strategy file, options or protocol violations) versus FT_ELUA (flagtune's
+ * own Lua). Must not check the protocol itself: that is lua/host.lua's job. */
 #include "strategy.h"
 
 #include <math.h>

@@ -2,8 +2,8 @@
  * the statement table, the connection settings, migrations, the statement cache, write
  * transactions that survive other writers. The rest of the store is in store_sweep.c (the
  * sweeps' rows), store_trial.c, store_claim.c, store_list.c, store_query.c and store_report.c
- * (src/store_impl.h is what they share). Must not call up into other modules, print or exit: every
- * failure goes back through char **err, naming the database path. */
+ * (store/store_impl.h is what they share). Must not call up into other modules, print or exit:
+ * every failure goes back through char **err, naming the database path. */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -43,7 +43,7 @@ int confirm_pool(const trial_record *t, int n, int full_steps, int pool, const c
  * lowest shrunk estimate of its search measurements), every one already confirmed, and each
  * other whose gap to the leader is at most Z times the sd by which REPEATS re-runs of both
  * can move it (confirm_moves); Z = INFINITY keeps all TOP. The sweep gives the trials not
- * needed back to the search (src/sweep.c). *configs points into T (not owned); free it. */
+ * needed back to the search (src/sweep/sweep.c). *configs points into T (not owned); free it. */
 #define CONFIRM_Z 2.0
 int confirm_plan(const trial_record *t, int n, int full_steps, int top, int repeats, double z,
                  const confirm_estimate *est, int n_est, const char ***configs, int *n_configs);

@@ -1,5 +1,5 @@
-/* Shared by the two files of `flagtune flags`: src/flagcmd.c (arguments, the listing, show,
- * import) and src/flagprobe.c (`flags probe`). Not an interface for anything else. */
+/* Shared by the two files of `flagtune flags`: src/cli/flagcmd.c (arguments, the listing, show,
+ * import) and src/cli/flagprobe.c (`flags probe`). Not an interface for anything else. */
 #ifndef FLAGTUNE_FLAGCMD_IMPL_H
 #define FLAGTUNE_FLAGCMD_IMPL_H
 

@@ -2,7 +2,7 @@
  * release, the metric specs (a pattern metric matched through the Lua host) and the
  * imported flag names read from the database; the call into lua/dsl.lua (the one place that
  * knows the file's keys and rules), the copy of the validated table and the matchers are
- * src/lhost_experiment.c's, the software probe hardware.c's.
+ * src/luahost/lhost_experiment.c's, the software probe hardware.c's.
  * Must not validate anything itself (dsl.lua does, with line numbers) and must not run
  * trials or write the store: a loaded experiment is inert data plus its registry refs. */
 #include "experiment.h"

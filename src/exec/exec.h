@@ -9,7 +9,7 @@
 
 #include "executor.h"
 
-/* The dedicated supervisor binary, built from src/supervise.c alone (libc only, static where
+/* The dedicated supervisor binary, built from src/exec/supervise.c alone (libc only, static where
  * the toolchain allows), looked for beside the flagtune binary. */
 #define EXEC_SUPERVISOR_BIN "flagtune-supervise"
 

@@ -103,7 +103,7 @@ static void add_step(trial *t, double ms) {
     t->cap_steps = t->cap_steps ? t->cap_steps * 2 : 64;
     t->steps = xrealloc(t->steps, sizeof(double) * (size_t)t->cap_steps);
   }
-  /* The wall time of its steps, for what a trial costs (src/cost.h): the printed step time
+  /* The wall time of its steps, for what a trial costs (src/sweep/cost.h): the printed step time
    * need not be wall time (a simulator, a metric of its own). */
   double now = (double)uv_hrtime() / 1e9;
   if (t->n_steps == 0 && !t->profiling) t->first_step_ms = (now - t->run_started_s) * 1e3;

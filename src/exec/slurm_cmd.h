@@ -1,5 +1,5 @@
-/* Slurm's short commands (src/slurm_cmd.c), shared by the Slurm executor (src/slurm.c) and
- * the drain (src/slurm_drain.c). slurm_run and slurm_reap are public, in slurm.h. */
+/* Slurm's short commands (src/exec/slurm_cmd.c), shared by the Slurm executor (src/exec/slurm.c)
+ * and the drain (src/sweep/sweep_drain.c). slurm_run and slurm_reap are public, in slurm.h. */
 #ifndef FLAGTUNE_SLURM_CMD_H
 #define FLAGTUNE_SLURM_CMD_H
 

@@ -1,6 +1,6 @@
-/* The report's inside, shared by src/report_load.c (reading a sweep: its listing, schema 13's
- * aggregates, the sample's runs, the top table's trials), src/report.c (drawing the page) and
- * src/report_plot.c (its per-parameter panels), and by nothing else. */
+/* The report's inside, shared by src/report/report_load.c (reading a sweep: its listing, schema
+ * 13's aggregates, the sample's runs, the top table's trials), src/report/report.c (drawing the
+ * page) and src/report/report_plot.c (its per-parameter panels), and by nothing else. */
 #ifndef FLAGTUNE_REPORT_IMPL_H
 #define FLAGTUNE_REPORT_IMPL_H
 
@@ -102,13 +102,13 @@ static inline int report_at_full(const report_data *d, const okrow *t) {
 int report_sweep_load_data(const char *db, const char *ref, report_sweep *out, char **err);
 
 /* Sweep R's (the page's SI-th) "Step time by value", "Parallel coordinates" and "OOM map"
- * sections (src/report_plot.c). */
+ * sections (src/report/report_plot.c). */
 void report_value_sections(FILE *f, const report_sweep *r, int si);
 
-/* Sweep R's "Step times" section, its per-step curves (src/report_steps.c). */
+/* Sweep R's "Step times" section, its per-step curves (src/report/report_steps.c). */
 void report_steps_section(FILE *f, const report_sweep *r, int si);
 /* Sweep R's "Failed trials" table: the sample's failures, each with its outcome and reason
- * (src/report_steps.c). */
+ * (src/report/report_steps.c). */
 void report_failures_section(FILE *f, const report_sweep *r, int si);
 /* The colour of a value U in 0..1 (0 the best) on the report's scale, as "#rrggbb" in BUF. */
 void report_scale_color(double u, char buf[8]);

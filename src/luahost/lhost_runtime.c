@@ -266,7 +266,7 @@ static int ft_digest(lua_State *L) {
 
 /* ft.noise_posterior(ss, df): the measurement noise's variance given the repeated runs'
  * within sum of squares SS (log values) and DF degrees of freedom, confirm_noise_posterior
- * (src/confirm.c), so that tpe's ranking under noise uses the confirmation's own rule. */
+ * (src/sweep/confirm.c), so that tpe's ranking under noise uses the confirmation's own rule. */
 static int ft_noise_posterior(lua_State *L) {
   double ss = luaL_checknumber(L, 1);
   lua_Integer df = luaL_checkinteger(L, 2);
@@ -276,7 +276,7 @@ static int ft_noise_posterior(lua_State *L) {
 }
 
 /* ft's __index until tpe's helpers are installed: ft.parzen_kernels, ft.parzen_points
- * (src/parzen.c), ft.ridge_new (src/ridge.c) and ft.noise_posterior are made at the first
+ * (search/parzen.c), ft.ridge_new (search/ridge.c) and ft.noise_posterior are made at the first
  * read of one of them, and ft loses its metatable: their metatables and method tables cost
  * every start 28 K instructions, and only search/tpe.lua uses them (docs/COST.md,
  * Start-up). */

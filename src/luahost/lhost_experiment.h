@@ -1,5 +1,6 @@
-/* The experiment file's Lua side (src/lhost_experiment.c): what src/experiment.c asks of
- * the Lua host, so that experiment.c calls no Lua API. Not an interface for anything else. */
+/* The experiment file's Lua side (src/luahost/lhost_experiment.c): what src/luahost/experiment.c
+ * asks of the Lua host, so that experiment.c calls no Lua API. Not an interface for anything else.
+ */
 #ifndef FLAGTUNE_LHOST_EXPERIMENT_H
 #define FLAGTUNE_LHOST_EXPERIMENT_H
 

@@ -201,7 +201,7 @@ double confirm_moves(int n, int r, double tau2, const confirm_estimate *e) {
 
 /* Keeps, of the N candidates CAND (the first the leader, or the lowest score), those that are
  * confirmed already (a resumed plan), the leader and those whose REPEATS re-runs can still
- * change the answer (src/confirm.h, confirm_plan). Returns how many are kept, in order. */
+ * change the answer (src/sweep/confirm.h, confirm_plan). Returns how many are kept, in order. */
 static int can_change(const trial_record *t, int n, int full_steps, int repeats, double z,
                       const confirm_estimate *est, int n_est, const char **cand, int n_cand) {
   if (n_cand <= 1 || isinf(z)) return n_cand;

@@ -61,7 +61,7 @@ int slurm_reap(int64_t sweep_id, const exec_orphan *o, int n);
  * it could not run or was killed. For short Slurm commands (salloc, scancel, squeue). */
 int slurm_run(char *const *argv, char **out);
 
-/* Before the sweep (src/slurm_check.c): srun, and salloc when flagtune will ask for the
+/* Before the sweep (src/exec/slurm_check.c): srun, and salloc when flagtune will ask for the
  * allocation, are on $PATH (unless STRICT, a missing one is a warning: `check` off the
  * cluster); O->partition is known to sinfo when sinfo is there (a failing sinfo is a
  * warning). FT_EINPUT with *err "PATH:LINE: ..." otherwise. */

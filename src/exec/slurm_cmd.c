@@ -1,4 +1,4 @@
-/* Slurm's short commands for the executor (src/slurm.c) and resume: running them
+/* Slurm's short commands for the executor (src/exec/slurm.c) and resume: running them
  * (slurm_run), asking squeue/scontrol with a patient retry (a silent controller is never
  * read as a job's end), scancel, and the reaping of a dead orchestrator's steps by their
  * stored ids and their names. Must not hold an allocation nor touch the store. */

@@ -1,4 +1,4 @@
-/* A trial's cost in wall time (src/cost.h): the samples of a sweep's finished trials and the
+/* A trial's cost in wall time (src/sweep/cost.h): the samples of a sweep's finished trials and the
  * prediction for a step budget. Pure: must not read the clock, the store or a trial. */
 #include "cost.h"
 

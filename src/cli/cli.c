@@ -154,7 +154,7 @@ static int cmd_minimize(args *a) {
   return complete ? 0 : 1;
 }
 
-/* ---- report and compare (src/report.c, src/compare.c) ---- */
+/* ---- report and compare (src/report/report.c, src/cli/compare.c) ---- */
 
 static int cmd_report(args *a) {
   char *err = NULL;

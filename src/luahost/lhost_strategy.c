@@ -1,4 +1,4 @@
-/* The strategy host's Lua side, for src/strategy.c (lhost_strategy.h): lua/host.lua's host
+/* The strategy host's Lua side, for src/luahost/strategy.c (lhost_strategy.h): lua/host.lua's host
  * object made and kept as a counted ref, its methods called under the budget given, the
  * trial records pushed as Lua tables and the proposals read back into C. Returns the
  * protected call's code and message as they are: which errors are the user's is

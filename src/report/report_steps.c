@@ -1,7 +1,7 @@
 /* The report's views of single trials: the per-step curves of the baseline and the top
  * configurations (their fastest trials' step times in step order, the warm-up steps of
  * metric.skip marked) and the table of the sample's failed trials with each one's reason.
- * Draws what src/report_load.c read; opens no database and keeps nothing between calls. */
+ * Draws what src/report/report_load.c read; opens no database and keeps nothing between calls. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -190,7 +190,7 @@ int store_trials_load(store *s, int64_t sweep_id, trial_record **out, int *n, ch
 typedef void (*store_want_steps)(const trial_record *t, int n, char *want, void *ud);
 int store_trials_load_some(store *s, int64_t sweep_id, store_want_steps want, void *ud,
                            trial_record **out, int *n, char **err);
-/* The trials of a sweep that its confirmation can read (src/confirm.h), ordered by number,
+/* The trials of a sweep that its confirmation can read (src/sweep/confirm.h), ordered by number,
  * and no others: every trial of the baseline ("{}"), of the first FASTEST distinct
  * configurations among the ok search trials run with FULL_STEPS (0: any) in (value, number)
  * order, of every configuration with a confirm trial, and of every configuration with two or
@@ -345,7 +345,7 @@ int store_flags_list(store *s, const char *jaxlib, cJSON **out, char **err);
 /* Array of {name}: every flag any imported list holds. Caller deletes. */
 int store_flags_names(store *s, cJSON **out, char **err);
 
-/* ---- what `flagtune report` reads beyond the listing (src/store_report.c) ---- */
+/* ---- what `flagtune report` reads beyond the listing (store/store_report.c) ---- */
 
 /* One trial as store_report_each passes it: no steps, no flags. The strings are valid during
  * the call only; VALUE is NaN and a text NULL where the column is NULL, STEPS_BUDGET 0. */

@@ -1,8 +1,9 @@
 /* The report's per-parameter panels: step time by each parameter's value (every sampled
  * trial a mark, failures in a band on top) and the OOM map of the two parameters that matter
- * most, both over the sweep's sample (src/report_load.c) with each parameter's values along one
- * axis (its distinct values, or equal ranges when there are many). Called by src/report.c for
- * each sweep's section; opens no database and keeps nothing between calls. */
+ * most, both over the sweep's sample (src/report/report_load.c) with each parameter's values along
+ * one axis (its distinct values, or equal ranges when there are many). Called by
+ * src/report/report.c for each sweep's section; opens no database and keeps nothing between calls.
+ */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * short command with them in XLA_FLAGS: all at once, again without those it names, by halves
  * where a run fails naming none, each run in a process group of its own under a time limit,
  * and the verdicts so far printed when a signal stops it. Reads XLA's texts only through
- * flagcmd_probe_parse (src/flagcmd.h). */
+ * flagcmd_probe_parse (src/cli/flagcmd.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>

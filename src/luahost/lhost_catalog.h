@@ -1,6 +1,6 @@
 /* The flag catalog (lua/catalog.lua) read from C through the Lua host: its entries by index,
  * a field as display text, an entry as JSON, a name's did-you-mean and the value a probe
- * gives it. `flagtune flags` (src/flagcmd.c, src/flagprobe.c) reads the catalog only
+ * gives it. `flagtune flags` (src/cli/flagcmd.c, src/cli/flagprobe.c) reads the catalog only
  * through here, so that neither calls the Lua API nor the other for it. */
 #ifndef FLAGTUNE_LHOST_CATALOG_H
 #define FLAGTUNE_LHOST_CATALOG_H

@@ -2,9 +2,9 @@
  * SVG, no script, nothing fetched) with the sweeps' best-so-far curves, step time by value of
  * each parameter with failures marked, the OOM map of the two parameters that matter most,
  * parameter importance, the top configurations against the baseline with intervals, and the
- * export snippet. Owns the report's content, drawn from what src/report_load.c read of each
+ * export snippet. Owns the report's content, drawn from what src/report/report_load.c read of each
  * sweep (its listing, its aggregates, a bounded sample of its trials), the per-parameter
- * panels in src/report_plot.c; opens no database. */
+ * panels in src/report/report_plot.c; opens no database. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,6 +1,7 @@
-/* The strategy host's Lua side (src/lhost_strategy.c): what src/strategy.c asks of the Lua
- * host, so that strategy.c calls no Lua API. Each call returns lhost_pcall's code and message
- * unchanged (strategy.c says whose fault an error is). Not an interface for anything else. */
+/* The strategy host's Lua side (src/luahost/lhost_strategy.c): what src/luahost/strategy.c asks of
+ * the Lua host, so that strategy.c calls no Lua API. Each call returns lhost_pcall's code and
+ * message unchanged (strategy.c says whose fault an error is). Not an interface for anything else.
+ */
 #ifndef FLAGTUNE_LHOST_STRATEGY_H
 #define FLAGTUNE_LHOST_STRATEGY_H
 

@@ -1,6 +1,6 @@
 /* The end of a sweep: the confirmation's plan (which of the fastest measured configurations
  * to re-measure, and the trials it gives back to the search) and its pooled winner, from the
- * stored trials and the strategy's model (src/confirm.c decides; this wires it to the sweep).
+ * stored trials and the strategy's model (src/sweep/confirm.c decides; this wires it to the sweep).
  * docs/ARCHITECTURE.md, "The end of a sweep". Shares sweep_state.h with the scheduler
  * (sweep.c). */
 #include <stdlib.h>
@@ -54,7 +54,7 @@ static int distinct_candidates(const char **configs, int n) {
 /* Queues the confirmation trials once the search budget is spent and every search trial
  * has ended (the top candidates are known only then): chosen by the strategy's model
  * estimates of the fastest measured ones when it has a model, and only those whose re-run
- * can still change the answer (src/confirm.h). The trials the plan does not need go back to
+ * can still change the answer (src/sweep/confirm.h). The trials the plan does not need go back to
  * the search, which goes on; when it has spent them the plan is made again, until it needs
  * every trial left (or the strategy has nothing more to propose), so the sweep spends its
  * budget exactly, a resumed or extended one too. The rule reads only the stored trials, so a

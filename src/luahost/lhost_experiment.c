@@ -1,4 +1,4 @@
-/* The experiment file's Lua side, for src/experiment.c (lhost_experiment.h): dsl.load with
+/* The experiment file's Lua side, for src/luahost/experiment.c (lhost_experiment.h): dsl.load with
  * the imported flag names, the catalog's jax release warnings, the validated table copied
  * into the C struct and kept as its spec ref, and the step-time pattern matchers. Knows the
  * validated table's keys (lua/validate.lua fills them in), not what the sweep does with
