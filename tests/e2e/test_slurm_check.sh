@@ -66,6 +66,9 @@ sed 's/confirm = false,/confirm = false, gpus_per_trial = 6,/' gpu.lua > top.lua
 PATH="$fakes:$PATH" "$ft" check top.lua > /dev/null 2> top.err
 check_eq "the top-level gpus_per_trial: check exits 2" "$?" 2
 has top.err "top.lua:7: gpus_per_trial = 6, but a node of partition 'gpu' has at most 4 GPUs"
+sed 's/partition = "gpu"/partition = "gpu", gpus_per_trial = 0/' top.lua > none.lua
+PATH="$fakes:$PATH" "$ft" check none.lua > /dev/null 2> none.err
+check_eq "executor.gpus_per_trial = 0 asks Slurm for none: check exits 0" "$?" 0
 # Nodes of two kinds: 1 of 8 GPUs, 3 of 2; no limit.
 export FAKE_SINFO_NODES='gpu:a100:8(S:0-1) infinite 1;gpu:v100:2,nvme:1 infinite 3'
 fits mixed 'gpus_per_trial = 8, time = "30-00:00:00"'

@@ -307,8 +307,8 @@ TEST(time_formats_read) {
   CHECK_INT(slurm_time_seconds("UNLIMITED"), -1);
   CHECK_INT(slurm_time_seconds("Infinite"), -1);
   CHECK_INT(slurm_time_seconds("-1"), -1);
-  const char *bad[] = {"", "1h", "10:00:00:00", "1-2:3:4:5", "-5", "1--2", "1-", "1:",
-                       ":30", "1-2-3", " 30", "99999999999", NULL};
+  const char *bad[] = {"",   "1h",  "10:00:00:00", "1-2:3:4:5", "-5",          "1--2", "1-",
+                       "1:", ":30", "1-2-3",       " 30",       "99999999999", NULL};
   for (int i = 0; bad[i]; i++) {
     long got = slurm_time_seconds(bad[i]);
     if (got != -2) fprintf(stderr, "'%s' read as %ld\n", bad[i], got);
