@@ -33,8 +33,10 @@ long slurm_time_seconds(const char *s) {
   if (!s) return -2;
   if (strcasecmp(s, "infinite") == 0 || strcasecmp(s, "unlimited") == 0 || strcmp(s, "-1") == 0)
     return -1;
-  /* Slurm's time_str2secs (src/common/parse_time.c): with a '-', D-HH[:MM[:SS]]; else
-   * HH:MM:SS with two colons, MM[:SS] with fewer. */
+  /* As Slurm's time_str2secs reads --time (SchedMD/slurm 284c3b95f0,
+   * src/common/parse_time.c:799-836): with a '-', D-HH[:MM[:SS]]; else HH:MM:SS with two
+   * colons, MM[:SS] with fewer. sinfo's %l prints "infinite", else the same forms
+   * (src/sinfo/print.c:1142-1152). */
   long f[4] = {0, 0, 0, 0}, days = 0;
   int n = 0, dash = 0;
   const char *p = s;
@@ -138,13 +140,14 @@ static int partition_fits(const slurm_opts *o, const char *path, int line, char 
                     path, line, nodes, o->partition, total, total == 1 ? "" : "s", o->partition,
                     total);
   }
-  if (want_time > 0 && limit >= 0 && want_time > limit) {
+  if (o->time && limit >= 0 && (want_time == -1 || want_time > limit)) {
     char a[48], b[48];
+    if (want_time == -1) snprintf(a, sizeof a, "no limit");
     return diag_set(err, FT_EINPUT,
                     "%s:%d: executor.time '%s' (%s) exceeds partition '%s''s time limit %s "
                     "(sinfo -h -p %s -o %%l); ask for %s or less",
-                    path, line, o->time, fmt_time(want_time, a, sizeof a), o->partition,
-                    fmt_time(limit, b, sizeof b), o->partition, b);
+                    path, line, o->time, want_time == -1 ? a : fmt_time(want_time, a, sizeof a),
+                    o->partition, fmt_time(limit, b, sizeof b), o->partition, b);
   }
   return 0;
 }

@@ -58,6 +58,8 @@ fits minutes 'time = 1441' 2
 has minutes.err "executor.time '1441' (1-00:01:00) exceeds partition 'gpu''s time limit 1-00:00:00"
 fits d_hh 'time = "0-24"'
 fits mm_ss 'time = "1440:00"'
+fits unlimited 'time = "UNLIMITED"' 2
+has unlimited.err "unlimited.lua:7: executor.time 'UNLIMITED' (no limit) exceeds partition 'gpu''s time limit 1-00:00:00"
 fits badtime 'time = "10h"' 2
 check_eq "a time Slurm cannot read" "$(cat badtime.err)" \
   "badtime.lua:7: executor.time '10h' is not a Slurm time (MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or UNLIMITED)"

@@ -61,6 +61,7 @@ check "no job was asked for" [ -z "$(squeue -h -o %i)" ]
 scontrol update PartitionName=debug MaxTime=INFINITE
 check_eq "the limit raised: sinfo's %l" "$(sinfo -h -p debug -o %l)" "infinite"
 fits forever 'time = "30-00:00:00"'
+fits unlimited 'time = "infinite"'
 # The controller gone: the partition cannot be asked about, a warning only.
 ctld=$(cat "$sdir/slurmctld.pid")
 kill "$ctld"
