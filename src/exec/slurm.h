@@ -64,8 +64,14 @@ int slurm_run(char *const *argv, char **out);
 /* Before the sweep (src/exec/slurm_check.c): srun, and salloc when flagtune will ask for the
  * allocation, are on $PATH (unless STRICT, a missing one is a warning: `check` off the
  * cluster); O->partition is known to sinfo when sinfo is there (a failing sinfo is a
- * warning). FT_EINPUT with *err "PATH:LINE: ..." otherwise. */
+ * warning), and its nodes (`sinfo -h -p P -o '%G %l %D'`) have O->gpus_per_trial GPUs, O->nodes
+ * of them, and a time limit O->time fits in. FT_EINPUT with *err "PATH:LINE: ..." otherwise. */
 int slurm_preflight(const slurm_opts *o, const char *path, int line, int strict, char **err);
+
+/* Seconds of a Slurm time (--time, sinfo's %l), as Slurm's time_str2secs reads it: MM,
+ * MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS; -1 for "infinite", "UNLIMITED" (any case) and
+ * "-1"; -2 for anything else. */
+long slurm_time_seconds(const char *s);
 
 /* "NFS", "Lustre" or "GPFS" when DB_PATH (or its directory, while it does not exist) is on
  * one of them (statfs f_type), else NULL. */

@@ -1,10 +1,12 @@
 /* What can be known about a Slurm sweep before anything is asked of Slurm: srun (and salloc
  * where flagtune asks for the allocation) on $PATH, the partition known to sinfo, a database
- * on a network file system (SQLite's locking and WAL need a local one), and the CPU share of
+ * on a network file system (SQLite's locking and WAL need a local one), the partition's GPUs,
+ * nodes and time limit against what a trial asks for, and the CPU share of
  * each step. Split from slurm.c, which runs the executor. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -27,7 +29,135 @@ static int on_path(const char *name) {
   return found;
 }
 
+long slurm_time_seconds(const char *s) {
+  if (!s) return -2;
+  if (strcasecmp(s, "infinite") == 0 || strcasecmp(s, "unlimited") == 0 || strcmp(s, "-1") == 0)
+    return -1;
+  /* As Slurm's time_str2secs reads --time (SchedMD/slurm 284c3b95f0,
+   * src/common/parse_time.c:799-836): with a '-', D-HH[:MM[:SS]]; else HH:MM:SS with two
+   * colons, MM[:SS] with fewer. sinfo's %l prints "infinite", else the same forms
+   * (src/sinfo/print.c:1142-1152). */
+  long f[4] = {0, 0, 0, 0}, days = 0;
+  int n = 0, dash = 0;
+  const char *p = s;
+  for (;;) {
+    if (*p < '0' || *p > '9') return -2;
+    long v = 0;
+    while (*p >= '0' && *p <= '9') {
+      if (v > 10000000) return -2;
+      v = v * 10 + (*p++ - '0');
+    }
+    if (*p == '-' && !dash && n == 0) {
+      dash = 1;
+      days = v;
+      p++;
+      continue;
+    }
+    if (n == 3) return -2;
+    f[n++] = v;
+    if (*p == '\0') break;
+    if (*p != ':') return -2;
+    p++;
+  }
+  if (dash) return days * 86400 + f[0] * 3600 + f[1] * 60 + f[2]; /* up to D-HH:MM:SS */
+  if (n == 3) return f[0] * 3600 + f[1] * 60 + f[2];
+  return f[0] * 60 + f[1];
+}
+
+/* GPUs of one node from sinfo's %G ("gpu:4", "gpu:a100:8(S:0-1)", "gpu:a100:2,gpu:v100:2",
+ * "(null)"): the sum of the counts of its gpu entries. */
+static int gres_gpus(const char *g) {
+  int total = 0;
+  while (g && *g) {
+    size_t len = strcspn(g, ",");
+    if (strncmp(g, "gpu:", 4) == 0) {
+      const char *e = g + len; /* the count is the last ':' field before any '(' */
+      const char *paren = memchr(g, '(', len);
+      if (paren) e = paren;
+      const char *c = e;
+      while (c > g && c[-1] != ':') c--;
+      total += atoi(c);
+    }
+    g += len;
+    if (*g == ',') g++;
+  }
+  return total;
+}
+
+static char *fmt_time(long secs, char *buf, size_t size) {
+  if (secs >= 86400)
+    snprintf(buf, size, "%ld-%02ld:%02ld:%02ld", secs / 86400, secs / 3600 % 24, secs / 60 % 60,
+             secs % 60);
+  else
+    snprintf(buf, size, "%02ld:%02ld:%02ld", secs / 3600, secs / 60 % 60, secs % 60);
+  return buf;
+}
+
+/* The partition has nodes with the GPUs a trial asks for, enough of them, and a time limit the
+ * allocation's time fits in: `sinfo -h -p P -o '%G %l %D'`, one line per group of like nodes.
+ * A failing or unreadable sinfo proves nothing. */
+static int partition_fits(const slurm_opts *o, const char *path, int line, char **err) {
+  long want_time = o->time ? slurm_time_seconds(o->time) : -1;
+  int gpus = o->gpus_per_trial > 0 ? o->gpus_per_trial : 0;
+  int nodes = o->nodes > 1 ? o->nodes : 1;
+  char *argv[] = {"sinfo", "-h", "-p", (char *)o->partition, "-o", "%G %l %D", NULL};
+  char *out = NULL;
+  if (slurm_run(argv, &out) != 0 || !out) {
+    free(out);
+    return 0;
+  }
+  int most = 0, total = 0, fit = 0, lines = 0;
+  long limit = -3; /* -3: not read */
+  char *save = NULL;
+  for (char *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+    char g[256], t[64];
+    int count = 0;
+    if (sscanf(l, "%255s %63s %d", g, t, &count) != 3 || count <= 0) continue;
+    lines++;
+    int per = gres_gpus(g);
+    long lim = slurm_time_seconds(t);
+    if (lim != -2 && (limit == -3 || lim == -1 || (limit != -1 && lim > limit))) limit = lim;
+    if (per > most) most = per;
+    total += count;
+    if (per >= gpus) fit += count;
+  }
+  free(out);
+  if (lines == 0) return 0;
+  if (gpus > most)
+    return diag_set(err, FT_EINPUT,
+                    "%s:%d: gpus_per_trial = %d, but a node of partition '%s' has at most %d "
+                    "GPU%s (sinfo -h -p %s -o %%G); ask for %d or fewer, or another partition",
+                    path, line, gpus, o->partition, most, most == 1 ? "" : "s", o->partition, most);
+  if (nodes > fit) {
+    if (gpus > 0 && fit < total)
+      return diag_set(err, FT_EINPUT,
+                      "%s:%d: executor.nodes = %d, but partition '%s' has %d node%s with %d "
+                      "GPUs (of %d nodes); ask for %d or fewer",
+                      path, line, nodes, o->partition, fit, fit == 1 ? "" : "s", gpus, total, fit);
+    return diag_set(err, FT_EINPUT,
+                    "%s:%d: executor.nodes = %d, but partition '%s' has %d node%s (sinfo -h -p "
+                    "%s -o %%D); ask for %d or fewer",
+                    path, line, nodes, o->partition, total, total == 1 ? "" : "s", o->partition,
+                    total);
+  }
+  if (o->time && limit >= 0 && (want_time == -1 || want_time > limit)) {
+    char a[48], b[48];
+    if (want_time == -1) snprintf(a, sizeof a, "no limit");
+    return diag_set(err, FT_EINPUT,
+                    "%s:%d: executor.time '%s' (%s) exceeds partition '%s''s time limit %s "
+                    "(sinfo -h -p %s -o %%l); ask for %s or less",
+                    path, line, o->time, want_time == -1 ? a : fmt_time(want_time, a, sizeof a),
+                    o->partition, fmt_time(limit, b, sizeof b), o->partition, b);
+  }
+  return 0;
+}
+
 int slurm_preflight(const slurm_opts *o, const char *path, int line, int strict, char **err) {
+  if (o->time && slurm_time_seconds(o->time) == -2)
+    return diag_set(err, FT_EINPUT,
+                    "%s:%d: executor.time '%s' is not a Slurm time (MM, MM:SS, HH:MM:SS, D-HH, "
+                    "D-HH:MM, D-HH:MM:SS or UNLIMITED)",
+                    path, line, o->time);
   const char *inside = getenv("SLURM_JOB_ID");
   int allocates = !o->job_per_trial && !(inside && atoll(inside) > 0);
   const char *need[] = {"srun", allocates ? "salloc" : NULL};
@@ -57,7 +187,7 @@ int slurm_preflight(const slurm_opts *o, const char *path, int line, int strict,
     return 0;
   }
   free(out);
-  if (known) return 0;
+  if (known) return partition_fits(o, path, line, err);
   char *all = NULL;
   char *list[] = {"sinfo", "-h", "-o", "%P", NULL};
   if (slurm_run(list, &all) == 0 && all) {

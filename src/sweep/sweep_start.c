@@ -170,8 +170,12 @@ static int validate(sweep *sw, const char *path, const sweep_opts *o, int strict
     rc = preflight_check(sw->exp, cwd, slurm, NULL, err);
     free(cwd);
     const experiment *e = sw->exp;
-    slurm_opts so = {.partition = e->slurm_partition,
-                     .job_per_trial = e->slurm_mode && strcmp(e->slurm_mode, "job") == 0};
+    slurm_opts so = {
+        .partition = e->slurm_partition,
+        .time = e->slurm_time,
+        .nodes = e->slurm_nodes,
+        .gpus_per_trial = e->slurm_gpus_per_trial, /* what each step asks: --gres=gpu:N */
+        .job_per_trial = e->slurm_mode && strcmp(e->slurm_mode, "job") == 0};
     if (rc == 0 && slurm)
       rc = slurm_preflight(&so, e->path, e->executor_line > 0 ? e->executor_line : 1, strict, err);
   }

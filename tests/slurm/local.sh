@@ -9,7 +9,8 @@
 # here (not root, packages missing, a daemon failed): callers skip, they do not pass.
 # `stop` cancels every job, then ends the daemons by the PIDs in their pid files.
 # Knobs: SLURM_LOCAL_CPUS (default 8: SlurmdParameters=config_overrides lets slurmd trust
-# more CPUs than the box has, so 4 one-CPU steps run at once on 2 cores), SLURM_LOCAL_PORT.
+# more CPUs than the box has, so 4 one-CPU steps run at once on 2 cores), SLURM_LOCAL_PORT,
+# SLURM_LOCAL_MAXTIME (the partition's MaxTime, default INFINITE).
 set -u
 cmd=${1:-} dir=${2:-}
 [ -n "$cmd" ] && [ -n "$dir" ] || { echo "usage: $0 start|stop|status DIR" >&2; exit 2; }
@@ -61,7 +62,7 @@ KillWait=2
 MinJobAge=300
 InactiveLimit=0
 NodeName=$node NodeAddr=127.0.0.1 NodeHostname=localhost CPUs=$cpus Sockets=1 CoresPerSocket=$cpus ThreadsPerCore=1 Gres=gpu:4 State=UNKNOWN
-PartitionName=debug Nodes=$node Default=YES MaxTime=INFINITE State=UP
+PartitionName=debug Nodes=$node Default=YES MaxTime=${SLURM_LOCAL_MAXTIME:-INFINITE} State=UP
 CONF
   printf 'AutoDetect=off\nNodeName=%s Name=gpu File=/dev/tty[0-3]\n' "$node" >"$dir/etc/gres.conf"
   echo "export SLURM_CONF=$conf" >"$dir/env"

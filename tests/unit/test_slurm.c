@@ -293,6 +293,30 @@ TEST(time_left_read) {
   fake_teardown();
 }
 
+/* Slurm's time formats, as --time and sinfo's %l write them (src/common/parse_time.c's
+ * time_str2secs): a bare number is minutes, MM:SS below three fields. */
+TEST(time_formats_read) {
+  CHECK_INT(slurm_time_seconds("30"), 1800);
+  CHECK_INT(slurm_time_seconds("0"), 0);
+  CHECK_INT(slurm_time_seconds("30:15"), 1815);
+  CHECK_INT(slurm_time_seconds("10:00:00"), 36000);
+  CHECK_INT(slurm_time_seconds("2-12"), 2 * 86400 + 12 * 3600);
+  CHECK_INT(slurm_time_seconds("2-12:30"), 2 * 86400 + 12 * 3600 + 30 * 60);
+  CHECK_INT(slurm_time_seconds("1-00:00:01"), 86401);
+  CHECK_INT(slurm_time_seconds("infinite"), -1);
+  CHECK_INT(slurm_time_seconds("UNLIMITED"), -1);
+  CHECK_INT(slurm_time_seconds("Infinite"), -1);
+  CHECK_INT(slurm_time_seconds("-1"), -1);
+  const char *bad[] = {"",   "1h",  "10:00:00:00", "1-2:3:4:5", "-5",          "1--2", "1-",
+                       "1:", ":30", "1-2-3",       " 30",       "99999999999", NULL};
+  for (int i = 0; bad[i]; i++) {
+    long got = slurm_time_seconds(bad[i]);
+    if (got != -2) fprintf(stderr, "'%s' read as %ld\n", bad[i], got);
+    CHECK_INT(got, -2);
+  }
+  CHECK_INT(slurm_time_seconds(NULL), -2);
+}
+
 /* Inside a requeued batch job every step's name carries the restart count. */
 TEST(step_name_has_restart_count) {
   fake_setup();
