@@ -5,6 +5,7 @@
 #include "launch.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,22 @@ static const char *envp_get(char *const *envp, const char *name) {
   return NULL;
 }
 
+/* Makes LOG_DIR/jax-cache (0700) and says whether it is safely ours: a directory we own that
+ * nobody else may write, in a log directory others cannot write without the sticky bit
+ * (anyone else could plant compiled programs the trials would run). */
+static int cache_dir_ready(const char *log_dir) {
+  if (launch_make_dirs(log_dir, NULL) != 0) return 0;
+  int dfd = open(log_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ok = 0;
+  struct stat st;
+  if (dfd >= 0 && fstat(dfd, &st) == 0 && !((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))) {
+    int made = mkdirat(dfd, LAUNCH_CACHE_NAME, 0700) == 0 || errno == EEXIST;
+    if (made && fstatat(dfd, LAUNCH_CACHE_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0)
+      ok = S_ISDIR(st.st_mode) && st.st_uid == geteuid() && !(st.st_mode & (S_IWGRP | S_IWOTH));
+  }
+  if (dfd >= 0) close(dfd);
+  return ok;
+}
+
 int launch_build(const experiment *e, const proposal *p, const launch_where *w, char *const *base,
                  launch *out, char **err) {
   memset(out, 0, sizeof *out);
@@ -79,20 +96,20 @@ int launch_build(const experiment *e, const proposal *p, const launch_where *w, 
   /* Each sweep compiles a program once: trials with the same XLA_FLAGS (re-measured
    * baselines, confirmation runs, settings only the runtime reads) hit its cache. Any
    * JAX_COMPILATION_CACHE_DIR the user set, empty included (jax then caches nothing:
-   * jax/_src/compilation_cache.py:250), wins. */
+   * jax/_src/compilation_cache.py:250), wins. A directory that is not safely ours leaves
+   * the trial uncached, never failed. */
   char *cache_dir = w->log_dir ? launch_cache_dir(w->log_dir) : NULL;
   char *cache_env = cache_dir ? xasprintf("JAX_COMPILATION_CACHE_DIR=%s", cache_dir) : NULL;
   char *defaults[] = {cache_env, NULL};
   setting *settings = phase_settings(p, w, &n);
   rc = trialcfg_env_defaults(base, settings, n, p->unset, extra, defaults, &out->env, err);
+  const char *chosen = rc ? NULL : envp_get(out->env.envp, "JAX_COMPILATION_CACHE_DIR");
+  if (chosen && cache_dir && strcmp(chosen, cache_dir) == 0 && !cache_dir_ready(w->log_dir)) {
+    trialcfg_env_free(&out->env);
+    rc = trialcfg_env(base, settings, n, p->unset, extra, &out->env, err);
+  }
   free_values(settings, n);
   for (int i = 0; i < k; i++) free(extra[i]);
-  /* 0700: compiled programs are the user's. A directory that cannot be made is jax's to
-   * warn about; the trial still runs, uncached. */
-  const char *chosen = rc ? NULL : envp_get(out->env.envp, "JAX_COMPILATION_CACHE_DIR");
-  if (chosen && cache_dir && strcmp(chosen, cache_dir) == 0 &&
-      launch_make_dirs(w->log_dir, NULL) == 0)
-    (void)mkdir(cache_dir, 0700);
   free(cache_env);
   free(cache_dir);
   if (rc) {

@@ -5,7 +5,8 @@
 # program: the later trial reads what the first wrote (jax's "Persistent compilation cache
 # hit", logged at DEBUG) and adds no entry; the directory ends with one jit_step entry per
 # distinct XLA_FLAGS. An empty JAX_COMPILATION_CACHE_DIR turns
-# the cache off; a directory that cannot be made fails no trial.
+# the cache off; a directory that cannot be made, or one planted there by someone else, fails
+# no trial (they run uncached).
 # Usage: test_real_xla_cache_default.sh FLAGTUNE_BIN SIM_BIN SOURCE_DIR
 source "$(dirname "$0")/lib.sh"
 need_jax
@@ -82,4 +83,18 @@ check_eq "bad: three trials ok" "$(val "SELECT count(*) FROM trials t JOIN sweep
   WHERE s.name = 'bad' AND t.status = 'ok'")" 3
 check "bad: no default directory" not test -e "$work/logs/t.db/sweep-$(sweep_id bad)/jax-cache"
 check "bad: the trials tried the caller's directory" grep -q "/dev/null/jc" $(logs_of bad)
+
+# A cache directory planted before the sweep (a link, or one others may write) is not used:
+# the trials run uncached.
+next=$(( $(val "SELECT max(id) FROM sweeps") + 1 ))
+mkdir -p "$work/evil" "$work/logs/t.db/sweep-$next"
+ln -s "$work/evil" "$work/logs/t.db/sweep-$next/jax-cache"
+write_exp planted
+"$ft" -q run planted.lua > planted.out 2> planted.err
+check_eq "planted: exit 0" "$?" 0
+check_eq "planted: it is the sweep we prepared" "$(sweep_id planted)" "$next"
+check_eq "planted: three trials ok" "$(val "SELECT count(*) FROM trials t JOIN sweeps s ON s.id = t.sweep_id
+  WHERE s.name = 'planted' AND t.status = 'ok'")" 3
+check "planted: nothing written through the link" test -z "$(ls -A "$work/evil")"
+check "planted: no trial used a cache" lacks -q "Initialized persistent compilation cache" $(logs_of planted)
 finish
