@@ -32,6 +32,13 @@ logs_of() { val "SELECT t.log_path FROM trials t JOIN sweeps s ON s.id = t.sweep
 write_exp conf "" 5 "grid {}" 'vars = { NCCL_PROTO = choice { "LL", "SIMPLE" } },'
 "$ft" check conf.lua > check.out 2>&1
 check_eq "check: exit 0" "$?" 0
+# The sweep's own directory counts as one for check's warning about XLA's caches.
+JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES=all "$ft" check conf.lua > check_all.out 2>&1
+check_eq "check, XLA caches on: exit 0" "$?" 0
+has check_all.out "warning: JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES=all with a JAX_COMPILATION_CACHE_DIR"
+JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES=all JAX_COMPILATION_CACHE_DIR= "$ft" check conf.lua \
+  > check_off.out 2>&1
+check "check, XLA caches on, cache off: no warning" lacks -q "warning" check_off.out
 "$ft" -q run conf.lua > conf.out 2> conf.err
 check_eq "conf: exit 0" "$?" 0
 dir="$work/logs/t.db/sweep-$(sweep_id conf)/jax-cache"
