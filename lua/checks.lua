@@ -350,7 +350,7 @@ local function compile_cache(v, vars, env, vars_at, env_at)
     return nil
   end
   local dirs = given(CACHE_DIR)
-  local dir_set = false
+  local dir_set = dirs == nil -- unset: the sweep's own directory (src/trial/launch.c)
   for _, d in ipairs(dirs or {}) do dir_set = dir_set or tostring(d) ~= "" end
   if not dir_set then return end
   local values, line = given(XLA_CACHES)

@@ -5,6 +5,7 @@
 #include "launch.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,42 @@ static void free_values(setting *s, int n) {
   free(s);
 }
 
+/* The sweep's own persistent compilation cache: LOG_DIR/jax-cache, absolute (a trial may
+ * run elsewhere). Caller frees. */
+char *launch_cache_dir(const char *log_dir) {
+  char *cwd = launch_cwd();
+  char *abs = launch_absolute(log_dir, cwd);
+  char *dir = xasprintf("%s/" LAUNCH_CACHE_NAME, abs);
+  free(abs);
+  free(cwd);
+  return dir;
+}
+
+/* The value of NAME in ENVP (borrowed), NULL when unset. */
+static const char *envp_get(char *const *envp, const char *name) {
+  size_t n = strlen(name);
+  for (int i = 0; envp && envp[i]; i++)
+    if (strncmp(envp[i], name, n) == 0 && envp[i][n] == '=') return envp[i] + n + 1;
+  return NULL;
+}
+
+/* Makes LOG_DIR/jax-cache (0700) and says whether it is safely ours: a directory we own that
+ * nobody else may write, in a log directory others cannot write without the sticky bit
+ * (anyone else could plant compiled programs the trials would run). The log directory is the
+ * sweep's (made when it starts); one removed under the sweep is not made again here, so its
+ * loss is reported as the trials' logs report it, and the trials run uncached. */
+static int cache_dir_ready(const char *log_dir) {
+  int dfd = open(log_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ok = 0;
+  struct stat st;
+  if (dfd >= 0 && fstat(dfd, &st) == 0 && !((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))) {
+    int made = mkdirat(dfd, LAUNCH_CACHE_NAME, 0700) == 0 || errno == EEXIST;
+    if (made && fstatat(dfd, LAUNCH_CACHE_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0)
+      ok = S_ISDIR(st.st_mode) && st.st_uid == geteuid() && !(st.st_mode & (S_IWGRP | S_IWOTH));
+  }
+  if (dfd >= 0) close(dfd);
+  return ok;
+}
+
 int launch_build(const experiment *e, const proposal *p, const launch_where *w, char *const *base,
                  launch *out, char **err) {
   memset(out, 0, sizeof *out);
@@ -57,10 +94,25 @@ int launch_build(const experiment *e, const proposal *p, const launch_where *w, 
   extra[k++] = xasprintf("FLAGTUNE_STEPS=%d", steps);
   if (w->devices) extra[k++] = xasprintf("CUDA_VISIBLE_DEVICES=%s", w->devices);
   if (w->profile) extra[k++] = xasprintf("FLAGTUNE_PGLE_PROFILE=%s", w->profile_path);
+  /* Each sweep compiles a program once: trials with the same XLA_FLAGS (re-measured
+   * baselines, confirmation runs, settings only the runtime reads) hit its cache. Any
+   * JAX_COMPILATION_CACHE_DIR the user set, empty included (jax then caches nothing:
+   * jax/_src/compilation_cache.py:250), wins. A directory that is not safely ours leaves
+   * the trial uncached, never failed. */
+  char *cache_dir = w->log_dir ? launch_cache_dir(w->log_dir) : NULL;
+  char *cache_env = cache_dir ? xasprintf("JAX_COMPILATION_CACHE_DIR=%s", cache_dir) : NULL;
+  char *defaults[] = {cache_env, NULL};
   setting *settings = phase_settings(p, w, &n);
-  rc = trialcfg_env(base, settings, n, p->unset, extra, &out->env, err);
+  rc = trialcfg_env_defaults(base, settings, n, p->unset, extra, defaults, &out->env, err);
+  const char *chosen = rc ? NULL : envp_get(out->env.envp, "JAX_COMPILATION_CACHE_DIR");
+  if (chosen && cache_dir && strcmp(chosen, cache_dir) == 0 && !cache_dir_ready(w->log_dir)) {
+    trialcfg_env_free(&out->env);
+    rc = trialcfg_env(base, settings, n, p->unset, extra, &out->env, err);
+  }
   free_values(settings, n);
   for (int i = 0; i < k; i++) free(extra[i]);
+  free(cache_env);
+  free(cache_dir);
   if (rc) {
     launch_free(out);
     return rc;

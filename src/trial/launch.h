@@ -59,6 +59,10 @@ void launch_devices_free(char **devices, int parallel);
  * versions used (ROOT/sweep-ID, no NAME) keeps that directory when the keyed one does not
  * exist and RESUMED is set, so a resume finds them (a new sweep never takes such a
  * directory: it may be another database's). Caller frees. */
+/* The name of a sweep's compilation cache inside its log directory, and its absolute path
+ * for LOG_DIR (caller frees): every trial's JAX_COMPILATION_CACHE_DIR unless the user set one. */
+#define LAUNCH_CACHE_NAME "jax-cache"
+char *launch_cache_dir(const char *log_dir);
 char *launch_log_dir(const char *db_path, const char *override, int64_t id, int resumed);
 /* Creates PATH and its parents. FT_ESYS with *err on failure. */
 int launch_make_dirs(const char *path, char **err);

@@ -289,10 +289,16 @@ static char *dup_or_null(const char *s) {
 
 int trialcfg_env(char *const *base, const setting *s, int n, char *const *unset, char *const *extra,
                  trial_env *out, char **err) {
+  return trialcfg_env_defaults(base, s, n, unset, extra, NULL, out, err);
+}
+
+int trialcfg_env_defaults(char *const *base, const setting *s, int n, char *const *unset,
+                          char *const *extra, char *const *defaults, trial_env *out, char **err) {
   memset(out, 0, sizeof *out);
   int rc = check_settings(s, n, err);
   if (rc == 0) rc = check_unset(unset, err);
   if (rc == 0) rc = check_extra(extra, err);
+  if (rc == 0) rc = check_extra(defaults, err);
   if (rc != 0) return rc;
   envlist env = {0};
   for (int i = 0; base && base[i]; i++) {
@@ -305,6 +311,7 @@ int trialcfg_env(char *const *base, const setting *s, int n, char *const *unset,
   put_flags(&env, "XLA_FLAGS", s, n, TARGET_XLA);
   put_flags(&env, "LIBTPU_INIT_ARGS", s, n, TARGET_TPU);
   for (int i = 0; extra && extra[i]; i++) env_put(&env, xstrdup(extra[i]), 1);
+  for (int i = 0; defaults && defaults[i]; i++) env_put(&env, xstrdup(defaults[i]), 0);
   keep_xla_caches_apart(&env);
   if (!env.v) env.v = xcalloc(1, sizeof *env.v);
   out->envp = env.v;

@@ -46,6 +46,12 @@ typedef struct {
  * zeroed. Free with trialcfg_env_free. */
 int trialcfg_env(char *const *base, const setting *s, int n, char *const *unset, char *const *extra,
                  trial_env *out, char **err);
+/* trialcfg_env with DEFAULTS ("NAME=value", NULL-terminated, may be NULL) put after EXTRA
+ * where nothing before set NAME: the base, a setting or an extra (an empty value counts as
+ * set), so a user's choice always wins. Applied before the XLA-caches rule above, so a
+ * default JAX_COMPILATION_CACHE_DIR also gets ..._ENABLE_XLA_CACHES=none. */
+int trialcfg_env_defaults(char *const *base, const setting *s, int n, char *const *unset,
+                          char *const *extra, char *const *defaults, trial_env *out, char **err);
 void trialcfg_env_free(trial_env *e);
 void trialcfg_free_strv(char **v);
 

@@ -302,6 +302,42 @@ TEST(env_cache_dir_turns_xla_caches_off) {
   trialcfg_env_free(&e);
 }
 
+/* A default (the sweep's own cache directory) applies only where nothing set the name: not
+ * the caller, not the experiment (an empty value, which turns jax's cache off, counts), not an
+ * extra; applied, it brings the XLA-caches rule with it. */
+TEST(env_defaults_only_where_unset) {
+  char *base[] = {"PATH=/usr/bin", NULL};
+  char *defaults[] = {"JAX_COMPILATION_CACHE_DIR=/logs/sweep-1/jax-cache", NULL};
+  trial_env e;
+  CHECK_INT(trialcfg_env_defaults(base, NULL, 0, NULL, NULL, defaults, &e, NULL), 0);
+  CHECK_STR(envp_get(e.envp, "JAX_COMPILATION_CACHE_DIR"), "/logs/sweep-1/jax-cache");
+  CHECK_STR(envp_get(e.envp, "JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES"), "none");
+  CHECK_INT(envp_count(e.envp), 3);
+  trialcfg_env_free(&e);
+  char *inherited[] = {"JAX_COMPILATION_CACHE_DIR=/mine", NULL};
+  CHECK_INT(trialcfg_env_defaults(inherited, NULL, 0, NULL, NULL, defaults, &e, NULL), 0);
+  CHECK_STR(envp_get(e.envp, "JAX_COMPILATION_CACHE_DIR"), "/mine");
+  trialcfg_env_free(&e);
+  char *off[] = {"JAX_COMPILATION_CACHE_DIR=", NULL};
+  CHECK_INT(trialcfg_env_defaults(off, NULL, 0, NULL, NULL, defaults, &e, NULL), 0);
+  CHECK_STR(envp_get(e.envp, "JAX_COMPILATION_CACHE_DIR"), "");
+  CHECK(envp_get(e.envp, "JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES") == NULL);
+  trialcfg_env_free(&e);
+  setting empty[] = {{TARGET_ENV, "JAX_COMPILATION_CACHE_DIR", ""}};
+  CHECK_INT(trialcfg_env_defaults(base, empty, 1, NULL, NULL, defaults, &e, NULL), 0);
+  CHECK_STR(envp_get(e.envp, "JAX_COMPILATION_CACHE_DIR"), "");
+  trialcfg_env_free(&e);
+  char *extra[] = {"JAX_COMPILATION_CACHE_DIR=/extra", NULL};
+  CHECK_INT(trialcfg_env_defaults(base, NULL, 0, NULL, extra, defaults, &e, NULL), 0);
+  CHECK_STR(envp_get(e.envp, "JAX_COMPILATION_CACHE_DIR"), "/extra");
+  trialcfg_env_free(&e);
+  char *bad[] = {"no equals sign", NULL};
+  char *err = NULL;
+  CHECK_INT(trialcfg_env_defaults(base, NULL, 0, NULL, NULL, bad, &e, &err), FT_EINPUT);
+  CHECK(e.envp == NULL);
+  free(err);
+}
+
 /* ---- shell quoting ---- */
 
 static void check_quote(const char *in, const char *want) {
