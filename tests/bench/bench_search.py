@@ -110,7 +110,8 @@ SPACES = {
 # on TRAIN only; HELDOUT is what the documentation reports, and nothing is ever tuned on it.
 TRAIN_SEEDS = list(range(1, 41))
 HELDOUT_SEEDS = list(range(1001, 1011))
-FAMILIES = {"gen:train": TRAIN_SEEDS, "gen:heldout": HELDOUT_SEEDS}
+FRESH_SEEDS = list(range(9101, 9121))  # held out too: first run for docs/BENCHMARKS.md
+FAMILIES = {"gen:train": TRAIN_SEEDS, "gen:heldout": HELDOUT_SEEDS, "gen:fresh": FRESH_SEEDS}
 
 
 def expand_landscapes(spec):
@@ -603,7 +604,8 @@ def main():
                     help="halving's trial budgets (default: --budgets)")
     ap.add_argument("--landscapes", default="gen:heldout",
                     help="comma list of fsdp8, single, sparse, gen:SEED, gen:train (%d seeds), "
-                    "gen:heldout (%d seeds)" % (len(TRAIN_SEEDS), len(HELDOUT_SEEDS)))
+                    "gen:heldout (%d seeds), gen:fresh (%d seeds)" % (
+                        len(TRAIN_SEEDS), len(HELDOUT_SEEDS), len(FRESH_SEEDS)))
     ap.add_argument("--tuners", default=None, help="comma list (default: all available)")
     ap.add_argument("--tpe-options", default="", metavar="FIELDS",
                     help="fields inside every tpe {} (e.g. 'shrink = 0'): a variant of tpe")
