@@ -5,11 +5,13 @@
 -- by the true regret of the winner each exports. Not the benchmark (bench_search.py runs
 -- real sweeps); a paired comparison of choice rules in seconds per landscape. Training only.
 --   H_SEEDS=1-40 H_TRIALS=25,50 H_REPS=2 H_STRAT=tpe [H_NOISEPCT=100] [H_VARIANTS=1] \
---     [H_Z=1,2] [H_NOBASE=1] build/tests/luatest tests/bench/bench_confirm_quick.lua
+--     [H_Z=1,2] [H_ADAPT=3x2,5x1] [H_NOBASE=1] [H_DUMP=runs.txt] build/tests/luatest \
+--     tests/bench/bench_confirm_quick.lua
 -- H_Z: the adaptive confirmation of src/sweep/confirm.c at each z (its give-back is exact: the search
 -- is the same strategy with the same budget, so giving K trials back is its prefix K longer);
--- H_NOBASE: also z = 2 without the baseline's re-run. C in the output: confirmation trials
--- used, the mean over the runs.
+-- H_NOBASE: also z = 2 without the baseline's re-run. H_DUMP: one line a run and policy (trials,
+-- landscape, tuner seed, policy, regret %, found %) for paired comparisons. C in the output:
+-- confirmation trials used, the mean over the runs.
 package.path = "tests/lua/?.lua;tests/bench/?.lua;" .. package.path
 local host = require("host")
 local gen = require("genspace")
@@ -230,6 +232,11 @@ policy("shrink-shrink-1x1", { C = 2, f = make("shrink", "shrink", 1, 1) })
 for z in (os.getenv("H_Z") or "1,2"):gmatch("[%d%.]+") do
   policy("adaptive-z=" .. z, { C = 4, adaptive = true, f = adaptive(3, 1, tonumber(z), true) })
 end
+-- H_ADAPT=3x2,5x1: the adaptive confirmation at z = 2 with other TOPxREPS (C = REPS x (TOP + 1)).
+for top, r in (os.getenv("H_ADAPT") or ""):gmatch("(%d+)x(%d+)") do
+  top, r = tonumber(top), tonumber(r)
+  policy("adaptive-" .. top .. "x" .. r, { C = r * (top + 1), adaptive = true, f = adaptive(top, r, 2, true) })
+end
 if os.getenv("H_NOBASE") then
   policy("adaptive-nobase-z=2", { C = 3, adaptive = true, f = adaptive(3, 1, 2, false) })
 end
@@ -239,6 +246,7 @@ local budgets = ranges(os.getenv("H_TRIALS") or "25")
 local reps = tonumber(os.getenv("H_REPS") or "2")
 local strat = os.getenv("H_STRAT") or "tpe"
 local opts = load("return " .. (os.getenv("H_OPTS") or "{}"))()
+local dump = os.getenv("H_DUMP") and assert(io.open(os.getenv("H_DUMP"), "w"))
 local spaces = {}
 local rows = {}
 local used
@@ -297,6 +305,10 @@ for _, T in ipairs(budgets) do
         local found = math.huge
         for k = 1, S do if trials[k].truth and trials[k].truth < found then found = trials[k].truth end end
         table.insert(res[p.name], { regret = (tv / opt - 1) * 100, found = (found / opt - 1) * 100 })
+        if dump then
+          dump:write(string.format("%d %d %d %s %.6f %.6f\n", T, seed, rep, p.name,
+                                   (tv / opt - 1) * 100, (found / opt - 1) * 100))
+        end
       end
     end
   end

@@ -110,7 +110,8 @@ SPACES = {
 # on TRAIN only; HELDOUT is what the documentation reports, and nothing is ever tuned on it.
 TRAIN_SEEDS = list(range(1, 41))
 HELDOUT_SEEDS = list(range(1001, 1011))
-FAMILIES = {"gen:train": TRAIN_SEEDS, "gen:heldout": HELDOUT_SEEDS}
+FRESH_SEEDS = list(range(9101, 9121))  # held out too: first run for docs/BENCHMARKS.md
+FAMILIES = {"gen:train": TRAIN_SEEDS, "gen:heldout": HELDOUT_SEEDS, "gen:fresh": FRESH_SEEDS}
 
 
 def expand_landscapes(spec):
@@ -319,10 +320,14 @@ def run_flagtune(args, landscape, tuner, budget, seed):
         ran = query(args.flagtune, db, "SELECT DISTINCT xla_flags, env FROM trials WHERE "
                     "status = 'ok' AND role != 'baseline' AND (steps_budget IS NULL OR "
                     "steps_budget >= %d)" % STEPS)
+        # The first search trial: tpe's guides' start point, the recipe (docs/STRATEGIES.md)
+        first = query(args.flagtune, db, "SELECT xla_flags, env FROM trials WHERE role = "
+                      "'search' ORDER BY number LIMIT 1")
         return {"xla_flags": best.get("xla_flags") or "", "env": env,
                 "label": best.get("label"), "oom": counts["oom"] or 0, "trials": counts["n"],
                 "steps": counts["steps"] or 0,
-                "ran": [(r["xla_flags"] or "", json.loads(r["env"] or "{}")) for r in ran]}
+                "ran": [(r["xla_flags"] or "", json.loads(r["env"] or "{}")) for r in ran],
+                "first": [(r["xla_flags"] or "", json.loads(r["env"] or "{}")) for r in first]}
 
 
 def sim_trial(args, landscape, seed, number, space, config):
@@ -445,7 +450,13 @@ def one(task):
     # The best configuration it ran to full budget, by true value: what a perfect choice of
     # the winner would have reported (search quality apart from measurement noise).
     found = min([true_value(args.sim, landscape, x, e) for x, e in r.pop("ran")] + [tv])
+    # The baseline's and (flagtune's tpe and halving over it) the recipe's true values: a
+    # winner slower than either is what the confirmation's guard is there to prevent.
+    first = r.pop("first", [])
+    recipe = true_value(args.sim, landscape, *first[0]) if first and tuner != "random" else None
+    base = true_value(args.sim, landscape, *settings(get_space(args.sim, landscape), {}))
     r.update({"found": found / opt - 1 if found != math.inf else math.inf,
+              "baseline": base, "recipe": recipe,
               "landscape": landscape, "tuner": tuner, "budget": budget, "seed": seed,
               "true": tv, "regret": tv / opt - 1 if tv != math.inf else math.inf,
               "seconds": round(time.time() - t0, 2)})
@@ -487,6 +498,25 @@ def table(results, labels, budgets, tuners):
                     "%.2f %%" % (100 * statistics.mean(gap)) if gap else "",
                     100 * sum(r["oom"] for r in rs) / max(1, sum(r["trials"] for r in rs)),
                     statistics.median(r["steps"] for r in rs), len(rs)))
+    return "\n".join(lines)
+
+
+def guard_summary(results, budgets, tuners):
+    """Runs whose winner is truly slower than the baseline, and than the recipe (tpe's guides'
+    start point, the same configuration in every tpe run of a landscape, so outside tuners are
+    held to it too)."""
+    recipe = {r["landscape"]: r["recipe"] for r in results if r.get("recipe") is not None}
+    lines = ["| trials | tuner | runs | slower than baseline | slower than recipe | runs with "
+             "a recipe |", "| ---: | --- | ---: | ---: | ---: | ---: |"]
+    for b in budgets:
+        for t in tuners:
+            rs = [r for r in results if (r["budget"], r["tuner"]) == (b, t) and "baseline" in r]
+            if not rs:
+                continue
+            withr = [r for r in rs if r["landscape"] in recipe]
+            lines.append("| %d | %s | %d | %d | %d | %d |" % (
+                b, t, len(rs), sum(r["true"] > r["baseline"] for r in rs),
+                sum(r["true"] > recipe[r["landscape"]] for r in withr), len(withr)))
     return "\n".join(lines)
 
 
@@ -574,7 +604,8 @@ def main():
                     help="halving's trial budgets (default: --budgets)")
     ap.add_argument("--landscapes", default="gen:heldout",
                     help="comma list of fsdp8, single, sparse, gen:SEED, gen:train (%d seeds), "
-                    "gen:heldout (%d seeds)" % (len(TRAIN_SEEDS), len(HELDOUT_SEEDS)))
+                    "gen:heldout (%d seeds), gen:fresh (%d seeds)" % (
+                        len(TRAIN_SEEDS), len(HELDOUT_SEEDS), len(FRESH_SEEDS)))
     ap.add_argument("--tuners", default=None, help="comma list (default: all available)")
     ap.add_argument("--tpe-options", default="", metavar="FIELDS",
                     help="fields inside every tpe {} (e.g. 'shrink = 0'): a variant of tpe")
@@ -608,7 +639,8 @@ def main():
         labels = list(dict.fromkeys(label_of(r["landscape"]) for r in results))
         tuners = list(dict.fromkeys(r["tuner"] for r in results))
         budgets = sorted({r["budget"] for r in results})
-        text = [table(results, labels, budgets, tuners), ""]
+        text = [table(results, labels, budgets, tuners), "",
+                guard_summary(results, budgets, tuners), ""]
         if "halving" in tuners and "tpe" in tuners:
             text += [halving_summary(results, labels, budgets), ""]
             text += [wall_summary(results, labels, budgets, compile_steps(args)), ""]
@@ -666,7 +698,8 @@ def main():
             + ", ".join("%s %.6f (grid %d%s)" % (l, o["value"], o["grid"], "" if o["oom"] is None
                                                  else ", %d OOM" % o["oom"])
                         for l, o in optima.items()), "",
-            table(results, labels, sorted(set(budgets + hbudgets)), tuners), ""]
+            table(results, labels, sorted(set(budgets + hbudgets)), tuners), "",
+            guard_summary(results, sorted(set(budgets + hbudgets)), tuners), ""]
     if "halving" in tuners and "tpe" in tuners:
         text += [halving_summary(results, labels, budgets), ""]
         text += [wall_summary(results, labels, budgets, compile_steps(args)), ""]
