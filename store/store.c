@@ -537,31 +537,55 @@ enum { CKPT_DEFER_PAGES = 1000 };
 /* How long a durable commit's checkpoint waits for a reader still on an older snapshot. */
 enum { CKPT_WAIT_MS = 1000 };
 
+/* Syncs the -wal DB has open (SQLITE_FCNTL_JOURNAL_POINTER: the connection's own file, even
+ * when the one at the path was deleted): what it holds is then on disk, in the -wal at least. */
+int store_sync_wal(sqlite3 *db) {
+  sqlite3_file *f = NULL;
+  if (sqlite3_file_control(db, "main", SQLITE_FCNTL_JOURNAL_POINTER, &f) != SQLITE_OK || !f ||
+      !f->pMethods)
+    return SQLITE_IOERR_FSYNC;
+  return f->pMethods->xSync(f, SQLITE_SYNC_NORMAL);
+}
+
+/* Makes every commit of DB so far durable: a full checkpoint (WAIT_MS for a reader still on
+ * an older snapshot) syncs the -wal, copies it into the database file and syncs that. A
+ * checkpoint a reader held back (LOG > DONE, or SQLITE_BUSY) leaves the commits synced in
+ * the -wal alone. Returns SQLITE_OK, or the error that kept them off the disk. */
+int store_checkpoint_full(sqlite3 *db, int wait_ms) {
+  int log = -1, done = -1;
+  sqlite3_busy_timeout(db, wait_ms);
+  int rc = sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_FULL, &log, &done);
+  sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS);
+  if (rc == SQLITE_OK && log == done) return SQLITE_OK;
+  if (rc != SQLITE_OK && rc != SQLITE_BUSY) return rc;
+  return store_sync_wal(db);
+}
+
 /* After each commit (this replaces SQLite's auto-checkpoint, which it keeps for the rest): a
- * durable commit (store_durable) is copied into the database file at once, so that the file
+ * durable commit (store_durable) is made durable here, before COMMIT returns. It ran with
+ * synchronous=NORMAL (nothing synced yet); a full checkpoint (store_checkpoint_full) syncs
+ * the -wal, copies the commit into the database file and syncs that: two syncs, and the file
  * alone holds every finished trial, whatever becomes of the -wal. In full, not passive: a
  * partial checkpoint (one a reader held back) skips every page that changed again after the
  * reader's snapshot, so the file is consistent only together with the -wal; a full one waits
- * for such readers (CKPT_WAIT_MS at most: queries are short) and leaves the file whole. */
+ * for such readers (CKPT_WAIT_MS at most: queries are short) and leaves the file whole. When
+ * even that is held back, the -wal is synced alone. An error (EIO, ENOSPC on a sync) goes back
+ * through COMMIT: the commit happened, but it is not reported as stored. */
 static int wal_hook(void *ud, sqlite3 *db, const char *name, int pages) {
   store *s = ud;
-  if (s->saved || s->durable) {
-    sqlite3_busy_timeout(db, s->saved ? BUSY_TIMEOUT_MS : CKPT_WAIT_MS);
-    sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_FULL, NULL, NULL);
-    sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS);
-  } else if (pages >= CKPT_DEFER_PAGES) {
-    sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
-  }
+  (void)name;
+  if (s->saved || s->durable)
+    return store_checkpoint_full(db, s->saved ? BUSY_TIMEOUT_MS : CKPT_WAIT_MS);
+  if (pages >= CKPT_DEFER_PAGES)
+    sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
   return SQLITE_OK;
 }
 
 /* Under STORE_SYNC_DURABLE, the commits between store_durable(s, 1) and store_durable(s, 0)
- * run with synchronous=FULL (the WAL is synced before COMMIT returns) and are checkpointed;
- * the others keep synchronous=NORMAL (on disk with the next durable commit). */
+ * are made durable by the wal hook's checkpoint; all commits run with synchronous=NORMAL (the
+ * others reach the disk with the next durable commit). */
 void store_durable(store *s, int on) {
   if (s->sync != STORE_SYNC_DURABLE || s->readonly) return;
-  sqlite3_exec(s->db, on ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL", NULL, NULL,
-               NULL);
   s->durable = on;
 }
 

@@ -25,14 +25,14 @@ int store_open(const char *path, int flags, store **out, char **err);
  * SQLite refused to close (a statement was left unfinalized: a bug). S may be NULL. */
 int store_close(store *s);
 /* How a write connection makes its commits durable. STORE_SYNC_DURABLE (what store_open
- * sets): a trial's finish, a sweep's creation and status and the migrations commit with
- * synchronous=FULL (on disk before the commit returns, so before the trial is reported) and
- * are copied into the database file at once (a passive checkpoint), so that a lost -wal
- * cannot take them along; the other commits (a trial's start, its running steps) keep
- * synchronous=NORMAL and reach the disk with the next durable one. The others exist for
- * tests/bench/bench_durability.sh, which measures what this costs: STORE_SYNC_FULL (every
- * commit synchronous=FULL, no checkpoint of its own), STORE_SYNC_NORMAL (SQLite's WAL
- * default: a power loss may roll the last commits back). */
+ * sets): a trial's finish, a sweep's creation and status and the migrations are made durable
+ * before the commit returns: committed with synchronous=NORMAL, then a full checkpoint syncs
+ * the -wal, copies it into the database file and syncs that (when a reader holds the
+ * checkpoint back, the -wal alone is synced), so that a lost -wal cannot take them along; the
+ * other commits (a trial's start, its running steps) reach the disk with the next durable
+ * one. The others exist for tests/bench/bench_durability.sh, which measures what this costs:
+ * STORE_SYNC_FULL (every commit synchronous=FULL, no checkpoint of its own),
+ * STORE_SYNC_NORMAL (SQLite's WAL default: a power loss may roll the last commits back). */
 typedef enum { STORE_SYNC_DURABLE, STORE_SYNC_FULL, STORE_SYNC_NORMAL } store_sync;
 int store_set_sync(store *s, store_sync mode, char **err);
 /* Bytes SQLite holds now in this process (page caches, statements, schema): sqlite3_memory_used. */

@@ -75,6 +75,11 @@ char *store_col_strdup(sqlite3_stmt *st, int i);
 uint64_t store_config_hash(const char *text, size_t n);
 int store_db_fail(store *s, char **err, const char *what);
 void store_durable(store *s, int on);
+/* Syncs the -wal DB has open. Returns an SQLite code. */
+int store_sync_wal(sqlite3 *db);
+/* Makes every commit of DB so far durable: a full checkpoint waiting WAIT_MS at most for
+ * readers, and when one held it back, a sync of the -wal. Returns an SQLite code. */
+int store_checkpoint_full(sqlite3 *db, int wait_ms);
 int store_identity_check(store *s, char **err);
 int store_run_cached(store *s, stmt_id id, const char *what, char **err);
 int store_step_done(store *s, sqlite3_stmt *st, const char *what, char **err);
