@@ -238,11 +238,11 @@ static const char *const stmt_sql[ST_COUNT] = {
 /* ---- errors ---- */
 
 int store_db_fail(store *s, char **err, const char *what) {
-  int code = sqlite3_extended_errcode(s->db);
-  s->nospace = (code & 0xff) == SQLITE_FULL;
-  s->full = s->nospace || code == SQLITE_IOERR_WRITE || code == SQLITE_IOERR_FSYNC ||
-            code == SQLITE_IOERR_TRUNCATE;
-  return diag_set(err, FT_ESTORE, "database %s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
+  int hook = s->hook_rc;
+  s->hook_rc = SQLITE_OK;
+  store_note_fail(s, hook ? hook : sqlite3_extended_errcode(s->db));
+  return diag_set(err, FT_ESTORE, "database %s: %s: %s", s->path, what,
+                  hook ? sqlite3_errstr(hook) : sqlite3_errmsg(s->db));
 }
 
 /* Why PATH cannot be opened, in words a user can act on; NULL when nothing obvious. */
@@ -534,33 +534,6 @@ static void config_hash_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 /* SQLite's own auto-checkpoint threshold, kept for the commits that skip the checkpoint. */
 enum { CKPT_DEFER_PAGES = 1000 };
 
-/* How long a durable commit's checkpoint waits for a reader still on an older snapshot. */
-enum { CKPT_WAIT_MS = 1000 };
-
-/* Syncs the -wal DB has open (SQLITE_FCNTL_JOURNAL_POINTER: the connection's own file, even
- * when the one at the path was deleted): what it holds is then on disk, in the -wal at least. */
-int store_sync_wal(sqlite3 *db) {
-  sqlite3_file *f = NULL;
-  if (sqlite3_file_control(db, "main", SQLITE_FCNTL_JOURNAL_POINTER, &f) != SQLITE_OK || !f ||
-      !f->pMethods)
-    return SQLITE_IOERR_FSYNC;
-  return f->pMethods->xSync(f, SQLITE_SYNC_NORMAL);
-}
-
-/* Makes every commit of DB so far durable: a full checkpoint (WAIT_MS for a reader still on
- * an older snapshot) syncs the -wal, copies it into the database file and syncs that. A
- * checkpoint a reader held back (LOG > DONE, or SQLITE_BUSY) leaves the commits synced in
- * the -wal alone. Returns SQLITE_OK, or the error that kept them off the disk. */
-int store_checkpoint_full(sqlite3 *db, int wait_ms) {
-  int log = -1, done = -1;
-  sqlite3_busy_timeout(db, wait_ms);
-  int rc = sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_FULL, &log, &done);
-  sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS);
-  if (rc == SQLITE_OK && log == done) return SQLITE_OK;
-  if (rc != SQLITE_OK && rc != SQLITE_BUSY) return rc;
-  return store_sync_wal(db);
-}
-
 /* After each commit (this replaces SQLite's auto-checkpoint, which it keeps for the rest): a
  * durable commit (store_durable) is made durable here, before COMMIT returns. It ran with
  * synchronous=NORMAL (nothing synced yet); a full checkpoint (store_checkpoint_full) syncs
@@ -574,9 +547,15 @@ int store_checkpoint_full(sqlite3 *db, int wait_ms) {
 static int wal_hook(void *ud, sqlite3 *db, const char *name, int pages) {
   store *s = ud;
   (void)name;
-  if (s->saved || s->durable)
-    return store_checkpoint_full(db, s->saved ? BUSY_TIMEOUT_MS : CKPT_WAIT_MS);
-  if (pages >= CKPT_DEFER_PAGES)
+  if (s->saved || s->durable) {
+    /* SQLite reports a hook's failure as the statement's SQLITE_ERROR: the code is kept for
+     * store_db_fail to name. */
+    s->hook_rc = store_checkpoint_full(db, s->saved ? BUSY_TIMEOUT_MS : CKPT_WAIT_MS);
+    return s->hook_rc;
+  }
+  /* A running durability worker checkpoints for us: two checkpoints at once, the second would
+   * find the first's lock (and this one would sit on the loop's thread). */
+  if (pages >= CKPT_DEFER_PAGES && !store_durable_nudge(s))
     sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
   return SQLITE_OK;
 }
@@ -586,6 +565,8 @@ static int wal_hook(void *ud, sqlite3 *db, const char *name, int pages) {
  * others reach the disk with the next durable commit). */
 void store_durable(store *s, int on) {
   if (s->sync != STORE_SYNC_DURABLE || s->readonly) return;
+  /* The worker idle first: two checkpoints at once, the second would find the first's lock. */
+  if (on && s->worker) store_durable_drain(s, NULL, NULL);
   s->durable = on;
 }
 
@@ -714,6 +695,7 @@ int64_t store_memory_used(void) {
 
 int store_close(store *s) {
   if (!s) return 0;
+  store_durable_free(s); /* its connection closes first: the main one is the last, as alone */
   for (int i = 0; i < ST_COUNT; i++) sqlite3_finalize(s->cache[i]);
   /* The file at our path is no longer ours, but the -wal beside it still is: emptied, it
    * cannot be replayed into the file that took our place. (The frames go into the file we
@@ -736,6 +718,7 @@ int store_close(store *s) {
  * (a kill -9) can take it away. From then on every commit is checkpointed in full. */
 static int save_side(store *s, const char *suffix, const char *how, char **err) {
   int log = -1, done = -1;
+  if (s->worker) store_durable_drain(s, NULL, NULL); /* no checkpoint of its own under way */
   int rc = sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_FULL, &log, &done);
   if (rc == SQLITE_OK && log == done) {
     s->saved = 1;
