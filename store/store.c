@@ -238,11 +238,11 @@ static const char *const stmt_sql[ST_COUNT] = {
 /* ---- errors ---- */
 
 int store_db_fail(store *s, char **err, const char *what) {
-  int code = sqlite3_extended_errcode(s->db);
-  s->nospace = (code & 0xff) == SQLITE_FULL;
-  s->full = s->nospace || code == SQLITE_IOERR_WRITE || code == SQLITE_IOERR_FSYNC ||
-            code == SQLITE_IOERR_TRUNCATE;
-  return diag_set(err, FT_ESTORE, "database %s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
+  int hook = s->hook_rc;
+  s->hook_rc = SQLITE_OK;
+  store_note_fail(s, hook ? hook : sqlite3_extended_errcode(s->db));
+  return diag_set(err, FT_ESTORE, "database %s: %s: %s", s->path, what,
+                  hook ? sqlite3_errstr(hook) : sqlite3_errmsg(s->db));
 }
 
 /* Why PATH cannot be opened, in words a user can act on; NULL when nothing obvious. */
@@ -534,34 +534,39 @@ static void config_hash_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 /* SQLite's own auto-checkpoint threshold, kept for the commits that skip the checkpoint. */
 enum { CKPT_DEFER_PAGES = 1000 };
 
-/* How long a durable commit's checkpoint waits for a reader still on an older snapshot. */
-enum { CKPT_WAIT_MS = 1000 };
-
 /* After each commit (this replaces SQLite's auto-checkpoint, which it keeps for the rest): a
- * durable commit (store_durable) is copied into the database file at once, so that the file
+ * durable commit (store_durable) is made durable here, before COMMIT returns. It ran with
+ * synchronous=NORMAL (nothing synced yet); a full checkpoint (store_checkpoint_full) syncs
+ * the -wal, copies the commit into the database file and syncs that: two syncs, and the file
  * alone holds every finished trial, whatever becomes of the -wal. In full, not passive: a
  * partial checkpoint (one a reader held back) skips every page that changed again after the
  * reader's snapshot, so the file is consistent only together with the -wal; a full one waits
- * for such readers (CKPT_WAIT_MS at most: queries are short) and leaves the file whole. */
+ * for such readers (CKPT_WAIT_MS at most: queries are short) and leaves the file whole. When
+ * even that is held back, the -wal is synced alone. An error (EIO, ENOSPC on a sync) goes back
+ * through COMMIT: the commit happened, but it is not reported as stored. */
 static int wal_hook(void *ud, sqlite3 *db, const char *name, int pages) {
   store *s = ud;
+  (void)name;
   if (s->saved || s->durable) {
-    sqlite3_busy_timeout(db, s->saved ? BUSY_TIMEOUT_MS : CKPT_WAIT_MS);
-    sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_FULL, NULL, NULL);
-    sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS);
-  } else if (pages >= CKPT_DEFER_PAGES) {
-    sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    /* SQLite reports a hook's failure as the statement's SQLITE_ERROR: the code is kept for
+     * store_db_fail to name. */
+    s->hook_rc = store_checkpoint_full(db, s->saved ? BUSY_TIMEOUT_MS : CKPT_WAIT_MS);
+    return s->hook_rc;
   }
+  /* A running durability worker checkpoints for us: two checkpoints at once, the second would
+   * find the first's lock (and this one would sit on the loop's thread). */
+  if (pages >= CKPT_DEFER_PAGES && !store_durable_nudge(s))
+    sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
   return SQLITE_OK;
 }
 
 /* Under STORE_SYNC_DURABLE, the commits between store_durable(s, 1) and store_durable(s, 0)
- * run with synchronous=FULL (the WAL is synced before COMMIT returns) and are checkpointed;
- * the others keep synchronous=NORMAL (on disk with the next durable commit). */
+ * are made durable by the wal hook's checkpoint; all commits run with synchronous=NORMAL (the
+ * others reach the disk with the next durable commit). */
 void store_durable(store *s, int on) {
   if (s->sync != STORE_SYNC_DURABLE || s->readonly) return;
-  sqlite3_exec(s->db, on ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL", NULL, NULL,
-               NULL);
+  /* The worker idle first: two checkpoints at once, the second would find the first's lock. */
+  if (on && s->worker) store_durable_drain(s, NULL, NULL);
   s->durable = on;
 }
 
@@ -690,6 +695,7 @@ int64_t store_memory_used(void) {
 
 int store_close(store *s) {
   if (!s) return 0;
+  store_durable_free(s); /* its connection closes first: the main one is the last, as alone */
   for (int i = 0; i < ST_COUNT; i++) sqlite3_finalize(s->cache[i]);
   /* The file at our path is no longer ours, but the -wal beside it still is: emptied, it
    * cannot be replayed into the file that took our place. (The frames go into the file we
@@ -712,6 +718,7 @@ int store_close(store *s) {
  * (a kill -9) can take it away. From then on every commit is checkpointed in full. */
 static int save_side(store *s, const char *suffix, const char *how, char **err) {
   int log = -1, done = -1;
+  if (s->worker) store_durable_drain(s, NULL, NULL); /* no checkpoint of its own under way */
   int rc = sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_FULL, &log, &done);
   if (rc == SQLITE_OK && log == done) {
     s->saved = 1;

@@ -25,16 +25,38 @@ int store_open(const char *path, int flags, store **out, char **err);
  * SQLite refused to close (a statement was left unfinalized: a bug). S may be NULL. */
 int store_close(store *s);
 /* How a write connection makes its commits durable. STORE_SYNC_DURABLE (what store_open
- * sets): a trial's finish, a sweep's creation and status and the migrations commit with
- * synchronous=FULL (on disk before the commit returns, so before the trial is reported) and
- * are copied into the database file at once (a passive checkpoint), so that a lost -wal
- * cannot take them along; the other commits (a trial's start, its running steps) keep
- * synchronous=NORMAL and reach the disk with the next durable one. The others exist for
- * tests/bench/bench_durability.sh, which measures what this costs: STORE_SYNC_FULL (every
- * commit synchronous=FULL, no checkpoint of its own), STORE_SYNC_NORMAL (SQLite's WAL
- * default: a power loss may roll the last commits back). */
+ * sets): a trial's finish, a sweep's creation and status and the migrations are made durable
+ * before the commit returns: committed with synchronous=NORMAL, then a full checkpoint syncs
+ * the -wal, copies it into the database file and syncs that (when a reader holds the
+ * checkpoint back, the -wal alone is synced), so that a lost -wal cannot take them along; the
+ * other commits (a trial's start, its running steps) reach the disk with the next durable
+ * one. The others exist for tests/bench/bench_durability.sh, which measures what this costs:
+ * STORE_SYNC_FULL (every commit synchronous=FULL, no checkpoint of its own),
+ * STORE_SYNC_NORMAL (SQLite's WAL default: a power loss may roll the last commits back). */
 typedef enum { STORE_SYNC_DURABLE, STORE_SYNC_FULL, STORE_SYNC_NORMAL } store_sync;
 int store_set_sync(store *s, store_sync mode, char **err);
+/* Group commit (store/store_durable.c), for a caller with a loop that can wait: turns it on
+ * for S (a write connection under STORE_SYNC_DURABLE; otherwise nothing changes and *FD is
+ * -1) and sets *FD to a descriptor (an eventfd; S owns it) that becomes readable whenever
+ * trials became durable or the worker failed. From then on store_trial_finish returns once
+ * the finish is committed (synchronous=NORMAL) and hands it to a worker thread with its own
+ * connection (started at the first finish), which checkpoints off the caller's path; the
+ * finish is durable, in the database file itself, once store_durable_reached says its
+ * ticket (store_durable_ticket) is. The other durable commits (a sweep's creation and
+ * status, migrations) stay synchronous, after the worker is drained. FT_ESYS when no
+ * descriptor can be made. */
+int store_durable_async(store *s, int *fd, char **err);
+/* The ticket of the last store_trial_finish: durable once store_durable_reached's *DONE is at
+ * least this; 0 when it was made durable before it returned. */
+uint64_t store_durable_ticket(const store *s);
+/* Reads the descriptor empty and sets *DONE to the highest durable ticket. FT_ESTORE (ERR
+ * says why, and store_was_full whether it was a full disk) once the worker failed: the tickets
+ * above *DONE are not durable, and no later finish is stored. */
+int store_durable_reached(store *s, uint64_t *done, char **err);
+/* Waits until every ticket is durable (or the worker failed), then stops the worker thread
+ * (a later finish starts it again): what a process that forks or ends does first. *DONE (may
+ * be NULL) and the return as store_durable_reached's. Nothing to do without group commit. */
+int store_durable_stop(store *s, uint64_t *done, char **err);
 /* Bytes SQLite holds now in this process (page caches, statements, schema): sqlite3_memory_used. */
 int64_t store_memory_used(void);
 

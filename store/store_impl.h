@@ -17,6 +17,12 @@
  * longer than that (a checkpoint on a slow disk), so a night's results are not dropped. */
 enum { BUSY_TIMEOUT_MS = 10000, BUSY_RETRIES = 4 };
 
+/* How long a durable commit's checkpoint waits for a reader still on an older snapshot. */
+enum { CKPT_WAIT_MS = 1000 };
+
+/* The durability worker (store_durable.c): its thread, connection and descriptor. */
+typedef struct store_worker store_worker;
+
 /* The sweep's lock file is also a reserve of disk space beside the database: on a full disk
  * it is given back so that the sweep's last word (its status) can still be written. A few
  * WAL frames of 4 KiB pages need far less. */
@@ -53,11 +59,14 @@ struct store {
   ino_t wal_ino, shm_ino;
   int saved;   /* the -wal or -shm changed and what the WAL held went into the file: every
                   later commit is checkpointed in full (the -wal at the path is not ours) */
-  int durable; /* the commit under way is durable: synchronous=FULL, then checkpointed */
+  int durable; /* the commit under way is durable: the wal hook checkpoints it in full */
   store_sync sync;
-  int claim_fd;                  /* the lock file of the sweep this connection holds; -1: none */
-  int full;                      /* the last failure was "disk full" */
-  int nospace;                   /* ... and SQLite said so itself (SQLITE_FULL) */
+  store_worker *worker; /* group commit, once store_durable_async turned it on; NULL: none */
+  uint64_t ticket;      /* the last trial finish's (store_durable_ticket) */
+  int hook_rc;          /* the wal hook's failure (an SQLite code) for store_db_fail; 0: none */
+  int claim_fd;         /* the lock file of the sweep this connection holds; -1: none */
+  int full;             /* the last failure was "disk full" */
+  int nospace;          /* ... and SQLite said so itself (SQLITE_FULL) */
   sqlite3_stmt *cache[ST_COUNT]; /* prepared on first use, finalized by store_close */
 };
 
@@ -74,7 +83,29 @@ char *store_col_strdup(sqlite3_stmt *st, int i);
 /* FNV-1a of N bytes of TEXT: SQL's ft_config_hash(TEXT), registered on every connection. */
 uint64_t store_config_hash(const char *text, size_t n);
 int store_db_fail(store *s, char **err, const char *what);
+/* Sets S's disk-full flags (store_was_full) from the SQLite code CODE of a failure. */
+void store_note_fail(store *s, int code);
 void store_durable(store *s, int on);
+/* Syncs the file DB has open for OP: SQLITE_FCNTL_JOURNAL_POINTER (its -wal) or
+ * SQLITE_FCNTL_FILE_POINTER (the database file). Returns an SQLite code. */
+int store_sync_file(sqlite3 *db, int op);
+/* Makes every commit of DB so far durable: a full checkpoint waiting WAIT_MS at most for
+ * readers, and when one held it back, a sync of the -wal. Returns an SQLite code. */
+int store_checkpoint_full(sqlite3 *db, int wait_ms);
+/* Group commit (store_durable.c). Posts the commit just made to the worker (starting it at the
+ * first post); *TICKET is its ticket. When the worker cannot start, makes the commit durable
+ * here (*TICKET 0) and returns that checkpoint's SQLite code. */
+int store_durable_post(store *s, uint64_t *ticket);
+/* Asks a running worker for a checkpoint (a ticket nobody waits for); 0 when none runs. */
+int store_durable_nudge(store *s);
+/* FT_ESTORE with the worker's failure (S's disk-full flags set from it), 0 when none. */
+int store_durable_failed(store *s, char **err);
+/* Waits until every ticket posted is durable or the worker failed, and the worker is idle:
+ * then nothing checkpoints but the main connection. *DONE (may be NULL): the highest durable
+ * ticket. Returns store_durable_failed's answer. */
+int store_durable_drain(store *s, uint64_t *done, char **err);
+/* Stops the worker (store_durable_stop) and frees it. */
+void store_durable_free(store *s);
 int store_identity_check(store *s, char **err);
 int store_run_cached(store *s, stmt_id id, const char *what, char **err);
 int store_step_done(store *s, sqlite3_stmt *st, const char *what, char **err);

@@ -158,17 +158,33 @@ int store_trial_add_steps(store *s, int64_t trial_id, int first, const double *m
 
 int store_trial_finish(store *s, int64_t trial_id, const store_trial_end *e, const double *steps_ms,
                        int n_steps, char **err) {
+  /* Group commit (store_durable_async) unless the -wal changed under us (store.c's
+   * save_side: then every commit is checkpointed in full, here). */
+  int group = s->worker && !s->saved;
+  s->ticket = 0;
   int rc = store_identity_check(s, err);
+  if (!rc && group) rc = store_durable_failed(s, err); /* nothing more is durable */
   if (!rc) rc = store_run_cached(s, ST_BEGIN_WRITE, "starting a transaction", err);
   if (rc) return rc;
   rc = finish_row(s, trial_id, e, n_steps, err);
   if (!rc) rc = steps_replace(s, trial_id, steps_ms, n_steps, err);
-  /* On disk, and in the database file itself, before the trial is reported. */
-  store_durable(s, 1);
+  /* On disk, and in the database file itself, before the trial is reported: now, or once
+   * the worker says its ticket is durable. */
+  if (!group) store_durable(s, 1);
   if (!rc) rc = store_run_cached(s, ST_COMMIT, "committing a trial", err);
-  store_durable(s, 0);
+  if (!group) store_durable(s, 0);
   if (rc) store_tx_rollback(s);
+  int code = !rc && group ? store_durable_post(s, &s->ticket) : SQLITE_OK;
+  if (code != SQLITE_OK) {
+    store_note_fail(s, code);
+    rc = diag_set(err, FT_ESTORE, "database %s: making a trial durable: %s", s->path,
+                  sqlite3_errstr(code));
+  }
   return rc;
+}
+
+uint64_t store_durable_ticket(const store *s) {
+  return s->ticket;
 }
 
 int store_trials_mark(store *s, int64_t sweep_id, outcome from, outcome to, int *n, char **err) {

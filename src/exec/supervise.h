@@ -25,9 +25,9 @@
  * With --report FD (close-on-exec, so the command never sees it) it writes three lines there:
  * "exit SECONDS STOPPED" as soon as CMD has ended (its own duration, and 1 when a SIGTERM or
  * SIGINT from the parent had reached it by then), "killed N" once its leftovers are gone, and
- * "end STATUS" (CMD's wait status, as waitpid gave it) when nothing of the trial is left; it
- * then closes FD and puts /dev/null on its stdout and stderr, and only then removes the
- * trial's cgroup and exits. */
+ * "end STATUS" (CMD's wait status, as waitpid gave it) when nothing of the trial is left (all
+ * three in one write when CMD left no process behind: the reader wakes once); it then closes FD and
+ * puts /dev/null on its stdout and stderr, and only then removes the trial's cgroup and exits. */
 #ifndef FLAGTUNE_SUPERVISE_H
 #define FLAGTUNE_SUPERVISE_H
 

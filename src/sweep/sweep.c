@@ -256,7 +256,56 @@ void sweep_ask(sweep *sw, int n) {
   if (got == 0 && (strategy_done(sw->strat) || sw->n_running == 0)) sw->strategy_exhausted = 1;
 }
 
+/* The store's worker made trials durable (or failed): their lines are printed now. A failure
+ * stops the sweep as any store failure does. */
+static void on_durable(uv_poll_t *h, int status, int events) {
+  sweep *sw = h->data;
+  (void)status;
+  (void)events;
+  char *err = NULL;
+  int rc = store_durable_reached(sw->db, &sw->durable_done, &err);
+  sweep_view_release(sw, rc != 0);
+  if (rc) {
+    uv_poll_stop(h);
+    stop_on_store_fault(sw, err);
+  }
+  free(err);
+}
+
+/* Group commit on for the sweep's trials when the store has it: a trial's line is printed
+ * once the worker says it is durable (on_durable). */
+static void durable_begin(sweep *sw) {
+  int fd = -1;
+  char *err = NULL;
+  if (store_durable_async(sw->db, &fd, &err) != 0 || fd < 0) {
+    free(err); /* no descriptor: every finish stays synchronous */
+    return;
+  }
+  sw->durable_on = 1;
+  sw->durable_done = 0;
+  if (uv_poll_init(&sw->loop, &sw->durable_poll, fd) != 0) return; /* released at the end */
+  sw->durable_poll.data = sw;
+  sw->durable_poll_on = uv_poll_start(&sw->durable_poll, UV_READABLE, on_durable) == 0;
+  if (!sw->durable_poll_on) uv_close((uv_handle_t *)&sw->durable_poll, NULL);
+}
+
+/* The end of the sweep's trials: every result durable (the worker drained, then stopped, so
+ * that the notify hooks' fork and the process's end find one thread) and its line printed,
+ * before the summary. */
+static void durable_end(sweep *sw) {
+  if (!sw->durable_on) return;
+  sw->durable_on = 0;
+  char *err = NULL;
+  int rc = store_durable_stop(sw->db, &sw->durable_done, &err);
+  sweep_view_release(sw, rc != 0);
+  if (rc) stop_on_store_fault(sw, err);
+  free(err);
+  if (sw->durable_poll_on) uv_close((uv_handle_t *)&sw->durable_poll, NULL);
+  sw->durable_poll_on = 0;
+}
+
 static void close_handles(sweep *sw) {
+  durable_end(sw);
   sweep_drain_close(sw);
   lhost_signals_settled(0); /* closing the two puts the default action back (libuv) */
   if (!uv_is_closing((uv_handle_t *)&sw->sigint)) uv_close((uv_handle_t *)&sw->sigint, NULL);
@@ -569,6 +618,7 @@ int sweep_drive(sweep *sw, char **err) {
   sw->tick_on = 1;
   uv_timer_start(&sw->tick, on_tick, 1000, 1000);
   diag_before_print = progress_erase;
+  durable_begin(sw);
   int sig = run_process_take_early_signal();
   if (sig) /* caught before the loop watched: stop now, nothing has started */
     on_signal(sig == SIGTERM ? &sw->sigterm : &sw->sigint, sig);

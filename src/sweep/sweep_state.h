@@ -28,6 +28,12 @@
 #include "sweep_queue.h"
 #include "trial.h"
 
+/* A finished trial's line waiting until its result is durable (group commit, sweep_view.c). */
+typedef struct {
+  progress_line line; /* label and reason owned */
+  uint64_t ticket;
+} sweep_held;
+
 typedef struct sweep {
   uv_loop_t loop;
   uv_signal_t sigint, sigterm, sighup;
@@ -87,6 +93,14 @@ typedef struct sweep {
    * names[n_names + i] where a line is too narrow; loaded at the first line (NULL before). */
   char **names;
   int n_names;
+  /* Group commit (store_durable_async): the worker's descriptor watched, the highest ticket
+   * durable, and the lines of trials stored but not yet durable, in the order they ended. */
+  uv_poll_t durable_poll;
+  int durable_on; /* the store hands finishes to its worker: drain it at the end */
+  int durable_poll_on;
+  uint64_t durable_done;
+  sweep_held *held;
+  int n_held, cap_held;
 } sweep;
 
 /* Frees what sweep_view.c keeps in SW (the short names). */
@@ -126,8 +140,13 @@ void sweep_drain_close(sweep *sw);
 /* sweep_view.c: */
 /* Redraws the status area (a terminal only). */
 void sweep_view_status(sweep *sw);
-/* Prints the line of a finished trial R, then the status area. */
+/* Prints the line of a finished trial R, then the status area; under group commit, once its
+ * result is durable: held until sweep_view_release says so. */
 void sweep_report_progress(sweep *sw, const trial_result *r);
+/* Prints the held lines whose tickets are durable (up to sw->durable_done); when FAILED (the
+ * store's worker failed: no later ticket will be), every other one too, as not stored (and
+ * no longer counted as its outcome). */
+void sweep_view_release(sweep *sw, int failed);
 /* Stops printing when stderr went away (EIO, EPIPE); the sweep runs on. */
 void sweep_quiet_if_unwritable(void);
 /* Runs the notify hooks (the experiment's on_done, then --notify) with the sweep's end. */

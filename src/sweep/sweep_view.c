@@ -108,7 +108,16 @@ static void load_names(sweep *sw) {
   free(err);
 }
 
+static void held_free(sweep_held *h) {
+  free((char *)h->line.label);
+  free((char *)h->line.reason);
+}
+
 void sweep_view_free(sweep *sw) {
+  for (int i = 0; i < sw->n_held; i++) held_free(&sw->held[i]);
+  free(sw->held);
+  sw->held = NULL;
+  sw->n_held = 0;
   for (int i = 0; sw->names && i < 2 * sw->n_names; i++) free(sw->names[i]);
   free(sw->names);
   sw->names = NULL;
@@ -117,7 +126,7 @@ void sweep_view_free(sweep *sw) {
 void sweep_report_progress(sweep *sw, const trial_result *r) {
   const trial_record *t = &r->record;
   load_names(sw);
-  /* Nothing is reported as its outcome unless it is stored. */
+  /* Nothing is reported as its outcome unless it is stored, and durable. */
   int steps = t->steps_budget;
   progress_line l = {
       .number = t->number,
@@ -140,7 +149,41 @@ void sweep_report_progress(sweep *sw, const trial_result *r) {
       .not_stored = r->store_err != NULL,
       .done = budget_done_shown(&sw->bud),
       .total = sw->bud.trials};
+  if (!r->store_err && r->ticket > sw->durable_done) {
+    if (sw->n_held == sw->cap_held) {
+      sw->cap_held = sw->cap_held ? 2 * sw->cap_held : 8;
+      sw->held = xrealloc(sw->held, sizeof *sw->held * (size_t)sw->cap_held);
+    }
+    l.label = l.label ? xstrdup(l.label) : NULL;
+    l.reason = l.reason ? xstrdup(l.reason) : NULL;
+    sw->held[sw->n_held++] = (sweep_held){.line = l, .ticket = r->ticket};
+    return;
+  }
   progress_print_line(&sw->view, &l);
+  sweep_quiet_if_unwritable();
+  sweep_view_status(sw);
+}
+
+void sweep_view_release(sweep *sw, int failed) {
+  int kept = 0, printed = 0;
+  for (int i = 0; i < sw->n_held; i++) {
+    sweep_held *h = &sw->held[i];
+    if (h->ticket > sw->durable_done && !failed) {
+      sw->held[kept++] = *h;
+      continue;
+    }
+    if (h->ticket > sw->durable_done) { /* stored, but maybe not on disk: not reported so */
+      h->line.not_stored = 1;
+      free((char *)h->line.reason);
+      h->line.reason = NULL;
+      if (sw->counts[h->line.status] > 0) sw->counts[h->line.status]--;
+    }
+    progress_print_line(&sw->view, &h->line);
+    held_free(h);
+    printed++;
+  }
+  sw->n_held = kept;
+  if (!printed) return;
   sweep_quiet_if_unwritable();
   sweep_view_status(sw);
 }

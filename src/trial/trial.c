@@ -550,6 +550,7 @@ static void on_exit_trial(void *ud, const exec_result *res) {
                     .step_ms = step_ms,
                     .spawn_error = res->spawn_error != 0,
                     .store_err = err,
+                    .ticket = err ? 0 : store_durable_ticket(t->c.db),
                     .reason = reason};
   t->done(t->ud, &r);
   free(reason);

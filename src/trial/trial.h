@@ -46,11 +46,12 @@ typedef struct {
   double step_ms;        /* its steady step time in wall ms (cost_step_ms); NaN: unknown */
   int spawn_error;       /* the command could not be started */
   const char *store_err; /* storing the outcome failed (the sweep must stop); NULL: stored */
-  const char *reason;    /* a non-ok trial's stored error, first line (printable); else NULL */
+  uint64_t ticket;    /* stored, durable once the store says this ticket is (0: already durable) */
+  const char *reason; /* a non-ok trial's stored error, first line (printable); else NULL */
 } trial_result;
 
-/* Called once per started trial, after its outcome is stored. The trial is freed after it
- * returns. */
+/* Called once per started trial, after its outcome is stored (under group commit, before it
+ * is durable: see ticket). The trial is freed after it returns. */
 typedef void (*trial_done_fn)(void *ud, const trial_result *r);
 
 typedef struct {

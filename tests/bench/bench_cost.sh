@@ -5,8 +5,9 @@
 #   per trial  N trials of a trivial command (per_trial_exp.sh: printf of 5 step lines) under
 #              random{}, parallel 1 and 2, against a bash loop and a C posix_spawn loop
 #              spawning the same command as often, as many at a time. Durability on (the
-#              database on this disk, a commit fsynced per trial); its cost apart: the same
-#              sweep with the database on tmpfs (/dev/shm), where fsync costs nothing.
+#              database on this disk, the finishes synced by the store's worker); its cost
+#              apart: the same sweep with the database on tmpfs (/dev/shm), where fsync costs
+#              nothing.
 #   resume     `resume 1 --trials T+5` of the largest sweep (history replayed, 5 trials run)
 #              on a copy of a generated database: wall time and peak RSS, against sqlite3
 #              reading that sweep's trials and steps (what a replay must read at least).

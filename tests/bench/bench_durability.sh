@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What durability costs per trial: the store's writes of a trial under synchronous=NORMAL,
-# synchronous=FULL, and FULL with each commit checkpointed (flagtune's policy); paired rounds,
-# medians (docs/RELIABILITY.md, "Durability"). The database goes in DIR (default: a temporary
+# synchronous=FULL, each finish checkpointed before it returns (the store alone), and the same
+# with group commit (a sweep's policy: the worker thread checkpoints); paired rounds, medians (docs/RELIABILITY.md, "Durability"). The database goes in DIR (default: a temporary
 # directory under the build tree, so on the disk a database would be on).
 # Usage: tests/bench/bench_durability.sh [BUILD_DIR] [ROUNDS] [TRIALS] [DIR]
 set -euo pipefail

@@ -97,6 +97,9 @@ fi
 # printed_ok ERR: the trial numbers printed ok, sorted; stored_ok DB: those stored ok.
 printed_ok() { grep -oE '\] #[0-9]+ +ok ' "$1" | grep -oE '[0-9]+' | sort -n | tr '\n' ' '; }
 stored_ok() { sql "$1" "SELECT number FROM trials WHERE status = 'ok' ORDER BY number" | tr '\n' ' '; }
+# not_stored PRINTED STORED: the numbers printed ok that are not stored ok. After a kill -9 the
+# store may hold more than was printed (a trial committed whose line waited for its sync).
+not_stored() { local t miss=""; for t in $1; do [[ " $2 " == *" $t "* ]] || miss+=" $t"; done; echo "$miss"; }
 for what in wal-deleted wal-replaced shm-deleted; do
   db="$work/$what.db"
   "$ft" run slow.lua --db "$db" > "$what.out" 2> "$what.err" &
@@ -133,7 +136,7 @@ for ((r = 0; r < rounds; r++)); do
   wait $pid 2>/dev/null
   printed=$(printed_ok walkill.err)
   stored=$(stored_ok "$db")
-  [ "$stored" = "$printed" ] || { lost=$((lost + 1)); echo "     round $r: printed ok: $printed; stored ok: $stored"; }
+  [ -z "$(not_stored "$printed" "$stored")" ] || { lost=$((lost + 1)); echo "     round $r: printed ok: $printed; stored ok: $stored"; }
   check_eq "wal deleted, then kill -9 ($r): integrity ok" "$(sql "$db" 'PRAGMA integrity_check')" ok
   "$ft" -q resume 1 --db "$db" > walkill.2.out 2>&1
   code=$?

@@ -20,7 +20,7 @@ typedef struct {
 } fx_tmpdb;
 
 /* Opens T->path, a new database in a new directory under /tmp named after PREFIX. */
-static store *fx_open(fx_tmpdb *t, const char *prefix) {
+static inline store *fx_open(fx_tmpdb *t, const char *prefix) {
   snprintf(t->dir, sizeof t->dir, "/tmp/%s_XXXXXX", prefix);
   if (!mkdtemp(t->dir)) perror("mkdtemp");
   snprintf(t->path, sizeof t->path, "%s/t.db", t->dir);
@@ -31,14 +31,14 @@ static store *fx_open(fx_tmpdb *t, const char *prefix) {
   return s;
 }
 
-static void fx_remove(fx_tmpdb *t) {
+static inline void fx_remove(fx_tmpdb *t) {
   char *cmd = xasprintf("rm -rf '%s'", t->dir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", t->dir);
   free(cmd);
 }
 
 /* A uniform draw in [0, 1) from the generator *STATE. */
-static double fx_unit(uint64_t *state) {
+static inline double fx_unit(uint64_t *state) {
   *state = *state * 6364136223846793005ull + 1442695040888963407ull;
   return (double)(*state >> 11) * 0x1p-53;
 }
@@ -46,8 +46,9 @@ static double fx_unit(uint64_t *state) {
 /* Stores trial NUMBER of CONFIG with ROLE and STEPS_BUDGET (0: the experiment's). STATUS
  * "running": begun only, with a pid; otherwise ended with STATUS, an ok one at VALUE with six
  * step times around it drawn from *RNG. */
-static void fx_trial(store *s, int64_t sweep, int number, trial_role role, const char *config,
-                     int steps_budget, const char *status, double value, uint64_t *rng) {
+static inline void fx_trial(store *s, int64_t sweep, int number, trial_role role,
+                            const char *config, int steps_budget, const char *status, double value,
+                            uint64_t *rng) {
   store_trial_new n = {.sweep_id = sweep,
                        .number = number,
                        .role = role,
@@ -74,7 +75,7 @@ static void fx_trial(store *s, int64_t sweep, int number, trial_role role, const
 }
 
 /* Whether A and B are the same double, bit for bit (two NaNs are). */
-static int fx_same_double(double a, double b) {
+static inline int fx_same_double(double a, double b) {
   return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0;
 }
 

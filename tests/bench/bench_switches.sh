@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Context switches a trial, per process of the chain (not run by CI: it measures, it does not
+# gate). Runs the per-trial sweep (per_trial_exp.sh: printf of 5 step lines, random{}) under
+# `perf record -e context-switches -c 1` (every switch, whole tree) and sorts the switches by
+# role: the orchestrator's loop thread, its durability worker, the fork server, the trials'
+# supervisors, the commands. Then the floors' totals (`perf stat`): the same number of printf
+# spawns from a C posix_spawn loop and from a bash loop. Numbers: docs/COST.md.
+# Usage: bench_switches.sh [BUILD_DIR]   (env: N=200 PARALLEL=1)
+set -eu
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=$(cd "${1:-$root/build}" && pwd)
+N=${N:-200} PARALLEL=${PARALLEL:-1}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+export FLAGTUNE_LOG_DIR="$work/logs"
+source "$root/tests/bench/per_trial_exp.sh"
+exp sw "$N" "$PARALLEL"
+echo "## context switches a trial, $N trials, parallel $PARALLEL (load: $(cut -d' ' -f1-3 /proc/loadavg))"
+perf record -q -e context-switches -c 1 -o sw.data -- "$build/flagtune" -q run sw.lua --db sw.db > /dev/null 2>&1
+# The orchestrator is flagtune's first pid, its worker the other flagtune pid; the fork server
+# is the flagtune-supervise process with the most switches, every other one a supervisor.
+perf report -i sw.data --sort pid --stdio -n -g none 2>/dev/null | grep -E '^ +[0-9.]+%' |
+  awk -v n="$N" '{ split($3, a, ":"); print a[1], a[2], $2 }' | sort -n |
+  awk -v n="$N" '
+    $2 == "flagtune" { c[++ft == 1 ? "orchestrator" : "durability worker"] += $3; t += $3; next }
+    $2 ~ /^flagtune-sup/ { sup += $3; t += $3; if ($3 > top) top = $3; next }
+    { c["command (" $2 ")"] += $3; t += $3 }
+    END {
+      c["fork server"] = top
+      c["supervisors"] = sup - top
+      for (r in c) printf "  %-22s %6.2f\n", r, c[r] / n
+      printf "  %-22s %6.2f\n", "total", t / n
+    }'
+line='{"step_time_ms": 1.5}'
+five="$line\n$line\n$line\n$line\n$line\n"
+cat > spawn.c <<'C'
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+extern char **environ;
+int main(int argc, char **argv) {
+  int n = atoi(argv[1]);
+  for (int i = 0; i < n; i++) {
+    pid_t pid;
+    if (posix_spawn(&pid, argv[2], NULL, NULL, argv + 2, environ) != 0) return 1;
+    wait(NULL);
+  }
+  return argc < 3;
+}
+C
+cc -O2 -o spawn spawn.c
+floor() { # label command...
+  local label=$1
+  shift
+  perf stat -x, -e context-switches -- "$@" 2>&1 > /dev/null |
+    awk -F, -v n="$N" -v l="$label" '$3 == "context-switches" { printf "  %-22s %6.2f\n", l, $1 / n }'
+}
+echo "## the floors (parallel 1), total a trial"
+floor "posix_spawn loop" ./spawn "$N" /usr/bin/printf "$five"
+floor "bash loop" bash -c 'for ((i = 0; i < $1; i++)); do /usr/bin/printf "$0" > /dev/null & wait; done' "$five" "$N"
