@@ -104,6 +104,18 @@ static const char *const stmt_sql[ST_COUNT] = {
     "SELECT id, number, role, status, config, value, steps_budget, pid FROM trials "
     "WHERE sweep_id = :sweep_id AND status = 'running' ORDER BY number",
   [ST_TRIALS_NEXT] = "SELECT coalesce(max(number) + 1, 0) FROM trials WHERE sweep_id = :sweep_id",
+  /* Resume's walk over a sweep (store_trials_each): the rows with their step count (off the
+   * steps key, no step read), for a strategy that keeps no step times; and the
+   * configurations of finished trials that an unfinished one also holds (its re-run is
+   * not owed), in one pass over the sweep's rows. */
+  [ST_TRIALS_COUNTED] =
+    "SELECT t.id, t.number, t.role, t.status, t.config, t.value, t.steps_budget, t.pid, "
+    "(SELECT count(*) FROM steps s WHERE s.trial_id = t.id) FROM trials t "
+    "WHERE t.sweep_id = :sweep_id ORDER BY t.number",
+  [ST_RERUN_DONE] =
+    "SELECT DISTINCT config FROM trials INDEXED BY " BY_NUMBER " WHERE sweep_id = :sweep_id "
+    "AND status NOT IN ('running', 'interrupted', 'lost') AND config IN (SELECT config FROM "
+    "trials WHERE sweep_id = :sweep_id AND status IN ('running', 'interrupted', 'lost'))",
   /* The end of a sweep (store_trials_load_confirm): its ok search trials run with the full
    * step budget, fastest first, off the (sweep_id, status, value) index (a role unknown to
    * this flagtune reads as search, as col_enum reads it); and the configurations whose every

@@ -221,6 +221,21 @@ int store_trials_running(store *s, int64_t sweep_id, trial_record **out, int *n,
 int store_trials_load_configs(store *s, int64_t sweep_id, const char *const *configs, int n_configs,
                               trial_record **out, int *n, char **err);
 
+/* A sweep's trials one at a time, so that a walk over a 60,000-trial sweep holds one trial:
+ * EACH(UD, T, ERR) for every trial of SWEEP_ID in number order, in one read transaction,
+ * with (READ) no step times, only their count (T->n_steps, T->steps NULL), or all of them.
+ * T's strings and steps are the store's, valid during the call only. A non-zero return of
+ * EACH ends the walk and is returned (EACH sets *ERR). */
+typedef enum { STORE_STEPS_NONE, STORE_STEPS_COUNT, STORE_STEPS_ALL } store_steps_read;
+typedef int (*store_walk_fn)(void *ud, const trial_record *t, char **err);
+int store_trials_each(store *s, int64_t sweep_id, store_steps_read read, store_walk_fn each,
+                      void *ud, char **err);
+/* The configurations of SWEEP_ID's finished trials that an unfinished trial (running,
+ * interrupted, lost) also holds: *N new strings in *OUT (free each, and the array). */
+int store_rerun_done(store *s, int64_t sweep_id, char ***out, int *n, char **err);
+/* The step times of trial TRIAL_ID, in step order: a new array in *OUT (NULL for none). */
+int store_trial_steps(store *s, int64_t trial_id, double **out, int *n, char **err);
+
 /* Records a trial's manual-PGLE profile phase (schema 5): the profile's path, ok or the
  * outcome that ended the trial, and the phase's duration. */
 int store_trial_set_profile(store *s, int64_t trial_id, const char *path, outcome status,

@@ -572,6 +572,104 @@ int store_trials_load_configs(store *s, int64_t sweep_id, const char *const *con
   return rc ? load_failed(s, rc, out, n) : 0;
 }
 
+/* ---- one trial at a time: resume's walk ---- */
+
+/* The record of ST's row (ST_TRIALS_LOAD's columns, then ST_TRIALS_COUNTED's step count),
+ * its strings the statement's. */
+static void row_record(sqlite3_stmt *st, int counted, trial_record *t) {
+  memset(t, 0, sizeof *t);
+  t->id = sqlite3_column_int64(st, 0);
+  t->number = sqlite3_column_int(st, 1);
+  t->role = (trial_role)col_enum(st, 2, record_role_from_name, ROLE_SEARCH);
+  t->status = (outcome)col_enum(st, 3, outcome_from_name, OUTCOME_CRASH);
+  t->config_json = (const char *)sqlite3_column_text(st, 4);
+  t->value = col_real(st, 5);
+  t->steps_budget = sqlite3_column_int(st, 6);
+  t->pid = sqlite3_column_int(st, 7);
+  if (counted) t->n_steps = sqlite3_column_int(st, 8);
+}
+
+/* The step rows of trial ID from STEPS (ST_STEPS_LOAD, positioned: *HAVE says it holds a
+ * row) into *BUF: steps arrive ordered like the trials, so one walk of both assigns them. */
+static int steps_of(sqlite3_stmt *steps, int *have, int64_t id, double **buf, int *cap, int *n) {
+  *n = 0;
+  while (*have == SQLITE_ROW && sqlite3_column_int64(steps, 0) == id) {
+    if (*n == *cap) *buf = xrealloc(*buf, sizeof(double) * (size_t)(*cap = *cap ? *cap * 2 : 64));
+    (*buf)[(*n)++] = sqlite3_column_double(steps, 1);
+    *have = sqlite3_step(steps);
+  }
+  return *have == SQLITE_ROW || *have == SQLITE_DONE ? 0 : -1;
+}
+
+int store_trials_each(store *s, int64_t sweep_id, store_steps_read read, store_walk_fn each,
+                      void *ud, char **err) {
+  sqlite3_stmt *st = NULL, *steps = NULL;
+  double *buf = NULL;
+  int cap = 0, have = SQLITE_DONE;
+  int rc = store_run_cached(s, ST_BEGIN_READ, "starting a read", err);
+  if (!rc)
+    rc =
+        store_stmt_get(s, read == STORE_STEPS_COUNT ? ST_TRIALS_COUNTED : ST_TRIALS_LOAD, &st, err);
+  if (!rc && store_bind_int(st, ":sweep_id", sweep_id)) rc = store_bind_fail(s, st, err);
+  if (!rc && read == STORE_STEPS_ALL) {
+    rc = store_stmt_get(s, ST_STEPS_LOAD, &steps, err);
+    if (!rc && store_bind_int(steps, ":sweep_id", sweep_id)) rc = store_bind_fail(s, steps, err);
+    if (!rc) have = sqlite3_step(steps);
+  }
+  int r = SQLITE_DONE;
+  while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW) {
+    trial_record t;
+    row_record(st, read == STORE_STEPS_COUNT, &t);
+    if (steps) {
+      /* rows of trials before this one (none: both walk the sweep in number order) */
+      while (have == SQLITE_ROW && sqlite3_column_int64(steps, 0) != t.id)
+        have = sqlite3_step(steps);
+      if (steps_of(steps, &have, t.id, &buf, &cap, &t.n_steps) != 0) {
+        rc = store_db_fail(s, err, "loading step times");
+        break;
+      }
+      t.steps = buf;
+    }
+    rc = each(ud, &t, err);
+  }
+  if (!rc && r != SQLITE_DONE) rc = store_db_fail(s, err, "loading trials");
+  if (st) store_stmt_done(st);
+  if (steps) store_stmt_done(steps);
+  free(buf);
+  if (!rc) rc = store_run_cached(s, ST_COMMIT, "ending a read", err);
+  if (rc) store_tx_rollback(s);
+  return rc;
+}
+
+int store_rerun_done(store *s, int64_t sweep_id, char ***out, int *n, char **err) {
+  sqlite3_stmt *st = NULL;
+  *out = NULL;
+  *n = 0;
+  int rc = store_stmt_get(s, ST_RERUN_DONE, &st, err), cap = 0;
+  if (rc) return rc;
+  if (store_bind_int(st, ":sweep_id", sweep_id)) return store_bind_fail(s, st, err);
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (*n == cap) *out = xrealloc(*out, sizeof **out * (size_t)(cap = cap * 2 + 8));
+    (*out)[(*n)++] = store_col_strdup(st, 0);
+  }
+  rc = rc == SQLITE_DONE ? 0 : store_db_fail(s, err, "reading the finished re-runs");
+  store_stmt_done(st);
+  return rc;
+}
+
+int store_trial_steps(store *s, int64_t trial_id, double **out, int *n, char **err) {
+  trial_record t = {.id = trial_id};
+  int rc = trial_steps_of(s, &t, err);
+  *out = (double *)t.steps;
+  *n = t.n_steps;
+  if (rc) {
+    free(*out);
+    *out = NULL;
+    *n = 0;
+  }
+  return rc;
+}
+
 /* ---- Slurm steps (schema 8): what resume needs to cancel a dead orchestrator's steps ---- */
 
 int store_trial_set_slurm(store *s, int64_t sweep_id, int number, int64_t job, int step,
