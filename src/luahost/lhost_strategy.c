@@ -247,7 +247,6 @@ static int to_proposal(lua_State *L, proposal *p) {
   return rc;
 }
 
-
 int lhost_strategy_ask(lhost *h, int ref, int n, long budget, proposal **out, int *n_out,
                        char **err) {
   *out = NULL;

@@ -14,11 +14,11 @@
 #include "lhost_strategy.h"
 
 struct strategy {
-  lhost *h;        /* not owned */
-  int ref;         /* the lua/host.lua object */
-  char *file_path; /* a user strategy file, or NULL for search/NAME.lua */
-  char *exp_path;  /* the experiment file, where option errors are located */
-  char *name;      /* the strategy's name (tpe), for messages */
+  lhost *h;               /* not owned */
+  int ref;                /* the lua/host.lua object */
+  char *file_path;        /* a user strategy file, or NULL for search/NAME.lua */
+  char *exp_path;         /* the experiment file, where option errors are located */
+  char *name;             /* the strategy's name (tpe), for messages */
   strategy_history level; /* what its history holds (the module's `history`) */
   int n_history;          /* trials added so far (start's instruction budget) */
 };
@@ -104,8 +104,8 @@ int strategy_add(strategy *s, const trial_record *history, int n, char **err) {
   if (n <= 0) return 0;
   long budget = STRATEGY_BUDGET + STRATEGY_BUDGET_PER_HISTORY * (long)n;
   s->n_history += n;
-  int rc = lhost_strategy_add(s->h, s->ref, history, n, s->level == STRATEGY_HISTORY_STEPS,
-                              budget, err);
+  int rc =
+      lhost_strategy_add(s->h, s->ref, history, n, s->level == STRATEGY_HISTORY_STEPS, budget, err);
   return rc != 0 ? mapped(s, "new", budget, rc, err) : 0;
 }
 
