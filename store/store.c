@@ -121,7 +121,9 @@ static const char *const stmt_sql[ST_COUNT] = {
    * this flagtune reads as search, as col_enum reads it); and the configurations whose every
    * trial the confirmation reads besides: the confirmed ones, and (by their hash: a collision
    * only keeps more rows) those with two or more ok full-step trials of a positive value,
-   * whatever their role (the noise's). */
+   * whatever their role (the noise's): read in number order, the table's pages in order
+   * (through the (sweep_id, status, value) index, in value order, the same rows took 0.18 s
+   * instead of 0.07 s over a 60,000-trial sweep's 50,000 ok ones). */
   [ST_CONFIRM_FASTEST] =
     "SELECT config FROM trials WHERE sweep_id = :sweep_id AND status = 'ok' "
     "AND value IS NOT NULL AND role NOT IN ('baseline', 'confirm', 'minimize') "
@@ -131,7 +133,8 @@ static const char *const stmt_sql[ST_COUNT] = {
     "SELECT DISTINCT config FROM trials INDEXED BY " BY_NUMBER " "
     "WHERE sweep_id = :sweep_id AND role = 'confirm'",
   [ST_CONFIRM_REPEATED] =
-    "SELECT ft_config_hash(config) FROM trials WHERE sweep_id = :sweep_id AND status = 'ok' "
+    "SELECT ft_config_hash(config) FROM trials INDEXED BY " BY_NUMBER " "
+    "WHERE sweep_id = :sweep_id AND status = 'ok' "
     "AND value > 0 AND (:full <= 0 OR coalesce(steps_budget, 0) <= 0 OR steps_budget >= :full) "
     "GROUP BY 1 HAVING count(*) > 1",
   [ST_LIST_SWEEPS] =
