@@ -117,7 +117,7 @@ function Host:replay(history, level, list, partial)
   for _, item in ipairs(history or {}) do
     local tbl = item.config
     if tbl == nil then tbl = ft.json_decode(item.json or "") end
-    local config = self.space:decode(tbl)
+    local config, key = self.space:decode_key(tbl)
     local shared = not config and self.space:project(tbl)
     local entry
     if item.config == nil then -- given as JSON (src/luahost/strategy.c's): the item becomes the entry,
@@ -135,7 +135,7 @@ function Host:replay(history, level, list, partial)
       end
     end
     if config ~= nil then
-      self:mark(config)
+      self:mark_key(key)
       entry.baseline = next(config) == nil
       if keep_entry then list[#list + 1] = entry end
     elseif shared then
@@ -147,10 +147,14 @@ end
 
 -- The seen set is keyed by ft.digest(key) (see kit.seen): about 40 bytes a configuration.
 function Host:mark(config)
-  if next(config) ~= nil then
-    local id = ft.digest(self.space:key(config))
-    if not self.seen[id] then self.seen[id], self.n_seen = true, self.n_seen + 1 end
-  end
+  if next(config) ~= nil then self:mark_key(self.space:key(config)) end
+end
+
+-- Marks the configuration whose key is KEY ("{}", the baseline, is never marked).
+function Host:mark_key(key)
+  if key == "{}" then return end
+  local id = ft.digest(key)
+  if not self.seen[id] then self.seen[id], self.n_seen = true, self.n_seen + 1 end
 end
 
 -- host.open(EXP, BUDGET): the host with its strategy module loaded, before any history:
