@@ -110,7 +110,8 @@ static int scan(store *db, int64_t sweep_id, resume_scan *r, char **err) {
   best_init(&r->best);
   int rc = store_trials_each(db, sweep_id, STORE_STEPS_NONE, scan_trial, r, err);
   done_list d = {0};
-  if (rc == 0) rc = store_rerun_done(db, sweep_id, &d.v, &d.n, err);
+  /* which unfinished configurations a finished trial holds: a read only when there are any */
+  if (rc == 0 && r->plan.n_pending > 0) rc = store_rerun_done(db, sweep_id, &d.v, &d.n, err);
   resume_plan_end(&r->plan, rerun_done, &d);
   for (int i = 0; i < d.n; i++) free(d.v[i]);
   free(d.v);
