@@ -1,6 +1,6 @@
 /* Resume as a plan: what a sweep's stored trials say is left to do. Pure functions over the
- * trial records the caller loaded (the shape of confirm.c); the orchestrator carries the plan
- * out. */
+ * trial records the caller gives, all at once or one at a time (the shape of confirm.c); the
+ * orchestrator carries the plan out. */
 #ifndef FLAGTUNE_RESUME_H
 #define FLAGTUNE_RESUME_H
 

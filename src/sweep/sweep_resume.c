@@ -1,7 +1,9 @@
 /* Resume: an interrupted sweep carried on to its budget from wherever it is called. Claims the
- * sweep, enters the directory `run` ran in, reads the stored trials into resume.c's plan,
- * ends what a dead orchestrator left (through the executor), rebuilds the strategy from the
- * history and queues the re-runs; sweep.c then schedules as for a new sweep. */
+ * sweep, enters the directory `run` ran in, walks the stored trials one at a time into
+ * resume.c's plan and the live view, ends what a dead orchestrator left (through the
+ * executor), rebuilds the strategy from a second walk (the history in batches, with what the
+ * strategy keeps of it) and queues the re-runs; sweep.c then schedules as for a new sweep.
+ * Must not hold every trial: a 60,000-trial sweep resumes in a few MiB. */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
