@@ -194,10 +194,10 @@ int store_trials_load_some(store *s, int64_t sweep_id, store_want_steps want, vo
  * and no others: every trial of the baseline ("{}"), of the first FASTEST distinct
  * configurations among the ok search trials run with FULL_STEPS (0: any) in (value, number)
  * order, of every configuration with a confirm trial, and of every configuration with two or
- * more ok full-step trials of a positive value (the noise's; found by a hash of the
- * configuration, so a collision may keep a few rows more); and every confirm trial. The
- * fastest are read off the (sweep_id, status, value) index and the rest filtered as they are
- * read, so memory holds what is kept, not the sweep. Step times as store_trials_load_some
+ * more ok full-step trials of a positive value (the noise's); and so every confirm trial.
+ * Each set is read off an index (the fastest off (sweep_id, status, value), the others off
+ * the configuration's indexes of schema 18) and each kept configuration's trials by a seek,
+ * so neither time nor memory goes with the sweep's other rows. Step times as store_trials_load_some
  * (WANT), each read by the trial's key. confirm_plan and confirm_winner decide on these
  * exactly as on every trial when FASTEST is confirm_fastest_needed(top). */
 int store_trials_load_confirm(store *s, int64_t sweep_id, int full_steps, int fastest,
