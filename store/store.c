@@ -123,8 +123,8 @@ static const char *const stmt_sql[ST_COUNT] = {
    * index), and those with two or more ok full-step trials of a positive value, whatever
    * their role (the noise's), read off the index of such trials alone, in configuration
    * order (no sort, no table row; schema 18); then the kept configurations' trials: the ok
-   * ones by a seek of the ok trials' (sweep_id, config) index each, the others (a few in a
-   * sweep) off the (sweep_id, status, value) index, filtered as they are read. */
+   * ones by a seek of the ok trials' (sweep_id, config) index each, the others (not ok) off
+   * the (sweep_id, status, value) index, filtered as they are read. */
   [ST_CONFIRM_FASTEST] =
     "SELECT config FROM trials WHERE sweep_id = :sweep_id AND status = 'ok' "
     "AND value IS NOT NULL AND role NOT IN ('baseline', 'confirm', 'minimize') "

@@ -447,8 +447,8 @@ static int cmp_number(const void *a, const void *b) {
 }
 
 /* Every trial of the configurations in KEEP (sealed), into records ordered by number (the
- * order of a read of every row): the ok ones by a seek each, then the others, few in a
- * sweep, read and filtered. */
+ * order of a read of every row): the ok ones by a seek each, then the others (not ok), read
+ * off the status index and filtered as they are read. */
 static int kept_rows(store *s, int64_t sweep_id, const config_set *keep, trial_record **out, int *n,
                      char **err) {
   sqlite3_stmt *st = NULL;
