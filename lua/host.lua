@@ -87,33 +87,57 @@ local function load_module(exp, name)
   error(mod, 0)
 end
 
--- History items { json (or config), status, value, steps, steps_budget, number } as the
--- strategy sees them: decoded, canonical, marked seen (an item given as JSON is reused as
--- the strategy's entry: the caller's table changes). Configurations that no longer fit
--- the space (an earlier sweep's, or the experiment changed) go to the second list as the
--- parameters they share with it (partial configurations, not marked seen), for a
--- strategy's prior(); those sharing nothing are left out.
-function Host:replay(history)
-  local list, partial = {}, {}
+-- What a strategy module's `history` field may ask for (docs/STRATEGIES.md, "What the
+-- history holds"): every entry with its step times (the default), the entries without them
+-- (n_steps says how many there were), or no entries at all, only the seen set.
+local LEVELS = { steps = true, results = true, seen = true }
+
+-- The module's history level, checked: "steps" when it says nothing.
+local function history_level(exp, name, mod)
+  local level = mod.history
+  if level == nil then return "steps" end
+  if not LEVELS[level] then
+    error(at_experiment(exp, format("strategy '%s': history must be \"steps\", \"results\" " ..
+      "or \"seen\", got %s", name, tostring(level))), 0)
+  end
+  return level
+end
+
+-- History items { json (or config), status, value, steps (or n_steps), steps_budget, number }
+-- as the strategy sees them: decoded, canonical, marked seen (an item given as JSON is
+-- reused as the strategy's entry: the caller's table changes). Configurations that no
+-- longer fit the space (an earlier sweep's, or the experiment changed) go to the second
+-- list as the parameters they share with it (partial configurations, not marked seen), for
+-- a strategy's prior(); those sharing nothing are left out. LEVEL (Host.level's) "results"
+-- keeps no step times (n_steps, their count, instead); "seen" keeps no entry that fits,
+-- only its mark. The lists are LIST and PARTIAL when given (appended to).
+function Host:replay(history, level, list, partial)
+  list, partial = list or {}, partial or {}
+  local keep_steps, keep_entry = level ~= "results", level ~= "seen"
   for _, item in ipairs(history or {}) do
     local tbl = item.config
     if tbl == nil then tbl = ft.json_decode(item.json or "") end
-    local config = self.space:decode(tbl)
+    local config, key = self.space:decode_key(tbl)
     local shared = not config and self.space:project(tbl)
     local entry
     if item.config == nil then -- given as JSON (src/luahost/strategy.c's): the item becomes the entry,
       -- its JSON dropped, so that a 10,000-trial resume does not hold two tables a trial
       entry, item.json = item, nil
-      entry.config, entry.value, entry.steps = config or shared, finite(item.value),
-        item.steps or {}
+      entry.config, entry.value = config or shared, finite(item.value)
+      if keep_steps then entry.steps = item.steps or {} else
+        entry.n_steps, entry.steps = item.n_steps or #(item.steps or {}), nil
+      end
     else
       entry = { config = config or shared, status = item.status, value = finite(item.value),
-                steps = item.steps or {}, steps_budget = item.steps_budget, number = item.number }
+                steps_budget = item.steps_budget, number = item.number }
+      if keep_steps then entry.steps = item.steps or {} else
+        entry.n_steps = item.n_steps or #(item.steps or {})
+      end
     end
     if config ~= nil then
-      self:mark(config)
+      self:mark_key(key)
       entry.baseline = next(config) == nil
-      list[#list + 1] = entry
+      if keep_entry then list[#list + 1] = entry end
     elseif shared then
       partial[#partial + 1] = entry
     end
@@ -123,13 +147,23 @@ end
 
 -- The seen set is keyed by ft.digest(key) (see kit.seen): about 40 bytes a configuration.
 function Host:mark(config)
-  if next(config) ~= nil then self.seen[ft.digest(self.space:key(config))] = true end
+  if next(config) ~= nil then self:mark_key(self.space:key(config)) end
 end
 
--- host.new(EXP, SEED, HISTORY, BUDGET): EXP is lua/dsl.lua's validated experiment table;
--- BUDGET ({ trials, hours, steps }) the sweep's, which the command line may have changed
--- (EXP.budget, the file's, when nil).
-function host.new(exp, seed, history, budget)
+-- Marks the configuration whose key is KEY ("{}", the baseline, is never marked).
+function Host:mark_key(key)
+  if key == "{}" then return end
+  local id = ft.digest(key)
+  if not self.seen[id] then self.seen[id], self.n_seen = true, self.n_seen + 1 end
+end
+
+-- host.open(EXP, BUDGET): the host with its strategy module loaded, before any history:
+-- Host:add (any number of times, in trial order), then Host:start make the strategy. EXP
+-- is lua/dsl.lua's validated experiment table; BUDGET ({ trials, hours, steps }) the
+-- sweep's, which the command line may have changed (EXP.budget, the file's, when nil).
+-- Host.level is what the module's history holds ("steps", "results" or "seen"), so that
+-- src/luahost/strategy.c reads from the database only that.
+function host.open(exp, budget)
   local st = exp.strategy or { name = "random" }
   local sp = exp.space
     or space_mod.new(exp.flags, exp.vars, exp.fixed_flags, exp.env, exp.path, exp.lines)
@@ -137,19 +171,44 @@ function host.new(exp, seed, history, budget)
   -- pending: the configurations asked and not yet told, by their canonical JSON (Host:accept,
   -- Host:tell), so that a tell finds its table instead of decoding the JSON again.
   local self = setmetatable({ space = sp, exp = exp, name = name, path = st.path, seen = {},
-                              pending = {} }, Host)
-  local hist, partial = self:replay(history)
-  local mod = load_module(exp, name)
+                              n_seen = 0, pending = {}, hist = {}, partial = {},
+                              budget = budget or exp.budget }, Host)
+  self.mod = load_module(exp, name)
+  self.level = history_level(exp, name, self.mod)
+  return self
+end
+
+-- Replays HISTORY (a list of items, Host:replay) onto what Host:start gives the strategy.
+function Host:add(history)
+  self:replay(history, self.level, self.hist, self.partial)
+end
+
+-- The history new() gets: the entries, or for a "seen" module an empty list whose `seen`
+-- is a kit.seen set of its own holding every configuration the history marked.
+function Host:history()
+  if self.level ~= "seen" then return self.hist end
+  local s = kit.seen()
+  for id in pairs(self.seen) do s.keys[id] = true end
+  s.n = self.n_seen
+  return { seen = s }
+end
+
+-- Makes the strategy from the history added, its rng seeded with SEED; returns the host.
+function Host:start(seed)
+  local exp, st, name = self.exp, self.exp.strategy or {}, self.name
   local options = {}
   for k, v in pairs(st.options or {}) do options[k] = v end
-  options.budget = budget or exp.budget
+  options.budget = self.budget
   if exp.metric then
     options.metric = { skip = exp.metric.skip or 0, min_steps = exp.metric.min_steps or 1 }
   end
   local handler = locate_with(function(e)
     return at_experiment(exp, format("strategy '%s': %s", name, e))
   end, st.path)
-  local ok, obj = xpcall(mod.new, handler, sp, options, hist, rng_mod.new(seed or 0))
+  local hist, partial = self:history(), self.partial
+  self.hist, self.partial = nil, nil
+  local ok, obj = xpcall(self.mod.new, handler, self.space, options, hist, rng_mod.new(seed or 0))
+  self.mod = nil
   if not ok then error(obj, 0) end
   if type(obj) ~= "table" or type(obj.ask) ~= "function" then
     error(at_experiment(exp, format(
@@ -163,6 +222,13 @@ function host.new(exp, seed, history, budget)
     self.n_partial = #partial
   end
   return self
+end
+
+-- host.new(EXP, SEED, HISTORY, BUDGET): host.open, Host:add(HISTORY), Host:start(SEED).
+function host.new(exp, seed, history, budget)
+  local self = host.open(exp, budget)
+  self:add(history)
+  return self:start(seed)
 end
 
 -- Calls the strategy's METHOD under a handler that names the strategy in unlocated errors.

@@ -25,11 +25,13 @@ Seen.__index = Seen
 
 -- kit.seen(SPACE, HISTORY): keys of configurations already run or proposed. The baseline
 -- "{}" is in it from the start (flagtune runs it itself) but not counted in `n`, the number
--- of the space's configurations seen. HISTORY (optional) items' configs are marked.
+-- of the space's configurations seen. HISTORY (optional) items' configs are marked; a
+-- history a "seen" strategy got (docs/STRATEGIES.md) brings its set, which is returned.
 -- Keys are held by their digest (ft.digest: 17 interned bytes for a long key, shared with
 -- the host's seen set), not as the canonical JSON itself: a seen set costs about 40 bytes
 -- a configuration instead of the JSON's length twice over.
 function kit.seen(space, history)
+  if history and getmetatable(history.seen) == Seen then return history.seen end
   local self = setmetatable({ keys = { ["{}"] = true }, n = 0 }, Seen)
   for _, h in ipairs(history or {}) do self:mark(space:key(h.config)) end
   return self

@@ -473,6 +473,26 @@ function Space:decode(tbl)
   return config
 end
 
+-- Space:decode and Space:key at once, for the stored configurations a history replays (a
+-- resume of 60,000 trials decodes each once): the configuration and its key, or nil when TBL
+-- does not fit (Space:decode says why). The values are canonicalized once, not again by key.
+function Space:decode_key(tbl)
+  if type(tbl) ~= "table" then return nil end
+  if next(tbl) == nil then return {}, "{}" end
+  local config, parts, n = {}, {}, 0
+  for _, p in ipairs(self.json_order) do
+    local v = tbl[p.name]
+    local i = v ~= nil and p:index(v)
+    if not i then return nil end
+    local c = p:value(i)
+    n = n + 1
+    config[p.name], parts[n] = c, p.json_key .. json_value(c)
+  end
+  for _ in pairs(tbl) do n = n - 1 end
+  if n ~= 0 then return nil end -- a name the space does not have
+  return config, "{" .. table.concat(parts, ",") .. "}"
+end
+
 -- The part of a decoded JSON object this space shares: the parameters it also has, with
 -- values it allows (canonical). Nil when nothing is shared. For the history of an earlier
 -- sweep whose space differs (warm start): a partial configuration, never proposed.

@@ -5,7 +5,7 @@
 
 local kit = require("kit")
 
-local grid = {}
+local grid = { history = "seen" } -- new() reads only the seen set (kit.seen)
 local G = {}
 G.__index = G
 

@@ -5,7 +5,7 @@
 -- strategy kit (lua/kit.lua, docs/STRATEGIES.md): the seen set and the option checks.
 local kit = require("kit")
 
-local M = {}
+local M = { history = "results" } -- new() reads configs, statuses and values
 M.__index = M
 
 function M.new(space, options, history, rng)

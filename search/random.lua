@@ -6,7 +6,7 @@
 
 local kit = require("kit")
 
-local random = {}
+local random = { history = "seen" } -- new() reads only the seen set (kit.seen)
 local R = {}
 R.__index = R
 

@@ -15,7 +15,7 @@ local tpe_start = require("search.tpe_start")
 local tpe_finish = require("search.tpe_finish")
 local is_categorical, parzen, ridge_new = models.is_categorical, models.parzen, models.ridge_new
 
-local tpe = {}
+local tpe = { history = "results" } -- new() weighs a trial by its step count (n_steps), no times
 local T = {}
 T.__index = T
 
@@ -278,7 +278,7 @@ function T:observe(key, x, result)
   local fail0, ran0 = self.fail[id] or 0, self.ran[id]
   if status == "ok" then
     local rs0 = self:rs_of(id)
-    local w = math.max(1, #(result.steps or {}))
+    local w = math.max(1, result.n_steps or #(result.steps or {}))
     local weight0 = self.weight[id]
     if weight0 > 0 and result.value > 0 and self.sum[id] > 0 then
       self:repeat_seen(id, math.log(result.value))

@@ -104,24 +104,47 @@ static const char *const stmt_sql[ST_COUNT] = {
     "SELECT id, number, role, status, config, value, steps_budget, pid FROM trials "
     "WHERE sweep_id = :sweep_id AND status = 'running' ORDER BY number",
   [ST_TRIALS_NEXT] = "SELECT coalesce(max(number) + 1, 0) FROM trials WHERE sweep_id = :sweep_id",
+  /* Resume's walk over a sweep (store_trials_each): the rows with their step count (off the
+   * steps key, no step read), for a strategy that keeps no step times; and the
+   * configurations of finished trials that an unfinished one also holds (its re-run is
+   * not owed), in one pass over the sweep's rows. */
+  [ST_TRIALS_COUNTED] =
+    "SELECT t.id, t.number, t.role, t.status, t.config, t.value, t.steps_budget, t.pid, "
+    "(SELECT count(*) FROM steps s WHERE s.trial_id = t.id) FROM trials t "
+    "WHERE t.sweep_id = :sweep_id ORDER BY t.number",
+  [ST_RERUN_DONE] =
+    "SELECT DISTINCT config FROM trials INDEXED BY " BY_NUMBER " WHERE sweep_id = :sweep_id "
+    "AND status NOT IN ('running', 'interrupted', 'lost') AND config IN (SELECT config FROM "
+    "trials WHERE sweep_id = :sweep_id AND status IN ('running', 'interrupted', 'lost'))",
   /* The end of a sweep (store_trials_load_confirm): its ok search trials run with the full
    * step budget, fastest first, off the (sweep_id, status, value) index (a role unknown to
-   * this flagtune reads as search, as col_enum reads it); and the configurations whose every
-   * trial the confirmation reads besides: the confirmed ones, and (by their hash: a collision
-   * only keeps more rows) those with two or more ok full-step trials of a positive value,
-   * whatever their role (the noise's). */
+   * this flagtune reads as search, as col_enum reads it); the configurations whose every
+   * trial the confirmation reads besides: the confirmed ones (a seek of the confirm trials'
+   * index), and those with two or more ok full-step trials of a positive value, whatever
+   * their role (the noise's), read off the index of such trials alone, in configuration
+   * order (no sort, no table row; schema 18); then the kept configurations' trials: the ok
+   * ones by a seek of the ok trials' (sweep_id, config) index each, the others (not ok) off
+   * the (sweep_id, status, value) index, filtered as they are read. */
   [ST_CONFIRM_FASTEST] =
     "SELECT config FROM trials WHERE sweep_id = :sweep_id AND status = 'ok' "
     "AND value IS NOT NULL AND role NOT IN ('baseline', 'confirm', 'minimize') "
     "AND (:full <= 0 OR coalesce(steps_budget, 0) <= 0 OR steps_budget >= :full) "
     "ORDER BY value, number",
   [ST_CONFIRM_CONFIRMED] =
-    "SELECT DISTINCT config FROM trials INDEXED BY " BY_NUMBER " "
+    "SELECT DISTINCT config FROM trials INDEXED BY trials_confirm_config "
     "WHERE sweep_id = :sweep_id AND role = 'confirm'",
   [ST_CONFIRM_REPEATED] =
-    "SELECT ft_config_hash(config) FROM trials WHERE sweep_id = :sweep_id AND status = 'ok' "
+    "SELECT config FROM trials INDEXED BY trials_measured_config "
+    "WHERE sweep_id = :sweep_id AND status = 'ok' "
     "AND value > 0 AND (:full <= 0 OR coalesce(steps_budget, 0) <= 0 OR steps_budget >= :full) "
-    "GROUP BY 1 HAVING count(*) > 1",
+    "GROUP BY config HAVING count(*) > 1",
+  [ST_CONFIRM_OK_ROWS] =
+    "SELECT id, number, role, status, config, value, steps_budget, pid FROM trials "
+    "INDEXED BY trials_ok_config WHERE sweep_id = :sweep_id AND status = 'ok' "
+    "AND config = :config",
+  [ST_CONFIRM_OTHER_ROWS] =
+    "SELECT id, number, role, status, config, value, steps_budget, pid FROM trials "
+    "INDEXED BY trials_sweep_status_value WHERE sweep_id = :sweep_id AND status <> 'ok'",
   [ST_LIST_SWEEPS] =
     "SELECT m.id, m.name, m.model, m.hardware, m.status, m.strategy, m.created_at, "
     "m.finished_at, m.n_trials, m.ok, m.best_ms, m.baseline_ms, m.speedup, m.best_trial, "
@@ -509,26 +532,6 @@ static int exec_patiently(store *s, const char *sql) {
   return rc;
 }
 
-uint64_t store_config_hash(const char *text, size_t n) {
-  uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a, 64 bits */
-  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)text[i]) * 0x100000001b3ull;
-  return h;
-}
-
-/* ft_config_hash(TEXT): store_config_hash of TEXT as an integer (NULL for NULL). The end of a
- * sweep groups the ok trials by it, so that SQLite's sorter holds 8 bytes a trial, not each
- * configuration's JSON (ST_CONFIRM_REPEATED). */
-static void config_hash_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  (void)argc;
-  const char *text = (const char *)sqlite3_value_text(argv[0]);
-  if (!text) {
-    sqlite3_result_null(ctx);
-    return;
-  }
-  uint64_t h = store_config_hash(text, (size_t)sqlite3_value_bytes(argv[0]));
-  sqlite3_result_int64(ctx, (sqlite3_int64)h);
-}
-
 /* ---- durability ---- */
 
 /* SQLite's own auto-checkpoint threshold, kept for the commits that skip the checkpoint. */
@@ -580,9 +583,6 @@ int store_set_sync(store *s, store_sync mode, char **err) {
 
 static int configure(store *s, char **err) {
   sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
-  if (sqlite3_create_function(s->db, "ft_config_hash", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
-                              config_hash_fn, NULL, NULL) != SQLITE_OK)
-    return open_fail(s, sqlite3_errcode(s->db), err);
   /* No memory-mapped I/O of the main file: a file truncated or made unwritable under a
    * mapping raises SIGBUS instead of an error (SQLite's default is already 0; say so). */
   int rc = exec_patiently(s, "PRAGMA foreign_keys = ON; PRAGMA mmap_size = 0");

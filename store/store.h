@@ -216,10 +216,10 @@ int store_trials_load_some(store *s, int64_t sweep_id, store_want_steps want, vo
  * and no others: every trial of the baseline ("{}"), of the first FASTEST distinct
  * configurations among the ok search trials run with FULL_STEPS (0: any) in (value, number)
  * order, of every configuration with a confirm trial, and of every configuration with two or
- * more ok full-step trials of a positive value (the noise's; found by a hash of the
- * configuration, so a collision may keep a few rows more); and every confirm trial. The
- * fastest are read off the (sweep_id, status, value) index and the rest filtered as they are
- * read, so memory holds what is kept, not the sweep. Step times as store_trials_load_some
+ * more ok full-step trials of a positive value (the noise's); and so every confirm trial.
+ * Each set is read off an index (the fastest off (sweep_id, status, value), the others off
+ * the configuration's indexes of schema 18) and each kept configuration's trials by a seek,
+ * so neither time nor memory goes with the sweep's other rows. Step times as store_trials_load_some
  * (WANT), each read by the trial's key. confirm_plan and confirm_winner decide on these
  * exactly as on every trial when FASTEST is confirm_fastest_needed(top). */
 int store_trials_load_confirm(store *s, int64_t sweep_id, int full_steps, int fastest,
@@ -242,6 +242,21 @@ int store_trials_running(store *s, int64_t sweep_id, trial_record **out, int *n,
                          char **err);
 int store_trials_load_configs(store *s, int64_t sweep_id, const char *const *configs, int n_configs,
                               trial_record **out, int *n, char **err);
+
+/* A sweep's trials one at a time, so that a walk over a 60,000-trial sweep holds one trial:
+ * EACH(UD, T, ERR) for every trial of SWEEP_ID in number order, in one read transaction,
+ * with (READ) no step times, only their count (T->n_steps, T->steps NULL), or all of them.
+ * T's strings and steps are the store's, valid during the call only. A non-zero return of
+ * EACH ends the walk and is returned (EACH sets *ERR). */
+typedef enum { STORE_STEPS_NONE, STORE_STEPS_COUNT, STORE_STEPS_ALL } store_steps_read;
+typedef int (*store_walk_fn)(void *ud, const trial_record *t, char **err);
+int store_trials_each(store *s, int64_t sweep_id, store_steps_read read, store_walk_fn each,
+                      void *ud, char **err);
+/* The configurations of SWEEP_ID's finished trials that an unfinished trial (running,
+ * interrupted, lost) also holds: *N new strings in *OUT (free each, and the array). */
+int store_rerun_done(store *s, int64_t sweep_id, char ***out, int *n, char **err);
+/* The step times of trial TRIAL_ID, in step order: a new array in *OUT (NULL for none). */
+int store_trial_steps(store *s, int64_t trial_id, double **out, int *n, char **err);
 
 /* Records a trial's manual-PGLE profile phase (schema 5): the profile's path, ok or the
  * outcome that ended the trial, and the phase's duration. */

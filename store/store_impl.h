@@ -35,8 +35,9 @@ typedef enum {
   ST_TRIAL_BEGIN, ST_TRIAL_PID, ST_TRIAL_FINISH, ST_STEPS_DELETE, ST_STEP_INSERT,
   ST_TRIAL_NSTEPS,
   ST_TRIALS_MARK, ST_TRIALS_LOAD, ST_STEPS_LOAD, ST_TRIAL_STEPS,
-  ST_TRIALS_ROLE, ST_TRIALS_RUNNING, ST_TRIALS_NEXT,
-  ST_CONFIRM_FASTEST, ST_CONFIRM_CONFIRMED, ST_CONFIRM_REPEATED,
+  ST_TRIALS_ROLE, ST_TRIALS_RUNNING, ST_TRIALS_NEXT, ST_TRIALS_COUNTED, ST_RERUN_DONE,
+  ST_CONFIRM_FASTEST, ST_CONFIRM_CONFIRMED, ST_CONFIRM_REPEATED, ST_CONFIRM_OK_ROWS,
+  ST_CONFIRM_OTHER_ROWS,
   ST_LIST_SWEEPS, ST_SHOW_SWEEP, ST_SHOW_COUNTS, ST_SHOW_TRIALS, ST_SHOW_TRIAL_LINES, ST_SHOW_TRIALS_FASTEST, ST_SHOW_LOG_FAILURES, ST_SHOW_COST, ST_SHOW_BEST, ST_SHOW_BASELINE,
   ST_BEST, ST_SWEEP_WINNER, ST_SWEEP_CI_SOURCE, ST_SWEEP_CI_SET, ST_WARM_TRIALS, ST_TRIAL_PROFILE, ST_TRIAL_LOSSES,
   ST_SWEEP_HOLDER, ST_SWEEP_CLAIM, ST_SWEEP_PLACE, ST_SWEEP_BUDGET,
@@ -80,8 +81,6 @@ int store_bind_text(sqlite3_stmt *st, const char *name, const char *v);
 int store_claim_in_tx(store *s, int64_t id, int force, char **err);
 cJSON *store_col_json(sqlite3_stmt *st, int i);
 char *store_col_strdup(sqlite3_stmt *st, int i);
-/* FNV-1a of N bytes of TEXT: SQL's ft_config_hash(TEXT), registered on every connection. */
-uint64_t store_config_hash(const char *text, size_t n);
 int store_db_fail(store *s, char **err, const char *what);
 /* Sets S's disk-full flags (store_was_full) from the SQLite code CODE of a failure. */
 void store_note_fail(store *s, int code);

@@ -216,20 +216,7 @@ static int col_enum(sqlite3_stmt *st, int i, int (*from_name)(const char *), int
 typedef struct {
   char **v;
   int n, cap;
-  uint64_t *h; /* and configurations known by their store_config_hash (sorted once filled) */
-  int nh, cap_h;
 } config_set;
-
-static void set_add_hash(config_set *c, uint64_t h) {
-  if (c->nh == c->cap_h)
-    c->h = xrealloc(c->h, sizeof *c->h * (size_t)(c->cap_h = c->cap_h * 2 + 16));
-  c->h[c->nh++] = h;
-}
-
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return (x > y) - (x < y);
-}
 
 static void set_add(config_set *c, const char *config) {
   if (c->n == c->cap) c->v = xrealloc(c->v, sizeof *c->v * (size_t)(c->cap = c->cap * 2 + 16));
@@ -240,42 +227,42 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Sorts C and drops its repeats. */
 static void set_seal(config_set *c) {
   if (c->n > 1) qsort(c->v, (size_t)c->n, sizeof *c->v, cmp_str);
-  if (c->nh > 1) qsort(c->h, (size_t)c->nh, sizeof *c->h, cmp_u64);
+  int kept = 0;
+  for (int i = 0; i < c->n; i++) {
+    if (kept > 0 && strcmp(c->v[kept - 1], c->v[i]) == 0)
+      free(c->v[i]);
+    else
+      c->v[kept++] = c->v[i];
+  }
+  c->n = kept;
 }
 
-/* Whether CONFIG (N bytes) is in C, by name or by hash. */
-static int set_has(const config_set *c, const char *config, size_t n) {
-  if (!config) return 0;
-  if (c->n > 0 && bsearch(&config, c->v, (size_t)c->n, sizeof *c->v, cmp_str)) return 1;
-  uint64_t h = c->nh > 0 ? store_config_hash(config, n) : 0;
-  return c->nh > 0 && bsearch(&h, c->h, (size_t)c->nh, sizeof *c->h, cmp_u64);
+/* Whether CONFIG is in C. */
+static int set_has(const config_set *c, const char *config) {
+  return config && c->n > 0 && bsearch(&config, c->v, (size_t)c->n, sizeof *c->v, cmp_str);
 }
 
 static void set_free(config_set *c) {
   for (int i = 0; i < c->n; i++) free(c->v[i]);
   free(c->v);
-  free(c->h);
 }
 
-/* Reads the rows of ST (bound and ready) into trial records: all of them (KEEP NULL), or
- * those whose configuration is in KEEP and, with CONFIRMS, every confirm trial (a row not
- * kept is never copied). */
-static int trial_rows_of(store *s, sqlite3_stmt *st, const config_set *keep, int confirms,
-                         trial_record **out, int *n, char **err) {
-  int rc, cap = 0;
+/* Appends the rows of ST (bound and ready) to the *N trial records of *OUT, which has room
+ * for *CAP: all of them (KEEP NULL), or those whose configuration is in KEEP (a row not kept
+ * is never copied). */
+static int rows_append(store *s, sqlite3_stmt *st, const config_set *keep, trial_record **out,
+                       int *n, int *cap, char **err) {
+  int rc;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    trial_role role = (trial_role)col_enum(st, 2, record_role_from_name, ROLE_SEARCH);
-    if (keep && !(confirms && role == ROLE_CONFIRM) &&
-        !set_has(keep, (const char *)sqlite3_column_text(st, 4),
-                 (size_t)sqlite3_column_bytes(st, 4)))
-      continue;
-    if (*n == cap) *out = xrealloc(*out, sizeof **out * (size_t)(cap = cap ? cap * 2 : 16));
+    if (keep && !set_has(keep, (const char *)sqlite3_column_text(st, 4))) continue;
+    if (*n == *cap) *out = xrealloc(*out, sizeof **out * (size_t)(*cap = *cap ? *cap * 2 : 16));
     trial_record *t = memset(&(*out)[(*n)++], 0, sizeof **out);
     t->id = sqlite3_column_int64(st, 0);
     t->number = sqlite3_column_int(st, 1);
-    t->role = role;
+    t->role = (trial_role)col_enum(st, 2, record_role_from_name, ROLE_SEARCH);
     t->status = (outcome)col_enum(st, 3, outcome_from_name, OUTCOME_CRASH);
     t->config_json = store_col_strdup(st, 4);
     t->value = col_real(st, 5);
@@ -284,6 +271,14 @@ static int trial_rows_of(store *s, sqlite3_stmt *st, const config_set *keep, int
   }
   rc = rc == SQLITE_DONE ? 0 : store_db_fail(s, err, "loading trials");
   store_stmt_done(st);
+  return rc;
+}
+
+/* Reads the rows of ST (bound and ready) into trial records: all of them (KEEP NULL), or
+ * those whose configuration is in KEEP, trimmed to their number. */
+static int trial_rows_of(store *s, sqlite3_stmt *st, const config_set *keep, trial_record **out,
+                         int *n, char **err) {
+  int cap = 0, rc = rows_append(s, st, keep, out, n, &cap, err);
   if (!rc && keep && *n > 0 && *n < cap) /* trimmed: what is kept stays as long as the end */
     *out = xrealloc(*out, sizeof **out * (size_t)*n);
   return rc;
@@ -294,7 +289,7 @@ static int trials_rows(store *s, int64_t sweep_id, trial_record **out, int *n, c
   int rc = store_stmt_get(s, ST_TRIALS_LOAD, &st, err);
   if (rc) return rc;
   if (store_bind_int(st, ":sweep_id", sweep_id)) return store_bind_fail(s, st, err);
-  return trial_rows_of(s, st, NULL, 0, out, n, err);
+  return trial_rows_of(s, st, NULL, out, n, err);
 }
 
 int store_warm_trials(store *s, const char *model, const char *hardware, int64_t sweep_id,
@@ -308,7 +303,7 @@ int store_warm_trials(store *s, const char *model, const char *hardware, int64_t
       store_bind_int(st, ":sweep_id", sweep_id) | store_bind_int(st, ":best", STORE_WARM_BEST) |
       store_bind_int(st, ":recent", STORE_WARM_RECENT))
     return store_bind_fail(s, st, err);
-  rc = trial_rows_of(s, st, NULL, 0, out, n, err);
+  rc = trial_rows_of(s, st, NULL, out, n, err);
   for (int i = 0; i < *n; i++) (*out)[i].number = -1;
   if (rc) {
     record_free(*out, *n);
@@ -439,9 +434,8 @@ static int fastest_configs(store *s, int64_t sweep_id, int full_steps, int faste
   return rc;
 }
 
-/* Into KEEP: the configurations of the sweep's confirm trials, and the hashes of those with
- * two or more ok full-step trials (grouped by hash: SQLite's sorter holds 8 bytes a trial,
- * spilling to a temporary file only past its cache size). */
+/* Into KEEP: the configurations of the sweep's confirm trials, and those with two or more
+ * ok full-step trials (read off an index in configuration order: no sort, no table row). */
 static int confirmed_and_repeated(store *s, int64_t sweep_id, int full_steps, config_set *keep,
                                   char **err) {
   sqlite3_stmt *st = NULL;
@@ -457,9 +451,41 @@ static int confirmed_and_repeated(store *s, int64_t sweep_id, int full_steps, co
   if (store_bind_int(st, ":sweep_id", sweep_id) | store_bind_int(st, ":full", full_steps))
     return store_bind_fail(s, st, err);
   while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-    set_add_hash(keep, (uint64_t)sqlite3_column_int64(st, 0));
+    set_add(keep, (const char *)sqlite3_column_text(st, 0));
   rc = rc == SQLITE_DONE ? 0 : store_db_fail(s, err, "reading the repeated configurations");
   store_stmt_done(st);
+  return rc;
+}
+
+static int cmp_number(const void *a, const void *b) {
+  int x = ((const trial_record *)a)->number, y = ((const trial_record *)b)->number;
+  return (x > y) - (x < y);
+}
+
+/* Every trial of the configurations in KEEP (sealed), into records ordered by number (the
+ * order of a read of every row): the ok ones by a seek each, then the others (not ok), read
+ * off the status index and filtered as they are read. */
+static int kept_rows(store *s, int64_t sweep_id, const config_set *keep, trial_record **out, int *n,
+                     char **err) {
+  sqlite3_stmt *st = NULL;
+  int rc = 0, cap = 0;
+  for (int i = 0; i < keep->n && !rc; i++) {
+    rc = store_stmt_get(s, ST_CONFIRM_OK_ROWS, &st, err);
+    if (rc) break;
+    if (store_bind_int(st, ":sweep_id", sweep_id) | store_bind_text(st, ":config", keep->v[i]))
+      rc = store_bind_fail(s, st, err);
+    else
+      rc = rows_append(s, st, NULL, out, n, &cap, err);
+  }
+  if (!rc) rc = store_stmt_get(s, ST_CONFIRM_OTHER_ROWS, &st, err);
+  if (!rc) {
+    if (store_bind_int(st, ":sweep_id", sweep_id))
+      rc = store_bind_fail(s, st, err);
+    else
+      rc = rows_append(s, st, keep, out, n, &cap, err);
+  }
+  if (!rc && *n > 1) qsort(*out, (size_t)*n, sizeof **out, cmp_number);
+  if (!rc && *n > 0 && *n < cap) *out = xrealloc(*out, sizeof **out * (size_t)*n);
   return rc;
 }
 
@@ -496,12 +522,7 @@ int store_trials_load_confirm(store *s, int64_t sweep_id, int full_steps, int fa
   if (!rc) rc = fastest_configs(s, sweep_id, full_steps, fastest, &keep, err);
   if (!rc) rc = confirmed_and_repeated(s, sweep_id, full_steps, &keep, err);
   set_seal(&keep);
-  if (!rc) {
-    sqlite3_stmt *st = NULL;
-    rc = store_stmt_get(s, ST_TRIALS_LOAD, &st, err);
-    if (!rc && store_bind_int(st, ":sweep_id", sweep_id)) rc = store_bind_fail(s, st, err);
-    if (!rc) rc = trial_rows_of(s, st, &keep, 1, out, n, err);
-  }
+  if (!rc) rc = kept_rows(s, sweep_id, &keep, out, n, err);
   if (!rc) {
     marks = xcalloc((size_t)*n + 1, 1);
     if (want) want(*out, *n, marks, ud);
@@ -541,7 +562,7 @@ int store_trials_load_role(store *s, int64_t sweep_id, trial_role role, trial_re
   if (store_bind_int(st, ":sweep_id", sweep_id) |
       store_bind_text(st, ":role", record_role_name(role)))
     return store_bind_fail(s, st, err);
-  rc = trial_rows_of(s, st, NULL, 0, out, n, err);
+  rc = trial_rows_of(s, st, NULL, out, n, err);
   if (rc) record_free(*out, *n), *out = NULL, *n = 0;
   return rc;
 }
@@ -563,7 +584,7 @@ int store_trials_running(store *s, int64_t sweep_id, trial_record **out, int *n,
   }
   if (!rc) rc = store_stmt_get(s, ST_TRIALS_RUNNING, &st, err);
   if (!rc && store_bind_int(st, ":sweep_id", sweep_id)) rc = store_bind_fail(s, st, err);
-  if (!rc) rc = trial_rows_of(s, st, NULL, 0, out, n, err);
+  if (!rc) rc = trial_rows_of(s, st, NULL, out, n, err);
   if (!rc) rc = store_run_cached(s, ST_COMMIT, "ending a read", err);
   return rc ? load_failed(s, rc, out, n) : 0;
 }
@@ -581,11 +602,109 @@ int store_trials_load_configs(store *s, int64_t sweep_id, const char *const *con
   if (!rc) rc = store_stmt_get(s, ST_TRIALS_LOAD, &st, err);
   if (!rc && store_bind_int(st, ":sweep_id", sweep_id)) rc = store_bind_fail(s, st, err);
   if (!rc && keep.n == 0) store_stmt_done(st);
-  if (!rc && keep.n > 0) rc = trial_rows_of(s, st, &keep, 0, out, n, err);
+  if (!rc && keep.n > 0) rc = trial_rows_of(s, st, &keep, out, n, err);
   for (int i = 0; i < *n && !rc; i++) rc = trial_steps_of(s, &(*out)[i], err);
   if (!rc) rc = store_run_cached(s, ST_COMMIT, "ending a read", err);
   set_free(&keep);
   return rc ? load_failed(s, rc, out, n) : 0;
+}
+
+/* ---- one trial at a time: resume's walk ---- */
+
+/* The record of ST's row (ST_TRIALS_LOAD's columns, then ST_TRIALS_COUNTED's step count),
+ * its strings the statement's. */
+static void row_record(sqlite3_stmt *st, int counted, trial_record *t) {
+  memset(t, 0, sizeof *t);
+  t->id = sqlite3_column_int64(st, 0);
+  t->number = sqlite3_column_int(st, 1);
+  t->role = (trial_role)col_enum(st, 2, record_role_from_name, ROLE_SEARCH);
+  t->status = (outcome)col_enum(st, 3, outcome_from_name, OUTCOME_CRASH);
+  t->config_json = (const char *)sqlite3_column_text(st, 4);
+  t->value = col_real(st, 5);
+  t->steps_budget = sqlite3_column_int(st, 6);
+  t->pid = sqlite3_column_int(st, 7);
+  if (counted) t->n_steps = sqlite3_column_int(st, 8);
+}
+
+/* The step rows of trial ID from STEPS (ST_STEPS_LOAD, positioned: *HAVE says it holds a
+ * row) into *BUF: steps arrive ordered like the trials, so one walk of both assigns them. */
+static int steps_of(sqlite3_stmt *steps, int *have, int64_t id, double **buf, int *cap, int *n) {
+  *n = 0;
+  while (*have == SQLITE_ROW && sqlite3_column_int64(steps, 0) == id) {
+    if (*n == *cap) *buf = xrealloc(*buf, sizeof(double) * (size_t)(*cap = *cap ? *cap * 2 : 64));
+    (*buf)[(*n)++] = sqlite3_column_double(steps, 1);
+    *have = sqlite3_step(steps);
+  }
+  return *have == SQLITE_ROW || *have == SQLITE_DONE ? 0 : -1;
+}
+
+int store_trials_each(store *s, int64_t sweep_id, store_steps_read read, store_walk_fn each,
+                      void *ud, char **err) {
+  sqlite3_stmt *st = NULL, *steps = NULL;
+  double *buf = NULL;
+  int cap = 0, have = SQLITE_DONE;
+  int rc = store_run_cached(s, ST_BEGIN_READ, "starting a read", err);
+  if (!rc)
+    rc =
+        store_stmt_get(s, read == STORE_STEPS_COUNT ? ST_TRIALS_COUNTED : ST_TRIALS_LOAD, &st, err);
+  if (!rc && store_bind_int(st, ":sweep_id", sweep_id)) rc = store_bind_fail(s, st, err);
+  if (!rc && read == STORE_STEPS_ALL) {
+    rc = store_stmt_get(s, ST_STEPS_LOAD, &steps, err);
+    if (!rc && store_bind_int(steps, ":sweep_id", sweep_id)) rc = store_bind_fail(s, steps, err);
+    if (!rc) have = sqlite3_step(steps);
+  }
+  int r = SQLITE_DONE;
+  while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW) {
+    trial_record t;
+    row_record(st, read == STORE_STEPS_COUNT, &t);
+    if (steps) {
+      /* rows of trials before this one (none: both walk the sweep in number order) */
+      while (have == SQLITE_ROW && sqlite3_column_int64(steps, 0) != t.id)
+        have = sqlite3_step(steps);
+      if (steps_of(steps, &have, t.id, &buf, &cap, &t.n_steps) != 0) {
+        rc = store_db_fail(s, err, "loading step times");
+        break;
+      }
+      t.steps = buf;
+    }
+    rc = each(ud, &t, err);
+  }
+  if (!rc && r != SQLITE_DONE) rc = store_db_fail(s, err, "loading trials");
+  if (st) store_stmt_done(st);
+  if (steps) store_stmt_done(steps);
+  free(buf);
+  if (!rc) rc = store_run_cached(s, ST_COMMIT, "ending a read", err);
+  if (rc) store_tx_rollback(s);
+  return rc;
+}
+
+int store_rerun_done(store *s, int64_t sweep_id, char ***out, int *n, char **err) {
+  sqlite3_stmt *st = NULL;
+  *out = NULL;
+  *n = 0;
+  int rc = store_stmt_get(s, ST_RERUN_DONE, &st, err), cap = 0;
+  if (rc) return rc;
+  if (store_bind_int(st, ":sweep_id", sweep_id)) return store_bind_fail(s, st, err);
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (*n == cap) *out = xrealloc(*out, sizeof **out * (size_t)(cap = cap * 2 + 8));
+    (*out)[(*n)++] = store_col_strdup(st, 0);
+  }
+  rc = rc == SQLITE_DONE ? 0 : store_db_fail(s, err, "reading the finished re-runs");
+  store_stmt_done(st);
+  return rc;
+}
+
+int store_trial_steps(store *s, int64_t trial_id, double **out, int *n, char **err) {
+  trial_record t = {.id = trial_id};
+  int rc = trial_steps_of(s, &t, err);
+  *out = (double *)t.steps;
+  *n = t.n_steps;
+  if (rc) {
+    free(*out);
+    *out = NULL;
+    *n = 0;
+  }
+  return rc;
 }
 
 /* ---- Slurm steps (schema 8): what resume needs to cancel a dead orchestrator's steps ---- */

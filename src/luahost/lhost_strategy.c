@@ -42,8 +42,9 @@ static void push_steps(lua_State *L, const double *steps, int n) {
   }
 }
 
-/* Pushes { status=, value=, steps={...}, steps_budget=, number= } (value absent if NaN). */
-static void push_result(lua_State *L, const trial_record *r) {
+/* Pushes { status=, value=, steps={...} (or n_steps=, without WITH_STEPS), steps_budget=,
+ * number= } (value absent if NaN). */
+static void push_result_of(lua_State *L, const trial_record *r, int with_steps) {
   lua_createtable(L, 0, 5);
   const char *status = outcome_name(r->status);
   lua_pushstring(L, status ? status : "crash");
@@ -52,37 +53,45 @@ static void push_result(lua_State *L, const trial_record *r) {
     lua_pushnumber(L, r->value);
     lua_setfield(L, -2, "value");
   }
-  push_steps(L, r->steps, r->n_steps);
-  lua_setfield(L, -2, "steps");
+  if (with_steps) {
+    push_steps(L, r->steps, r->n_steps);
+    lua_setfield(L, -2, "steps");
+  } else {
+    lua_pushinteger(L, r->n_steps);
+    lua_setfield(L, -2, "n_steps");
+  }
   lua_pushinteger(L, r->steps_budget);
   lua_setfield(L, -2, "steps_budget");
   lua_pushinteger(L, r->number);
   lua_setfield(L, -2, "number");
 }
 
+static void push_result(lua_State *L, const trial_record *r) {
+  push_result_of(L, r, 1);
+}
+
 /* Pushes the history list: each item is a result plus json = config_json. */
-static void push_history(lua_State *L, const trial_record *history, int n) {
+static void push_history(lua_State *L, const trial_record *history, int n, int with_steps) {
   lua_createtable(L, n > 0 ? n : 0, 0);
   for (int i = 0; i < n; i++) {
-    push_result(L, &history[i]);
+    push_result_of(L, &history[i], with_steps);
     lua_pushstring(L, history[i].config_json ? history[i].config_json : "{}");
     lua_setfield(L, -2, "json");
     lua_rawseti(L, -2, i + 1);
   }
 }
 
-int lhost_strategy_new(lhost *h, int spec_ref, int64_t seed, const trial_record *history,
-                       int n_history, const experiment *e, long budget, int *ref, char **err) {
+int lhost_strategy_open(lhost *h, int spec_ref, const experiment *e, long budget, int *ref,
+                        char **level, char **err) {
   *ref = LHOST_NOREF;
+  *level = NULL;
   lua_State *L = lhost_state(h);
   int top = lua_gettop(L);
   int rc = lhost_require(h, "host", err);
   if (rc != 0) return rc;
-  lua_getfield(L, -1, "new"); /* [host_module, new] */
+  lua_getfield(L, -1, "open"); /* [host_module, open] */
   lua_remove(L, -2);
   lhost_push_ref(h, spec_ref);
-  lua_pushinteger(L, (lua_Integer)seed);
-  push_history(L, history, n_history); /* [new, spec, seed, history] */
   /* The sweep's budget (the command line's over the file's, experiment_override_budget). */
   lua_createtable(L, 0, 3);
   lua_pushinteger(L, e->budget_trials);
@@ -90,9 +99,42 @@ int lhost_strategy_new(lhost *h, int spec_ref, int64_t seed, const trial_record 
   lua_pushnumber(L, e->budget_hours);
   lua_setfield(L, -2, "hours");
   lua_pushinteger(L, e->budget_steps);
-  lua_setfield(L, -2, "steps"); /* [new, spec, seed, history, budget] */
-  rc = lhost_pcall(h, 4, 1, budget, err);
-  if (rc == 0) *ref = lhost_ref(h); /* pops the host object */
+  lua_setfield(L, -2, "steps"); /* [open, spec, budget] */
+  rc = lhost_pcall(h, 2, 1, budget, err);
+  if (rc == 0) {
+    *level = dup_field(L, -1, "level");
+    *ref = lhost_ref(h); /* pops the host object */
+  }
+  lua_settop(L, top);
+  return rc;
+}
+
+/* Pushes host.METHOD and the host object REF; the caller pushes the arguments, then runs
+ * lhost_pcall with one more. */
+static void push_method(lhost *h, int ref, const char *method) {
+  lua_State *L = lhost_state(h);
+  lhost_push_ref(h, ref);      /* [host] */
+  lua_getfield(L, -1, method); /* [host, fn] */
+  lua_insert(L, -2);           /* [fn, host] */
+}
+
+int lhost_strategy_add(lhost *h, int ref, const trial_record *history, int n, int with_steps,
+                       long budget, char **err) {
+  lua_State *L = lhost_state(h);
+  int top = lua_gettop(L);
+  push_method(h, ref, "add");
+  push_history(L, history, n, with_steps); /* [add, host, history] */
+  int rc = lhost_pcall(h, 2, 0, budget, err);
+  lua_settop(L, top);
+  return rc;
+}
+
+int lhost_strategy_start(lhost *h, int ref, int64_t seed, long budget, char **err) {
+  lua_State *L = lhost_state(h);
+  int top = lua_gettop(L);
+  push_method(h, ref, "start");
+  lua_pushinteger(L, (lua_Integer)seed); /* [start, host, seed] */
+  int rc = lhost_pcall(h, 2, 0, budget, err);
   lua_settop(L, top);
   return rc;
 }
@@ -203,15 +245,6 @@ static int to_proposal(lua_State *L, proposal *p) {
   if (rc == 0) rc = to_profile(L, p);
   if (rc == 0) rc = to_unset(L, p);
   return rc;
-}
-
-/* Pushes host.METHOD and the host object REF; the caller pushes the arguments, then runs
- * lhost_pcall with one more. */
-static void push_method(lhost *h, int ref, const char *method) {
-  lua_State *L = lhost_state(h);
-  lhost_push_ref(h, ref);      /* [host] */
-  lua_getfield(L, -1, method); /* [host, fn] */
-  lua_insert(L, -2);           /* [fn, host] */
 }
 
 int lhost_strategy_ask(lhost *h, int ref, int n, long budget, proposal **out, int *n_out,

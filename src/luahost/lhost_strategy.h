@@ -15,10 +15,16 @@
 /* The experiment's strategy.path (a user file) and strategy.name, and its path: new strings
  * or NULL. */
 void lhost_strategy_paths(lhost *h, int spec_ref, char **file_path, char **name, char **exp_path);
-/* host.new(spec, SEED, the history, E's budget) under BUDGET instructions: the host object
- * as the counted ref *REF. */
-int lhost_strategy_new(lhost *h, int spec_ref, int64_t seed, const trial_record *history,
-                       int n_history, const experiment *e, long budget, int *ref, char **err);
+/* host.open(spec, E's budget) under BUDGET instructions: the host object as the counted ref
+ * *REF, its module's history level ("steps", "results", "seen") in *LEVEL (a new string). */
+int lhost_strategy_open(lhost *h, int spec_ref, const experiment *e, long budget, int *ref,
+                        char **level, char **err);
+/* host:add(the N trials of HISTORY, each with its step times, or WITH_STEPS 0: their count
+ * n_steps only). */
+int lhost_strategy_add(lhost *h, int ref, const trial_record *history, int n, int with_steps,
+                       long budget, char **err);
+/* host:start(SEED): the strategy made from the history added. */
+int lhost_strategy_start(lhost *h, int ref, int64_t seed, long budget, char **err);
 /* The host's n_partial. */
 int lhost_strategy_partial(lhost *h, int ref);
 /* host:ask(N): the proposals read into C (*N_OUT of them). */

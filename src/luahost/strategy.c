@@ -14,11 +14,13 @@
 #include "lhost_strategy.h"
 
 struct strategy {
-  lhost *h;        /* not owned */
-  int ref;         /* the lua/host.lua object */
-  char *file_path; /* a user strategy file, or NULL for search/NAME.lua */
-  char *exp_path;  /* the experiment file, where option errors are located */
-  char *name;      /* the strategy's name (tpe), for messages */
+  lhost *h;               /* not owned */
+  int ref;                /* the lua/host.lua object */
+  char *file_path;        /* a user strategy file, or NULL for search/NAME.lua */
+  char *exp_path;         /* the experiment file, where option errors are located */
+  char *name;             /* the strategy's name (tpe), for messages */
+  strategy_history level; /* what its history holds (the module's `history`) */
+  int n_history;          /* trials added so far (start's instruction budget) */
 };
 
 /* True when MSG starts with "PATH:" (a location in that file). */
@@ -72,23 +74,59 @@ static int mapped(const strategy *s, const char *method, long budget, int rc, ch
   return budget_hint(s, method, budget, error_code(s->file_path, s->exp_path, rc, err), err);
 }
 
-int strategy_new(experiment *e, int64_t seed, const trial_record *history, int n_history,
-                 strategy **out, char **err) {
+int strategy_open(experiment *e, strategy **out, char **err) {
   *out = NULL;
   strategy *s = xcalloc(1, sizeof *s);
   s->h = e->host;
   s->ref = LHOST_NOREF;
   lhost_strategy_paths(s->h, e->spec_ref, &s->file_path, &s->name, &s->exp_path);
   if (!s->exp_path && e->path) s->exp_path = xstrdup(e->path);
-  long budget = STRATEGY_BUDGET + STRATEGY_BUDGET_PER_HISTORY * (long)n_history;
-  int rc = lhost_strategy_new(s->h, e->spec_ref, seed, history, n_history, e, budget, &s->ref, err);
+  char *level = NULL;
+  int rc = lhost_strategy_open(s->h, e->spec_ref, e, STRATEGY_BUDGET, &s->ref, &level, err);
   if (rc != 0) {
-    rc = mapped(s, "new", budget, rc, err);
+    rc = mapped(s, "new", STRATEGY_BUDGET, rc, err);
     strategy_free(s);
     return rc;
   }
+  s->level = level && strcmp(level, "seen") == 0      ? STRATEGY_HISTORY_SEEN
+             : level && strcmp(level, "results") == 0 ? STRATEGY_HISTORY_RESULTS
+                                                      : STRATEGY_HISTORY_STEPS;
+  free(level);
   *out = s;
   return 0;
+}
+
+strategy_history strategy_history_of(const strategy *s) {
+  return s->level;
+}
+
+int strategy_add(strategy *s, const trial_record *history, int n, char **err) {
+  if (n <= 0) return 0;
+  long budget = STRATEGY_BUDGET + STRATEGY_BUDGET_PER_HISTORY * (long)n;
+  s->n_history += n;
+  int rc =
+      lhost_strategy_add(s->h, s->ref, history, n, s->level == STRATEGY_HISTORY_STEPS, budget, err);
+  return rc != 0 ? mapped(s, "new", budget, rc, err) : 0;
+}
+
+int strategy_start(strategy *s, int64_t seed, char **err) {
+  long budget = STRATEGY_BUDGET + STRATEGY_BUDGET_PER_HISTORY * (long)s->n_history;
+  int rc = lhost_strategy_start(s->h, s->ref, seed, budget, err);
+  return rc != 0 ? mapped(s, "new", budget, rc, err) : 0;
+}
+
+int strategy_new(experiment *e, int64_t seed, const trial_record *history, int n_history,
+                 strategy **out, char **err) {
+  strategy *s = NULL;
+  int rc = strategy_open(e, &s, err);
+  if (rc == 0) rc = strategy_add(s, history, n_history, err);
+  if (rc == 0) rc = strategy_start(s, seed, err);
+  if (rc != 0) {
+    strategy_free(s);
+    s = NULL;
+  }
+  *out = s;
+  return rc;
 }
 
 int strategy_partial(strategy *s) {

@@ -21,6 +21,24 @@ typedef struct strategy strategy;
 #define STRATEGY_BUDGET 50000000L
 #define STRATEGY_BUDGET_PER_HISTORY 50000L
 
+/* What a strategy's history holds (its module's `history` field, docs/STRATEGIES.md): each
+ * trial with its step times, without them (their count only), or only its configuration's
+ * mark in the seen set. */
+typedef enum {
+  STRATEGY_HISTORY_STEPS,
+  STRATEGY_HISTORY_RESULTS,
+  STRATEGY_HISTORY_SEEN
+} strategy_history;
+
+/* strategy_new in parts, for a history read in batches: the module loaded (*OUT), then
+ * strategy_add as often as needed (the trials in order; their steps are read only with
+ * STRATEGY_HISTORY_STEPS, n_steps otherwise), then strategy_start. On failure of add or
+ * start the caller frees *OUT. */
+int strategy_open(experiment *e, strategy **out, char **err);
+strategy_history strategy_history_of(const strategy *s);
+int strategy_add(strategy *s, const trial_record *history, int n, char **err);
+int strategy_start(strategy *s, int64_t seed, char **err);
+
 /* Creates the experiment's strategy seeded with SEED, replaying HISTORY (finished trials of
  * this sweep, for resume) through tell. FT_EINPUT for user errors (bad strategy file). */
 int strategy_new(experiment *e, int64_t seed, const trial_record *history, int n_history,

@@ -11,25 +11,16 @@
 
 #include "diag.h"
 
-/* True when some finished trial already holds CONFIG (so a lost copy needs no re-run). */
-static int config_done(const trial_record *t, int n, const char *config) {
-  for (int i = 0; i < n; i++)
-    if (outcome_is_final(t[i].status) && strcmp(t[i].config_json, config) == 0) return 1;
-  return 0;
-}
-
 static int planned(const resume_plan *p, const char *config) {
   for (int k = 0; k < p->n_reruns; k++)
     if (strcmp(p->reruns[k].config_json, config) == 0) return 1;
   return 0;
 }
 
-static void add_rerun(resume_plan *p, const trial_record *t) {
-  int base = t->role == ROLE_BASELINE;
-  p->reruns[p->n_reruns++] = (resume_rerun){.config_json = t->config_json,
-                                            .steps_budget = t->steps_budget,
-                                            .role = base ? ROLE_BASELINE : ROLE_RERUN,
-                                            .rerun_of = base ? 0 : t->number};
+/* R (and its copy of the configuration) appended to *LIST. */
+static void push_rerun(resume_rerun **list, int *n, int *cap, resume_rerun r) {
+  if (*n == *cap) *list = xrealloc(*list, sizeof **list * (size_t)(*cap = *cap * 2 + 8));
+  (*list)[(*n)++] = r;
 }
 
 /* Counts a finished trial. */
@@ -47,44 +38,96 @@ static void count(resume_plan *p, const trial_record *t) {
   }
 }
 
-void resume_plan_make(const trial_record *t, int n, resume_plan *out) {
-  memset(out, 0, sizeof *out);
-  out->baseline_ms = NAN;
-  out->reruns = xcalloc((size_t)n + 1, sizeof *out->reruns);
-  out->orphans = xcalloc((size_t)n + 1, sizeof *out->orphans);
-  out->history = xcalloc((size_t)n + 1, sizeof *out->history);
-  int seen_base = 0;
-  for (int i = 0; i < n; i++) {
-    if (t[i].number >= out->next_number) out->next_number = t[i].number + 1;
-    /* `flagtune minimize`'s trials are not the sweep's search: they neither count against
-     * its budget nor run again here (minimize continues them itself); only a process a dead
-     * minimize left running is reaped. */
-    if (t[i].role == ROLE_MINIMIZE) {
-      if (t[i].status == OUTCOME_RUNNING)
-        out->orphans[out->n_orphans++] = (exec_orphan){.number = t[i].number, .pid = t[i].pid};
-      continue;
-    }
-    if (t[i].role != ROLE_BASELINE) out->history[out->n_history++] = t[i];
-    if (t[i].status == OUTCOME_RUNNING)
-      out->orphans[out->n_orphans++] = (exec_orphan){.number = t[i].number, .pid = t[i].pid};
-    if (outcome_is_final(t[i].status)) {
-      count(out, &t[i]);
-    } else if (!config_done(t, n, t[i].config_json) && !planned(out, t[i].config_json)) {
-      add_rerun(out, &t[i]);
-    }
-    if (t[i].role == ROLE_BASELINE) seen_base = 1;
+static void add_orphan(resume_plan *p, const trial_record *t) {
+  if (p->n_orphans == p->cap_orphans)
+    p->orphans = xrealloc(p->orphans,
+                          sizeof *p->orphans * (size_t)(p->cap_orphans = p->cap_orphans * 2 + 8));
+  p->orphans[p->n_orphans++] = (exec_orphan){.number = t->number, .pid = t->pid};
+}
+
+void resume_plan_init(resume_plan *p) {
+  memset(p, 0, sizeof *p);
+  p->baseline_ms = NAN;
+}
+
+int resume_plan_history(const trial_record *t) {
+  return t->role != ROLE_MINIMIZE && t->role != ROLE_BASELINE;
+}
+
+void resume_plan_add(resume_plan *p, const trial_record *t) {
+  if (t->number >= p->next_number) p->next_number = t->number + 1;
+  /* `flagtune minimize`'s trials are not the sweep's search: they neither count against
+   * its budget nor run again here (minimize continues them itself); only a process a dead
+   * minimize left running is reaped. */
+  if (t->role == ROLE_MINIMIZE) {
+    if (t->status == OUTCOME_RUNNING) add_orphan(p, t);
+    return;
   }
+  if (t->role != ROLE_BASELINE) p->n_history++;
+  if (t->status == OUTCOME_RUNNING) add_orphan(p, t);
+  if (outcome_is_final(t->status)) {
+    count(p, t);
+  } else {
+    int base = t->role == ROLE_BASELINE;
+    push_rerun(&p->pending, &p->n_pending, &p->cap_pending,
+               (resume_rerun){.config_json = xstrdup(t->config_json ? t->config_json : "{}"),
+                              .steps_budget = t->steps_budget,
+                              .role = base ? ROLE_BASELINE : ROLE_RERUN,
+                              .rerun_of = base ? 0 : t->number});
+  }
+  if (t->role == ROLE_BASELINE) p->seen_base = 1;
+}
+
+void resume_plan_end(resume_plan *p, int (*done)(void *ud, const char *config), void *ud) {
   /* Stopped before its first trial was stored (a Ctrl-C during the software probe, a kill
    * right after the sweep's row): the baseline, trial 0, runs first, as in a new sweep. */
-  if (!seen_base) {
-    memmove(out->reruns + 1, out->reruns, sizeof *out->reruns * (size_t)out->n_reruns);
-    out->reruns[0] = (resume_rerun){.config_json = "{}", .role = ROLE_BASELINE};
-    out->n_reruns++;
+  if (!p->seen_base)
+    push_rerun(&p->reruns, &p->n_reruns, &p->cap_reruns,
+               (resume_rerun){.config_json = xstrdup("{}"), .role = ROLE_BASELINE});
+  /* Each unfinished configuration once, in trial order, unless a finished trial holds it. */
+  for (int i = 0; i < p->n_pending; i++) {
+    resume_rerun *r = &p->pending[i];
+    if (done(ud, r->config_json) || planned(p, r->config_json)) {
+      free(r->config_json);
+      continue;
+    }
+    push_rerun(&p->reruns, &p->n_reruns, &p->cap_reruns, *r);
   }
+  free(p->pending);
+  p->pending = NULL;
+  p->n_pending = p->cap_pending = 0;
+}
+
+typedef struct {
+  const trial_record *t;
+  int n;
+} records;
+
+/* True when some finished trial of the records holds CONFIG. */
+static int config_done(void *ud, const char *config) {
+  const records *r = ud;
+  for (int i = 0; i < r->n; i++)
+    if (outcome_is_final(r->t[i].status) && strcmp(r->t[i].config_json, config) == 0) return 1;
+  return 0;
+}
+
+void resume_plan_make(const trial_record *t, int n, resume_plan *out) {
+  resume_plan_init(out);
+  out->history = xcalloc((size_t)n + 1, sizeof *out->history);
+  int n_history = 0;
+  for (int i = 0; i < n; i++) {
+    resume_plan_add(out, &t[i]);
+    if (resume_plan_history(&t[i])) out->history[n_history++] = t[i];
+  }
+  records r = {t, n};
+  resume_plan_end(out, config_done, &r);
 }
 
 void resume_plan_free(resume_plan *p) {
+  for (int i = 0; i < p->n_reruns; i++) free(p->reruns[i].config_json);
+  for (int i = 0; i < p->n_pending; i++) free(p->pending[i].config_json);
   free(p->reruns);
+  free(p->pending);
   free(p->orphans);
   free(p->history);
   memset(p, 0, sizeof *p);

@@ -499,7 +499,19 @@ int sweep_prepare(sweep *sw, const char *path, const char *text, const sweep_opt
   /* A resumed strategy goes on where it stood: from its seed's start it would draw the
    * configurations already run first, and a large space's sampler would give up on them. */
   int64_t seed = hist ? resume_seed(sw->seed, n_hist) : sw->seed;
-  rc = strategy_new(sw->exp, seed, all ? all : hist, n_hist + n_warm, &sw->strat, err);
+  if (sw->feed) { /* a resume's history, read from the store in parts */
+    seed = resume_seed(sw->seed, sw->n_fed);
+    rc = strategy_open(sw->exp, &sw->strat, err);
+    if (rc == 0) rc = sw->feed(sw->feed_ud, sw->strat, err);
+    if (rc == 0) rc = strategy_add(sw->strat, warm, n_warm, err);
+    if (rc == 0) rc = strategy_start(sw->strat, seed, err);
+    if (rc != 0) {
+      strategy_free(sw->strat);
+      sw->strat = NULL;
+    }
+  } else {
+    rc = strategy_new(sw->exp, seed, all ? all : hist, n_hist + n_warm, &sw->strat, err);
+  }
   free(all);
   record_free(warm, n_warm);
   if (rc == 0 && n_warm > 0) {

@@ -1,7 +1,9 @@
 /* Resume: an interrupted sweep carried on to its budget from wherever it is called. Claims the
- * sweep, enters the directory `run` ran in, reads the stored trials into resume.c's plan,
- * ends what a dead orchestrator left (through the executor), rebuilds the strategy from the
- * history and queues the re-runs; sweep.c then schedules as for a new sweep. */
+ * sweep, enters the directory `run` ran in, walks the stored trials one at a time into
+ * resume.c's plan and the live view, ends what a dead orchestrator left (through the
+ * executor), rebuilds the strategy from a second walk (the history in batches, with what the
+ * strategy keeps of it) and queues the re-runs; sweep.c then schedules as for a new sweep.
+ * Must not hold every trial: a 60,000-trial sweep resumes in a few MiB. */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -59,45 +61,186 @@ static int apply_plan(sweep *sw, const resume_plan *plan, char **err) {
   return 0;
 }
 
-/* What the live view showed before the interruption: the outcome counts, the best search
- * trial so far (also what running trials are pruned against) and the baseline's steps. The
- * first trials of this run that all fail alike still stop it (a script deleted meanwhile). */
-static void restore_view(sweep *sw, const trial_record *t, int n) {
-  int skip = sw->exp->metric_skip;
-  for (int i = 0; i < n; i++) {
-    if (t[i].status != OUTCOME_RUNNING) sw->counts[t[i].status]++;
-    if (t[i].status != OUTCOME_OK) continue;
-    int base = t[i].number == 0 || t[i].role == ROLE_BASELINE;
-    if (base && t[i].n_steps > skip)
-      best_baseline_steps(&sw->best, t[i].steps + skip, t[i].n_steps - skip);
-    else if (!base && t[i].role != ROLE_CONFIRM)
-      best_offer(&sw->best, t[i].value, t[i].number);
+/* What one walk over the stored trials gathers (scan_trial): the plan, and what the live
+ * view showed before the interruption (the outcome counts, the best search trial so far,
+ * which running trials are pruned against, and the ok baseline trials, whose steps are
+ * read afterwards). Holds no trial: a 60,000-trial sweep costs a few numbers. */
+typedef struct {
+  resume_plan plan;
+  int counts[OUTCOME_COUNT];
+  best_tracker best; /* the search trials' best, offered in trial order */
+  int offered;
+  int64_t *bases; /* the ok baseline trials, in trial order */
+  int n_bases, cap_bases;
+} resume_scan;
+
+static int scan_trial(void *ud, const trial_record *t, char **err) {
+  (void)err;
+  resume_scan *r = ud;
+  resume_plan_add(&r->plan, t);
+  if (t->status != OUTCOME_RUNNING) r->counts[t->status]++;
+  if (t->status != OUTCOME_OK) return 0;
+  if (t->number == 0 || t->role == ROLE_BASELINE) {
+    if (r->n_bases == r->cap_bases)
+      r->bases =
+          xrealloc(r->bases, sizeof *r->bases * (size_t)(r->cap_bases = r->cap_bases * 2 + 4));
+    r->bases[r->n_bases++] = t->id;
+  } else if (t->role != ROLE_CONFIRM) {
+    best_offer(&r->best, t->value, t->number);
+    r->offered = 1;
   }
+  return 0;
+}
+
+/* Whether CONFIG is one of the finished configurations store_rerun_done found. */
+typedef struct {
+  char **v;
+  int n;
+} done_list;
+
+static int rerun_done(void *ud, const char *config) {
+  const done_list *d = ud;
+  for (int i = 0; i < d->n; i++)
+    if (strcmp(d->v[i], config) == 0) return 1;
+  return 0;
+}
+
+/* The plan and the view from one walk over the sweep's rows (no step read). */
+static int scan(store *db, int64_t sweep_id, resume_scan *r, char **err) {
+  memset(r, 0, sizeof *r);
+  resume_plan_init(&r->plan);
+  best_init(&r->best);
+  int rc = store_trials_each(db, sweep_id, STORE_STEPS_NONE, scan_trial, r, err);
+  done_list d = {0};
+  /* which unfinished configurations a finished trial holds: a read only when there are any */
+  if (rc == 0 && r->plan.n_pending > 0) rc = store_rerun_done(db, sweep_id, &d.v, &d.n, err);
+  resume_plan_end(&r->plan, rerun_done, &d);
+  for (int i = 0; i < d.n; i++) free(d.v[i]);
+  free(d.v);
+  return rc;
+}
+
+static void scan_free(resume_scan *r) {
+  resume_plan_free(&r->plan);
+  best_free(&r->best);
+  free(r->bases);
+}
+
+/* The view as it stood (resume_scan): counts, the best, the baseline's steps (the last ok
+ * baseline trial with more steps than metric.skip). The first trials of this run that all
+ * fail alike still stop it (a script deleted meanwhile). */
+static int restore_view(sweep *sw, const resume_scan *r, char **err) {
+  int skip = sw->exp->metric_skip;
+  for (int i = 0; i < OUTCOME_COUNT; i++) sw->counts[i] += r->counts[i];
+  if (r->offered) best_offer(&sw->best, r->best.value, r->best.number);
+  int rc = 0;
+  for (int i = r->n_bases - 1; i >= 0 && rc == 0; i--) {
+    double *steps = NULL;
+    int n = 0;
+    rc = store_trial_steps(sw->db, r->bases[i], &steps, &n, err);
+    int found = rc == 0 && n > skip;
+    if (found) best_baseline_steps(&sw->best, steps + skip, n - skip);
+    free(steps);
+    if (found) break;
+  }
+  return rc;
+}
+
+/* The history as the strategy takes it (sweep_prepare's feed): the trials read again one at
+ * a time, with what its module's `history` keeps of their steps, and handed on in batches
+ * (copies: the store's row lives only during the call). A trial recorded running is given
+ * as running, as it stood before resume marked it lost. */
+enum { FEED_BATCH = 512 };
+
+typedef struct {
+  sweep *sw;
+  const resume_plan *plan;
+  strategy *strat;
+  trial_record batch[FEED_BATCH];
+  int n;
+} feeder;
+
+static int was_running(const resume_plan *p, int number) {
+  for (int i = 0; i < p->n_orphans; i++)
+    if (p->orphans[i].number == number) return 1;
+  return 0;
+}
+
+static void batch_clear(feeder *f) {
+  for (int i = 0; i < f->n; i++) {
+    free((char *)f->batch[i].config_json);
+    free((double *)f->batch[i].steps);
+  }
+  f->n = 0;
+}
+
+static int flush(feeder *f, char **err) {
+  int rc = strategy_add(f->strat, f->batch, f->n, err);
+  batch_clear(f);
+  return rc;
+}
+
+static int feed_trial(void *ud, const trial_record *t, char **err) {
+  feeder *f = ud;
+  if (!resume_plan_history(t)) return 0;
+  trial_record *c = &f->batch[f->n++];
+  *c = *t;
+  c->config_json = xstrdup(t->config_json ? t->config_json : "{}");
+  double *steps = NULL;
+  if (t->steps && t->n_steps > 0) {
+    steps = xmalloc(sizeof(double) * (size_t)t->n_steps);
+    memcpy(steps, t->steps, sizeof(double) * (size_t)t->n_steps);
+  }
+  c->steps = steps;
+  if (was_running(f->plan, t->number)) c->status = OUTCOME_RUNNING;
+  return f->n == FEED_BATCH ? flush(f, err) : 0;
+}
+
+static int feed(void *ud, strategy *strat, char **err) {
+  feeder *f = ud;
+  f->strat = strat;
+  strategy_history h = strategy_history_of(strat);
+  store_steps_read read = h == STRATEGY_HISTORY_STEPS     ? STORE_STEPS_ALL
+                          : h == STRATEGY_HISTORY_RESULTS ? STORE_STEPS_COUNT
+                                                          : STORE_STEPS_NONE;
+  int rc = store_trials_each(f->sw->db, f->sw->id, read, feed_trial, f, err);
+  if (rc == 0 && f->n > 0) rc = flush(f, err);
+  batch_clear(f);
+  return rc;
 }
 
 /* Rebuilds the sweep from its rows once this process owns it. */
 static int resume_prepare(sweep *sw, store_sweep *s, const sweep_opts *o, char **err) {
-  trial_record *t = NULL;
-  int n = 0;
-  int rc = store_trials_load(sw->db, s->id, &t, &n, err);
-  if (rc != 0) return rc;
-  resume_plan plan;
-  resume_plan_make(t, n, &plan);
-  exec_reap(s->id, plan.orphans, plan.n_orphans);
+  resume_scan r;
+  int rc = scan(sw->db, s->id, &r, err);
+  if (rc != 0) {
+    scan_free(&r);
+    return rc;
+  }
+  resume_plan *plan = &r.plan;
+  exec_reap(s->id, plan->orphans, plan->n_orphans);
   /* Steps a dead orchestrator left on a Slurm cluster, by the ids stored with each trial. */
-  for (int i = 0; i < plan.n_orphans; i++)
-    store_trial_slurm(sw->db, s->id, plan.orphans[i].number, &plan.orphans[i].slurm_job,
-                      &plan.orphans[i].slurm_step, NULL);
-  slurm_reap(s->id, plan.orphans, plan.n_orphans);
+  for (int i = 0; i < plan->n_orphans; i++)
+    store_trial_slurm(sw->db, s->id, plan->orphans[i].number, &plan->orphans[i].slurm_job,
+                      &plan->orphans[i].slurm_step, NULL);
+  slurm_reap(s->id, plan->orphans, plan->n_orphans);
   rc = store_trials_mark(sw->db, s->id, OUTCOME_RUNNING, OUTCOME_LOST, NULL, err);
   sweep_opts merged;
   merge_options(s, o, &merged);
+  feeder *f = xcalloc(1, sizeof *f);
+  f->sw = sw;
+  f->plan = plan;
+  sw->feed = feed;
+  sw->feed_ud = f;
+  sw->n_fed = plan->n_history;
   if (rc == 0)
-    rc = sweep_prepare(sw, s->experiment_path, s->experiment_text, &merged, plan.history,
-                       plan.n_history, err);
-  if (rc == 0) rc = apply_plan(sw, &plan, err);
+    rc = sweep_prepare(sw, s->experiment_path, s->experiment_text, &merged, NULL, 0, err);
+  sw->feed = NULL;
+  sw->feed_ud = NULL;
+  free(f);
+  if (rc == 0) rc = apply_plan(sw, plan, err);
   if (rc == 0) launch_use_stored_command(sw->exp, s->command_json);
-  if (rc == 0) restore_view(sw, t, n);
+  if (rc == 0) rc = restore_view(sw, &r, err);
   if (rc == 0) { /* the command can still start (a script deleted since is found now) */
     char *cwd = launch_cwd();
     const char *kind = o->executor ? o->executor : sw->exp->executor;
@@ -109,8 +252,7 @@ static int resume_prepare(sweep *sw, store_sweep *s, const sweep_opts *o, char *
     rc = store_sweep_set_budget(sw->db, s->id, sw->bud.trials, opts, err);
     free(opts);
   }
-  resume_plan_free(&plan);
-  record_free(t, n);
+  scan_free(&r);
   return rc;
 }
 

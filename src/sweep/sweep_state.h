@@ -73,6 +73,11 @@ typedef struct sweep {
   void (*refill)(struct sweep *sw);
   void *refill_ud;
   int resumed; /* a resume (it may keep a log directory of the older layout) */
+  /* A resume's history: sweep_prepare has FEED give the strategy its N_FED trials
+   * (strategy_add) instead of an array. */
+  int (*feed)(void *ud, strategy *s, char **err);
+  void *feed_ud;
+  int n_fed;
   /* The live view (progress.c): how it is shown, what it counts, the tick that redraws it
    * and stores running trials' steps. */
   progress_mode view;

@@ -118,8 +118,6 @@ for q in "SELECT * FROM sweep_summary ORDER BY id" "SELECT * FROM best" \
          "SELECT id, number, config, value, steps_budget FROM trials WHERE sweep_id = 1 AND status = 'ok' AND config IN (SELECT config FROM report_repeats WHERE sweep_id = 1 AND best <= 370 UNION ALL SELECT '{}') ORDER BY config, number" \
          "SELECT max(number) FROM trials WHERE sweep_id = 1" \
          "SELECT id, number, role, status, config, value, steps_budget FROM trials WHERE sweep_id = 1 AND number >= 600 AND number < 620 ORDER BY number"; do
-  # (the last: flagtune groups by ft_config_hash(config), a function its own connection
-  # registers; length() stands in for it here, the plan is the same)
   echo "EXPLAIN QUERY PLAN $q"
   sqlite3 "$db" "EXPLAIN QUERY PLAN $q"
   echo

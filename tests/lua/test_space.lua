@@ -300,3 +300,47 @@ test("validate", test_validate)
 test("errors_are_located", test_errors_are_located)
 test("rng", test_rng)
 test("sample", test_sample)
+
+-- Space:decode_key (a history's replay) is Space:decode and Space:key at once: the same
+-- configuration and key for every stored text, canonical or not, and nil for every one
+-- decode refuses (a missing or unknown name, a value off the list, not an object).
+local function test_decode_key_is_decode_then_key()
+  local sp = example()
+  local texts = { "{}", "[]", "3", '{"gone":1}' }
+  for k = 1, sp:size(), 7 do
+    local c = sp:at(k)
+    texts[#texts + 1] = sp:key(c)
+    local extra, missing, off = {}, {}, {}
+    for name, v in pairs(c) do extra[name], missing[name], off[name] = v, v, v end
+    extra.gone = 1
+    missing[sp.params[1].name] = nil
+    off[sp.params[#sp.params].name] = "nonsense"
+    local near = {} -- values a hair off, an integer written as a float: canonical again
+    for name, v in pairs(c) do near[name] = v end
+    near.XLA_PYTHON_CLIENT_MEM_FRACTION = near.XLA_PYTHON_CLIENT_MEM_FRACTION + 1e-12
+    near.xla_tpu_foo = near.xla_tpu_foo + 0.0
+    for _, t in ipairs({ extra, missing, off, near }) do
+      local parts = {}
+      for name, v in pairs(t) do
+        parts[#parts + 1] = string.format("%q: %s", name, type(v) == "string" and
+          string.format("%q", v) or tostring(v))
+      end
+      texts[#texts + 1] = "{" .. table.concat(parts, ", ") .. "}"
+    end
+  end
+  local fits = 0
+  for _, text in ipairs(texts) do
+    local tbl = ft.json_decode(text)
+    local want = sp:decode(tbl)
+    local got, key = sp:decode_key(tbl)
+    eq(got ~= nil, want ~= nil, "fits alike: " .. text)
+    if want then
+      fits = fits + 1
+      eq(key, sp:key(want), "the same key: " .. text)
+      eq(sp:key(got), sp:key(want), "the same configuration: " .. text)
+      for name, v in pairs(want) do eq(got[name], v, "canonical " .. name .. ": " .. text) end
+    end
+  end
+  assert(fits > 3 and fits < #texts, "both kinds were tried")
+end
+test("decode_key_is_decode_then_key", test_decode_key_is_decode_then_key)

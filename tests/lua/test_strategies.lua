@@ -270,6 +270,55 @@ local function test_kit_in_a_user_file()
     host.new, e, 1, {})
 end
 
+-- A module's `history` field says what new() gets: "steps" (the default) every entry with
+-- its step times, "results" the entries with n_steps instead, "seen" no entry, a seen set
+-- holding every configuration of the history that fits (the baseline's not counted), which
+-- kit.seen hands back; the host marks the same ones either way. Anything else is refused at
+-- the strategy line. The history may come in parts (host.open, add, start).
+local function test_history_levels()
+  local sp = small_space()
+  local got
+  local function exp_with(level)
+    _G.FT_TEST_GOT = function(history) got = history end
+    local text = string.format("local kit = require('kit')\nlocal M = { history = %s }\n" ..
+      "function M.new(space, options, history) FT_TEST_GOT(history)\n" ..
+      "  return { seen = kit.seen(space, history), ask = function() return {} end } end\n" ..
+      "return M\n", level and string.format("%q", level) or "nil")
+    return experiment(sp, { name = "mine", path = write_file(text), options = {}, line = 30 })
+  end
+  local keys = { 1, 4, 9, 4 } -- a repeat: marked once
+  local h = host.new(exp_with(nil), 1, history_of(sp, keys))
+  eq(#got, 5, "steps: every entry that fits, the baseline's too")
+  eq(#got[1].steps, 2, "steps: with the step times")
+  eq(h.strategy.seen.n, 3, "steps: kit.seen marks the entries")
+  h = host.new(exp_with("results"), 1, history_of(sp, keys))
+  eq(#got, 5, "results: every entry that fits")
+  eq(got[1].steps, nil, "results: no step times")
+  eq(got[1].n_steps, 2, "results: their count")
+  eq(got[1].status, "ok", "results: the outcome")
+  eq(got[2].status, "oom", "results: a failure is kept")
+  local e = exp_with("seen")
+  h = host.open(e)
+  eq(h.level, "seen", "the level is read before the history")
+  local hist = history_of(sp, keys)
+  h:add({ hist[1], hist[2] })
+  h:add({ table.unpack(hist, 3) })
+  h:start(1)
+  eq(#got, 0, "seen: no entry")
+  eq(h.strategy.seen, got.seen, "seen: kit.seen hands the history's set back")
+  eq(got.seen.n, 3, "seen: the configurations that fit, once each, the baseline not counted")
+  for _, k in ipairs(keys) do
+    eq(got.seen:has(sp:key(sp:at(k))), true, "seen: marked")
+    eq(h.seen[ft.digest(sp:key(sp:at(k)))], true, "the host marked it too")
+  end
+  eq(got.seen:has(sp:key(sp:at(2))), false, "seen: nothing else")
+  eq(got.seen:mark(sp:key(sp:at(2))), true, "the strategy's own set: it marks on")
+  eq(h.seen[ft.digest(sp:key(sp:at(2)))], nil, "without marking the host's")
+  raises('^exp%.lua:30: strategy \'mine\': history must be "steps", "results" or "seen", ' ..
+    "got all$", host.new, exp_with("all"), 1, {})
+  _G.FT_TEST_GOT = nil
+end
+
 -- kit.unseen gives each configuration of a small space once and then nil (the walk over the
 -- rest starts when the samples collide); kit.seen counts the space's configurations, not the
 -- baseline; the option checks' texts.
@@ -326,4 +375,5 @@ test("user_file_errors", test_user_file_errors)
 test("render", test_render)
 test("kit_in_a_user_file", test_kit_in_a_user_file)
 test("kit_unseen", test_kit_unseen)
+test("history_levels", test_history_levels)
 
