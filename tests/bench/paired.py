@@ -5,10 +5,10 @@ mean difference that resamples landscapes (all the seeds of a landscape together
 share its optimum and its recipe). Prints each file's median / p90 / worst / mean regret, its
 mean found (the search alone) and its runs truly slower than the recipe and than the baseline.
 
-  python3 tests/bench/paired.py BUDGET REF.jsonl OTHER.jsonl [OTHER.jsonl ...] [--tuner T]
+  python3 tests/bench/paired.py BUDGET REF.jsonl OTHER.jsonl [OTHER.jsonl ...]
 
-Each file is a bench_search.py --out file; --tuner picks one tuner's rows when a file holds
-several (by default every row of the budget; a file with two tuners then needs --tuner).
+Each file is a bench_search.py --out file; FILE:TUNER takes only that tuner's runs of it (a
+file that holds two tuners' runs at the budget needs it: tpe.jsonl:tpe-noconfirm).
 """
 import argparse
 import collections
@@ -19,7 +19,8 @@ import statistics
 import sys
 
 
-def load(path, budget, tuner):
+def load(spec, budget):
+    path, _, tuner = spec.partition(":") if not spec.endswith(".jsonl") else (spec, "", "")
     rows = {}
     for line in open(path):
         if not line.strip():
@@ -29,8 +30,8 @@ def load(path, budget, tuner):
             continue
         key = (r["landscape"], r["seed"])
         if key in rows:
-            sys.exit("%s: two runs of %s seed %s at %d trials (pick one with --tuner)"
-                     % (path, key[0], key[1], budget))
+            sys.exit("%s: two runs of %s seed %s at %d trials (name the tuner: %s:TUNER)"
+                     % (path, key[0], key[1], budget, path))
         rows[key] = r
     return rows
 
@@ -56,16 +57,15 @@ def main():
     ap.add_argument("budget", type=int)
     ap.add_argument("ref")
     ap.add_argument("others", nargs="+")
-    ap.add_argument("--tuner", default=None)
     ap.add_argument("--rounds", type=int, default=4000)
     args = ap.parse_args()
-    ref = load(args.ref, args.budget, args.tuner)
+    ref = load(args.ref, args.budget)
     if not ref:
         sys.exit("%s: no run at %d trials" % (args.ref, args.budget))
     print(summary(ref, args.ref))
     rng = random.Random(1)
     for path in args.others:
-        other = load(path, args.budget, args.tuner)
+        other = load(path, args.budget)
         keys = [k for k in ref if k in other]
         if not keys:
             sys.exit("%s: no run paired with %s" % (path, args.ref))
