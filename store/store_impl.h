@@ -113,6 +113,10 @@ int store_stmt_get(store *s, stmt_id id, sqlite3_stmt **out, char **err);
 /* The SQL of statement ID (what store_stmt_get prepares); NULL outside the table. The query
  * plan test reads every one. */
 const char *store_stmt_text(stmt_id id);
+/* The I-th of store_report.c's reads (0 <= I < STORE_REPORT_READS), for the plan test
+ * (tests/unit/test_store_plan.c): they are prepared where they run, not in the table. */
+enum { STORE_REPORT_READS = 14 };
+const char *store_report_read(int i);
 void store_tx_rollback(store *s);
 
 /* Computes the sweep's best-versus-baseline 95 % interval (stats_speedup_ci over their steps

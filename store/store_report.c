@@ -28,15 +28,17 @@ static const char *const sql_span =
 static const char *const sql_tail =
   "SELECT NULL, last_number, NULL, NULL, NULL, NULL, budget, NULL, last_finish "
   "FROM report_tail WHERE sweep_id = :id";
+/* CROSS JOIN: the sweep's few report_curve rows first, whatever the statistics (the planner
+ * otherwise starts from every ok trial of the file without them). */
 static const char *const sql_curve =
   "SELECT t.id, t.number, t.role, t.status, NULL, t.value, t.steps_budget, NULL, t.finished_at "
-  "FROM report_curve c JOIN trials t ON t.id = c.trial_id "
+  "FROM report_curve c CROSS JOIN trials t ON t.id = c.trial_id "
   "WHERE c.sweep_id = :id AND t.status = 'ok' AND t.value IS NOT NULL ORDER BY t.number";
 /* The same over the sweep's trials, for a sweep in report_stale. */
 static const char *const sql_stale = "SELECT 1 FROM report_stale WHERE sweep_id = :id";
 static const char *const sql_span_all =
   "SELECT NULL, NULL, NULL, NULL, NULL, NULL, max(steps_budget), min(started_at), NULL "
-  "FROM trials WHERE sweep_id = :id";
+  "FROM trials INDEXED BY sqlite_autoindex_trials_1 WHERE sweep_id = :id";
 static const char *const sql_tail_all =
   "SELECT NULL, max(number), NULL, NULL, NULL, NULL, max(coalesce(steps_budget, 0), 0), NULL, "
   "max(finished_at) FROM trials WHERE sweep_id = :id AND status = 'ok' AND value IS NOT NULL "
@@ -64,6 +66,13 @@ static const char *const sql_run =
   "ELSE substr(error, 1, min(300, instr(error || char(10), char(10)) - 1)) END "
   "FROM trials WHERE sweep_id = :id AND number >= :from AND number < :to ORDER BY number";
 /* clang-format on */
+
+const char *store_report_read(int i) {
+  const char *const all[STORE_REPORT_READS] = {
+      sql_each,     sql_trial,    sql_steps,     sql_span,    sql_tail,    sql_curve, sql_stale,
+      sql_span_all, sql_tail_all, sql_curve_all, sql_repeats, sql_fastest, sql_last,  sql_run};
+  return i >= 0 && i < STORE_REPORT_READS ? all[i] : NULL;
+}
 
 static int prepare(store *s, const char *sql, int64_t id, sqlite3_stmt **st, char **err) {
   *st = NULL;
