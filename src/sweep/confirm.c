@@ -356,11 +356,19 @@ int confirm_add_recipe(const trial_record *t, int n, const char *recipe, int rep
   if (!has_ok || in_plan || missing <= 0) return 0;
   const char **out = xcalloc((size_t)(*n_configs + missing) + 1, sizeof(char *));
   int m = 0, added = 0;
-  /* After each of the baseline's re-runs (each round starts with one), so the recipe is
-   * interleaved with the others as they are with each other; the rest at the end. */
+  /* After the first candidate that follows each of the baseline's re-runs (each round starts
+   * with the baseline, then the leader), so the recipe is interleaved with the others as they
+   * are with each other, and a plan cut to the trials left (sweep_plan_confirmation) keeps the
+   * baseline, the leader, the recipe, then the contenders, in that order. A baseline with no
+   * candidate after it before the next baseline: the recipe right after it. The rest at the
+   * end. */
+  int pending = 0;
   for (int k = 0; k < *n_configs; k++) {
+    int is_base = !strcmp((*configs)[k], "{}");
+    if (is_base && pending && added < missing) out[m++] = recipe, added++;
     out[m++] = (*configs)[k];
-    if (!strcmp((*configs)[k], "{}") && added < missing) out[m++] = recipe, added++;
+    if (!is_base && pending && added < missing) out[m++] = recipe, added++;
+    pending = is_base;
   }
   while (added < missing) out[m++] = recipe, added++;
   free(*configs);

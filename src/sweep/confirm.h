@@ -63,9 +63,11 @@ int confirm_winner(const trial_record *t, int n, int full_steps, int skip,
 
 /* The public recipe (the strategy's recipe(): the guides' settings, proposed first) added to
  * the plan *CONFIGS (N_CONFIGS entries, from confirm_plan; replaced, free it as before):
- * RECIPE re-measured REPEATS times in all like the candidates, once after each of the
- * baseline's re-runs, unless it is in the plan already, had no ok trial or is confirmed
- * enough (resume). Returns how many were added. NULL or "{}" RECIPE: none. */
+ * RECIPE re-measured REPEATS times in all like the candidates, once after the first
+ * candidate (the leader) that follows each of the baseline's re-runs, so a plan cut short
+ * keeps the leader before the recipe, unless it is in the plan already, had no ok trial or is
+ * confirmed enough (resume). Returns how many were added. NULL or "{}" RECIPE:
+ * none. */
 int confirm_add_recipe(const trial_record *t, int n, const char *recipe, int repeats,
                        const char ***configs, int *n_configs);
 

@@ -100,7 +100,8 @@ void sweep_plan_confirmation(sweep *sw) {
     record_free(t, n);
     return;
   }
-  /* over what is left: the leader first, then the closest contenders */
+  /* over what is left, round by round: the baseline, the leader, the recipe (confirm_add_recipe),
+   * then the closest contenders */
   if (n_configs > left) n_configs = left > 0 ? left : 0;
   for (int i = 0; i < n_configs && !sw->fail.failed; i++) {
     proposal p;

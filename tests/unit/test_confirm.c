@@ -442,7 +442,7 @@ TEST(recipe_joins_the_plan_interleaved) {
   CHECK_INT(confirm_plan(t, 4, 0, 1, 2, INFINITY, NULL, 0, &c, &n), 0);
   CHECK_INT(n, 4); /* {} W {} W */
   CHECK_INT(confirm_add_recipe(t, 4, R, 2, &c, &n), 2);
-  const char *want[] = {"{}", R, W, "{}", R, W};
+  const char *want[] = {"{}", W, R, "{}", W, R};
   CHECK_INT(n, 6);
   for (int i = 0; i < n && i < 6; i++) CHECK_STR(c[i], want[i]);
   /* Already in the plan, or without an ok trial: nothing added. */
@@ -450,5 +450,40 @@ TEST(recipe_joins_the_plan_interleaved) {
   CHECK_INT(confirm_add_recipe(t, 4, "{\"a\":9}", 2, &c, &n), 0);
   CHECK_INT(confirm_add_recipe(t, 4, NULL, 2, &c, &n), 0);
   CHECK_INT(n, 6);
+  free(c);
+}
+
+TEST(recipe_comes_after_the_leader) {
+  /* confirm = { top = 1 } reserves REPEATS * (TOP + 1) trials and the plan is cut to them
+   * (sweep_plan_confirmation): with a recipe, those kept must hold the leader, or the guard
+   * never sees it confirmed and the answer falls back to the recipe. */
+  trial_record t[] = {mk(0, "baseline", "ok", "{}", 100), mk(1, "search", "ok", R, 95),
+                      mk(2, "search", "ok", W, 80), mk(3, "search", "ok", "{\"a\":3}", 85)};
+  for (int repeats = 1; repeats <= 2; repeats++) {
+    const char **c;
+    int n;
+    CHECK_INT(confirm_plan(t, 4, 0, 1, repeats, INFINITY, NULL, 0, &c, &n), 0);
+    CHECK_INT(confirm_add_recipe(t, 4, R, repeats, &c, &n), repeats);
+    CHECK_INT(n, 3 * repeats);
+    int kept = repeats * (1 + 1), leader = 0, recipe = 0;
+    for (int i = 0; i < kept && i < n; i++) leader += !strcmp(c[i], W), recipe += !strcmp(c[i], R);
+    CHECK_STR(c[0], "{}");
+    CHECK_STR(c[1], W);
+    CHECK_INT(leader > 0, 1);
+    CHECK_INT(leader >= recipe, 1);
+    free(c);
+  }
+  /* The default (top = 3, repeats = 1) keeps 4: the baseline, the leader, the recipe and the
+   * closest contender: the set a plan with the recipe right after the baseline keeps too. */
+  const char **c;
+  int n;
+  trial_record u[] = {mk(0, "baseline", "ok", "{}", 100), mk(1, "search", "ok", R, 95),
+                      mk(2, "search", "ok", W, 80), mk(3, "search", "ok", "{\"a\":3}", 85),
+                      mk(4, "search", "ok", "{\"a\":4}", 86), mk(5, "search", "ok", "{\"a\":5}", 87)};
+  CHECK_INT(confirm_plan(u, 6, 0, 3, 1, INFINITY, NULL, 0, &c, &n), 0);
+  CHECK_INT(confirm_add_recipe(u, 6, R, 1, &c, &n), 1);
+  const char *want[] = {"{}", W, R, "{\"a\":3}", "{\"a\":4}"};
+  CHECK_INT(n, 5);
+  for (int i = 0; i < n && i < 5; i++) CHECK_STR(c[i], want[i]);
   free(c);
 }
