@@ -440,10 +440,8 @@ static char *resolve_hardware(const experiment *e) {
  * when the experiment asks for a warm start (a bounded number: store_warm_trials; the
  * strategy host passes configurations that no longer fit the space as the parameters they
  * share, or skips them). Reads the database only if it already exists. *warm holds the
- * store's records (free them with record_free); the returned array borrows from HIST and
- * *warm, and is NULL when there are none of the latter (HIST is then the history as is). */
-static trial_record *warm_history(sweep *sw, const char *db_path, const trial_record *hist,
-                                  int n_hist, trial_record **warm, int *n_warm) {
+ * store's records (free them with record_free). */
+static void warm_history(sweep *sw, const char *db_path, trial_record **warm, int *n_warm) {
   store *db = NULL;
   *warm = NULL;
   *n_warm = 0;
@@ -452,11 +450,6 @@ static trial_record *warm_history(sweep *sw, const char *db_path, const trial_re
       *n_warm = 0;
     store_close(db);
   }
-  if (*n_warm == 0) return NULL;
-  trial_record *all = xcalloc((size_t)(n_hist + *n_warm) + 1, sizeof *all);
-  if (n_hist) memcpy(all, hist, sizeof *all * (size_t)n_hist);
-  if (*n_warm) memcpy(all + n_hist, *warm, sizeof *all * (size_t)*n_warm);
-  return all;
 }
 
 /* The label tokens of parameters at their catalog default (lua/progress.lua): a trial's
@@ -477,7 +470,7 @@ static void load_default_tokens(sweep *sw) {
 /* Loads the experiment and creates the strategy (replaying HIST): everything that can be
  * the user's fault. */
 int sweep_prepare(sweep *sw, const char *path, const char *text, const sweep_opts *o,
-                  const trial_record *hist, int n_hist, char **err) {
+                  const sweep_history *hist, char **err) {
   int rc = lhost_new(&sw->host, err);
   if (rc == 0) rc = experiment_load_for_db(sw->host, path, text, o->db_path, &sw->exp, err);
   if (rc != 0) return rc;
@@ -495,24 +488,18 @@ int sweep_prepare(sweep *sw, const char *path, const char *text, const sweep_opt
   sw->hardware = resolve_hardware(sw->exp);
   trial_record *warm = NULL;
   int n_warm = 0;
-  trial_record *all = warm_history(sw, o->db_path, hist, n_hist, &warm, &n_warm);
+  warm_history(sw, o->db_path, &warm, &n_warm);
   /* A resumed strategy goes on where it stood: from its seed's start it would draw the
    * configurations already run first, and a large space's sampler would give up on them. */
-  int64_t seed = hist ? resume_seed(sw->seed, n_hist) : sw->seed;
-  if (sw->feed) { /* a resume's history, read from the store in parts */
-    seed = resume_seed(sw->seed, sw->n_fed);
-    rc = strategy_open(sw->exp, &sw->strat, err);
-    if (rc == 0) rc = sw->feed(sw->feed_ud, sw->strat, err);
-    if (rc == 0) rc = strategy_add(sw->strat, warm, n_warm, err);
-    if (rc == 0) rc = strategy_start(sw->strat, seed, err);
-    if (rc != 0) {
-      strategy_free(sw->strat);
-      sw->strat = NULL;
-    }
-  } else {
-    rc = strategy_new(sw->exp, seed, all ? all : hist, n_hist + n_warm, &sw->strat, err);
+  int64_t seed = hist ? resume_seed(sw->seed, hist->n) : sw->seed;
+  rc = strategy_open(sw->exp, &sw->strat, err);
+  if (rc == 0 && hist) rc = hist->feed(hist->ud, sw->strat, err); /* the store's, in parts */
+  if (rc == 0) rc = strategy_add(sw->strat, warm, n_warm, err);
+  if (rc == 0) rc = strategy_start(sw->strat, seed, err);
+  if (rc != 0) {
+    strategy_free(sw->strat);
+    sw->strat = NULL;
   }
-  free(all);
   record_free(warm, n_warm);
   if (rc == 0 && n_warm > 0) {
     int shared = strategy_partial(sw->strat);

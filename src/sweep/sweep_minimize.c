@@ -163,7 +163,7 @@ static int prepare(sweep *sw, const store_sweep *s, const minimize_opts *o, cons
                    .seed = s->seed,
                    .has_seed = 1};
   int next = sw->next_number;
-  if (rc == 0) rc = sweep_prepare(sw, s->experiment_path, s->experiment_text, &so, NULL, 0, err);
+  if (rc == 0) rc = sweep_prepare(sw, s->experiment_path, s->experiment_text, &so, NULL, err);
   sw->next_number = next;
   if (rc == 0) launch_use_stored_command(sw->exp, s->command_json);
   best_restore(&sw->best, sw->best.baseline_ok, num(shown, "baseline_ms"), sw->best.n_ok);

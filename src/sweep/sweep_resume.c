@@ -230,13 +230,8 @@ static int resume_prepare(sweep *sw, store_sweep *s, const sweep_opts *o, char *
   feeder *f = xcalloc(1, sizeof *f);
   f->sw = sw;
   f->plan = plan;
-  sw->feed = feed;
-  sw->feed_ud = f;
-  sw->n_fed = plan->n_history;
-  if (rc == 0)
-    rc = sweep_prepare(sw, s->experiment_path, s->experiment_text, &merged, NULL, 0, err);
-  sw->feed = NULL;
-  sw->feed_ud = NULL;
+  sweep_history hist = {.feed = feed, .ud = f, .n = plan->n_history};
+  if (rc == 0) rc = sweep_prepare(sw, s->experiment_path, s->experiment_text, &merged, &hist, err);
   free(f);
   if (rc == 0) rc = apply_plan(sw, plan, err);
   if (rc == 0) launch_use_stored_command(sw->exp, s->command_json);

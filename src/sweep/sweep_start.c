@@ -162,7 +162,7 @@ int sweep_begin(sweep *sw, const char *db_path, const sweep_opts *o, int64_t *sw
 
 /* Everything up to the first database write: experiment, strategy, baseline, first ask. */
 static int validate(sweep *sw, const char *path, const sweep_opts *o, int strict, char **err) {
-  int rc = sweep_prepare(sw, path, NULL, o, NULL, 0, err);
+  int rc = sweep_prepare(sw, path, NULL, o, NULL, err);
   if (rc == 0) { /* the command can start: found now, it costs no trial */
     char *cwd = launch_cwd();
     const char *kind = o->executor ? o->executor : sw->exp->executor;

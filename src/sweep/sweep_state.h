@@ -73,11 +73,6 @@ typedef struct sweep {
   void (*refill)(struct sweep *sw);
   void *refill_ud;
   int resumed; /* a resume (it may keep a log directory of the older layout) */
-  /* A resume's history: sweep_prepare has FEED give the strategy its N_FED trials
-   * (strategy_add) instead of an array. */
-  int (*feed)(void *ud, strategy *s, char **err);
-  void *feed_ud;
-  int n_fed;
   /* The live view (progress.c): how it is shown, what it counts, the tick that redraws it
    * and stores running trials' steps. */
   progress_mode view;
@@ -111,10 +106,18 @@ typedef struct sweep {
 /* Frees what sweep_view.c keeps in SW (the short names). */
 void sweep_view_free(sweep *sw);
 
-/* Loads the experiment and creates the strategy (replaying HIST): everything that can be the
- * user's fault. */
+/* A resume's history for sweep_prepare: FEED gives the strategy the sweep's N trials
+ * (strategy_add, in parts). */
+typedef struct {
+  int (*feed)(void *ud, strategy *s, char **err);
+  void *ud;
+  int n;
+} sweep_history;
+
+/* Loads the experiment and creates the strategy (replaying HIST, NULL for a new sweep):
+ * everything that can be the user's fault. */
 int sweep_prepare(sweep *sw, const char *path, const char *text, const sweep_opts *o,
-                  const trial_record *hist, int n_hist, char **err);
+                  const sweep_history *hist, char **err);
 /* The command-line overrides a resume replays, as JSON. Caller frees. */
 char *sweep_options_json(const sweep *sw, const sweep_opts *o);
 /* Runs the loop until every trial has ended, then records how the sweep ended. */
