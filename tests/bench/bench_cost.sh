@@ -30,26 +30,7 @@ export FLAGTUNE_LOG_DIR="$work/logs"
 want() { case ",$ONLY," in *",$1,"*) return 0 ;; esac; return 1; }
 
 if want trial; then
-  cat > "$work/spawn.c" <<'C'
-/* N spawns of ARGV, P at a time: the floor of a process per trial. */
-#include <spawn.h>
-#include <stdlib.h>
-#include <sys/wait.h>
-extern char **environ;
-int main(int argc, char **argv) {
-  int n = atoi(argv[1]), p = atoi(argv[2]), live = 0;
-  for (int i = 0; i < n; i++) {
-    pid_t pid;
-    if (posix_spawn(&pid, argv[3], NULL, NULL, argv + 3, environ) != 0) return 1;
-    if (++live == p) { wait(NULL); live--; }
-  }
-  while (live-- > 0) wait(NULL);
-  return argc < 4;
-}
-C
-  cc -O2 -o "$work/spawn" "$work/spawn.c"
-  line='{"step_time_ms": 1.5}'
-  five="$line\n$line\n$line\n$line\n$line\n"
+  cc -O2 -o "$work/spawn" "$root/tests/bench/spawn_loop.c"
   cd "$work"
   source "$root/tests/bench/per_trial_exp.sh"
   exp p1 "$N" 1

@@ -32,24 +32,7 @@ perf report -i sw.data --sort pid --stdio -n -g none 2>/dev/null | grep -E '^ +[
       for (r in c) printf "  %-22s %6.2f\n", r, c[r] / n
       printf "  %-22s %6.2f\n", "total", t / n
     }'
-line='{"step_time_ms": 1.5}'
-five="$line\n$line\n$line\n$line\n$line\n"
-cat > spawn.c <<'C'
-#include <spawn.h>
-#include <stdlib.h>
-#include <sys/wait.h>
-extern char **environ;
-int main(int argc, char **argv) {
-  int n = atoi(argv[1]);
-  for (int i = 0; i < n; i++) {
-    pid_t pid;
-    if (posix_spawn(&pid, argv[2], NULL, NULL, argv + 2, environ) != 0) return 1;
-    wait(NULL);
-  }
-  return argc < 3;
-}
-C
-cc -O2 -o spawn spawn.c
+cc -O2 -o spawn "$root/tests/bench/spawn_loop.c"
 floor() { # label command...
   local label=$1
   shift
@@ -57,5 +40,5 @@ floor() { # label command...
     awk -F, -v n="$N" -v l="$label" '$3 == "context-switches" { printf "  %-22s %6.2f\n", l, $1 / n }'
 }
 echo "## the floors (parallel 1), total a trial"
-floor "posix_spawn loop" ./spawn "$N" /usr/bin/printf "$five"
+floor "posix_spawn loop" ./spawn "$N" 1 /usr/bin/printf "$five"
 floor "bash loop" bash -c 'for ((i = 0; i < $1; i++)); do /usr/bin/printf "$0" > /dev/null & wait; done' "$five" "$N"

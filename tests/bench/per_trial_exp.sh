@@ -1,5 +1,5 @@
-# Sourced by bench_orchestration.sh and bench_syscalls.sh: the per-trial sweep both measure,
-# so that their numbers are of the same sweep. A trivial trial (printf writing 5 JSON step
+# Sourced by bench_orchestration.sh, bench_syscalls.sh, bench_bridge.sh and bench_switches.sh:
+# the per-trial sweep they measure, so that their numbers are of the same sweep. A trivial trial (printf writing 5 JSON step
 # lines), random{} over one wide flag, no software probe.
 #   exp NAME TRIALS PARALLEL   writes NAME.lua in the current directory
 line='{"step_time_ms": 1.5}'
