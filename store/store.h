@@ -75,6 +75,7 @@ typedef struct {
   const char *options_json; /* command-line overrides, replayed by resume */
   const char *software;     /* "jax 0.4.31, jaxlib 0.4.31", NULL when unknown */
   const char *jaxlib;       /* the jaxlib version alone */
+  const char *space_digest; /* the keys' identity (lua/space.lua, Space:digest); may be NULL */
 } store_sweep_new;
 
 /* Creates a sweep with status 'running' and claims it for this process (store_sweep_claim),
@@ -129,6 +130,7 @@ typedef struct {
   int pid;                                                  /* orchestrator pid while running */
   char *host, *claimed_at, *workdir, *command_json, *error; /* owned; NULL when unset */
   long long pid_start;
+  char *space_digest; /* owned; NULL for a sweep created before schema 19 */
 } store_sweep;
 
 /* Replaces the sweep's hardware key (a Slurm sweep's compute node, known once its allocation
