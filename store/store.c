@@ -251,6 +251,7 @@ static const char *const stmt_sql[ST_COUNT] = {
     "UPDATE sweeps SET status = 'running', error = NULL, finished_at = NULL, pid = :pid, "
     "host = :host, pid_start = :pid_start, claimed_at = " NOW " WHERE id = :id",
   [ST_SWEEP_HARDWARE] = "UPDATE sweeps SET hardware = :hardware WHERE id = :id",
+  [ST_SWEEP_FORGET_DIGEST] = "UPDATE sweeps SET space_digest = NULL WHERE id = :id",
   [ST_SWEEP_PLACE] =
     "UPDATE sweeps SET workdir = :workdir, command_json = :command_json WHERE id = :id",
   [ST_SWEEP_BUDGET] =

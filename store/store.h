@@ -137,6 +137,11 @@ typedef struct {
  * exists). */
 int store_sweep_set_hardware(store *s, int64_t id, const char *hardware, char **err);
 
+/* Sets the sweep's space_digest NULL: a flagtune whose space has another digest resumes it, so
+ * its stored configurations are no longer all the keys of one space (a later resume decodes
+ * them). */
+int store_sweep_forget_space_digest(store *s, int64_t id, char **err);
+
 /* Finds a sweep by id ("12") or unique name. FT_EINPUT with a clear message when there
  * is none or the name is ambiguous (listing the ids). */
 int store_sweep_get(store *s, const char *ref, store_sweep *out, char **err);

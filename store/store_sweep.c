@@ -74,6 +74,15 @@ int store_sweep_set_hardware(store *s, int64_t id, const char *hardware, char **
   return store_step_done(s, st, "recording a sweep's hardware", err);
 }
 
+int store_sweep_forget_space_digest(store *s, int64_t id, char **err) {
+  sqlite3_stmt *st = NULL;
+  int rc = store_identity_check(s, err);
+  if (!rc) rc = store_stmt_get(s, ST_SWEEP_FORGET_DIGEST, &st, err);
+  if (rc) return rc;
+  if (store_bind_int(st, ":id", id)) return store_bind_fail(s, st, err);
+  return store_step_done(s, st, "forgetting a sweep's space digest", err);
+}
+
 int store_sweep_set_budget(store *s, int64_t id, int budget_trials, const char *options_json,
                            char **err) {
   sqlite3_stmt *st = NULL;

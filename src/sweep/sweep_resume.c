@@ -260,6 +260,15 @@ static int feed(void *ud, strategy *strat, char **err) {
   return rc;
 }
 
+/* A sweep whose stored space digest is not the one of the space made now gets its trials
+ * written in another canonical form from here on: its digest, true of no space now, is
+ * forgotten, so that no later resume takes the mixed texts as keys. */
+static int forget_other_digest(sweep *sw, const store_sweep *s, char **err) {
+  const char *now = strategy_space_digest(sw->strat);
+  if (!s->space_digest || (now && strcmp(s->space_digest, now) == 0)) return 0;
+  return store_sweep_forget_space_digest(sw->db, s->id, err);
+}
+
 /* Rebuilds the sweep from its rows once this process owns it. */
 static int resume_prepare(sweep *sw, store_sweep *s, const sweep_opts *o, char **err) {
   resume_scan r;
@@ -285,6 +294,7 @@ static int resume_prepare(sweep *sw, store_sweep *s, const sweep_opts *o, char *
   sweep_history hist = {.feed = feed, .ud = f, .n = plan->n_history};
   if (rc == 0) rc = sweep_prepare(sw, s->experiment_path, s->experiment_text, &merged, &hist, err);
   free(f);
+  if (rc == 0) rc = forget_other_digest(sw, s, err);
   if (rc == 0) rc = apply_plan(sw, plan, err);
   if (rc == 0) launch_use_stored_command(sw->exp, s->command_json);
   if (rc == 0) rc = restore_view(sw, &r, err);

@@ -7,7 +7,8 @@
 #  2. The same sweep stored under another canonical form (each text rewritten, as a flagtune
 #     that wrote its values otherwise would have, and a digest that is not this space's):
 #     resume decodes, and grid{} still runs each configuration once. Taking those texts as
-#     keys would run every configuration again.
+#     keys would run every configuration again. The stored digest is then forgotten (the
+#     sweep holds texts of two forms): the next resume decodes too.
 #  3. A sweep of a file from before schema 19 (no column): resume upgrades it and decodes.
 #  4. random{} resumed by its keys proposes the very trials a decode gives.
 # Usage: test_resume_keys.sh FLAGTUNE_BIN SIM_BIN SOURCE_DIR
@@ -66,8 +67,14 @@ has other.txt "history of 7 trials: decoded (the space digest differs from the s
 check_eq "another form: grid ran all 12 configurations" \
   "$(sql other.db "SELECT count(DISTINCT replace(config, ' ', '')) FROM trials WHERE role = 'search'")" 12
 check_eq "another form: none twice" "$(dups other.db)" 0
-check_eq "another form: the stored digest is kept" \
-  "$(sql other.db "SELECT space_digest FROM sweeps WHERE id = 1")" "an older form"
+check_eq "another form: the digest, true of no space now, is forgotten" \
+  "$(sql other.db "SELECT coalesce(space_digest, 'NULL') FROM sweeps WHERE id = 1")" NULL
+cp other.db again.db
+resume_v again.db 40 again.txt
+has again.txt "trials: decoded (no space digest stored)"
+check_eq "another form, resumed again: none twice" "$(dups again.db)" 0
+check_eq "as created: the digest kept" \
+  "$(sql same.db "SELECT space_digest FROM sweeps WHERE id = 1")" "$digest"
 
 # 3. a file from before schema 19
 latest=$(sql grid.db "PRAGMA user_version")
