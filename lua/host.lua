@@ -145,6 +145,13 @@ function Host:replay(history, level, list, partial)
   return list, partial
 end
 
+-- KEYS (a list of canonical JSON texts: stored configurations of a sweep whose space made
+-- them, Host.space_digest the same as the sweep's) marked seen as they are, with no decode:
+-- the history of a "seen"-level strategy whose stored texts are known to be its keys.
+function Host:add_keys(keys)
+  for i = 1, #keys do self:mark_key(keys[i]) end
+end
+
 -- The seen set is keyed by ft.digest(key) (see kit.seen): about 40 bytes a configuration.
 function Host:mark(config)
   if next(config) ~= nil then self:mark_key(self.space:key(config)) end
@@ -162,7 +169,8 @@ end
 -- is lua/dsl.lua's validated experiment table; BUDGET ({ trials, hours, steps }) the
 -- sweep's, which the command line may have changed (EXP.budget, the file's, when nil).
 -- Host.level is what the module's history holds ("steps", "results" or "seen"), so that
--- src/luahost/strategy.c reads from the database only that.
+-- src/luahost/strategy.c reads from the database only that; Host.space_digest the identity
+-- of the keys its space makes (Space:digest), stored with a new sweep and compared by resume.
 function host.open(exp, budget)
   local st = exp.strategy or { name = "random" }
   local sp = exp.space
@@ -175,6 +183,7 @@ function host.open(exp, budget)
                               budget = budget or exp.budget }, Host)
   self.mod = load_module(exp, name)
   self.level = history_level(exp, name, self.mod)
+  self.space_digest = sp:digest()
   return self
 end
 

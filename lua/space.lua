@@ -364,6 +364,47 @@ function space.new(flags, vars, fixed_flags, env, path, lines)
   return sp
 end
 
+-- The version of the canonical form a configuration's key takes (Space:key: json_value's
+-- text of each value, each kind's canonical values). Raise it with any change to json_value,
+-- format_number or a kind's canonical form (index, value, round10): Space:digest then
+-- differs, so that a resume replays a sweep stored under the old form by decoding each
+-- configuration instead of taking its stored text as the key (docs/COST.md, resume).
+space.CANON_VERSION = 1
+
+-- A number as the space's digest reads it: every digit, so that bounds which differ
+-- anywhere make different digests.
+local function digest_number(v)
+  if math.type(v) == "integer" then return format("%d", v) end
+  return format("%.17g", v)
+end
+
+-- One parameter's part of the digest: its JSON key, its kind and its canonical values
+-- (bool, choice) or bounds (int, range, pow2).
+local function param_identity(p)
+  local parts = { p.json_key, p.kind }
+  if p.kind == "choice" then
+    for _, v in ipairs(p.values) do
+      parts[#parts + 1] = type(v) .. ":" .. (type(v) == "number" and digest_number(v)
+        or json_value(v))
+    end
+  elseif p.kind ~= "bool" then
+    for _, k in ipairs({ "lo", "hi", "step" }) do
+      if p[k] ~= nil then parts[#parts + 1] = digest_number(p[k]) end
+    end
+  end
+  return table.concat(parts, "\31")
+end
+
+-- The identity of the keys this space makes (sweeps.space_digest): ft.digest over
+-- CANON_VERSION and each parameter's JSON key, kind and canonical values or bounds, in key
+-- order. Two spaces with one digest make the same key of every configuration.
+function Space:digest()
+  local parts = { "flagtune-space/" .. space.CANON_VERSION }
+  for _, p in ipairs(self.json_order) do parts[#parts + 1] = param_identity(p) end
+  local id = ft.digest(table.concat(parts, "\30"))
+  return (id:gsub(".", function(c) return format("%02x", c:byte()) end))
+end
+
 -- Byte counts for labels and messages: ft.format_bytes when the C host is there.
 function space.bytes(n)
   if type(ft) == "table" and ft.format_bytes then return ft.format_bytes(n) end

@@ -56,9 +56,10 @@ static const char *const stmt_sql[ST_COUNT] = {
   [ST_SWEEP_CREATE] =
     "INSERT INTO sweeps (name, model, hardware, experiment_path, experiment_text, "
     "experiment_hash, strategy, seed, budget_trials, budget_hours, budget_steps, parallel, host, "
-    "options_json, pid, software, jaxlib) VALUES (:name, :model, :hardware, :experiment_path, "
-    ":experiment_text, :experiment_hash, :strategy, :seed, :budget_trials, :budget_hours, "
-    ":budget_steps, :parallel, :host, :options_json, :pid, :software, :jaxlib)",
+    "options_json, pid, software, jaxlib, space_digest) VALUES (:name, :model, :hardware, "
+    ":experiment_path, :experiment_text, :experiment_hash, :strategy, :seed, :budget_trials, "
+    ":budget_hours, :budget_steps, :parallel, :host, :options_json, :pid, :software, :jaxlib, "
+    ":space_digest)",
   [ST_SWEEP_STATUS] =
     "UPDATE sweeps SET status = :status, error = :error, "
     "pid = CASE WHEN :status = 'running' THEN :pid END, "
@@ -69,7 +70,7 @@ static const char *const stmt_sql[ST_COUNT] = {
   [ST_SWEEP_LOAD] =
     "SELECT id, name, model, hardware, experiment_path, experiment_text, strategy, status, "
     "options_json, seed, budget_trials, budget_steps, parallel, budget_hours, pid, host, "
-    "pid_start, claimed_at, workdir, command_json, error FROM sweeps WHERE id = :id",
+    "pid_start, claimed_at, workdir, command_json, error, space_digest FROM sweeps WHERE id = :id",
   [ST_TRIAL_BEGIN] =
     "INSERT INTO trials (sweep_id, number, role, config, label, xla_flags, tpu_args, env, "
     "command, steps_budget, slot, log_path, rerun_of, pid) VALUES (:sweep_id, :number, "
@@ -250,6 +251,7 @@ static const char *const stmt_sql[ST_COUNT] = {
     "UPDATE sweeps SET status = 'running', error = NULL, finished_at = NULL, pid = :pid, "
     "host = :host, pid_start = :pid_start, claimed_at = " NOW " WHERE id = :id",
   [ST_SWEEP_HARDWARE] = "UPDATE sweeps SET hardware = :hardware WHERE id = :id",
+  [ST_SWEEP_FORGET_DIGEST] = "UPDATE sweeps SET space_digest = NULL WHERE id = :id",
   [ST_SWEEP_PLACE] =
     "UPDATE sweeps SET workdir = :workdir, command_json = :command_json WHERE id = :id",
   [ST_SWEEP_BUDGET] =

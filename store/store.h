@@ -75,6 +75,7 @@ typedef struct {
   const char *options_json; /* command-line overrides, replayed by resume */
   const char *software;     /* "jax 0.4.31, jaxlib 0.4.31", NULL when unknown */
   const char *jaxlib;       /* the jaxlib version alone */
+  const char *space_digest; /* the keys' identity (lua/space.lua, Space:digest); may be NULL */
 } store_sweep_new;
 
 /* Creates a sweep with status 'running' and claims it for this process (store_sweep_claim),
@@ -129,11 +130,17 @@ typedef struct {
   int pid;                                                  /* orchestrator pid while running */
   char *host, *claimed_at, *workdir, *command_json, *error; /* owned; NULL when unset */
   long long pid_start;
+  char *space_digest; /* owned; NULL for a sweep created before schema 19 */
 } store_sweep;
 
 /* Replaces the sweep's hardware key (a Slurm sweep's compute node, known once its allocation
  * exists). */
 int store_sweep_set_hardware(store *s, int64_t id, const char *hardware, char **err);
+
+/* Sets the sweep's space_digest NULL: a flagtune whose space has another digest resumes it, so
+ * its stored configurations are no longer all the keys of one space (a later resume decodes
+ * them). */
+int store_sweep_forget_space_digest(store *s, int64_t id, char **err);
 
 /* Finds a sweep by id ("12") or unique name. FT_EINPUT with a clear message when there
  * is none or the name is ambiguous (listing the ids). */

@@ -29,7 +29,8 @@ static int sweep_insert(store *s, const store_sweep_new *n, int64_t *id, char **
        store_bind_text(st, ":host", n->host) |
        store_bind_text(st, ":options_json", n->options_json) |
        store_bind_int(st, ":pid", getpid()) | store_bind_text(st, ":software", n->software) |
-       store_bind_text(st, ":jaxlib", n->jaxlib);
+       store_bind_text(st, ":jaxlib", n->jaxlib) |
+       store_bind_text(st, ":space_digest", n->space_digest);
   if (rc) return store_bind_fail(s, st, err);
   rc = store_step_done(s, st, "creating a sweep", err);
   if (!rc) *id = sqlite3_last_insert_rowid(s->db);
@@ -71,6 +72,15 @@ int store_sweep_set_hardware(store *s, int64_t id, const char *hardware, char **
   if (store_bind_text(st, ":hardware", hardware) | store_bind_int(st, ":id", id))
     return store_bind_fail(s, st, err);
   return store_step_done(s, st, "recording a sweep's hardware", err);
+}
+
+int store_sweep_forget_space_digest(store *s, int64_t id, char **err) {
+  sqlite3_stmt *st = NULL;
+  int rc = store_identity_check(s, err);
+  if (!rc) rc = store_stmt_get(s, ST_SWEEP_FORGET_DIGEST, &st, err);
+  if (rc) return rc;
+  if (store_bind_int(st, ":id", id)) return store_bind_fail(s, st, err);
+  return store_step_done(s, st, "forgetting a sweep's space digest", err);
 }
 
 int store_sweep_set_budget(store *s, int64_t id, int budget_trials, const char *options_json,
@@ -223,6 +233,7 @@ static void sweep_fill(sqlite3_stmt *st, store_sweep *out) {
   out->workdir = store_col_strdup(st, 18);
   out->command_json = store_col_strdup(st, 19);
   out->error = store_col_strdup(st, 20);
+  out->space_digest = store_col_strdup(st, 21);
 }
 
 int store_sweep_get(store *s, const char *ref, store_sweep *out, char **err) {
@@ -257,5 +268,6 @@ void store_sweep_clear(store_sweep *sw) {
   free(sw->workdir);
   free(sw->command_json);
   free(sw->error);
+  free(sw->space_digest);
   memset(sw, 0, sizeof *sw);
 }

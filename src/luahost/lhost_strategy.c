@@ -82,9 +82,9 @@ static void push_history(lua_State *L, const trial_record *history, int n, int w
 }
 
 int lhost_strategy_open(lhost *h, int spec_ref, const experiment *e, long budget, int *ref,
-                        char **level, char **err) {
+                        char **level, char **space_digest, char **err) {
   *ref = LHOST_NOREF;
-  *level = NULL;
+  *level = *space_digest = NULL;
   lua_State *L = lhost_state(h);
   int top = lua_gettop(L);
   int rc = lhost_require(h, "host", err);
@@ -103,6 +103,7 @@ int lhost_strategy_open(lhost *h, int spec_ref, const experiment *e, long budget
   rc = lhost_pcall(h, 2, 1, budget, err);
   if (rc == 0) {
     *level = dup_field(L, -1, "level");
+    *space_digest = dup_field(L, -1, "space_digest");
     *ref = lhost_ref(h); /* pops the host object */
   }
   lua_settop(L, top);
@@ -124,6 +125,21 @@ int lhost_strategy_add(lhost *h, int ref, const trial_record *history, int n, in
   int top = lua_gettop(L);
   push_method(h, ref, "add");
   push_history(L, history, n, with_steps); /* [add, host, history] */
+  int rc = lhost_pcall(h, 2, 0, budget, err);
+  lua_settop(L, top);
+  return rc;
+}
+
+int lhost_strategy_add_keys(lhost *h, int ref, const char *const *keys, int n, long budget,
+                            char **err) {
+  lua_State *L = lhost_state(h);
+  int top = lua_gettop(L);
+  push_method(h, ref, "add_keys");
+  lua_createtable(L, n, 0);
+  for (int i = 0; i < n; i++) {
+    lua_pushstring(L, keys[i]);
+    lua_rawseti(L, -2, i + 1);
+  } /* [add_keys, host, keys] */
   int rc = lhost_pcall(h, 2, 0, budget, err);
   lua_settop(L, top);
   return rc;

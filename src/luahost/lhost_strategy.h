@@ -16,13 +16,17 @@
  * or NULL. */
 void lhost_strategy_paths(lhost *h, int spec_ref, char **file_path, char **name, char **exp_path);
 /* host.open(spec, E's budget) under BUDGET instructions: the host object as the counted ref
- * *REF, its module's history level ("steps", "results", "seen") in *LEVEL (a new string). */
+ * *REF, its module's history level ("steps", "results", "seen") in *LEVEL and its space's
+ * digest (Space:digest) in *SPACE_DIGEST (new strings). */
 int lhost_strategy_open(lhost *h, int spec_ref, const experiment *e, long budget, int *ref,
-                        char **level, char **err);
+                        char **level, char **space_digest, char **err);
 /* host:add(the N trials of HISTORY, each with its step times, or WITH_STEPS 0: their count
  * n_steps only). */
 int lhost_strategy_add(lhost *h, int ref, const trial_record *history, int n, int with_steps,
                        long budget, char **err);
+/* host:add_keys(the N canonical JSON texts KEYS): each marked seen as it is. */
+int lhost_strategy_add_keys(lhost *h, int ref, const char *const *keys, int n, long budget,
+                            char **err);
 /* host:start(SEED): the strategy made from the history added. */
 int lhost_strategy_start(lhost *h, int ref, int64_t seed, long budget, char **err);
 /* The host's n_partial. */

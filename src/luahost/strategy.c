@@ -21,6 +21,7 @@ struct strategy {
   char *name;             /* the strategy's name (tpe), for messages */
   strategy_history level; /* what its history holds (the module's `history`) */
   int n_history;          /* trials added so far (start's instruction budget) */
+  char *space_digest;     /* the identity of the keys its space makes (Space:digest) */
 };
 
 /* True when MSG starts with "PATH:" (a location in that file). */
@@ -82,7 +83,8 @@ int strategy_open(experiment *e, strategy **out, char **err) {
   lhost_strategy_paths(s->h, e->spec_ref, &s->file_path, &s->name, &s->exp_path);
   if (!s->exp_path && e->path) s->exp_path = xstrdup(e->path);
   char *level = NULL;
-  int rc = lhost_strategy_open(s->h, e->spec_ref, e, STRATEGY_BUDGET, &s->ref, &level, err);
+  int rc = lhost_strategy_open(s->h, e->spec_ref, e, STRATEGY_BUDGET, &s->ref, &level,
+                               &s->space_digest, err);
   if (rc != 0) {
     rc = mapped(s, "new", STRATEGY_BUDGET, rc, err);
     strategy_free(s);
@@ -106,6 +108,18 @@ int strategy_add(strategy *s, const trial_record *history, int n, char **err) {
   s->n_history += n;
   int rc =
       lhost_strategy_add(s->h, s->ref, history, n, s->level == STRATEGY_HISTORY_STEPS, budget, err);
+  return rc != 0 ? mapped(s, "new", budget, rc, err) : 0;
+}
+
+const char *strategy_space_digest(const strategy *s) {
+  return s->space_digest;
+}
+
+int strategy_add_keys(strategy *s, const char *const *keys, int n, char **err) {
+  if (n <= 0) return 0;
+  long budget = STRATEGY_BUDGET + STRATEGY_BUDGET_PER_HISTORY * (long)n;
+  s->n_history += n;
+  int rc = lhost_strategy_add_keys(s->h, s->ref, keys, n, budget, err);
   return rc != 0 ? mapped(s, "new", budget, rc, err) : 0;
 }
 
@@ -139,6 +153,7 @@ void strategy_free(strategy *s) {
   free(s->file_path);
   free(s->name);
   free(s->exp_path);
+  free(s->space_digest);
   free(s);
 }
 

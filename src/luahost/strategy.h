@@ -38,6 +38,13 @@ int strategy_open(experiment *e, strategy **out, char **err);
 strategy_history strategy_history_of(const strategy *s);
 int strategy_add(strategy *s, const trial_record *history, int n, char **err);
 int strategy_start(strategy *s, int64_t seed, char **err);
+/* The identity of the keys the strategy's space makes (lua/space.lua, Space:digest), stored
+ * with a new sweep (sweeps.space_digest); owned by S, NULL when the host gave none. */
+const char *strategy_space_digest(const strategy *s);
+/* strategy_add for a STRATEGY_HISTORY_SEEN strategy whose sweep's space has this digest: the
+ * N stored configuration texts KEYS marked seen as they are (each is the key this space makes
+ * of it), with no decode. */
+int strategy_add_keys(strategy *s, const char *const *keys, int n, char **err);
 
 /* Creates the experiment's strategy seeded with SEED, replaying HISTORY (finished trials of
  * this sweep, for resume) through tell. FT_EINPUT for user errors (bad strategy file). */

@@ -149,14 +149,18 @@ static int restore_view(sweep *sw, const resume_scan *r, char **err) {
 /* The history as the strategy takes it (sweep_prepare's feed): the trials read again one at
  * a time, with what its module's `history` keeps of their steps, and handed on in batches
  * (copies: the store's row lives only during the call). A trial recorded running is given
- * as running, as it stood before resume marked it lost. */
+ * as running, as it stood before resume marked it lost. A strategy that keeps only the seen
+ * set gets the stored configuration texts alone when the sweep's stored space digest is its
+ * space's (keyed): each text is then the key its seen set holds, and nothing is decoded. */
 enum { FEED_BATCH = 512 };
 
 typedef struct {
   sweep *sw;
   const resume_plan *plan;
+  const char *space_digest; /* the sweep's stored one, NULL before schema 19 */
   strategy *strat;
   trial_record batch[FEED_BATCH];
+  char *keys[FEED_BATCH];
   int n;
 } feeder;
 
@@ -180,6 +184,40 @@ static int flush(feeder *f, char **err) {
   return rc;
 }
 
+static void keys_clear(feeder *f) {
+  for (int i = 0; i < f->n; i++) free(f->keys[i]);
+  f->n = 0;
+}
+
+static int flush_keys(feeder *f, char **err) {
+  int rc = strategy_add_keys(f->strat, (const char *const *)f->keys, f->n, err);
+  keys_clear(f);
+  return rc;
+}
+
+static int feed_key(void *ud, const trial_record *t, char **err) {
+  feeder *f = ud;
+  if (!resume_plan_history(t)) return 0;
+  f->keys[f->n++] = xstrdup(t->config_json ? t->config_json : "{}");
+  return f->n == FEED_BATCH ? flush_keys(f, err) : 0;
+}
+
+/* Whether the stored texts are the keys STRAT's seen set holds: it keeps only the seen set,
+ * and the sweep was created with the digest of the space STRAT made from its stored text. */
+static int keyed(const feeder *f, const strategy *strat) {
+  const char *now = strategy_space_digest(strat);
+  return strategy_history_of(strat) == STRATEGY_HISTORY_SEEN && f->space_digest && now &&
+         strcmp(f->space_digest, now) == 0;
+}
+
+/* The seen set from the stored texts as they are (keyed). */
+static int feed_keys(feeder *f, char **err) {
+  int rc = store_trials_each(f->sw->db, f->sw->id, STORE_STEPS_NONE, feed_key, f, err);
+  if (rc == 0 && f->n > 0) rc = flush_keys(f, err);
+  keys_clear(f);
+  return rc;
+}
+
 static int feed_trial(void *ud, const trial_record *t, char **err) {
   feeder *f = ud;
   if (!resume_plan_history(t)) return 0;
@@ -196,9 +234,22 @@ static int feed_trial(void *ud, const trial_record *t, char **err) {
   return f->n == FEED_BATCH ? flush(f, err) : 0;
 }
 
+/* How the history reaches STRAT, for -v (the fast path is taken, or why not). */
+static const char *feed_how(const feeder *f, const strategy *strat, int by_key) {
+  if (by_key) return "the stored keys, not decoded (space digest matches)";
+  if (strategy_history_of(strat) != STRATEGY_HISTORY_SEEN)
+    return "decoded (the strategy keeps more than the seen set)";
+  if (!f->space_digest) return "decoded (no space digest stored)";
+  return "decoded (the space digest differs from the stored one)";
+}
+
 static int feed(void *ud, strategy *strat, char **err) {
   feeder *f = ud;
   f->strat = strat;
+  int by_key = keyed(f, strat);
+  if (diag_verbose)
+    diag_note("flagtune: history of %d trials: %s", f->plan->n_history, feed_how(f, strat, by_key));
+  if (by_key) return feed_keys(f, err);
   strategy_history h = strategy_history_of(strat);
   store_steps_read read = h == STRATEGY_HISTORY_STEPS     ? STORE_STEPS_ALL
                           : h == STRATEGY_HISTORY_RESULTS ? STORE_STEPS_COUNT
@@ -207,6 +258,15 @@ static int feed(void *ud, strategy *strat, char **err) {
   if (rc == 0 && f->n > 0) rc = flush(f, err);
   batch_clear(f);
   return rc;
+}
+
+/* A sweep whose stored space digest is not the one of the space made now gets its trials
+ * written in another canonical form from here on: its digest, true of no space now, is
+ * forgotten, so that no later resume takes the mixed texts as keys. */
+static int forget_other_digest(sweep *sw, const store_sweep *s, char **err) {
+  const char *now = strategy_space_digest(sw->strat);
+  if (!s->space_digest || (now && strcmp(s->space_digest, now) == 0)) return 0;
+  return store_sweep_forget_space_digest(sw->db, s->id, err);
 }
 
 /* Rebuilds the sweep from its rows once this process owns it. */
@@ -230,9 +290,11 @@ static int resume_prepare(sweep *sw, store_sweep *s, const sweep_opts *o, char *
   feeder *f = xcalloc(1, sizeof *f);
   f->sw = sw;
   f->plan = plan;
+  f->space_digest = s->space_digest;
   sweep_history hist = {.feed = feed, .ud = f, .n = plan->n_history};
   if (rc == 0) rc = sweep_prepare(sw, s->experiment_path, s->experiment_text, &merged, &hist, err);
   free(f);
+  if (rc == 0) rc = forget_other_digest(sw, s, err);
   if (rc == 0) rc = apply_plan(sw, plan, err);
   if (rc == 0) launch_use_stored_command(sw->exp, s->command_json);
   if (rc == 0) rc = restore_view(sw, &r, err);

@@ -43,7 +43,8 @@ static int create_sweep(sweep *sw, const sweep_opts *o, char **err) {
                        .host = host,
                        .options_json = opts,
                        .software = software,
-                       .jaxlib = jaxlib};
+                       .jaxlib = jaxlib,
+                       .space_digest = sw->strat ? strategy_space_digest(sw->strat) : NULL};
   int rc = store_sweep_create(sw->db, &n, &sw->id, err);
   free(software);
   free(jaxlib);

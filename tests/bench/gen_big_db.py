@@ -40,9 +40,14 @@ rng = random.Random(1)
 db = sqlite3.connect(a.db)
 db.execute("PRAGMA synchronous = OFF")
 # Every sweep gets the seed run's experiment and command, so `resume` can carry any of them
-# on (its working directory, a temporary one, is left out: resume runs where it is called).
+# on (its working directory, a temporary one, is left out: resume runs where it is called),
+# and its space's digest (schema 19) where the file has the column: the configurations below
+# are written as that space's keys (canonical JSON: keys sorted, compact), as flagtune does.
 seed_cols = db.execute("SELECT experiment_path, experiment_text, experiment_hash, command_json"
                        " FROM sweeps WHERE id = 1").fetchone()
+has_digest = any(c[1] == "space_digest" for c in db.execute("PRAGMA table_info(sweeps)"))
+digest = db.execute("SELECT space_digest FROM sweeps WHERE id = 1").fetchone()[0] \
+    if has_digest else None
 db.execute("DELETE FROM steps"); db.execute("DELETE FROM trials"); db.execute("DELETE FROM sweeps")
 opts = json.dumps({"seed": 1, "skip": 2, "reduce": "median"})
 per_small = max(1, (a.trials - a.big) // max(1, a.sweeps - 1))
@@ -58,6 +63,8 @@ for sid in range(1, a.sweeps + 1):
                 "2026-01-02T00:00:00Z", seed_cols[1]))
     db.execute("UPDATE sweeps SET experiment_path = ?, experiment_hash = ?, command_json = ?"
                " WHERE id = ?", (seed_cols[0], seed_cols[2], seed_cols[3], sid))
+    if has_digest:
+        db.execute("UPDATE sweeps SET space_digest = ? WHERE id = ?", (digest, sid))
     rows, steps = [], []
     for num in range(n):
         tid += 1
@@ -73,8 +80,9 @@ for sid in range(1, a.sweeps + 1):
         if sid == 2 and num == 1: base = 300.0
         ms = [base * (1 + rng.gauss(0, 0.01)) for _ in range(nst)]
         value = sorted(ms[2:])[(nst - 2) // 2] if status == "ok" else None
+        key = json.dumps(cfg, sort_keys=True, separators=(",", ":"))
         rows.append((tid, sid, num, "baseline" if num == 0 else "search", status,
-                     json.dumps(cfg) if num else "{}", "cfg%d" % num, flags if num else "",
+                     key if num else "{}", "cfg%d" % num, flags if num else "",
                      "{}", 45, value, nst, 0 if status == "ok" else 1, 12.5,
                      "flagtune-logs/sweep-%d/trial-%04d.log" % (sid, num),
                      None if status == "ok" else "RESOURCE_EXHAUSTED: Out of memory",

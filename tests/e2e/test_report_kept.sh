@@ -128,12 +128,13 @@ latest=$(sql kept.db "PRAGMA user_version")
 cp seed.db old.db
 sql old.db "DROP VIEW trial_results; ALTER TABLE trials DROP COLUMN first_step_ms;
   ALTER TABLE trials DROP COLUMN step_ms; ALTER TABLE sweeps DROP COLUMN winner_kind;
+  ALTER TABLE sweeps DROP COLUMN space_digest;
   CREATE VIEW trial_results AS SELECT 1 AS replaced_by_0014; DROP TRIGGER trials_report_insert; DROP TRIGGER trials_report_span;
   DROP TRIGGER trials_report_ok_insert; DROP TRIGGER trials_report_ok_update;
   DROP TRIGGER sweeps_report_insert; DROP TRIGGER trials_report_delete;
   DROP TABLE report_stale; DROP INDEX trials_ok_config; DROP TABLE report_curve; DROP TABLE report_span;
   DROP TABLE report_tail; DROP TABLE report_repeats;
-  DROP INDEX trials_baseline_ok; DROP VIEW sweep_baseline; PRAGMA user_version = 12;" || # and 14-16
+  DROP INDEX trials_baseline_ok; DROP VIEW sweep_baseline; PRAGMA user_version = 12;" || # and 14-16, 19
   die "cannot make a schema-12 copy"
 python3 history.py old.db 1500 8 || die "history.py failed on the copy"
 check_eq "the copy keeps nothing for report" \

@@ -47,12 +47,20 @@ local function history(sp, decoded)
   return hist
 end
 
+local function experiment_of(sp, name, options)
+  return { path = "exp.lua", space = sp, strategy = { name = name, options = options, line = 30 },
+           budget = { trials = 2000, hours = 8, steps = 15 } }
+end
+
+local drive
+
 local function proposals(name, options, decoded, seed)
   local sp = big_space()
-  local exp = { path = "exp.lua", space = sp,
-                strategy = { name = name, options = options, line = 30 },
-                budget = { trials = 2000, hours = 8, steps = 15 } }
-  local h = host.new(exp, seed, history(sp, decoded))
+  return drive(host.new(experiment_of(sp, name, options), seed, history(sp, decoded)))
+end
+
+-- Up to 80 proposals of H, each told a result made from its JSON.
+function drive(h)
   local out = {}
   for i = 1, 40 do
     local got = h:ask(2)
@@ -94,7 +102,28 @@ local function test_items_reused()
   eq(h.seen[ft.digest(sp:key(hist[2].config))], true, "marked seen")
 end
 
+-- A "seen"-level strategy given the stored texts as keys (Host:add_keys, what resume does when
+-- the sweep's space digest is its space's) proposes what it proposes from the decoded history:
+-- the same seen set. The texts are those of the history that fit the space (in a sweep whose
+-- digest matches, every stored text is one of its keys).
+local function same_by_keys(name)
+  local sp = big_space()
+  local h = host.open(experiment_of(sp, name, {}))
+  eq(h.space_digest, sp:digest(), name .. ": the host knows its space's digest")
+  local keys = {}
+  for _, item in ipairs(history(sp, false)) do
+    if not item.json:find("gone", 1, true) then keys[#keys + 1] = item.json end
+  end
+  h:add_keys(keys)
+  local by_keys = drive(h:start(7))
+  local decoded = proposals(name, {}, false, 7)
+  assert(#decoded > 0, name .. ": no proposals")
+  eq(by_keys, decoded, name .. ": the same proposals from the stored keys")
+end
+
 test("tpe", same_as_copied, "tpe", {}, true)
+test("random by keys", same_by_keys, "random")
+test("grid by keys", same_by_keys, "grid")
 test("halving over tpe", same_as_copied, "halving", { min_steps = 5 }) -- promotes the history's
 test("random", same_as_copied, "random", {}, true)
 test("hill_climb", same_as_copied, "hill_climb", {}, true)

@@ -344,3 +344,36 @@ local function test_decode_key_is_decode_then_key()
   assert(fits > 3 and fits < #texts, "both kinds were tried")
 end
 test("decode_key_is_decode_then_key", test_decode_key_is_decode_then_key)
+
+-- Space:digest names the keys a space makes: the same for the same parameters however they
+-- are written, another one for any change to a key (a name, a kind, a value or a bound) or to
+-- the canonical form's version.
+local function test_digest()
+  local sp = example()
+  local d = sp:digest()
+  eq(type(d), "string", "a string")
+  assert(d:find("^%x+$"), "hex: " .. d)
+  eq(example():digest(), d, "the same space, the same digest")
+  local same = example()
+  same.fixed = {}
+  eq(same:digest(), d, "fixed settings make no key")
+  local function with(flags)
+    return space.new(flags, {}, {}, {}):digest()
+  end
+  local base = with({ xla_a = { kind = "float", lo = 0.5, hi = 0.9, step = 0.1 } })
+  local others = {
+    with({ xla_b = { kind = "float", lo = 0.5, hi = 0.9, step = 0.1 } }),
+    with({ xla_a = { kind = "float", lo = 0.5, hi = 0.9, step = 0.05 } }),
+    with({ xla_a = { kind = "float", lo = 0.5 + 1e-15, hi = 0.9, step = 0.1 } }),
+    with({ xla_a = { kind = "choice", values = { 0.5, 0.6, 0.7, 0.8, 0.9 } } }),
+    with({ xla_a = { kind = "choice", values = { "0.5", "0.6", "0.7", "0.8", "0.9" } } }),
+    with({ xla_a = { kind = "float", lo = 0.5, hi = 0.9, step = 0.1 }, xla_c = { kind = "bool" } }),
+  }
+  for i, o in ipairs(others) do assert(o ~= base, "change " .. i .. " makes another digest") end
+  local version = space.CANON_VERSION
+  space.CANON_VERSION = version + 1
+  local raised = with({ xla_a = { kind = "float", lo = 0.5, hi = 0.9, step = 0.1 } })
+  space.CANON_VERSION = version
+  assert(raised ~= base, "another canonical form, another digest")
+end
+test("digest", test_digest)
