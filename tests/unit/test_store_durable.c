@@ -125,7 +125,8 @@ static double now_ms(void) {
 
 /* Finishes that come one at a time (parallel 1) but close together share one checkpoint: the
  * worker lets them gather (10 ms) before it checkpoints, where one each cost its syncs. The
- * count is checked only when the two came within 5 ms (a loaded machine may take longer). */
+ * count is checked only when the second finish came within 8 ms of the first (a loaded
+ * machine may take longer). */
 TEST(finishes_close_together_share_one_checkpoint) {
   fx_tmpdb t;
   store *s = fx_open(&t, "ft_durable");
@@ -136,14 +137,14 @@ TEST(finishes_close_together_share_one_checkpoint) {
   fx_trial(s, id, 0, ROLE_BASELINE, "{}", 0, "ok", 100, &rng); /* starts the worker */
   CHECK_INT(wait_durable(s, fd, store_durable_ticket(s)), 0);
   uint64_t r0 = store_durable_rounds(s);
-  double t0 = now_ms();
   fx_trial(s, id, 1, ROLE_SEARCH, "{\"x\":1}", 0, "ok", 90, &rng);
-  usleep(2000); /* the worker has heard of the first by now */
+  double t0 = now_ms(); /* its finish is posted */
+  usleep(1000);         /* the worker has heard of it by now */
   fx_trial(s, id, 2, ROLE_SEARCH, "{\"x\":2}", 0, "ok", 80, &rng);
   double gap = now_ms() - t0;
   CHECK_INT(wait_durable(s, fd, store_durable_ticket(s)), 0);
   CHECK_NEAR(file_alone_num(&t, OK_TRIALS), 3, 0);
-  if (gap < 5)
+  if (gap < 8)
     CHECK(store_durable_rounds(s) == r0 + 1);
   else
     fprintf(stderr, "note: the finishes came %.1f ms apart: their checkpoints not counted\n", gap);
