@@ -5,7 +5,7 @@
 # role: the orchestrator's loop thread, its durability worker, the fork server, the trials'
 # supervisors, the commands. Then the floors' totals (`perf stat`): the same number of printf
 # spawns from a C posix_spawn loop and from a bash loop. Numbers: docs/COST.md.
-# Usage: bench_switches.sh [BUILD_DIR]   (env: N=200 PARALLEL=1 OTHER=BUILD_DIR ROUNDS=9)
+# Usage: bench_switches.sh [BUILD_DIR]   (env: N=200 PARALLEL=1 CPU=1 OTHER=BUILD_DIR ROUNDS=9)
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
@@ -42,6 +42,25 @@ floor() { # label command...
 echo "## the floors (parallel 1), total a trial"
 floor "posix_spawn loop" ./spawn "$N" 1 /usr/bin/printf "$five"
 floor "bash loop" bash -c 'for ((i = 0; i < $1; i++)); do /usr/bin/printf "$0" > /dev/null & wait; done' "$five" "$N"
+# CPU=1: each role's CPU a trial too, from `perf record -F 4999` of the same sweep (samples
+# over the rate, sorted by role as the switches are).
+if [ -n "${CPU:-}" ]; then
+  rm -rf sw.db* "$FLAGTUNE_LOG_DIR"
+  perf record -q -F 4999 -o cpu.data -- "$build/flagtune" -q run sw.lua --db sw.db > /dev/null 2>&1
+  echo "## CPU a trial, ms ($N trials, parallel $PARALLEL, load: $(cut -d' ' -f1-3 /proc/loadavg))"
+  perf report -i cpu.data --sort pid --stdio -n 2>/dev/null | grep -E '^ +[0-9.]+%' |
+    awk '{ split($3, a, ":"); print a[1], a[2], $2 }' | sort -n |
+    awk -v n="$N" '
+      $2 == "flagtune" { c[++ft == 1 ? "orchestrator" : "durability worker"] += $3; t += $3; next }
+      $2 ~ /^flagtune-sup/ { sup += $3; t += $3; if ($3 > top) top = $3; next }
+      { c["command (" $2 ")"] += $3; t += $3 }
+      END {
+        c["fork server"] = top
+        c["supervisors"] = sup - top
+        for (r in c) printf "  %-22s %6.3f\n", r, c[r] / 4.999 / n
+        printf "  %-22s %6.3f\n", "total", t / 4.999 / n
+      }'
+fi
 # OTHER=BUILD_DIR: the whole tree's CPU (task-clock) and context switches a trial of this build's
 # sweep and OTHER's, ROUNDS rounds (which goes first alternates), medians and the paired ratio.
 if [ -n "${OTHER:-}" ]; then
