@@ -57,6 +57,9 @@ int store_durable_reached(store *s, uint64_t *done, char **err);
  * (a later finish starts it again): what a process that forks or ends does first. *DONE (may
  * be NULL) and the return as store_durable_reached's. Nothing to do without group commit. */
 int store_durable_stop(store *s, uint64_t *done, char **err);
+/* How many checkpoints S's worker has run (one covers every finish that gathered for it); 0
+ * without group commit. */
+uint64_t store_durable_rounds(store *s);
 /* Bytes SQLite holds now in this process (page caches, statements, schema): sqlite3_memory_used. */
 int64_t store_memory_used(void);
 

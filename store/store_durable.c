@@ -2,14 +2,15 @@
  * (store.c's wal hook uses them for the synchronous ones), and group commit, the durability
  * worker. A thread with its own connection to the database file makes the trials' finishes
  * durable off the orchestrator's path: the orchestrator commits a finish with
- * synchronous=NORMAL (nothing synced yet) and posts its ticket; the worker takes the highest
- * ticket waiting and runs a passive checkpoint (it never takes the write lock, so the next
- * trial's start row does not wait: it syncs the -wal and copies it into the database file),
- * then syncs the database file; every commit made before the checkpoint began is then in the
- * file itself, on disk. One checkpoint covers every ticket that arrived while the one before
- * ran. A readable eventfd says that tickets became durable, or that the worker failed. Owns the
- * thread, its connection and that descriptor; must not print, exit or call up; touches the
- * main connection only through the helpers above its worker. */
+ * synchronous=NORMAL (nothing synced yet) and posts its ticket; the worker lets finishes
+ * gather for GATHER_MS, takes the highest ticket waiting and runs a passive checkpoint (it
+ * never takes the write lock, so the next trial's start row does not wait: it syncs the -wal
+ * and copies it into the database file), then syncs the database file; every commit made
+ * before the checkpoint began is then in the file itself, on disk. One checkpoint covers every
+ * ticket that arrived while it gathered or while the one before ran. A readable eventfd says that
+ * tickets became durable, or that the worker failed. Owns the thread, its connection and that
+ * descriptor; must not print, exit or call up; touches the main connection only through the helpers
+ * above its worker. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "diag.h"
@@ -30,6 +32,12 @@
  * lock while it waits for readers (CKPT_WAIT_MS at most), once every thousand frames. */
 enum { WAL_RESTART_FRAMES = 1000 };
 
+/* How long the worker lets finishes gather after the first one it sees before it checkpoints
+ * (gather): one checkpoint then covers every finish of that time. At parallel 1 finishes come
+ * one at a time, and each checkpoint costs its syncs, each a sleep and a wake-up, and a
+ * wake-up of the loop; a line is printed this much later at most. */
+enum { GATHER_MS = 10 };
+
 struct store_worker {
   pthread_mutex_t mu;
   pthread_cond_t work; /* posted > durable, or quit */
@@ -37,7 +45,10 @@ struct store_worker {
   pthread_t thread;
   int started; /* the thread runs */
   int quit;
+  int hurry;        /* a drain waits: no gathering (gather) */
+  int gathering;    /* the worker waits out GATHER_MS: a post need not wake it */
   int busy;         /* a checkpoint is under way */
+  uint64_t rounds;  /* checkpoints run (store_durable_rounds) */
   sqlite3 *db;      /* the worker's connection (opened with the thread) */
   uint64_t posted;  /* the highest ticket posted */
   uint64_t durable; /* every ticket up to this one is durable */
@@ -120,6 +131,22 @@ static void wake(store_worker *w) {
   }
 }
 
+/* Lets finishes gather for GATHER_MS after the first one seen, unless a drain waits or the
+ * worker is to quit (either ends the wait at once). Called with the lock held. */
+static void gather(store_worker *w) {
+  struct timespec until;
+  clock_gettime(CLOCK_MONOTONIC, &until);
+  until.tv_nsec += GATHER_MS * 1000000L;
+  if (until.tv_nsec >= 1000000000L) {
+    until.tv_sec++;
+    until.tv_nsec -= 1000000000L;
+  }
+  w->gathering = 1;
+  while (!w->quit && !w->hurry && pthread_cond_timedwait(&w->work, &w->mu, &until) != ETIMEDOUT) {
+  }
+  w->gathering = 0;
+}
+
 static void *worker_main(void *arg) {
   store_worker *w = arg;
   pthread_mutex_lock(&w->mu);
@@ -127,8 +154,10 @@ static void *worker_main(void *arg) {
     while (!w->quit && (w->posted == w->durable || w->fail_code))
       pthread_cond_wait(&w->work, &w->mu);
     if (w->posted == w->durable || w->fail_code) break; /* quit, and nothing left to do */
+    gather(w);
     uint64_t k = w->posted; /* posted after its commit: the checkpoint below covers it */
     w->busy = 1;
+    w->rounds++;
     pthread_mutex_unlock(&w->mu);
     int rc = make_durable(w->db);
     pthread_mutex_lock(&w->mu);
@@ -157,7 +186,11 @@ int store_durable_async(store *s, int *fd, char **err) {
   if (efd < 0) return diag_set(err, FT_ESYS, "eventfd: %s", strerror(errno));
   store_worker *w = xcalloc(1, sizeof *w);
   pthread_mutex_init(&w->mu, NULL);
-  pthread_cond_init(&w->work, NULL);
+  pthread_condattr_t monotonic; /* gather's deadline: not moved by a change of the wall clock */
+  pthread_condattr_init(&monotonic);
+  pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
+  pthread_cond_init(&w->work, &monotonic);
+  pthread_condattr_destroy(&monotonic);
   pthread_cond_init(&w->done, NULL);
   w->efd = efd;
   s->worker = w;
@@ -200,7 +233,7 @@ int store_durable_post(store *s, uint64_t *ticket) {
   if (!w->started && worker_start(s) != 0) return store_checkpoint_full(s->db, CKPT_WAIT_MS);
   pthread_mutex_lock(&w->mu);
   *ticket = ++w->posted;
-  pthread_cond_signal(&w->work);
+  if (!w->gathering) pthread_cond_signal(&w->work);
   pthread_mutex_unlock(&w->mu);
   return SQLITE_OK;
 }
@@ -210,7 +243,7 @@ int store_durable_nudge(store *s) {
   if (!w || !w->started || s->saved) return 0;
   pthread_mutex_lock(&w->mu);
   w->posted++;
-  pthread_cond_signal(&w->work);
+  if (!w->gathering) pthread_cond_signal(&w->work);
   pthread_mutex_unlock(&w->mu);
   return 1;
 }
@@ -251,8 +284,11 @@ int store_durable_drain(store *s, uint64_t *done, char **err) {
   store_worker *w = s->worker;
   if (!w) return 0;
   pthread_mutex_lock(&w->mu);
+  w->hurry++;
+  pthread_cond_signal(&w->work); /* a gathering worker checkpoints now */
   while (w->started && !w->fail_code && (w->durable < w->posted || w->busy))
     pthread_cond_wait(&w->done, &w->mu);
+  w->hurry--;
   if (done) *done = w->durable;
   int rc = w->fail_code ? worker_fail(s, err) : 0;
   pthread_mutex_unlock(&w->mu);
@@ -274,6 +310,15 @@ int store_durable_stop(store *s, uint64_t *done, char **err) {
   sqlite3_close(w->db);
   w->db = NULL;
   return rc;
+}
+
+uint64_t store_durable_rounds(store *s) {
+  store_worker *w = s->worker;
+  if (!w) return 0;
+  pthread_mutex_lock(&w->mu);
+  uint64_t n = w->rounds;
+  pthread_mutex_unlock(&w->mu);
+  return n;
 }
 
 void store_durable_free(store *s) {

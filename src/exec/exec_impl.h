@@ -19,6 +19,7 @@ enum {
   EXEC_REPORT_LINE = 256,
   EXEC_BACKSTOP_MS = 2000,      /* after the supervisor's own grace: it must be hung */
   EXEC_SERVER_ANSWER_MS = 5000, /* a fork server that does not answer a request is hung */
+  EXEC_SPARE_ANSWER_MS = 2000,  /* a spare that has not taken its request by then is cut off */
   EXEC_SERVER_DEATHS = 3,       /* servers lost before the rest of the run takes the exec path */
 };
 #define EXEC_DEFAULT_GRACE_S 5.0
@@ -36,8 +37,13 @@ typedef struct {
   exec_trial *live; /* started and not yet reported ended, linked by srv_next */
   int n_live;
   int deaths;
-  pid_t spare; /* the server's spare as it announced it (SUP_MSG_SPARE), not yet told; 0: none */
-  int off;     /* every trial takes the per-trial exec path */
+  pid_t spare;    /* the server's spare as it announced it (SUP_MSG_SPARE); 0: none */
+  int spare_fd;   /* its request socket, which came with the announcement; -1: none */
+  int spare_told; /* its pid was given out (exec_server_take_spare) */
+  int spare_due;  /* a spare took a request and the server's next announcement is not here yet
+                   * (it forks the next one then): a start waits for it rather than asking
+                   * the server for a fork of its own */
+  int off;        /* every trial takes the per-trial exec path */
   /* exec.c's end of a served trial, run from the trial's exit_timer (initialised by exec.c
    * once exec_served_spawn returned 0): the server never calls into exec.c by name. */
   uv_timer_cb on_exit;

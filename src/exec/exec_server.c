@@ -1,7 +1,9 @@
 /* The local executor's fork-server client (supervise.h): starts the server at the first
- * supervised trial, hands it each trial's request with the trial's three pipes, waits for the
- * supervisor's pid, hears the server's records (a supervisor's end) on a poll kept between
- * trials, and replaces a server that died or hung (up to EXEC_SERVER_DEATHS times). Split from
+ * supervised trial, hands each trial's request with the trial's three pipes to the server's
+ * spare (its socket came with its announcement) or, when there is none, to the server, waits
+ * for the word that the supervisor has it, hears the server's records (a spare, a supervisor's
+ * end) on a poll kept between trials, and replaces a server that died or hung (up to
+ * EXEC_SERVER_DEATHS times). Split from
  * exec.c, which owns everything else of a trial; this must not touch a trial's pipes once
  * they are open, its timers but the exit timer, or the store. */
 #define _GNU_SOURCE /* pipe2, POSIX_SPAWN_SETSID */
@@ -37,9 +39,25 @@ void exec_server_unpoll(exec_server *srv) {
   srv->poll = NULL;
 }
 
-/* One record from the server (other than the answer a request waits for). */
-static void server_record(exec_server *srv, const sup_msg *m) {
-  if (m->kind == SUP_MSG_SPARE) srv->spare = m->pid;
+/* Lets go of the spare's socket (the spare leaves at EOF on it). */
+static void spare_forget(exec_server *srv) {
+  if (srv->spare_fd >= 0) close(srv->spare_fd);
+  srv->spare_fd = -1;
+  srv->spare = 0;
+  srv->spare_told = 0;
+}
+
+/* One record from the server (other than the answer a request waits for); FD: the fd that
+ * came with it, or -1. */
+static void server_record(exec_server *srv, const sup_msg *m, int fd) {
+  if (m->kind == SUP_MSG_SPARE) srv->spare_due = 0; /* pid 0: none could be forked */
+  if (m->kind == SUP_MSG_SPARE && fd >= 0) {
+    spare_forget(srv); /* one announced before is gone: the server forks after an end */
+    srv->spare = m->pid;
+    srv->spare_fd = fd;
+    return;
+  }
+  if (fd >= 0) close(fd);
   if (m->kind != SUP_MSG_EXITED) return;
   for (exec_trial *t = srv->live; t; t = t->srv_next)
     if (t->pid == m->pid) {
@@ -72,7 +90,8 @@ static void server_lost(exec_server *srv, const char *what) {
   exec_server_unpoll(srv); /* before its fd goes: a new server's socket may get the same number */
   close(srv->fd);
   srv->fd = -1;
-  srv->spare = 0;
+  spare_forget(srv);
+  srv->spare_due = 0;
   server_reap(srv, 1);
   srv->deaths++;
   diag_warn("flagtune: the trial fork server (pid %d) %s; %s", pid, what,
@@ -91,33 +110,71 @@ static void server_lost(exec_server *srv, const char *what) {
   }
 }
 
+/* One message from the server into *M, with the fd that may come with it (a spare's socket)
+ * in *FD (-1: none). Returns what recvmsg() returned. */
+static ssize_t server_recv(exec_server *srv, int flags, sup_msg *m, int *fd) {
+  union {
+    struct cmsghdr h;
+    char space[CMSG_SPACE(3 * sizeof(int))];
+  } ctl;
+  struct iovec iov = {m, sizeof *m};
+  struct msghdr mh;
+  memset(&mh, 0, sizeof mh);
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  mh.msg_control = ctl.space;
+  mh.msg_controllen = sizeof ctl.space;
+  *fd = -1;
+  ssize_t n;
+  do n = recvmsg(srv->fd, &mh, flags | MSG_CMSG_CLOEXEC);
+  while (n < 0 && errno == EINTR);
+  if (n <= 0) return n;
+  for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    int k = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+    for (int i = 0; i < k; i++) {
+      int one;
+      memcpy(&one, CMSG_DATA(c) + i * sizeof(int), sizeof one);
+      if (*fd < 0)
+        *fd = one;
+      else
+        close(one);
+    }
+  }
+  if (n != (ssize_t)sizeof *m && *fd >= 0) {
+    close(*fd);
+    *fd = -1;
+  }
+  return n;
+}
+
 /* Reads what the server has sent. NONBLOCK: only what is there. Returns the STARTED answer's
  * record in *ANSWER when one came (1), 0 when none, -1 when the server is gone. */
 static int server_read(exec_server *srv, int nonblock, sup_msg *answer) {
   for (;;) {
-    sup_msg m;
-    ssize_t n = recv(srv->fd, &m, sizeof m, nonblock ? MSG_DONTWAIT : 0);
-    if (n < 0 && errno == EINTR) continue;
+    sup_msg m = {0, 0, 0};
+    int fd;
+    ssize_t n = server_recv(srv, nonblock ? MSG_DONTWAIT : 0, &m, &fd);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
     if (n <= 0) return -1;
     if (n != (ssize_t)sizeof m) continue;
     if (m.kind == SUP_MSG_STARTED && answer) {
+      if (fd >= 0) close(fd);
       *answer = m;
       return 1;
     }
-    server_record(srv, &m);
+    server_record(srv, &m, fd);
   }
 }
 
 /* One record, if one is there (0), or -1 when the server is gone. */
 static int server_read_one(exec_server *srv) {
-  sup_msg m;
-  ssize_t n;
-  do n = recv(srv->fd, &m, sizeof m, MSG_DONTWAIT);
-  while (n < 0 && errno == EINTR);
+  sup_msg m = {0, 0, 0};
+  int fd;
+  ssize_t n = server_recv(srv, MSG_DONTWAIT, &m, &fd);
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
   if (n <= 0) return -1;
-  if (n == (ssize_t)sizeof m) server_record(srv, &m);
+  if (n == (ssize_t)sizeof m) server_record(srv, &m, fd);
   return 0;
 }
 
@@ -212,7 +269,7 @@ static void close_fds(int *fd, int n) {
 /* Sends the request with the write ends of the trial's three pipes and waits for the pid.
  * Returns the supervisor's pid, or 0 when the trial must take the exec path. */
 static pid_t server_ask(exec_server *srv, const char *req, size_t len, const int wr[3]) {
-  ssize_t n = supervise_send_fds(srv->fd, req, len, wr);
+  ssize_t n = supervise_send_fds(srv->fd, req, len, wr, 3);
   if (n < 0) {
     if (errno != EMSGSIZE && errno != ENOBUFS) server_lost(srv, "is gone");
     return 0;
@@ -225,7 +282,7 @@ static pid_t server_ask(exec_server *srv, const char *req, size_t len, const int
       server_lost(srv, "did not answer within 5 s");
       return 0;
     }
-    sup_msg m;
+    sup_msg m = {0, 0, 0};
     int got = server_read(srv, 1, &m);
     if (got < 0) {
       server_lost(srv, "died");
@@ -233,6 +290,64 @@ static pid_t server_ask(exec_server *srv, const char *req, size_t len, const int
     }
     if (got == 1) return m.pid > 0 && m.value == 0 ? (pid_t)m.pid : 0;
   }
+}
+
+/* Hands the request and the trial's pipes to the spare itself, on its own socket. Returns its
+ * pid once it has taken them, 0 when it is gone or has not taken them within
+ * EXEC_SPARE_ANSWER_MS (stopped, stalled): it is then cut off, since with our reading side
+ * shut its word can no longer be sent, and a spare whose word cannot be sent leaves without
+ * running anything; so a word that is not queued by now never will be. The spare is used up
+ * either way. */
+static pid_t spare_ask(exec_server *srv, const char *req, size_t len, const int wr[3]) {
+  int fd = srv->spare_fd;
+  pid_t pid = srv->spare;
+  srv->spare_fd = -1;
+  spare_forget(srv);
+  char ack = 0;
+  if (supervise_send_fds(fd, req, len, wr, 3) == (ssize_t)len) {
+    struct pollfd pf = {fd, POLLIN, 0};
+    int r;
+    do r = poll(&pf, 1, EXEC_SPARE_ANSWER_MS);
+    while (r < 0 && errno == EINTR);
+    if (r <= 0) shutdown(fd, SHUT_RD);
+    if (recv(fd, &ack, 1, MSG_DONTWAIT) != 1) ack = 0;
+  }
+  close(fd);
+  srv->spare_due = ack == 'k';
+  return ack == 'k' ? pid : 0;
+}
+
+/* A spare announced and not yet heard is taken in; one due is waited for (up to
+ * EXEC_SERVER_ANSWER_MS); a server found gone or hung is given up. */
+static void server_catch_up(exec_server *srv) {
+  uint64_t until = uv_hrtime() + (uint64_t)EXEC_SERVER_ANSWER_MS * 1000000;
+  while (srv->fd >= 0) {
+    if (server_read(srv, 1, NULL) < 0) {
+      server_lost(srv, "died");
+      return;
+    }
+    uint64_t now = uv_hrtime();
+    if (!srv->spare_due || srv->spare_fd >= 0) return;
+    if (now >= until) {
+      server_lost(srv, "did not announce a spare within 5 s");
+      return;
+    }
+    struct pollfd pf = {srv->fd, POLLIN, 0};
+    poll(&pf, 1, (int)((until - now) / 1000000) + 1);
+  }
+}
+
+/* Starts the supervisor of a request: the spare where there is one (a second when the first
+ * was gone and the server announced another meanwhile), else the server's fresh fork. */
+static pid_t served_start(exec_server *srv, const char *req, size_t len, const int wr[3]) {
+  pid_t pid = 0;
+  if (srv->spare_fd < 0) server_catch_up(srv);
+  for (int i = 0; i < 2 && pid <= 0 && srv->spare_fd >= 0; i++) {
+    pid = spare_ask(srv, req, len, wr);
+    if (pid <= 0) server_catch_up(srv);
+  }
+  if (pid <= 0 && srv->fd >= 0) pid = server_ask(srv, req, len, wr);
+  return pid;
 }
 
 /* Starts T through the server: 0 when it runs (T's pipes are open and it is live), -1 when
@@ -251,14 +366,13 @@ int exec_served_spawn(exec_trial *t, const exec_spec *spec, exec_server *srv) {
     }
   int wr[3] = {p[1], p[3], p[5]};
   t->started_ns = uv_hrtime();
-  pid_t pid = server_ask(srv, req, len, wr);
+  pid_t pid = served_start(srv, req, len, wr);
   /* A server that died between trials (nothing live to notice it by) is found here: a new
    * one takes the request, as it would have taken the next trial's. */
   if (pid <= 0 && srv->fd < 0 && !srv->off && server_start(srv) == 0)
-    pid = server_ask(srv, req, len, wr);
+    pid = served_start(srv, req, len, wr);
   free(req);
   close_fds(wr, 3);
-  if (pid > 0 && pid == srv->spare) srv->spare = 0; /* announced before it was told */
   if (pid <= 0) {
     int rd[3] = {p[0], p[2], p[4]};
     close_fds(rd, 3);
@@ -282,15 +396,16 @@ int exec_served_spawn(exec_trial *t, const exec_spec *spec, exec_server *srv) {
 }
 
 int exec_server_take_spare(exec_server *srv) {
-  int pid = srv->fd >= 0 && !srv->off ? (int)srv->spare : 0;
-  srv->spare = 0;
-  return pid;
+  if (srv->fd < 0 || srv->off || srv->spare_told) return 0;
+  srv->spare_told = 1;
+  return (int)srv->spare;
 }
 
 void exec_server_close(exec_server *srv) {
   exec_server_unpoll(srv); /* trials still live: the loop was not run to its end */
   if (srv->fd >= 0) close(srv->fd);
   srv->fd = -1;
+  spare_forget(srv);
   server_reap(srv, 0);
   free(srv->path);
 }

@@ -45,36 +45,46 @@
  * does not return: it exits or re-raises the command's signal. */
 int supervise_main(int argc, char **argv);
 
-/* Sends BUF (LEN bytes) on the SOCK_SEQPACKET socket SOCK with FDS (a trial's stdout, stderr
- * and report pipes) attached by SCM_RIGHTS, retrying on EINTR, never raising SIGPIPE: the
- * orchestrator's request to the fork server and the server's hand-over to its spare. Returns
- * what sendmsg() returned (errno set on -1). */
-ssize_t supervise_send_fds(int sock, const char *buf, size_t len, const int fds[3]);
+/* Sends BUF (LEN bytes) on the SOCK_SEQPACKET socket SOCK with the NFDS (1 to 3) fds FDS
+ * attached by SCM_RIGHTS, retrying on EINTR, never raising SIGPIPE: a request with a trial's
+ * stdout, stderr and report pipes (to the fork server or its spare), and the server's
+ * announcement of a spare with the spare's request socket. Returns what sendmsg() returned
+ * (errno set on -1; EINVAL for NFDS out of range). */
+ssize_t supervise_send_fds(int sock, const char *buf, size_t len, const int *fds, int nfds);
 
 /* The fork server: `__supervise --server FD PID` (FD: a SOCK_SEQPACKET socket to the
  * orchestrator PID, its parent). The local executor starts one per sweep, at its first trial,
  * so that a trial costs a fork of this small process instead of a fork of the orchestrator
- * and an exec of the supervisor. Per trial the executor sends one sup_req (its strings after
- * it: argv, envp, then cwd when SUP_REQ_CWD) with the trial's stdout, stderr and report pipe
+ * and an exec of the supervisor. A trial's request is one sup_req (its strings after it: argv,
+ * envp, then cwd when SUP_REQ_CWD) with the trial's stdout, stderr and report pipe
  * (SCM_RIGHTS, in that order). A child of the server becomes the trial's supervisor, exactly
  * as above (the session leader of its group; its parent whose death ends the trial is the
  * server; the orchestrator's signals are the stop requests) with the pipes as its fds 1, 2 and
- * 3 and /dev/null as 0, and the server answers SUP_MSG_STARTED {pid, 0} once the child leads
- * its group with its signals blocked ({0, errno} when it could not fork or the request was
- * malformed or cut: E2BIG). That child is the spare when there is one: forked ahead (at the
- * start and after each answer, FLAGTUNE_NO_SPARE in the server's environment turns this off),
+ * 3 and /dev/null as 0.
+ *
+ * That child is the spare when there is one: forked ahead (at the start and whenever the last
+ * one took its request or left; FLAGTUNE_NO_SPARE in the server's environment turns this off),
  * prepared (session, signals, PR_SET_PDEATHSIG with the server re-checked, its cgroup), and
- * waiting on a socket pair of its own; the server hands it the request and the fds, and
- * answers once the spare has acknowledged them. A spare that is gone or does not acknowledge
- * within 2 s (it is then killed: it has started nothing) is replaced by a fresh fork for that
- * request. A spare runs nothing without a request and leaves at EOF on its socket. When a
- * child ends the server sends SUP_MSG_EXITED {pid, wait status}, always after that pid's
- * STARTED (a spare that dies unused is not reported). Each spare forked is announced as
- * SUP_MSG_SPARE {pid, 0} (after the answer to the request it follows), so that the
- * orchestrator can store the pid the next trial will most likely get with that trial's first
- * row; it must compare it with the answer's pid, which decides. The server dies with the
- * orchestrator (PR_SET_PDEATHSIG, SIGKILL) and leaves at EOF; each child then sees its parent gone
- * and ends its trial as a supervisor does when the orchestrator dies. */
+ * announced as SUP_MSG_SPARE {pid, 0} with its request socket attached (one fd). The
+ * orchestrator sends the request there itself, and the spare answers with one byte, 'k', once
+ * it has the request and the pipes (it has told the server first, on a link of its own, so
+ * that the server reports its end). A spare that is gone (the send fails, or EOF instead of
+ * the byte) never started anything; one that does not answer within 2 s is cut off (the
+ * orchestrator shuts its reading side: the byte can no longer be sent, and a spare that
+ * cannot send it leaves without running anything). Either way the request then goes to the
+ * server. A spare runs nothing without a request and leaves at EOF on its request socket or
+ * on its link (the server gone).
+ *
+ * A request sent to the server itself (no spare at hand) is taken by a fresh fork; the server
+ * answers SUP_MSG_STARTED {pid, 0} once the child leads its group with its signals blocked
+ * ({0, errno} when it could not fork or the request was malformed or cut: E2BIG). When a
+ * supervisor ends the server sends SUP_MSG_EXITED {pid, wait status}, after its pid's STARTED
+ * or SPARE (a spare that dies without a request is not reported; one cut off after telling
+ * the server may be: the orchestrator ignores a pid it was never given). The orchestrator
+ * stores the announced pid with the next trial's first row; the supervisor that takes the
+ * request decides. The server dies with the orchestrator (PR_SET_PDEATHSIG, SIGKILL) and
+ * leaves at EOF; each child then sees its parent gone and ends its trial as a supervisor does
+ * when the orchestrator dies. */
 #define SUPERVISE_SERVER_ARG "--server"
 
 enum { SUP_MSG_SPAWN = 1, SUP_MSG_STARTED = 2, SUP_MSG_EXITED = 3, SUP_MSG_SPARE = 4 };

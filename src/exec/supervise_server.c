@@ -23,8 +23,6 @@
 #include "supervise.h"
 #include "supervise_impl.h"
 
-#define SUP_SPARE_ANSWER_MS 2000 /* a spare that has not taken its request by then is cut off */
-
 /* Writes one record to the orchestrator; a dead orchestrator is not our problem (we are
  * about to see EOF or its death signal). */
 static void server_send(int fd, int kind, pid_t pid, int value) {
@@ -80,7 +78,8 @@ static void place_pipes(const int fds[3]) {
  * session and group of its own (as the executor's detached spawn: group signals reach the
  * trial alone and a terminal's Ctrl-C does not), the watched signals blocked, SIGTERM asked
  * for at the server's death (and the server re-checked after asking: one killed in between
- * means nothing may start), and READY closed, which tells the server so. */
+ * means nothing may start), and READY (when there is one: a fresh fork's) closed, which tells
+ * the server so. */
 static void served_prepare(pid_t server, int ready) {
   int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (null >= 0) {
@@ -92,7 +91,7 @@ static void served_prepare(pid_t server, int ready) {
   sup_watched_signals(&set);
   sigprocmask(SIG_SETMASK, &set, NULL);
   if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != server) _exit(1);
-  close(ready);
+  if (ready >= 0) close(ready);
 }
 
 /* Parses a request (supervise.h) in BUF into RQ, ARGV, ENVP and CWD (pointers into BUF; ARGV
@@ -143,13 +142,17 @@ static void served_trial(const sup_req *rq, char **argv, char **envp, const char
 /* ---- the spare: a supervisor forked ahead ---------------------------------------------------- */
 
 /* The server keeps one child forked ahead of the next request, prepared (served_prepare) and
- * waiting on a socket pair of its own for the request the server hands on, so that at
- * parallel 1 a trial's start does not wait for a fork. It runs nothing without a request: at
- * EOF (the server gone, or done with it) it leaves. It has no other fd of the server's. */
+ * waiting for it, so that a trial's start waits neither for a fork nor for the server: the
+ * spare's request socket is the orchestrator's (passed once, with SUP_MSG_SPARE), which sends
+ * the request and the trial's pipes there itself. The spare's link to the server is a socket
+ * pair of its own: the spare sends its word there ('t') once it has a request, before it
+ * acknowledges it, and sees the server's death as EOF on it. It runs nothing without a
+ * request: at EOF on either socket it leaves. It has no other fd of the server's. */
 typedef struct {
   pid_t pid; /* 0: none */
-  int sock;  /* the server's end of its socket pair */
-  int ready; /* read end of its ready pipe: EOF once it is prepared (or gone) */
+  int link;  /* the server's end of the link */
+  int owed;  /* an announcement is owed: none was made yet, or the last spare took its request
+              * or left; a spare that cannot be forked then is announced as pid 0 */
 } sup_spare;
 
 static ssize_t recv_with_fds(int sock, char *buf, size_t cap, int fds[3], int *bad);
@@ -163,9 +166,20 @@ static void lift_fd(int *fd) {
   *fd = hi;
 }
 
+/* In the spare: waits for a request on REQ or the server's end on LINK. 1: a request. */
+static int spare_wait(int req, int link) {
+  struct pollfd pf[2] = {{link, POLLIN, 0}, {req, POLLIN, 0}};
+  for (;;) {
+    int r = poll(pf, 2, -1);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 || pf[0].revents) return 0; /* the server never writes: this is its end */
+    if (pf[1].revents) return 1;
+  }
+}
+
 /* In the spare: waits for the request, then becomes the trial's supervisor. */
-static void spare_main(int sock, pid_t server, pid_t boss, int ready) {
-  served_prepare(server, ready);
+static void spare_main(int req, int link, pid_t server, pid_t boss) {
+  served_prepare(server, -1);
   /* The trial's cgroup too, off the next trial's path (one left by a spare killed here is
    * removed by the server's sup_cgroup_sweep when it reaps us). */
   sup_cgroup cg;
@@ -177,17 +191,21 @@ static void spare_main(int sock, pid_t server, pid_t boss, int ready) {
   lift_fd(&cg.dir_fd);
   char *buf = malloc(SUP_REQ_MAX);
   int fds[3], flags = 0;
-  ssize_t n = buf ? recv_with_fds(sock, buf, SUP_REQ_MAX, fds, &flags) : -1;
-  if (n <= 0 || flags != 0) { /* EOF or a broken handoff: nothing was asked of us */
+  ssize_t n = buf && spare_wait(req, link) ? recv_with_fds(req, buf, SUP_REQ_MAX, fds, &flags) : -1;
+  /* EOF, a broken handoff, or a server gone meanwhile: nothing was asked of us. */
+  if (n <= 0 || flags != 0 || getppid() != server) {
     sup_cgroup_end(&cg);
     _exit(0);
   }
-  /* Taken: from here on our end is the trial's end (spare_hand waits for this). */
-  if (send(sock, "k", 1, MSG_NOSIGNAL) != 1) { /* cut off (spare_hand): not ours to run */
+  /* Taken: the server's word first (from here on it reports our end as a trial's), then the
+   * orchestrator's, after which our end is the trial's end. A word to the orchestrator that
+   * cannot be sent (it cut us off: exec_server.c) means not ours to run. */
+  if (send(link, "t", 1, MSG_NOSIGNAL) != 1 || send(req, "k", 1, MSG_NOSIGNAL) != 1) {
     sup_cgroup_end(&cg);
     _exit(0);
   }
-  close(sock);
+  close(req);
+  close(link);
   sup_req rq;
   char **argv, **envp, *cwd;
   if (parse_request(buf, (size_t)n, &rq, &argv, &envp, &cwd) != 0) {
@@ -197,56 +215,78 @@ static void spare_main(int sock, pid_t server, pid_t boss, int ready) {
   served_trial(&rq, argv, envp, cwd, fds, server, boss, &cg);
 }
 
-/* Forks a spare. The child must hold nothing of the server's but its own socket: CLOSE_FDS
- * (N of them) are closed in it. */
-static void spare_fork(sup_spare *sp, pid_t boss, const int *close_fds, int n) {
-  int sv[2], ready[2];
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return;
-  if (pipe2(ready, O_CLOEXEC) != 0) {
-    close(sv[0]);
-    close(sv[1]);
+/* Forks a spare and hands its request socket to the orchestrator on SOCK (SUP_MSG_SPARE with
+ * the fd). The child must hold nothing of the server's but its link: CLOSE_FDS (N of them) are
+ * closed in it. */
+static void spare_next(int sock, sup_spare *sp, pid_t boss, const int *close_fds, int n) {
+  int lk[2] = {-1, -1}, rq[2] = {-1, -1};
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, lk) != 0 ||
+      socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, rq) != 0) {
+    int e = errno;
+    for (int i = 0; i < 2; i++) {
+      if (lk[i] >= 0) close(lk[i]);
+    }
+    if (sp->owed) server_send(sock, SUP_MSG_SPARE, 0, e);
+    sp->owed = 0;
     return;
   }
   pid_t server = getpid();
   pid_t pid = fork();
   if (pid == 0) {
     for (int i = 0; i < n; i++) close(close_fds[i]);
-    close(sv[0]);
-    close(ready[0]);
-    spare_main(sv[1], server, boss, ready[1]);
+    close(lk[0]);
+    close(rq[0]);
+    spare_main(rq[1], lk[1], server, boss);
   }
-  close(sv[1]);
-  close(ready[1]);
+  int e = errno;
+  close(lk[1]);
+  close(rq[1]);
   if (pid < 0) {
-    close(sv[0]);
-    close(ready[0]);
+    close(lk[0]);
+    close(rq[0]);
+    if (sp->owed) server_send(sock, SUP_MSG_SPARE, 0, e); /* none comes: do not wait for it */
+    sp->owed = 0;
     return;
   }
   sp->pid = pid;
-  sp->sock = sv[0];
-  sp->ready = ready[0];
+  sp->link = lk[0];
+  sp->owed = 0;
+  sup_msg m = {SUP_MSG_SPARE, (int32_t)pid, 0};
+  supervise_send_fds(sock, (const char *)&m, sizeof m, rq, 1);
+  close(rq[0]); /* the orchestrator's now (or, when it is gone, nobody's: the spare leaves) */
 }
 
-/* Forks a spare (spare_fork) and announces its pid on SOCK (SUP_MSG_SPARE). */
-static void spare_next(int sock, sup_spare *sp, pid_t boss, const int *close_fds, int n) {
-  spare_fork(sp, boss, close_fds, n);
-  if (sp->pid > 0) server_send(sock, SUP_MSG_SPARE, sp->pid, 0);
-}
-
-/* Lets go of the spare (it leaves at EOF; its end is reported by server_reap as any child's
- * would be, and the executor ignores a pid it was never given). */
+/* Lets go of the spare (it leaves at EOF on its link). */
 static void spare_drop(sup_spare *sp) {
   if (sp->pid <= 0) return;
-  close(sp->sock);
-  close(sp->ready);
+  close(sp->link);
   sp->pid = 0;
 }
 
-ssize_t supervise_send_fds(int sock, const char *buf, size_t len, const int fds[3]) {
+/* What the spare's link says: 1 when it has taken a request (it is a trial's supervisor from
+ * then on and no longer the spare), 0 when it left unused (both: dropped), -1 when neither
+ * yet. */
+static int spare_settle(sup_spare *sp) {
+  if (sp->pid <= 0) return 0;
+  char c = 0;
+  ssize_t r;
+  do r = recv(sp->link, &c, 1, MSG_DONTWAIT);
+  while (r < 0 && errno == EINTR);
+  if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return -1;
+  spare_drop(sp);
+  sp->owed = 1;
+  return r == 1 && c == 't';
+}
+
+ssize_t supervise_send_fds(int sock, const char *buf, size_t len, const int *fds, int nfds) {
   union {
     struct cmsghdr h;
     char space[CMSG_SPACE(3 * sizeof(int))];
   } ctl;
+  if (nfds < 1 || nfds > 3) {
+    errno = EINVAL;
+    return -1;
+  }
   memset(&ctl, 0, sizeof ctl);
   struct iovec iov = {(void *)buf, len};
   struct msghdr mh;
@@ -254,46 +294,20 @@ ssize_t supervise_send_fds(int sock, const char *buf, size_t len, const int fds[
   mh.msg_iov = &iov;
   mh.msg_iovlen = 1;
   mh.msg_control = ctl.space;
-  mh.msg_controllen = sizeof ctl.space;
+  mh.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
   struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
   cm->cmsg_level = SOL_SOCKET;
   cm->cmsg_type = SCM_RIGHTS;
-  cm->cmsg_len = CMSG_LEN(3 * sizeof(int));
-  memcpy(CMSG_DATA(cm), fds, 3 * sizeof(int));
+  cm->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+  memcpy(CMSG_DATA(cm), fds, (size_t)nfds * sizeof(int));
   ssize_t n;
   do n = sendmsg(sock, &mh, MSG_NOSIGNAL);
   while (n < 0 && errno == EINTR);
   return n;
 }
 
-/* Hands the request in BUF (LEN bytes) and FDS to the spare. Returns its pid once it has the
- * request and is prepared, 0 when there was none or it is gone (the spare is dropped). */
-static pid_t spare_hand(sup_spare *sp, const char *buf, size_t len, const int fds[3]) {
-  if (sp->pid <= 0) return 0;
-  char c;
-  while (read(sp->ready, &c, 1) < 0 && errno == EINTR) {
-  } /* EOF: prepared (it closed the pipe) or gone */
-  ssize_t n = supervise_send_fds(sp->sock, buf, len, fds);
-  /* It has taken the request once it says so; from then on its end is the trial's end. A
-   * spare killed by a stray signal before that (EPIPE here, or EOF instead of the word) never
-   * started anything: a fresh fork takes the request. One that does not answer in time (stopped)
-   * is cut off: with our reading side shut, its word can no longer be sent (it then leaves
-   * without running anything), so a word that is not queued by now never will be. */
-  char ack = 0;
-  if (n == (ssize_t)len) {
-    struct pollfd pf = {sp->sock, POLLIN, 0};
-    int r;
-    do r = poll(&pf, 1, SUP_SPARE_ANSWER_MS);
-    while (r < 0 && errno == EINTR);
-    if (r <= 0) shutdown(sp->sock, SHUT_RD);
-    if (recv(sp->sock, &ack, 1, MSG_DONTWAIT) != 1) ack = 0;
-  }
-  pid_t pid = ack == 'k' ? sp->pid : 0;
-  spare_drop(sp);
-  return pid;
-}
-
-/* One request: the spare takes it, or a fresh fork does; answer with its pid (or errno). */
+/* One request (the orchestrator had no spare at hand): a fresh fork takes it; answer with its
+ * pid (or errno). */
 static void server_spawn(int sock, int sfd, char *buf, size_t len, const int fds[3], pid_t boss,
                          sup_spare *sp) {
   sup_req rq;
@@ -306,13 +320,6 @@ static void server_spawn(int sock, int sfd, char *buf, size_t len, const int fds
     free(envp);
     return;
   }
-  pid_t pid = spare_hand(sp, buf, len, fds);
-  if (pid > 0) {
-    free(argv);
-    free(envp);
-    server_send(sock, SUP_MSG_STARTED, pid, 0);
-    return;
-  }
   int ready[2] = {-1, -1};
   if (pipe2(ready, O_CLOEXEC) != 0) {
     server_send(sock, SUP_MSG_STARTED, 0, errno);
@@ -321,10 +328,11 @@ static void server_spawn(int sock, int sfd, char *buf, size_t len, const int fds
     return;
   }
   pid_t server = getpid();
-  pid = fork();
+  pid_t pid = fork();
   if (pid == 0) {
     close(sock);
     close(sfd);
+    if (sp->pid > 0) close(sp->link); /* the spare sees the server's end as this link's */
     close(ready[0]);
     served_prepare(server, ready[1]);
     served_trial(&rq, argv, envp, cwd, fds, server, boss, NULL);
@@ -343,17 +351,16 @@ static void server_spawn(int sock, int sfd, char *buf, size_t len, const int fds
 }
 
 /* Reaps every child that has ended and tells the orchestrator how each one ended; a spare that
- * died before its request (a stray kill) is only dropped: it was never a trial. */
+ * died before its request (a stray kill) is only dropped: it was never a trial. One that left
+ * after its word to us (cut off by the orchestrator) is reported as any supervisor: the
+ * orchestrator ignores a pid it was never given. */
 static void server_reap(int sock, sup_spare *sp) {
   int st;
   pid_t r;
   while ((r = waitpid(-1, &st, WNOHANG)) != 0) {
     if (r < 0 && errno == EINTR) continue;
     if (r < 0) return;
-    if (r == sp->pid)
-      spare_drop(sp);
-    else
-      server_send(sock, SUP_MSG_EXITED, r, st);
+    if (r != sp->pid || spare_settle(sp) == 1) server_send(sock, SUP_MSG_EXITED, r, st);
     if (WIFSIGNALED(st)) sup_cgroup_sweep(); /* a supervisor killed may have left its cgroup */
   }
 }
@@ -401,10 +408,11 @@ static ssize_t recv_with_fds(int sock, char *buf, size_t cap, int fds[3], int *b
   return n;
 }
 
-/* The fork server: hands each request on SOCK to a supervisor (the spare, or a fresh fork),
- * reports each one's end, keeps one spare forked ahead, and leaves when the orchestrator
- * (BOSS, our parent) closes the socket or dies. Its children each ask for SIGTERM at its
- * death, so they end their trials if it is killed; the spare leaves at EOF on its socket. */
+/* The fork server: keeps one spare forked ahead and its request socket with the orchestrator,
+ * hands each request on SOCK (one that came without a spare) to a fresh fork, reports each
+ * supervisor's end, and leaves when the orchestrator (BOSS, our parent) closes the socket or
+ * dies. Its children each ask for SIGTERM at its death, so they end their trials if it is
+ * killed; the spare leaves at EOF on its link. */
 int supervise_server_main(int sock, pid_t boss) {
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != boss) return 1;
   fcntl(sock, F_SETFD, FD_CLOEXEC);
@@ -416,17 +424,20 @@ int supervise_server_main(int sock, pid_t boss) {
   if (sfd < 0) return 1;
   char *buf = malloc(SUP_REQ_MAX);
   if (!buf) return 1;
-  sup_spare sp = {0, -1, -1};
+  sup_spare sp = {0, -1, 1};
   sup_cgroup_prime();       /* inherited by every spare and supervisor forked from here */
   int own[2] = {sock, sfd}; /* what a spare must not hold */
   int spares = !getenv("FLAGTUNE_NO_SPARE");
-  if (spares) spare_next(sock, &sp, boss, own, 2);
   for (;;) {
-    struct pollfd pf[2] = {{sock, POLLIN, 0}, {sfd, POLLIN, 0}};
-    if (poll(pf, 2, -1) < 0) {
+    /* The next trial's supervisor, forked once the last one took its request (or left). */
+    if (spares && sp.pid <= 0) spare_next(sock, &sp, boss, own, 2);
+    struct pollfd pf[3] = {
+        {sock, POLLIN, 0}, {sfd, POLLIN, 0}, {sp.pid > 0 ? sp.link : -1, POLLIN, 0}};
+    if (poll(pf, 3, -1) < 0) {
       if (errno == EINTR) continue;
       break;
     }
+    if (pf[2].revents) spare_settle(&sp); /* its word, or its end: either way no longer spare */
     if (pf[1].revents & POLLIN) {
       struct signalfd_siginfo si;
       while (read(sfd, &si, sizeof si) > 0) {
@@ -443,8 +454,6 @@ int supervise_server_main(int sock, pid_t boss) {
       }
       server_spawn(sock, sfd, buf, (size_t)n, fds, boss, &sp);
       for (int i = 0; i < 3; i++) close(fds[i]); /* the child's now; ours would hold the pipes */
-      /* The next trial's supervisor, forked while this one starts its command. */
-      if (spares && sp.pid <= 0) spare_next(sock, &sp, boss, own, 2);
     }
   }
   spare_drop(&sp);

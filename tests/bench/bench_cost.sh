@@ -15,12 +15,16 @@
 #              against sqlite3 running the command's main query on the same file.
 # at SIZES trials (gen_big_db.py; generated databases are cached in CACHE).
 # Usage: bench_cost.sh [BUILD_DIR]   (env: ROUNDS=5 N=200 SIZES="1000 10000 100000"
-#        CACHE=~/.cache/flagtune/bench-cost ONLY=trial,resume,reads)
+#        CACHE=~/.cache/flagtune/bench-cost ONLY=trial,resume,reads OTHER=BUILD_DIR)
+# OTHER: per trial, also the sweep of OTHER's flagtune on disk in every round (which of the
+# two goes first alternates round by round), its ratios to the floors, and the paired ratio
+# of the two with a 95 % bootstrap interval of its geometric mean.
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
 ft=$build/flagtune
-ROUNDS=${ROUNDS:-5} N=${N:-200} SIZES=${SIZES:-"1000 10000 100000"}
+ROUNDS=${ROUNDS:-5} N=${N:-200} SIZES=${SIZES:-"1000 10000 100000"} OTHER=${OTHER:-}
+other_ft=${OTHER:+$(cd "$OTHER" && pwd)/flagtune}
 CACHE=${CACHE:-$HOME/.cache/flagtune/bench-cost} ONLY=${ONLY:-trial,resume,reads}
 mkdir -p "$CACHE"
 work=$(mktemp -d)
@@ -50,21 +54,24 @@ if want trial; then
       wait
     done
   }
-  run_on() { # DIR P
+  run_on() { # DIR P [FLAGTUNE]
     rm -rf "$1/c.db"* "$FLAGTUNE_LOG_DIR"
-    "$ft" -q run "p$2.lua" --db "$1/c.db"
+    "${3:-$ft}" -q run "p$2.lua" --db "$1/c.db"
   }
   echo "## per trial: $N trials, $ROUNDS rounds (ms per trial; ratios are medians of each round's ratio)"
   echo "| parallel | flagtune (disk) | bash loop | posix_spawn loop | flagtune / bash | flagtune / posix_spawn | flagtune on tmpfs | durability a trial |"
   echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
   for p in 1 2; do
     : > "$work/t$p.txt"
-    for _ in $(seq "$ROUNDS"); do
+    for r in $(seq "$ROUNDS"); do
+      o=0
+      [ -z "$other_ft" ] || [ $((r % 2)) = 1 ] || o=$(ms run_on "$work" "$p" "$other_ft")
       a=$(ms run_on "$work" "$p")
+      [ -z "$other_ft" ] || [ $((r % 2)) = 0 ] || o=$(ms run_on "$work" "$p" "$other_ft")
       b=$(ms bash_loop "$p")
       c=$(ms "$work/spawn" "$N" "$p" /usr/bin/printf "$five")
       d=$(ms run_on "$shm" "$p")
-      echo "$a $b $c $d" >> "$work/t$p.txt"
+      echo "$a $b $c $d $o" >> "$work/t$p.txt"
     done
     python3 - "$work/t$p.txt" "$N" "$p" <<'PY'
 import statistics, sys
@@ -76,6 +83,16 @@ print("| %s | %.2f | %.2f | %.2f | %.2fx | %.2fx | %.2f (%.2fx bash, %.2fx spawn
     p, a, b, c, med([r[0] / r[1] for r in rows]), med([r[0] / r[2] for r in rows]), d,
     med([r[3] / r[1] for r in rows]), med([r[3] / r[2] for r in rows]),
     med([(r[0] - r[3]) / n for r in rows])))
+if rows[0][4] > 0:
+    import math, random
+    logs = [math.log(r[0] / r[4]) for r in rows]
+    rng = random.Random(1)
+    boot = sorted(statistics.mean(rng.choice(logs) for _ in logs) for _ in range(2000))
+    print("|   OTHER | %.2f | | | %.2fx | %.2fx | this / OTHER, paired: median %.3fx, "
+          "geometric mean %.3fx [%.3f, %.3f] | |" % (
+        med([r[4] for r in rows]) / n, med([r[4] / r[1] for r in rows]),
+        med([r[4] / r[2] for r in rows]), med([r[0] / r[4] for r in rows]),
+        math.exp(statistics.mean(logs)), math.exp(boot[50]), math.exp(boot[1949])))
 PY
   done
   echo

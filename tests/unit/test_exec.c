@@ -1427,8 +1427,8 @@ static int sig_blocked(int pid, int sig) {
 
 /* After a served trial the server has one child forked ahead for the next: it leads a session
  * of its own with the supervisor's signals blocked, holds nothing of the trial nor of the
- * server (/dev/null, its own socket to the server, its trial's cgroup, and what this process
- * inherited), runs nothing,
+ * server (/dev/null, its link to the server, its request socket, its trial's cgroup, and what
+ * this process inherited), runs nothing,
  * and leaves when the server does (here: the executor closes the server's socket). */
 TEST(srv_spare_waits_holding_nothing_and_leaves_with_the_server) {
   char *argv[] = {STUB_CHILD, "steps", "1", "1", NULL};
@@ -1452,8 +1452,8 @@ TEST(srv_spare_waits_holding_nothing_and_leaves_with_the_server) {
   CHECK(spare > 0 && procstat_read(spare, &st) == 0 && st.ppid == server);
   int kids[2];
   CHECK_INT(children_of(spare, kids, 2), 0);
-  CHECK(nfd >= 4);       /* 0, 1, 2 (/dev/null) and its socket */
-  CHECK_INT(sockets, 1); /* its own to the server, not the server's to the orchestrator */
+  CHECK(nfd >= 5);       /* 0, 1, 2 (/dev/null) and its two sockets */
+  CHECK_INT(sockets, 2); /* its link and its request socket, not the server's to us */
   CHECK_INT(strange, 0); /* no pipe of a trial, no ready pipe, no signalfd */
   CHECK(sig_blocked(spare, SIGTERM) && sig_blocked(spare, SIGCHLD));
   CHECK_LOOP_END(&c->loop);
@@ -1557,6 +1557,39 @@ TEST(srv_spare_stopped_is_cut_off_and_runs_nothing) {
   CHECK_STR(runs ? runs : "", "run\nrun\n"); /* the two trials, nothing more */
   free(runs);
   unlink(file);
+  served_end(c, x);
+}
+
+/* The spare takes its request from the orchestrator itself: with the server stopped, the next
+ * trial still starts at once under the spare (the server neither hands it on nor answers),
+ * runs and ends as usual. */
+TEST(srv_spare_takes_its_request_without_the_server) {
+  char *argv[] = {STUB_CHILD, "steps", "2", "1", NULL};
+  exec_spec spec = spec_for(argv);
+  run_ctx *c = new_ctx();
+  uv_loop_init(&c->loop);
+  executor *x = served_executor(&c->loop);
+  run_on(c, &spec, x);
+  int server = 0, spare = find_spare(&server);
+  CHECK(server > 0 && spare > 0);
+  procstat st;
+  for (int i = 0; i < 250 && spare > 0; i++) { /* until it waits for its request */
+    if (procstat_read(spare, &st) == 0 && st.state == 'S') break;
+    usleep(20000);
+  }
+  if (server > 0) kill(server, SIGSTOP);
+  c->exits = 0;
+  c->n_lines[EXEC_STDOUT] = 0;
+  memset(&c->res, 0, sizeof c->res);
+  uint64_t t0 = uv_hrtime();
+  run_on(c, &spec, x);
+  double took_s = (double)(uv_hrtime() - t0) / 1e9;
+  CHECK_INT(c->res.exit_status, 0);
+  CHECK_INT(c->n_lines[EXEC_STDOUT], 2);
+  CHECK_STR(c->res.log_error, "");
+  CHECK(spare > 0 && c->group == spare);
+  CHECK(took_s < 4.0); /* not the replacement of a server that did not answer within 5 s */
+  if (server > 0) kill(server, SIGCONT);
   served_end(c, x);
 }
 
