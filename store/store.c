@@ -122,10 +122,12 @@ static const char *const stmt_sql[ST_COUNT] = {
    * this flagtune reads as search, as col_enum reads it); the configurations whose every
    * trial the confirmation reads besides: the confirmed ones (a seek of the confirm trials'
    * index), and those with two or more ok full-step trials of a positive value, whatever
-   * their role (the noise's), read off the index of such trials alone, in configuration
-   * order (no sort, no table row; schema 18); then the kept configurations' trials: the ok
-   * ones by a seek of the ok trials' (sweep_id, config) index each, the others (not ok) off
-   * the (sweep_id, status, value) index, filtered as they are read. */
+   * their role (the noise's): of the configurations two or more ok trials ran (report_repeats,
+   * schema 13: every one, and after a trial deleted by hand some more), those with two such
+   * trials, a seek each of the index of such trials alone (no table row; schema 18), so a
+   * configuration run once is never read; then the kept configurations' trials, by a
+   * seek each of the ok trials' (sweep_id, config) index and of the others' (not ok; schema
+   * 20), so no row of another configuration is read. */
   [ST_CONFIRM_FASTEST] =
     "SELECT config FROM trials WHERE sweep_id = :sweep_id AND status = 'ok' "
     "AND value IS NOT NULL AND role NOT IN ('baseline', 'confirm', 'minimize') "
@@ -135,17 +137,19 @@ static const char *const stmt_sql[ST_COUNT] = {
     "SELECT DISTINCT config FROM trials INDEXED BY trials_confirm_config "
     "WHERE sweep_id = :sweep_id AND role = 'confirm'",
   [ST_CONFIRM_REPEATED] =
-    "SELECT config FROM trials INDEXED BY trials_measured_config "
-    "WHERE sweep_id = :sweep_id AND status = 'ok' "
-    "AND value > 0 AND (:full <= 0 OR coalesce(steps_budget, 0) <= 0 OR steps_budget >= :full) "
-    "GROUP BY config HAVING count(*) > 1",
+    "SELECT r.config FROM report_repeats r WHERE r.sweep_id = :sweep_id AND (SELECT count(*) "
+    "FROM (SELECT 1 FROM trials t INDEXED BY trials_measured_config "
+    "WHERE t.sweep_id = :sweep_id AND t.config = r.config AND t.status = 'ok' AND t.value > 0 "
+    "AND (:full <= 0 OR coalesce(t.steps_budget, 0) <= 0 OR t.steps_budget >= :full) "
+    "LIMIT 2)) > 1",
   [ST_CONFIRM_OK_ROWS] =
     "SELECT id, number, role, status, config, value, steps_budget, pid FROM trials "
     "INDEXED BY trials_ok_config WHERE sweep_id = :sweep_id AND status = 'ok' "
     "AND config = :config",
   [ST_CONFIRM_OTHER_ROWS] =
     "SELECT id, number, role, status, config, value, steps_budget, pid FROM trials "
-    "INDEXED BY trials_sweep_status_value WHERE sweep_id = :sweep_id AND status <> 'ok'",
+    "INDEXED BY trials_unok_config WHERE sweep_id = :sweep_id AND status <> 'ok' "
+    "AND config = :config",
   [ST_LIST_SWEEPS] =
     "SELECT m.id, m.name, m.model, m.hardware, m.status, m.strategy, m.created_at, "
     "m.finished_at, m.n_trials, m.ok, m.best_ms, m.baseline_ms, m.speedup, m.best_trial, "

@@ -435,7 +435,8 @@ static int fastest_configs(store *s, int64_t sweep_id, int full_steps, int faste
 }
 
 /* Into KEEP: the configurations of the sweep's confirm trials, and those with two or more
- * ok full-step trials (read off an index in configuration order: no sort, no table row). */
+ * ok full-step trials (of the configurations report_repeats holds, by a seek of an index
+ * each: no table row, no read of a configuration run once). */
 static int confirmed_and_repeated(store *s, int64_t sweep_id, int full_steps, config_set *keep,
                                   char **err) {
   sqlite3_stmt *st = NULL;
@@ -462,27 +463,26 @@ static int cmp_number(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Every trial of the configurations in KEEP (sealed), into records ordered by number (the
- * order of a read of every row): the ok ones by a seek each, then the others (not ok), read
- * off the status index and filtered as they are read. */
+/* The rows of statement ID for CONFIG of the sweep, appended to the *N records of *OUT. */
+static int config_rows(store *s, stmt_id id, int64_t sweep_id, const char *config,
+                       trial_record **out, int *n, int *cap, char **err) {
+  sqlite3_stmt *st = NULL;
+  int rc = store_stmt_get(s, id, &st, err);
+  if (rc) return rc;
+  if (store_bind_int(st, ":sweep_id", sweep_id) | store_bind_text(st, ":config", config))
+    return store_bind_fail(s, st, err);
+  return rows_append(s, st, NULL, out, n, cap, err);
+}
+
+/* Every trial of the configurations in KEEP, into records ordered by number (the order of a
+ * read of every row): for each configuration its ok trials and its others (not ok), a seek
+ * of each one's partial index, so no row of another configuration is read. */
 static int kept_rows(store *s, int64_t sweep_id, const config_set *keep, trial_record **out, int *n,
                      char **err) {
-  sqlite3_stmt *st = NULL;
   int rc = 0, cap = 0;
   for (int i = 0; i < keep->n && !rc; i++) {
-    rc = store_stmt_get(s, ST_CONFIRM_OK_ROWS, &st, err);
-    if (rc) break;
-    if (store_bind_int(st, ":sweep_id", sweep_id) | store_bind_text(st, ":config", keep->v[i]))
-      rc = store_bind_fail(s, st, err);
-    else
-      rc = rows_append(s, st, NULL, out, n, &cap, err);
-  }
-  if (!rc) rc = store_stmt_get(s, ST_CONFIRM_OTHER_ROWS, &st, err);
-  if (!rc) {
-    if (store_bind_int(st, ":sweep_id", sweep_id))
-      rc = store_bind_fail(s, st, err);
-    else
-      rc = rows_append(s, st, keep, out, n, &cap, err);
+    rc = config_rows(s, ST_CONFIRM_OK_ROWS, sweep_id, keep->v[i], out, n, &cap, err);
+    if (!rc) rc = config_rows(s, ST_CONFIRM_OTHER_ROWS, sweep_id, keep->v[i], out, n, &cap, err);
   }
   if (!rc && *n > 1) qsort(*out, (size_t)*n, sizeof **out, cmp_number);
   if (!rc && *n > 0 && *n < cap) *out = xrealloc(*out, sizeof **out * (size_t)*n);

@@ -6,13 +6,14 @@
 # without sweeps.space_digest). Prints per round and as medians: wall s, user + system CPU s,
 # peak RSS MiB and the 1-minute load. Then checks that both builds leave the same rows and
 # print the same summary: on that random{} sweep and on a grid{} sweep NEW creates (40
-# configurations, 20 run, resumed to 45 trials).
+# configurations, 20 run, resumed to 45 trials). OLD_SCHEMA=19 gives OLD the file as schema
+# 19 has it (with the space digest) instead, to pair against a build that has the stored keys.
 # usage: bench_resume_keys.sh NEW_BUILD OLD_BUILD   (env: ROUNDS=5, DB=a cached file to reuse,
-#        CACHE=~/.cache/flagtune/bench-cost)
+#        CACHE=~/.cache/flagtune/bench-cost, OLD_SCHEMA=18)
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 new=$(realpath "$1")/flagtune old=$(realpath "$2")/flagtune
-ROUNDS=${ROUNDS:-5} CACHE=${CACHE:-$HOME/.cache/flagtune/bench-cost}
+ROUNDS=${ROUNDS:-5} CACHE=${CACHE:-$HOME/.cache/flagtune/bench-cost} OLD_SCHEMA=${OLD_SCHEMA:-18}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$CACHE"
@@ -22,10 +23,15 @@ if [ ! -f "$db" ]; then
   rm -f "$db.tmp-wal" "$db.tmp-shm" "$db.tmp".sweep-*.lock
   mv "$db.tmp" "$db"
 fi
-# as_old SRC DST: SRC as schema 18 wrote it (no space digest), for OLD.
+# as_old SRC DST: SRC as schema 18 wrote it (no space digest), for OLD; with OLD_SCHEMA=19,
+# as schema 19 did (without schema 20's index).
 as_old() {
   cp "$1" "$2"
-  sqlite3 "$2" "ALTER TABLE sweeps DROP COLUMN space_digest; PRAGMA user_version = 18"
+  if [ "$OLD_SCHEMA" = 19 ]; then
+    sqlite3 "$2" "DROP INDEX IF EXISTS trials_unok_config; PRAGMA user_version = 19"
+  else
+    sqlite3 "$2" "ALTER TABLE sweeps DROP COLUMN space_digest; PRAGMA user_version = 18"
+  fi
 }
 # fresh WHICH: the file for WHICH (new, old) in its own directory, as r.db.
 fresh() {

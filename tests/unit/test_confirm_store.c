@@ -5,6 +5,7 @@
  * (store_trials_load_some, the read that the end of a sweep made before), for many settings
  * of top, repeats, the full step budget and the strategy's estimates. */
 #include <math.h>
+#include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -292,6 +293,42 @@ TEST(confirm_rows_are_the_ones_it_can_use) {
     CHECK_INT(r[i].n_steps, steps);
   }
   if (n == 9) CHECK_INT(r[2].number, 3);
+  record_free(r, n);
+  free(err);
+  CHECK_STORE_END(s);
+  fx_remove(&t);
+}
+
+/* The repeated configurations are those two ok full-step trials ran now: not one whose
+ * repeat ran a short rung, nor one whose repeat was deleted by hand (the configurations
+ * report_repeats keeps are then more than those). */
+TEST(confirm_repeats_are_those_of_the_trials_now) {
+  fx_tmpdb t;
+  store *s = fx_open(&t, "ft_crep");
+  int64_t sw = cs_sweep(s, 20);
+  char *err = NULL;
+  trial_record *r = NULL;
+  int n = -1;
+  cs_trial(s, sw, 0, ROLE_BASELINE, -1, "ok", 20);
+  cs_trial(s, sw, 1, ROLE_SEARCH, 4, "ok", 20);
+  cs_trial(s, sw, 2, ROLE_SEARCH, 4, "ok", 20); /* 4 repeated */
+  cs_trial(s, sw, 3, ROLE_SEARCH, 5, "ok", 20);
+  cs_trial(s, sw, 4, ROLE_RERUN, 5, "ok", 20); /* 5 repeated, until trial 4 is deleted */
+  cs_trial(s, sw, 5, ROLE_SEARCH, 5, "oom", 20);
+  cs_trial(s, sw, 6, ROLE_SEARCH, 2, "ok", 20);
+  cs_trial(s, sw, 7, ROLE_SEARCH, 2, "ok", 5); /* 2 again, a short rung: not repeated */
+  CHECK_INT(store_trials_load_confirm(s, sw, 20, 0, NULL, NULL, &r, &n, &err), 0);
+  int want[] = {0, 1, 2, 3, 4, 5};
+  CHECK_INT(n, 6);
+  for (int i = 0; i < n && i < 6; i++) CHECK_INT(r[i].number, want[i]);
+  record_free(r, n);
+  sqlite3 *db = NULL;
+  CHECK_INT(sqlite3_open(t.path, &db), SQLITE_OK);
+  CHECK_INT(sqlite3_exec(db, "DELETE FROM trials WHERE number = 4", NULL, NULL, NULL), SQLITE_OK);
+  CHECK_INT(sqlite3_close(db), SQLITE_OK);
+  CHECK_INT(store_trials_load_confirm(s, sw, 20, 0, NULL, NULL, &r, &n, &err), 0);
+  CHECK_INT(n, 3); /* {} (0) and 4 (1, 2) */
+  for (int i = 0; i < n && i < 3; i++) CHECK_INT(r[i].number, want[i]);
   record_free(r, n);
   free(err);
   CHECK_STORE_END(s);

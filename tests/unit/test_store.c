@@ -316,11 +316,11 @@ TEST(upgrade_makes_the_views_from_views_sql) {
   CHECK_STORE_END(open_ok(fresh.path));
   CHECK_STORE_END(open_ok(old.path));
   sqlite3 *db = NULL;
-  /* One schema behind: the latest migration's column (schema 19's space digest) taken out
-   * again, so that it applies once more. */
+  /* One schema behind: the latest migration's index (schema 20's trials_unok_config) taken
+   * out again, so that it applies once more. */
   char *behind = xasprintf(
       "DROP VIEW best; CREATE VIEW best AS SELECT 1 AS stale;"
-      "ALTER TABLE sweeps DROP COLUMN space_digest;"
+      "DROP INDEX trials_unok_config;"
       "PRAGMA user_version = %d;",
       schema_latest() - 1);
   CHECK_INT(sqlite3_open(old.path, &db), SQLITE_OK);
