@@ -199,7 +199,10 @@ int store_durable_async(store *s, int *fd, char **err) {
 }
 
 /* Opens the worker's connection and starts its thread, with every signal blocked in it (they
- * are the loop's). 0, or an SQLite code when it cannot start. */
+ * are the loop's) but the faults: a fault the thread itself raises (SIGBUS on the -shm made
+ * unwritable under its checkpoint) is delivered to it whatever its mask, and a blocked one
+ * kills the process silently instead of running the process's handler (run_process.c).
+ * 0, or an SQLite code when it cannot start. */
 static int worker_start(store *s) {
   store_worker *w = s->worker;
   int rc = sqlite3_open_v2(s->abs, &w->db, SQLITE_OPEN_READWRITE, NULL);
@@ -212,6 +215,8 @@ static int worker_start(store *s) {
   }
   sigset_t all, old;
   sigfillset(&all);
+  static const int faults[] = {SIGBUS, SIGSEGV, SIGFPE, SIGILL};
+  for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++) sigdelset(&all, faults[i]);
   if (rc == SQLITE_OK && pthread_sigmask(SIG_SETMASK, &all, &old) == 0) {
     rc = pthread_create(&w->thread, NULL, worker_main, w) == 0 ? SQLITE_OK : SQLITE_ERROR;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
