@@ -773,7 +773,6 @@ executor *exec_local_new(uv_loop_t *loop, const char *supervisor) {
   lx->supervisor = exec_supervisor_path(supervisor);
   lx->srv.loop = loop;
   lx->srv.fd = -1;
-  lx->srv.spare_fd = -1;
   lx->srv.on_exit = on_served_exit;
   const char *base = lx->supervisor ? strrchr(lx->supervisor, '/') : NULL;
   if (base && strcmp(base + 1, EXEC_SUPERVISOR_BIN) == 0 && !getenv("FLAGTUNE_NO_FORK_SERVER"))

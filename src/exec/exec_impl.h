@@ -21,6 +21,7 @@ enum {
   EXEC_SERVER_ANSWER_MS = 5000, /* a fork server that does not answer a request is hung */
   EXEC_SPARE_ANSWER_MS = 2000,  /* a spare that has not taken its request by then is cut off */
   EXEC_SERVER_DEATHS = 3,       /* servers lost before the rest of the run takes the exec path */
+  EXEC_SPARES = 2,              /* the server's spares held at once (its SUP_SPARES) */
 };
 #define EXEC_DEFAULT_GRACE_S 5.0
 #define EXEC_DEFAULT_LOG_LIMIT ((int64_t)64 * 1024 * 1024)
@@ -37,13 +38,19 @@ typedef struct {
   exec_trial *live; /* started and not yet reported ended, linked by srv_next */
   int n_live;
   int deaths;
-  pid_t spare;    /* the server's spare as it announced it (SUP_MSG_SPARE); 0: none */
-  int spare_fd;   /* its request socket, which came with the announcement; -1: none */
-  int spare_told; /* its pid was given out (exec_server_take_spare) */
-  int spare_due;  /* a spare took a request and the server's next announcement is not here yet
-                   * (it forks the next one then): a start waits for it rather than asking
-                   * the server for a fork of its own */
-  int off;        /* every trial takes the per-trial exec path */
+  /* The server's spares as it announced them (SUP_MSG_SPARE), oldest first: the next start
+   * takes spares[0]. Each with its request socket, which came with the announcement, and
+   * whether its pid was given out (exec_server_take_spare). */
+  struct {
+    pid_t pid;
+    int fd;
+    int told;
+  } spares[EXEC_SPARES];
+  int n_spares;
+  int spare_due; /* spares that took a request whose replacement's announcement is not here yet
+                  * (the server forks one then): a start with no spare at hand waits for it
+                  * rather than asking the server for a fork of its own */
+  int off;       /* every trial takes the per-trial exec path */
   /* exec.c's end of a served trial, run from the trial's exit_timer (initialised by exec.c
    * once exec_served_spawn returned 0): the server never calls into exec.c by name. */
   uv_timer_cb on_exit;
@@ -104,8 +111,8 @@ int exec_served_spawn(exec_trial *t, const exec_spec *spec, exec_server *srv);
 void exec_served_end(exec_server *srv, exec_trial *t, int status);
 /* Closes the watch on the server's socket (kept between trials; closed when none follows). */
 void exec_server_unpoll(exec_server *srv);
-/* The pid the next request will most likely get (the server's spare), once: it is then
- * forgotten, so that two trials never both take it; 0 when none is known. */
+/* The pid the next request will most likely get (the oldest spare not told yet), once: it is
+ * then marked told, so that two trials never both take it; 0 when none is known. */
 int exec_server_take_spare(exec_server *srv);
 /* Closes the server (it leaves at EOF) and reaps it; frees SRV's path. */
 void exec_server_close(exec_server *srv);

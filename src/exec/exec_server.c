@@ -1,6 +1,7 @@
 /* The local executor's fork-server client (supervise.h): starts the server at the first
- * supervised trial, hands each trial's request with the trial's three pipes to the server's
- * spare (its socket came with its announcement) or, when there is none, to the server, waits
+ * supervised trial, hands each trial's request with the trial's three pipes to the oldest of
+ * the server's spares (its socket came with its announcement) or, when there is none, to the
+ * server, waits
  * for the word that the supervisor has it, hears the server's records (a spare, a supervisor's
  * end) on a poll kept between trials, and replaces a server that died or hung (up to
  * EXEC_SERVER_DEATHS times). Split from
@@ -39,22 +40,40 @@ void exec_server_unpoll(exec_server *srv) {
   srv->poll = NULL;
 }
 
-/* Lets go of the spare's socket (the spare leaves at EOF on it). */
-static void spare_forget(exec_server *srv) {
-  if (srv->spare_fd >= 0) close(srv->spare_fd);
-  srv->spare_fd = -1;
-  srv->spare = 0;
-  srv->spare_told = 0;
+/* Takes spare I out of the list; its socket is the caller's. */
+static int spare_remove(exec_server *srv, int i) {
+  int fd = srv->spares[i].fd;
+  srv->n_spares--;
+  memmove(&srv->spares[i], &srv->spares[i + 1],
+          (size_t)(srv->n_spares - i) * sizeof srv->spares[0]);
+  return fd;
+}
+
+/* Lets go of every spare's socket (each spare leaves at EOF on it). */
+static void spares_forget(exec_server *srv) {
+  while (srv->n_spares > 0) close(spare_remove(srv, 0));
+}
+
+/* Makes room for an announced spare: a spare whose socket was hung up (it died: the server
+ * forked this one after its end) goes first, else the oldest. */
+static void spares_room(exec_server *srv) {
+  for (int i = srv->n_spares - 1; i >= 0; i--) {
+    struct pollfd pf = {srv->spares[i].fd, POLLIN, 0};
+    if (poll(&pf, 1, 0) == 1 && (pf.revents & (POLLHUP | POLLERR))) close(spare_remove(srv, i));
+  }
+  if (srv->n_spares == EXEC_SPARES) close(spare_remove(srv, 0));
 }
 
 /* One record from the server (other than the answer a request waits for); FD: the fd that
  * came with it, or -1. */
 static void server_record(exec_server *srv, const sup_msg *m, int fd) {
-  if (m->kind == SUP_MSG_SPARE) srv->spare_due = 0; /* pid 0: none could be forked */
+  if (m->kind == SUP_MSG_SPARE && srv->spare_due > 0) srv->spare_due--; /* pid 0: none forked */
   if (m->kind == SUP_MSG_SPARE && fd >= 0) {
-    spare_forget(srv); /* one announced before is gone: the server forks after an end */
-    srv->spare = m->pid;
-    srv->spare_fd = fd;
+    spares_room(srv);
+    srv->spares[srv->n_spares].pid = m->pid;
+    srv->spares[srv->n_spares].fd = fd;
+    srv->spares[srv->n_spares].told = 0;
+    srv->n_spares++;
     return;
   }
   if (fd >= 0) close(fd);
@@ -90,7 +109,7 @@ static void server_lost(exec_server *srv, const char *what) {
   exec_server_unpoll(srv); /* before its fd goes: a new server's socket may get the same number */
   close(srv->fd);
   srv->fd = -1;
-  spare_forget(srv);
+  spares_forget(srv);
   srv->spare_due = 0;
   server_reap(srv, 1);
   srv->deaths++;
@@ -292,17 +311,15 @@ static pid_t server_ask(exec_server *srv, const char *req, size_t len, const int
   }
 }
 
-/* Hands the request and the trial's pipes to the spare itself, on its own socket. Returns its
- * pid once it has taken them, 0 when it is gone or has not taken them within
+/* Hands the request and the trial's pipes to the oldest spare itself, on its own socket. Returns
+ * its pid once it has taken them, 0 when it is gone or has not taken them within
  * EXEC_SPARE_ANSWER_MS (stopped, stalled): it is then cut off, since with our reading side
  * shut its word can no longer be sent, and a spare whose word cannot be sent leaves without
  * running anything; so a word that is not queued by now never will be. The spare is used up
  * either way. */
 static pid_t spare_ask(exec_server *srv, const char *req, size_t len, const int wr[3]) {
-  int fd = srv->spare_fd;
-  pid_t pid = srv->spare;
-  srv->spare_fd = -1;
-  spare_forget(srv);
+  pid_t pid = srv->spares[0].pid;
+  int fd = spare_remove(srv, 0);
   char ack = 0;
   if (supervise_send_fds(fd, req, len, wr, 3) == (ssize_t)len) {
     struct pollfd pf = {fd, POLLIN, 0};
@@ -313,8 +330,9 @@ static pid_t spare_ask(exec_server *srv, const char *req, size_t len, const int 
     if (recv(fd, &ack, 1, MSG_DONTWAIT) != 1) ack = 0;
   }
   close(fd);
-  srv->spare_due = ack == 'k';
-  return ack == 'k' ? pid : 0;
+  if (ack != 'k') return 0;
+  srv->spare_due++;
+  return pid;
 }
 
 /* A spare announced and not yet heard is taken in; one due is waited for (up to
@@ -327,7 +345,7 @@ static void server_catch_up(exec_server *srv) {
       return;
     }
     uint64_t now = uv_hrtime();
-    if (!srv->spare_due || srv->spare_fd >= 0) return;
+    if (!srv->spare_due || srv->n_spares > 0) return;
     if (now >= until) {
       server_lost(srv, "did not announce a spare within 5 s");
       return;
@@ -337,12 +355,12 @@ static void server_catch_up(exec_server *srv) {
   }
 }
 
-/* Starts the supervisor of a request: the spare where there is one (a second when the first
- * was gone and the server announced another meanwhile), else the server's fresh fork. */
+/* Starts the supervisor of a request: the oldest spare where there is one (the next when that
+ * one was gone), else the server's fresh fork. */
 static pid_t served_start(exec_server *srv, const char *req, size_t len, const int wr[3]) {
   pid_t pid = 0;
-  if (srv->spare_fd < 0) server_catch_up(srv);
-  for (int i = 0; i < 2 && pid <= 0 && srv->spare_fd >= 0; i++) {
+  if (srv->n_spares == 0) server_catch_up(srv);
+  for (int i = 0; i < EXEC_SPARES + 1 && pid <= 0 && srv->n_spares > 0; i++) {
     pid = spare_ask(srv, req, len, wr);
     if (pid <= 0) server_catch_up(srv);
   }
@@ -396,16 +414,20 @@ int exec_served_spawn(exec_trial *t, const exec_spec *spec, exec_server *srv) {
 }
 
 int exec_server_take_spare(exec_server *srv) {
-  if (srv->fd < 0 || srv->off || srv->spare_told) return 0;
-  srv->spare_told = 1;
-  return (int)srv->spare;
+  if (srv->fd < 0 || srv->off) return 0;
+  for (int i = 0; i < srv->n_spares; i++)
+    if (!srv->spares[i].told) {
+      srv->spares[i].told = 1;
+      return (int)srv->spares[i].pid;
+    }
+  return 0;
 }
 
 void exec_server_close(exec_server *srv) {
   exec_server_unpoll(srv); /* trials still live: the loop was not run to its end */
   if (srv->fd >= 0) close(srv->fd);
   srv->fd = -1;
-  spare_forget(srv);
+  spares_forget(srv);
   server_reap(srv, 0);
   free(srv->path);
 }

@@ -130,10 +130,10 @@ static inline void executor_kill(executor *x, exec_trial *t) {
 static inline int executor_pid(const executor *x, const exec_trial *t) {
   return x->ops->pid(t);
 }
-/* The pid the next start will most likely give its trial (the local fork server's spare,
- * which it announced when it forked it), told once: a second call before it is announced
- * again says 0, so that two trials never both take it. 0: not known. A start may still give
- * another pid (the spare died, another trial took it): executor_pid decides. */
+/* The pid the next start will most likely give its trial (the local fork server's oldest spare
+ * not told yet, which it announced when it forked it), each told once: a call when every spare
+ * held was told says 0, so that two trials never both take one. 0: not known. A start may still
+ * give another pid (the spare died, another trial took it): executor_pid decides. */
 static inline int executor_next_pid(executor *x) {
   return x->ops->next_pid ? x->ops->next_pid(x) : 0;
 }

@@ -62,8 +62,9 @@ ssize_t supervise_send_fds(int sock, const char *buf, size_t len, const int *fds
  * server; the orchestrator's signals are the stop requests) with the pipes as its fds 1, 2 and
  * 3 and /dev/null as 0.
  *
- * That child is the spare when there is one: forked ahead (at the start and whenever the last
- * one took its request or left; FLAGTUNE_NO_SPARE in the server's environment turns this off),
+ * That child is a spare when there is one: the server keeps two forked ahead (each forked at
+ * the start and whenever one took its request or left; FLAGTUNE_NO_SPARE in the server's
+ * environment turns this off),
  * prepared (session, signals, PR_SET_PDEATHSIG with the server re-checked, its cgroup), and
  * announced as SUP_MSG_SPARE {pid, 0} with its request socket attached (one fd). The
  * orchestrator sends the request there itself, and the spare answers with one byte, 'k', once
@@ -74,6 +75,9 @@ ssize_t supervise_send_fds(int sock, const char *buf, size_t len, const int *fds
  * cannot send it leaves without running anything). Either way the request then goes to the
  * server. A spare runs nothing without a request and leaves at EOF on its request socket or
  * on its link (the server gone).
+ *
+ * The orchestrator hands each request to the oldest spare it holds; at each SPARE it lets go
+ * of those whose socket hung up (they died), and of the oldest when it still holds two.
  *
  * A request sent to the server itself (no spare at hand) is taken by a fresh fork; the server
  * answers SUP_MSG_STARTED {pid, 0} once the child leads its group with its signals blocked

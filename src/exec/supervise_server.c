@@ -2,8 +2,9 @@
  * sweep that forks each trial's supervisor, so that a trial costs a fork of it instead of a
  * fork of the orchestrator and an exec. It must stay as small and synchronous as the
  * supervisor it forks (supervise.c): no libuv, no Lua, no store. Its children become
- * supervisors through supervise_run() (supervise_impl.h); the spare is one forked ahead and
- * prepared, so that at parallel 1 the fork is off the serial turn between trials. */
+ * supervisors through supervise_run() (supervise_impl.h); the spares are SUP_SPARES forked
+ * ahead and prepared, so that the fork is off the turn between trials, at parallel 2 for two
+ * starts close together as well. */
 #define _GNU_SOURCE /* MSG_CMSG_CLOEXEC */
 #include <errno.h>
 #include <fcntl.h>
@@ -141,13 +142,18 @@ static void served_trial(const sup_req *rq, char **argv, char **envp, const char
 
 /* ---- the spare: a supervisor forked ahead ---------------------------------------------------- */
 
-/* The server keeps one child forked ahead of the next request, prepared (served_prepare) and
+/* The server keeps SUP_SPARES children forked ahead of the next requests (two: at parallel 2
+ * a start soon after another finds one at hand instead of waiting for the next fork's
+ * announcement), each prepared (served_prepare) and
  * waiting for it, so that a trial's start waits neither for a fork nor for the server: the
  * spare's request socket is the orchestrator's (passed once, with SUP_MSG_SPARE), which sends
  * the request and the trial's pipes there itself. The spare's link to the server is a socket
  * pair of its own: the spare sends its word there ('t') once it has a request, before it
  * acknowledges it, and sees the server's death as EOF on it. It runs nothing without a
- * request: at EOF on either socket it leaves. It has no other fd of the server's. */
+ * request: at EOF on either socket it leaves. It has no other fd of the server's (not the
+ * other spare's link either: the server's close of a link must be that spare's EOF). */
+enum { SUP_SPARES = 2 };
+
 typedef struct {
   pid_t pid; /* 0: none */
   int link;  /* the server's end of the link */
@@ -309,7 +315,7 @@ ssize_t supervise_send_fds(int sock, const char *buf, size_t len, const int *fds
 /* One request (the orchestrator had no spare at hand): a fresh fork takes it; answer with its
  * pid (or errno). */
 static void server_spawn(int sock, int sfd, char *buf, size_t len, const int fds[3], pid_t boss,
-                         sup_spare *sp) {
+                         const sup_spare *sp) {
   sup_req rq;
   char **argv = NULL, **envp = NULL, *cwd = NULL;
   int ok = fds[0] >= 0 && fds[1] >= 0 && fds[2] >= 0 &&
@@ -332,7 +338,8 @@ static void server_spawn(int sock, int sfd, char *buf, size_t len, const int fds
   if (pid == 0) {
     close(sock);
     close(sfd);
-    if (sp->pid > 0) close(sp->link); /* the spare sees the server's end as this link's */
+    for (int i = 0; i < SUP_SPARES; i++) /* a spare sees the server's end as its link's */
+      if (sp[i].pid > 0) close(sp[i].link);
     close(ready[0]);
     served_prepare(server, ready[1]);
     served_trial(&rq, argv, envp, cwd, fds, server, boss, NULL);
@@ -360,7 +367,9 @@ static void server_reap(int sock, sup_spare *sp) {
   while ((r = waitpid(-1, &st, WNOHANG)) != 0) {
     if (r < 0 && errno == EINTR) continue;
     if (r < 0) return;
-    if (r != sp->pid || spare_settle(sp) == 1) server_send(sock, SUP_MSG_EXITED, r, st);
+    int i = 0;
+    while (i < SUP_SPARES && sp[i].pid != r) i++;
+    if (i == SUP_SPARES || spare_settle(&sp[i]) == 1) server_send(sock, SUP_MSG_EXITED, r, st);
     if (WIFSIGNALED(st)) sup_cgroup_sweep(); /* a supervisor killed may have left its cgroup */
   }
 }
@@ -408,11 +417,26 @@ static ssize_t recv_with_fds(int sock, char *buf, size_t cap, int fds[3], int *b
   return n;
 }
 
-/* The fork server: keeps one spare forked ahead and its request socket with the orchestrator,
+/* Forks the spares that are missing; each must not hold OWN (the server's two fds) nor another
+ * spare's link. */
+static void spares_fill(int sock, sup_spare *sp, pid_t boss, const int own[2]) {
+  for (int i = 0; i < SUP_SPARES; i++) {
+    if (sp[i].pid > 0) continue;
+    int shut[2 + SUP_SPARES], n = 0;
+    shut[n++] = own[0];
+    shut[n++] = own[1];
+    for (int j = 0; j < SUP_SPARES; j++)
+      if (sp[j].pid > 0) shut[n++] = sp[j].link;
+    spare_next(sock, &sp[i], boss, shut, n);
+  }
+}
+
+/* The fork server: keeps SUP_SPARES spares forked ahead, their request sockets with the
+ * orchestrator,
  * hands each request on SOCK (one that came without a spare) to a fresh fork, reports each
  * supervisor's end, and leaves when the orchestrator (BOSS, our parent) closes the socket or
  * dies. Its children each ask for SIGTERM at its death, so they end their trials if it is
- * killed; the spare leaves at EOF on its link. */
+ * killed; each spare leaves at EOF on its link. */
 int supervise_server_main(int sock, pid_t boss) {
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != boss) return 1;
   fcntl(sock, F_SETFD, FD_CLOEXEC);
@@ -424,25 +448,28 @@ int supervise_server_main(int sock, pid_t boss) {
   if (sfd < 0) return 1;
   char *buf = malloc(SUP_REQ_MAX);
   if (!buf) return 1;
-  sup_spare sp = {0, -1, 1};
+  sup_spare sp[SUP_SPARES];
+  for (int i = 0; i < SUP_SPARES; i++) sp[i] = (sup_spare){0, -1, 1};
   sup_cgroup_prime();       /* inherited by every spare and supervisor forked from here */
   int own[2] = {sock, sfd}; /* what a spare must not hold */
   int spares = !getenv("FLAGTUNE_NO_SPARE");
   for (;;) {
-    /* The next trial's supervisor, forked once the last one took its request (or left). */
-    if (spares && sp.pid <= 0) spare_next(sock, &sp, boss, own, 2);
-    struct pollfd pf[3] = {
-        {sock, POLLIN, 0}, {sfd, POLLIN, 0}, {sp.pid > 0 ? sp.link : -1, POLLIN, 0}};
-    if (poll(pf, 3, -1) < 0) {
+    /* The next trials' supervisors, each forked once the last took its request (or left). */
+    if (spares) spares_fill(sock, sp, boss, own);
+    struct pollfd pf[2 + SUP_SPARES] = {{sock, POLLIN, 0}, {sfd, POLLIN, 0}};
+    for (int i = 0; i < SUP_SPARES; i++)
+      pf[2 + i] = (struct pollfd){sp[i].pid > 0 ? sp[i].link : -1, POLLIN, 0};
+    if (poll(pf, 2 + SUP_SPARES, -1) < 0) {
       if (errno == EINTR) continue;
       break;
     }
-    if (pf[2].revents) spare_settle(&sp); /* its word, or its end: either way no longer spare */
+    for (int i = 0; i < SUP_SPARES; i++) /* its word, or its end: either way no longer spare */
+      if (pf[2 + i].revents) spare_settle(&sp[i]);
     if (pf[1].revents & POLLIN) {
       struct signalfd_siginfo si;
       while (read(sfd, &si, sizeof si) > 0) {
       }
-      server_reap(sock, &sp);
+      server_reap(sock, sp);
     }
     if (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) {
       int fds[3], bad = 0;
@@ -452,11 +479,11 @@ int supervise_server_main(int sock, pid_t boss) {
         server_send(sock, SUP_MSG_STARTED, 0, bad);
         continue;
       }
-      server_spawn(sock, sfd, buf, (size_t)n, fds, boss, &sp);
+      server_spawn(sock, sfd, buf, (size_t)n, fds, boss, sp);
       for (int i = 0; i < 3; i++) close(fds[i]); /* the child's now; ours would hold the pipes */
     }
   }
-  spare_drop(&sp);
+  for (int i = 0; i < SUP_SPARES; i++) spare_drop(&sp[i]);
   free(buf);
   return 0;
 }

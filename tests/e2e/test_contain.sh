@@ -82,14 +82,22 @@ pid_gone() { # PID SECONDS: until PID is gone (or a zombie)
   done
   return 1
 }
-spare_of() { # SERVER: its spare, the child that runs nothing (waits up to 5 s for it)
-  local i p
+spares_of() { # SERVER: its two spares, the children that run nothing (waits up to 5 s for them)
+  local i p found
   for ((i = 0; i < 50; i++)); do
+    found=""
     for p in $(ps -o pid= --ppid "$1"); do
-      [ -z "$(ps -o pid= --ppid $p)" ] && echo $p && return 0
+      [ -z "$(ps -o pid= --ppid $p)" ] && found="$found $p"
     done
+    [ "$(echo $found | wc -w)" -ge 2 ] && echo $found && return 0
     sleep 0.1
   done
+  echo $found
+}
+all_gone() { # SECONDS PID...: until each PID is gone
+  local s=$1 p
+  shift
+  for p in "$@"; do pid_gone "$p" "$s" || return 1; done
 }
 wait_running() { # MARK COUNT: until COUNT processes carry MARK (at most 30 s)
   local i
@@ -111,18 +119,20 @@ pid=$!
 wait_running REL_ITER=srvkill 4 # two commands, two helpers
 server=$(ps -o pid= --ppid $pid | while read -r p; do servers_of $pid | grep -x "$p"; done)
 check_eq "orchestrator killed: trials run under one fork server" "$(echo "$server" | grep -c .)" 1
-# Its children: both trials' supervisors and the spare forked ahead for the next trial (it waits
-# for a request that never comes; it must leave with the server all the same).
-for ((i = 0; i < 100; i++)); do [ "$(servers_of $pid | wc -l)" -ge 4 ] && break; sleep 0.1; done
-check_eq "orchestrator killed: it forked both trials' supervisors and a spare" "$(servers_of $pid | wc -l)" 4
-spare=$(spare_of "$server")
-check_eq "orchestrator killed: one child of the server runs nothing (the spare)" "$(echo "$spare" | grep -c .)" 1
-check "orchestrator killed: the spare leads a session of its own" [ "$(ps -o sid= -p $spare | tr -d ' ')" = "$spare" ]
+# Its children: both trials' supervisors and the two spares forked ahead for the next trials
+# (they wait for requests that never come; they must leave with the server all the same).
+for ((i = 0; i < 100; i++)); do [ "$(servers_of $pid | wc -l)" -ge 5 ] && break; sleep 0.1; done
+check_eq "orchestrator killed: it forked both trials' supervisors and two spares" "$(servers_of $pid | wc -l)" 5
+spares=$(spares_of "$server")
+check_eq "orchestrator killed: two children of the server run nothing (the spares)" "$(echo $spares | wc -w)" 2
+for spare in $spares; do
+  check "orchestrator killed: spare $spare leads a session of its own" [ "$(ps -o sid= -p $spare | tr -d ' ')" = "$spare" ]
+done
 kill -9 $pid
 wait $pid 2> /dev/null
 check "orchestrator killed: no trial process left within 5 s" none_left REL_ITER=srvkill 5
 check_eq "orchestrator killed: the fork server is gone" "$(servers_of $pid)" ""
-check "orchestrator killed: the spare is gone" pid_gone "$spare" 5
+check "orchestrator killed: the spares are gone" all_gone 5 $spares
 
 # e. The fork server is SIGKILLed mid-trial (once the baseline is done: its failure would end
 # the sweep with exit 1): that trial fails saying why (its command and helper end with it), the
@@ -138,7 +148,7 @@ for ((i = 0; i < 300; i++)); do # until the second trial runs (the baseline is d
   sleep 0.1
 done
 server=$(ps -o pid= --ppid $pid | while read -r p; do servers_of $pid | grep -x "$p"; done)
-spare=$(spare_of "${server:-0}")
+spares=$(spares_of "${server:-0}")
 [ -n "$server" ] && kill -9 $server
 again=""
 while kill -0 $pid 2> /dev/null; do # a new server for the next trials
@@ -156,8 +166,8 @@ check "server killed: a new server ran them ($again)" [ -n "$again" ]
 check "server killed: the sweep said so" grep -q "fork server (pid $server) died; the next trial starts a new one" srvdie.err
 check "server killed: no trial process left at once" none_left REL_ITER=srvdie 1
 check_eq "server killed: no fork server left" "$(servers_of $pid)" ""
-check "server killed: it had a spare ($spare)" [ -n "$spare" ]
-check "server killed: the spare is gone with it" pid_gone "${spare:-0}" 5
+check_eq "server killed: it had two spares ($spares)" "$(echo $spares | wc -w)" 2
+check "server killed: the spares are gone with it" all_gone 5 $spares
 
 # e. The trial kills its own supervisor (SIGKILL: no cleanup of its own), after starting a
 # background helper, a setsid() helper and a double-forked daemon: the executor ends what the

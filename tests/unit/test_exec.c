@@ -1351,16 +1351,49 @@ static int children_of(int pid, int *out, int max) {
   return n;
 }
 
-/* The fork server (our only child once a served trial has ended) and its spare (then its only
- * child), waiting up to 5 s for the spare to be forked. 0 when not found. */
-static int find_spare(int *server) {
-  int kids[4], spare = 0;
+enum { SPARES = 2 }; /* the server's spares (SUP_SPARES) */
+
+/* The fork server (our only child once a served trial has ended) and its SPARES spares (then
+ * its only children) into SPARE, waiting up to 5 s for them to be forked. Returns how many
+ * were found: SPARES, or 0. */
+static int find_spares(int *server, int spare[SPARES]) {
+  int kids[4], n = 0;
   *server = children_of(getpid(), kids, 4) == 1 ? kids[0] : 0;
-  for (int i = 0; i < 250 && *server > 0 && !spare; i++) {
-    if (children_of(*server, kids, 4) == 1) spare = kids[0];
-    if (!spare) usleep(20000);
+  for (int i = 0; i < 250 && *server > 0 && !n; i++) {
+    if (children_of(*server, kids, 4) == SPARES) n = SPARES;
+    if (!n) usleep(20000);
   }
-  return spare;
+  for (int i = 0; i < SPARES; i++) spare[i] = n ? kids[i] : 0;
+  return n;
+}
+
+/* Waits (up to 5 s each) until each of SPARE waits for its request (asleep, prepared). */
+static void wait_asleep(const int spare[SPARES]) {
+  procstat st;
+  for (int k = 0; k < SPARES; k++)
+    for (int i = 0; i < 250 && spare[k] > 0; i++) {
+      if (procstat_read(spare[k], &st) == 0 && st.state == 'S') break;
+      usleep(20000);
+    }
+}
+
+/* Whether PID is one of the SPARES in SPARE. */
+static int is_spare(int pid, const int spare[SPARES]) {
+  for (int i = 0; i < SPARES; i++)
+    if (pid > 0 && pid == spare[i]) return 1;
+  return 0;
+}
+
+/* Waits for each of SPARE to be gone (killed when still there after that); 1 when all were. */
+static int spares_dead(const int spare[SPARES]) {
+  int all = 1;
+  for (int i = 0; i < SPARES; i++) {
+    if (spare[i] <= 0) continue;
+    int dead = process_dead(spare[i]);
+    if (!dead) kill(spare[i], SIGKILL);
+    all = all && dead;
+  }
+  return all;
 }
 
 /* Whether process PID holds an fd whose /proc link reads TARGET. */
@@ -1425,11 +1458,11 @@ static int sig_blocked(int pid, int sig) {
   return found && (mask >> (sig - 1)) & 1;
 }
 
-/* After a served trial the server has one child forked ahead for the next: it leads a session
- * of its own with the supervisor's signals blocked, holds nothing of the trial nor of the
- * server (/dev/null, its link to the server, its request socket, its trial's cgroup, and what
- * this process inherited), runs nothing,
- * and leaves when the server does (here: the executor closes the server's socket). */
+/* After a served trial the server has two children forked ahead for the next trials: each
+ * leads a session of its own with the supervisor's signals blocked, holds nothing of the trial
+ * nor of the server nor of the other spare (/dev/null, its link to the server, its request
+ * socket, its trial's cgroup, and what this process inherited), runs nothing, and leaves when
+ * the server does (here: the executor closes the server's socket). */
 TEST(srv_spare_waits_holding_nothing_and_leaves_with_the_server) {
   char *argv[] = {STUB_CHILD, "steps", "1", "1", NULL};
   exec_spec spec = spec_for(argv);
@@ -1438,36 +1471,35 @@ TEST(srv_spare_waits_holding_nothing_and_leaves_with_the_server) {
   executor *x = served_executor(&c->loop);
   run_on(c, &spec, x);
   CHECK_INT(c->res.exit_status, 0);
-  int server = 0, spare = find_spare(&server);
-  CHECK(server > 0 && spare > 0);
-  procstat st;
-  /* Until it waits for its request (asleep, its preparation done); at most 5 s. */
-  int sockets = -1, strange = -1, nfd = 0;
-  for (int i = 0; i < 250 && spare > 0; i++) {
-    nfd = fds_of(spare, &sockets, &strange);
-    if (procstat_read(spare, &st) == 0 && st.state == 'S' && strange == 0) break;
-    usleep(20000);
+  int server = 0, spares[SPARES];
+  CHECK_INT(find_spares(&server, spares), SPARES);
+  for (int k = 0; k < SPARES; k++) {
+    int spare = spares[k];
+    procstat st;
+    /* Until it waits for its request (asleep, its preparation done); at most 5 s. */
+    int sockets = -1, strange = -1, nfd = 0;
+    for (int i = 0; i < 250 && spare > 0; i++) {
+      nfd = fds_of(spare, &sockets, &strange);
+      if (procstat_read(spare, &st) == 0 && st.state == 'S' && strange == 0) break;
+      usleep(20000);
+    }
+    CHECK(spare > 0 && getsid(spare) == spare && getpgid(spare) == spare);
+    CHECK(spare > 0 && procstat_read(spare, &st) == 0 && st.ppid == server);
+    int kids[2];
+    CHECK_INT(children_of(spare, kids, 2), 0);
+    CHECK(nfd >= 5);       /* 0, 1, 2 (/dev/null) and its two sockets */
+    CHECK_INT(sockets, 2); /* its link and its request socket: not the server's, not the other's */
+    CHECK_INT(strange, 0); /* no pipe of a trial, no ready pipe, no signalfd */
+    CHECK(sig_blocked(spare, SIGTERM) && sig_blocked(spare, SIGCHLD));
   }
-  CHECK(spare > 0 && getsid(spare) == spare && getpgid(spare) == spare);
-  CHECK(spare > 0 && procstat_read(spare, &st) == 0 && st.ppid == server);
-  int kids[2];
-  CHECK_INT(children_of(spare, kids, 2), 0);
-  CHECK(nfd >= 5);       /* 0, 1, 2 (/dev/null) and its two sockets */
-  CHECK_INT(sockets, 2); /* its link and its request socket, not the server's to us */
-  CHECK_INT(strange, 0); /* no pipe of a trial, no ready pipe, no signalfd */
-  CHECK(sig_blocked(spare, SIGTERM) && sig_blocked(spare, SIGCHLD));
   CHECK_LOOP_END(&c->loop);
   executor_free(x);
   CHECK(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD);
-  if (spare > 0) {
-    int dead = process_dead(spare);
-    if (!dead) kill(spare, SIGKILL);
-    CHECK(dead);
-  }
+  CHECK(spares_dead(spares));
   free(c);
 }
 
-/* The fork server is SIGKILLed between trials: its spare leaves with it (EOF on its socket),
+/* The fork server is SIGKILLed between trials: its spares leave with it (EOF on their links),
  * and the next trial gets a new server. */
 TEST(srv_spare_leaves_when_the_server_is_killed) {
   char *argv[] = {STUB_CHILD, "steps", "1", "1", NULL};
@@ -1476,14 +1508,10 @@ TEST(srv_spare_leaves_when_the_server_is_killed) {
   uv_loop_init(&c->loop);
   executor *x = served_executor(&c->loop);
   run_on(c, &spec, x);
-  int server = 0, spare = find_spare(&server);
-  CHECK(server > 0 && spare > 0);
+  int server = 0, spares[SPARES];
+  CHECK_INT(find_spares(&server, spares), SPARES);
   if (server > 0) kill(server, SIGKILL);
-  if (spare > 0) {
-    int dead = process_dead(spare);
-    if (!dead) kill(spare, SIGKILL);
-    CHECK(dead);
-  }
+  CHECK(spares_dead(spares));
   c->exits = 0;
   memset(&c->res, 0, sizeof c->res);
   run_on(c, &spec, x);
@@ -1492,9 +1520,9 @@ TEST(srv_spare_leaves_when_the_server_is_killed) {
   served_end(c, x);
 }
 
-/* A stray SIGKILL to the spare (a user's kill, the OOM killer): the next trial still starts,
- * by a fresh fork when the spare is gone, with its output and exit as usual; then a new spare
- * waits again. */
+/* A stray SIGKILL to the spares (a user's kill, the OOM killer): the next trial still starts,
+ * by a fresh fork or a new spare when they are gone, with its output and exit as usual; then
+ * new spares wait again. */
 TEST(srv_spare_killed_next_trial_still_runs) {
   char *argv[] = {STUB_CHILD, "steps", "3", "1", NULL};
   exec_spec spec = spec_for(argv);
@@ -1510,17 +1538,18 @@ TEST(srv_spare_killed_next_trial_still_runs) {
     CHECK_INT(c->res.spawn_error, 0);
     CHECK_INT(c->n_lines[EXEC_STDOUT], 3);
     CHECK_STR(c->res.log_error, "");
-    int server = 0, spare = find_spare(&server);
-    CHECK(server > 0 && spare > 0);
-    if (spare > 0) kill(spare, SIGKILL);
-    if (round == 1 && spare > 0) CHECK(process_dead(spare)); /* the server has reaped it */
+    int server = 0, spares[SPARES];
+    CHECK_INT(find_spares(&server, spares), SPARES);
+    for (int k = 0; k < SPARES; k++)
+      if (spares[k] > 0 && k <= round) kill(spares[k], SIGKILL); /* one, then both */
+    if (round == 1) CHECK(spares_dead(spares));                  /* the server has reaped them */
   }
   served_end(c, x);
 }
 
-/* A spare that does not take its request (stopped here; a stalled one alike) is cut off after
- * 2 s: the trial runs under a fresh fork, once, and the spare, let go on, leaves without
- * running anything (its word can no longer be sent). */
+/* A spare that does not take its request (stopped here, both of them; a stalled one alike) is
+ * cut off after 2 s: the trial runs under a fresh fork, once, and the spares, let go on, leave
+ * without running anything (their word can no longer be sent). */
 TEST(srv_spare_stopped_is_cut_off_and_runs_nothing) {
   char file[64], script[512];
   snprintf(file, sizeof file, "/tmp/ft-spare-cut-%d", (int)getpid());
@@ -1532,9 +1561,10 @@ TEST(srv_spare_stopped_is_cut_off_and_runs_nothing) {
   uv_loop_init(&c->loop);
   executor *x = served_executor(&c->loop);
   run_on(c, &spec, x);
-  int server = 0, spare = find_spare(&server);
-  CHECK(server > 0 && spare > 0);
-  if (spare > 0) kill(spare, SIGSTOP);
+  int server = 0, spares[SPARES];
+  CHECK_INT(find_spares(&server, spares), SPARES);
+  for (int k = 0; k < SPARES; k++)
+    if (spares[k] > 0) kill(spares[k], SIGSTOP);
   c->exits = 0;
   c->n_lines[EXEC_STDOUT] = 0;
   memset(&c->res, 0, sizeof c->res);
@@ -1542,15 +1572,13 @@ TEST(srv_spare_stopped_is_cut_off_and_runs_nothing) {
   CHECK_INT(c->res.exit_status, 0);
   CHECK_INT(c->res.term_signal, 0);
   CHECK_INT(c->n_lines[EXEC_STDOUT], 2);
-  CHECK(c->group > 0 && c->group != spare); /* a fresh fork ran it */
-  if (spare > 0) {
+  CHECK(c->group > 0 && !is_spare(c->group, spares)); /* a fresh fork ran it */
+  for (int k = 0; k < SPARES; k++) {
     int kids[2];
-    CHECK_INT(children_of(spare, kids, 2), 0);
-    kill(spare, SIGCONT);
-    int dead = process_dead(spare);
-    if (!dead) kill(spare, SIGKILL);
-    CHECK(dead);
+    CHECK_INT(children_of(spares[k], kids, 2), 0);
+    if (spares[k] > 0) kill(spares[k], SIGCONT);
   }
+  CHECK(spares_dead(spares));
   usleep(200000); /* a command the spare would (wrongly) start now has time to say so */
   size_t len = 0;
   char *runs = slurp(file, &len);
@@ -1560,9 +1588,9 @@ TEST(srv_spare_stopped_is_cut_off_and_runs_nothing) {
   served_end(c, x);
 }
 
-/* The spare takes its request from the orchestrator itself: with the server stopped, the next
- * trial still starts at once under the spare (the server neither hands it on nor answers),
- * runs and ends as usual. */
+/* A spare takes its request from the orchestrator itself: with the server stopped, the next
+ * trial still starts at once under a spare (the server neither hands it on nor answers), runs
+ * and ends as usual. */
 TEST(srv_spare_takes_its_request_without_the_server) {
   char *argv[] = {STUB_CHILD, "steps", "2", "1", NULL};
   exec_spec spec = spec_for(argv);
@@ -1570,13 +1598,9 @@ TEST(srv_spare_takes_its_request_without_the_server) {
   uv_loop_init(&c->loop);
   executor *x = served_executor(&c->loop);
   run_on(c, &spec, x);
-  int server = 0, spare = find_spare(&server);
-  CHECK(server > 0 && spare > 0);
-  procstat st;
-  for (int i = 0; i < 250 && spare > 0; i++) { /* until it waits for its request */
-    if (procstat_read(spare, &st) == 0 && st.state == 'S') break;
-    usleep(20000);
-  }
+  int server = 0, spares[SPARES];
+  CHECK_INT(find_spares(&server, spares), SPARES);
+  wait_asleep(spares);
   if (server > 0) kill(server, SIGSTOP);
   c->exits = 0;
   c->n_lines[EXEC_STDOUT] = 0;
@@ -1587,9 +1611,51 @@ TEST(srv_spare_takes_its_request_without_the_server) {
   CHECK_INT(c->res.exit_status, 0);
   CHECK_INT(c->n_lines[EXEC_STDOUT], 2);
   CHECK_STR(c->res.log_error, "");
-  CHECK(spare > 0 && c->group == spare);
+  CHECK(is_spare(c->group, spares));
   CHECK(took_s < 4.0); /* not the replacement of a server that did not answer within 5 s */
   if (server > 0) kill(server, SIGCONT);
+  served_end(c, x);
+}
+
+/* Two starts in a row (parallel 2) both find a spare at hand: with the server stopped, both
+ * trials start at once under the two spares, neither waits for the server's next
+ * announcement, and both run and end as usual. */
+TEST(srv_two_starts_in_a_row_take_two_spares) {
+  char *argv[] = {STUB_CHILD, "steps", "2", "1", NULL};
+  exec_spec spec = spec_for(argv);
+  run_ctx *c = new_ctx(), *d = new_ctx();
+  uv_loop_init(&c->loop);
+  executor *x = served_executor(&c->loop);
+  run_on(c, &spec, x);
+  int server = 0, spares[SPARES];
+  CHECK_INT(find_spares(&server, spares), SPARES);
+  wait_asleep(spares);
+  if (server > 0) kill(server, SIGSTOP);
+  run_ctx *both[2] = {c, d};
+  exec_callbacks cb = {.on_line = on_line, .on_exit = on_exit_cb};
+  spec.supervisor = NULL; /* X's own */
+  uint64_t t0 = uv_hrtime();
+  for (int k = 0; k < 2; k++) {
+    char *err = NULL;
+    both[k]->exits = 0;
+    both[k]->n_lines[EXEC_STDOUT] = 0;
+    memset(&both[k]->res, 0, sizeof both[k]->res);
+    CHECK_INT(executor_start(x, &spec, &cb, both[k], &both[k]->t, &err), 0);
+    free(err);
+  }
+  uv_run(&c->loop, UV_RUN_DEFAULT);
+  double took_s = (double)(uv_hrtime() - t0) / 1e9;
+  for (int k = 0; k < 2; k++) {
+    CHECK_INT(both[k]->exits, 1);
+    CHECK_INT(both[k]->res.exit_status, 0);
+    CHECK_INT(both[k]->n_lines[EXEC_STDOUT], 2);
+    CHECK_STR(both[k]->res.log_error, "");
+    CHECK(is_spare(both[k]->group, spares));
+  }
+  CHECK(c->group != d->group);
+  CHECK(took_s < 4.0); /* not the replacement of a server that did not answer within 5 s */
+  if (server > 0) kill(server, SIGCONT);
+  free(d);
   served_end(c, x);
 }
 
