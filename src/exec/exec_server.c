@@ -132,35 +132,9 @@ static void server_lost(exec_server *srv, const char *what) {
 /* One message from the server into *M, with the fd that may come with it (a spare's socket)
  * in *FD (-1: none). Returns what recvmsg() returned. */
 static ssize_t server_recv(exec_server *srv, int flags, sup_msg *m, int *fd) {
-  union {
-    struct cmsghdr h;
-    char space[CMSG_SPACE(3 * sizeof(int))];
-  } ctl;
-  struct iovec iov = {m, sizeof *m};
-  struct msghdr mh;
-  memset(&mh, 0, sizeof mh);
-  mh.msg_iov = &iov;
-  mh.msg_iovlen = 1;
-  mh.msg_control = ctl.space;
-  mh.msg_controllen = sizeof ctl.space;
-  *fd = -1;
-  ssize_t n;
-  do n = recvmsg(srv->fd, &mh, flags | MSG_CMSG_CLOEXEC);
-  while (n < 0 && errno == EINTR);
-  if (n <= 0) return n;
-  for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-    int k = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-    for (int i = 0; i < k; i++) {
-      int one;
-      memcpy(&one, CMSG_DATA(c) + i * sizeof(int), sizeof one);
-      if (*fd < 0)
-        *fd = one;
-      else
-        close(one);
-    }
-  }
-  if (n != (ssize_t)sizeof *m && *fd >= 0) {
+  int mflags;
+  ssize_t n = supervise_recv_fds(srv->fd, m, sizeof *m, flags, fd, 1, &mflags);
+  if (n != (ssize_t)sizeof *m && *fd >= 0) { /* a cut or odd message: its fd is no spare's */
     close(*fd);
     *fd = -1;
   }

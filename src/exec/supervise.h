@@ -52,6 +52,13 @@ int supervise_main(int argc, char **argv);
  * (errno set on -1; EINVAL for NFDS out of range). */
 ssize_t supervise_send_fds(int sock, const char *buf, size_t len, const int *fds, int nfds);
 
+/* Receives one message on the SOCK_SEQPACKET socket SOCK into BUF (CAP bytes), recvmsg() FLAGS
+ * and MSG_CMSG_CLOEXEC, retrying on EINTR: the first MAX (1 to 3) fds attached by SCM_RIGHTS in
+ * FDS, in order, every slot without one -1, the others closed; *MSG_FLAGS gets the message's
+ * flags (MSG_TRUNC, MSG_CTRUNC: cut). Returns what recvmsg() returned; on <= 0 no fd is held. */
+ssize_t supervise_recv_fds(int sock, void *buf, size_t cap, int flags, int *fds, int max,
+                           int *msg_flags);
+
 /* The fork server: `__supervise --server FD PID` (FD: a SOCK_SEQPACKET socket to the
  * orchestrator PID, its parent). The local executor starts one per sweep, at its first trial,
  * so that a trial costs a fork of this small process instead of a fork of the orchestrator

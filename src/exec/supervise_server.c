@@ -374,10 +374,8 @@ static void server_reap(int sock, sup_spare *sp) {
   }
 }
 
-/* Receives one message and the three fds that must come with it. Returns its length, 0 on
- * EOF, -1 on an error; *BAD is set (E2BIG: cut, EINVAL: not three fds) for a message that
- * came but cannot be used, whose fds are then closed. */
-static ssize_t recv_with_fds(int sock, char *buf, size_t cap, int fds[3], int *bad) {
+ssize_t supervise_recv_fds(int sock, void *buf, size_t cap, int flags, int *fds, int max,
+                           int *msg_flags) {
   union {
     struct cmsghdr h;
     char space[CMSG_SPACE(3 * sizeof(int))];
@@ -389,10 +387,10 @@ static ssize_t recv_with_fds(int sock, char *buf, size_t cap, int fds[3], int *b
   mh.msg_iovlen = 1;
   mh.msg_control = ctl.space;
   mh.msg_controllen = sizeof ctl.space;
-  fds[0] = fds[1] = fds[2] = -1;
-  *bad = 0;
+  for (int i = 0; i < max; i++) fds[i] = -1;
+  *msg_flags = 0;
   ssize_t n;
-  do n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+  do n = recvmsg(sock, &mh, flags | MSG_CMSG_CLOEXEC);
   while (n < 0 && errno == EINTR);
   if (n <= 0) return n;
   int got = 0;
@@ -402,17 +400,29 @@ static ssize_t recv_with_fds(int sock, char *buf, size_t cap, int fds[3], int *b
     for (int i = 0; i < k; i++) {
       int fd;
       memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-      if (got < 3)
+      if (got < max)
         fds[got++] = fd;
       else
         close(fd);
     }
   }
-  if (got != 3 || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+  *msg_flags = mh.msg_flags;
+  return n;
+}
+
+/* Receives one message and the three fds that must come with it. Returns its length, 0 on
+ * EOF, -1 on an error; *BAD is set (E2BIG: cut, EINVAL: not three fds) for a message that
+ * came but cannot be used, whose fds are then closed. */
+static ssize_t recv_with_fds(int sock, char *buf, size_t cap, int fds[3], int *bad) {
+  int mflags;
+  *bad = 0;
+  ssize_t n = supervise_recv_fds(sock, buf, cap, 0, fds, 3, &mflags);
+  if (n <= 0) return n;
+  if (fds[2] < 0 || (mflags & (MSG_TRUNC | MSG_CTRUNC))) {
     for (int i = 0; i < 3; i++)
       if (fds[i] >= 0) close(fds[i]);
     fds[0] = fds[1] = fds[2] = -1;
-    *bad = (mh.msg_flags & MSG_TRUNC) ? E2BIG : EINVAL;
+    *bad = (mflags & MSG_TRUNC) ? E2BIG : EINVAL;
   }
   return n;
 }
