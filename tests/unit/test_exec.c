@@ -232,6 +232,13 @@ static run_ctx *new_ctx(void) {
   return c;
 }
 
+/* Readies C for another trial on the same loop: no exit, no stdout line, no result yet. */
+static void ctx_again(run_ctx *c) {
+  c->exits = 0;
+  c->n_lines[EXEC_STDOUT] = 0;
+  memset(&c->res, 0, sizeof c->res);
+}
+
 /* Reads a whole (small) file; *len gets its size. */
 static char *slurp(const char *path, size_t *len) {
   FILE *f = fopen(path, "rb");
@@ -1271,10 +1278,8 @@ TEST(srv_server_killed_ends_trial_and_restarts) {
   /* The next trial: a new server, the trial as usual. */
   char *argv2[] = {STUB_CHILD, "steps", "2", "10", NULL};
   exec_spec spec2 = spec_for(argv2);
-  c->exits = 0;
-  c->n_lines[EXEC_STDOUT] = 0;
+  ctx_again(c);
   c->kill_server_on = NULL;
-  memset(&c->res, 0, sizeof c->res);
   run_on(c, &spec2, x);
   CHECK_INT(c->n_lines[EXEC_STDOUT], 2);
   CHECK_INT(c->res.exit_status, 0);
@@ -1375,6 +1380,19 @@ static void wait_asleep(const int spare[SPARES]) {
       if (procstat_read(spare[k], &st) == 0 && st.state == 'S') break;
       usleep(20000);
     }
+}
+
+/* Runs one trial of SPEC on X, waits until the spares forked after it wait for their requests,
+ * then stops the server (SIGSTOP): a start from here on can only be a spare's. The spares'
+ * pids in SPARE; returns the server's (0: not found). */
+static int stop_server_spares_waiting(run_ctx *c, const exec_spec *spec, executor *x,
+                                      int spare[SPARES]) {
+  run_on(c, spec, x);
+  int server = 0;
+  CHECK_INT(find_spares(&server, spare), SPARES);
+  wait_asleep(spare);
+  if (server > 0) kill(server, SIGSTOP);
+  return server;
 }
 
 /* Whether PID is one of the SPARES in SPARE. */
@@ -1530,9 +1548,7 @@ TEST(srv_spare_killed_next_trial_still_runs) {
   uv_loop_init(&c->loop);
   executor *x = served_executor(&c->loop);
   for (int round = 0; round < 3; round++) {
-    c->exits = 0;
-    c->n_lines[EXEC_STDOUT] = 0;
-    memset(&c->res, 0, sizeof c->res);
+    ctx_again(c);
     run_on(c, &spec, x);
     CHECK_INT(c->res.exit_status, 0);
     CHECK_INT(c->res.spawn_error, 0);
@@ -1565,9 +1581,7 @@ TEST(srv_spare_stopped_is_cut_off_and_runs_nothing) {
   CHECK_INT(find_spares(&server, spares), SPARES);
   for (int k = 0; k < SPARES; k++)
     if (spares[k] > 0) kill(spares[k], SIGSTOP);
-  c->exits = 0;
-  c->n_lines[EXEC_STDOUT] = 0;
-  memset(&c->res, 0, sizeof c->res);
+  ctx_again(c);
   run_on(c, &spec, x);
   CHECK_INT(c->res.exit_status, 0);
   CHECK_INT(c->res.term_signal, 0);
@@ -1597,14 +1611,9 @@ TEST(srv_spare_takes_its_request_without_the_server) {
   run_ctx *c = new_ctx();
   uv_loop_init(&c->loop);
   executor *x = served_executor(&c->loop);
-  run_on(c, &spec, x);
-  int server = 0, spares[SPARES];
-  CHECK_INT(find_spares(&server, spares), SPARES);
-  wait_asleep(spares);
-  if (server > 0) kill(server, SIGSTOP);
-  c->exits = 0;
-  c->n_lines[EXEC_STDOUT] = 0;
-  memset(&c->res, 0, sizeof c->res);
+  int spares[SPARES];
+  int server = stop_server_spares_waiting(c, &spec, x, spares);
+  ctx_again(c);
   uint64_t t0 = uv_hrtime();
   run_on(c, &spec, x);
   double took_s = (double)(uv_hrtime() - t0) / 1e9;
@@ -1626,20 +1635,15 @@ TEST(srv_two_starts_in_a_row_take_two_spares) {
   run_ctx *c = new_ctx(), *d = new_ctx();
   uv_loop_init(&c->loop);
   executor *x = served_executor(&c->loop);
-  run_on(c, &spec, x);
-  int server = 0, spares[SPARES];
-  CHECK_INT(find_spares(&server, spares), SPARES);
-  wait_asleep(spares);
-  if (server > 0) kill(server, SIGSTOP);
+  int spares[SPARES];
+  int server = stop_server_spares_waiting(c, &spec, x, spares);
   run_ctx *both[2] = {c, d};
   exec_callbacks cb = {.on_line = on_line, .on_exit = on_exit_cb};
   spec.supervisor = NULL; /* X's own */
   uint64_t t0 = uv_hrtime();
   for (int k = 0; k < 2; k++) {
     char *err = NULL;
-    both[k]->exits = 0;
-    both[k]->n_lines[EXEC_STDOUT] = 0;
-    memset(&both[k]->res, 0, sizeof both[k]->res);
+    ctx_again(both[k]);
     CHECK_INT(executor_start(x, &spec, &cb, both[k], &both[k]->t, &err), 0);
     free(err);
   }
