@@ -18,20 +18,24 @@ source "$root/tests/bench/per_trial_exp.sh"
 exp sw "$N" "$PARALLEL"
 echo "## context switches a trial, $N trials, parallel $PARALLEL (load: $(cut -d' ' -f1-3 /proc/loadavg))"
 perf record -q -e context-switches -c 1 -o sw.data -- "$build/flagtune" -q run sw.lua --db sw.db > /dev/null 2>&1
+# by_role DATA DIV FORMAT: each role's samples in DATA a trial (over DIV), printed with FORMAT.
 # The orchestrator is flagtune's first pid, its worker the other flagtune pid; the fork server
-# is the flagtune-supervise process with the most switches, every other one a supervisor.
-perf report -i sw.data --sort pid --stdio -n -g none 2>/dev/null | grep -E '^ +[0-9.]+%' |
-  awk -v n="$N" '{ split($3, a, ":"); print a[1], a[2], $2 }' | sort -n |
-  awk -v n="$N" '
-    $2 == "flagtune" { c[++ft == 1 ? "orchestrator" : "durability worker"] += $3; t += $3; next }
-    $2 ~ /^flagtune-sup/ { sup += $3; t += $3; if ($3 > top) top = $3; next }
-    { c["command (" $2 ")"] += $3; t += $3 }
-    END {
-      c["fork server"] = top
-      c["supervisors"] = sup - top
-      for (r in c) printf "  %-22s %6.2f\n", r, c[r] / n
-      printf "  %-22s %6.2f\n", "total", t / n
-    }'
+# is the flagtune-supervise process with the most samples, every other one a supervisor.
+by_role() {
+  perf report -i "$1" --sort pid --stdio -n -g none 2>/dev/null | grep -E '^ +[0-9.]+%' |
+    awk '{ split($3, a, ":"); print a[1], a[2], $2 }' | sort -n |
+    awk -v n="$N" -v d="$2" -v f="  %-22s $3\n" '
+      $2 == "flagtune" { c[++ft == 1 ? "orchestrator" : "durability worker"] += $3; t += $3; next }
+      $2 ~ /^flagtune-sup/ { sup += $3; t += $3; if ($3 > top) top = $3; next }
+      { c["command (" $2 ")"] += $3; t += $3 }
+      END {
+        c["fork server"] = top
+        c["supervisors"] = sup - top
+        for (r in c) printf f, r, c[r] / d / n
+        printf f, "total", t / d / n
+      }'
+}
+by_role sw.data 1 "%6.2f"
 cc -O2 -o spawn "$root/tests/bench/spawn_loop.c"
 floor() { # label command...
   local label=$1
@@ -48,18 +52,7 @@ if [ -n "${CPU:-}" ]; then
   rm -rf sw.db* "$FLAGTUNE_LOG_DIR"
   perf record -q -F 4999 -o cpu.data -- "$build/flagtune" -q run sw.lua --db sw.db > /dev/null 2>&1
   echo "## CPU a trial, ms ($N trials, parallel $PARALLEL, load: $(cut -d' ' -f1-3 /proc/loadavg))"
-  perf report -i cpu.data --sort pid --stdio -n 2>/dev/null | grep -E '^ +[0-9.]+%' |
-    awk '{ split($3, a, ":"); print a[1], a[2], $2 }' | sort -n |
-    awk -v n="$N" '
-      $2 == "flagtune" { c[++ft == 1 ? "orchestrator" : "durability worker"] += $3; t += $3; next }
-      $2 ~ /^flagtune-sup/ { sup += $3; t += $3; if ($3 > top) top = $3; next }
-      { c["command (" $2 ")"] += $3; t += $3 }
-      END {
-        c["fork server"] = top
-        c["supervisors"] = sup - top
-        for (r in c) printf "  %-22s %6.3f\n", r, c[r] / 4.999 / n
-        printf "  %-22s %6.3f\n", "total", t / 4.999 / n
-      }'
+  by_role cpu.data 4.999 "%6.3f"
 fi
 # OTHER=BUILD_DIR: the whole tree's CPU (task-clock) and context switches a trial of this build's
 # sweep and OTHER's, ROUNDS rounds (which goes first alternates), medians and the paired ratio.
