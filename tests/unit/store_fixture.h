@@ -1,6 +1,6 @@
 /* Shared by the unit tests that build a stored sweep in a real database: a database in a
- * fresh temporary directory, a seeded uniform draw, and one stored trial with its six step
- * times (the first 1.5x: the compile). Header-only. */
+ * fresh temporary directory, a seeded uniform draw, one stored trial with its six step
+ * times (the first 1.5x: the compile), and a monotonic clock. Header-only. */
 #ifndef FLAGTUNE_TEST_STORE_FIXTURE_H
 #define FLAGTUNE_TEST_STORE_FIXTURE_H
 
@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "diag.h"
 #include "store.h"
@@ -77,6 +78,13 @@ static inline void fx_trial(store *s, int64_t sweep, int number, trial_role role
 /* Whether A and B are the same double, bit for bit (two NaNs are). */
 static inline int fx_same_double(double a, double b) {
   return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* Milliseconds of the monotonic clock. */
+static inline double fx_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 #endif

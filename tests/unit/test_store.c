@@ -19,6 +19,7 @@
 #include "stats.h"
 #include "store.h"
 #include "store_impl.h" /* the handle's query limits and identity check */
+#include "store_fixture.h"
 #include "test.h"
 
 /* ---- fixtures ---- */
@@ -1326,12 +1327,6 @@ TEST(two_processes_contend) {
 
 /* ---- scale (measured, not asserted) ---- */
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /* 20 sweeps of 1,000 trials over 6 (model, hardware) keys, 10 steps each, one transaction. */
 static void bulk_fill(const char *path) {
   sqlite3 *db = NULL;
@@ -1361,16 +1356,16 @@ TEST(timing_20k_trials) {
   bulk_fill(t.path);
   store *s = open_ok(t.path);
   cJSON *o = NULL;
-  double t0 = now_ms();
+  double t0 = fx_now_ms();
   CHECK_INT(store_best(s, NULL, NULL, &o, NULL), 0);
-  double t1 = now_ms();
+  double t1 = fx_now_ms();
   CHECK_INT(cJSON_GetArraySize(o), 6);
   cJSON_Delete(o);
   CHECK_INT(store_list_sweeps(s, &o, NULL), 0);
-  double t2 = now_ms();
+  double t2 = fx_now_ms();
   cJSON_Delete(o);
   CHECK_INT(store_show_sweep_page(s, 1, STORE_SHOW_ALL, &o, NULL), 0);
-  double t3 = now_ms();
+  double t3 = fx_now_ms();
   cJSON_Delete(o);
   fprintf(stderr, "20,000 trials: best %.2f ms, sweeps %.2f ms, show (1,000 trials) %.2f ms\n",
           t1 - t0, t2 - t1, t3 - t2);

@@ -117,12 +117,6 @@ TEST(stop_drains_and_a_later_finish_starts_again) {
   fx_remove(&t);
 }
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 /* Finishes that come one at a time (parallel 1) but close together share one checkpoint: the
  * worker lets them gather (10 ms) before it checkpoints, where one each cost its syncs. The
  * count is checked only when the second finish came within 8 ms of the first (a loaded
@@ -138,10 +132,10 @@ TEST(finishes_close_together_share_one_checkpoint) {
   CHECK_INT(wait_durable(s, fd, store_durable_ticket(s)), 0);
   uint64_t r0 = store_durable_rounds(s);
   fx_trial(s, id, 1, ROLE_SEARCH, "{\"x\":1}", 0, "ok", 90, &rng);
-  double t0 = now_ms(); /* its finish is posted */
+  double t0 = fx_now_ms(); /* its finish is posted */
   usleep(1000);         /* the worker has heard of it by now */
   fx_trial(s, id, 2, ROLE_SEARCH, "{\"x\":2}", 0, "ok", 80, &rng);
-  double gap = now_ms() - t0;
+  double gap = fx_now_ms() - t0;
   CHECK_INT(wait_durable(s, fd, store_durable_ticket(s)), 0);
   CHECK_NEAR(file_alone_num(&t, OK_TRIALS), 3, 0);
   if (gap < 8)
