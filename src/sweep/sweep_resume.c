@@ -202,12 +202,16 @@ static int feed_key(void *ud, const trial_record *t, char **err) {
   return f->n == FEED_BATCH ? flush_keys(f, err) : 0;
 }
 
+/* Whether the sweep's STORED space digest is that of the space STRAT made (neither NULL). */
+static int same_digest(const char *stored, const strategy *strat) {
+  const char *now = strategy_space_digest(strat);
+  return stored && now && strcmp(stored, now) == 0;
+}
+
 /* Whether the stored texts are the keys STRAT's seen set holds: it keeps only the seen set,
  * and the sweep was created with the digest of the space STRAT made from its stored text. */
 static int keyed(const feeder *f, const strategy *strat) {
-  const char *now = strategy_space_digest(strat);
-  return strategy_history_of(strat) == STRATEGY_HISTORY_SEEN && f->space_digest && now &&
-         strcmp(f->space_digest, now) == 0;
+  return strategy_history_of(strat) == STRATEGY_HISTORY_SEEN && same_digest(f->space_digest, strat);
 }
 
 /* The seen set from the stored texts as they are (keyed). */
@@ -264,8 +268,7 @@ static int feed(void *ud, strategy *strat, char **err) {
  * written in another canonical form from here on: its digest, true of no space now, is
  * forgotten, so that no later resume takes the mixed texts as keys. */
 static int forget_other_digest(sweep *sw, const store_sweep *s, char **err) {
-  const char *now = strategy_space_digest(sw->strat);
-  if (!s->space_digest || (now && strcmp(s->space_digest, now) == 0)) return 0;
+  if (!s->space_digest || same_digest(s->space_digest, sw->strat)) return 0;
   return store_sweep_forget_space_digest(sw->db, s->id, err);
 }
 
