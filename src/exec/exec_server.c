@@ -1,12 +1,11 @@
 /* The local executor's fork-server client (supervise.h): starts the server at the first
  * supervised trial, hands each trial's request with the trial's three pipes to the oldest of
  * the server's spares (its socket came with its announcement) or, when there is none, to the
- * server, waits
- * for the word that the supervisor has it, hears the server's records (a spare, a supervisor's
- * end) on a poll kept between trials, and replaces a server that died or hung (up to
- * EXEC_SERVER_DEATHS times). Split from
- * exec.c, which owns everything else of a trial; this must not touch a trial's pipes once
- * they are open, its timers but the exit timer, or the store. */
+ * server, waits for the word that the supervisor has it, hears the server's records (a spare,
+ * a supervisor's end) on a poll kept between trials, and replaces a server that died or hung
+ * (up to EXEC_SERVER_DEATHS times). Split from exec.c, which owns everything else of a trial;
+ * this must not touch a trial's pipes once they are open, its timers but the exit timer, or
+ * the store. */
 #define _GNU_SOURCE /* pipe2, POSIX_SPAWN_SETSID */
 #include <errno.h>
 #include <fcntl.h>

@@ -71,17 +71,15 @@ ssize_t supervise_recv_fds(int sock, void *buf, size_t cap, int flags, int *fds,
  *
  * That child is a spare when there is one: the server keeps two forked ahead (each forked at
  * the start and whenever one took its request or left; FLAGTUNE_NO_SPARE in the server's
- * environment turns this off),
- * prepared (session, signals, PR_SET_PDEATHSIG with the server re-checked, its cgroup), and
- * announced as SUP_MSG_SPARE {pid, 0} with its request socket attached (one fd). The
- * orchestrator sends the request there itself, and the spare answers with one byte, 'k', once
- * it has the request and the pipes (it has told the server first, on a link of its own, so
- * that the server reports its end). A spare that is gone (the send fails, or EOF instead of
- * the byte) never started anything; one that does not answer within 2 s is cut off (the
- * orchestrator shuts its reading side: the byte can no longer be sent, and a spare that
- * cannot send it leaves without running anything). Either way the request then goes to the
- * server. A spare runs nothing without a request and leaves at EOF on its request socket or
- * on its link (the server gone).
+ * environment turns this off), prepared (session, signals, PR_SET_PDEATHSIG with the server
+ * re-checked, its cgroup), and announced as SUP_MSG_SPARE {pid, 0} with its request socket attached
+ * (one fd). The orchestrator sends the request there itself, and the spare answers with one byte,
+ * 'k', once it has the request and the pipes (it has told the server first, on a link of its own,
+ * so that the server reports its end). A spare that is gone (the send fails, or EOF instead of the
+ * byte) never started anything; one that does not answer within 2 s is cut off (the orchestrator
+ * shuts its reading side: the byte can no longer be sent, and a spare that cannot send it leaves
+ * without running anything). Either way the request then goes to the server. A spare runs nothing
+ * without a request and leaves at EOF on its request socket or on its link (the server gone).
  *
  * The orchestrator hands each request to the oldest spare it holds; at each SPARE it lets go
  * of those whose socket hung up (they died), and of the oldest when it still holds two.

@@ -442,11 +442,10 @@ static void spares_fill(int sock, sup_spare *sp, pid_t boss, const int own[2]) {
 }
 
 /* The fork server: keeps SUP_SPARES spares forked ahead, their request sockets with the
- * orchestrator,
- * hands each request on SOCK (one that came without a spare) to a fresh fork, reports each
- * supervisor's end, and leaves when the orchestrator (BOSS, our parent) closes the socket or
- * dies. Its children each ask for SIGTERM at its death, so they end their trials if it is
- * killed; each spare leaves at EOF on its link. */
+ * orchestrator, hands each request on SOCK (one that came without a spare) to a fresh fork,
+ * reports each supervisor's end, and leaves when the orchestrator (BOSS, our parent) closes
+ * the socket or dies. Its children each ask for SIGTERM at its death, so they end their
+ * trials if it is killed; each spare leaves at EOF on its link. */
 int supervise_server_main(int sock, pid_t boss) {
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != boss) return 1;
   fcntl(sock, F_SETFD, FD_CLOEXEC);
