@@ -491,16 +491,40 @@ static int has_children(void) {
   return waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) == 0;
 }
 
-/* After the command: every process it left behind gets SIGTERM, then SIGKILL after GRACE_S
- * (at once on SIGUSR2 from PARENT), and is reaped; then the cgroup, if any, is killed as a
- * whole and removed. Returns how many processes were ended. */
+/* How long what the command leaves behind may take to end by itself before it is ended: srun
+ * forks a shepherd that it tells to exit as it ends itself (SchedMD/slurm
+ * src/srun/srun_job.c, _shepherd_notify in fini_srun), so the shepherd can still be running,
+ * all signals blocked, when srun is reaped; it is no leftover of the trial. */
+#define SUP_SETTLE_S 0.2
+
+/* Waits up to SUP_SETTLE_S for the command's descendants to end of themselves, reaping them.
+ * Returns how many still live; *NOW is set when SIGUSR2 from PARENT asked to end them at once. */
+static int settle(proc_table *pt, pid_t parent, int *now) {
+  pid_set counted = {0};
+  int dummy;
+  int live = signal_descendants(pt, &counted, 0, 0);
+  double until = mono_s() + SUP_SETTLE_S;
+  while (live > 0 && !*now && mono_s() < until) {
+    *now = pause_for_child(until - mono_s(), parent);
+    reap(0, &dummy);
+    live = has_children() ? signal_descendants(pt, &counted, 0, 0) : 0;
+  }
+  free(counted.v);
+  return live;
+}
+
+/* After the command: every process it left behind that does not end by itself at once
+ * (settle) gets SIGTERM, then SIGKILL after GRACE_S (at once on SIGUSR2 from PARENT), and is
+ * reaped; then the cgroup, if any, is killed as a whole and removed. Returns how many
+ * processes were ended. */
 static int contain(sup_cgroup *cg, double grace_s, pid_t parent) {
   proc_table pt = {0};
   pid_set seen = {0};
-  int dummy;
+  int dummy, now = 0;
   reap(0, &dummy);
-  int live = has_children() ? signal_descendants(&pt, &seen, SIGTERM, 1) : 0;
-  double until = mono_s() + grace_s;
+  int live = has_children() && grace_s > 0 ? settle(&pt, parent, &now) : 1;
+  if (live > 0) live = has_children() ? signal_descendants(&pt, &seen, SIGTERM, 1) : 0;
+  double until = mono_s() + (now ? 0 : grace_s);
   while (live > 0 && mono_s() < until) {
     if (pause_for_child(0.02, parent)) break;
     reap(0, &dummy);

@@ -17,6 +17,9 @@
  *   double-fork S          the same, as a daemon: its parent exits at once (the stub waits
  *                          for that parent), so it is nobody's child any more
  *   stubborn-helper S      a helper that ignores SIGTERM
+ *   shepherd MS            srun's shepherd: a child with every signal blocked that waits for
+ *                          a byte the stub writes as it exits, then exits MS ms later (it
+ *                          prints "helper PID" like the helpers)
  *   flood MB               MB MiB of 100-byte lines on stdout, as fast as possible
  *   longline MB            one line of MB MiB without a newline
  *   binary                 NULs, invalid UTF-8, \r\n and ANSI escapes
@@ -169,6 +172,42 @@ static void do_helper(double seconds, const char *mode) {
   _exit(0);
 }
 
+/* The shepherd's pipe: the stub writes its byte as it exits (atexit), as srun does at its end. */
+static int shepherd_fd = -1;
+
+static void tell_shepherd(void) {
+  if (shepherd_fd >= 0 && write(shepherd_fd, "", 1) < 0) return;
+}
+
+static void do_shepherd(double ms) {
+  int p[2];
+  if (pipe(p) != 0) exit(98);
+  pid_t pid = fork();
+  if (pid < 0) exit(98);
+  if (pid > 0) {
+    close(p[0]);
+    shepherd_fd = p[1];
+    atexit(tell_shepherd);
+    announce_helper(pid);
+    return;
+  }
+  sigset_t all;
+  sigfillset(&all);
+  sigprocmask(SIG_BLOCK, &all, NULL);
+  close(p[1]);
+  int null = open("/dev/null", O_WRONLY);
+  if (null >= 0) {
+    dup2(null, 1);
+    dup2(null, 2);
+    close(null);
+  }
+  char b;
+  while (read(p[0], &b, 1) < 0 && errno == EINTR) {
+  }
+  sleep_s(ms / 1000.0);
+  _exit(0);
+}
+
 static void do_env(int argc, char **argv, int i) {
   for (; i < argc; i++) {
     const char *v = getenv(argv[i]);
@@ -205,6 +244,8 @@ int main(int argc, char **argv) {
                strcmp(m, "double-fork") == 0 || strcmp(m, "stubborn-helper") == 0) {
       do_helper(atof(need(argc, argv, i + 1)), m);
       i++;
+    } else if (strcmp(m, "shepherd") == 0) {
+      do_shepherd(atof(need(argc, argv, ++i)));
     } else if (strcmp(m, "flood") == 0 || strcmp(m, "longline") == 0) {
       do_flood(atol(need(argc, argv, i + 1)), m[0] == 'f');
       i++;

@@ -1092,6 +1092,27 @@ TEST(srv_leftovers_killed) {
   leftovers_killed(SRV);
 }
 
+/* A child that ends by itself just after the command (srun's shepherd, told to exit as srun
+ * ends) is no leftover: nothing is killed or counted, and it is gone when the trial ends. */
+static void shepherd_not_counted(int sup) {
+  char *argv[] = {STUB_CHILD, "shepherd", "30", "text", "1", NULL};
+  exec_spec spec = spec_in(sup, argv);
+  run_ctx *c = new_ctx();
+  run(c, &spec);
+  CHECK_INT(c->res.exit_status, 0);
+  CHECK_INT(c->n_helpers, 1);
+  CHECK_INT(c->res.leftovers, 0);
+  CHECK(helpers_dead(c));
+  CHECK(c->elapsed < 2.0);
+  free(c);
+}
+TEST(sup_shepherd_not_counted) {
+  shepherd_not_counted(1);
+}
+TEST(srv_shepherd_not_counted) {
+  shepherd_not_counted(SRV);
+}
+
 /* The executor runs trials under flagtune-supervise when it sits beside the flagtune binary
  * (symlinks resolved), and under the flagtune binary itself otherwise. */
 TEST(supervisor_path_prefers_own_binary) {
