@@ -197,7 +197,8 @@ end
 function Host:history()
   if self.level ~= "seen" then return self.hist end
   local s = kit.seen()
-  for id in pairs(self.seen) do s.keys[id] = true end
+  s.keys = ft.copy_set(self.seen, self.n_seen + 1) -- presized: no rehash at 100,000 keys
+  s.keys["{}"] = true
   s.n = self.n_seen
   return { seen = s }
 end
