@@ -106,7 +106,7 @@ for level in steps seen; do
   configs=$(sql $level.db "SELECT count(DISTINCT config) FROM trials
     WHERE sweep_id = 1 AND role NOT IN ('baseline', 'minimize')")
   # the same sweep with trial 9 minimize's (not in the history): one trial fewer
-  cp $level.db short.db
+  sql $level.db ".backup short.db"
   sql short.db "UPDATE trials SET role = 'minimize' WHERE number = 9"
   FLAGTUNE_DB=$level.db "$ft" -v resume 1 > $level.resume 2>&1
   code=$?
