@@ -199,12 +199,13 @@ function Host:add(history)
 end
 
 -- The history new() gets: the entries, or for a "seen" module an empty list whose `seen`
--- is a kit.seen set of its own holding every configuration the history marked.
+-- is a kit.seen set holding every configuration the history marked (its marks its own).
 function Host:history()
   if self.level ~= "seen" then return self.hist end
+  -- The host's set under the strategy's own (a key not in it is looked up in the host's), not a
+  -- copy of every key: from here on the host marks only what the strategy proposed or is told.
   local s = kit.seen()
-  s.keys = ft.copy_set(self.seen, self.n_seen + 1) -- presized: no rehash at 100,000 keys
-  s.keys["{}"] = true
+  s.keys = setmetatable({ ["{}"] = true }, { __index = self.seen })
   s.n = self.n_seen
   return { seen = s }
 end

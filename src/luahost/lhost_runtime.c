@@ -268,25 +268,6 @@ static int ft_digest(lua_State *L) {
   return 1;
 }
 
-/* ft.copy_set(T, N): a new table of T's keys, each true, made with room for N of them at once
- * (Host:history's copy of a 100,000-configuration seen set: grown by doubling, every key was
- * inserted about twice). */
-static int ft_copy_set(lua_State *L) {
-  luaL_checktype(L, 1, LUA_TTABLE);
-  lua_Integer n = luaL_checkinteger(L, 2);
-  luaL_argcheck(L, n >= 0 && n <= INT_MAX, 2, "a count >= 0");
-  lua_settop(L, 2);
-  lua_createtable(L, 0, (int)n); /* [t, n, copy] */
-  lua_pushnil(L);
-  while (lua_next(L, 1) != 0) { /* [t, n, copy, key, value] */
-    lua_pop(L, 1);
-    lua_pushvalue(L, -1);
-    lua_pushboolean(L, 1);
-    lua_rawset(L, 3);
-  }
-  return 1;
-}
-
 /* ft.noise_posterior(ss, df): the measurement noise's variance given the repeated runs'
  * within sum of squares SS (log values) and DF degrees of freedom, confirm_noise_posterior
  * (src/sweep/confirm.c), so that tpe's ranking under noise uses the confirmation's own rule. */
@@ -322,15 +303,11 @@ static int ft_install_models(lua_State *L) {
 }
 
 void lhost_install_ft(lua_State *L) {
-  static const luaL_Reg fns[] = {{"parse_bytes", ft_parse_bytes},
-                                 {"parse_duration", ft_parse_duration},
-                                 {"format_bytes", ft_format_bytes},
-                                 {"json_decode", ft_json_decode},
-                                 {"has_module", ft_has_module},
-                                 {"digest", ft_digest},
-                                 {"copy_set", ft_copy_set},
-                                 {"load_embedded", ft_load_embedded},
-                                 {NULL, NULL}};
+  static const luaL_Reg fns[] = {
+      {"parse_bytes", ft_parse_bytes},     {"parse_duration", ft_parse_duration},
+      {"format_bytes", ft_format_bytes},   {"json_decode", ft_json_decode},
+      {"has_module", ft_has_module},       {"digest", ft_digest},
+      {"load_embedded", ft_load_embedded}, {NULL, NULL}};
   luaL_newlib(L, fns);
   lua_pushstring(L, FLAGTUNE_VERSION);
   lua_setfield(L, -2, "version");
