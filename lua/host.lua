@@ -145,11 +145,17 @@ function Host:replay(history, level, list, partial)
   return list, partial
 end
 
--- KEYS (a list of canonical JSON texts: stored configurations of a sweep whose space made
--- them, Host.space_digest the same as the sweep's) marked seen as they are, with no decode:
--- the history of a "seen"-level strategy whose stored texts are known to be its keys.
-function Host:add_keys(keys)
-  for i = 1, #keys do self:mark_key(keys[i]) end
+-- IDS (a list of the ft.digest of canonical JSON texts: stored configurations of a sweep
+-- whose space made them, Host.space_digest the same as the sweep's; src/luahost/
+-- lhost_strategy.c digests them) marked seen as they are, with no decode: the history of a
+-- "seen"-level strategy whose stored texts are known to be its keys. One loop, no call a key.
+function Host:add_ids(ids)
+  local seen, n = self.seen, self.n_seen
+  for i = 1, #ids do
+    local id = ids[i]
+    if id ~= "{}" and not seen[id] then seen[id], n = true, n + 1 end
+  end
+  self.n_seen = n
 end
 
 -- The seen set is keyed by ft.digest(key) (see kit.seen): about 40 bytes a configuration.
@@ -193,11 +199,13 @@ function Host:add(history)
 end
 
 -- The history new() gets: the entries, or for a "seen" module an empty list whose `seen`
--- is a kit.seen set of its own holding every configuration the history marked.
+-- is a kit.seen set holding every configuration the history marked (its marks its own).
 function Host:history()
   if self.level ~= "seen" then return self.hist end
+  -- The host's set under the strategy's own (a key not in it is looked up in the host's), not a
+  -- copy of every key: from here on the host marks only what the strategy proposed or is told.
   local s = kit.seen()
-  for id in pairs(self.seen) do s.keys[id] = true end
+  s.keys = setmetatable({ ["{}"] = true }, { __index = self.seen })
   s.n = self.n_seen
   return { seen = s }
 end

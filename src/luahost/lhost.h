@@ -79,4 +79,9 @@ int lhost_live_refs(const lhost *h);
  * collected). */
 size_t lhost_memory(const lhost *h);
 
+/* ft.digest of the LEN bytes S (lua/kit.lua's seen sets are keyed by it) into OUT; returns its
+ * length (S itself up to 16 bytes, else a marker byte and a 128-bit hash). */
+#define LHOST_DIGEST_MAX 17
+size_t lhost_digest(const char *s, size_t len, char out[LHOST_DIGEST_MAX]);
+
 #endif

@@ -248,19 +248,23 @@ static void murmur3_128(const unsigned char *data, size_t len, uint64_t out[2]) 
  * each seen set. Distinct keys of 17 bytes or more collide with probability about n^2 /
  * 2^129 (1e-29 at 100,000 keys); a short S, kept as it is, is never a digest (whose length
  * it does not have). */
-static int ft_digest(lua_State *L) {
-  size_t len;
-  const char *s = luaL_checklstring(L, 1, &len);
+size_t lhost_digest(const char *s, size_t len, char out[LHOST_DIGEST_MAX]) {
   if (len <= 16) {
-    lua_settop(L, 1);
-    return 1;
+    memcpy(out, s, len);
+    return len;
   }
   uint64_t h[2];
   murmur3_128((const unsigned char *)s, len, h);
-  unsigned char out[17];
   out[0] = 1;
   memcpy(out + 1, h, 16);
-  lua_pushlstring(L, (const char *)out, sizeof out);
+  return 17;
+}
+
+static int ft_digest(lua_State *L) {
+  size_t len;
+  const char *s = luaL_checklstring(L, 1, &len);
+  char out[LHOST_DIGEST_MAX];
+  lua_pushlstring(L, out, lhost_digest(s, len, out));
   return 1;
 }
 

@@ -134,12 +134,13 @@ int lhost_strategy_add_keys(lhost *h, int ref, const char *const *keys, int n, l
                             char **err) {
   lua_State *L = lhost_state(h);
   int top = lua_gettop(L);
-  push_method(h, ref, "add_keys");
+  push_method(h, ref, "add_ids");
   lua_createtable(L, n, 0);
-  for (int i = 0; i < n; i++) {
-    lua_pushstring(L, keys[i]);
+  for (int i = 0; i < n; i++) { /* each key's digest: no long string made, none hashed in Lua */
+    char id[LHOST_DIGEST_MAX];
+    lua_pushlstring(L, id, lhost_digest(keys[i], strlen(keys[i]), id));
     lua_rawseti(L, -2, i + 1);
-  } /* [add_keys, host, keys] */
+  } /* [add_ids, host, ids] */
   int rc = lhost_pcall(h, 2, 0, budget, err);
   lua_settop(L, top);
   return rc;

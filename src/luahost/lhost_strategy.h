@@ -24,7 +24,7 @@ int lhost_strategy_open(lhost *h, int spec_ref, const experiment *e, long budget
  * n_steps only). */
 int lhost_strategy_add(lhost *h, int ref, const trial_record *history, int n, int with_steps,
                        long budget, char **err);
-/* host:add_keys(the N canonical JSON texts KEYS): each marked seen as it is. */
+/* host:add_ids(the digests of the N canonical JSON texts KEYS): each text marked seen as it is. */
 int lhost_strategy_add_keys(lhost *h, int ref, const char *const *keys, int n, long budget,
                             char **err);
 /* host:start(SEED): the strategy made from the history added. */

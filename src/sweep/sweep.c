@@ -489,12 +489,13 @@ int sweep_prepare(sweep *sw, const char *path, const char *text, const sweep_opt
   trial_record *warm = NULL;
   int n_warm = 0;
   warm_history(sw, o->db_path, &warm, &n_warm);
+  rc = strategy_open(sw->exp, &sw->strat, err);
+  int n_history = 0;
+  if (rc == 0 && hist) rc = hist->feed(hist->ud, sw->strat, &n_history, err); /* in parts */
+  if (rc == 0) rc = strategy_add(sw->strat, warm, n_warm, err);
   /* A resumed strategy goes on where it stood: from its seed's start it would draw the
    * configurations already run first, and a large space's sampler would give up on them. */
-  int64_t seed = hist ? resume_seed(sw->seed, hist->n) : sw->seed;
-  rc = strategy_open(sw->exp, &sw->strat, err);
-  if (rc == 0 && hist) rc = hist->feed(hist->ud, sw->strat, err); /* the store's, in parts */
-  if (rc == 0) rc = strategy_add(sw->strat, warm, n_warm, err);
+  int64_t seed = hist ? resume_seed(sw->seed, n_history) : sw->seed;
   if (rc == 0) rc = strategy_start(sw->strat, seed, err);
   if (rc != 0) {
     strategy_free(sw->strat);

@@ -1,8 +1,8 @@
 /* Resume: an interrupted sweep carried on to its budget from wherever it is called. Claims the
- * sweep, enters the directory `run` ran in, walks the stored trials one at a time into
- * resume.c's plan and the live view, ends what a dead orchestrator left (through the
- * executor), rebuilds the strategy from a second walk (the history in batches, with what the
- * strategy keeps of it) and queues the re-runs; sweep.c then schedules as for a new sweep.
+ * sweep, enters the directory `run` ran in, rebuilds the strategy from one walk over the stored
+ * trials (each given to resume.c's plan, to the live view and, in batches with what the
+ * strategy keeps of it, to the strategy's history), then ends what a dead orchestrator left
+ * (through the executor) and queues the re-runs; sweep.c then schedules as for a new sweep.
  * Must not hold every trial: a 60,000-trial sweep resumes in a few MiB. */
 #include <errno.h>
 #include <fcntl.h>
@@ -61,7 +61,7 @@ static int apply_plan(sweep *sw, const resume_plan *plan, char **err) {
   return 0;
 }
 
-/* What one walk over the stored trials gathers (scan_trial): the plan, and what the live
+/* What the walk over the stored trials gathers (scan_trial): the plan, and what the live
  * view showed before the interruption (the outcome counts, the best search trial so far,
  * which running trials are pruned against, and the ok baseline trials, whose steps are
  * read afterwards). Holds no trial: a 60,000-trial sweep costs a few numbers. */
@@ -72,7 +72,14 @@ typedef struct {
   int offered;
   int64_t *bases; /* the ok baseline trials, in trial order */
   int n_bases, cap_bases;
+  int ended; /* the walk went over every row and the plan is complete (scan_end) */
 } resume_scan;
+
+static void scan_init(resume_scan *r) {
+  memset(r, 0, sizeof *r);
+  resume_plan_init(&r->plan);
+  best_init(&r->best);
+}
 
 static int scan_trial(void *ud, const trial_record *t, char **err) {
   (void)err;
@@ -105,18 +112,15 @@ static int rerun_done(void *ud, const char *config) {
   return 0;
 }
 
-/* The plan and the view from one walk over the sweep's rows (no step read). */
-static int scan(store *db, int64_t sweep_id, resume_scan *r, char **err) {
-  memset(r, 0, sizeof *r);
-  resume_plan_init(&r->plan);
-  best_init(&r->best);
-  int rc = store_trials_each(db, sweep_id, STORE_STEPS_NONE, scan_trial, r, err);
+/* Completes the plan once the walk has given it every row. */
+static int scan_end(store *db, int64_t sweep_id, resume_scan *r, char **err) {
   done_list d = {0};
   /* which unfinished configurations a finished trial holds: a read only when there are any */
-  if (rc == 0 && r->plan.n_pending > 0) rc = store_rerun_done(db, sweep_id, &d.v, &d.n, err);
+  int rc = r->plan.n_pending > 0 ? store_rerun_done(db, sweep_id, &d.v, &d.n, err) : 0;
   resume_plan_end(&r->plan, rerun_done, &d);
   for (int i = 0; i < d.n; i++) free(d.v[i]);
   free(d.v);
+  r->ended = rc == 0;
   return rc;
 }
 
@@ -124,6 +128,15 @@ static void scan_free(resume_scan *r) {
   resume_plan_free(&r->plan);
   best_free(&r->best);
   free(r->bases);
+}
+
+/* The plan and the view from a walk that feeds no strategy (no step read): for a resume that
+ * failed before the strategy's walk ended, which still ends what a dead orchestrator left. */
+static int scan(store *db, int64_t sweep_id, resume_scan *r, char **err) {
+  scan_free(r);
+  scan_init(r);
+  int rc = store_trials_each(db, sweep_id, STORE_STEPS_NONE, scan_trial, r, err);
+  return rc == 0 ? scan_end(db, sweep_id, r, err) : rc;
 }
 
 /* The view as it stood (resume_scan): counts, the best, the baseline's steps (the last ok
@@ -146,29 +159,24 @@ static int restore_view(sweep *sw, const resume_scan *r, char **err) {
   return rc;
 }
 
-/* The history as the strategy takes it (sweep_prepare's feed): the trials read again one at
- * a time, with what its module's `history` keeps of their steps, and handed on in batches
- * (copies: the store's row lives only during the call). A trial recorded running is given
- * as running, as it stood before resume marked it lost. A strategy that keeps only the seen
- * set gets the stored configuration texts alone when the sweep's stored space digest is its
- * space's (keyed): each text is then the key its seen set holds, and nothing is decoded. */
+/* The walk (sweep_prepare's feed): the trials read one at a time, each given to the scan
+ * and, with what the strategy's module's `history` keeps of their steps, to its history in
+ * batches (copies: the store's row lives only during the call). A trial recorded running is
+ * given as running: resume marks it lost only after the walk. A strategy that keeps only the
+ * seen set gets the stored configuration texts alone when the sweep's stored space digest is
+ * its space's (keyed): each text is then the key its seen set holds, and nothing is decoded. */
 enum { FEED_BATCH = 512 };
 
 typedef struct {
   sweep *sw;
-  const resume_plan *plan;
+  resume_scan *scan;
   const char *space_digest; /* the sweep's stored one, NULL before schema 19 */
   strategy *strat;
+  int by_key; /* the history goes as the stored keys (keyed) */
   trial_record batch[FEED_BATCH];
   char *keys[FEED_BATCH];
   int n;
 } feeder;
-
-static int was_running(const resume_plan *p, int number) {
-  for (int i = 0; i < p->n_orphans; i++)
-    if (p->orphans[i].number == number) return 1;
-  return 0;
-}
 
 static void batch_clear(feeder *f) {
   for (int i = 0; i < f->n; i++) {
@@ -195,9 +203,7 @@ static int flush_keys(feeder *f, char **err) {
   return rc;
 }
 
-static int feed_key(void *ud, const trial_record *t, char **err) {
-  feeder *f = ud;
-  if (!resume_plan_history(t)) return 0;
+static int feed_key(feeder *f, const trial_record *t, char **err) {
   f->keys[f->n++] = xstrdup(t->config_json ? t->config_json : "{}");
   return f->n == FEED_BATCH ? flush_keys(f, err) : 0;
 }
@@ -214,17 +220,7 @@ static int keyed(const feeder *f, const strategy *strat) {
   return strategy_history_of(strat) == STRATEGY_HISTORY_SEEN && same_digest(f->space_digest, strat);
 }
 
-/* The seen set from the stored texts as they are (keyed). */
-static int feed_keys(feeder *f, char **err) {
-  int rc = store_trials_each(f->sw->db, f->sw->id, STORE_STEPS_NONE, feed_key, f, err);
-  if (rc == 0 && f->n > 0) rc = flush_keys(f, err);
-  keys_clear(f);
-  return rc;
-}
-
-static int feed_trial(void *ud, const trial_record *t, char **err) {
-  feeder *f = ud;
-  if (!resume_plan_history(t)) return 0;
+static int feed_trial(feeder *f, const trial_record *t, char **err) {
   trial_record *c = &f->batch[f->n++];
   *c = *t;
   c->config_json = xstrdup(t->config_json ? t->config_json : "{}");
@@ -234,7 +230,6 @@ static int feed_trial(void *ud, const trial_record *t, char **err) {
     memcpy(steps, t->steps, sizeof(double) * (size_t)t->n_steps);
   }
   c->steps = steps;
-  if (was_running(f->plan, t->number)) c->status = OUTCOME_RUNNING;
   return f->n == FEED_BATCH ? flush(f, err) : 0;
 }
 
@@ -247,21 +242,47 @@ static const char *feed_how(const feeder *f, const strategy *strat, int by_key) 
   return "decoded (the space digest differs from the stored one)";
 }
 
-static int feed(void *ud, strategy *strat, char **err) {
+static int walk_trial(void *ud, const trial_record *t, char **err) {
+  feeder *f = ud;
+  scan_trial(f->scan, t, err);
+  if (!resume_plan_history(t)) return 0;
+  return f->by_key ? feed_key(f, t, err) : feed_trial(f, t, err);
+}
+
+/* One walk over the sweep's rows, the step read the strategy's level needs (none for the
+ * keys); then the plan completed. *N: the trials of the history. */
+static int feed(void *ud, strategy *strat, int *n, char **err) {
   feeder *f = ud;
   f->strat = strat;
-  int by_key = keyed(f, strat);
-  if (diag_verbose)
-    diag_note("flagtune: history of %d trials: %s", f->plan->n_history, feed_how(f, strat, by_key));
-  if (by_key) return feed_keys(f, err);
+  f->by_key = keyed(f, strat);
   strategy_history h = strategy_history_of(strat);
-  store_steps_read read = h == STRATEGY_HISTORY_STEPS     ? STORE_STEPS_ALL
+  store_steps_read read = f->by_key                       ? STORE_STEPS_NONE
+                          : h == STRATEGY_HISTORY_STEPS   ? STORE_STEPS_ALL
                           : h == STRATEGY_HISTORY_RESULTS ? STORE_STEPS_COUNT
                                                           : STORE_STEPS_NONE;
-  int rc = store_trials_each(f->sw->db, f->sw->id, read, feed_trial, f, err);
-  if (rc == 0 && f->n > 0) rc = flush(f, err);
-  batch_clear(f);
+  int rc = store_trials_each(f->sw->db, f->sw->id, read, walk_trial, f, err);
+  if (rc == 0 && f->n > 0) rc = f->by_key ? flush_keys(f, err) : flush(f, err);
+  if (f->by_key)
+    keys_clear(f);
+  else
+    batch_clear(f);
+  if (rc == 0) rc = scan_end(f->sw->db, f->sw->id, f->scan, err);
+  *n = f->scan->plan.n_history;
+  if (rc == 0 && diag_verbose)
+    diag_note("flagtune: history of %d trials: %s", *n, feed_how(f, strat, f->by_key));
   return rc;
+}
+
+/* Ends what a dead orchestrator left running (PLAN's orphans, through the executor), then
+ * records those trials lost: the plan holds their re-runs. */
+static int end_orphans(sweep *sw, int64_t sweep_id, resume_plan *plan, char **err) {
+  exec_reap(sweep_id, plan->orphans, plan->n_orphans);
+  /* Steps a dead orchestrator left on a Slurm cluster, by the ids stored with each trial. */
+  for (int i = 0; i < plan->n_orphans; i++)
+    store_trial_slurm(sw->db, sweep_id, plan->orphans[i].number, &plan->orphans[i].slurm_job,
+                      &plan->orphans[i].slurm_step, NULL);
+  slurm_reap(sweep_id, plan->orphans, plan->n_orphans);
+  return store_trials_mark(sw->db, sweep_id, OUTCOME_RUNNING, OUTCOME_LOST, NULL, err);
 }
 
 /* A sweep whose stored space digest is not the one of the space made now gets its trials
@@ -272,33 +293,29 @@ static int forget_other_digest(sweep *sw, const store_sweep *s, char **err) {
   return store_sweep_forget_space_digest(sw->db, s->id, err);
 }
 
-/* Rebuilds the sweep from its rows once this process owns it. */
+/* Rebuilds the sweep from its rows once this process owns it. The rows change only after
+ * the walk (the orphans' trials marked lost): a resume killed before leaves them as they
+ * were, for the next one. */
 static int resume_prepare(sweep *sw, store_sweep *s, const sweep_opts *o, char **err) {
   resume_scan r;
-  int rc = scan(sw->db, s->id, &r, err);
-  if (rc != 0) {
-    scan_free(&r);
-    return rc;
-  }
-  resume_plan *plan = &r.plan;
-  exec_reap(s->id, plan->orphans, plan->n_orphans);
-  /* Steps a dead orchestrator left on a Slurm cluster, by the ids stored with each trial. */
-  for (int i = 0; i < plan->n_orphans; i++)
-    store_trial_slurm(sw->db, s->id, plan->orphans[i].number, &plan->orphans[i].slurm_job,
-                      &plan->orphans[i].slurm_step, NULL);
-  slurm_reap(s->id, plan->orphans, plan->n_orphans);
-  rc = store_trials_mark(sw->db, s->id, OUTCOME_RUNNING, OUTCOME_LOST, NULL, err);
+  scan_init(&r);
   sweep_opts merged;
   merge_options(s, o, &merged);
   feeder *f = xcalloc(1, sizeof *f);
   f->sw = sw;
-  f->plan = plan;
+  f->scan = &r;
   f->space_digest = s->space_digest;
-  sweep_history hist = {.feed = feed, .ud = f, .n = plan->n_history};
-  if (rc == 0) rc = sweep_prepare(sw, s->experiment_path, s->experiment_text, &merged, &hist, err);
+  sweep_history hist = {.feed = feed, .ud = f};
+  int rc = sweep_prepare(sw, s->experiment_path, s->experiment_text, &merged, &hist, err);
   free(f);
+  /* A resume that failed before the walk's end still ends what a dead orchestrator left. */
+  if (!r.ended) scan(sw->db, s->id, &r, NULL);
+  if (r.ended) {
+    int ended = end_orphans(sw, s->id, &r.plan, rc == 0 ? err : NULL);
+    if (rc == 0) rc = ended;
+  }
   if (rc == 0) rc = forget_other_digest(sw, s, err);
-  if (rc == 0) rc = apply_plan(sw, plan, err);
+  if (rc == 0) rc = apply_plan(sw, &r.plan, err);
   if (rc == 0) launch_use_stored_command(sw->exp, s->command_json);
   if (rc == 0) rc = restore_view(sw, &r, err);
   if (rc == 0) { /* the command can still start (a script deleted since is found now) */

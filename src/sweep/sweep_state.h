@@ -106,12 +106,11 @@ typedef struct sweep {
 /* Frees what sweep_view.c keeps in SW (the short names). */
 void sweep_view_free(sweep *sw);
 
-/* A resume's history for sweep_prepare: FEED gives the strategy the sweep's N trials
- * (strategy_add, in parts). */
+/* A resume's history for sweep_prepare: FEED gives the strategy the sweep's trials
+ * (strategy_add, in parts) and sets *N to how many (the resumed seed's, resume_seed). */
 typedef struct {
-  int (*feed)(void *ud, strategy *s, char **err);
+  int (*feed)(void *ud, strategy *s, int *n, char **err);
   void *ud;
-  int n;
 } sweep_history;
 
 /* Loads the experiment and creates the strategy (replaying HIST, NULL for a new sweep):

@@ -7,7 +7,8 @@
 # peak RSS MiB and the 1-minute load. Then checks that both builds leave the same rows and
 # print the same summary: on that random{} sweep and on a grid{} sweep NEW creates (40
 # configurations, 20 run, resumed to 45 trials). OLD_SCHEMA=19 gives OLD the file as schema
-# 19 has it (with the space digest) instead, to pair against a build that has the stored keys.
+# 19 has it (with the space digest) instead, to pair against a build that has the stored keys;
+# OLD_SCHEMA=same gives OLD the file as it is (two builds of the same schema).
 # usage: bench_resume_keys.sh NEW_BUILD OLD_BUILD   (env: ROUNDS=5, DB=a cached file to reuse,
 #        CACHE=~/.cache/flagtune/bench-cost, OLD_SCHEMA=18)
 set -eu
@@ -24,10 +25,12 @@ if [ ! -f "$db" ]; then
   mv "$db.tmp" "$db"
 fi
 # as_old SRC DST: SRC as schema 18 wrote it (no space digest), for OLD; with OLD_SCHEMA=19,
-# as schema 19 did (without schema 20's index).
+# as schema 19 did (without schema 20's index); with OLD_SCHEMA=same, as it is.
 as_old() {
   cp "$1" "$2"
-  if [ "$OLD_SCHEMA" = 19 ]; then
+  if [ "$OLD_SCHEMA" = same ]; then
+    return 0
+  elif [ "$OLD_SCHEMA" = 19 ]; then
     sqlite3 "$2" "DROP INDEX IF EXISTS trials_unok_config; PRAGMA user_version = 19"
   else
     sqlite3 "$2" "ALTER TABLE sweeps DROP COLUMN space_digest; PRAGMA user_version = 18"
