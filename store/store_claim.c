@@ -29,10 +29,13 @@ static long long proc_start(int pid) {
 }
 
 /* Whether process PID, recorded with start time PID_START (0: unknown, a row from before
- * schema 6), still lives: a pid now used by another process (another start time) does not. */
+ * schema 6), still lives: a pid now used by another process (another start time) does not,
+ * nor a zombie (an orchestrator killed with -9 a moment ago, not yet reaped by its parent:
+ * it has closed its files and will never run again). */
 static int holder_alive(int pid, long long pid_start) {
-  long long start = proc_start(pid);
-  return start != 0 && (pid_start == 0 || start == pid_start);
+  procstat st;
+  if (procstat_read(pid, &st) != 0 || st.state == 'Z' || st.state == 'X') return 0;
+  return pid_start == 0 || st.starttime == pid_start;
 }
 
 static void this_host(char *buf, size_t n) {

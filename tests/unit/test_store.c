@@ -1518,6 +1518,38 @@ TEST(holder_gone_only_for_a_dead_process_here) {
   CHECK_INT(store_holder_gone(here, 0, 0), 0);
 }
 
+/* An orchestrator killed with -9 is a zombie until its parent reaps it: it holds nothing, so
+ * `resume` right after the kill claims its sweep (the pid and start time are still there). */
+TEST(claim_takes_a_zombie_holders_sweep) {
+  char here[256];
+  CHECK_INT(gethostname(here, sizeof here - 1), 0);
+  here[sizeof here - 1] = '\0';
+  pid_t child = fork();
+  if (child == 0) _exit(0);
+  CHECK(child > 0);
+  procstat st = {0};
+  for (int i = 0; i < 200 && (procstat_read(child, &st) != 0 || st.state != 'Z'); i++)
+    usleep(5000);
+  CHECK(st.state == 'Z');
+  CHECK_INT(store_holder_gone(here, (int)child, st.starttime), 1);
+  tmpdb t;
+  tmpdb_init(&t);
+  store *a = open_ok(t.path);
+  int64_t id = new_sweep(a, "n", "m", "h", "random");
+  CHECK_STORE_END(a);
+  char *sql = xasprintf("UPDATE sweeps SET status = 'running', host = '%s', pid = %d, pid_start = %lld",
+                        here, (int)child, st.starttime);
+  sql_exec(t.path, sql);
+  free(sql);
+  store *b = open_ok(t.path);
+  char *err = NULL;
+  CHECK_INT(store_sweep_claim(b, id, 0, &err), 0);
+  free(err);
+  CHECK_STORE_END(b);
+  tmpdb_remove(&t);
+  CHECK_INT((int)waitpid(child, NULL, 0), (int)child);
+}
+
 /* The database file alone, as a lost -wal would leave it: copied without its -wal and -shm
  * and opened read-only; the number SQL gives there. */
 static double file_alone_num(const tmpdb *t, const char *sql) {
