@@ -25,8 +25,9 @@ static char *dir_of(const char *path) {
 /* Gives SPARE's file the name BASE in DFD and returns its descriptor (SPARE then holds none),
  * or -1 with errno set. Naming a descriptor takes AT_EMPTY_PATH, which older kernels grant only
  * with CAP_DAC_READ_SEARCH (ENOENT otherwise), or its /proc/self/fd link. EEXIST leaves the
- * spare for the caller's next try; a spare that cannot be named here (another file system, no
- * /proc) is dropped, and with no /proc none is made again. */
+ * spare for the caller's next try; a spare that cannot be named here is dropped: one on another
+ * file system (EXDEV) is made again beside the next log, and where naming itself is refused
+ * (no /proc, EPERM from a sandbox) none is made again, so that no log costs two creations. */
 static int link_spare(exec_log_spare *s, int dfd, const char *base) {
   if (!s || s->fd < 0) return -1;
   int rc = linkat(s->fd, "", dfd, base, AT_EMPTY_PATH);
@@ -39,6 +40,7 @@ static int link_spare(exec_log_spare *s, int dfd, const char *base) {
   if (rc != 0) {
     int e = errno;
     if (e != EEXIST) exec_log_spare_free(s);
+    if (e != EEXIST && e != EXDEV && e != ENOENT && e != ENOSPC && e != EDQUOT) s->off = 1;
     errno = e;
     return -1;
   }
