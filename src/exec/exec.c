@@ -46,6 +46,7 @@
 
 #include "diag.h"
 #include "exec_impl.h"
+#include "exec_log.h"
 #include "lines.h"
 #include "procstat.h"
 
@@ -89,56 +90,17 @@ static void log_append(exec_trial *t, const char *p, size_t n) {
   t->log_capped = 1;
 }
 
-/* Opens PATH for a new log without ever following a link planted there: created exclusively
- * (O_EXCL|O_NOFOLLOW) in its directory, opened once by a descriptor so that the checks and the
- * creation see the same directory. A directory that others may write without the sticky bit is
- * refused (anyone could swap the file between two runs); an existing entry is replaced only
- * when it is our own regular file with one link (an earlier run's log); a character device
- * (/dev/null) is written in place. Returns the descriptor,
- * or -1 with WHY filled. */
-static int log_open_safe(const char *path, char *why, size_t n) {
-  const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
-  char *dir = slash ? xasprintf("%.*s", (int)(slash == path ? 1 : slash - path), path) : NULL;
-  int dfd = open(dir ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd = -1;
-  struct stat st;
-  if (dfd < 0 || fstat(dfd, &st) != 0) {
-    snprintf(why, n, "%s", strerror(errno));
-  } else if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
-    snprintf(why, n, "its directory is writable by others without the sticky bit (chmod o-w %s)",
-             dir ? dir : ".");
-  } else {
-    const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-    fd = openat(dfd, base, flags, 0644);
-    if (fd < 0 && errno == EEXIST && fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-      if (S_ISREG(st.st_mode) && st.st_uid == geteuid() && st.st_nlink == 1 &&
-          unlinkat(dfd, base, 0) == 0)
-        fd = openat(dfd, base, flags, 0644);
-      else if (S_ISCHR(st.st_mode)) /* a device named as the log (/dev/null): written in place */
-        fd = openat(dfd, base, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-    }
-    if (fd < 0 && errno == EEXIST)
-      snprintf(why, n,
-               "it exists and is not an earlier log of ours (a link, or another's file): "
-               "left as it is");
-    else if (fd < 0)
-      snprintf(why, n, "%s", strerror(errno));
-  }
-  if (dfd >= 0) close(dfd);
-  free(dir);
-  return fd;
-}
-
 /* Opens the log. One that cannot be opened (a removed directory, a full disk, a link planted
  * in its place) is no reason to lose the trial: it runs without a log and the result says
  * so. */
-static void log_open(exec_trial *t, const exec_spec *spec) {
+static void log_open(exec_trial *t, const exec_spec *spec, exec_log_spare *spare) {
   t->log_fd = -1;
   t->log_at_bol = 1;
   t->log_limit = spec->log_limit > 0 ? spec->log_limit : EXEC_DEFAULT_LOG_LIMIT;
   if (!spec->log_path) return;
   t->log_path = xstrdup(spec->log_path);
   char why[200];
-  t->log_fd = log_open_safe(spec->log_path, why, sizeof why);
+  t->log_fd = exec_log_open(spec->log_path, spare, why, sizeof why);
   if (t->log_fd < 0)
     snprintf(t->res.log_error, sizeof t->res.log_error,
              "flagtune: trial log not written: cannot open %s: %s", spec->log_path, why);
@@ -544,9 +506,10 @@ static int start_streams(exec_trial *t) {
   return rc;
 }
 
-/* exec_start, through SRV (the local executor's fork server) where it can. */
+/* exec_start, through SRV (the local executor's fork server) where it can, its log named from
+ * SPARE (may be NULL) where that holds a file. */
 static int start_trial(uv_loop_t *loop, const exec_spec *spec, const exec_callbacks *cb, void *ud,
-                       exec_trial **out, char **err, exec_server *srv) {
+                       exec_trial **out, char **err, exec_server *srv, exec_log_spare *spare) {
   if (out) *out = NULL;
   if (!loop || !spec || !cb || !out || !spec->argv || !spec->argv[0] || !spec->argv[0][0])
     return diag_set(err, FT_EINPUT, "exec_start: missing loop, callbacks or command");
@@ -554,7 +517,7 @@ static int start_trial(uv_loop_t *loop, const exec_spec *spec, const exec_callba
    * calloc cleared it at every trial (70 K instructions a trial, docs/COST.md). */
   exec_trial *t = xmalloc(sizeof *t);
   memset(t, 0, offsetof(exec_trial, rbuf));
-  log_open(t, spec);
+  log_open(t, spec, spare);
   t->loop = loop;
   t->cb = *cb;
   t->ud = ud;
@@ -595,12 +558,14 @@ static int start_trial(uv_loop_t *loop, const exec_spec *spec, const exec_callba
     uv_update_time(loop);
     uv_timer_start(&t->timeout_timer, on_timeout, seconds_to_ms(spec->timeout_s), 0);
   }
+  /* The next trial's log file, made now that this one is on its way, not in the next turn. */
+  if (t->log_fd >= 0) exec_log_spare_make(spare, t->log_path);
   return 0;
 }
 
 int exec_start(uv_loop_t *loop, const exec_spec *spec, const exec_callbacks *cb, void *ud,
                exec_trial **out, char **err) {
-  return start_trial(loop, spec, cb, ud, out, err, NULL);
+  return start_trial(loop, spec, cb, ud, out, err, NULL, NULL);
 }
 
 /* ---- control ------------------------------------------------------------------------------ */
@@ -701,7 +666,8 @@ int exec_reap(int64_t sweep_id, const exec_orphan *o, int n) {
 typedef struct {
   executor base;
   char *supervisor;
-  exec_server srv; /* used when SUPERVISOR is the dedicated binary */
+  exec_server srv;     /* used when SUPERVISOR is the dedicated binary */
+  exec_log_spare logs; /* the next trial's log file, made ahead */
 } local_executor;
 
 static int local_start(executor *x, const exec_spec *spec, const exec_callbacks *cb, void *ud,
@@ -710,7 +676,7 @@ static int local_start(executor *x, const exec_spec *spec, const exec_callbacks 
   exec_spec s = *spec;
   exec_server *srv = !s.supervisor && lx->srv.path ? &lx->srv : NULL;
   if (!s.supervisor) s.supervisor = lx->supervisor;
-  return start_trial(x->loop, &s, cb, ud, out, err, srv);
+  return start_trial(x->loop, &s, cb, ud, out, err, srv, &lx->logs);
 }
 
 static int local_reap(executor *x, int64_t sweep_id, const exec_orphan *o, int n) {
@@ -726,6 +692,7 @@ static int local_next_pid(executor *x) {
 static void local_free(executor *x) {
   local_executor *lx = (local_executor *)x;
   exec_server_close(&lx->srv);
+  exec_log_spare_free(&lx->logs);
   free(lx->supervisor);
   free(lx);
 }
@@ -773,6 +740,7 @@ executor *exec_local_new(uv_loop_t *loop, const char *supervisor) {
   lx->supervisor = exec_supervisor_path(supervisor);
   lx->srv.loop = loop;
   lx->srv.fd = -1;
+  lx->logs = (exec_log_spare)EXEC_LOG_SPARE_INIT;
   lx->srv.on_exit = on_served_exit;
   const char *base = lx->supervisor ? strrchr(lx->supervisor, '/') : NULL;
   if (base && strcmp(base + 1, EXEC_SUPERVISOR_BIN) == 0 && !getenv("FLAGTUNE_NO_FORK_SERVER"))

@@ -28,13 +28,33 @@ void cost_add(cost_model *m, double wall_s, int n_steps, int budget, double step
   m->budget[m->n++] = budget > 0 ? budget : 0;
 }
 
-double cost_predict(const cost_model *m, int budget) {
+/* Sample I's cost at step budget BUDGET. */
+static double sample_at(const cost_model *m, int i, int budget) {
+  double scale = budget > 0 && m->budget[i] > 0 ? (double)budget / m->budget[i] : 1.0;
+  return m->base_s[i] + m->steps_s[i] * scale;
+}
+
+/* The kept prediction for BUDGET, made when there is room; NULL when there is none. */
+static cost_kept *kept_for(cost_model *m, int budget) {
+  for (int i = 0; i < m->n_kept; i++)
+    if (m->kept[i].budget == budget) return &m->kept[i];
+  if (m->n_kept == COST_KEPT) return NULL;
+  cost_kept *k = &m->kept[m->n_kept++];
+  k->budget = budget;
+  k->fed = 0;
+  stats_running_init(&k->med, REDUCE_MEDIAN);
+  return k;
+}
+
+double cost_predict(cost_model *m, int budget) {
   if (m->n == 0) return NAN;
-  double *v = xmalloc(sizeof(double) * (size_t)m->n);
-  for (int i = 0; i < m->n; i++) {
-    double scale = budget > 0 && m->budget[i] > 0 ? (double)budget / m->budget[i] : 1.0;
-    v[i] = m->base_s[i] + m->steps_s[i] * scale;
+  cost_kept *k = kept_for(m, budget);
+  if (k) {
+    for (; k->fed < m->n; k->fed++) stats_running_add(&k->med, sample_at(m, k->fed, budget));
+    return stats_running_value(&k->med);
   }
+  double *v = xmalloc(sizeof(double) * (size_t)m->n);
+  for (int i = 0; i < m->n; i++) v[i] = sample_at(m, i, budget);
   double med = stats_median(v, m->n);
   free(v);
   return med;
@@ -44,5 +64,6 @@ void cost_free(cost_model *m) {
   free(m->base_s);
   free(m->steps_s);
   free(m->budget);
+  for (int i = 0; i < m->n_kept; i++) stats_running_free(&m->kept[i].med);
   *m = (cost_model){0};
 }

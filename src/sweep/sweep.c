@@ -230,6 +230,7 @@ static int free_slot(sweep *sw) {
 static int fits_deadline(sweep *sw) {
   int steps = sw->queue.n > 0 && sw->queue.items[0].prop.steps > 0 ? sw->queue.items[0].prop.steps
                                                                    : sw->exp->budget_steps;
+  if (sw->bud.deadline <= 0) return 1; /* no time budget: nothing to predict */
   double predicted = sw->cost.n > 0 ? cost_predict(&sw->cost, steps) : NAN;
   return budget_fits(&sw->bud, sweep_now_s(), predicted);
 }

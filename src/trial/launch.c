@@ -48,7 +48,7 @@ static void free_values(setting *s, int n) {
 /* The sweep's own persistent compilation cache: LOG_DIR/jax-cache, absolute (a trial may
  * run elsewhere). Caller frees. */
 char *launch_cache_dir(const char *log_dir) {
-  char *cwd = launch_cwd();
+  char *cwd = log_dir[0] == '/' ? NULL : launch_cwd();
   char *abs = launch_absolute(log_dir, cwd);
   char *dir = xasprintf("%s/" LAUNCH_CACHE_NAME, abs);
   free(abs);
@@ -69,7 +69,7 @@ static const char *envp_get(char *const *envp, const char *name) {
  * (anyone else could plant compiled programs the trials would run). The log directory is the
  * sweep's (made when it starts); one removed under the sweep is not made again here, so its
  * loss is reported as the trials' logs report it, and the trials run uncached. */
-static int cache_dir_ready(const char *log_dir) {
+static int cache_dir_made(const char *log_dir) {
   int dfd = open(log_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ok = 0;
   struct stat st;
   if (dfd >= 0 && fstat(dfd, &st) == 0 && !((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))) {
@@ -79,6 +79,16 @@ static int cache_dir_ready(const char *log_dir) {
   }
   if (dfd >= 0) close(dfd);
   return ok;
+}
+
+/* cache_dir_made's answer for CACHE_DIR (LOG_DIR's, absolute) at each trial, in two stat calls
+ * while the directory is there (no descriptor, no mkdir): the same checks, made by path, as
+ * JAX will use it. One that is not there any more is made again by cache_dir_made. */
+static int cache_dir_ready(const char *log_dir, const char *cache_dir) {
+  struct stat st;
+  if (stat(log_dir, &st) != 0 || ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))) return 0;
+  if (lstat(cache_dir, &st) != 0) return errno == ENOENT && cache_dir_made(log_dir);
+  return S_ISDIR(st.st_mode) && st.st_uid == geteuid() && !(st.st_mode & (S_IWGRP | S_IWOTH));
 }
 
 int launch_build(const experiment *e, const proposal *p, const launch_where *w, char *const *base,
@@ -105,7 +115,8 @@ int launch_build(const experiment *e, const proposal *p, const launch_where *w, 
   setting *settings = phase_settings(p, w, &n);
   rc = trialcfg_env_defaults(base, settings, n, p->unset, extra, defaults, &out->env, err);
   const char *chosen = rc ? NULL : envp_get(out->env.envp, "JAX_COMPILATION_CACHE_DIR");
-  if (chosen && cache_dir && strcmp(chosen, cache_dir) == 0 && !cache_dir_ready(w->log_dir)) {
+  if (chosen && cache_dir && strcmp(chosen, cache_dir) == 0 &&
+      !cache_dir_ready(w->log_dir, cache_dir)) {
     trialcfg_env_free(&out->env);
     rc = trialcfg_env(base, settings, n, p->unset, extra, &out->env, err);
   }

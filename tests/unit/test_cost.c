@@ -49,3 +49,28 @@ TEST(predict_keeps_a_program_that_ignores_the_budget) {
   CHECK_NEAR(cost_predict(&m, 50), 1.0, 1e-9);
   cost_free(&m);
 }
+
+/* Asked again after more trials, at more budgets than are kept, the prediction is the median
+ * over every sample so far, as one computed afresh. */
+TEST(predict_kept_across_trials_is_the_median_of_all) {
+  cost_model m = {0};
+  double base[40], steps[40];
+  int budget[40];
+  unsigned x = 12345;
+  for (int i = 0; i < 40; i++) {
+    x = x * 1103515245u + 12345u;
+    base[i] = (double)(x % 1000) / 10.0;
+    steps[i] = (double)((x >> 10) % 500) / 10.0;
+    budget[i] = i % 3 == 0 ? 0 : 10 * (1 + i % 4);
+    cost_add(&m, base[i] + steps[i], 10, budget[i], steps[i] * 100.0);
+    for (int b = 0; b <= 2 * COST_KEPT; b++) {
+      int ask = 5 * b;
+      double v[40];
+      for (int j = 0; j <= i; j++)
+        v[j] = base[j] + steps[j] * (ask > 0 && budget[j] > 0 ? (double)ask / budget[j] : 1.0);
+      CHECK_NEAR(cost_predict(&m, ask), stats_median(v, i + 1), 1e-9);
+    }
+  }
+  CHECK_INT(m.n_kept, COST_KEPT);
+  cost_free(&m);
+}

@@ -156,3 +156,69 @@ TEST(preflight_uses_the_same_search) {
   free(path);
   remove_tree(d);
 }
+
+/* The trial's JAX_COMPILATION_CACHE_DIR for a sweep whose logs are in LOG_DIR (a new string),
+ * NULL when launch_build leaves the trial uncached. */
+static char *cache_env(const char *log_dir) {
+  char *argv[] = {"prog", NULL}, *base[] = {NULL};
+  experiment e = {0};
+  e.command = argv;
+  proposal p = {0};
+  launch_where w = {.sweep_id = 1, .number = 1, .log_dir = log_dir};
+  launch l;
+  char *err = NULL, *found = NULL;
+  CHECK_INT(launch_build(&e, &p, &w, base, &l, &err), 0);
+  for (int i = 0; l.env.envp && l.env.envp[i]; i++)
+    if (strncmp(l.env.envp[i], "JAX_COMPILATION_CACHE_DIR=", 26) == 0)
+      found = xstrdup(l.env.envp[i] + 26);
+  launch_free(&l);
+  free(err);
+  return found;
+}
+
+/* Each trial's cache is the sweep's LOG_DIR/jax-cache only while it is safely ours: made 0700
+ * when missing (again after it was removed), refused when it became a link, when others may
+ * write it, or when the log directory is writable by others without the sticky bit. */
+TEST(cache_dir_only_while_safely_ours) {
+  char *d = xstrdup("/tmp/ft-launch-cache-XXXXXX");
+  CHECK(mkdtemp(d) != NULL);
+  CHECK_INT(chmod(d, 0755), 0);
+  char *cache = xasprintf("%s/" LAUNCH_CACHE_NAME, d), *got = cache_env(d);
+  CHECK_STR(got, cache);
+  free(got);
+  struct stat st;
+  CHECK_INT(lstat(cache, &st), 0);
+  CHECK(S_ISDIR(st.st_mode));
+  CHECK_INT(st.st_mode & 0777, 0700);
+  got = cache_env(d); /* there: kept */
+  CHECK_STR(got, cache);
+  free(got);
+  CHECK_INT(rmdir(cache), 0); /* removed under the sweep: made again */
+  got = cache_env(d);
+  CHECK_STR(got, cache);
+  free(got);
+  CHECK_INT(lstat(cache, &st), 0);
+  CHECK_INT(chmod(cache, 0770), 0); /* the group may write it */
+  got = cache_env(d);
+  CHECK(got == NULL);
+  free(got);
+  CHECK_INT(rmdir(cache), 0);
+  char *elsewhere = xasprintf("%s/elsewhere", d);
+  CHECK_INT(mkdir(elsewhere, 0700), 0);
+  CHECK_INT(symlink(elsewhere, cache), 0); /* a link in its place */
+  got = cache_env(d);
+  CHECK(got == NULL);
+  free(got);
+  CHECK_INT(unlink(cache), 0);
+  CHECK_INT(chmod(d, 0777), 0); /* the log directory open to all, no sticky bit */
+  got = cache_env(d);
+  CHECK(got == NULL);
+  free(got);
+  CHECK_INT(chmod(d, 01777), 0); /* with it: ours again */
+  got = cache_env(d);
+  CHECK_STR(got, cache);
+  free(got);
+  free(elsewhere);
+  free(cache);
+  remove_tree(d);
+}
