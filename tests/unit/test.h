@@ -77,4 +77,8 @@ extern int test_failures;
 int test_loop_end(uv_loop_t *loop, const char *file, int line);
 void test_lhost_end(lhost *h, const char *file, int line);
 
+/* Removes the directory tree DIR (a case's own temporary directory) and frees DIR; a failed
+ * removal fails the case. */
+void test_remove_tree(char *dir);
+
 #endif

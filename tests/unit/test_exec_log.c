@@ -31,13 +31,6 @@ static int entries(const char *d) {
   return n;
 }
 
-static void remove_dir(char *d) {
-  char *cmd = xasprintf("rm -rf '%s'", d);
-  CHECK_INT(system(cmd), 0);
-  free(cmd);
-  free(d);
-}
-
 /* The next log is the spare itself: its descriptor, given the log's name, written through. */
 TEST(spare_becomes_the_next_log) {
   char *d = make_dir(), *first = xasprintf("%s/trial-0000.log", d);
@@ -63,7 +56,7 @@ TEST(spare_becomes_the_next_log) {
   exec_log_spare_free(&s);
   free(first);
   free(next);
-  remove_dir(d);
+  test_remove_tree(d);
 }
 
 /* A link planted at the log's name is not followed and not replaced, spare or not; the spare
@@ -91,7 +84,7 @@ TEST(spare_leaves_a_planted_link_alone) {
   CHECK_INT(entries(d), 2);
   free(log);
   free(target);
-  remove_dir(d);
+  test_remove_tree(d);
 }
 
 /* An earlier run's log of ours under the name is replaced by a new, empty one. */
@@ -111,7 +104,7 @@ TEST(spare_replaces_an_earlier_log_of_ours) {
   CHECK_INT(entries(d), 1);
   exec_log_spare_free(&s);
   free(log);
-  remove_dir(d);
+  test_remove_tree(d);
 }
 
 /* A spare made on another file system cannot take the name: the log is made as usual and the
@@ -133,7 +126,7 @@ TEST(spare_on_another_file_system_is_dropped) {
     CHECK_INT(entries(d), 1);
   }
   free(log);
-  remove_dir(d);
+  test_remove_tree(d);
 }
 
 /* A spare no trial took leaves nothing behind, and one already held is not made again. */
@@ -148,5 +141,5 @@ TEST(unused_spare_leaves_no_file) {
   CHECK_INT(s.fd, -1);
   CHECK_INT(entries(d), 0);
   free(log);
-  remove_dir(d);
+  test_remove_tree(d);
 }

@@ -35,13 +35,6 @@ static char *make_tree(void) {
   return d;
 }
 
-static void remove_tree(char *d) {
-  char *cmd = xasprintf("rm -rf '%s'", d);
-  CHECK_INT(system(cmd), 0);
-  free(cmd);
-  free(d);
-}
-
 /* CHECKs that launch_which(NAME, PATH, DIR) gives D/WANT (WANT NULL: nothing). */
 static void check_which(const char *d, const char *name, const char *path, const char *dir,
                         const char *want) {
@@ -65,7 +58,7 @@ TEST(which_skips_directories_and_non_executables) {
   check_which(d, "missing", path, NULL, NULL);
   free(path);
   free(only_bad);
-  remove_tree(d);
+  test_remove_tree(d);
 }
 
 TEST(which_empty_and_relative_entries) {
@@ -85,7 +78,7 @@ TEST(which_empty_and_relative_entries) {
   CHECK(got && strcmp(got, "./tool") == 0);
   free(got);
   CHECK_INT(chdir(here), 0);
-  remove_tree(d);
+  test_remove_tree(d);
 }
 
 TEST(which_without_path) {
@@ -95,7 +88,7 @@ TEST(which_without_path) {
   char *sh = launch_which("sh", "/usr/bin:/bin", NULL); /* the nvidia-smi probe's default */
   CHECK(sh && (strcmp(sh, "/usr/bin/sh") == 0 || strcmp(sh, "/bin/sh") == 0));
   free(sh);
-  remove_tree(d);
+  test_remove_tree(d);
 }
 
 /* `run` stores argv[0] as the trial runs it: an empty PATH entry is the trial's directory
@@ -126,7 +119,7 @@ TEST(command_json_resolves_like_the_trial) {
   if (saved) setenv("PATH", saved, 1);
   free(saved);
   free(path);
-  remove_tree(d);
+  test_remove_tree(d);
 }
 
 /* `check` says what `run` would do: the same program found (an empty entry: the experiment's
@@ -154,7 +147,7 @@ TEST(preflight_uses_the_same_search) {
   if (saved) setenv("PATH", saved, 1);
   free(saved);
   free(path);
-  remove_tree(d);
+  test_remove_tree(d);
 }
 
 /* The trial's JAX_COMPILATION_CACHE_DIR for a sweep whose logs are in LOG_DIR (a new string),
@@ -220,5 +213,5 @@ TEST(cache_dir_only_while_safely_ours) {
   free(got);
   free(elsewhere);
   free(cache);
-  remove_tree(d);
+  test_remove_tree(d);
 }

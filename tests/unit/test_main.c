@@ -1,9 +1,10 @@
-/* Runs the cases that TEST() registered: one by name, or all; and the clean-end checks of
- * test.h. It owns no test's logic and must not hide a failure: each helper counts one. */
+/* Runs the cases that TEST() registered: one by name, or all; and the clean-end checks and the
+ * temporary tree's removal of test.h. It owns no test's logic and must not hide a failure: each helper counts one. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "diag.h"
 #include "test.h"
 
 #define MAX_TESTS 512
@@ -75,4 +76,11 @@ int main(int argc, char **argv) {
     return 2;
   }
   return test_failures ? 1 : 0;
+}
+
+void test_remove_tree(char *dir) {
+  char *cmd = xasprintf("rm -rf '%s'", dir);
+  CHECK_INT(system(cmd), 0);
+  free(cmd);
+  free(dir);
 }
