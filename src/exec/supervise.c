@@ -522,8 +522,9 @@ static int contain(sup_cgroup *cg, double grace_s, pid_t parent) {
   pid_set seen = {0};
   int dummy, now = 0;
   reap(0, &dummy);
-  int live = has_children() && grace_s > 0 ? settle(&pt, parent, &now) : 1;
-  if (live > 0) live = has_children() ? signal_descendants(&pt, &seen, SIGTERM, 1) : 0;
+  int live = has_children();
+  if (live && grace_s > 0) live = settle(&pt, parent, &now);
+  if (live > 0) live = signal_descendants(&pt, &seen, SIGTERM, 1);
   double until = mono_s() + (now ? 0 : grace_s);
   while (live > 0 && mono_s() < until) {
     if (pause_for_child(0.02, parent)) break;
