@@ -30,7 +30,11 @@ mkdir -p "$CACHE"
 work=$(mktemp -d)
 shm=$(mktemp -d /dev/shm/flagtune-bench.XXXXXX)
 trap 'rm -rf "$work" "$shm"' EXIT
-export FLAGTUNE_LOG_DIR="$work/logs"
+# Each sweep's logs go to a directory of their own, kept until the end: a sweep never deletes
+# files, and on an ext4 without a journal a file made where many were deleted in the last
+# minutes costs the kernel a scan of them (fs/ext4/ialloc.c, recently_deleted), about 0.7 ms a
+# trial here when each round removed the last round's logs (docs/COST.md, "A log's creation").
+mkdir -p "$work/logs"
 want() { case ",$ONLY," in *",$1,"*) return 0 ;; esac; return 1; }
 
 if want trial; then
@@ -55,8 +59,8 @@ if want trial; then
     done
   }
   run_on() { # DIR P [FLAGTUNE]
-    rm -rf "$1/c.db"* "$FLAGTUNE_LOG_DIR"
-    "${3:-$ft}" -q run "p$2.lua" --db "$1/c.db"
+    rm -rf "$1/c.db"*
+    FLAGTUNE_LOG_DIR=$(mktemp -d "$work/logs/r.XXXXXX") "${3:-$ft}" -q run "p$2.lua" --db "$1/c.db"
   }
   echo "## per trial: $N trials, $ROUNDS rounds (ms per trial; ratios are medians of each round's ratio)"
   echo "| parallel | flagtune (disk) | bash loop | posix_spawn loop | flagtune / bash | flagtune / posix_spawn | flagtune on tmpfs | durability a trial |"
