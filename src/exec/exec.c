@@ -111,7 +111,7 @@ static void log_open(exec_trial *t, const exec_spec *spec, exec_log_spare *spare
 /* Signals the whole group. Once the leader is reaped and our pipes are closed, nothing of the
  * trial is left to signal and the id could, in principle, name a stranger's group by now. */
 static void signal_group(exec_trial *t, int sig) {
-  if (t->pid <= 0) return;
+  if (t->pid <= 0 || t->srv_ended) return; /* its supervisor may be serving another trial */
   if (t->exited && !t->out.open && !t->err.open) return;
   if (kill(-t->pid, sig) != 0 && errno != ESRCH)
     diag_warn("kill(-%d): %s", t->pid, strerror(errno));
@@ -193,7 +193,7 @@ static void take_report(exec_trial *t, const char *line) {
   } else if (strncmp(line, "cgroup /", 8) == 0 && !t->cgroup) {
     t->cgroup = xstrdup(line + 7);
   } else if (sscanf(line, "end %d", &status) == 1 && t->srv) {
-    exec_served_end(t->srv, t, status);
+    exec_served_end(t->srv, t, status, 1);
   }
 }
 
@@ -244,7 +244,8 @@ static void apply_report(exec_trial *t) {
 static void contain_after_supervisor(exec_trial *t) {
   /* Only a supervisor ended by a signal: one that exited did its cleanup or had nothing to
    * clean (its command could not start). */
-  if (!t->supervised || t->contained || t->pid <= 0 || t->res.term_signal == 0) return;
+  if (!t->supervised || t->contained || t->srv_ended || t->pid <= 0 || t->res.term_signal == 0)
+    return;
   if (t->cgroup) {
     char *path = xasprintf("%s/cgroup.kill", t->cgroup);
     int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
@@ -579,7 +580,7 @@ void exec_stop_trial(exec_trial *t) {
 void exec_kill_trial(exec_trial *t) {
   if (!t) return;
   if (!t->exited && t->res.stopped == EXEC_STOP_NONE) t->res.stopped = EXEC_STOP_REQUESTED;
-  if (t->supervised && !t->exited) {
+  if (t->supervised && !t->exited && !t->srv_ended) {
     /* The supervisor kills every descendant at once, those outside the group too; a
      * SIGKILL to the group would end it first and leave those. Ours follows if it hangs. */
     if (kill(t->pid, SIGUSR2) == 0) {

@@ -21,7 +21,7 @@ enum {
   EXEC_SERVER_ANSWER_MS = 5000, /* a fork server that does not answer a request is hung */
   EXEC_SPARE_ANSWER_MS = 2000,  /* a spare that has not taken its request by then is cut off */
   EXEC_SERVER_DEATHS = 3,       /* servers lost before the rest of the run takes the exec path */
-  EXEC_SPARES = 2,              /* the server's spares held at once (its SUP_SPARES) */
+  EXEC_SPARES = 64,             /* the spares held at once (the server's SUP_POOL) */
 };
 #define EXEC_DEFAULT_GRACE_S 5.0
 #define EXEC_DEFAULT_LOG_LIMIT ((int64_t)64 * 1024 * 1024)
@@ -38,19 +38,16 @@ typedef struct {
   exec_trial *live; /* started and not yet reported ended, linked by srv_next */
   int n_live;
   int deaths;
-  /* The server's spares as it announced them (SUP_MSG_SPARE), oldest first: the next start
-   * takes spares[0]. Each with its request socket, which came with the announcement, and
-   * whether its pid was given out (exec_server_take_spare). */
+  /* The spares waiting for a request, oldest first: the next start takes spares[0]. Each with
+   * its request socket, which came with the server's announcement (SUP_MSG_SPARE) or back
+   * with its last trial's "end", and whether its pid was given out (exec_server_take_spare). */
   struct {
     pid_t pid;
     int fd;
     int told;
   } spares[EXEC_SPARES];
   int n_spares;
-  int spare_due; /* spares that took a request whose replacement's announcement is not here yet
-                  * (the server forks one then): a start with no spare at hand waits for it
-                  * rather than asking the server for a fork of its own */
-  int off;       /* every trial takes the per-trial exec path */
+  int off; /* every trial takes the per-trial exec path */
   /* exec.c's end of a served trial, run from the trial's exit_timer (initialised by exec.c
    * once exec_served_spawn returned 0): the server never calls into exec.c by name. */
   uv_timer_cb on_exit;
@@ -98,6 +95,10 @@ struct exec_trial {
   exec_trial *srv_next;  /* in srv->live */
   uv_timer_t exit_timer; /* served: applies the server's exit record on a turn of its own */
   int srv_status;        /* served: the supervisor's wait status */
+  int srv_fd;            /* served by a spare: its request socket, back among the spares at the
+                          * trial's "end"; -1: none */
+  int srv_ended;         /* served: its "end" came, so nothing of it is left and its supervisor
+                          * may serve another trial: never signalled again */
   exec_result res;
   char rbuf[EXEC_READ_SIZE]; /* shared by both pipes: a read is consumed before the next */
 };
@@ -107,8 +108,9 @@ struct exec_trial {
  * -1 when it must take the exec path instead (nothing of it started). */
 int exec_served_spawn(exec_trial *t, const exec_spec *spec, exec_server *srv);
 /* Hands a live served trial its end: STATUS (a wait status) on a loop turn of its own
- * (SRV's on_exit from T's exit_timer). */
-void exec_served_end(exec_server *srv, exec_trial *t, int status);
+ * (SRV's on_exit from T's exit_timer). BACK: the supervisor's "end" line, after which it waits
+ * for another request (its socket goes back among the spares); otherwise it is gone. */
+void exec_served_end(exec_server *srv, exec_trial *t, int status, int back);
 /* Closes the watch on the server's socket (kept between trials; closed when none follows). */
 void exec_server_unpoll(exec_server *srv);
 /* The pid the next request will most likely get (the oldest spare not told yet), once: it is

@@ -23,13 +23,24 @@
 #include "exec_impl.h"
 #include "supervise.h"
 /* Hands a live trial its end: STATUS (a wait status) on a loop turn of its own. */
-void exec_served_end(exec_server *srv, exec_trial *t, int status) {
+void exec_served_end(exec_server *srv, exec_trial *t, int status, int back) {
   exec_trial **pp = &srv->live;
   while (*pp && *pp != t) pp = &(*pp)->srv_next;
   if (!*pp) return;
   *pp = t->srv_next;
   srv->n_live--;
   t->srv_status = status;
+  t->srv_ended = back;
+  if (t->srv_fd >= 0 && back && srv->fd >= 0 && srv->n_spares < EXEC_SPARES) {
+    /* The last to be taken: the others have waited longer, and it is still letting go. */
+    srv->spares[srv->n_spares].pid = t->pid;
+    srv->spares[srv->n_spares].fd = t->srv_fd;
+    srv->spares[srv->n_spares].told = 0;
+    srv->n_spares++;
+  } else if (t->srv_fd >= 0) {
+    close(t->srv_fd);
+  }
+  t->srv_fd = -1;
   uv_timer_start(&t->exit_timer, srv->on_exit, 0, 0);
 }
 
@@ -66,7 +77,6 @@ static void spares_room(exec_server *srv) {
 /* One record from the server (other than the answer a request waits for); FD: the fd that
  * came with it, or -1. */
 static void server_record(exec_server *srv, const sup_msg *m, int fd) {
-  if (m->kind == SUP_MSG_SPARE && srv->spare_due > 0) srv->spare_due--; /* pid 0: none forked */
   if (m->kind == SUP_MSG_SPARE && fd >= 0) {
     spares_room(srv);
     srv->spares[srv->n_spares].pid = m->pid;
@@ -79,7 +89,7 @@ static void server_record(exec_server *srv, const sup_msg *m, int fd) {
   if (m->kind != SUP_MSG_EXITED) return;
   for (exec_trial *t = srv->live; t; t = t->srv_next)
     if (t->pid == m->pid) {
-      exec_served_end(srv, t, m->value);
+      exec_served_end(srv, t, m->value, 0);
       return;
     }
 }
@@ -109,7 +119,6 @@ static void server_lost(exec_server *srv, const char *what) {
   close(srv->fd);
   srv->fd = -1;
   spares_forget(srv);
-  srv->spare_due = 0;
   server_reap(srv, 1);
   srv->deaths++;
   diag_warn("flagtune: the trial fork server (pid %d) %s; %s", pid, what,
@@ -124,7 +133,7 @@ static void server_lost(exec_server *srv, const char *what) {
                what);
     /* Its supervisor ends it (and what left its group) as at the orchestrator's death; the
      * drain delay's SIGKILL to the group is the backstop. */
-    exec_served_end(srv, t, SIGKILL); /* a wait status: killed by SIGKILL */
+    exec_served_end(srv, t, SIGKILL, 0); /* a wait status: killed by SIGKILL */
   }
 }
 
@@ -285,56 +294,44 @@ static pid_t server_ask(exec_server *srv, const char *req, size_t len, const int
 }
 
 /* Hands the request and the trial's pipes to the oldest spare itself, on its own socket. Returns
- * its pid once it has taken them, 0 when it is gone or has not taken them within
- * EXEC_SPARE_ANSWER_MS (stopped, stalled): it is then cut off, since with our reading side
- * shut its word can no longer be sent, and a spare whose word cannot be sent leaves without
- * running anything; so a word that is not queued by now never will be. The spare is used up
- * either way. */
-static pid_t spare_ask(exec_server *srv, const char *req, size_t len, const int wr[3]) {
+ * its pid once it has taken them (the socket in *FD, to go back among the spares at the
+ * trial's "end"), 0 when it is gone or has not taken them within EXEC_SPARE_ANSWER_MS
+ * (stopped, stalled): it is then cut off, since with our reading side shut its word can no
+ * longer be sent, and a spare whose word cannot be sent leaves without running anything; so a
+ * word that is not queued by now never will be. The spare is taken out of the list either way. */
+static pid_t spare_ask(exec_server *srv, const char *req, size_t len, const int wr[3], int *fd) {
   pid_t pid = srv->spares[0].pid;
-  int fd = spare_remove(srv, 0);
+  int sock = spare_remove(srv, 0);
   char ack = 0;
-  if (supervise_send_fds(fd, req, len, wr, 3) == (ssize_t)len) {
-    struct pollfd pf = {fd, POLLIN, 0};
+  if (supervise_send_fds(sock, req, len, wr, 3) == (ssize_t)len) {
+    struct pollfd pf = {sock, POLLIN, 0};
     int r;
     do r = poll(&pf, 1, EXEC_SPARE_ANSWER_MS);
     while (r < 0 && errno == EINTR);
-    if (r <= 0) shutdown(fd, SHUT_RD);
-    if (recv(fd, &ack, 1, MSG_DONTWAIT) != 1) ack = 0;
+    if (r <= 0) shutdown(sock, SHUT_RD);
+    if (recv(sock, &ack, 1, MSG_DONTWAIT) != 1) ack = 0;
   }
-  close(fd);
-  if (ack != 'k') return 0;
-  srv->spare_due++;
+  if (ack != 'k') {
+    close(sock);
+    return 0;
+  }
+  *fd = sock;
   return pid;
 }
 
-/* A spare announced and not yet heard is taken in; one due is waited for (up to
- * EXEC_SERVER_ANSWER_MS); a server found gone or hung is given up. */
+/* The spares announced and not yet heard are taken in; a server found gone is given up. */
 static void server_catch_up(exec_server *srv) {
-  uint64_t until = uv_hrtime() + (uint64_t)EXEC_SERVER_ANSWER_MS * 1000000;
-  while (srv->fd >= 0) {
-    if (server_read(srv, 1, NULL) < 0) {
-      server_lost(srv, "died");
-      return;
-    }
-    uint64_t now = uv_hrtime();
-    if (!srv->spare_due || srv->n_spares > 0) return;
-    if (now >= until) {
-      server_lost(srv, "did not announce a spare within 5 s");
-      return;
-    }
-    struct pollfd pf = {srv->fd, POLLIN, 0};
-    poll(&pf, 1, (int)((until - now) / 1000000) + 1);
-  }
+  if (srv->fd >= 0 && server_read(srv, 1, NULL) < 0) server_lost(srv, "died");
 }
 
 /* Starts the supervisor of a request: the oldest spare where there is one (the next when that
- * one was gone), else the server's fresh fork. */
-static pid_t served_start(exec_server *srv, const char *req, size_t len, const int wr[3]) {
+ * one was gone), else the server's fresh fork. *FD: the spare's socket, or -1. */
+static pid_t served_start(exec_server *srv, const char *req, size_t len, const int wr[3], int *fd) {
   pid_t pid = 0;
+  *fd = -1;
   if (srv->n_spares == 0) server_catch_up(srv);
-  for (int i = 0; i < EXEC_SPARES + 1 && pid <= 0 && srv->n_spares > 0; i++) {
-    pid = spare_ask(srv, req, len, wr);
+  for (int i = 0; i < 3 && pid <= 0 && srv->n_spares > 0; i++) {
+    pid = spare_ask(srv, req, len, wr, fd);
     if (pid <= 0) server_catch_up(srv);
   }
   if (pid <= 0 && srv->fd >= 0) pid = server_ask(srv, req, len, wr);
@@ -357,11 +354,12 @@ int exec_served_spawn(exec_trial *t, const exec_spec *spec, exec_server *srv) {
     }
   int wr[3] = {p[1], p[3], p[5]};
   t->started_ns = uv_hrtime();
-  pid_t pid = served_start(srv, req, len, wr);
+  int sock = -1;
+  pid_t pid = served_start(srv, req, len, wr, &sock);
   /* A server that died between trials (nothing live to notice it by) is found here: a new
    * one takes the request, as it would have taken the next trial's. */
   if (pid <= 0 && srv->fd < 0 && !srv->off && server_start(srv) == 0)
-    pid = served_start(srv, req, len, wr);
+    pid = served_start(srv, req, len, wr, &sock);
   free(req);
   close_fds(wr, 3);
   if (pid <= 0) {
@@ -374,6 +372,7 @@ int exec_served_spawn(exec_trial *t, const exec_spec *spec, exec_server *srv) {
   uv_pipe_open(&t->rep.pipe, p[4]);
   t->pid = pid;
   t->srv = srv;
+  t->srv_fd = sock;
   t->srv_next = srv->live;
   srv->live = t;
   srv->n_live++;

@@ -63,6 +63,7 @@ int sup_parse_args(int argc, char **argv, sup_args *a) {
   a->report_fd = -1;
   a->cgroup = 1;
   a->cmd = NULL;
+  a->again = a->reusable = 0;
   for (int i = 1; i < argc; i++) {
     char *end = NULL;
     if (strcmp(argv[i], "--") == 0) {
@@ -558,12 +559,25 @@ static int stop_pending(pid_t parent) {
   return seen;
 }
 
+/* Nothing of the trial is left (its "end" line is written): EOF on every pipe to the
+ * orchestrator, which ends the trial there, before our cgroup's removal and our own exit (and
+ * the fork server's record of it), or the next request, are done. */
+static void let_go(const sup_args *a) {
+  if (a->report_fd < 0) return;
+  int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (null >= 0) {
+    dup2(null, 1);
+    dup2(null, 2);
+    close(null);
+  }
+  close(a->report_fd);
+}
+
 /* The command ended: report its own duration and whether a stop had reached it, end its
  * leftovers, report them, and end as it did. When it left no process behind (the common
  * case: no child of ours is left once it is reaped), the three lines go in one write, so the
  * orchestrator wakes once for them; otherwise "exit" goes at once, before the grace. */
-static int command_done(const sup_args *a, sup_cgroup *cg, int status, double started,
-                        int stopped) {
+static int command_done(sup_args *a, sup_cgroup *cg, int status, double started, int stopped) {
   stopped |= stop_pending(a->boss);
   double wall = mono_s() - started;
   int dummy;
@@ -575,17 +589,12 @@ static int command_done(const sup_args *a, sup_cgroup *cg, int status, double st
     report(a, "exit %.6f %d\nkilled %d\nend %d\n", wall, stopped, killed, status);
   else
     report(a, "killed %d\nend %d\n", killed, status);
-  if (a->report_fd >= 0) {
-    /* Nothing of the trial is left: its wait status (above), then EOF on every pipe to the
-     * orchestrator, which ends the trial here, before our cgroup's removal and our own exit
-     * (and the fork server's record of it) are done. */
-    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-    if (null >= 0) {
-      dup2(null, 1);
-      dup2(null, 2);
-      close(null);
-    }
-    close(a->report_fd);
+  let_go(a);
+  if (a->again) {
+    a->reusable = !has_children();
+    if (!cg->drained || !a->reusable) sup_cgroup_end(cg); /* else kept, empty, for the next */
+    cg->drained = 0;
+    return status;
   }
   sup_cgroup_end(cg);
   return mirror(status);
@@ -612,7 +621,7 @@ static void end_group(pid_t child, const sup_args *a, sup_cgroup *cg) {
   kill(0, SIGKILL);
 }
 
-static int watch(pid_t child, double started, const sup_args *a, sup_cgroup *cg) {
+static int watch(pid_t child, double started, sup_args *a, sup_cgroup *cg) {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGCHLD);
@@ -677,22 +686,27 @@ int supervise_run(sup_args *a, const sigset_t *old, sup_cgroup *made) {
   signal(SIGPIPE, SIG_IGN);
   /* Orphans of the command become our children, not init's: the /proc walk finds them. */
   prctl(PR_SET_CHILD_SUBREAPER, 1);
-  sup_cgroup cg;
+  sup_cgroup own = {.dir = "", .dir_fd = -1, .procs_fd = -1}, *cg = made ? made : &own;
   if (made) { /* made ahead (a spare): kept unless the request says no cgroup */
-    cg = *made;
-    if (!a->cgroup) sup_cgroup_end(&cg);
+    if (!a->cgroup) sup_cgroup_end(cg);
   } else {
-    sup_cgroup_begin(&cg, a->cgroup);
+    sup_cgroup_begin(cg, a->cgroup);
   }
   int code = 0;
   double started = mono_s();
-  pid_t child = start(a->cmd, old, &cg, &code);
+  pid_t child = start(a->cmd, old, cg, &code);
   if (child == 0) {
-    sup_cgroup_end(&cg);
+    if (a->again) { /* nothing ran: the cgroup stays as it was, empty */
+      report(a, "end %d\n", W_EXITCODE(code, 0));
+      let_go(a);
+      a->reusable = !has_children();
+      return code;
+    }
+    sup_cgroup_end(cg);
     return code;
   }
   /* Where the command runs, for the executor: should we die before our cleanup (the command
    * may kill us), it ends the cgroup itself. */
-  if (cg.dir[0]) report(a, "cgroup %s\n", cg.dir);
-  return watch(child, started, a, &cg);
+  if (cg->dir[0]) report(a, "cgroup %s\n", cg->dir);
+  return watch(child, started, a, cg);
 }

@@ -69,27 +69,37 @@ ssize_t supervise_recv_fds(int sock, void *buf, size_t cap, int flags, int *fds,
  * server; the orchestrator's signals are the stop requests) with the pipes as its fds 1, 2 and
  * 3 and /dev/null as 0.
  *
- * That child is a spare when there is one: the server keeps two forked ahead (each forked at
- * the start and whenever one took its request or left; FLAGTUNE_NO_SPARE in the server's
- * environment turns this off), prepared (session, signals, PR_SET_PDEATHSIG with the server
- * re-checked, its cgroup), and announced as SUP_MSG_SPARE {pid, 0} with its request socket attached
- * (one fd). The orchestrator sends the request there itself, and the spare answers with one byte,
- * 'k', once it has the request and the pipes (it has told the server first, on a link of its own,
- * so that the server reports its end). A spare that is gone (the send fails, or EOF instead of the
+ * That child is a spare when there is one: the server keeps at least two waiting (forked at the
+ * start and whenever fewer than two wait; FLAGTUNE_NO_SPARE in the server's environment turns
+ * this off), prepared (session, signals, PR_SET_PDEATHSIG with the server re-checked, its
+ * cgroup), and announced as SUP_MSG_SPARE {pid, 0} with its request socket attached (one fd).
+ * The orchestrator sends the request there itself, and the spare answers with one byte, 'k', once
+ * it has the request and the pipes (it has told the server first, 't' on a link of its own, so
+ * that the server reports its end). A spare that is gone (the send fails, or EOF instead of the
  * byte) never started anything; one that does not answer within 2 s is cut off (the orchestrator
  * shuts its reading side: the byte can no longer be sent, and a spare that cannot send it leaves
  * without running anything). Either way the request then goes to the server. A spare runs nothing
  * without a request and leaves at EOF on its request socket or on its link (the server gone).
  *
+ * A spare serves one request after another. Its trial's end is its "end" line (written once
+ * nothing of the trial is left, also when the command could not start), after which it closes
+ * the trial's pipes, keeps its cgroup when the trial left it empty, tells the server 'b' and
+ * waits on the same request socket: the orchestrator takes that socket back among its spares at
+ * the trial's "end" and never signals that trial's group again. A spare that cannot serve again
+ * (a process of the trial it could not end) leaves instead. Each trial gets the environment and
+ * working directory of its request, and the watched signals still pending from the last trial
+ * are dropped when the next request comes.
+ *
  * The orchestrator hands each request to the oldest spare it holds; at each SPARE it lets go
- * of those whose socket hung up (they died), and of the oldest when it still holds two.
+ * of those whose socket hung up (they died), and of the oldest when it holds 64.
  *
  * A request sent to the server itself (no spare at hand) is taken by a fresh fork; the server
  * answers SUP_MSG_STARTED {pid, 0} once the child leads its group with its signals blocked
- * ({0, errno} when it could not fork or the request was malformed or cut: E2BIG). When a
- * supervisor ends the server sends SUP_MSG_EXITED {pid, wait status}, after its pid's STARTED
- * or SPARE (a spare that dies without a request is not reported; one cut off after telling
- * the server may be: the orchestrator ignores a pid it was never given). The orchestrator
+ * ({0, errno} when it could not fork or the request was malformed or cut: E2BIG); that fresh
+ * fork serves its one request and exits as the command ended. When a supervisor ends the server
+ * sends SUP_MSG_EXITED {pid, wait status}, after its pid's STARTED or SPARE (a spare that dies
+ * waiting for a request is not reported; one that ends after its 't' is: the orchestrator
+ * ignores a pid it has no live trial for). The orchestrator
  * stores the announced pid with the next trial's first row; the supervisor that takes the
  * request decides. The server dies with the orchestrator (PR_SET_PDEATHSIG, SIGKILL) and
  * leaves at EOF; each child then sees its parent gone and ends its trial as a supervisor does

@@ -14,6 +14,10 @@ typedef struct {
   int report_fd;  /* where the report lines go (supervise.h); -1: nowhere */
   int cgroup;     /* 0: do not try a cgroup (--no-cgroup) */
   char **cmd;     /* NULL-terminated */
+  int again;      /* a served spare that serves the next request too: the trial's end is its
+                   * "end" line (also when the command could not start), the process does not
+                   * end as the command did, and a cgroup found empty is kept for the next */
+  int reusable;   /* set by supervise_run with AGAIN: nothing of the trial is left (no child) */
 } sup_args;
 
 /* The trial's own cgroup v2, when one could be made. */
@@ -58,7 +62,8 @@ void sup_watched_signals(sigset_t *set);
 
 /* The supervisor once it leads its own group with the watched signals blocked (OLD: the mask
  * the command gets) and its parent's death is asked for: contain, start, watch. MADE: its
- * cgroup when already made (a spare makes it ahead), else NULL. */
+ * cgroup when already made (a spare makes it ahead; with A->again it is left made, or emptied
+ * when it could not be kept), else NULL. */
 int supervise_run(sup_args *a, const sigset_t *old, sup_cgroup *made);
 
 /* The fork server (supervise.h, SUPERVISE_SERVER_ARG) on socket SOCK to the orchestrator

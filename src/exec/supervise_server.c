@@ -1,10 +1,11 @@
-/* The fork server and its spare (supervise.h, SUPERVISE_SERVER_ARG): one small process per
- * sweep that forks each trial's supervisor, so that a trial costs a fork of it instead of a
- * fork of the orchestrator and an exec. It must stay as small and synchronous as the
- * supervisor it forks (supervise.c): no libuv, no Lua, no store. Its children become
- * supervisors through supervise_run() (supervise_impl.h); the spares are SUP_SPARES forked
- * ahead and prepared, so that the fork is off the turn between trials, at parallel 2 for two
- * starts close together as well. */
+/* The fork server and its spares (supervise.h, SUPERVISE_SERVER_ARG): one small process per
+ * sweep that forks the trials' supervisors, so that a trial costs neither a fork of the
+ * orchestrator nor an exec. It must stay as small and synchronous as the supervisor it forks
+ * (supervise.c): no libuv, no Lua, no store. Its children become supervisors through
+ * supervise_run() (supervise_impl.h); the spares are forked ahead and prepared, at least
+ * SUP_SPARES waiting, so that no fork is in the turn between trials, at parallel 2 for two
+ * starts close together as well, and each serves trial after trial, so that a sweep forks a
+ * supervisor for a few of its trials, not for each. */
 #define _GNU_SOURCE /* MSG_CMSG_CLOEXEC */
 #include <errno.h>
 #include <fcntl.h>
@@ -118,9 +119,12 @@ static int parse_request(char *buf, size_t len, sup_req *rq, char ***argv, char 
 }
 
 /* The served supervisor once its request is here (FDS: its stdout, stderr and report pipe;
- * SERVER: our parent; BOSS: the orchestrator). Does not return. */
-static void served_trial(const sup_req *rq, char **argv, char **envp, const char *cwd,
-                         const int fds[3], pid_t server, pid_t boss, sup_cgroup *made) {
+ * SERVER: our parent; BOSS: the orchestrator; MADE: its cgroup, when made ahead). AGAIN: a
+ * spare that serves the next request too, for which this returns once nothing of the trial is
+ * left (*REUSABLE set when the process can serve again); otherwise it does not return. */
+static int served_run(const sup_req *rq, char **argv, char **envp, const char *cwd,
+                      const int fds[3], pid_t server, pid_t boss, sup_cgroup *made, int again,
+                      int *reusable) {
   place_pipes(fds);
   sigset_t old;
   sigemptyset(&old); /* the command's mask: nothing blocked */
@@ -130,35 +134,43 @@ static void served_trial(const sup_req *rq, char **argv, char **envp, const char
     _exit(126);
   }
   extern char **environ;
+  char **own = environ;
   environ = envp;
   sup_args a = {.parent = server,
                 .boss = boss,
                 .grace_s = (double)rq->grace_ms / 1000.0,
                 .report_fd = 3,
                 .cgroup = !(rq->flags & SUP_REQ_NO_CGROUP),
-                .cmd = argv};
-  exit(supervise_run(&a, &old, made));
+                .cmd = argv,
+                .again = again};
+  int code = supervise_run(&a, &old, made);
+  if (!again) exit(code);
+  environ = own;
+  if (reusable) *reusable = a.reusable;
+  return code;
 }
 
-/* ---- the spare: a supervisor forked ahead ---------------------------------------------------- */
+/* ---- the spares: supervisors forked ahead, each serving request after request ---------------- */
 
-/* The server keeps SUP_SPARES children forked ahead of the next requests (two: at parallel 2
- * a start soon after another finds one at hand instead of waiting for the next fork's
- * announcement), each prepared (served_prepare) and
- * waiting for it, so that a trial's start waits neither for a fork nor for the server: the
- * spare's request socket is the orchestrator's (passed once, with SUP_MSG_SPARE), which sends
- * the request and the trial's pipes there itself. The spare's link to the server is a socket
- * pair of its own: the spare sends its word there ('t') once it has a request, before it
- * acknowledges it, and sees the server's death as EOF on it. It runs nothing without a
- * request: at EOF on either socket it leaves. It has no other fd of the server's (not the
- * other spare's link either: the server's close of a link must be that spare's EOF). */
-enum { SUP_SPARES = 2 };
+/* The server keeps at least SUP_SPARES of its children waiting for a request (two: at
+ * parallel 2 a start soon after another finds one at hand instead of waiting for a fork),
+ * each prepared (served_prepare) and its cgroup made, so that a trial's start waits neither
+ * for a fork nor for the server: the spare's request socket is the orchestrator's (passed
+ * once, with SUP_MSG_SPARE), which sends the request and the trial's pipes there itself. A
+ * spare serves one trial after another: once nothing of a trial is left (its "end" line
+ * written and its pipes closed) it waits on the same socket for the next request, so that a
+ * trial costs no fork and no exit of a supervisor (the orchestrator takes the socket back at
+ * the trial's "end"). The spare's link to the server is a socket pair of its own: the spare
+ * sends 't' there once it has a request, before it acknowledges it, and 'b' once it waits
+ * again, and sees the server's death as EOF on it. It runs nothing without a request: at EOF
+ * on either socket it leaves. It has no other fd of the server's (not another spare's link
+ * either: the server's close of a link must be that spare's EOF). */
+enum { SUP_SPARES = 2, SUP_POOL = 64 /* the most served supervisors at once */ };
 
 typedef struct {
   pid_t pid; /* 0: none */
-  int link;  /* the server's end of the link */
-  int owed;  /* an announcement is owed: none was made yet, or the last spare took its request
-              * or left; a spare that cannot be forked then is announced as pid 0 */
+  int link;  /* the server's end of the link; -1: closed (it hung up, not reaped yet) */
+  int busy;  /* its last word was 't': a trial's supervisor, not a spare */
 } sup_spare;
 
 static ssize_t recv_with_fds(int sock, char *buf, size_t cap, int fds[3], int *bad);
@@ -183,42 +195,72 @@ static int spare_wait(int req, int link) {
   }
 }
 
-/* In the spare: waits for the request, then becomes the trial's supervisor. */
+/* In the spare, before a trial: the watched signals still pending from the last one (a stop
+ * the orchestrator sent as that trial ended) are dropped: every signal the orchestrator sent
+ * for it came before this request did. */
+static void drop_pending(void) {
+  sigset_t set;
+  sup_watched_signals(&set);
+  struct timespec zero = {0, 0};
+  while (sigtimedwait(&set, NULL, &zero) > 0) {
+  }
+}
+
+/* In the spare: waits for each request, and serves it as the trial's supervisor. */
 static void spare_main(int req, int link, pid_t server, pid_t boss) {
   served_prepare(server, -1);
-  /* The trial's cgroup too, off the next trial's path (one left by a spare killed here is
-   * removed by the server's sup_cgroup_sweep when it reaps us). */
-  sup_cgroup cg;
-  sup_cgroup_begin(&cg, 1);
-  /* Its two fds must not sit where place_pipes puts the trial's pipes (1, 2, 3): the lowest
-   * free fds here are often 3 and 4, and a dup2 onto cgroup.procs' fd left the report pipe
-   * closed by sup_cgroup_end (the "killed N" line lost) and the cgroup's fd pointing at it. */
-  lift_fd(&cg.procs_fd);
-  lift_fd(&cg.dir_fd);
+  int home = -1; /* where a trial without a cwd runs, kept once one with a cwd came */
   char *buf = malloc(SUP_REQ_MAX);
-  int fds[3], flags = 0;
-  ssize_t n = buf && spare_wait(req, link) ? recv_with_fds(req, buf, SUP_REQ_MAX, fds, &flags) : -1;
-  /* EOF, a broken handoff, or a server gone meanwhile: nothing was asked of us. */
-  if (n <= 0 || flags != 0 || getppid() != server) {
-    sup_cgroup_end(&cg);
-    _exit(0);
+  sup_cgroup cg = {.dir = "", .dir_fd = -1, .procs_fd = -1};
+  for (;;) {
+    /* The trial's cgroup too, off the next trial's path (one left by a spare killed here is
+     * removed by the server's sup_cgroup_sweep when it reaps us); the last trial's, kept
+     * when it was left empty. Its two fds must not sit where place_pipes puts the trial's
+     * pipes (1, 2, 3): the lowest free fds here are often 3 and 4, and a dup2 onto
+     * cgroup.procs' fd left the report pipe closed by sup_cgroup_end (the "killed N" line
+     * lost) and the cgroup's fd pointing at it. */
+    if (!cg.dir[0]) sup_cgroup_begin(&cg, 1);
+    lift_fd(&cg.procs_fd);
+    lift_fd(&cg.dir_fd);
+    int fds[3], flags = 0;
+    ssize_t n =
+        buf && spare_wait(req, link) ? recv_with_fds(req, buf, SUP_REQ_MAX, fds, &flags) : -1;
+    /* EOF, a broken handoff, or a server gone meanwhile: nothing was asked of us. */
+    if (n <= 0 || flags != 0 || getppid() != server) {
+      sup_cgroup_end(&cg);
+      _exit(0);
+    }
+    drop_pending();
+    /* Taken: the server's word first (from here on it reports our end as a trial's), then the
+     * orchestrator's, after which our end is the trial's end. A word to the orchestrator that
+     * cannot be sent (it cut us off: exec_server.c) means not ours to run. */
+    if (send(link, "t", 1, MSG_NOSIGNAL) != 1 || send(req, "k", 1, MSG_NOSIGNAL) != 1) {
+      sup_cgroup_end(&cg);
+      _exit(0);
+    }
+    sup_req rq;
+    char **argv, **envp, *cwd;
+    if (parse_request(buf, (size_t)n, &rq, &argv, &envp, &cwd) != 0) {
+      sup_cgroup_end(&cg);
+      _exit(1);
+    }
+    if (cwd && home < 0) {
+      home = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+      lift_fd(&home);
+    }
+    int again = 0;
+    served_run(&rq, argv, envp, cwd, fds, server, boss, &cg, 1, &again);
+    free(argv);
+    free(envp);
+    if (cwd && (home < 0 || fchdir(home) != 0)) again = 0;
+    /* Something of the trial is still here (a process no signal ends), or the server is
+     * gone: no next trial here. Our end after "end" is no trial's end (the server reports
+     * it, the orchestrator has ended the trial already). */
+    if (!again || getppid() != server || send(link, "b", 1, MSG_NOSIGNAL) != 1) {
+      sup_cgroup_end(&cg);
+      _exit(0);
+    }
   }
-  /* Taken: the server's word first (from here on it reports our end as a trial's), then the
-   * orchestrator's, after which our end is the trial's end. A word to the orchestrator that
-   * cannot be sent (it cut us off: exec_server.c) means not ours to run. */
-  if (send(link, "t", 1, MSG_NOSIGNAL) != 1 || send(req, "k", 1, MSG_NOSIGNAL) != 1) {
-    sup_cgroup_end(&cg);
-    _exit(0);
-  }
-  close(req);
-  close(link);
-  sup_req rq;
-  char **argv, **envp, *cwd;
-  if (parse_request(buf, (size_t)n, &rq, &argv, &envp, &cwd) != 0) {
-    sup_cgroup_end(&cg);
-    _exit(1);
-  }
-  served_trial(&rq, argv, envp, cwd, fds, server, boss, &cg);
 }
 
 /* Forks a spare and hands its request socket to the orchestrator on SOCK (SUP_MSG_SPARE with
@@ -228,12 +270,9 @@ static void spare_next(int sock, sup_spare *sp, pid_t boss, const int *close_fds
   int lk[2] = {-1, -1}, rq[2] = {-1, -1};
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, lk) != 0 ||
       socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, rq) != 0) {
-    int e = errno;
     for (int i = 0; i < 2; i++) {
       if (lk[i] >= 0) close(lk[i]);
     }
-    if (sp->owed) server_send(sock, SUP_MSG_SPARE, 0, e);
-    sp->owed = 0;
     return;
   }
   pid_t server = getpid();
@@ -244,44 +283,36 @@ static void spare_next(int sock, sup_spare *sp, pid_t boss, const int *close_fds
     close(rq[0]);
     spare_main(rq[1], lk[1], server, boss);
   }
-  int e = errno;
   close(lk[1]);
   close(rq[1]);
   if (pid < 0) {
     close(lk[0]);
     close(rq[0]);
-    if (sp->owed) server_send(sock, SUP_MSG_SPARE, 0, e); /* none comes: do not wait for it */
-    sp->owed = 0;
     return;
   }
   sp->pid = pid;
   sp->link = lk[0];
-  sp->owed = 0;
+  sp->busy = 0;
   sup_msg m = {SUP_MSG_SPARE, (int32_t)pid, 0};
   supervise_send_fds(sock, (const char *)&m, sizeof m, rq, 1);
   close(rq[0]); /* the orchestrator's now (or, when it is gone, nobody's: the spare leaves) */
 }
 
-/* Lets go of the spare (it leaves at EOF on its link). */
-static void spare_drop(sup_spare *sp) {
-  if (sp->pid <= 0) return;
-  close(sp->link);
-  sp->pid = 0;
-}
-
-/* What the spare's link says: 1 when it has taken a request (it is a trial's supervisor from
- * then on and no longer the spare), 0 when it left unused (both: dropped), -1 when neither
- * yet. */
-static int spare_settle(sup_spare *sp) {
-  if (sp->pid <= 0) return 0;
-  char c = 0;
-  ssize_t r;
-  do r = recv(sp->link, &c, 1, MSG_DONTWAIT);
-  while (r < 0 && errno == EINTR);
-  if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return -1;
-  spare_drop(sp);
-  sp->owed = 1;
-  return r == 1 && c == 't';
+/* Reads what the spare's link says ('t': it took a request, 'b': it waits again); at EOF
+ * (it left or died) closes the link, keeping the pid until it is reaped. */
+static void spare_settle(sup_spare *sp) {
+  while (sp->pid > 0 && sp->link >= 0) {
+    char c = 0;
+    ssize_t r = recv(sp->link, &c, 1, MSG_DONTWAIT);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (r == 1) {
+      sp->busy = c == 't';
+      continue;
+    }
+    close(sp->link);
+    sp->link = -1;
+  }
 }
 
 ssize_t supervise_send_fds(int sock, const char *buf, size_t len, const int *fds, int nfds) {
@@ -338,11 +369,11 @@ static void server_spawn(int sock, int sfd, char *buf, size_t len, const int fds
   if (pid == 0) {
     close(sock);
     close(sfd);
-    for (int i = 0; i < SUP_SPARES; i++) /* a spare sees the server's end as its link's */
-      if (sp[i].pid > 0) close(sp[i].link);
+    for (int i = 0; i < SUP_POOL; i++) /* a spare sees the server's end as its link's */
+      if (sp[i].link >= 0) close(sp[i].link);
     close(ready[0]);
     served_prepare(server, ready[1]);
-    served_trial(&rq, argv, envp, cwd, fds, server, boss, NULL);
+    served_run(&rq, argv, envp, cwd, fds, server, boss, NULL, 0, NULL);
   }
   int e = errno;
   close(ready[1]);
@@ -358,9 +389,10 @@ static void server_spawn(int sock, int sfd, char *buf, size_t len, const int fds
 }
 
 /* Reaps every child that has ended and tells the orchestrator how each one ended; a spare that
- * died before its request (a stray kill) is only dropped: it was never a trial. One that left
- * after its word to us (cut off by the orchestrator) is reported as any supervisor: the
- * orchestrator ignores a pid it was never given. */
+ * died waiting for a request (a stray kill, or its server's end) is only dropped: it ran no
+ * trial then. One that ended after its 't' is reported as any supervisor: the orchestrator
+ * ignores a pid it has no live trial for (one that ended after its trial's "end", or one it
+ * cut off). */
 static void server_reap(int sock, sup_spare *sp) {
   int st;
   pid_t r;
@@ -368,8 +400,15 @@ static void server_reap(int sock, sup_spare *sp) {
     if (r < 0 && errno == EINTR) continue;
     if (r < 0) return;
     int i = 0;
-    while (i < SUP_SPARES && sp[i].pid != r) i++;
-    if (i == SUP_SPARES || spare_settle(&sp[i]) == 1) server_send(sock, SUP_MSG_EXITED, r, st);
+    while (i < SUP_POOL && sp[i].pid != r) i++;
+    int busy = 1;
+    if (i < SUP_POOL) {
+      spare_settle(&sp[i]); /* its last words first */
+      busy = sp[i].busy;
+      if (sp[i].link >= 0) close(sp[i].link);
+      sp[i] = (sup_spare){0, -1, 0};
+    }
+    if (busy) server_send(sock, SUP_MSG_EXITED, r, st);
     if (WIFSIGNALED(st)) sup_cgroup_sweep(); /* a supervisor killed may have left its cgroup */
   }
 }
@@ -427,21 +466,25 @@ static ssize_t recv_with_fds(int sock, char *buf, size_t cap, int fds[3], int *b
   return n;
 }
 
-/* Forks the spares that are missing; each must not hold OWN (the server's two fds) nor another
- * spare's link. */
+/* Forks spares until SUP_SPARES wait (or SUP_POOL are served); each must not hold OWN (the
+ * server's two fds) nor another spare's link. */
 static void spares_fill(int sock, sup_spare *sp, pid_t boss, const int own[2]) {
-  for (int i = 0; i < SUP_SPARES; i++) {
-    if (sp[i].pid > 0) continue;
-    int shut[2 + SUP_SPARES], n = 0;
+  for (;;) {
+    int waiting = 0, free_at = -1, n = 0, shut[2 + SUP_POOL];
     shut[n++] = own[0];
     shut[n++] = own[1];
-    for (int j = 0; j < SUP_SPARES; j++)
-      if (sp[j].pid > 0) shut[n++] = sp[j].link;
-    spare_next(sock, &sp[i], boss, shut, n);
+    for (int j = 0; j < SUP_POOL; j++) {
+      if (sp[j].pid > 0 && sp[j].link >= 0 && !sp[j].busy) waiting++;
+      if (sp[j].link >= 0) shut[n++] = sp[j].link;
+      if (sp[j].pid == 0 && free_at < 0) free_at = j;
+    }
+    if (waiting >= SUP_SPARES || free_at < 0) return;
+    spare_next(sock, &sp[free_at], boss, shut, n);
+    if (sp[free_at].pid == 0) return; /* cannot fork now: a request goes to the server */
   }
 }
 
-/* The fork server: keeps SUP_SPARES spares forked ahead, their request sockets with the
+/* The fork server: keeps SUP_SPARES spares waiting, their request sockets with the
  * orchestrator, hands each request on SOCK (one that came without a spare) to a fresh fork,
  * reports each supervisor's end, and leaves when the orchestrator (BOSS, our parent) closes
  * the socket or dies. Its children each ask for SIGTERM at its death, so they end their
@@ -457,22 +500,21 @@ int supervise_server_main(int sock, pid_t boss) {
   if (sfd < 0) return 1;
   char *buf = malloc(SUP_REQ_MAX);
   if (!buf) return 1;
-  sup_spare sp[SUP_SPARES];
-  for (int i = 0; i < SUP_SPARES; i++) sp[i] = (sup_spare){0, -1, 1};
+  sup_spare sp[SUP_POOL];
+  for (int i = 0; i < SUP_POOL; i++) sp[i] = (sup_spare){0, -1, 0};
   sup_cgroup_prime();       /* inherited by every spare and supervisor forked from here */
   int own[2] = {sock, sfd}; /* what a spare must not hold */
   int spares = !getenv("FLAGTUNE_NO_SPARE");
   for (;;) {
-    /* The next trials' supervisors, each forked once the last took its request (or left). */
+    /* The next trials' supervisors: forked when fewer than SUP_SPARES wait. */
     if (spares) spares_fill(sock, sp, boss, own);
-    struct pollfd pf[2 + SUP_SPARES] = {{sock, POLLIN, 0}, {sfd, POLLIN, 0}};
-    for (int i = 0; i < SUP_SPARES; i++)
-      pf[2 + i] = (struct pollfd){sp[i].pid > 0 ? sp[i].link : -1, POLLIN, 0};
-    if (poll(pf, 2 + SUP_SPARES, -1) < 0) {
+    struct pollfd pf[2 + SUP_POOL] = {{sock, POLLIN, 0}, {sfd, POLLIN, 0}};
+    for (int i = 0; i < SUP_POOL; i++) pf[2 + i] = (struct pollfd){sp[i].link, POLLIN, 0};
+    if (poll(pf, 2 + SUP_POOL, -1) < 0) {
       if (errno == EINTR) continue;
       break;
     }
-    for (int i = 0; i < SUP_SPARES; i++) /* its word, or its end: either way no longer spare */
+    for (int i = 0; i < SUP_POOL; i++) /* its word, or its end */
       if (pf[2 + i].revents) spare_settle(&sp[i]);
     if (pf[1].revents & POLLIN) {
       struct signalfd_siginfo si;
@@ -492,7 +534,8 @@ int supervise_server_main(int sock, pid_t boss) {
       for (int i = 0; i < 3; i++) close(fds[i]); /* the child's now; ours would hold the pipes */
     }
   }
-  for (int i = 0; i < SUP_SPARES; i++) spare_drop(&sp[i]);
+  for (int i = 0; i < SUP_POOL; i++)
+    if (sp[i].link >= 0) close(sp[i].link);
   free(buf);
   return 0;
 }

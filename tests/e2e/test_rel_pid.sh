@@ -8,7 +8,8 @@
 #  c. each trial's command kills the server's spare, so that the next trial's announced pid
 #     is dead and a fresh fork serves it: the row must hold the fresh fork's pid, not the
 #     announced one.
-#  d. parallel 2: the announced pid is taken by one trial only.
+#  d. parallel 2: two trials at a time, each spare serving trial after trial (a pid is in
+#     several rows), each row its own supervisor's pid all the same.
 # Usage: test_rel_pid.sh FLAGTUNE_BIN SIM_BIN SOURCE_DIR
 source "$(dirname "$0")/lib.sh"
 
@@ -73,6 +74,4 @@ check "spare killed: spares were killed" [ -s "$work/killed/killed" ]
 in_rows=$(sql "$work/killed.db" "SELECT pid FROM trials" | grep -cxFf "$work/killed/killed")
 check_eq "spare killed: no killed spare's pid in a row" "$in_rows" 0
 run_case "parallel 2" par2 2
-check_eq "parallel 2: no pid in two rows" \
-  "$(sql "$work/par2.db" "SELECT count(*) - count(DISTINCT pid) FROM trials")" 0
 finish

@@ -1377,26 +1377,30 @@ static int children_of(int pid, int *out, int max) {
   return n;
 }
 
-enum { SPARES = 2 }; /* the server's spares (SUP_SPARES) */
+enum { SPARES = 2, POOL = 8 }; /* the spares that wait at least (SUP_SPARES); the most here */
 
-/* The fork server (our only child once a served trial has ended) and its SPARES spares (then
- * its only children) into SPARE, waiting up to 5 s for them to be forked. Returns how many
- * were found: SPARES, or 0. */
-static int find_spares(int *server, int spare[SPARES]) {
-  int kids[4], n = 0;
-  *server = children_of(getpid(), kids, 4) == 1 ? kids[0] : 0;
+/* The fork server (our only child once a served trial has ended) and its children (then each a
+ * spare waiting for a request: SPARES forked ahead, and one that served a trial and waits for
+ * the next) into SPARE (0 after the last), waiting up to 5 s for SPARES of them to be forked
+ * and each to be asleep. Returns how many were found: SPARES or more, or 0. */
+static int find_spares(int *server, int spare[POOL]) {
+  int kids[POOL], n = 0;
+  *server = children_of(getpid(), kids, POOL) == 1 ? kids[0] : 0;
   for (int i = 0; i < 250 && *server > 0 && !n; i++) {
-    if (children_of(*server, kids, 4) == SPARES) n = SPARES;
+    int k = children_of(*server, kids, POOL), asleep = 0;
+    procstat st;
+    for (int j = 0; j < k; j++) asleep += procstat_read(kids[j], &st) == 0 && st.state == 'S';
+    if (k >= SPARES && asleep == k) n = k;
     if (!n) usleep(20000);
   }
-  for (int i = 0; i < SPARES; i++) spare[i] = n ? kids[i] : 0;
+  for (int i = 0; i < POOL; i++) spare[i] = i < n ? kids[i] : 0;
   return n;
 }
 
 /* Waits (up to 5 s each) until each of SPARE waits for its request (asleep, prepared). */
-static void wait_asleep(const int spare[SPARES]) {
+static void wait_asleep(const int spare[POOL]) {
   procstat st;
-  for (int k = 0; k < SPARES; k++)
+  for (int k = 0; k < POOL; k++)
     for (int i = 0; i < 250 && spare[k] > 0; i++) {
       if (procstat_read(spare[k], &st) == 0 && st.state == 'S') break;
       usleep(20000);
@@ -1407,26 +1411,26 @@ static void wait_asleep(const int spare[SPARES]) {
  * then stops the server (SIGSTOP): a start from here on can only be a spare's. The spares'
  * pids in SPARE; returns the server's (0: not found). */
 static int stop_server_spares_waiting(run_ctx *c, const exec_spec *spec, executor *x,
-                                      int spare[SPARES]) {
+                                      int spare[POOL]) {
   run_on(c, spec, x);
   int server = 0;
-  CHECK_INT(find_spares(&server, spare), SPARES);
+  CHECK(find_spares(&server, spare) >= SPARES);
   wait_asleep(spare);
   if (server > 0) kill(server, SIGSTOP);
   return server;
 }
 
-/* Whether PID is one of the SPARES in SPARE. */
-static int is_spare(int pid, const int spare[SPARES]) {
-  for (int i = 0; i < SPARES; i++)
+/* Whether PID is one of the spares in SPARE. */
+static int is_spare(int pid, const int spare[POOL]) {
+  for (int i = 0; i < POOL; i++)
     if (pid > 0 && pid == spare[i]) return 1;
   return 0;
 }
 
 /* Waits for each of SPARE to be gone (killed when still there after that); 1 when all were. */
-static int spares_dead(const int spare[SPARES]) {
+static int spares_dead(const int spare[POOL]) {
   int all = 1;
-  for (int i = 0; i < SPARES; i++) {
+  for (int i = 0; i < POOL; i++) {
     if (spare[i] <= 0) continue;
     int dead = process_dead(spare[i]);
     if (!dead) kill(spare[i], SIGKILL);
@@ -1510,9 +1514,9 @@ TEST(srv_spare_waits_holding_nothing_and_leaves_with_the_server) {
   executor *x = served_executor(&c->loop);
   run_on(c, &spec, x);
   CHECK_INT(c->res.exit_status, 0);
-  int server = 0, spares[SPARES];
-  CHECK_INT(find_spares(&server, spares), SPARES);
-  for (int k = 0; k < SPARES; k++) {
+  int server = 0, spares[POOL];
+  CHECK(find_spares(&server, spares) >= SPARES);
+  for (int k = 0; k < POOL && spares[k] > 0; k++) {
     int spare = spares[k];
     procstat st;
     /* Until it waits for its request (asleep, its preparation done); at most 5 s. */
@@ -1547,8 +1551,8 @@ TEST(srv_spare_leaves_when_the_server_is_killed) {
   uv_loop_init(&c->loop);
   executor *x = served_executor(&c->loop);
   run_on(c, &spec, x);
-  int server = 0, spares[SPARES];
-  CHECK_INT(find_spares(&server, spares), SPARES);
+  int server = 0, spares[POOL];
+  CHECK(find_spares(&server, spares) >= SPARES);
   if (server > 0) kill(server, SIGKILL);
   CHECK(spares_dead(spares));
   c->exits = 0;
@@ -1561,7 +1565,7 @@ TEST(srv_spare_leaves_when_the_server_is_killed) {
 
 /* A stray SIGKILL to the spares (a user's kill, the OOM killer): the next trial still starts,
  * by a fresh fork or a new spare when they are gone, with its output and exit as usual; then
- * new spares wait again. */
+ * new spares wait again. One of them first, then all. */
 TEST(srv_spare_killed_next_trial_still_runs) {
   char *argv[] = {STUB_CHILD, "steps", "3", "1", NULL};
   exec_spec spec = spec_for(argv);
@@ -1575,11 +1579,11 @@ TEST(srv_spare_killed_next_trial_still_runs) {
     CHECK_INT(c->res.spawn_error, 0);
     CHECK_INT(c->n_lines[EXEC_STDOUT], 3);
     CHECK_STR(c->res.log_error, "");
-    int server = 0, spares[SPARES];
-    CHECK_INT(find_spares(&server, spares), SPARES);
-    for (int k = 0; k < SPARES; k++)
-      if (spares[k] > 0 && k <= round) kill(spares[k], SIGKILL); /* one, then both */
-    if (round == 1) CHECK(spares_dead(spares));                  /* the server has reaped them */
+    int server = 0, spares[POOL];
+    CHECK(find_spares(&server, spares) >= SPARES);
+    for (int k = 0; k < POOL; k++)
+      if (spares[k] > 0 && (k == 0 || round > 0)) kill(spares[k], SIGKILL); /* one, then all */
+    if (round == 1) CHECK(spares_dead(spares)); /* the server has reaped them */
   }
   served_end(c, x);
 }
@@ -1598,9 +1602,9 @@ TEST(srv_spare_stopped_is_cut_off_and_runs_nothing) {
   uv_loop_init(&c->loop);
   executor *x = served_executor(&c->loop);
   run_on(c, &spec, x);
-  int server = 0, spares[SPARES];
-  CHECK_INT(find_spares(&server, spares), SPARES);
-  for (int k = 0; k < SPARES; k++)
+  int server = 0, spares[POOL];
+  CHECK(find_spares(&server, spares) >= SPARES);
+  for (int k = 0; k < POOL; k++)
     if (spares[k] > 0) kill(spares[k], SIGSTOP);
   ctx_again(c);
   run_on(c, &spec, x);
@@ -1608,7 +1612,7 @@ TEST(srv_spare_stopped_is_cut_off_and_runs_nothing) {
   CHECK_INT(c->res.term_signal, 0);
   CHECK_INT(c->n_lines[EXEC_STDOUT], 2);
   CHECK(c->group > 0 && !is_spare(c->group, spares)); /* a fresh fork ran it */
-  for (int k = 0; k < SPARES; k++) {
+  for (int k = 0; k < POOL && spares[k] > 0; k++) {
     int kids[2];
     CHECK_INT(children_of(spares[k], kids, 2), 0);
     if (spares[k] > 0) kill(spares[k], SIGCONT);
@@ -1632,7 +1636,7 @@ TEST(srv_spare_takes_its_request_without_the_server) {
   run_ctx *c = new_ctx();
   uv_loop_init(&c->loop);
   executor *x = served_executor(&c->loop);
-  int spares[SPARES];
+  int spares[POOL];
   int server = stop_server_spares_waiting(c, &spec, x, spares);
   ctx_again(c);
   uint64_t t0 = uv_hrtime();
@@ -1656,7 +1660,7 @@ TEST(srv_two_starts_in_a_row_take_two_spares) {
   run_ctx *c = new_ctx(), *d = new_ctx();
   uv_loop_init(&c->loop);
   executor *x = served_executor(&c->loop);
-  int spares[SPARES];
+  int spares[POOL];
   int server = stop_server_spares_waiting(c, &spec, x, spares);
   run_ctx *both[2] = {c, d};
   exec_callbacks cb = {.on_line = on_line, .on_exit = on_exit_cb};
@@ -1681,6 +1685,66 @@ TEST(srv_two_starts_in_a_row_take_two_spares) {
   CHECK(took_s < 4.0); /* not the replacement of a server that did not answer within 5 s */
   if (server > 0) kill(server, SIGCONT);
   free(d);
+  served_end(c, x);
+}
+
+/* A spare serves trial after trial: once nothing of a trial is left it waits for the next
+ * request, so that a sweep forks no supervisor a trial. Nothing of one trial reaches the next
+ * on the same supervisor: its environment and working directory are the request's, a stop
+ * (the timeout's SIGTERM) ends only its own trial, its leftovers are counted and ended with
+ * it, and its exit code or signal is its own. Twelve trials in turn of six kinds; at parallel
+ * 1 two spares and the one that ran the last trial take them all, so at most a few
+ * supervisors (and the first trial's fresh fork) run the twelve. */
+TEST(srv_spare_serves_trial_after_trial_and_nothing_carries_over) {
+  char here[4096];
+  CHECK(getcwd(here, sizeof here) != NULL);
+  char *envp_foo[] = {"FOO=bar", "PATH=/usr/bin:/bin", NULL};
+  char *env_args[] = {"sh", "-c", "pwd; " STUB_CHILD " env FOO", NULL};
+  char *helper_args[] = {STUB_CHILD, "helper", "600", "text", "1", NULL};
+  char *timeout_args[] = {STUB_CHILD, "text", "1", "sleep", "10", NULL};
+  char *exit_args[] = {STUB_CHILD, "text", "1", "exit", "3", NULL};
+  char *signal_args[] = {STUB_CHILD, "text", "1", "signal", "10", NULL}; /* SIGUSR1 */
+  char *plain_args[] = {STUB_CHILD, "steps", "2", "1", NULL};
+  run_ctx *c = new_ctx();
+  uv_loop_init(&c->loop);
+  executor *x = served_executor(&c->loop);
+  int groups[12], distinct = 0;
+  for (int i = 0; i < 12; i++) {
+    int kind = i % 6;
+    exec_spec spec = spec_for(kind == 0 || kind == 1 ? env_args
+                              : kind == 2            ? helper_args
+                              : kind == 3            ? timeout_args
+                              : kind == 4            ? (i < 6 ? exit_args : signal_args)
+                                                     : plain_args);
+    if (kind == 0) {
+      spec.envp = envp_foo;
+      spec.cwd = "/";
+    }
+    if (kind == 3) spec.timeout_s = 0.3;
+    ctx_again(c);
+    c->n_kept = 0;
+    c->group = 0;
+    c->res.leftovers = 0;
+    run_on(c, &spec, x);
+    if (kind == 0) {
+      CHECK_STR(c->kept[0].text, "/");
+      CHECK_STR(c->kept[1].text, "FOO=bar");
+    } else if (kind == 1) { /* no cwd, no FOO: not the last trial's */
+      CHECK_STR(c->kept[0].text, here);
+      CHECK_STR(c->kept[1].text, "FOO unset");
+    }
+    CHECK_INT(c->res.leftovers, kind == 2 ? 1 : 0);
+    CHECK_INT(c->res.stopped, kind == 3 ? EXEC_STOP_TIMEOUT : EXEC_STOP_NONE);
+    CHECK_INT(c->res.term_signal, kind == 3 ? SIGTERM : kind == 4 && i >= 6 ? SIGUSR1 : 0);
+    CHECK_INT(c->res.exit_status, kind == 4 && i < 6 ? 3 : 0);
+    CHECK_STR(c->res.log_error, "");
+    CHECK(c->group > 0);
+    int seen = 0;
+    for (int j = 0; j < distinct; j++) seen |= groups[j] == c->group;
+    if (!seen) groups[distinct++] = c->group;
+  }
+  CHECK(helpers_dead(c));
+  CHECK(distinct <= 4); /* a supervisor a trial would be 12 */
   served_end(c, x);
 }
 
