@@ -38,6 +38,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -64,6 +65,7 @@ int sup_parse_args(int argc, char **argv, sup_args *a) {
   a->cgroup = 1;
   a->cmd = NULL;
   a->again = a->reusable = 0;
+  a->back_fd = -1;
   for (int i = 1; i < argc; i++) {
     char *end = NULL;
     if (strcmp(argv[i], "--") == 0) {
@@ -559,6 +561,16 @@ static int stop_pending(pid_t parent) {
   return seen;
 }
 
+/* With A->again, once the trial is over: whether this process can serve another (no child is
+ * left), and if so 'b' to the fork server before the trial's "end" is written, so that the
+ * server counts us waiting before the orchestrator, having read the "end", can start another
+ * trial (its spare's 't' then never finds us still counted busy). */
+static void back(sup_args *a) {
+  a->reusable = !has_children();
+  if (a->reusable && a->back_fd >= 0 && send(a->back_fd, "b", 1, MSG_NOSIGNAL) != 1)
+    a->reusable = 0;
+}
+
 /* Nothing of the trial is left (its "end" line is written): EOF on every pipe to the
  * orchestrator, which ends the trial there, before our cgroup's removal and our own exit (and
  * the fork server's record of it), or the next request, are done. */
@@ -585,13 +597,13 @@ static int command_done(sup_args *a, sup_cgroup *cg, int status, double started,
   int alone = !has_children();
   if (!alone) report(a, "exit %.6f %d\n", wall, stopped);
   int killed = contain(cg, a->grace_s, a->boss);
+  if (a->again) back(a);
   if (alone)
     report(a, "exit %.6f %d\nkilled %d\nend %d\n", wall, stopped, killed, status);
   else
     report(a, "killed %d\nend %d\n", killed, status);
   let_go(a);
   if (a->again) {
-    a->reusable = !has_children();
     if (!cg->drained || !a->reusable) sup_cgroup_end(cg); /* else kept, empty, for the next */
     cg->drained = 0;
     return status;
@@ -697,9 +709,9 @@ int supervise_run(sup_args *a, const sigset_t *old, sup_cgroup *made) {
   pid_t child = start(a->cmd, old, cg, &code);
   if (child == 0) {
     if (a->again) { /* nothing ran: the cgroup stays as it was, empty */
+      back(a);
       report(a, "end %d\n", W_EXITCODE(code, 0));
       let_go(a);
-      a->reusable = !has_children();
       return code;
     }
     sup_cgroup_end(cg);

@@ -83,11 +83,12 @@ ssize_t supervise_recv_fds(int sock, void *buf, size_t cap, int flags, int *fds,
  *
  * A spare serves one request after another. Its trial's end is its "end" line (written once
  * nothing of the trial is left, also when the command could not start), after which it closes
- * the trial's pipes, keeps its cgroup when the trial left it empty, tells the server 'b' and
- * waits on the same request socket: the orchestrator takes that socket back among its spares at
- * the trial's "end" and never signals that trial's group again. A spare that cannot serve again
- * (a process of the trial it could not end) leaves instead. Each trial gets the environment and
- * working directory of its request, and the watched signals still pending from the last trial
+ * the trial's pipes, keeps its cgroup when the trial left it empty and waits on the same
+ * request socket (it has told the server 'b' just before the "end", so that the server counts
+ * it waiting before another trial can start): the orchestrator takes that socket back among its
+ * spares at the trial's "end" and never signals that trial's group again. A spare that cannot serve
+ * again (a process of the trial it could not end) leaves instead. Each trial gets the environment
+ * and working directory of its request, and the watched signals still pending from the last trial
  * are dropped when the next request comes.
  *
  * The orchestrator hands each request to the oldest spare it holds; at each SPARE it lets go
@@ -97,9 +98,8 @@ ssize_t supervise_recv_fds(int sock, void *buf, size_t cap, int flags, int *fds,
  * answers SUP_MSG_STARTED {pid, 0} once the child leads its group with its signals blocked
  * ({0, errno} when it could not fork or the request was malformed or cut: E2BIG); that fresh
  * fork serves its one request and exits as the command ended. When a supervisor ends the server
- * sends SUP_MSG_EXITED {pid, wait status}, after its pid's STARTED or SPARE (a spare that dies
- * waiting for a request is not reported; one that ends after its 't' is: the orchestrator
- * ignores a pid it has no live trial for). The orchestrator
+ * sends SUP_MSG_EXITED {pid, wait status}, after its pid's STARTED or SPARE (a spare's too: the
+ * orchestrator ignores a pid it has no live trial for). The orchestrator
  * stores the announced pid with the next trial's first row; the supervisor that takes the
  * request decides. The server dies with the orchestrator (PR_SET_PDEATHSIG, SIGKILL) and
  * leaves at EOF; each child then sees its parent gone and ends its trial as a supervisor does

@@ -18,6 +18,8 @@ typedef struct {
                    * "end" line (also when the command could not start), the process does not
                    * end as the command did, and a cgroup found empty is kept for the next */
   int reusable;   /* set by supervise_run with AGAIN: nothing of the trial is left (no child) */
+  int back_fd;    /* with AGAIN: where 'b' goes once the trial is over and before its "end" is
+                   * written (the fork server's link, which then counts us waiting); -1: none */
 } sup_args;
 
 /* The trial's own cgroup v2, when one could be made. */

@@ -124,7 +124,7 @@ static int parse_request(char *buf, size_t len, sup_req *rq, char ***argv, char 
  * left (*REUSABLE set when the process can serve again); otherwise it does not return. */
 static int served_run(const sup_req *rq, char **argv, char **envp, const char *cwd,
                       const int fds[3], pid_t server, pid_t boss, sup_cgroup *made, int again,
-                      int *reusable) {
+                      int link, int *reusable) {
   place_pipes(fds);
   sigset_t old;
   sigemptyset(&old); /* the command's mask: nothing blocked */
@@ -142,7 +142,8 @@ static int served_run(const sup_req *rq, char **argv, char **envp, const char *c
                 .report_fd = 3,
                 .cgroup = !(rq->flags & SUP_REQ_NO_CGROUP),
                 .cmd = argv,
-                .again = again};
+                .again = again,
+                .back_fd = link};
   int code = supervise_run(&a, &old, made);
   if (!again) exit(code);
   environ = own;
@@ -161,10 +162,11 @@ static int served_run(const sup_req *rq, char **argv, char **envp, const char *c
  * written and its pipes closed) it waits on the same socket for the next request, so that a
  * trial costs no fork and no exit of a supervisor (the orchestrator takes the socket back at
  * the trial's "end"). The spare's link to the server is a socket pair of its own: the spare
- * sends 't' there once it has a request, before it acknowledges it, and 'b' once it waits
- * again, and sees the server's death as EOF on it. It runs nothing without a request: at EOF
- * on either socket it leaves. It has no other fd of the server's (not another spare's link
- * either: the server's close of a link must be that spare's EOF). */
+ * sends 't' there once it has a request, before it acknowledges it, and 'b' once its trial is
+ * over, before the trial's "end" (so that the server counts it waiting before the orchestrator
+ * can start another trial), and sees the server's death as EOF on it. It runs nothing without a
+ * request: at EOF on either socket it leaves. It has no other fd of the server's (not another
+ * spare's link either: the server's close of a link must be that spare's EOF). */
 enum { SUP_SPARES = 2, SUP_POOL = 64 /* the most served supervisors at once */ };
 
 typedef struct {
@@ -248,15 +250,15 @@ static void spare_main(int req, int link, pid_t server, pid_t boss) {
       home = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
       lift_fd(&home);
     }
-    int again = 0;
-    served_run(&rq, argv, envp, cwd, fds, server, boss, &cg, 1, &again);
+    int again = 0; /* 'b' sent: the server counts us waiting */
+    served_run(&rq, argv, envp, cwd, fds, server, boss, &cg, 1, link, &again);
     free(argv);
     free(envp);
     if (cwd && (home < 0 || fchdir(home) != 0)) again = 0;
     /* Something of the trial is still here (a process no signal ends), or the server is
      * gone: no next trial here. Our end after "end" is no trial's end (the server reports
-     * it, the orchestrator has ended the trial already). */
-    if (!again || getppid() != server || send(link, "b", 1, MSG_NOSIGNAL) != 1) {
+     * it, the orchestrator has ended the trial already and ignores it). */
+    if (!again || getppid() != server) {
       sup_cgroup_end(&cg);
       _exit(0);
     }
@@ -373,7 +375,7 @@ static void server_spawn(int sock, int sfd, char *buf, size_t len, const int fds
       if (sp[i].link >= 0) close(sp[i].link);
     close(ready[0]);
     served_prepare(server, ready[1]);
-    served_run(&rq, argv, envp, cwd, fds, server, boss, NULL, 0, NULL);
+    served_run(&rq, argv, envp, cwd, fds, server, boss, NULL, 0, -1, NULL);
   }
   int e = errno;
   close(ready[1]);
@@ -388,11 +390,9 @@ static void server_spawn(int sock, int sfd, char *buf, size_t len, const int fds
   server_send(sock, SUP_MSG_STARTED, pid > 0 ? pid : 0, pid > 0 ? 0 : e);
 }
 
-/* Reaps every child that has ended and tells the orchestrator how each one ended; a spare that
- * died waiting for a request (a stray kill, or its server's end) is only dropped: it ran no
- * trial then. One that ended after its 't' is reported as any supervisor: the orchestrator
- * ignores a pid it has no live trial for (one that ended after its trial's "end", or one it
- * cut off). */
+/* Reaps every child that has ended and tells the orchestrator how each one ended, a spare
+ * too: the orchestrator ignores a pid it has no live trial for (a spare that died waiting for
+ * a request, one that left after its trial's "end", one it cut off). */
 static void server_reap(int sock, sup_spare *sp) {
   int st;
   pid_t r;
@@ -401,14 +401,11 @@ static void server_reap(int sock, sup_spare *sp) {
     if (r < 0) return;
     int i = 0;
     while (i < SUP_POOL && sp[i].pid != r) i++;
-    int busy = 1;
     if (i < SUP_POOL) {
-      spare_settle(&sp[i]); /* its last words first */
-      busy = sp[i].busy;
       if (sp[i].link >= 0) close(sp[i].link);
       sp[i] = (sup_spare){0, -1, 0};
     }
-    if (busy) server_send(sock, SUP_MSG_EXITED, r, st);
+    server_send(sock, SUP_MSG_EXITED, r, st);
     if (WIFSIGNALED(st)) sup_cgroup_sweep(); /* a supervisor killed may have left its cgroup */
   }
 }
