@@ -22,6 +22,7 @@ enum {
   EXEC_SPARE_ANSWER_MS = 2000,  /* a spare that has not taken its request by then is cut off */
   EXEC_SERVER_DEATHS = 3,       /* servers lost before the rest of the run takes the exec path */
   EXEC_SPARES = 64,             /* the spares held at once (the server's SUP_POOL) */
+  EXEC_SPARE_TRIES = 3,         /* spares asked for one start before the server is */
 };
 #define EXEC_DEFAULT_GRACE_S 5.0
 #define EXEC_DEFAULT_LOG_LIMIT ((int64_t)64 * 1024 * 1024)

@@ -22,6 +22,15 @@
 #include "diag.h"
 #include "exec_impl.h"
 #include "supervise.h"
+/* Appends a spare, the newest, to the list (the caller has made room): its pid and request
+ * socket, its pid not yet given out. */
+static void spare_push(exec_server *srv, pid_t pid, int fd) {
+  srv->spares[srv->n_spares].pid = pid;
+  srv->spares[srv->n_spares].fd = fd;
+  srv->spares[srv->n_spares].told = 0;
+  srv->n_spares++;
+}
+
 /* Hands a live trial its end: STATUS (a wait status) on a loop turn of its own. */
 void exec_served_end(exec_server *srv, exec_trial *t, int status, int back) {
   exec_trial **pp = &srv->live;
@@ -33,10 +42,7 @@ void exec_served_end(exec_server *srv, exec_trial *t, int status, int back) {
   t->srv_ended = back;
   if (t->srv_fd >= 0 && back && srv->fd >= 0 && srv->n_spares < EXEC_SPARES) {
     /* The last to be taken: the others have waited longer, and it is still letting go. */
-    srv->spares[srv->n_spares].pid = t->pid;
-    srv->spares[srv->n_spares].fd = t->srv_fd;
-    srv->spares[srv->n_spares].told = 0;
-    srv->n_spares++;
+    spare_push(srv, t->pid, t->srv_fd);
   } else if (t->srv_fd >= 0) {
     close(t->srv_fd);
   }
@@ -79,10 +85,7 @@ static void spares_room(exec_server *srv) {
 static void server_record(exec_server *srv, const sup_msg *m, int fd) {
   if (m->kind == SUP_MSG_SPARE && fd >= 0) {
     spares_room(srv);
-    srv->spares[srv->n_spares].pid = m->pid;
-    srv->spares[srv->n_spares].fd = fd;
-    srv->spares[srv->n_spares].told = 0;
-    srv->n_spares++;
+    spare_push(srv, m->pid, fd);
     return;
   }
   if (fd >= 0) close(fd);
@@ -330,7 +333,7 @@ static pid_t served_start(exec_server *srv, const char *req, size_t len, const i
   pid_t pid = 0;
   *fd = -1;
   if (srv->n_spares == 0) server_catch_up(srv);
-  for (int i = 0; i < 3 && pid <= 0 && srv->n_spares > 0; i++) {
+  for (int i = 0; i < EXEC_SPARE_TRIES && pid <= 0 && srv->n_spares > 0; i++) {
     pid = spare_ask(srv, req, len, wr, fd);
     if (pid <= 0) server_catch_up(srv);
   }

@@ -120,11 +120,12 @@ static int parse_request(char *buf, size_t len, sup_req *rq, char ***argv, char 
 
 /* The served supervisor once its request is here (FDS: its stdout, stderr and report pipe;
  * SERVER: our parent; BOSS: the orchestrator; MADE: its cgroup, when made ahead). AGAIN: a
- * spare that serves the next request too, for which this returns once nothing of the trial is
- * left (*REUSABLE set when the process can serve again); otherwise it does not return. */
+ * spare that serves the next request too (its 'b' goes on LINK), for which this returns once
+ * nothing of the trial is left: 1 when the process can serve again ('b' sent), else 0;
+ * otherwise it does not return. */
 static int served_run(const sup_req *rq, char **argv, char **envp, const char *cwd,
                       const int fds[3], pid_t server, pid_t boss, sup_cgroup *made, int again,
-                      int link, int *reusable) {
+                      int link) {
   place_pipes(fds);
   sigset_t old;
   sigemptyset(&old); /* the command's mask: nothing blocked */
@@ -147,8 +148,7 @@ static int served_run(const sup_req *rq, char **argv, char **envp, const char *c
   int code = supervise_run(&a, &old, made);
   if (!again) exit(code);
   environ = own;
-  if (reusable) *reusable = a.reusable;
-  return code;
+  return a.reusable;
 }
 
 /* ---- the spares: supervisors forked ahead, each serving request after request ---------------- */
@@ -250,8 +250,7 @@ static void spare_main(int req, int link, pid_t server, pid_t boss) {
       home = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
       lift_fd(&home);
     }
-    int again = 0; /* 'b' sent: the server counts us waiting */
-    served_run(&rq, argv, envp, cwd, fds, server, boss, &cg, 1, link, &again);
+    int again = served_run(&rq, argv, envp, cwd, fds, server, boss, &cg, 1, link);
     free(argv);
     free(envp);
     if (cwd && (home < 0 || fchdir(home) != 0)) again = 0;
@@ -375,7 +374,7 @@ static void server_spawn(int sock, int sfd, char *buf, size_t len, const int fds
       if (sp[i].link >= 0) close(sp[i].link);
     close(ready[0]);
     served_prepare(server, ready[1]);
-    served_run(&rq, argv, envp, cwd, fds, server, boss, NULL, 0, -1, NULL);
+    served_run(&rq, argv, envp, cwd, fds, server, boss, NULL, 0, -1);
   }
   int e = errno;
   close(ready[1]);

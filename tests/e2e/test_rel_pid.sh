@@ -19,6 +19,7 @@ source "$(dirname "$0")/lib.sh"
 # ending: every one of them is in a ppid-N file, and none of them is killed.
 cat > trial.sh <<'SH'
 echo "$PPID" > "$PID_DIR/ppid-$FLAGTUNE_TRIAL"
+date +%s%N > "$PID_DIR/start-$FLAGTUNE_TRIAL"
 if [ -n "$KILL_SPARE" ]; then
   server=$(awk '{print $4}' "/proc/$PPID/stat")
   for i in 1 2 3 4 5 6 7 8 9 10; do
@@ -30,6 +31,7 @@ if [ -n "$KILL_SPARE" ]; then
   for p in $spare; do kill -9 "$p" && echo "$p" >> "$PID_DIR/killed"; done
 fi
 printf '{"step_time_ms": 1.5}\n{"step_time_ms": 1.5}\n'
+date +%s%N > "$PID_DIR/end-$FLAGTUNE_TRIAL"
 SH
 
 write_exp() { # name parallel
@@ -74,4 +76,13 @@ check "spare killed: spares were killed" [ -s "$work/killed/killed" ]
 in_rows=$(sql "$work/killed.db" "SELECT pid FROM trials" | grep -cxFf "$work/killed/killed")
 check_eq "spare killed: no killed spare's pid in a row" "$in_rows" 0
 run_case "parallel 2" par2 2
+# A pid in several rows is a spare that served them one after another, never two at once.
+at_once() { # name db: prints each pid whose trials' commands overlapped in time
+  local n pid
+  sql "$2" "SELECT number, pid FROM trials" | while IFS='|' read -r n pid; do
+    echo "$pid $(cat "$work/$1/start-$n" "$work/$1/end-$n" | tr '\n' ' ')"
+  done | sort -k1,1n -k2,2n | awk 'NF != 3 { print "trial times missing"; next }
+    $1 == p && $2 < e { print "pid " $1 " in two trials at once" } { p = $1; e = $3 }'
+}
+check_eq "parallel 2: no pid in two trials at once" "$(at_once par2 "$work/par2.db")" ""
 finish

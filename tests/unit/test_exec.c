@@ -1692,9 +1692,10 @@ TEST(srv_two_starts_in_a_row_take_two_spares) {
  * request, so that a sweep forks no supervisor a trial. Nothing of one trial reaches the next
  * on the same supervisor: its environment and working directory are the request's, a stop
  * (the timeout's SIGTERM) ends only its own trial, its leftovers are counted and ended with
- * it, and its exit code or signal is its own. Twelve trials in turn of six kinds; at parallel
- * 1 two spares and the one that ran the last trial take them all, so at most a few
- * supervisors (and the first trial's fresh fork) run the twelve. */
+ * it, its exit code or signal is its own, and a command that cannot start ends its trial alone.
+ * Fourteen trials in turn of seven kinds; at parallel 1 two spares and the one that ran the last
+ * trial take them all, so at most a few supervisors (and the first trial's fresh fork) run the
+ * fourteen. */
 TEST(srv_spare_serves_trial_after_trial_and_nothing_carries_over) {
   char here[4096];
   CHECK(getcwd(here, sizeof here) != NULL);
@@ -1705,17 +1706,19 @@ TEST(srv_spare_serves_trial_after_trial_and_nothing_carries_over) {
   char *exit_args[] = {STUB_CHILD, "text", "1", "exit", "3", NULL};
   char *signal_args[] = {STUB_CHILD, "text", "1", "signal", "10", NULL}; /* SIGUSR1 */
   char *plain_args[] = {STUB_CHILD, "steps", "2", "1", NULL};
+  char *missing_args[] = {"flagtune-no-such-command", "x", NULL};
   run_ctx *c = new_ctx();
   uv_loop_init(&c->loop);
   executor *x = served_executor(&c->loop);
-  int groups[12], distinct = 0;
-  for (int i = 0; i < 12; i++) {
-    int kind = i % 6;
+  int groups[14], distinct = 0;
+  for (int i = 0; i < 14; i++) {
+    int kind = i % 7;
     exec_spec spec = spec_for(kind == 0 || kind == 1 ? env_args
                               : kind == 2            ? helper_args
                               : kind == 3            ? timeout_args
-                              : kind == 4            ? (i < 6 ? exit_args : signal_args)
-                                                     : plain_args);
+                              : kind == 4            ? (i < 7 ? exit_args : signal_args)
+                              : kind == 5            ? plain_args
+                                                     : missing_args);
     if (kind == 0) {
       spec.envp = envp_foo;
       spec.cwd = "/";
@@ -1735,9 +1738,11 @@ TEST(srv_spare_serves_trial_after_trial_and_nothing_carries_over) {
     }
     CHECK_INT(c->res.leftovers, kind == 2 ? 1 : 0);
     CHECK_INT(c->res.stopped, kind == 3 ? EXEC_STOP_TIMEOUT : EXEC_STOP_NONE);
-    CHECK_INT(c->res.term_signal, kind == 3 ? SIGTERM : kind == 4 && i >= 6 ? SIGUSR1 : 0);
-    CHECK_INT(c->res.exit_status, kind == 4 && i < 6 ? 3 : 0);
+    CHECK_INT(c->res.term_signal, kind == 3 ? SIGTERM : kind == 4 && i >= 7 ? SIGUSR1 : 0);
+    CHECK_INT(c->res.exit_status, kind == 4 && i < 7 ? 3 : kind == 6 ? 127 : 0);
+    CHECK_INT(c->res.spawn_error, kind == 6 ? UV_ENOENT : 0);
     CHECK_STR(c->res.log_error, "");
+    if (kind == 6) continue; /* no line: its supervisor's pid is not seen */
     CHECK(c->group > 0);
     int seen = 0;
     for (int j = 0; j < distinct; j++) seen |= groups[j] == c->group;
