@@ -441,6 +441,10 @@ static const embed_file *migration_find(int number, int *latest) {
 
 static int exec_patiently(store *s, const char *sql);
 
+/* The schema an empty database gets in one step, and its number (build/schema_data.c). */
+extern const int store_schema_version;
+extern const char store_schema_sql[];
+
 /* FT_ESTORE when a row references a missing parent (PRAGMA foreign_key_check finds one). */
 static int foreign_keys_hold(store *s, char **err) {
   sqlite3_stmt *st = NULL;
@@ -466,11 +470,15 @@ static int migrate_all(store *s, int latest, char **err) {
   exec_patiently(s, "PRAGMA foreign_keys = OFF");
   int rc = store_run_cached(s, ST_BEGIN_WRITE, "starting a migration", err), have = 0;
   if (!rc) rc = user_version(s, &have, err);
-  for (int n = have + 1; n <= latest && !rc; n++) {
+  /* An empty database takes the migrations' result in one step (tools/schema.c), made from
+   * these same migrations at build time. */
+  int whole = !rc && have == 0 && latest == store_schema_version;
+  if (whole) rc = exec_sql(s, store_schema_sql, "creating the schema", err);
+  for (int n = have + 1; n <= latest && !rc && !whole; n++) {
     const embed_file *f = migration_find(n, &latest);
     if (f) rc = exec_sql(s, f->data, f->path, err);
   }
-  if (!rc && have < latest) {
+  if (!rc && have < latest && !whole) {
     /* The views are made again from their one definition after any migration (views.sql). */
     const embed_file *views = embed_find("store/views.sql");
     rc = views ? exec_sql(s, views->data, views->path, err)

@@ -307,6 +307,61 @@ static char *views_text(const char *path) {
   return all;
 }
 
+/* The schema of the database at PATH as a reader sees it: every object's text in name order,
+ * then each table's indexes in the order the planner is handed them. */
+static char *schema_text(const char *path) {
+  sqlite3 *db = NULL;
+  sqlite3_stmt *st = NULL;
+  char *all = xstrdup("");
+  sqlite3_open(path, &db);
+  sqlite3_prepare_v2(db,
+                     "SELECT type || ' ' || name || ' ' || tbl_name || ': ' || coalesce(sql, '') "
+                     "FROM sqlite_schema UNION ALL "
+                     "SELECT 'on ' || m.name || ' ' || il.seq || ' ' || il.name "
+                     "FROM sqlite_schema m, pragma_index_list(m.name) il WHERE m.type = 'table' "
+                     "ORDER BY 1",
+                     -1, &st, NULL);
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    char *next = xasprintf("%s%s\n", all, (const char *)sqlite3_column_text(st, 0));
+    free(all);
+    all = next;
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return all;
+}
+
+/* A new database takes the schema in one step (tools/schema.c); it is the schema a database
+ * of schema 1 reaches through every migration and views.sql, object for object and index
+ * order for index order. */
+TEST(new_database_schema_is_the_migrations_result) {
+  tmpdb fresh, old;
+  tmpdb_init(&fresh);
+  tmpdb_init(&old);
+  CHECK_STORE_END(open_ok(fresh.path));
+  sqlite3 *db = NULL;
+  CHECK_INT(sqlite3_open(old.path, &db), SQLITE_OK);
+  CHECK_INT(sqlite3_exec(db, embed_find("store/0001_init.sql")->data, NULL, NULL, NULL),
+            SQLITE_OK);
+  CHECK_INT(sqlite3_exec(db, "PRAGMA user_version = 1", NULL, NULL, NULL), SQLITE_OK);
+  CHECK_INT(sqlite3_close(db), SQLITE_OK);
+  store *s = open_ok(old.path);
+  CHECK_NEAR(query_num(s, "PRAGMA user_version"), schema_latest(), 0);
+  CHECK_STORE_END(s);
+  s = open_ok(fresh.path);
+  CHECK_NEAR(query_num(s, "PRAGMA user_version"), schema_latest(), 0);
+  CHECK_NEAR(query_num(s, "PRAGMA foreign_keys"), 1, 0);
+  CHECK_STORE_END(s);
+  char *want = schema_text(old.path), *got = schema_text(fresh.path);
+  CHECK(strstr(want, "trigger trials_report_ok_update trials: CREATE TRIGGER") != NULL);
+  CHECK(strstr(want, "on trials 0 ") != NULL);
+  CHECK_STR(got, want);
+  free(want);
+  free(got);
+  tmpdb_remove(&fresh);
+  tmpdb_remove(&old);
+}
+
 /* Every upgrade makes the views again from store/views.sql: a database one schema behind
  * whose `best` view is not the one views.sql defines gets views.sql's views, the same text as a
  * new database's; a database already at the latest schema is not upgraded, its views stay. */
