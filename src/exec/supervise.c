@@ -292,9 +292,22 @@ static pid_t start_vfork(char **cmd, const sigset_t *old, const sup_cgroup *cg, 
   size_t size =
       64 * 1024 + (path ? strlen(path) : 0) + strlen(cmd[0]) + (argc + 3) * sizeof(char *);
   size = (size + 4095) & ~(size_t)4095;
-  void *stack =
-      mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-  if (stack == MAP_FAILED) return -1;
+  /* Kept for the next trial a spare serves (its pages already faulted in): the child is done
+   * with it once clone3 returns here, since the parent sleeps until the child exec'd or left. */
+  static void *stack = NULL;
+  static size_t stack_size = 0;
+  if (size > stack_size) {
+    if (stack) munmap(stack, stack_size);
+    stack_size = 0;
+    stack =
+        mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (stack == MAP_FAILED) {
+      stack = NULL;
+      return -1;
+    }
+    stack_size = size;
+  }
+  size = stack_size;
   vfork_args v = {cmd, old, -1, 0};
   struct clone_args ca;
   memset(&ca, 0, sizeof ca);
@@ -314,7 +327,6 @@ static pid_t start_vfork(char **cmd, const sigset_t *old, const sup_cgroup *cg, 
     v.cgroup_fd = cg->procs_fd; /* not born in it: the child joins */
     pid = clone3_run(&ca, vfork_child, &v);
   }
-  munmap(stack, size);
   if (pid < 0) return -1;
   if (v.err) { /* exec failed: the child has left; reap it quietly */
     while (waitpid((pid_t)pid, NULL, 0) < 0 && errno == EINTR) {
