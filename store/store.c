@@ -443,7 +443,7 @@ static int exec_patiently(store *s, const char *sql);
 
 /* The schema an empty database gets in one step, and its number (build/schema_data.c). */
 extern const int store_schema_version;
-extern const char store_schema_sql[];
+extern const char *const store_schema_sql;
 
 /* FT_ESTORE when a row references a missing parent (PRAGMA foreign_key_check finds one). */
 static int foreign_keys_hold(store *s, char **err) {
@@ -472,17 +472,19 @@ static int migrate_all(store *s, int latest, char **err) {
   if (!rc) rc = user_version(s, &have, err);
   /* An empty database takes the migrations' result in one step (tools/schema.c), made from
    * these same migrations at build time. */
-  int whole = !rc && have == 0 && latest == store_schema_version;
-  if (whole) rc = exec_sql(s, store_schema_sql, "creating the schema", err);
-  for (int n = have + 1; n <= latest && !rc && !whole; n++) {
-    const embed_file *f = migration_find(n, &latest);
-    if (f) rc = exec_sql(s, f->data, f->path, err);
-  }
-  if (!rc && have < latest && !whole) {
-    /* The views are made again from their one definition after any migration (views.sql). */
-    const embed_file *views = embed_find("store/views.sql");
-    rc = views ? exec_sql(s, views->data, views->path, err)
-               : diag_set(err, FT_ESTORE, "store/views.sql is not in this build");
+  if (!rc && have == 0 && latest == store_schema_version) {
+    rc = exec_sql(s, store_schema_sql, "creating the schema", err);
+  } else {
+    for (int n = have + 1; n <= latest && !rc; n++) {
+      const embed_file *f = migration_find(n, &latest);
+      if (f) rc = exec_sql(s, f->data, f->path, err);
+    }
+    if (!rc && have < latest) {
+      /* The views are made again from their one definition after any migration (views.sql). */
+      const embed_file *views = embed_find("store/views.sql");
+      rc = views ? exec_sql(s, views->data, views->path, err)
+                 : diag_set(err, FT_ESTORE, "store/views.sql is not in this build");
+    }
   }
   if (!rc && have < latest) {
     char *bump = xasprintf("PRAGMA user_version = %d", latest);

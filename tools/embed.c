@@ -20,42 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-  unsigned char *p;
-  size_t len, cap;
-} buf;
-
-static int buf_add(buf *b, const void *data, size_t n) {
-  if (b->len + n > b->cap) {
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap < b->len + n) cap *= 2;
-    unsigned char *p = realloc(b->p, cap);
-    if (!p) return -1;
-    b->p = p;
-    b->cap = cap;
-  }
-  memcpy(b->p + b->len, data, n);
-  b->len += n;
-  return 0;
-}
+#include "toolbuf.h"
 
 static int dump_writer(lua_State *L, const void *p, size_t n, void *ud) {
   (void)L;
   return buf_add(ud, p, n);
-}
-
-static int read_file(const char *path, buf *out) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return -1;
-  char chunk[65536];
-  size_t n;
-  int rc = 0;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-    if (buf_add(out, chunk, n) != 0) rc = -1;
-  }
-  if (ferror(f)) rc = -1;
-  fclose(f);
-  return rc;
 }
 
 static int ends_with(const char *s, const char *tail) {
@@ -240,17 +209,6 @@ static int compile_lua(const char *rel, const buf *src, buf *out) {
   return rc;
 }
 
-static void emit_named_array(buf *c, const char *id, const buf *data) {
-  char line[64];
-  snprintf(line, sizeof line, "static const unsigned char %s[] = {", id);
-  buf_add(c, line, strlen(line));
-  for (size_t k = 0; k < data->len; k++) {
-    int n = snprintf(line, sizeof line, "%s%u,", k % 24 == 0 ? "\n" : "", data->p[k]);
-    buf_add(c, line, (size_t)n);
-  }
-  buf_add(c, "0};\n", 4);
-}
-
 static void emit_array(buf *c, int i, const buf *data) {
   char id[32];
   snprintf(id, sizeof id, "f%d", i);
@@ -324,15 +282,6 @@ static int split_catalog(const buf *src, buf *index, buf *entries) {
   return rc;
 }
 
-/* 1 when PATH already holds exactly DATA. */
-static int same_content(const char *path, const buf *data) {
-  buf old = {0};
-  int same = read_file(path, &old) == 0 && old.len == data->len &&
-             (old.len == 0 || memcmp(old.p, data->p, old.len) == 0);
-  free(old.p);
-  return same;
-}
-
 int main(int argc, char **argv) {
   if (argc < 3) {
     fprintf(stderr, "usage: flagtune-embed OUT ROOT FILE...\n");
@@ -398,18 +347,7 @@ int main(int argc, char **argv) {
     buf_add(&c, open, strlen(open));
     buf_add(&c, table.p, table.len);
     buf_add(&c, close, strlen(close));
-    if (!same_content(out, &c)) {
-      char tmp[4096];
-      snprintf(tmp, sizeof tmp, "%s.tmp", out);
-      FILE *f = fopen(tmp, "wb");
-      int ok = f && fwrite(c.p, 1, c.len, f) == c.len;
-      if (f && fclose(f) != 0) ok = 0;
-      if (!ok || rename(tmp, out) != 0) {
-        perror(tmp);
-        remove(tmp);
-        rc = 1;
-      }
-    }
+    if (write_if_changed(out, &c) != 0) rc = 1;
   }
   free(c.p);
   free(table.p);
