@@ -217,7 +217,8 @@ function Host:start(seed)
   for k, v in pairs(st.options or {}) do options[k] = v end
   options.budget = self.budget
   if exp.metric then
-    options.metric = { skip = exp.metric.skip or 0, min_steps = exp.metric.min_steps or 1 }
+    options.metric = { skip = exp.metric.skip or 0, min_steps = exp.metric.min_steps or 1,
+                       reduce = exp.metric.reduce or "median" }
   end
   local handler = locate_with(function(e)
     return at_experiment(exp, format("strategy '%s': %s", name, e))
@@ -277,9 +278,9 @@ function Host:accept(p, i)
   if type(p) ~= "table" then
     self:fail(" proposed an invalid configuration: proposal %d is a %s, not a table", i, type(p))
   end
-  local config, steps, repeat_ok = p, nil, false
+  local config, steps, repeat_ok, rung = p, nil, false, nil
   if type(p.config) == "table" then
-    config, steps, repeat_ok = p.config, p.steps, p.repeat_ok == true
+    config, steps, repeat_ok, rung = p.config, p.steps, p.repeat_ok == true, p.rung
   end
   local ok, msg = self.space:validate(config)
   if not ok then self:fail(" proposed an invalid configuration: %s", msg) end
@@ -287,6 +288,7 @@ function Host:accept(p, i)
     self:fail(" proposed an invalid configuration: steps must be a positive integer, got %s",
       tostring(steps))
   end
+  local rung_steps, rung_value = self:check_rung(rung, steps)
   local key = self.space:key(config)
   if next(config) == nil and not repeat_ok then
     self:fail(" proposed the baseline {}, which flagtune always runs itself (repeat_ok = true " ..
@@ -300,7 +302,26 @@ function Host:accept(p, i)
   for k, v in pairs(config) do canon[k] = by_name[k]:canonical(v) end
   self.pending[key] = canon
   return self:finish({ json = key, label = self.space:label(config), steps = steps or 0,
+                       rung_steps = rung_steps, rung_value = rung_value,
                        settings = self.space:render(config) })
+end
+
+-- A proposal's in-trial rung, { steps = K, value = V }: the trial stops (pruned) when its
+-- value after K step times is above V ms. Returns K and V (0 and nil without one).
+function Host:check_rung(rung, steps)
+  if rung == nil then return 0, nil end
+  local budget = steps or self.budget.steps
+  local k, v = type(rung) == "table" and rung.steps, type(rung) == "table" and rung.value
+  if math.type(k) ~= "integer" or k <= 0 or (math.type(budget) == "integer" and budget > 0
+                                               and k >= budget) then
+    self:fail(" proposed an invalid configuration: rung.steps must be a positive integer " ..
+      "below the trial's steps (%s), got %s", tostring(budget), tostring(k))
+  end
+  if type(v) ~= "number" or not (v > 0 and v < math.huge) then
+    self:fail(" proposed an invalid configuration: rung.value must be a positive number " ..
+      "of ms, got %s", tostring(v))
+  end
+  return k, v
 end
 
 -- Up to N checked proposals (fewer, or none, when the strategy has nothing to offer now).

@@ -19,6 +19,12 @@
 -- one ((start + min_steps) / (start + max_steps)), halving stops opening brackets and
 -- proposes the base's configurations at max_steps (full fidelity); an open bracket stops
 -- taking fresh members and promotes what it has. Until a cost is known it halves.
+-- At full fidelity the rungs move into the trial: each proposal carries an in-trial rung
+-- ({ steps = min_steps, value = V }: the orchestrator stops the trial, pruned, when its value
+-- after min_steps step times is above V), V the best 1/eta of every trial's value at
+-- min_steps so far (the best one while fewer than eta are known). A survivor goes on to
+-- max_steps in the same process, so it pays no second start; a pruned trial is told to the
+-- base as the short ok run it is.
 -- Must not use math.random; owns the brackets, not the base sampler's model.
 
 local kit = require("kit")
@@ -83,8 +89,13 @@ local function check_options(options)
     fail("compile_steps must be a number of steps >= 0 (what a trial's start costs), got %s",
          tostring(compile))
   end
+  local reduce = metric.reduce or "median"
+  if reduce ~= "median" and reduce ~= "mean" and reduce ~= "min" then
+    fail("metric.reduce must be median, mean or min, got %s", tostring(reduce))
+  end
   return { eta = eta, steps = rung_steps(min_steps, max_steps, eta),
-           n = kit.int(options, "n", nil, 1), hyperband = hyperband, compile = compile }
+           n = kit.int(options, "n", nil, 1), hyperband = hyperband, compile = compile,
+           skip = skip, reduce = reduce }
 end
 
 -- The base sampler: tpe{} (default), a name ("random"), a strategy spec from the DSL
@@ -108,10 +119,14 @@ function halving.new(space, options, history, rng)
   local o = check_options(options)
   local mod, base_options, base_name = load_base(options.base, options.budget)
   local self = setmetatable({ space = space, o = o, rng = rng, brackets = {}, members = {},
-                              opened = 0, base_name = base_name, starts = {}, full = {} }, H)
-  self.base = mod.new(space, base_options, history or {}, rng:split())
+                              opened = 0, base_name = base_name, starts = {}, full = {},
+                              at_rung = {} }, H)
+  local told = {} -- the history as the base is told it (a pruned trial as its short ok run)
+  for i, h in ipairs(history or {}) do told[i] = self:as_told(h) end
+  self.base = mod.new(space, base_options, told, rng:split())
   self.replaying = true
   for _, h in ipairs(history or {}) do
+    self:note_rung(h)
     if next(h.config) ~= nil then self:replay(h) end
   end
   self.replaying = false
@@ -162,7 +177,11 @@ function H:add_member(b, rung, config, key, issued)
 end
 
 function H:proposal(m)
-  if m.full then return { config = m.config, steps = self.o.steps[#self.o.steps] } end
+  if m.full then
+    local bar = self:rung_bar()
+    return { config = m.config, steps = self.o.steps[#self.o.steps],
+             rung = bar and { steps = self.o.steps[1], value = bar } or nil }
+  end
   m.issued = true
   local steps = self.o.steps[m.rung]
   if m.rung == m.bracket.start then return { config = m.config, steps = steps } end
@@ -318,9 +337,59 @@ end
 -- A finished trial: passed to the base, then recorded at the rung its step budget names.
 function H:tell(config, result)
   self:measure(result)
+  self:note_rung(result)
   if result.baseline or next(config) == nil then return end
-  if type(self.base.tell) == "function" then self.base:tell(config, result) end
+  if type(self.base.tell) == "function" then self.base:tell(config, self:as_told(result)) end
   self:record(config, result)
+end
+
+-- The reduced value (metric.reduce) of step times FIRST..LAST of STEPS, or nil.
+local function reduce(steps, first, last, how)
+  if type(steps) ~= "table" or last > #steps or first > last then return nil end
+  local t = {}
+  for i = first, last do t[#t + 1] = steps[i] end
+  if how == "min" then return math.min(table.unpack(t)) end
+  if how == "mean" then
+    local sum = 0
+    for _, v in ipairs(t) do sum = sum + v end
+    return sum / #t
+  end
+  table.sort(t)
+  local mid = (#t + 1) // 2
+  return #t % 2 == 1 and t[mid] or (t[mid] + t[mid + 1]) / 2
+end
+
+-- A trial's value after the first rung's step times (nil when it has fewer, or failed),
+-- kept sorted in self.at_rung for rung_bar(); the baseline counts too.
+function H:note_rung(result)
+  if result.status ~= "ok" and result.status ~= "pruned" then return end
+  local v = reduce(result.steps, self.o.skip + 1, self.o.steps[1], self.o.reduce)
+  if not (v and v > 0 and v < math.huge) then return end
+  local list, i = self.at_rung, #self.at_rung + 1
+  while i > 1 and list[i - 1] > v do list[i] = list[i - 1]; i = i - 1 end
+  list[i] = v
+end
+
+-- The in-trial rung's bar: the best 1/eta of the values at the first rung (the best one
+-- while fewer than eta are known), or nil before any.
+function H:rung_bar()
+  local list = self.at_rung
+  if #list == 0 or #self.o.steps < 2 then return nil end
+  return list[math.max(1, #list // self.o.eta)]
+end
+
+-- RESULT as the base is told it: a pruned trial with step times past the skip as the short
+-- ok run it is (its value over the steps it has, weighed by their number), else unchanged.
+function H:as_told(result)
+  if result.status ~= "pruned" then return result end
+  local steps = result.steps
+  local v = reduce(steps, self.o.skip + 1, type(steps) == "table" and #steps or 0,
+                   self.o.reduce)
+  if not v then return result end
+  local out = {}
+  for k, x in pairs(result) do out[k] = x end
+  out.status, out.value = "ok", v
+  return out
 end
 
 -- A trial's start in steps from what it cost (wall_ms, step_ms: src/luahost/strategy.h), kept for

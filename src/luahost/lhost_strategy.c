@@ -204,6 +204,14 @@ static int to_settings(lua_State *L, setting **out, int *n_out) {
   return rc;
 }
 
+/* A number field of the table at IDX, or NaN. */
+static double num_field(lua_State *L, int idx, const char *key) {
+  lua_getfield(L, idx, key);
+  double v = lua_type(L, -1) == LUA_TNUMBER ? lua_tonumber(L, -1) : NAN;
+  lua_pop(L, 1);
+  return v;
+}
+
 static int int_field(lua_State *L, int idx, const char *key) {
   lua_getfield(L, idx, key);
   int v = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : 0;
@@ -246,8 +254,9 @@ static int to_unset(lua_State *L, proposal *p) {
   return rc;
 }
 
-/* The proposal table at the top of the stack ({ json, label, steps, settings, skip,
- * profile, unset }) into *P. On failure *P holds what was converted so far; the caller clears it.
+/* The proposal table at the top of the stack ({ json, label, steps, rung_steps, rung_value,
+ * settings, skip, profile, unset }) into *P. On failure *P holds what was converted so far; the
+ * caller clears it.
  */
 static int to_proposal(lua_State *L, proposal *p) {
   memset(p, 0, sizeof *p);
@@ -256,6 +265,8 @@ static int to_proposal(lua_State *L, proposal *p) {
   p->label = dup_field(L, -1, "label");
   p->steps = int_field(L, -1, "steps");
   p->skip = int_field(L, -1, "skip");
+  p->rung_steps = int_field(L, -1, "rung_steps");
+  p->rung_value = p->rung_steps > 0 ? num_field(L, -1, "rung_value") : NAN;
   lua_getfield(L, -1, "settings"); /* [proposal, settings] */
   int rc = p->config_json && p->label ? to_settings(L, &p->settings, &p->n_settings) : -1;
   lua_pop(L, 1);
@@ -315,14 +326,6 @@ int lhost_strategy_tell(lhost *h, int ref, const trial_record *r, double wall_s,
   int rc = lhost_pcall(h, 3, 0, budget, err);
   lua_settop(L, top);
   return rc;
-}
-
-/* A number field of the table at IDX, or NaN. */
-static double num_field(lua_State *L, int idx, const char *key) {
-  lua_getfield(L, idx, key);
-  double v = lua_type(L, -1) == LUA_TNUMBER ? lua_tonumber(L, -1) : NAN;
-  lua_pop(L, 1);
-  return v;
 }
 
 int lhost_strategy_estimate(lhost *h, int ref, const char *const *configs, int n, long budget,

@@ -12,6 +12,10 @@ typedef struct {
   char *config_json; /* canonical JSON of the searched values, keys sorted; "{}" = baseline */
   char *label;       /* short human form: "lhs=true ag_thr=512MiB" */
   int steps;         /* step budget; 0 = the experiment's budget.steps */
+  /* An in-trial rung (a strategy's `rung = { steps, value }`): after rung_steps step times a
+   * search trial whose value so far is above rung_value ms is pruned; 0 = none. */
+  int rung_steps;
+  double rung_value;
   setting *settings; /* fixed flags and env first, then searched, stable order; a value may
                       * hold PROPOSAL_PROFILE_PATH, replaced by the trial's profile path */
   int n_settings;

@@ -330,6 +330,79 @@ local function test_compile_steps_option()
   end
 end
 
+-- A base strategy file: random{}'s proposals, every tell recorded in HALVING_TOLD.
+local function recording_base()
+  local path = os.tmpname()
+  local f = assert(io.open(path, "w"))
+  f:write([[
+local random = require("search.random")
+local M = {}
+function M.new(space, options, history, rng)
+  local r = random.new(space, options, history, rng)
+  HALVING_TOLD_HISTORY = history
+  return { ask = function(_, n) return r:ask(n) end,
+           tell = function(_, config, result) HALVING_TOLD[#HALVING_TOLD + 1] = result end }
+end
+return M
+]])
+  f:close()
+  return path
+end
+
+-- Step times STEPS: the skipped two, then the given ones.
+local function times(...)
+  local t = { 50, 50 }
+  for _, v in ipairs({ ... }) do t[#t + 1] = v end
+  return t
+end
+
+-- At full fidelity (a start of 60 steps) the rungs move into the trial: the first proposal
+-- runs whole (no value at step 5 is known), then each carries rung = { steps = 5, value = the
+-- best value at step 5 so far, the (n // eta)-th once eta are known }; a trial pruned there is
+-- told to the base as the ok 5-step run it is, and so is the history of a resumed sweep.
+local function test_in_trial_rungs()
+  local sp = synth_space()
+  local path = recording_base()
+  HALVING_TOLD = {}
+  local opts = { base = { path = path }, compile_steps = 60, eta = 3, metric = { skip = 2 } }
+  local h = new_host(sp, opts, 6)
+  local p = h:ask(1)[1]
+  eq(p.steps, 45, "full fidelity")
+  eq(p.rung_steps, 0, "no rung before a value at step 5")
+  local full = times(12, 10, 11)
+  for _ = 6, 45 do full[#full + 1] = 11 end
+  h:tell(p.json, { status = "ok", value = 11, steps = full, steps_budget = 45, number = 1 })
+  local history = { { config = sp:decode_json(p.json), status = "ok", value = 11, steps = full,
+                      steps_budget = 45, number = 1 } }
+  p = h:ask(1)[1]
+  eq(p.steps, 45, "still the whole trial")
+  eq(p.rung_steps, 5, "the rung: step 5")
+  eq(p.rung_value, 11, "the bar: trial 1's median of steps 3-5")
+  h:tell(p.json, { status = "pruned", steps = times(14, 13, 15), steps_budget = 45, number = 2 })
+  history[2] = { config = sp:decode_json(p.json), status = "pruned", steps = times(14, 13, 15),
+                 steps_budget = 45, number = 2 }
+  eq(HALVING_TOLD[2].status, "ok", "the pruned trial is told as an ok short run")
+  eq(HALVING_TOLD[2].value, 14, "its median over steps 3-5")
+  eq(HALVING_TOLD[2].steps_budget, 45, "the rest as it came")
+  eq(h:ask(1)[1].rung_value, 11, "2 values, fewer than eta: the best")
+  for i, v in ipairs({ 9, 20, 8, 30 }) do
+    h:tell(h:ask(1)[1].json, { status = "pruned", steps = times(v, v, v), steps_budget = 45,
+                               number = 2 + i })
+  end
+  eq(h:ask(1)[1].rung_value, 9, "6 values (8, 9, 11, 14, 20, 30), eta 3: the second best")
+  h:tell(h:ask(1)[1].json, { status = "oom", steps = {}, steps_budget = 45, number = 7 })
+  eq(h:ask(1)[1].rung_value, 9, "a failure has no value at the rung")
+  -- a resumed sweep: the base's history has the pruned trial as an ok run, the bar is rebuilt
+  HALVING_TOLD = {}
+  h = new_host(sp, opts, 6, history)
+  eq(HALVING_TOLD_HISTORY[2].status, "ok", "the history's pruned trial, as the base is told it")
+  eq(HALVING_TOLD_HISTORY[2].value, 14, "with its value")
+  eq(h:ask(1)[1].rung_value, 11, "the bar from the history")
+  -- with two rungs only (min_steps = max_steps) nothing to prune at
+  h = new_host(sp, { base = "random", compile_steps = 60, min_steps = 45 }, 6)
+  eq(h:ask(1)[1].rung_steps, 0, "one rung: no in-trial rung")
+end
+
 local function test_options()
   local sp = synth_space()
   local ok, err = pcall(new_host, sp, { eta = 1 })
@@ -366,4 +439,5 @@ test("hill_climb", test_local)
 test("full fidelity when a start costs many steps", test_full_fidelity_measured)
 test("a cheap start halves", test_cheap_start_halves)
 test("compile_steps", test_compile_steps_option)
+test("in-trial rungs at full fidelity", test_in_trial_rungs)
 test("options", test_options)

@@ -217,6 +217,24 @@ local function test_fake_refusals()
   raises("^strategy 'fake' proposed the baseline", h.ask, h, 1)
   h = fake_host(function(s) return { { config = s:at(1), steps = 2.5 } } end)
   raises("steps must be a positive integer", h.ask, h, 1)
+  -- an in-trial rung: K steps below the trial's, a positive value in ms
+  h = fake_host(function(s) return { { config = s:at(1), steps = 9, rung = { steps = 3,
+                                                                       value = 88.5 } } } end)
+  local p = h:ask(1)[1]
+  eq(p.rung_steps, 3, "the rung's steps")
+  eq(p.rung_value, 88.5, "the rung's value")
+  h = fake_host(function(s) return { s:at(1) } end)
+  eq(h:ask(1)[1].rung_steps, 0, "no rung")
+  for _, bad in ipairs({ { steps = 9, value = 1 }, { steps = 0, value = 1 }, { value = 1 },
+                         { steps = 2.5, value = 1 }, 3 }) do
+    h = fake_host(function(s) return { { config = s:at(1), steps = 9, rung = bad } } end)
+    raises("rung%.steps must be a positive integer below the trial's steps %(9%)", h.ask, h, 1)
+  end
+  for _, bad in ipairs({ -1, 0, 0 / 0, math.huge, "1" }) do
+    h = fake_host(function(s) return { { config = s:at(1), steps = 9,
+                                         rung = { steps = 3, value = bad } } } end)
+    raises("rung%.value must be a positive number of ms", h.ask, h, 1)
+  end
   h = fake_host(function() return { "xla_gpu_a" } end)
   raises("proposal 1 is a string", h.ask, h, 1)
   h = fake_host(function() error("no luck", 0) end)
