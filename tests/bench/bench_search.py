@@ -250,7 +250,7 @@ def sim_extra(args):
 
 
 def experiment_text(sim, landscape, tuner, budget, seed, tpe_options="", confirm=None,
-                    extra_args=()):
+                    extra_args=(), prune=None):
     """The experiment file of one run; confirm (--confirm FIELDS) is the confirmation of every
     flagtune tuner but tpe-noconfirm, extra_args the simulator's added arguments."""
     space = get_space(sim, landscape)
@@ -276,6 +276,8 @@ def experiment_text(sim, landscape, tuner, budget, seed, tpe_options="", confirm
         block(space["flags"]), block(space["vars"]))
     env = "\n".join("    %s = %s," % (n, lua_value(v)) for n, v in space["fixed_env"])
     extra = TUNER_EXTRA.get(tuner) or ("  confirm = { %s },\n" % confirm if confirm else "")
+    if prune:
+        extra += "  prune = %s,\n" % ("false" if prune == "false" else "{ %s }" % prune)
     return f"""return experiment {{
   name = "bench-{landscape}-{tuner}", model = "bench-{landscape}", hardware = "sim",
   command = {{ {json.dumps(sim)}, "--landscape", "{landscape}", "--steps", "{{steps}}",
@@ -307,7 +309,8 @@ def run_flagtune(args, landscape, tuner, budget, seed):
         exp, db = os.path.join(tmp, "exp.lua"), os.path.join(tmp, "bench.db")
         with open(exp, "w") as f:
             f.write(experiment_text(args.sim, landscape, tuner, budget, seed,
-                                    args.tpe_options, args.confirm, sim_extra(args)))
+                                    args.tpe_options, args.confirm, sim_extra(args),
+                                    args.prune))
         p = subprocess.run([args.flagtune, "-q", "run", exp, "--db", db, "--seed", str(seed),
                             "--trials", str(budget)], capture_output=True, text=True)
         if p.returncode not in (0, 1):
@@ -615,6 +618,9 @@ def main():
     ap.add_argument("--confirm", default=None, metavar="FIELDS",
                     help="fields inside every flagtune tuner's `confirm = { }` (e.g. 'top = 3, "
                          "repeats = 2'); write such runs to their own --out")
+    ap.add_argument("--prune", default=None, metavar="FIELDS",
+                    help="every flagtune run's `prune = { FIELDS }` (e.g. 'margin = 0.05, "
+                         "min_steps = 3'), or 'false'; write such runs to their own --out")
     ap.add_argument("--sim-noise", type=float, default=None, metavar="PCT",
                     help="the simulator's noise as a percentage of each landscape's own "
                          "(default 100; 0: noise-free); write such runs to their own --out")
