@@ -317,6 +317,11 @@ function Host:check_rung(rung, steps)
     self:fail(" proposed an invalid configuration: rung.steps must be a positive integer " ..
       "below the trial's steps (%s), got %s", tostring(budget), tostring(k))
   end
+  local skip = self.exp.metric and self.exp.metric.skip or 0
+  if k <= skip then
+    self:fail(" proposed an invalid configuration: rung.steps (%d) leaves no step time past " ..
+      "metric.skip (%d)", k, skip)
+  end
   if type(v) ~= "number" or not (v > 0 and v < math.huge) then
     self:fail(" proposed an invalid configuration: rung.value must be a positive number " ..
       "of ms, got %s", tostring(v))

@@ -230,6 +230,10 @@ local function test_fake_refusals()
     h = fake_host(function(s) return { { config = s:at(1), steps = 9, rung = bad } } end)
     raises("rung%.steps must be a positive integer below the trial's steps %(9%)", h.ask, h, 1)
   end
+  h = fake_host(function(s) return { { config = s:at(1), steps = 9, rung = { steps = 1,
+                                                                       value = 1 } } } end)
+  h.exp.metric = { skip = 1 }
+  raises("rung%.steps %(1%) leaves no step time past metric%.skip %(1%)", h.ask, h, 1)
   for _, bad in ipairs({ -1, 0, 0 / 0, math.huge, "1" }) do
     h = fake_host(function(s) return { { config = s:at(1), steps = 9,
                                          rung = { steps = 3, value = bad } } } end)
