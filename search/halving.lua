@@ -45,6 +45,26 @@ local START_WINDOW = 64 -- the measured starts the median is over: the most rece
 
 local function fail(fmt, ...) error(string.format(fmt, ...), 0) end
 
+-- The reduced value (metric.reduce) of step times FIRST..LAST of STEPS (a list), or nil.
+local function reduce(steps, first, last, how)
+  if type(steps) ~= "table" or last > #steps or first > last then return nil end
+  local t = {}
+  for i = first, last do t[#t + 1] = steps[i] end
+  if how == "min" then
+    local m = t[1]
+    for _, v in ipairs(t) do if v < m then m = v end end
+    return m
+  end
+  if how == "mean" then
+    local sum = 0
+    for _, v in ipairs(t) do sum = sum + v end
+    return sum / #t
+  end
+  table.sort(t)
+  local mid = (#t + 1) // 2
+  return #t % 2 == 1 and t[mid] or (t[mid] + t[mid + 1]) / 2
+end
+
 -- The step budgets of the rungs: max_steps / eta^k down to min_steps (rounded down), so the
 -- last rung is exactly max_steps and the first at least min_steps.
 local function rung_steps(min_steps, max_steps, eta)
@@ -259,13 +279,7 @@ end
 -- of the last START_WINDOW trials (nil while none was measured).
 function H:start_steps()
   if self.o.compile then return self.o.compile end
-  local s = self.starts
-  if #s == 0 then return nil end
-  local t = {}
-  for i = 1, #s do t[i] = s[i] end
-  table.sort(t)
-  local mid = (#t + 1) // 2
-  return #t % 2 == 1 and t[mid] or (t[mid] + t[mid + 1]) / 2
+  return reduce(self.starts, 1, #self.starts, "median")
 end
 
 -- Whether short rungs cost too much of a full trial to pay (FULL_RATIO).
@@ -341,22 +355,6 @@ function H:tell(config, result)
   if result.baseline or next(config) == nil then return end
   if type(self.base.tell) == "function" then self.base:tell(config, self:as_told(result)) end
   self:record(config, result)
-end
-
--- The reduced value (metric.reduce) of step times FIRST..LAST of STEPS, or nil.
-local function reduce(steps, first, last, how)
-  if type(steps) ~= "table" or last > #steps or first > last then return nil end
-  local t = {}
-  for i = first, last do t[#t + 1] = steps[i] end
-  if how == "min" then return math.min(table.unpack(t)) end
-  if how == "mean" then
-    local sum = 0
-    for _, v in ipairs(t) do sum = sum + v end
-    return sum / #t
-  end
-  table.sort(t)
-  local mid = (#t + 1) // 2
-  return #t % 2 == 1 and t[mid] or (t[mid] + t[mid + 1]) / 2
 end
 
 -- A trial's value after the first rung's step times (nil when it has fewer, or failed),
