@@ -369,10 +369,11 @@ function H:note_rung(result)
 end
 
 -- The in-trial rung's bar: the best 1/eta of the values at the first rung (the best one
--- while fewer than eta are known), or nil before any.
+-- while fewer than eta are known), or nil before any. Only full-fidelity proposals ask, and
+-- those exist only with two rungs or more (full_fidelity).
 function H:rung_bar()
   local list = self.at_rung
-  if #list == 0 or #self.o.steps < 2 then return nil end
+  if #list == 0 then return nil end
   return list[math.max(1, #list // self.o.eta)]
 end
 

@@ -176,25 +176,23 @@ static char *rung_reason(const experiment *e, int step, double v, double bar) {
  * the best so far. */
 static void maybe_prune(trial *t) {
   const experiment *e = t->c.exp;
-  if (t->prop.rung_steps > 0 && t->n_steps == t->prop.rung_steps && !t->profiling &&
-      t->w.role == ROLE_SEARCH && t->facts.stopped == STOPPED_NONE && t->n_steps > t->prop.skip) {
-    double v = stats_running_value(&t->kept);
-    if (v > t->prop.rung_value) {
-      free(t->signal_line);
-      t->signal_line = rung_reason(e, t->n_steps, v, t->prop.rung_value);
-      trial_stop(t, STOPPED_PRUNED);
-      return;
-    }
-  }
-  if (e->prune_margin <= 0 || isnan(t->best_ms) || t->w.role != ROLE_SEARCH) return;
-  if (t->facts.stopped != STOPPED_NONE || t->n_steps - t->prop.skip < e->prune_min_steps) return;
+  if (t->w.role != ROLE_SEARCH || t->facts.stopped != STOPPED_NONE) return;
+  int at_rung = t->prop.rung_steps > 0 && t->n_steps == t->prop.rung_steps && !t->profiling &&
+                t->n_steps > t->prop.skip;
+  int past_min =
+      e->prune_margin > 0 && !isnan(t->best_ms) && t->n_steps - t->prop.skip >= e->prune_min_steps;
+  if (!at_rung && !past_min) return;
   /* Kept up to date step by step: re-reducing every step per line was quadratic. */
   double v = stats_running_value(&t->kept);
-  if (v > t->best_ms * (1.0 + e->prune_margin)) {
-    free(t->signal_line); /* the reason show, the progress line and the report give */
-    t->signal_line = prune_reason(e, t->n_steps, v, t->best_ms);
-    trial_stop(t, STOPPED_PRUNED);
-  }
+  char *why = NULL; /* the reason show, the progress line and the report give */
+  if (at_rung && v > t->prop.rung_value)
+    why = rung_reason(e, t->n_steps, v, t->prop.rung_value);
+  else if (past_min && v > t->best_ms * (1.0 + e->prune_margin))
+    why = prune_reason(e, t->n_steps, v, t->best_ms);
+  if (!why) return;
+  free(t->signal_line);
+  t->signal_line = why;
+  trial_stop(t, STOPPED_PRUNED);
 }
 
 /* Reads metric.check's loss from LINE, if it holds one. */

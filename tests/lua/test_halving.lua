@@ -192,10 +192,17 @@ end
 
 -- A base strategy file: grid{}'s order, with an estimate() sure of itself (sd 0) that ranks
 -- configurations the opposite way to the landscape (mean -10 log(value)).
-local function estimating_base()
+-- A strategy file holding SOURCE; returns its path.
+local function base_file(source)
   local path = os.tmpname()
   local f = assert(io.open(path, "w"))
-  f:write([[
+  f:write(source)
+  f:close()
+  return path
+end
+
+local function estimating_base()
+  return base_file([[
 local grid = require("search.grid")
 local M = {}
 function M.new(space, options, history, rng)
@@ -219,8 +226,6 @@ function M.new(space, options, history, rng)
 end
 return M
 ]])
-  f:close()
-  return path
 end
 
 local function near(a, b, what)
@@ -332,9 +337,7 @@ end
 
 -- A base strategy file: random{}'s proposals, every tell recorded in HALVING_TOLD.
 local function recording_base()
-  local path = os.tmpname()
-  local f = assert(io.open(path, "w"))
-  f:write([[
+  return base_file([[
 local random = require("search.random")
 local M = {}
 function M.new(space, options, history, rng)
@@ -345,8 +348,6 @@ function M.new(space, options, history, rng)
 end
 return M
 ]])
-  f:close()
-  return path
 end
 
 -- Step times STEPS: the skipped two, then the given ones.
